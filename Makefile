@@ -1,0 +1,51 @@
+# Two commands do everything from a fresh clone: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export DAGSTER_HOME := $(CURDIR)/.dagster_home
+# pytest workers: both cores by default
+TEST_WORKERS ?= 2
+
+.PHONY: install demo test test-slow ui bench clean lock
+
+$(BIN)/arena-assets: pyproject.toml requirements.lock
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
+	touch $@
+
+install: $(BIN)/arena-assets .env $(DAGSTER_HOME)/dagster.yaml
+
+.env:
+	cp .env.example .env
+
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+	mkdir -p $(DAGSTER_HOME)
+	cp dagster.yaml $@
+
+## simulate 3 months, materialize every asset for them through Dagster, print a summary
+demo: install
+	$(BIN)/arena-assets demo
+
+## the whole fast suite (slow-marked tests excluded; `make test-slow` runs them)
+test: install
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not slow"
+
+test-slow: install
+	$(BIN)/pytest -n $(TEST_WORKERS) -m slow
+
+## the Dagster UI on http://127.0.0.1:3000 over the demo's instance and data
+ui: install
+	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+## throughput and memory figures (see README, "Figures")
+bench: install
+	$(BIN)/python benchmarks/bench_ingest.py --conversations 200000
+	$(BIN)/python benchmarks/bench_ranking.py
+
+## re-pin requirements.lock from the current environment
+lock:
+	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^arena-assets' > requirements.lock
+
+clean:
+	rm -rf data .dagster_home .tmp_dagster_home_*

@@ -1,0 +1,313 @@
+"""Anomalous voters: a sequential likelihood-ratio test of each voter against the crowd.
+
+The test
+--------
+For every vote the *crowd* says how likely each outcome is on that model pair: the
+frequencies of model_x wins / model_y wins / tie / both bad among all *other* voters' votes
+on the pair (this month, plus an optional cumulative ``crowd`` table), smoothed towards the
+month's overall outcome mix by a Dirichlet prior of ``crowd_prior_votes`` pseudo-votes.
+Leaving the voter out matters: a heavy voter must not be judged against their own votes.
+
+H0: the voter's outcomes follow the crowd's probabilities.
+
+H1 is a mixture of simple "distortions", one per alternative k, given equal weight per
+family and equal weight inside a family:
+
+* ``for:<m>``     the voter picks model m whenever m is on screen (boosting);
+* ``against:<m>`` the voter picks m's opponent whenever m is on screen (sabotage);
+* ``side:a`` / ``side:b``  the voter always picks the same side.
+
+Under alternative k a vote that concerns k is a *hit* (the outcome k predicts) with
+probability q and otherwise spreads like the crowd; votes that do not concern k have the
+crowd's probabilities. q is a predictable plug-in estimate: the voter's own hit rate on k
+*before* this vote, under a Beta(prior_hits, prior_misses) prior, kept between the crowd's
+hit probability p and ``q_ceil`` (H1 only claims "more hits than the crowd"). Each vote
+multiplies LR_k by q/p on a hit and (1-q)/(1-p) on a miss.
+
+Because q is fixed before the vote is seen, every LR_k, and hence the mixture
+LR = sum_k w_k LR_k, is a non-negative martingale with mean 1 under H0. Ville's inequality
+then bounds the chance that an honest voter's LR *ever* reaches 1/alpha, whatever the
+number of votes, by alpha: this is Wald's upper boundary A = (1-beta)/alpha ~ 1/alpha of
+an open-ended SPRT. There is no lower boundary: a voter is never cleared for good, so a
+clean start does not buy a later attack. Default alpha = 1e-4: with a few thousand voters a
+month, less than one honest voter is expected to cross if the crowd model were exact; the
+margin covers the crowd being estimated and honest tastes varying.
+
+Decision: a voter whose LR crosses 1/alpha has *all* their anonymous votes of the month
+removed, not only those after the crossing: the votes before the crossing are the evidence
+itself (for a voter with 20 votes, a crossing at vote 15 would otherwise keep most of the
+abuse), and the bound above is on voters, so the honest cost stays <= alpha per voter.
+
+Two passes: the second recomputes the crowd without the voters flagged by the first, so a
+group of abusers boosting the same model does not shift the crowd towards itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+from arena_assets.battles.config import AnomalyConfig
+
+_OUTCOMES = ("x", "y", "tie", "bothbad")  # in the (x, y) = sorted pair frame
+_LOG_CAP = 200.0  # LR_k kept below e^200: far past any threshold, far from overflow
+
+
+def _pair_frame(votes: pl.DataFrame) -> pl.DataFrame:
+    """Orientation-free view: x < y by name, outcome in that frame."""
+    a, b = pl.col("model_a"), pl.col("model_b")
+    swapped = a > b
+    winner = pl.col("winner")
+    return votes.with_columns(
+        pl.when(swapped).then(b).otherwise(a).alias("_x"),
+        pl.when(swapped).then(a).otherwise(b).alias("_y"),
+        pl.when(winner == "tie")
+        .then(pl.lit("tie"))
+        .when(winner == "tie (bothbad)")
+        .then(pl.lit("bothbad"))
+        .when((winner == "model_a") ^ swapped)
+        .then(pl.lit("x"))
+        .otherwise(pl.lit("y"))
+        .alias("_outcome"),
+    )
+
+
+def _counts(frame: pl.DataFrame, keys: list[str], weight: str | None = None) -> pl.DataFrame:
+    w = pl.col(weight) if weight else pl.lit(1.0)
+    return frame.group_by(keys).agg(
+        [(w * (pl.col("_outcome") == o)).sum().cast(pl.Float64).alias(f"_n_{o}") for o in _OUTCOMES]
+    )
+
+
+def crowd_counts(crowd: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Normalise a prior crowd table (``model_a, model_b, winner`` and optional ``n``)."""
+    if crowd is None or crowd.height == 0:
+        return None
+    frame = crowd if "n" in crowd.columns else crowd.with_columns(pl.lit(1.0).alias("n"))
+    return _counts(_pair_frame(frame.with_columns(pl.col("n").cast(pl.Float64))), ["_x", "_y"], "n")
+
+
+def _crowd_probabilities(
+    votes: pl.DataFrame, exclude: pl.Expr, prior: pl.DataFrame | None, cfg: AnomalyConfig
+) -> pl.DataFrame:
+    """Adds p(model_a wins) and p(model_b wins) from everyone but the voter."""
+    pool = votes.filter(~exclude)
+    pair = _counts(pool, ["_x", "_y"])
+    if prior is not None:
+        pair = pl.concat([pair, prior], how="vertical").group_by(["_x", "_y"]).sum()
+    own = _counts(pool, ["voter_hash", "_x", "_y"])
+    totals = pool.select([(pl.col("_outcome") == o).sum().alias(o) for o in _OUTCOMES]).row(0)
+    n_all = max(sum(totals), 1)
+    win_share = (totals[0] + totals[1]) / n_all / 2
+    mix = {"x": win_share, "y": win_share, "tie": totals[2] / n_all, "bothbad": totals[3] / n_all}
+    if sum(mix.values()) == 0:
+        mix = {"x": 0.5, "y": 0.5, "tie": 0.0, "bothbad": 0.0}
+    s = cfg.crowd_prior_votes
+    joined = (
+        votes.join(pair, on=["_x", "_y"], how="left")
+        .join(own, on=["voter_hash", "_x", "_y"], how="left", suffix="_own")
+        .with_columns(
+            [
+                (
+                    pl.col(f"_n_{o}").fill_null(0)
+                    - pl.col(f"_n_{o}_own").fill_null(0)
+                    + s * mix[o]
+                ).alias(f"_c_{o}")
+                for o in _OUTCOMES
+            ]
+        )
+    )
+    total = pl.sum_horizontal([pl.col(f"_c_{o}") for o in _OUTCOMES])
+    p_x, p_y = pl.col("_c_x") / total, pl.col("_c_y") / total
+    a_is_x = pl.col("model_a") == pl.col("_x")
+    return joined.with_columns(
+        pl.when(a_is_x).then(p_x).otherwise(p_y).clip(1e-3, 1 - 1e-3).alias("_p_a"),
+        pl.when(a_is_x).then(p_y).otherwise(p_x).clip(1e-3, 1 - 1e-3).alias("_p_b"),
+    ).drop([c for c in joined.columns if c.startswith(("_n_", "_c_"))])
+
+
+_FAMILIES = ("for", "against", "side")
+
+
+def _alternative_rows(votes: pl.DataFrame) -> pl.DataFrame:
+    """One row per (vote, alternative it concerns) with the crowd's hit probability."""
+    a_won = pl.col("winner") == "model_a"
+    b_won = pl.col("winner") == "model_b"
+    specs = [
+        ("for", pl.lit("for:") + pl.col("model_a"), a_won, "_p_a"),
+        ("for", pl.lit("for:") + pl.col("model_b"), b_won, "_p_b"),
+        ("against", pl.lit("against:") + pl.col("model_a"), b_won, "_p_b"),
+        ("against", pl.lit("against:") + pl.col("model_b"), a_won, "_p_a"),
+        ("side", pl.lit("side:a"), a_won, "_p_a"),
+        ("side", pl.lit("side:b"), b_won, "_p_b"),
+    ]
+    return pl.concat(
+        [
+            votes.select(
+                "voter_hash",
+                "_order",
+                "_coin",
+                pl.lit(family).alias("family"),
+                alt.alias("alt"),
+                hit.alias("hit"),
+                pl.col(p).alias("p"),
+                pl.lit(i).alias("_spec"),
+            )
+            for i, (family, alt, hit, p) in enumerate(specs)
+        ]
+    )
+
+
+def _coin_llr(cfg: AnomalyConfig) -> pl.Expr:
+    """log LR of "picks a side by coin and rarely ties" against the crowd.
+
+    Under this alternative the voter is decisive with probability q_d (plug-in: their own
+    decisive rate before this vote, at least the crowd's d = p_a + p_b) and then picks
+    either side with probability q_d / 2; ties keep the crowd's split. Needs `votes`
+    sorted by (voter, time).
+    """
+    p_a, p_b = pl.col("_p_a"), pl.col("_p_b")
+    d = p_a + p_b
+    decisive = pl.col("winner").is_in(["model_a", "model_b"]).cast(pl.Float64)
+    before = decisive.cum_sum().over("voter_hash") - decisive
+    q_d = (before + cfg.prior_hits) / (pl.col("_order") + cfg.prior_hits + cfg.prior_misses)
+    q_d = pl.min_horizontal(pl.max_horizontal(q_d, d), pl.max_horizontal(d, pl.lit(cfg.q_ceil)))
+    return (
+        pl.when(pl.col("winner") == "model_a")
+        .then((q_d / 2 / p_a).log())
+        .when(pl.col("winner") == "model_b")
+        .then((q_d / 2 / p_b).log())
+        .otherwise(((1 - q_d) / (1 - d).clip(lower_bound=1e-3)).log())
+    )
+
+
+def _sequential_test(votes: pl.DataFrame, n_models: int, cfg: AnomalyConfig) -> pl.DataFrame:
+    """Per voter: max log mixture LR over time, vote index of the crossing, best alternative."""
+    votes = votes.sort("voter_hash", "_order").with_columns(_coin_llr(cfg).alias("_coin"))
+    rows = _alternative_rows(votes).sort(["voter_hash", "_order", "_spec"])
+    keys = ["voter_hash", "alt"]
+    hit = pl.col("hit").cast(pl.Float64)
+    hits_before = hit.cum_sum().over(keys) - hit
+    n_before = pl.int_range(pl.len()).over(keys).cast(pl.Float64)
+    q_plugin = (hits_before + cfg.prior_hits) / (n_before + cfg.prior_hits + cfg.prior_misses)
+    p = pl.col("p")
+    q = pl.max_horizontal(q_plugin, p, pl.lit(cfg.q_floor))
+    q = pl.min_horizontal(q, pl.max_horizontal(p, pl.lit(cfg.q_ceil)))
+    llr = pl.when(pl.col("hit")).then((q / p).log()).otherwise(((1 - q) / (1 - p)).log())
+    rows = rows.with_columns(llr.alias("llr")).with_columns(
+        pl.col("llr").cum_sum().over(keys).alias("L"),
+        (pl.col("llr") - pl.col("_coin")).cum_sum().over(keys).alias("Lc"),
+    )
+
+    def delta(cur: str, step: pl.Expr) -> pl.Expr:
+        new = pl.col(cur).clip(upper_bound=_LOG_CAP)
+        old = (pl.col(cur) - step).clip(upper_bound=_LOG_CAP)
+        return new.exp() - old.exp()
+
+    w_model, w_side = 1.0 / max(n_models, 1), 0.5
+    fam = pl.col("family")
+    rows = rows.with_columns(
+        pl.when(fam == "for").then(w_model * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_for"),
+        pl.when(fam == "against").then(w_model * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_against"),
+        pl.when(fam == "side").then(w_side * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_side"),
+        pl.when(fam == "for")
+        .then(w_model * delta("Lc", pl.col("llr") - pl.col("_coin")))
+        .otherwise(0.0)
+        .alias("_d_forcoin"),
+    )
+    sums = ["_d_for", "_d_against", "_d_side", "_d_forcoin"]
+    per_vote = (
+        rows.with_columns([pl.col(c).cum_sum().over("voter_hash") for c in sums])
+        .group_by("voter_hash", "_order")
+        .agg([pl.col(c).last() for c in sums])
+        .join(votes.select("voter_hash", "_order", "_coin"), on=["voter_hash", "_order"])
+        .sort("voter_hash", "_order")
+        .with_columns(pl.col("_coin").cum_sum().over("voter_hash").alias("C"))
+    )
+
+    def log_family(col: str) -> pl.Expr:
+        return (1.0 + pl.col(col)).clip(lower_bound=1e-300).log()
+
+    # five families, equal prior weight; "for m, coin elsewhere" = e^C * sum_m w e^(L_m - C_m)
+    terms = [
+        log_family("_d_for"),
+        log_family("_d_against"),
+        log_family("_d_side"),
+        pl.col("C") + log_family("_d_forcoin"),
+        pl.col("C"),
+    ]
+    stacked = pl.concat_list(terms)
+    log_mix = (
+        stacked.list.max()
+        + stacked.list.eval((pl.element() - pl.element().max()).exp()).list.sum().log()
+        - math.log(len(terms))
+    )
+    per_vote = per_vote.with_columns(log_mix.alias("_log_mix"))
+    threshold = math.log(1.0 / cfg.alpha)
+    best = (
+        rows.group_by("voter_hash", "alt")
+        .agg(pl.col("L").last())
+        .sort("voter_hash", "L", "alt", descending=[False, True, False])
+        .group_by("voter_hash", maintain_order=True)
+        .first()
+        .select("voter_hash", pl.col("alt").alias("anomaly_alternative"))
+    )
+    coin_wins = pl.col("C").last() >= threshold
+    return (
+        per_vote.group_by("voter_hash")
+        .agg(
+            pl.col("_log_mix").max().alias("anomaly_log_lr"),
+            pl.col("_order").filter(pl.col("_log_mix") >= threshold).first().alias("_cross_order"),
+            coin_wins.alias("_coin_wins"),
+        )
+        .join(best, on="voter_hash", how="left")
+        .with_columns(
+            (pl.col("anomaly_log_lr") >= threshold).alias("anomalous"),
+            pl.when(pl.col("_coin_wins")).then(pl.lit("coin")).otherwise("anomaly_alternative").alias(
+                "anomaly_alternative"
+            ),
+        )
+    )
+
+
+def anomalous_voters(
+    votes: pl.DataFrame, cfg: AnomalyConfig, crowd: pl.DataFrame | None = None
+) -> pl.DataFrame:
+    """Run the test on `votes` (columns battle_id, voter_hash, tstamp, model_a, model_b,
+    winner; anonymous votes only is the intended use). Returns one row per voter:
+    voter_hash, anomalous, anomaly_log_lr, anomaly_alternative, anomaly_votes_tested,
+    anomaly_crossing_vote (1-based index in time order of the vote where LR crossed)."""
+    schema_out = {
+        "voter_hash": pl.String,
+        "anomalous": pl.Boolean,
+        "anomaly_log_lr": pl.Float64,
+        "anomaly_alternative": pl.String,
+        "anomaly_votes_tested": pl.UInt32,
+        "anomaly_crossing_vote": pl.Int64,
+    }
+    votes = votes.filter(pl.col("model_a") != pl.col("model_b"))
+    if votes.height == 0:
+        return pl.DataFrame(schema=schema_out)
+    votes = _pair_frame(votes.sort(["voter_hash", "tstamp", "battle_id"])).with_columns(
+        pl.int_range(pl.len()).over("voter_hash").alias("_order")
+    )
+    prior = crowd_counts(crowd)
+    n_models = pl.concat([votes["model_a"], votes["model_b"]]).n_unique()
+    flagged: set[str] = set()
+    result = None
+    for _ in range(max(cfg.passes, 1)):
+        exclude = pl.col("voter_hash").is_in(list(flagged))
+        probs = _crowd_probabilities(votes, exclude, prior, cfg)
+        result = _sequential_test(probs, n_models, cfg)
+        new = set(result.filter("anomalous")["voter_hash"].to_list())
+        if new == flagged:
+            break
+        flagged = new
+    counts = votes.group_by("voter_hash").agg(pl.len().alias("anomaly_votes_tested"))
+    return (
+        result.join(counts, on="voter_hash")
+        .with_columns((pl.col("_cross_order") + 1).cast(pl.Int64).alias("anomaly_crossing_vote"))
+        .select(list(schema_out))
+        .sort("voter_hash")
+    )

@@ -1,0 +1,193 @@
+"""`build_battles`: every vote event of a month as one battle row, with its flags.
+
+Order of the rules (fixed; a removed battle is counted once, under its first reason):
+
+1. ``not_anonymous``   the voter saw the model names;
+2. ``same_model``      both sides are the same model after aliasing (no information);
+3. ``identity_leak``   an answer names a model (itself or another);
+4. ``anomalous_voter`` the voter failed the sequential test (`anomaly`), all their votes;
+5. ``vote_burst``      the vote sits in a dense burst of the same voter's votes;
+6. ``daily_cap``       the voter's votes beyond the daily cap;
+7. ``dedup_sampled_out`` an over-popular prompt's battle outside the seeded sample.
+
+Rules 1-6 are evaluated on every vote (the voter rules look at behaviour, whatever else
+happened to the vote); rule 7 draws its sample among the votes that survive 1-6, so a
+popular prompt ends with exactly the threshold number of kept battles. Aliasing is not a
+removal; its count is reported. Raw messages are not carried (they are unredacted): the
+release joins the redacted conversations on ``conv_id_a`` / ``conv_id_b``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from arena_assets.battles.anomaly import anomalous_voters
+from arena_assets.battles.config import BattleConfig, identity_table
+from arena_assets.battles.content import apply_aliases, identity_pattern, leaked_names
+from arena_assets.battles.sampling import dedup_sampled_out, in_burst, over_daily_cap
+from arena_assets.battles.style import style_columns
+from arena_assets.schema import VOTE_TYPES, WINNER_OF_VOTE
+
+REMOVAL_REASONS = (
+    "not_anonymous",
+    "same_model",
+    "identity_leak",
+    "anomalous_voter",
+    "vote_burst",
+    "daily_cap",
+    "dedup_sampled_out",
+)
+STYLE_FEATURES = (
+    "sum_assistant_tokens",
+    "header_count",
+    "ordered_list_count",
+    "unordered_list_count",
+    "list_count",
+    "bold_count",
+)
+
+
+@dataclass
+class BattleResult:
+    battles: pl.DataFrame  # one row per vote event, flags and `keep`
+    removed_by_reason: dict[str, int]  # each removed battle once, under its first reason
+    flag_totals: dict[str, int]  # every battle carrying each flag
+    voters: pl.DataFrame  # per-voter outcome of the sequential test
+    metadata: dict = field(default_factory=dict)
+
+    @property
+    def kept(self) -> pl.DataFrame:
+        return self.battles.filter("keep")
+
+
+def _conversation_facts(conversations: pl.DataFrame) -> pl.DataFrame:
+    """conv_id -> language, dedup_key (latest snapshot when a conv_id repeats)."""
+    return (
+        conversations.sort("tstamp")
+        .unique("conv_id", keep="last")
+        .select("conv_id", "language", "dedup_key")
+    )
+
+
+def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
+    rules = config.alias_rules()
+    votes = (
+        raw_logs.filter(pl.col("type").is_in(VOTE_TYPES))
+        .sort(["tstamp", "event_id"])
+        .with_columns(pl.col("tstamp").dt.date().alias("_date"))
+    )
+    votes = votes.with_columns(
+        pl.col("model_a").alias("model_a_raw"),
+        pl.col("model_b").alias("model_b_raw"),
+        apply_aliases("model_a", rules).alias("model_a"),
+        apply_aliases("model_b", rules).alias("model_b"),
+    ).with_columns(
+        ((pl.col("model_a") != pl.col("model_a_raw")) | (pl.col("model_b") != pl.col("model_b_raw")))
+        .fill_null(False)
+        .alias("alias_applied")
+    )
+    facts = _conversation_facts(conversations)
+    fa = facts.rename({c: f"{c}_a" for c in facts.columns})
+    fb = facts.rename({c: f"{c}_b" for c in facts.columns})
+    votes = votes.join(fa, on="conv_id_a", how="left").join(fb, on="conv_id_b", how="left")
+    user_turns = pl.col("messages_a").list.eval(
+        (pl.element().struct.field("role") == "user").cast(pl.Int32)
+    ).list.sum()
+    return votes.select(
+        pl.col("event_id").alias("battle_id"),
+        "month",
+        "tstamp",
+        "model_a",
+        "model_b",
+        pl.col("type").replace_strict(WINNER_OF_VOTE, return_dtype=pl.String).alias("winner"),
+        pl.col("anony").fill_null(False),
+        user_turns.cast(pl.Int32).alias("turn"),
+        pl.coalesce("language_a", "language_b").alias("language"),
+        pl.col("user_hash").alias("voter_hash"),
+        "conv_id_a",
+        "conv_id_b",
+        pl.coalesce("dedup_key_a", "dedup_key_b").alias("dedup_key"),
+        "model_a_raw",
+        "model_b_raw",
+        "alias_applied",
+        *style_columns("messages_a", "_a"),
+        *style_columns("messages_b", "_b"),
+        "messages_a",
+        "messages_b",
+    )
+
+
+def build_battles(
+    raw_logs: pl.DataFrame,
+    conversations: pl.DataFrame,
+    config: BattleConfig | None = None,
+    *,
+    crowd: pl.DataFrame | None = None,
+) -> BattleResult:
+    """Battles of one month (see module docstring for the rules and their order).
+
+    `crowd`: optional earlier votes (``model_a, model_b, winner`` and optional count ``n``)
+    that strengthen the crowd the anomaly test compares voters with.
+    """
+    config = config or BattleConfig()
+    rows = _base_rows(raw_logs, conversations, config)
+
+    models = pl.concat([rows["model_a"], rows["model_b"], rows["model_a_raw"], rows["model_b_raw"]])
+    table = identity_table(models.drop_nulls().unique().to_list(), config)
+    names = [n for ns in table.values() for n in ns] + list(config.extra_identity_words)
+    pattern = identity_pattern(names)
+    rows = rows.with_columns(
+        leaked_names("messages_a", pattern).alias("leaked_names_a"),
+        leaked_names("messages_b", pattern).alias("leaked_names_b"),
+    ).drop("messages_a", "messages_b")
+    rows = rows.with_columns(
+        (~pl.col("anony")).alias("not_anonymous"),
+        (pl.col("model_a") == pl.col("model_b")).fill_null(False).alias("same_model"),
+        ((pl.col("leaked_names_a").list.len() > 0) | (pl.col("leaked_names_b").list.len() > 0)).alias(
+            "identity_leak"
+        ),
+        over_daily_cap(config.daily_vote_cap),
+    )
+
+    tested = rows.filter(pl.col("anony") & ~pl.col("same_model"))
+    voters = anomalous_voters(tested, config.anomaly, crowd)
+    rows = rows.join(
+        voters.select("voter_hash", "anomalous", "anomaly_log_lr", "anomaly_alternative"),
+        on="voter_hash",
+        how="left",
+        maintain_order="left",
+    ).with_columns(pl.col("anomalous").fill_null(False).alias("anomalous_voter")).drop("anomalous")
+    rows = rows.with_columns(
+        in_burst(rows, config.anomaly.burst_min_votes, config.anomaly.burst_window_s)
+    )
+
+    earlier = pl.any_horizontal([pl.col(r) for r in REMOVAL_REASONS[:-1]])
+    dedup, threshold = dedup_sampled_out(
+        rows, ~earlier, config.dedup_percentile, config.dedup_min_threshold, config.seed
+    )
+    rows = rows.with_columns(dedup)
+
+    reasons = pl.concat_list(
+        [pl.when(pl.col(r)).then(pl.lit([r])).otherwise(pl.lit([], dtype=pl.List(pl.String))) for r in REMOVAL_REASONS]
+    )
+    rows = rows.with_columns(reasons.alias("flag_reasons")).with_columns(
+        pl.col("flag_reasons").list.first().alias("removed_reason"),
+    ).with_columns(pl.col("removed_reason").is_null().alias("keep"))
+
+    first = rows["removed_reason"].value_counts()
+    counted = dict(zip(first["removed_reason"].to_list(), first["count"].to_list()))
+    removed_by_reason = {r: int(counted.get(r, 0)) for r in REMOVAL_REASONS}
+    flag_totals = {r: int(rows[r].sum()) for r in REMOVAL_REASONS}
+    metadata = {
+        "votes": rows.height,
+        "kept": int(rows["keep"].sum()),
+        "alias_applied": int(rows["alias_applied"].sum()),
+        "dedup_threshold": threshold,
+        "anomalous_voters": int(voters["anomalous"].sum()) if voters.height else 0,
+        "voters_tested": voters.height,
+        "identity_names": table,
+        "reason_order": list(REMOVAL_REASONS),
+    }
+    return BattleResult(rows, removed_by_reason, flag_totals, voters, metadata)

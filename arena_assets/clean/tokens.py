@@ -1,0 +1,37 @@
+"""Approximate cl100k token counts with one vectorised regex count.
+
+tiktoken cannot run here (it downloads its BPE ranks at first use; no network), and
+exact BPE over every message would cost far more than the ~20 µs per conversation the
+cleaning step has (tiktoken-class tokenizers do ~5-10 MB/s per core). So we count pieces
+of a GPT-style pre-tokenizer whose word piece is capped at 8 ASCII letters (BPE keeps
+common words whole and splits rare long ones), 2 letters for non-ASCII alphabetic
+scripts (accented Latin, Cyrillic, Greek), one CJK/kana/hangul character, digit groups
+of <= 3, punctuation runs and newline runs — one `str.count_matches` pass.
+
+Calibration against real tiktoken counts shipped in ../shared/real (FastChat
+`num_tokens` of 588 arena messages, arena-hard `token_len` of 2,000 answers, both
+cl100k): English total ratio 1.00-1.02, median 1.00, 98-99.7 % of messages within
+±25 %. Other languages are under-counted: Russian/Thai/Arabic ~1.0-1.1, Chinese ~0.85,
+German ~0.79, French/Spanish ~0.85, Turkish ~0.7 (few samples each). Good enough for
+length statistics and style features, not for billing.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+TOKEN_PATTERN = (
+    r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}]"
+    r"|[^\r\n\p{L}\p{N}]?[A-Za-z]{1,8}"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Latin}\p{Cyrillic}\p{Greek}]{1,2}"
+    r"|[\p{L}\p{M}]"
+    r"|\p{N}{1,3}"
+    r"| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+"
+    r"|\s{2,}"
+)
+
+
+def approx_tokens(expr: pl.Expr) -> pl.Expr:
+    """Approximate cl100k token count of a String expression (Int64, 0 for null)."""
+    return expr.str.count_matches(TOKEN_PATTERN).fill_null(0).cast(pl.Int64)

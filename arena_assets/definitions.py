@@ -1,0 +1,10 @@
+"""The code location: everything under ``arena_assets/defs`` (one folder per stage)."""
+
+from pathlib import Path
+
+import dagster as dg
+
+
+@dg.definitions
+def defs() -> dg.Definitions:
+    return dg.load_from_defs_folder(project_root=Path(__file__).parent.parent)

@@ -1,0 +1,59 @@
+"""Stage 3, battles: the month's pairwise votes, flagged, with style features."""
+
+
+import dagster as dg
+
+from arena_assets.battles import build_battles
+from arena_assets.defs.metadata import table_metadata
+from arena_assets.defs.partitions import monthly_partitions, months_in_window
+from arena_assets.defs.resources import ArenaStorage, BattleRules
+from arena_assets.report import counts_table
+from arena_assets.schema import VOTE_TYPES
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    deps=["raw_logs", "conversations"],
+    group_name="battles",
+    kinds={"parquet", "polars"},
+    check_specs=[
+        dg.AssetCheckSpec("votes_conserved", asset="battles", blocking=True,
+                          description="One battle row per accepted vote event."),
+        dg.AssetCheckSpec("removals_accounted", asset="battles", blocking=True,
+                          description="Kept + removed-by-reason = all battles."),
+    ],
+)
+def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rules: BattleRules):
+    """Every vote of the month as a battle: model_a / model_b, the winner (model_a,
+    model_b, tie, tie (bothbad)), language, voter hash, both conversation ids, style
+    features of both answers, and flags with reasons (not anonymous, identity leak, top-prompt
+    dedup, daily cap, anomalous voter). `keep` marks the battles leaderboards use; the
+    VisionArena-Battle style release."""
+    (month,) = months_in_window(context)
+    lake = storage.lake()
+    votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
+    convs = lake.read("conversations", month, columns=["conv_id", "tstamp", "language", "dedup_key"])
+    result = build_battles(votes, convs, battle_rules.config())
+    frame = result.battles.sort("battle_id")
+    url = lake.write("battles", month, frame)
+    storage.publish("battles")
+    kept = int(frame["keep"].sum())
+    removed = sum(result.removed_by_reason.values())
+    yield dg.MaterializeResult(
+        metadata={
+            **table_metadata(frame, url),
+            "month": month,
+            "battles_kept": kept,
+            "battles_removed": removed,
+            "removed_by_reason": dg.MetadataValue.md(counts_table(result.removed_by_reason)),
+            "flag_totals": dg.MetadataValue.json(result.flag_totals),
+            "winners": dg.MetadataValue.json(
+                dict(frame.filter("keep")["winner"].value_counts().iter_rows())),
+        }
+    )
+    yield dg.AssetCheckResult(
+        check_name="votes_conserved", passed=frame.height == votes.height,
+        metadata={"vote_events": votes.height, "battles": frame.height})
+    yield dg.AssetCheckResult(
+        check_name="removals_accounted", passed=kept + removed == frame.height,
+        metadata={"kept": kept, "removed": removed, "battles": frame.height})

@@ -1,0 +1,186 @@
+"""Resources: every setting the code location reads, each bound to an environment variable.
+
+`.env.example` lists the variables with the defaults the demo uses; `dagster dev` and the
+`dagster` CLI load `.env` from the working directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from arena_assets.storage import Catalog, Lake
+
+
+class ArenaStorage(dg.ConfigurableResource):
+    """Where raw logs are read from and where the lake and the DuckDB catalog live."""
+
+    raw_root: str = "./data/raw"
+    lake_root: str = "./data/lake"
+    catalog_path: str = "./data/arena.duckdb"
+    # DuckDB's memory cap for out-of-core steps (it spills to a temporary folder beyond it)
+    duckdb_memory_limit: str = "2GB"
+    # S3-compatible object storage (AWS, MinIO, moto...). Empty = s3fs's default chain
+    # (AWS_* variables, instance role), so these never shadow credentials set elsewhere.
+    s3_endpoint_url: str = ""
+    s3_access_key_id: str = ""
+    s3_secret_access_key: str = ""
+    s3_region: str = ""
+
+    def storage_options(self) -> dict[str, Any]:
+        """fsspec/s3fs options; applied only to s3:// URLs."""
+        opts: dict[str, Any] = {}
+        if self.s3_access_key_id:
+            opts["key"] = self.s3_access_key_id
+            opts["secret"] = self.s3_secret_access_key
+        client_kwargs: dict[str, Any] = {}
+        if self.s3_endpoint_url:
+            client_kwargs["endpoint_url"] = self.s3_endpoint_url
+        if self.s3_region:
+            client_kwargs["region_name"] = self.s3_region
+        if client_kwargs:
+            opts["client_kwargs"] = client_kwargs
+        return opts
+
+    def _options_for(self, url: str) -> dict[str, Any]:
+        return self.storage_options() if url.startswith("s3://") else {}
+
+    def raw_storage_options(self) -> dict[str, Any]:
+        return self._options_for(self.raw_root)
+
+    def lake(self) -> Lake:
+        return Lake(self.lake_root, self._options_for(self.lake_root))
+
+    def catalog(self) -> Catalog:
+        return Catalog(self.catalog_path)
+
+    def publish(self, asset: str) -> None:
+        """Make sure the catalog has a view for ``asset`` (after its first file exists)."""
+        self.catalog().ensure_view(self.lake(), asset)
+
+
+class IngestSettings(dg.ConfigurableResource):
+    """How raw logs are parsed.
+
+    ``user_salt``: a salted hash replaces every user address or id at ingest, so no later
+    table (nor the lake) ever holds the raw value. ``workers``: processes parsing the
+    month's files in parallel (1 = in the run's own process).
+    """
+
+    user_salt: str
+    workers: int = 1
+
+
+class Moderation(dg.ConfigurableResource):
+    """An OpenAI-compatible moderation endpoint; empty base_url = moderation columns stay null."""
+
+    base_url: str = ""
+    api_key: str = ""
+    model: str = "omni-moderation-latest"
+    max_concurrency: int = 4
+    batch_size: int = 32
+
+    def client(self):
+        """The moderation client, or None when no endpoint is configured."""
+        if not self.base_url:
+            return None
+        from arena_assets.clean import OpenAIModeration
+
+        return OpenAIModeration(
+            base_url=self.base_url, api_key=self.api_key or "none", model=self.model,
+            batch_size=self.batch_size, max_concurrency=self.max_concurrency,
+        )
+
+
+class BattleRules(dg.ConfigurableResource):
+    """The battle filter's settings (defaults documented in ``arena_assets.battles.config``).
+
+    ``alias_table`` is a CSV file ``alias,canonical,valid_from,valid_to`` (dates may be
+    empty); ``identity_names`` a JSON object ``{model: [names it may call itself]}``.
+    """
+
+    alias_table: str = ""
+    identity_names: str = ""
+    dedup_percentile: float = 99.9
+    daily_vote_cap: int = 50
+    anomaly_alpha: float = 1e-4
+    seed: int = 0
+
+    def config(self):
+        import csv
+        import json
+
+        from arena_assets.battles import AnomalyConfig, BattleConfig
+
+        aliases: list[tuple] = []
+        if self.alias_table:
+            with open(self.alias_table, newline="") as fh:
+                for row in csv.DictReader(fh):
+                    aliases.append((row["alias"], row["canonical"],
+                                    row.get("valid_from") or None, row.get("valid_to") or None))
+        names = {}
+        if self.identity_names:
+            with open(self.identity_names) as fh:
+                names = json.load(fh)
+        return BattleConfig(
+            aliases=tuple(aliases), identity_names=names, dedup_percentile=self.dedup_percentile,
+            daily_vote_cap=self.daily_vote_cap, anomaly=AnomalyConfig(alpha=self.anomaly_alpha),
+            seed=self.seed,
+        )
+
+
+class LeaderboardSettings(dg.ConfigurableResource):
+    """How the arena leaderboard is fitted (Bradley-Terry on the Elo scale)."""
+
+    bootstrap_rounds: int = 200
+    ci_level: float = 0.95
+    anchor_model: str = ""
+    anchor_rating: float = 1000.0
+    # models with fewer battles are left off a board; 300 suits real traffic, the demo
+    # sets less through ARENA_MIN_BATTLES
+    min_battles: int = 300
+    # per-category boards need this many battles in the category to be published at all
+    min_category_battles: int = 1000
+    seed: int = 0
+
+    def anchor(self) -> tuple[str, float] | None:
+        return (self.anchor_model, self.anchor_rating) if self.anchor_model else None
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(
+        resources={
+            "storage": ArenaStorage(
+                raw_root=dg.EnvVar("ARENA_RAW_ROOT"),
+                lake_root=dg.EnvVar("ARENA_LAKE_ROOT"),
+                catalog_path=dg.EnvVar("ARENA_CATALOG"),
+                duckdb_memory_limit=dg.EnvVar("ARENA_DUCKDB_MEMORY_LIMIT"),
+                s3_endpoint_url=dg.EnvVar("ARENA_S3_ENDPOINT_URL"),
+                s3_access_key_id=dg.EnvVar("ARENA_S3_ACCESS_KEY_ID"),
+                s3_secret_access_key=dg.EnvVar("ARENA_S3_SECRET_ACCESS_KEY"),
+                s3_region=dg.EnvVar("ARENA_S3_REGION"),
+            ),
+            "ingest_settings": IngestSettings(
+                user_salt=dg.EnvVar("ARENA_USER_SALT"),
+                workers=dg.EnvVar.int("ARENA_INGEST_WORKERS"),
+            ),
+            "battle_rules": BattleRules(
+                alias_table=dg.EnvVar("ARENA_ALIAS_TABLE"),
+                identity_names=dg.EnvVar("ARENA_IDENTITY_NAMES"),
+                daily_vote_cap=dg.EnvVar.int("ARENA_DAILY_VOTE_CAP"),
+            ),
+            "leaderboard_settings": LeaderboardSettings(
+                bootstrap_rounds=dg.EnvVar.int("ARENA_BOOTSTRAP_ROUNDS"),
+                min_battles=dg.EnvVar.int("ARENA_MIN_BATTLES"),
+                min_category_battles=dg.EnvVar.int("ARENA_MIN_CATEGORY_BATTLES"),
+                anchor_model=dg.EnvVar("ARENA_ANCHOR_MODEL"),
+            ),
+            "moderation": Moderation(
+                base_url=dg.EnvVar("ARENA_MODERATION_BASE_URL"),
+                api_key=dg.EnvVar("ARENA_MODERATION_API_KEY"),
+                model=dg.EnvVar("ARENA_MODERATION_MODEL"),
+            ),
+        }
+    )

@@ -1,0 +1,44 @@
+"""Raw logs of one month -> typed ``raw_logs`` rows + ``raw_rejects`` rows (no Dagster).
+
+Public API:
+
+- :func:`list_month_files` — files of ``<raw_root>/<YYYY-MM>/`` (local or any fsspec URL)
+- :func:`load_model_registry` — names from ``<raw_root>/models.json`` or ``None``
+- :func:`parse_month` — the whole month as a :class:`ParsedMonth`
+- :func:`iter_parsed_files` — the same, one :class:`ParsedPart` at a time (bounded memory)
+- :func:`parse_lines` — in-memory lines, for tests and tools
+
+Formats: the native event log, FastChat ``clean_battle`` records and conversation dumps
+(LMSYS-Chat-1M / VisionArena); see ``adapters.py`` for detection and mapping and
+``validate.py`` for the order in which reject reasons are checked.
+"""
+
+from .adapters import CLEAN_BATTLE, CONVERSATION_DUMP, NATIVE, detect_format
+from .parse import (
+    FileCounts,
+    ParsedMonth,
+    ParsedPart,
+    iter_parsed_files,
+    parse_lines,
+    parse_month,
+    reason_counts,
+)
+from .sources import RAW_EXTENSIONS, list_month_files, load_model_registry, month_bounds_us
+
+__all__ = [
+    "CLEAN_BATTLE",
+    "CONVERSATION_DUMP",
+    "NATIVE",
+    "RAW_EXTENSIONS",
+    "FileCounts",
+    "ParsedMonth",
+    "ParsedPart",
+    "detect_format",
+    "iter_parsed_files",
+    "list_month_files",
+    "load_model_registry",
+    "month_bounds_us",
+    "parse_lines",
+    "parse_month",
+    "reason_counts",
+]

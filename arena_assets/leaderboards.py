@@ -1,0 +1,94 @@
+"""Monthly arena boards from cumulative battles: overall, style-controlled, per category.
+
+Pure logic over the ranking library; the Dagster asset only reads battles and writes the
+frame this returns (one row per board and model).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import polars as pl
+
+from arena_assets.battles import STYLE_FEATURES
+from arena_assets.ranking import fit_bt, fit_style_controlled
+
+# style features the style-controlled board adjusts for (FastChat's set: length + markdown)
+BOARD_STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+assert set(BOARD_STYLE_FEATURES) <= set(STYLE_FEATURES)
+
+BOARD_SCHEMA = {
+    "month": pl.String,
+    "board": pl.String,  # overall | style_control | language:<iso>
+    "model": pl.String,
+    "rating": pl.Float64,
+    "lower": pl.Float64,
+    "upper": pl.Float64,
+    "rank": pl.Int64,
+    "rank_ub": pl.Int64,
+    "battles": pl.Int64,
+    "ci_method": pl.String,
+    "ci_level": pl.Float64,
+    "rank_change": pl.Int64,  # style_control only: + = higher once style is controlled
+}
+
+
+def month_seed(seed: int, month: str) -> int:
+    """A stable per-month seed, so a month's snapshot is reproducible on its own."""
+    return (seed * 1_000_003 + zlib.crc32(month.encode())) % (2**31)
+
+
+def _board(table: pl.DataFrame, month: str, board: str) -> pl.DataFrame:
+    if "rank_change" not in table.columns:
+        table = table.with_columns(rank_change=pl.lit(None, pl.Int64))
+    return table.with_columns(month=pl.lit(month), board=pl.lit(board)).select(
+        [pl.col(c).cast(t) for c, t in BOARD_SCHEMA.items()]
+    )
+
+
+def arena_boards(
+    battles: pl.DataFrame,
+    *,
+    month: str,
+    bootstrap_rounds: int = 200,
+    level: float = 0.95,
+    anchor: tuple[str, float] | None = None,
+    min_battles: int = 300,
+    min_category_battles: int = 1000,
+    seed: int = 0,
+) -> tuple[pl.DataFrame, dict]:
+    """Boards as of ``month`` from ``battles`` (all months <= month, with ``keep``)."""
+    kept = battles.filter(pl.col("keep") & pl.col("winner").is_not_null())
+    removed = battles.filter(~pl.col("keep"))["removed_reason"].value_counts()
+    info: dict = {
+        "battles_used": kept.height,
+        "removed_by_reason": dict(removed.iter_rows()),
+        "boards": {},
+        "style_coefficients": pl.DataFrame(),
+    }
+    if kept.height == 0:
+        return pl.DataFrame(schema=BOARD_SCHEMA), info
+    rs = month_seed(seed, month)
+    ci = "bootstrap" if bootstrap_rounds > 0 else "sandwich"
+    common = dict(anchor=anchor, ci=ci, level=level, bootstrap_rounds=bootstrap_rounds, seed=rs)
+    frames = []
+    overall = fit_bt(kept, min_battles=min_battles, **common)
+    frames.append(_board(overall.table, month, "overall"))
+    info["boards"]["overall"] = kept.height
+
+    styled = fit_style_controlled(kept, features=BOARD_STYLE_FEATURES, min_battles=min_battles, **common)
+    frames.append(_board(styled.table, month, "style_control"))
+    info["boards"]["style_control"] = kept.height
+    info["style_coefficients"] = styled.coefficients
+
+    # per-category boards: languages now; topic categories join once topic labels exist
+    by_language = kept.group_by("language").len().filter(pl.col("len") >= min_category_battles)
+    for language in sorted(by_language["language"].drop_nulls().to_list()):
+        subset = kept.filter(pl.col("language") == language)
+        try:
+            board = fit_bt(subset, min_battles=min_battles, **common)
+        except ValueError:  # e.g. fewer than two models left in the category
+            continue
+        frames.append(_board(board.table, month, f"language:{language}"))
+        info["boards"][f"language:{language}"] = subset.height
+    return pl.concat(frames), info

@@ -1,0 +1,51 @@
+"""PNG figures for leaderboards (matplotlib, headless Agg backend), returned as bytes."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on servers; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import polars as pl  # noqa: E402
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def ratings_with_intervals(board: pl.DataFrame, title: str, top: int = 30) -> bytes:
+    """Horizontal bars: rating with its interval, best at the top."""
+    rows = board.sort("rating", descending=True).head(top)
+    fig, ax = plt.subplots(figsize=(7, 0.28 * max(rows.height, 4) + 1))
+    y = list(range(rows.height))[::-1]
+    rating = rows["rating"].to_numpy()
+    err = [rating - rows["lower"].to_numpy(), rows["upper"].to_numpy() - rating]
+    ax.errorbar(rating, y, xerr=err, fmt="o", color="#1f5fa6", ecolor="#8fb3de", capsize=2)
+    ax.set_yticks(y, rows["model"].to_list(), fontsize=7)
+    ax.set_xlabel("rating (Elo scale)")
+    ax.set_title(title, fontsize=9)
+    ax.grid(axis="x", alpha=0.3)
+    return _png(fig)
+
+
+def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
+    """Rating per snapshot month (column ``snapshot_month``) of the latest leaders."""
+    latest = history["snapshot_month"].max()
+    leaders = (history.filter(pl.col("snapshot_month") == latest)
+               .sort("rating", descending=True).head(top)["model"].to_list())
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for model in leaders:
+        line = history.filter(pl.col("model") == model).sort("snapshot_month")
+        ax.plot(line["snapshot_month"].to_list(), line["rating"].to_list(), marker="o", label=model)
+        ax.fill_between(line["snapshot_month"].to_list(), line["lower"].to_list(),
+                        line["upper"].to_list(), alpha=0.12)
+    ax.set_ylabel("rating (Elo scale)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=6, loc="best")
+    ax.grid(alpha=0.3)
+    return _png(fig)

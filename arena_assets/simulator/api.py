@@ -1,0 +1,65 @@
+"""Library entry points: simulate months of raw logs with their hidden truth."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from arena_assets.simulator.config import WorldConfig
+from arena_assets.simulator.month import MonthSummary, generate_month
+from arena_assets.simulator.truth import write_world_truth
+from arena_assets.simulator.world import World, month_index, month_name
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    out: str
+    seed: int
+    months: list[MonthSummary] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> int:
+        return sum(m.sessions for m in self.months)
+
+    @property
+    def events(self) -> int:
+        return sum(m.events for m in self.months)
+
+    @property
+    def malformed(self) -> int:
+        return sum(m.malformed for m in self.months)
+
+
+def month_range(start: str, n_months: int) -> list[str]:
+    first = month_index(start)
+    return [month_name(first + k) for k in range(n_months)]
+
+
+def write_registry(out: str | os.PathLike, world: World) -> None:
+    """``<out>/models.json``: what the platform publishes about its models (no truth)."""
+    path = Path(out) / "models.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(world.registry(), indent=1) + "\n")
+
+
+def simulate_months(
+    out: str | os.PathLike,
+    months: list[str],
+    conversations_per_month: int,
+    seed: int,
+    config: WorldConfig | None = None,
+    compress: bool = False,
+) -> SimulationSummary:
+    """Generate ``months`` (any order, each independent) of raw logs under ``out``.
+
+    ``conversations_per_month`` counts sessions: a direct chat (one conversation) or a
+    battle (two conversations, usually a vote). Writes ``out/models.json``,
+    ``out/YYYY-MM/events-YYYY-MM-DD.jsonl[.gz]`` and ``out/_truth/``.
+    """
+    world = World.build(config or WorldConfig(), seed)
+    write_registry(out, world)
+    write_world_truth(Path(out), world)
+    summaries = [generate_month(world, out, m, conversations_per_month, compress) for m in months]
+    return SimulationSummary(str(out), seed, summaries)

@@ -1,0 +1,71 @@
+"""`arena-assets simulate` and `arena-assets serve-arena`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    sim = subparsers.add_parser("simulate", help="generate months of raw arena logs with hidden truth")
+    sim.add_argument("--out", required=True, help="raw root folder (months go under it)")
+    sim.add_argument("--months", nargs="+", metavar="YYYY-MM", help="months to generate")
+    sim.add_argument("--start", metavar="YYYY-MM", help="first month (with --n-months)")
+    sim.add_argument("--n-months", type=int, default=1)
+    sim.add_argument("--per-month", type=int, default=3000, help="sessions (chats or battles) per month")
+    sim.add_argument("--seed", type=int, default=7, help="world seed")
+    sim.add_argument("--gzip", action="store_true", help="write .jsonl.gz")
+    sim.add_argument("--config", help="JSON object of WorldConfig overrides")
+    sim.set_defaults(func=_simulate)
+
+    srv = subparsers.add_parser("serve-arena", help="serve the simulated world over an OpenAI-compatible API")
+    srv.add_argument("--world-seed", type=int, default=7)
+    srv.add_argument("--host", default="127.0.0.1")
+    srv.add_argument("--port", type=int, default=8089)
+    srv.add_argument("--config", help="JSON object of WorldConfig overrides")
+    for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage"):
+        srv.add_argument(f"--{fault.replace('_', '-')}", type=float, default=0.0)
+    srv.set_defaults(func=_serve)
+
+
+def _config(raw: str | None):
+    from arena_assets.simulator.config import WorldConfig
+
+    return WorldConfig(**json.loads(raw)) if raw else WorldConfig()
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from arena_assets.simulator.api import month_range, simulate_months
+
+    if args.months:
+        months = args.months
+    elif args.start:
+        months = month_range(args.start, args.n_months)
+    else:
+        print("give --months or --start")
+        return 2
+    summary = simulate_months(args.out, months, args.per_month, args.seed, _config(args.config),
+                              compress=args.gzip)
+    for m in summary.months:
+        print(f"{m.month}: {m.sessions} sessions, {m.conversations} conversations, {m.events} events, "
+              f"{m.votes} votes, {m.malformed} malformed lines, {m.files} files, "
+              f"{m.bytes / 1e6:.1f} MB in {m.seconds:.1f} s")
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
+    from arena_assets.simulator.world import World
+
+    world = World.build(_config(args.config), args.world_seed)
+    faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_slow=args.rate_slow,
+                    rate_garbage=args.rate_garbage)
+    with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults) as ep:
+        print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops")
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+    return 0

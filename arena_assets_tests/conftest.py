@@ -1,0 +1,60 @@
+"""Shared fixtures: an isolated project environment (raw root, lake, catalog) per test."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
+
+
+@pytest.fixture
+def real_data() -> Path:
+    """../shared/real, or a clean skip where it is absent."""
+    if not REAL.is_dir():
+        pytest.skip("../shared/real is not present")
+    return REAL
+
+
+@pytest.fixture
+def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
+    env = {
+        "ARENA_RAW_ROOT": str(tmp_path / "raw"),
+        "ARENA_LAKE_ROOT": str(tmp_path / "lake"),
+        "ARENA_CATALOG": str(tmp_path / "arena.duckdb"),
+        "ARENA_DUCKDB_MEMORY_LIMIT": "1GB",
+        "ARENA_S3_ENDPOINT_URL": "",
+        "ARENA_S3_ACCESS_KEY_ID": "",
+        "ARENA_S3_SECRET_ACCESS_KEY": "",
+        "ARENA_S3_REGION": "",
+        "ARENA_USER_SALT": "test-salt",
+        "ARENA_INGEST_WORKERS": "1",
+        "ARENA_MODERATION_BASE_URL": "",
+        "ARENA_MODERATION_API_KEY": "",
+        "ARENA_MODERATION_MODEL": "omni-moderation-latest",
+        "ARENA_ALIAS_TABLE": "",
+        "ARENA_IDENTITY_NAMES": "",
+        "ARENA_DAILY_VOTE_CAP": "50",
+        "ARENA_BOOTSTRAP_ROUNDS": "50",
+        "ARENA_MIN_BATTLES": "10",
+        "ARENA_MIN_CATEGORY_BATTLES": "100",
+        "ARENA_ANCHOR_MODEL": "",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def env_example_keys() -> set[str]:
+    path = Path(__file__).resolve().parents[1] / ".env.example"
+    keys = set()
+    for line in path.read_text().splitlines():
+        if line and not line.startswith("#") and "=" in line:
+            keys.add(line.split("=", 1)[0])
+    return keys
+
+
+__all__ = ["REAL", "env_example_keys", "os"]

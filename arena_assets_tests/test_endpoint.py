@@ -1,0 +1,113 @@
+"""The simulated OpenAI-compatible endpoint, driven by the real `openai` client over HTTP."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+
+import openai
+import pytest
+
+from arena_assets.simulator import World, WorldConfig
+from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
+from arena_assets.simulator.lexicon import TOXIC_MARKERS
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    return World.build(WorldConfig(n_models=8), seed=3)
+
+
+@pytest.fixture()
+def endpoint(world):
+    with ArenaEndpoint(world, port=0) as ep:
+        yield ep
+
+
+def _client(ep: ArenaEndpoint, **kw) -> openai.OpenAI:
+    return openai.OpenAI(base_url=ep.base_url, api_key="sim", timeout=10, **kw)
+
+
+def _admin(ep: ArenaEndpoint, path: str, body: dict | None = None) -> dict:
+    url = ep.base_url.removesuffix("/v1") + path
+    req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def test_models_and_chat_in_the_models_voice(endpoint, world):
+    client = _client(endpoint)
+    listed = [m.id for m in client.models.list()]
+    assert listed == world.model_names
+    verbose = max(world.models, key=lambda m: m.verbosity)
+    terse = min(world.models, key=lambda m: m.verbosity)
+    prompt = [{"role": "user", "content": "Puedes ayudarme con un poema corto sobre el mar?"}]
+    lengths = {}
+    for spec in (verbose, terse):
+        out = client.chat.completions.create(model=spec.name, messages=prompt, temperature=0)
+        text = out.choices[0].message.content
+        assert out.model == spec.name and out.usage.total_tokens > 0
+        again = client.chat.completions.create(model=spec.name, messages=prompt, temperature=0)
+        assert again.choices[0].message.content == text  # deterministic per request
+        assert any(w in text for w in ("ejemplo", "idea", "resultado", "respuesta"))  # Spanish voice
+        lengths[spec.name] = len(text)
+    assert lengths[verbose.name] > lengths[terse.name]
+    with pytest.raises(openai.NotFoundError):
+        client.chat.completions.create(model="no-such-model", messages=prompt)
+
+
+def test_judgment_and_label_requests_parse(endpoint, world):
+    client = _client(endpoint)
+    judge = client.chat.completions.create(model=world.model_names[0], messages=[
+        {"role": "system", "content": "Compare the answers and output your final verdict like [[A>B]]."},
+        {"role": "user", "content": "Question... Answer A... Answer B..."}])
+    assert "[[" in judge.choices[0].message.content and "]]" in judge.choices[0].message.content
+    label = client.chat.completions.create(model=world.model_names[0], messages=[
+        {"role": "user", "content": "Return the category as JSON for: a SQL query that joins two tables"}])
+    assert json.loads(label.choices[0].message.content)["category"] == "coding"
+
+
+def test_moderation_flags_planted_markers(endpoint):
+    client = _client(endpoint)
+    toxic = "Tell me a story. " + TOXIC_MARKERS["violence"][0]
+    res = client.moderations.create(input=[toxic, "What is the capital of France?"])
+    assert res.results[0].flagged and res.results[0].categories.violence
+    assert res.results[0].category_scores.violence > 0.5
+    assert not res.results[1].flagged
+
+
+def test_500_surfaces_when_retries_are_off(endpoint, world):
+    _admin(endpoint, "/_faults", {"rate_500": 1.0})
+    client = _client(endpoint, max_retries=0)
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(model=world.model_names[0], messages=[{"role": "user", "content": "hi"}])
+    assert endpoint.stats["POST /v1/chat/completions 500"] == 1
+
+
+def test_429_with_retry_after_is_retried(endpoint, world):
+    _admin(endpoint, "/_faults", {"script": ["429", "429"], "retry_after": 0.05})
+    client = _client(endpoint, max_retries=2)
+    out = client.chat.completions.create(model=world.model_names[1], messages=[{"role": "user", "content": "hello"}])
+    assert out.choices[0].message.content
+    assert endpoint.stats["POST /v1/chat/completions 429"] == 2
+    assert endpoint.stats["POST /v1/chat/completions 200"] == 1
+    assert _admin(endpoint, "/_faults")["script_left"] == []
+
+
+def test_slow_and_garbage_faults(world):
+    with ArenaEndpoint(world, faults=Faults(script=["slow", "garbage"], slow_seconds=1.0)) as ep:
+        client = _client(ep, max_retries=0)
+        with pytest.raises(openai.APITimeoutError):
+            client.chat.completions.create(model=world.model_names[0], timeout=0.2,
+                                           messages=[{"role": "user", "content": "hello"}])
+        junk = client.chat.completions.create(model=world.model_names[0], messages=[
+            {"role": "user", "content": "Give your final verdict as [[A>B]]"}])
+        assert not any(v in junk.choices[0].message.content for v in ("[[A>B]]", "[[B>A]]", "[[A=B]]"))
+
+
+def test_fault_admin_rejects_unknown_settings(endpoint):
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _admin(endpoint, "/_faults", {"nonsense": 1})
+    assert err.value.code == 400

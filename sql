@@ -1,0 +1,1 @@
+arena_assets/sql
