@@ -54,7 +54,7 @@ def iter_latest_snapshots(
             con.execute(
                 f"create temp view raw_logs as select * from read_parquet('{lake.url('raw_logs', month)}')"
             )
-            reader = con.execute(sql("latest_snapshots")).fetch_record_batch(batch_rows)
+            reader = con.execute(sql("latest_snapshots")).to_arrow_reader(batch_rows)
             for batch in reader:
                 if batch.num_rows:
                     yield _typed(pl.from_arrow(batch))

@@ -8,14 +8,15 @@ from arena_assets.definitions import defs as load_defs
 
 
 def materialize(month: str, selection: str = "*", raise_on_error: bool = True) -> dg.ExecuteInProcessResult:
-    """Materialize ``selection`` of the code location for one partition, checks included."""
+    """Materialize ``selection`` ("*" or comma-separated asset names) for one partition,
+    with its asset checks, the code location's resources and the current environment."""
     defs = load_defs()
-    job = defs.resolve_implicit_global_asset_job_def()
-    asset_selection = dg.AssetSelection.from_coercible(selection) if selection != "*" else dg.AssetSelection.all()
+    chosen = (dg.AssetSelection.all() if selection == "*"
+              else dg.AssetSelection.assets(*selection.split(",")))
     return dg.materialize(
         assets=list(defs.assets or []),
         resources=defs.resources,
         partition_key=month,
-        selection=asset_selection,
+        selection=chosen,
         raise_on_error=raise_on_error,
-    ) if job is not None else None
+    )

@@ -275,3 +275,37 @@ def test_daily_cap_and_reason_order() -> None:
     assert result.removed_by_reason["not_anonymous"] == 1
     assert result.flag_totals["not_anonymous"] == 1
     assert b.filter(pl.col("voter_hash") == "shown")["flag_reasons"].to_list() == [["not_anonymous"]]
+
+
+@pytest.mark.slow
+def test_simulated_month_against_truth(tmp_path) -> None:
+    """Simulator -> ingest -> clean -> battles, scored on the planted abusive votes."""
+    sim = pytest.importorskip("arena_assets.simulator.api")
+    from arena_assets.clean import build_conversations
+    from arena_assets.ingest.parse import parse_month
+    from arena_assets.simulator.truth import load_truth
+
+    month_name = "2024-03"
+    sim.simulate_months(tmp_path, [month_name], 30_000, seed=1)
+    registry = json.loads((tmp_path / "models.json").read_text())
+    models = {m["name"] for m in registry}
+    parsed = parse_month(str(tmp_path), month_name, salt="s", known_models=models)
+    conv = build_conversations(parsed.raw_logs, month=month_name)
+    orgs = tuple(sorted({m["organization"] for m in registry if m.get("organization")}))
+    config = BattleConfig(known_models=tuple(sorted(models)), extra_identity_words=orgs)
+    result = build_battles(parsed.raw_logs, conv, config)
+    truth = load_truth(tmp_path)
+    judged = result.battles.join(truth["votes"].select("event_id", "abusive"),
+                                 left_on="battle_id", right_on="event_id", how="left")
+    assert judged["abusive"].null_count() == 0
+    abuse_rules = pl.col("anomalous_voter") | pl.col("vote_burst") | pl.col("daily_cap")
+    rate = dict(judged.group_by("abusive").agg(abuse_rules.mean()).rows())
+    assert rate[True] >= 0.90 and rate[False] <= 0.01, rate
+    # planted identity statements are found: a battle leaks when either side's conversation
+    # carries a self-mention in the truth
+    mention = truth["conversations"].filter("self_mention")["conv_id"].implode()
+    planted = pl.col("conv_id_a").is_in(mention) | pl.col("conv_id_b").is_in(mention)
+    leak = result.battles.select(planted.alias("planted"), pl.col("identity_leak"))
+    recall = leak.filter("planted")["identity_leak"].mean()
+    false_alarm = leak.filter(~pl.col("planted"))["identity_leak"].mean()
+    assert recall >= 0.95 and false_alarm <= 0.01, (recall, false_alarm)

@@ -111,3 +111,14 @@ def test_fault_admin_rejects_unknown_settings(endpoint):
     with pytest.raises(urllib.error.HTTPError) as err:
         _admin(endpoint, "/_faults", {"nonsense": 1})
     assert err.value.code == 400
+
+
+def test_moderation_agrees_with_planted_toxic_truth(tmp_path, endpoint):
+    from arena_assets.simulator import load_truth, simulate_months
+
+    simulate_months(tmp_path, ["2024-02"], 150, seed=9, config=WorldConfig(toxic_rate=0.2))
+    prompts = load_truth(tmp_path)["prompts"]
+    res = _client(endpoint).moderations.create(input=list(prompts["text"]))
+    flagged = [r.flagged for r in res.results]
+    truth = [c is not None for c in prompts["toxic_category"]]
+    assert any(truth) and flagged == truth

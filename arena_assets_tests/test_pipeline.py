@@ -29,8 +29,8 @@ def _digest(path: str) -> str:
 
 @pytest.fixture
 def simulated(arena_env):
-    """One month of 300 conversations with more malformed lines than usual."""
-    config = WorldConfig(malformed_rate=0.05)
+    """One month of 300 sessions with more malformed lines and PII than usual."""
+    config = WorldConfig(malformed_rate=0.05, pii_rate=0.25)
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 300, seed=11, config=config)
     return arena_env
 
@@ -122,8 +122,9 @@ def test_pii_and_language_scored_against_truth(simulated):
     convs = Lake(simulated["ARENA_LAKE_ROOT"]).read("conversations", MONTH)
     text = convs.select("conv_id", pl.col("messages").list.eval(
         pl.element().struct.field("content")).list.join("\n").alias("text"))
-    planted = truth["pii"].filter(pl.col("month") == MONTH).join(text, on="conv_id")
-    assert planted.height >= 20
+    planted = (truth["pii"].filter(pl.col("month") == MONTH)
+               .rename({"text": "pii_text"}).join(text, on="conv_id"))
+    assert planted.height >= 40 and planted["pii_type"].n_unique() == 5
     leaked = planted.filter(pl.struct("text", "pii_text").map_elements(
         lambda r: r["pii_text"] in r["text"], return_dtype=pl.Boolean))
     assert 1 - leaked.height / planted.height >= 0.95

@@ -276,3 +276,14 @@ def test_real_2024_clean_battles_with_style_and_category() -> None:
     assert np.isfinite(board.table["rating"].to_numpy()).all()
     styled = fit_style_controlled(battles)
     assert styled.table.height == board.table.height
+
+
+def test_separated_data_needs_the_ridge() -> None:
+    battles = pl.DataFrame(
+        {"model_a": ["x", "y", "z", "y"], "model_b": ["y", "z", "x", "x"], "winner": ["model_a", "model_a", "model_b", "model_b"]}
+    )
+    board = fit_bt(battles)  # x beats everyone: finite only thanks to the default ridge
+    assert board.table["model"][0] == "x" and np.isfinite(board.table["rating"].to_numpy()).all()
+    disconnected = pl.concat([battles, pl.DataFrame({"model_a": ["p"], "model_b": ["q"], "winner": ["tie"]})])
+    with pytest.raises(ValueError, match="do not exist"):
+        fit_bt(disconnected, ridge=0.0)

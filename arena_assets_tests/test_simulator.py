@@ -284,3 +284,28 @@ def test_cli_simulate(tmp_path):
     assert code == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["2024-01", "2024-02", "_truth", "models.json"]
     assert list((tmp_path / "2024-02").glob("events-2024-02-*.jsonl.gz"))
+
+
+def test_conversations_are_relogged_as_they_grow(rich):
+    snapshots: dict[str, list[int]] = {}
+    shown = []
+    seen: set[str] = set()
+    for path in sorted((rich / "2024-03").glob("events-*")):
+        for raw in _lines(path):
+            try:
+                ev = json.loads(raw)
+                if ev["event_id"] in seen:  # the planted duplicate_event_id lines
+                    continue
+                seen.add(ev["event_id"])
+                if ev["type"] == "chat":
+                    snapshots.setdefault(ev["state"]["conv_id"], []).append(len(ev["state"]["messages"]))
+                elif not ev["anony"]:
+                    shown.append(ev["models"] == [s["model_name"] for s in ev["states"]])
+            except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+                continue  # junk lines
+    conv = load_truth(rich)["conversations"].filter(month="2024-03")
+    turns = dict(zip(conv["conv_id"], conv["turns"]))
+    assert max(turns.values()) >= 2
+    for conv_id, n in turns.items():
+        assert snapshots[conv_id] == [2 * (k + 1) for k in range(n)]
+    assert shown and all(shown)  # non-anonymous battles show the model names

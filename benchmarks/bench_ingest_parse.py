@@ -5,8 +5,9 @@ Usage: .venv/bin/python benchmarks/bench_ingest_parse.py [--conversations 50000]
 
 The month is synthesized here (seeded): each conversation is logged as it grows (one chat
 event per turn, re-logging the whole state) and a third of them end in a vote whose event
-carries both states, as the platform logs them; texts are 100-1,500 characters. When the
-simulator offers ``simulate_months`` pass ``--simulator`` to parse its month instead.
+carries both states, as the platform logs them; texts are 100-1,500 characters. With
+``--simulator`` the month comes from ``arena_assets.simulator.api.simulate_months`` instead
+(--conversations then counts its sessions; one file per day, registry checked).
 Prints the median of the repeats, lines/s and conversations/s.
 """
 
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import orjson
 
-from arena_assets.ingest import parse_month
+from arena_assets.ingest import list_month_files, load_model_registry, parse_month
 
 MONTH = "2024-05"
 WORDS = ("model", "answer", "python", "the", "of", "explain", "why", "data", "arena", "vote",
@@ -93,27 +94,43 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=4)
     ap.add_argument("--gzip", action="store_true")
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--simulator", action="store_true")
     args = ap.parse_args()
-    lines = synth_month(args.conversations, args.seed)
-    size_mb = sum(len(x) + 1 for x in lines) / 1e6
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        write_month(root, lines, args.files, args.gzip)
-        del lines
-        times = []
+        known = None
+        if args.simulator:
+            from arena_assets.simulator.api import simulate_months
+
+            simulate_months(root, [MONTH], args.conversations, seed=args.seed, compress=args.gzip)
+            known = load_model_registry(str(root))
+            args.files = len(list_month_files(str(root), MONTH))
+        else:
+            lines = synth_month(args.conversations, args.seed)
+            write_month(root, lines, args.files, args.gzip)
+            del lines
+        size_mb = sum(f.stat().st_size for f in (root / MONTH).iterdir()) / 1e6
+        times, cpu = [], []
         for _ in range(args.repeats):
+            c0 = time.process_time()
             t0 = time.perf_counter()
-            parsed = parse_month(str(root), MONTH, salt="bench", known_models=None,
+            parsed = parse_month(str(root), MONTH, salt="bench", known_models=known,
                                  workers=args.workers)
             times.append(time.perf_counter() - t0)
+            cpu.append(time.process_time() - c0)
         assert parsed.lines_read == parsed.raw_logs.height + parsed.rejects.height
         med = statistics.median(times)
-        print(f"lines={parsed.lines_read:,} ({size_mb:.0f} MB{' gz' if args.gzip else ''}) "
+        source = "simulator" if args.simulator else "synthetic"
+        print(f"{source}: lines={parsed.lines_read:,} ({size_mb:.0f} MB on disk{' gz' if args.gzip else ''}) "
               f"accepted={parsed.raw_logs.height:,} rejected={parsed.rejects.height:,} "
               f"workers={args.workers} files={args.files}")
         print(f"median {med:.2f}s over {args.repeats} (all: {', '.join(f'{t:.2f}' for t in times)})")
         print(f"{parsed.lines_read / med:,.0f} lines/s  {args.conversations / med:,.0f} conversations/s"
               f"  {size_mb / med:.0f} MB/s")
+        if args.workers <= 1:  # CPU time is immune to other processes sharing the cores
+            med_cpu = statistics.median(cpu)
+            print(f"CPU: median {med_cpu:.2f}s -> {parsed.lines_read / med_cpu:,.0f} lines/s per core, "
+                  f"{args.conversations / med_cpu:,.0f} conversations/s per core")
 
 
 if __name__ == "__main__":

@@ -10,31 +10,37 @@ Leaving the voter out matters: a heavy voter must not be judged against their ow
 
 H0: the voter's outcomes follow the crowd's probabilities.
 
-H1 is a mixture of simple "distortions", one per alternative k, given equal weight per
-family and equal weight inside a family:
+H1 is a mixture of simple "distortions", one per alternative k; the five families
+(for, against, side, coin, for|coin) get equal weight, and the members of a family share it
+equally:
 
 * ``for:<m>``     the voter picks model m whenever m is on screen (boosting);
 * ``against:<m>`` the voter picks m's opponent whenever m is on screen (sabotage);
-* ``side:a`` / ``side:b``  the voter always picks the same side.
+* ``side:a`` / ``side:b``  the voter always picks the same side;
+* ``coin``        the voter ignores the answers: picks a side by coin and rarely ties;
+* ``for:<m>|coin`` boosting m, coin elsewhere (a booster that does not read the answers).
 
 Under alternative k a vote that concerns k is a *hit* (the outcome k predicts) with
 probability q and otherwise spreads like the crowd; votes that do not concern k have the
 crowd's probabilities. q is a predictable plug-in estimate: the voter's own hit rate on k
 *before* this vote, under a Beta(prior_hits, prior_misses) prior, kept between the crowd's
 hit probability p and ``q_ceil`` (H1 only claims "more hits than the crowd"). Each vote
-multiplies LR_k by q/p on a hit and (1-q)/(1-p) on a miss.
+multiplies LR_k by q/p on a hit and (1-q)/(1-p) on a miss. The coin alternative has the
+same kind of plug-in for the voter's decisive (non-tie) rate. Only anonymous votes are
+tested: with names shown, brand preference is legitimate and would look like boosting.
 
 Because q is fixed before the vote is seen, every LR_k, and hence the mixture
 LR = sum_k w_k LR_k, is a non-negative martingale with mean 1 under H0. Ville's inequality
 then bounds the chance that an honest voter's LR *ever* reaches 1/alpha, whatever the
 number of votes, by alpha: this is Wald's upper boundary A = (1-beta)/alpha ~ 1/alpha of
 an open-ended SPRT. There is no lower boundary: a voter is never cleared for good, so a
-clean start does not buy a later attack. Default alpha = 1e-4: with a few thousand voters a
-month, less than one honest voter is expected to cross if the crowd model were exact; the
-margin covers the crowd being estimated and honest tastes varying.
+clean start does not buy a later attack. Default alpha = 1e-3 (log threshold 6.9): at most
+0.1 % of honest voters if the crowd model were exact. It is not (the crowd is estimated per
+pair, and honest users differ, e.g. by the categories they ask about): over 12 simulated
+months the largest honest log LR was 2.1-4.5, once 6.6, against the threshold 6.9. No
+honest voter crossed; alpha = 1e-4 (9.2) costs ~3 points of recall on boosters.
 
-Decision: a voter whose LR crosses 1/alpha has *all* their anonymous votes of the month
-removed, not only those after the crossing: the votes before the crossing are the evidence
+Decision: a voter whose LR crosses 1/alpha has *all* their votes of the month removed, not only those after the crossing: the votes before the crossing are the evidence
 itself (for a voter with 20 votes, a crossing at vote 15 would otherwise keep most of the
 abuse), and the bound above is on voters, so the honest cost stays <= alpha per voter.
 
@@ -245,28 +251,29 @@ def _sequential_test(votes: pl.DataFrame, n_models: int, cfg: AnomalyConfig) -> 
     )
     per_vote = per_vote.with_columns(log_mix.alias("_log_mix"))
     threshold = math.log(1.0 / cfg.alpha)
+    # the label: the single alternative with the largest final log LR (coin included)
     best = (
         rows.group_by("voter_hash", "alt")
         .agg(pl.col("L").last())
         .sort("voter_hash", "L", "alt", descending=[False, True, False])
         .group_by("voter_hash", maintain_order=True)
         .first()
-        .select("voter_hash", pl.col("alt").alias("anomaly_alternative"))
+        .rename({"alt": "anomaly_alternative", "L": "_best_L"})
     )
-    coin_wins = pl.col("C").last() >= threshold
     return (
         per_vote.group_by("voter_hash")
         .agg(
             pl.col("_log_mix").max().alias("anomaly_log_lr"),
             pl.col("_order").filter(pl.col("_log_mix") >= threshold).first().alias("_cross_order"),
-            coin_wins.alias("_coin_wins"),
+            pl.col("C").last().alias("_C"),
         )
         .join(best, on="voter_hash", how="left")
         .with_columns(
             (pl.col("anomaly_log_lr") >= threshold).alias("anomalous"),
-            pl.when(pl.col("_coin_wins")).then(pl.lit("coin")).otherwise("anomaly_alternative").alias(
-                "anomaly_alternative"
-            ),
+            pl.when(pl.col("_C") > pl.col("_best_L"))
+            .then(pl.lit("coin"))
+            .otherwise("anomaly_alternative")
+            .alias("anomaly_alternative"),
         )
     )
 

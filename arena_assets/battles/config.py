@@ -47,7 +47,7 @@ class AnomalyConfig:
 
     # Ville / Wald upper boundary: flag when the mixture likelihood ratio reaches 1/alpha.
     # Under H0 a voter is flagged with probability <= alpha over any number of votes.
-    alpha: float = 1e-4
+    alpha: float = 1e-3
     # Beta prior of the plug-in estimate of the voter's "hit" rate under H1: the estimate
     # starts at prior_hits / (prior_hits + prior_misses) and follows the voter's own record.
     prior_hits: float = 4.0
@@ -62,10 +62,11 @@ class AnomalyConfig:
     # second pass recomputes the crowd without the voters flagged in the first pass
     passes: int = 2
     # burst rule: a vote inside any window of `burst_window_s` seconds holding at least
-    # `burst_min_votes` votes of the same voter is flagged. 20 votes in 10 minutes leaves
-    # 30 s per vote: less than reading two answers takes.
-    burst_min_votes: int = 20
-    burst_window_s: float = 600.0
+    # `burst_min_votes` votes of the same voter is flagged. 15 votes in 15 minutes is one
+    # minute per vote sustained for a quarter of an hour, about the time it takes to read
+    # two answers, so an honest session of a few votes stays well below it.
+    burst_min_votes: int = 15
+    burst_window_s: float = 900.0
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,9 @@ class BattleConfig:
     # model -> names that reveal it; merged over (or instead of) the derived defaults.
     identity_names: dict[str, list[str]] = field(default_factory=dict)
     derive_identity_names: bool = True
+    # every model the platform knows (e.g. the names in models.json): an answer may name a
+    # model that is not in this month's votes
+    known_models: tuple[str, ...] = ()
     # extra words that reveal *some* identity (organisations: "openai", "anthropic", ...)
     extra_identity_words: tuple[str, ...] = ()
     # top-prompt dedup (FastChat style): prompts counted more often than this percentile of
@@ -123,7 +127,7 @@ def derived_identity_names(model: str) -> list[str]:
 def identity_table(models: list[str], config: BattleConfig) -> dict[str, list[str]]:
     """model -> lowercased names to look for; configured names extend the derived ones."""
     table: dict[str, list[str]] = {}
-    for model in sorted(set(models) | set(config.identity_names)):
+    for model in sorted(set(models) | set(config.known_models) | set(config.identity_names)):
         names = derived_identity_names(model) if config.derive_identity_names else []
         names += [n.lower() for n in config.identity_names.get(model, [])]
         table[model] = list(dict.fromkeys(n for n in names if n.strip()))

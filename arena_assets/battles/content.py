@@ -33,11 +33,16 @@ def apply_aliases(column: str, rules: list[AliasRule], date_col: str = "_date") 
     return expr
 
 
+# ASCII word boundary: "我是Sable-8B" must match "sable" although CJK characters count as
+# word characters for a Unicode \b; names are ASCII in practice.
+_BOUNDARY = r"(?-u:\b)"
+
+
 def _bounded(name: str) -> str:
-    """Regex for `name` with word boundaries on the sides that are word characters."""
+    """Regex for `name` with word boundaries on the sides that are ASCII word characters."""
     escaped = re.escape(name)
-    left = r"\b" if re.match(r"\w", name[0]) else ""
-    right = r"\b" if re.match(r"\w", name[-1]) else ""
+    left = _BOUNDARY if re.match(r"[A-Za-z0-9_]", name[0]) else ""
+    right = _BOUNDARY if re.match(r"[A-Za-z0-9_]", name[-1]) else ""
     return f"{left}{escaped}{right}"
 
 

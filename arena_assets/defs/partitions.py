@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 import dagster as dg
 
 # Partition definitions are static structure, known when the code location loads, so the
-# first month is read here (through dg.EnvVar, not os.getenv) rather than in a resource.
+# first month is read here, through dg.EnvVar, rather than in a resource.
 PARTITIONS_START = dg.EnvVar("ARENA_PARTITIONS_START").get_value("2024-01") or "2024-01"
 
 monthly_partitions = dg.MonthlyPartitionsDefinition(

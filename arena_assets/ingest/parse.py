@@ -3,7 +3,7 @@
 Invariant, for any input bytes: every physical line (JSONL) or record (JSON list,
 Parquet row) gets exactly one outcome, so ``lines_read == len(raw_logs) + len(rejects)``.
 A validator bug cannot break it either: an unexpected exception becomes a ``wrong_type``
-reject whose detail starts with ``unexpected`` (the fuzz test asserts there are none).
+reject whose detail starts with ``internal error`` (the fuzz test asserts there are none).
 
 Line-level checks, in order: empty_line (blank or whitespace), line_too_long,
 invalid_utf8, invalid_json, not_an_object; then the format's checks (``validate.py``,
@@ -62,6 +62,9 @@ class ParsedPart:
     @property
     def lines_read(self) -> int:
         return self.raw_logs.height + self.rejects.height
+
+    def reason_counts(self) -> dict[str, int]:
+        return reason_counts(self.rejects)
 
 
 @dataclass
@@ -175,7 +178,7 @@ class FileParser:
     def _accept(self, line_no: int, row: Row) -> None:
         eid = row[0]
         if eid in self.seen:
-            raise Reject("duplicate_event_id", f"event_id {short(eid)} appeared earlier")
+            raise Reject("duplicate_event_id", f"event_id {short(eid)} appeared earlier in the month")
         self.seen.add(eid)
         self.buf.add(line_no, row)
 
@@ -200,7 +203,7 @@ class FileParser:
             except Reject as rej:
                 buf.reject(line_no, rej.reason, rej.detail, raw_text(line))
             except Exception as exc:  # noqa: BLE001 - a bug must not lose the line
-                buf.reject(line_no, "wrong_type", f"unexpected {type(exc).__name__}: {exc}"[:200],
+                buf.reject(line_no, "wrong_type", f"internal error {type(exc).__name__}: {exc}"[:200],
                            raw_text(line))
         self.next_no = line_no + 1
 
@@ -218,7 +221,7 @@ class FileParser:
             except Reject as rej:
                 buf.reject(rec_no, rej.reason, rej.detail, _record_text(record))
             except Exception as exc:  # noqa: BLE001
-                buf.reject(rec_no, "wrong_type", f"unexpected {type(exc).__name__}: {exc}"[:200],
+                buf.reject(rec_no, "wrong_type", f"internal error {type(exc).__name__}: {exc}"[:200],
                            _record_text(record))
         self.next_no = rec_no + 1
 
@@ -262,14 +265,18 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
     """Parts of one file; always at least one part (possibly empty) per file."""
     parser = FileParser(checker, source_file, seen)
     for kind, block in _iter_units(url, storage_options):
-        with gc_paused():
-            if kind == "lines":
-                parser.feed_lines(block)
-            else:
-                parser.feed_records(block, nested_json=kind == "rows")
-            part = parser.take() if parser.pending >= chunk_lines else None
-        if part is not None:
-            yield part
+        start = 0
+        while start < len(block):
+            stop = start + chunk_lines - parser.pending
+            with gc_paused():
+                if kind == "lines":
+                    parser.feed_lines(block[start:stop])
+                else:
+                    parser.feed_records(block[start:stop], nested_json=kind == "rows")
+                part = parser.take() if parser.pending >= chunk_lines else None
+            start = stop
+            if part is not None:
+                yield part
     if parser.pending or parser.parts == 0:
         with gc_paused():
             part = parser.take()
@@ -322,7 +329,7 @@ def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
             "source_file": moved["source_file"],
             "line_no": moved["line_no"],
             "reason": ["duplicate_event_id"] * moved.height,
-            "detail": [f"event_id {short(e)} appeared in an earlier file" for e in moved["event_id"]],
+            "detail": [f"event_id {short(e)} appeared earlier in the month" for e in moved["event_id"]],
             "raw": [raws.get(n, "") for n in moved["line_no"].to_list()],
         },
         schema=part.rejects.schema,

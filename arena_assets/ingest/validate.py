@@ -17,13 +17,16 @@ is applied there too, last, on lines that passed everything else):
  8. same_model_battle (votes)
  9. per state, side a then b: wrong_type(messages not a list), empty_messages,
     absurd_length(too many messages), then per message in order:
-    bad_message (shape, role type), bad_role, bad_message (content type),
+    bad_message (shape), wrong_type (role type), bad_role, wrong_type (content type),
     wrong_type(images not a list), bad_message (images on a non-user turn),
     empty_content, absurd_length, bad_image_ref
 
-Decisions: ``anony`` absent or null is False; a null ``content`` is "" (an assistant
-turn still streaming) and counts as empty for a user turn; roles are matched
-case-insensitively and FastChat's ``human``/``gpt`` are read as user/assistant; a state's
+Decisions (agreed with the simulator's planted defects): ``anony`` absent or null is
+False; a null ``content`` is "" (an assistant turn still streaming) and counts as empty for
+a user turn; a content or role of another JSON type is ``wrong_type``, a message that is
+not an object / pair or lacks ``content`` is ``bad_message``; roles are matched
+case-insensitively ("USER" is user) but no aliases ("human", "gpt", "bot" are bad_role);
+a state's
 ``offset`` (FastChat: number of leading few-shot messages) drops those messages; image
 hashes are lower-cased. Empty strings count as absent for ids, models and users.
 
@@ -49,7 +52,6 @@ from .sources import month_bounds_us
 
 EVENT_TYPE_SET = frozenset(EVENT_TYPES)
 ROLE_SET = frozenset(ROLES)
-ROLE_ALIASES = {"human": "user", "gpt": "assistant"}
 IMAGE_REF = re.compile(r"[0-9a-fA-F]{64}")
 DETAIL_VALUE_CHARS = 80
 # seconds range accepted as a timestamp at all (1970 .. 9999); outside it is bad_tstamp
@@ -299,7 +301,7 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
             role = _odd_role(role, where, i)
         if type(content) is not str:
             if content is not None:
-                raise Reject("bad_message", f"{where}.messages[{i}].content is {tname(content)}")
+                raise Reject("wrong_type", f"{where}.messages[{i}].content is {tname(content)}, expected string")
             content = ""
         if imgs:
             if type(imgs) is not list:
@@ -322,9 +324,8 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
 
 def _odd_role(role: Any, where: str, i: int) -> str:
     if type(role) is not str:
-        raise Reject("bad_message", f"{where}.messages[{i}].role is {tname(role)}")
+        raise Reject("wrong_type", f"{where}.messages[{i}].role is {tname(role)}, expected string")
     low = role.lower()
-    low = ROLE_ALIASES.get(low, low)
     if low not in ROLE_SET:
         raise Reject("bad_role", f"{where}.messages[{i}].role is {short(role)}")
     return low

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,17 +13,16 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from arena_assets.ranking.aggregate import Aggregated, aggregate
-from arena_assets.ranking.newton import DEFAULT_RIDGE, fit_batch, fit_pairs, sandwich_cov
+from arena_assets.ranking.newton import (
+    DEFAULT_RIDGE,
+    fit_batch,
+    fit_pairs,
+    sandwich_cov,
+    single_threaded_blas,
+)
 
 CI_METHODS = ("sandwich", "bootstrap")
 
-
-def single_threaded_blas() -> AbstractContextManager:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # optional: only speed depends on it
-        return nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 # Rounds per independently seeded chunk: fixed so that the bytes do not depend on threads.
 BOOTSTRAP_CHUNK = 50
 
@@ -110,8 +108,6 @@ def bootstrap_betas(
         return fit_batch(agg.left, agg.right, n, w, beta, ridge=ridge)
 
     workers = workers or min(len(sizes), os.cpu_count() or 1)
-    # Our threads already use the cores; OpenBLAS threads on top of them make the batched
-    # 100×100 solves ~30× slower (measured), so BLAS is held to one thread here.
     with single_threaded_blas():
         if workers <= 1:
             parts = [run(c) for c in range(len(sizes))]
@@ -165,10 +161,12 @@ def leaderboard_from_aggregated(
         raise ValueError("level must be in (0, 1)")
     k = agg.n_models
     n, w = agg.pair_battles.astype(np.float64), agg.pair_wins
-    beta, iters = fit_pairs(agg.left, agg.right, n, w, k, ridge=ridge)
+    with single_threaded_blas():
+        beta, iters = fit_pairs(agg.left, agg.right, n, w, k, ridge=ridge)
     rating = scale.ratings(beta, agg.models)
     contrast = scale.factor * scale.contrast(agg.models)
-    cov = contrast @ sandwich_cov(beta, agg.left, agg.right, agg.counts, ridge) @ contrast.T
+    with single_threaded_blas():
+        cov = contrast @ sandwich_cov(beta, agg.left, agg.right, agg.counts, ridge) @ contrast.T
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     boot = None
     if bootstrap_rounds > 0:

@@ -18,7 +18,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from arena_assets.ranking.aggregate import aggregate_codes, drop_rare_models, encode_battles
-from arena_assets.ranking.newton import DEFAULT_RIDGE
+from arena_assets.ranking.newton import DEFAULT_RIDGE, single_threaded_blas
 from arena_assets.ranking.style_fit import fit_style_params, style_gram, style_pieces
 
 STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
@@ -121,12 +121,13 @@ def fit_style_controlled(
     k = agg.n_models
     sc = RatingScale(scale, base, init_rating, anchor)
     pieces = style_pieces(a, b, k)
-    params = fit_style_params(pieces, x, y, None, k, ridge=ridge)
-    beta, theta = params[:k], params[k:]
-    # sandwich: H⁻¹ M H⁻¹ with the per-battle scores; J handled inside style_gram
-    p = expit(beta[a] - beta[b] + x @ theta)
-    h_inv = np.linalg.inv(style_gram(pieces, x, p * (1 - p), k, ridge, identify=True))
-    cov = h_inv @ style_gram(pieces, x, (y - p) ** 2, k, 0.0, identify=False) @ h_inv
+    with single_threaded_blas():
+        params = fit_style_params(pieces, x, y, None, k, ridge=ridge)
+        beta, theta = params[:k], params[k:]
+        # sandwich: H⁻¹ M H⁻¹ with the per-battle scores; J handled inside style_gram
+        p = expit(beta[a] - beta[b] + x @ theta)
+        h_inv = np.linalg.inv(style_gram(pieces, x, p * (1 - p), k, ridge, identify=True))
+        cov = h_inv @ style_gram(pieces, x, (y - p) ** 2, k, 0.0, identify=False) @ h_inv
     # ratings and coefficients as one linear map of the parameters
     lin = np.zeros((k + len(features), k + len(features)))
     lin[:k, :k] = sc.factor * sc.contrast(agg.models)

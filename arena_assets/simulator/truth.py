@@ -10,7 +10,7 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from arena_assets.simulator.config import CATEGORIES
+from arena_assets.simulator.config import CATEGORIES, LANGUAGES
 from arena_assets.simulator.world import World
 
 TRUTH_DIR = "_truth"
@@ -125,8 +125,6 @@ def write_world_truth(out: Path, world: World) -> None:
     ]
     pq.write_table(pa.Table.from_pylist(models, schema=MODELS_SCHEMA), base / "models.parquet")
     u = world.users
-    from arena_assets.simulator.config import LANGUAGES
-
     voters = [
         {"user_id": u.user_id[i], "ip": u.ip[i], "logs_ip": bool(u.logs_ip[i]), "kind": u.kind[i],
          "target_model": world.models[u.target[i]].name if u.target[i] >= 0 else None,

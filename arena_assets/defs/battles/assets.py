@@ -3,12 +3,11 @@
 
 import dagster as dg
 
-from arena_assets.battles import build_battles
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage, BattleRules
+from arena_assets.pipeline import battles_month
 from arena_assets.report import counts_table
-from arena_assets.schema import VOTE_TYPES
 
 
 @dg.asset(
@@ -31,11 +30,9 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     VisionArena-Battle style release."""
     (month,) = months_in_window(context)
     lake = storage.lake()
-    votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
-    convs = lake.read("conversations", month, columns=["conv_id", "tstamp", "language", "dedup_key"])
-    result = build_battles(votes, convs, battle_rules.config())
-    frame = result.battles.sort("battle_id")
-    url = lake.write("battles", month, frame)
+    result, votes_read = battles_month(lake, month, battle_rules.config())
+    frame = result.battles
+    url = lake.url("battles", month)
     storage.publish("battles")
     kept = int(frame["keep"].sum())
     removed = sum(result.removed_by_reason.values())
@@ -47,13 +44,15 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
             "battles_removed": removed,
             "removed_by_reason": dg.MetadataValue.md(counts_table(result.removed_by_reason)),
             "flag_totals": dg.MetadataValue.json(result.flag_totals),
+            "aliases_applied": result.metadata.get("alias_applied", 0),
+            "anomalous_voters": result.metadata.get("anomalous_voters", 0),
             "winners": dg.MetadataValue.json(
                 dict(frame.filter("keep")["winner"].value_counts().iter_rows())),
         }
     )
     yield dg.AssetCheckResult(
-        check_name="votes_conserved", passed=frame.height == votes.height,
-        metadata={"vote_events": votes.height, "battles": frame.height})
+        check_name="votes_conserved", passed=frame.height == votes_read,
+        metadata={"vote_events": votes_read, "battles": frame.height})
     yield dg.AssetCheckResult(
         check_name="removals_accounted", passed=kept + removed == frame.height,
         metadata={"kept": kept, "removed": removed, "battles": frame.height})

@@ -17,7 +17,7 @@ import polars as pl
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage, LeaderboardSettings
-from arena_assets.leaderboards import arena_boards
+from arena_assets.pipeline import arena_leaderboard_month
 from arena_assets.plots import rating_history, ratings_with_intervals
 from arena_assets.report import counts_table, markdown_table
 
@@ -51,14 +51,13 @@ def arena_leaderboard(
     per_month: dict[str, dict] = {}
     failures = 0
     for month in months_in_window(context):
-        months = _months_upto(storage, "battles", month)
-        battles = lake.read_months("battles", months)
-        boards, info = arena_boards(
-            battles, month=month, bootstrap_rounds=settings.bootstrap_rounds,
+        boards, info = arena_leaderboard_month(
+            lake, month, bootstrap_rounds=settings.bootstrap_rounds,
             level=settings.ci_level, anchor=settings.anchor(), min_battles=settings.min_battles,
             min_category_battles=settings.min_category_battles, seed=settings.seed,
         )
-        url = lake.write("arena_leaderboard", month, boards)
+        months = info["months"]
+        url = lake.url("arena_leaderboard", month)
         overall = boards.filter(pl.col("board") == "overall")
         png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")
         png_url = lake.write_blob("arena_leaderboard", f"{month}.png", png)

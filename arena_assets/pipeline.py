@@ -1,0 +1,156 @@
+"""Month-level steps over the lake, shared by the Dagster assets, the CLI and benchmarks.
+
+Each step streams: files are parsed one part at a time into the raw_logs Parquet writer, and
+conversations are cleaned batch by batch as DuckDB hands back latest snapshots, so memory
+stays bounded whatever the month's size.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from arena_assets.clean import FastTextLid, clean_conversations, contains_pii
+from arena_assets.clean.language import LanguageDetector
+from arena_assets.ingest import iter_parsed_files
+from arena_assets.schema import CONVERSATIONS_SCHEMA, PII_TYPES, RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.snapshots import iter_latest_snapshots
+from arena_assets.storage import Lake
+
+RAW_LOGS_ARROW = pl.DataFrame(schema=RAW_LOGS_SCHEMA).to_arrow().schema
+CONVERSATIONS_ARROW = pl.DataFrame(schema=CONVERSATIONS_SCHEMA).to_arrow().schema
+REQUIRED_CONVERSATION_COLUMNS = (
+    "conv_id", "model", "tstamp", "user_hash", "messages", "language", "dedup_key",
+)
+
+
+@dataclass
+class IngestStats:
+    month: str
+    lines_read: int = 0
+    accepted: int = 0
+    rejected: int = 0
+    files: set[str] = field(default_factory=set)
+    formats: Counter = field(default_factory=Counter)
+    rejects_by_reason: dict[str, int] = field(default_factory=dict)
+    preview: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RAW_LOGS_SCHEMA))
+    rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RAW_REJECTS_SCHEMA))
+
+    @property
+    def conserved(self) -> bool:
+        return self.lines_read == self.accepted + self.rejected
+
+
+def ingest_month(
+    lake: Lake,
+    raw_root: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None,
+    storage_options: dict | None = None,
+    workers: int = 1,
+) -> IngestStats:
+    """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``."""
+    stats = IngestStats(month)
+    reject_parts: list[pl.DataFrame] = []
+
+    def accepted_parts():
+        for part in iter_parsed_files(raw_root, month, salt=salt, known_models=known_models,
+                                      storage_options=storage_options, workers=workers):
+            stats.files.add(part.source_file)
+            stats.lines_read += part.lines_read
+            stats.formats[part.source_format] += part.raw_logs.height
+            reject_parts.append(part.rejects)
+            if stats.preview.height == 0:
+                stats.preview = part.raw_logs.head(5)
+            yield part.raw_logs
+
+    stats.accepted = lake.write_batches("raw_logs", month, RAW_LOGS_ARROW, accepted_parts())
+    if reject_parts:
+        stats.rejects = pl.concat(reject_parts)
+    stats.rejected = stats.rejects.height
+    lake.write("raw_rejects", month, stats.rejects)
+    stats.rejects_by_reason = dict(Counter(stats.rejects["reason"].to_list()))
+    return stats
+
+
+@dataclass
+class CleanStats:
+    month: str
+    conversations: int = 0
+    states_in: int = 0
+    states_folded: int = 0
+    null_required: int = 0
+    pii_left: int = 0
+    moderation_flagged: int = 0
+    pii_replaced: Counter = field(default_factory=Counter)
+    languages: Counter = field(default_factory=Counter)
+    preview: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=CONVERSATIONS_SCHEMA))
+
+
+def _all_text(column: str) -> pl.Expr:
+    return pl.col(column).list.eval(pl.element().struct.field("content")).list.join("\n")
+
+
+def clean_month(
+    lake: Lake,
+    month: str,
+    *,
+    language_detector: LanguageDetector | None = None,
+    moderation=None,
+    memory_limit: str = "2GB",
+) -> CleanStats:
+    """Fold the month's raw_logs into cleaned ``conversations`` (one row per conv_id)."""
+    stats = CleanStats(month)
+    detector = language_detector or FastTextLid()
+
+    def cleaned_batches():
+        for snapshots in iter_latest_snapshots(lake, month, memory_limit=memory_limit):
+            frame = clean_conversations(snapshots, language_detector=detector, moderation=moderation)
+            stats.states_folded += int(frame["snapshots"].sum())
+            stats.null_required += sum(frame[c].null_count() for c in REQUIRED_CONVERSATION_COLUMNS)
+            stats.pii_left += frame.select(contains_pii(_all_text("messages")).sum()).item()
+            stats.moderation_flagged += int(frame["moderation_flagged"].sum() or 0)
+            stats.pii_replaced.update({p: int(frame[f"pii_{p}"].sum()) for p in PII_TYPES})
+            stats.languages.update(frame["language"].to_list())
+            if stats.preview.height == 0:
+                stats.preview = frame.head(5)
+            yield frame
+
+    stats.conversations = lake.write_batches(
+        "conversations", month, CONVERSATIONS_ARROW, cleaned_batches())
+    # every side of every accepted event is one conversation state
+    stats.states_in = lake.read("raw_logs", month, columns=["conv_id_a", "conv_id_b"]).select(
+        pl.col("conv_id_a").count() + pl.col("conv_id_b").count()).item()
+    return stats
+
+
+def battles_month(lake: Lake, month: str, config=None):
+    """The month's vote events joined to its conversations -> the lake's ``battles``.
+
+    Returns (BattleResult, vote events read); the written frame is sorted by battle_id.
+    """
+    from arena_assets.battles import build_battles
+    from arena_assets.schema import VOTE_TYPES
+
+    votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
+    convs = lake.read("conversations", month,
+                      columns=["conv_id", "tstamp", "language", "dedup_key"])
+    result = build_battles(votes, convs, config)
+    result.battles = result.battles.sort("battle_id")
+    lake.write("battles", month, result.battles)
+    return result, votes.height
+
+
+def arena_leaderboard_month(lake: Lake, month: str, **board_options):
+    """Boards as of ``month`` from every month's battles up to it -> ``arena_leaderboard``."""
+    from arena_assets.leaderboards import arena_boards
+
+    months = [m for m in lake.months("battles") if m <= month]
+    boards, info = arena_boards(lake.read_months("battles", months), month=month, **board_options)
+    lake.write("arena_leaderboard", month, boards)
+    info["months"] = months
+    return boards, info

@@ -1,0 +1,98 @@
+"""Leaderboards on simulated months, scored against the simulator's hidden truth."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import polars as pl
+from scipy.stats import spearmanr
+
+from arena_assets.ingest import load_model_registry
+from arena_assets.pipeline import battles_month, clean_month, ingest_month
+from arena_assets.ranking import fit_bt, fit_style_controlled
+from arena_assets.simulator import WorldConfig, load_truth, simulate_months
+from arena_assets.storage import Lake
+from arena_assets_tests.harness import materialize
+
+PURE_BT = dict(category_skill_spread=0.0, style_strength=0.0, position_bias=0.0,
+               abusive_fraction=0.0)
+
+
+def _theta(truth: dict[str, pl.DataFrame]) -> dict[str, float]:
+    return dict(truth["models"].select("name", "theta").iter_rows())
+
+
+def test_true_order_recovered_from_20k_simulated_battles(tmp_path):
+    raw = tmp_path / "raw"
+    simulate_months(str(raw), ["2024-06"], 52_000, seed=21, config=WorldConfig(**PURE_BT))
+    votes = load_truth(str(raw))["votes"]
+    assert votes.height >= 20_000
+    board = fit_bt(votes, ci="sandwich").table
+    theta = _theta(load_truth(str(raw)))
+    true = [theta[m] for m in board["model"]]
+    rho = spearmanr(board["rating"].to_numpy(), true).statistic
+    assert rho >= 0.95, rho
+    # the scale is Elo's: rating differences track the true skill differences
+    spread = board["rating"].max() - board["rating"].min()
+    assert 0.8 < spread / (max(true) - min(true)) < 1.25
+
+
+def _pipeline(tmp_path: Path, months: list[str], sessions: int, config: WorldConfig, seed: int):
+    raw, lake = str(tmp_path / "raw"), Lake(str(tmp_path / "lake"))
+    simulate_months(raw, months, sessions, seed=seed, config=config)
+    frames = []
+    for month in months:
+        ingest_month(lake, raw, month, salt="s", known_models=load_model_registry(raw))
+        clean_month(lake, month)
+        frames.append(battles_month(lake, month)[0].battles)
+    return pl.concat(frames), load_truth(raw)
+
+
+def test_style_control_moves_planted_verbose_models_down(tmp_path):
+    config = WorldConfig(category_skill_spread=0.0, style_strength=1.5, position_bias=0.0,
+                         abusive_fraction=0.0)
+    battles, truth = _pipeline(tmp_path, ["2024-01"], 14_000, config, seed=4)
+    kept = battles.filter("keep")
+    assert kept.height > 4_000
+    styled = fit_style_controlled(kept, features=("sum_assistant_tokens", "header_count",
+                                                  "list_count", "bold_count"), min_battles=50)
+    coef = dict(styled.coefficients.select("feature", "coef").iter_rows())
+    assert coef["sum_assistant_tokens"] > 0  # the planted preference for longer answers
+    models = truth["models"].with_columns(
+        style=pl.col("verbosity").rank() + pl.col("markdown").rank())
+    table = styled.table.join(models.select(pl.col("name").alias("model"), "style", "theta"),
+                              on="model")
+    verbose = table.sort("style", descending=True).head(6)
+    plain = table.sort("style").head(6)
+    # the most verbose / markdown-heavy models lose places once style is controlled,
+    # the plainest gain, and the controlled board follows the true skill more closely
+    assert verbose["rank_change"].mean() < 0 < plain["rank_change"].mean()
+    rho_styled = spearmanr(table["rating"], table["theta"]).statistic
+    rho_plain = spearmanr(table["rating_unstyled"], table["theta"]).statistic
+    assert rho_styled > rho_plain
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
+    simulate_months(arena_env["ARENA_RAW_ROOT"], ["2024-01", "2024-02"], 600, seed=9)
+    assert materialize("2024-01").success
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    january = _digest(lake.url("arena_leaderboard", "2024-01"))
+    result = materialize("2024-02")
+    assert result.success
+    assert all(c.passed for c in result.get_asset_check_evaluations())
+    assert _digest(lake.url("arena_leaderboard", "2024-01")) == january
+    feb = lake.read("arena_leaderboard", "2024-02")
+    jan = lake.read("arena_leaderboard", "2024-01")
+    overall = pl.col("board") == "overall"
+    # February's snapshot is fitted on more battles than January's
+    assert feb.filter(overall)["battles"].sum() > jan.filter(overall)["battles"].sum()
+    history = lake.read("leaderboard_history", "2024-02")
+    assert history["snapshot_month"].unique().sort().to_list() == ["2024-01", "2024-02"]
+    assert (history["month"] == "2024-02").all()
+    assert set(feb["board"]) >= {"overall", "style_control"}
+    assert (Path(arena_env["ARENA_LAKE_ROOT"]) / "arena_leaderboard" / "_files" / "2024-02.png").stat().st_size > 1000
