@@ -128,6 +128,21 @@ def clean_month(
     return stats
 
 
+def earlier_crowd(lake: Lake, month: str) -> pl.DataFrame | None:
+    """Kept votes of every earlier month, counted per (model_a, model_b, winner): the crowd
+    the anomaly test compares this month's voters with, besides this month's own votes."""
+    months = [m for m in lake.months("battles") if m < month]
+    if not months:
+        return None
+    return (
+        lake.read_months("battles", months, columns=["model_a", "model_b", "winner", "keep"])
+        .filter("keep")
+        .group_by("model_a", "model_b", "winner")
+        .agg(pl.len().alias("n"))
+        .sort("model_a", "model_b", "winner")
+    )
+
+
 def battles_month(lake: Lake, month: str, config=None):
     """The month's vote events joined to its conversations -> the lake's ``battles``.
 
@@ -139,7 +154,7 @@ def battles_month(lake: Lake, month: str, config=None):
     votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
     convs = lake.read("conversations", month,
                       columns=["conv_id", "tstamp", "language", "dedup_key"])
-    result = build_battles(votes, convs, config)
+    result = build_battles(votes, convs, config, crowd=earlier_crowd(lake, month))
     result.battles = result.battles.sort("battle_id")
     lake.write("battles", month, result.battles)
     return result, votes.height

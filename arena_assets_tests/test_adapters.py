@@ -185,5 +185,7 @@ def test_real_prompts_only_votes_use_judge_and_turns(real_data: Path) -> None:
     part = parse_lines(raw, "f", month, salt="s")
     row = part.raw_logs.row(0, named=True)
     assert [m["content"] for m in row["messages_a"]] == first["turns"]
-    judges = {r["judge"] for r in map(orjson.loads, raw) if dt.datetime.fromtimestamp(r["tstamp"], dt.UTC).strftime("%Y-%m") == month}
+    records = [orjson.loads(x) for x in raw]
+    judges = {r["judge"] for r in records
+              if dt.datetime.fromtimestamp(r["tstamp"], dt.UTC).strftime("%Y-%m") == month}
     assert part.raw_logs["user_hash"].n_unique() == len(judges)

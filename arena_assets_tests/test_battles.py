@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 
 import numpy as np
 import polars as pl
@@ -309,3 +309,12 @@ def test_simulated_month_against_truth(tmp_path) -> None:
     recall = leak.filter("planted")["identity_leak"].mean()
     false_alarm = leak.filter(~pl.col("planted"))["identity_leak"].mean()
     assert recall >= 0.95 and false_alarm <= 0.01, (recall, false_alarm)
+
+
+def test_empty_month_gives_empty_table_with_all_columns() -> None:
+    result = build_battles(pl.DataFrame(schema=RAW_LOGS_SCHEMA), pl.DataFrame(schema=CONVERSATIONS_SCHEMA))
+    assert result.battles.height == 0
+    for side in ("a", "b"):
+        assert f"sum_assistant_tokens_{side}" in result.battles.columns
+    assert set(result.removed_by_reason.values()) == {0}
+    assert result.battles.columns[-3:] == ["flag_reasons", "removed_reason", "keep"]

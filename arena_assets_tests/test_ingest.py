@@ -13,6 +13,7 @@ import pytest
 
 from arena_assets.cli import main as cli_main
 from arena_assets.ingest import (
+    UnreadableFileError,
     iter_parsed_files,
     list_month_files,
     load_model_registry,
@@ -155,7 +156,8 @@ def test_valid_chat_and_vote_become_one_row_each() -> None:
     assert part.rejects.height == 0
     assert part.raw_logs.schema == pl.Schema(RAW_LOGS_SCHEMA)
     c, v = part.raw_logs.to_dicts()
-    assert (c["event_id"], c["type"], c["line_no"], c["model_a"], c["conv_id_a"]) == ("e-1", "chat", 1, "model-x", "c-1")
+    assert (c["event_id"], c["type"], c["line_no"]) == ("e-1", "chat", 1)
+    assert (c["model_a"], c["conv_id_a"]) == ("model-x", "c-1")
     assert c["tstamp"].timestamp() == MAY_3 + 12.5
     assert c["messages_a"] == [{"role": "user", "content": "Hi there", "images": []},
                                {"role": "assistant", "content": "Hello!", "images": []}]
@@ -197,7 +199,8 @@ def test_duplicate_event_ids_keep_the_first() -> None:
     part = parse_lines(lines, "f", MONTH, salt="s")
     assert part.raw_logs["event_id"].to_list() == ["x", "y", "z"]
     assert part.raw_logs["line_no"].to_list() == [1, 2, 5]  # the invalid first "z" is no owner
-    assert part.rejects.select("line_no", "reason").rows() == [(3, "duplicate_event_id"), (4, "tstamp_outside_month")]
+    assert part.rejects.select("line_no", "reason").rows() == [
+        (3, "duplicate_event_id"), (4, "tstamp_outside_month")]
 
 
 def test_unknown_model_only_with_a_registry(tmp_path: Path) -> None:
@@ -252,7 +255,8 @@ def test_conservation_on_random_garbage() -> None:
     rng.shuffle(lines)
     part = parse_lines(lines, "f", MONTH, salt="s")
     assert part.raw_logs.height + part.rejects.height == len(lines)
-    assert sorted(part.raw_logs["line_no"].to_list() + part.rejects["line_no"].to_list()) == list(range(1, len(lines) + 1))
+    outcomes = part.raw_logs["line_no"].to_list() + part.rejects["line_no"].to_list()
+    assert sorted(outcomes) == list(range(1, len(lines) + 1))
     assert set(part.rejects["reason"].unique()) <= set(REJECT_REASONS)
     assert not part.rejects.filter(pl.col("detail").str.starts_with("internal error")).height
     assert part.raw_logs["event_id"].is_unique().all()
@@ -298,7 +302,8 @@ def test_gz_parquet_and_cross_file_duplicates(tmp_path: Path) -> None:
     })
     parsed = parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
     assert parsed.lines_read == 4 + 4 + 4 == parsed.raw_logs.height + parsed.rejects.height
-    assert parsed.raw_logs["event_id"].to_list() == ["e-0", "e-1", "e-2", "e-3", "e-4", "v-0", "v-1", "v-2", "e-9"]
+    assert parsed.raw_logs["event_id"].to_list() == [
+        "e-0", "e-1", "e-2", "e-3", "e-4", "v-0", "v-1", "v-2", "e-9"]
     assert parsed.rejects.select("source_file", "line_no", "reason").rows() == [
         ("2024-05/a.jsonl", 4, "invalid_json"),
         ("2024-05/b.jsonl.gz", 3, "duplicate_event_id"),
@@ -316,6 +321,21 @@ def test_gz_parquet_and_cross_file_duplicates(tmp_path: Path) -> None:
     assert pooled.rejects.equals(parsed.rejects)
 
 
+def test_line_endings_bom_and_unreadable_files(tmp_path: Path) -> None:
+    folder = tmp_path / MONTH
+    folder.mkdir()
+    bom = b"\xef\xbb\xbf"
+    (folder / "a.jsonl").write_bytes(bom + line(chat("a")) + b"\r\n" + line(chat("b")) + b"\r\n\r\n")
+    parsed = parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
+    assert parsed.raw_logs["event_id"].to_list() == ["a", "b"]
+    assert parsed.rejects.select("line_no", "reason").rows() == [(3, "empty_line")]
+    # a truncated gzip has no lines to account for: the month stops, naming the file
+    whole_gz = gzip.compress(b"\n".join(line(chat(f"g{i}")) for i in range(500)))
+    (folder / "b.jsonl.gz").write_bytes(whole_gz[:-40])
+    with pytest.raises(UnreadableFileError, match="b.jsonl.gz"):
+        parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
+
+
 def test_chunked_parts_equal_the_whole(tmp_path: Path) -> None:
     lines = [line(chat(f"e-{i % 450}")) if i % 7 else b"{}" for i in range(1000)]
     _write_month(tmp_path, {"a.jsonl": lines[:600], "b.jsonl": lines[600:]})
@@ -324,6 +344,10 @@ def test_chunked_parts_equal_the_whole(tmp_path: Path) -> None:
     whole = parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
     assert pl.concat([p.raw_logs for p in parts]).equals(whole.raw_logs)
     assert pl.concat([p.rejects for p in parts]).equals(whole.rejects)
+    pooled = list(iter_parsed_files(str(tmp_path), MONTH, salt="s", known_models=None,
+                                    chunk_lines=128, workers=2))
+    assert [p.lines_read for p in pooled] == [p.lines_read for p in parts]
+    assert pl.concat([p.rejects for p in pooled]).equals(whole.rejects)  # b's ids repeat a's
     valid_ids = [i % 450 for i in range(1000) if i % 7]
     assert whole.reason_counts()["duplicate_event_id"] == len(valid_ids) - len(set(valid_ids))
     assert whole.reason_counts()["missing_type"] == 1000 - len(valid_ids)
@@ -332,7 +356,8 @@ def test_chunked_parts_equal_the_whole(tmp_path: Path) -> None:
 def test_cli_writes_both_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _write_month(tmp_path / "raw", {"a.jsonl": [line(chat()), line(vote()), b"[]"]})
     out = tmp_path / "out"
-    assert cli_main(["ingest", str(tmp_path / "raw"), "--month", MONTH, "--out", str(out), "--salt", "s"]) == 0
+    argv = ["ingest", str(tmp_path / "raw"), "--month", MONTH, "--out", str(out), "--salt", "s"]
+    assert cli_main(argv) == 0
     logs = pl.read_parquet(out / "raw_logs.parquet")
     rejects = pl.read_parquet(out / "raw_rejects.parquet")
     assert logs.height == 2 and logs.schema == pl.Schema(RAW_LOGS_SCHEMA)
@@ -358,3 +383,20 @@ def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> No
         pl.col("reason") != pl.col("expected_reason")).select("kind", "reason", "detail").rows()
     # every reason a native log can carry, except the 1 MB lines the simulator does not plant
     assert set(planted["expected_reason"]) == set(REJECT_REASONS) - {"unparseable_record", "line_too_long"}
+
+
+def test_any_fsspec_url_works_like_a_folder() -> None:
+    # fsspec's in-memory filesystem stands in for a remote one (same non-local code path
+    # as s3://: protocol kept in URLs, relative source_file names, compression inferred)
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    root = f"memory://ingest-test-{random.Random().getrandbits(32):x}"
+    fs.pipe(f"{root}/{MONTH}/a.jsonl.gz", gzip.compress(line(chat()) + b"\n" + line(vote())))
+    fs.pipe(f"{root}/{MONTH}/_truth/t.jsonl", line(chat("hidden")))
+    fs.pipe(f"{root}/models.json", orjson.dumps(["model-x"]))
+    assert list_month_files(root, MONTH, storage_options={}) == [f"{root.replace('://', ':///')}/{MONTH}/a.jsonl.gz"]
+    known = load_model_registry(root)
+    parsed = parse_month(root, MONTH, salt="s", known_models=known, storage_options={})
+    assert parsed.raw_logs.select("source_file", "event_id").rows() == [(f"{MONTH}/a.jsonl.gz", "e-1")]
+    assert parsed.rejects["reason"].to_list() == ["unknown_model"]

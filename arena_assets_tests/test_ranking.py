@@ -287,3 +287,13 @@ def test_separated_data_needs_the_ridge() -> None:
     disconnected = pl.concat([battles, pl.DataFrame({"model_a": ["p"], "model_b": ["q"], "winner": ["tie"]})])
     with pytest.raises(ValueError, match="do not exist"):
         fit_bt(disconnected, ridge=0.0)
+
+
+def test_bootstrap_bytes_do_not_depend_on_threads(synthetic: pl.DataFrame) -> None:
+    from arena_assets.ranking.leaderboard import bootstrap_betas
+
+    agg = aggregate(synthetic)
+    beta = fit_bt(synthetic).beta
+    one = bootstrap_betas(agg, beta, 130, seed=3, workers=1)
+    two = bootstrap_betas(agg, beta, 130, seed=3, workers=2)
+    assert one.tobytes() == two.tobytes()

@@ -52,7 +52,7 @@ def synth_month(conversations: int, seed: int) -> list[bytes]:
         for t in range(turns):
             prompt = _text(rng, 40, 600)
             image = [f"{rng.getrandbits(256):064x}"] if rng.random() < 0.05 else None
-            for side, history in enumerate(msgs):
+            for history in msgs:
                 user = {"role": "user", "content": prompt}
                 if image:
                     user["images"] = image

@@ -39,6 +39,7 @@ REMOVAL_REASONS = (
     "daily_cap",
     "dedup_sampled_out",
 )
+_TAIL = ("flag_reasons", "removed_reason", "keep")
 STYLE_FEATURES = (
     "sum_assistant_tokens",
     "header_count",
@@ -175,6 +176,8 @@ def build_battles(
     rows = rows.with_columns(reasons.alias("flag_reasons")).with_columns(
         pl.col("flag_reasons").list.first().alias("removed_reason"),
     ).with_columns(pl.col("removed_reason").is_null().alias("keep"))
+    flags_last = [c for c in rows.columns if c not in REMOVAL_REASONS + _TAIL] + list(REMOVAL_REASONS)
+    rows = rows.select(*flags_last, *_TAIL)
 
     first = rows["removed_reason"].value_counts()
     counted = dict(zip(first["removed_reason"].to_list(), first["count"].to_list()))

@@ -23,6 +23,7 @@ from .parse import iter_parsed_files
 from .sources import load_model_registry
 
 DEFAULT_SALT_ENV = "ARENA_USER_SALT"
+MAX_FILES_LISTED = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -40,7 +41,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
-    salt = args.salt or os.environ.get(DEFAULT_SALT_ENV) or "arena"
+    salt = args.salt or os.environ.get(DEFAULT_SALT_ENV)
+    if not salt:
+        salt = "arena"
+        print(f"warning: no --salt and no ${DEFAULT_SALT_ENV}: user hashes use a public salt",
+              file=sys.stderr)
     known = None if args.no_registry else load_model_registry(args.raw_root)
     out: Path = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -92,7 +97,11 @@ def _report(month: str, per_file: dict[str, list[int]], reasons: Counter[str], l
             accepted: int, elapsed: float, targets: dict[str, Path]) -> None:
     print(f"month {month}: {len(per_file)} files, {lines:,} lines, {accepted:,} accepted, "
           f"{lines - accepted:,} rejected in {elapsed:.1f}s")
-    for name, (n, ok, bad) in per_file.items():
+    shown = list(per_file.items())
+    if len(shown) > MAX_FILES_LISTED:  # a month of daily files: the worst ones matter
+        shown = sorted(shown, key=lambda kv: -kv[1][2])[:MAX_FILES_LISTED]
+        print(f"  (the {MAX_FILES_LISTED} files with most rejects)")
+    for name, (n, ok, bad) in shown:
         print(f"  {name}: {n:,} lines, {ok:,} accepted, {bad:,} rejected")
     if reasons:
         print("rejects by reason:")

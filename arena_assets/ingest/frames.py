@@ -8,6 +8,7 @@ part costs tens of nanoseconds per value, which keeps the whole parse above 100k
 from __future__ import annotations
 
 from itertools import accumulate, chain
+from operator import itemgetter
 
 import polars as pl
 import pyarrow as pa
@@ -16,17 +17,21 @@ from arena_assets.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 
 from .validate import Row
 
+_ROLES, _CONTENTS, _IMAGES = itemgetter(0), itemgetter(1), itemgetter(2)
+
+
 def _messages_arrow(sides: tuple) -> pa.Array:
     """List(Struct) column from one side's per-row (roles, contents, images), None = null."""
     present = [m for m in sides if m is not None]
-    lengths = [0 if m is None else len(m[0]) for m in sides]
-    images = list(chain.from_iterable(m[2] for m in present))
+    lengths = [0 if m is None else len(m[0]) for m in sides] if len(present) < len(sides) \
+        else list(map(len, map(_ROLES, sides)))
+    images = list(chain.from_iterable(map(_IMAGES, present)))
     image_offsets = pa.array(list(accumulate(map(len, images), initial=0)), pa.int32())
     image_refs = pa.array(list(chain.from_iterable(images)), pa.string())
     struct = pa.StructArray.from_arrays(
         [
-            _arrow_strings(list(chain.from_iterable(m[0] for m in present))),
-            _arrow_strings(list(chain.from_iterable(m[1] for m in present))),
+            _arrow_strings(list(chain.from_iterable(map(_ROLES, present)))),
+            _arrow_strings(list(chain.from_iterable(map(_CONTENTS, present)))),
             pa.ListArray.from_arrays(image_offsets, image_refs),
         ],
         names=("role", "content", "images"),
@@ -72,7 +77,7 @@ class RowBuffer:
         self.rej_raw.append(raw)
 
     def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        cols = list(zip(*self.rows)) if self.rows else [()] * 11
+        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 11
         eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b = cols
         raw_logs = pl.DataFrame(
             {

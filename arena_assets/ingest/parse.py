@@ -12,24 +12,22 @@ duplicate, and the first occurrence in file order (files sorted by name) wins.
 
 Streaming: :func:`iter_parsed_files` yields parts of at most ``chunk_lines`` lines, so a
 caller writing one Parquet part per yield holds one part in memory, whatever the month's
-size. With ``workers > 1`` files are parsed in a spawn-context process pool (safe under
-Dagster and with polars' threads), one whole file per task, at most ``2 × workers`` in
-flight, yielded in file order; duplicates across files are then found in the parent.
+size. With ``workers > 1`` files are parsed in a process pool (``parallel.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
-from collections import Counter, deque
+import zlib
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 import polars as pl
+import pyarrow as pa
 
 from arena_assets.schema import MAX_LINE_BYTES, REJECT_RAW_CHARS
 
@@ -45,7 +43,17 @@ from .adapters import (
 from .frames import RowBuffer, empty_raw_logs, empty_rejects
 from .validate import Checker, Reject, Row, short, tname
 
-DEFAULT_CHUNK_LINES = 200_000
+
+class UnreadableFileError(RuntimeError):
+    """A file that cannot be read as a whole (truncated gzip, corrupt Parquet, I/O error).
+
+    Lines are rejected one by one, but a file whose bytes cannot be decompressed or
+    decoded has no lines to account for; stopping with the file named is safer than
+    silently ingesting a prefix of it.
+    """
+
+
+DEFAULT_CHUNK_LINES = 50_000  # ~100 MB of text per part: ~0.6 GB peak RSS measured
 _NESTED_FIELDS = ("state", "states", "models")
 
 
@@ -262,25 +270,47 @@ def _iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, l
 def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str], *,
                     storage_options: dict | None = None,
                     chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
-    """Parts of one file; always at least one part (possibly empty) per file."""
+    """Parts of one file, none over ``chunk_lines``; at least one (maybe empty) per file."""
     parser = FileParser(checker, source_file, seen)
-    for kind, block in _iter_units(url, storage_options):
+    units = _fitting_slices(_iter_units(url, storage_options), parser, chunk_lines)
+    while True:
+        # the GC stays paused from one yield to the next: re-enabling it between blocks
+        # would run a full collection over the part's buffered rows each time
+        try:
+            with gc_paused():
+                part = _next_part(parser, units, chunk_lines)
+        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
+            raise UnreadableFileError(f"{source_file}: unreadable after line {parser.next_no - 1}: "
+                                      f"{type(exc).__name__}: {exc}") from exc
+        if part is None:
+            return
+        yield part
+
+
+def _fitting_slices(units: Iterator[tuple[str, list]], parser: FileParser,
+                    chunk_lines: int) -> Iterator[tuple[str, list]]:
+    """Blocks cut so that each fills the parser's current part at most (lazy: it reads
+    ``parser.pending`` after the previous slice was fed)."""
+    for kind, block in units:
         start = 0
         while start < len(block):
             stop = start + chunk_lines - parser.pending
-            with gc_paused():
-                if kind == "lines":
-                    parser.feed_lines(block[start:stop])
-                else:
-                    parser.feed_records(block[start:stop], nested_json=kind == "rows")
-                part = parser.take() if parser.pending >= chunk_lines else None
+            yield kind, block if start == 0 and stop >= len(block) else block[start:stop]
             start = stop
-            if part is not None:
-                yield part
+
+
+def _next_part(parser: FileParser, units: Iterator[tuple[str, list]],
+               chunk_lines: int) -> ParsedPart | None:
+    for kind, block in units:
+        if kind == "lines":
+            parser.feed_lines(block)
+        else:
+            parser.feed_records(block, nested_json=kind == "rows")
+        if parser.pending >= chunk_lines:
+            return parser.take()
     if parser.pending or parser.parts == 0:
-        with gc_paused():
-            part = parser.take()
-        yield part
+        return parser.take()
+    return None
 
 
 def parse_lines(lines: Iterable[bytes], source_file: str, month: str, *, salt: str,
@@ -291,52 +321,6 @@ def parse_lines(lines: Iterable[bytes], source_file: str, month: str, *, salt: s
     with gc_paused():
         parser.feed_lines(lines)
         return parser.take()
-
-
-def _parse_file_task(url: str, source_file: str, month: str, salt: str,
-                     known_models: set[str] | None, storage_options: dict | None) -> ParsedPart:
-    """One whole file in a worker process (top-level so that spawn can pickle it)."""
-    parts = list(iter_file_parts(url, source_file, Checker(month, salt, known_models), set(),
-                                 storage_options=storage_options, chunk_lines=1 << 62))
-    return parts[0]
-
-
-def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[int, str]:
-    """Raw text of some line/record numbers of a file (re-read; only for rare duplicates)."""
-    out: dict[int, str] = {}
-    no = 0
-    for kind, block in _iter_units(url, storage_options):
-        for unit in block:
-            no += 1
-            if no in wanted:
-                out[no] = raw_text(unit) if kind == "lines" else _record_text(unit)
-    return out
-
-
-def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
-                                storage_options: dict | None) -> ParsedPart:
-    ids = part.raw_logs["event_id"].to_list()
-    dups = seen.intersection(ids)
-    seen.update(ids)
-    if not dups:
-        return part
-    is_dup = pl.col("event_id").is_in(list(dups))
-    moved = part.raw_logs.filter(is_dup)
-    raws = _raw_of(url, set(moved["line_no"].to_list()), storage_options)
-    extra = pl.DataFrame(
-        {
-            "month": moved["month"],
-            "source_file": moved["source_file"],
-            "line_no": moved["line_no"],
-            "reason": ["duplicate_event_id"] * moved.height,
-            "detail": [f"event_id {short(e)} appeared earlier in the month" for e in moved["event_id"]],
-            "raw": [raws.get(n, "") for n in moved["line_no"].to_list()],
-        },
-        schema=part.rejects.schema,
-    )
-    rejects = pl.concat([part.rejects, extra]).sort("line_no", maintain_order=True)
-    return ParsedPart(part.source_file, part.source_format, part.part,
-                      part.raw_logs.filter(~is_dup), rejects)
 
 
 def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
@@ -352,24 +336,11 @@ def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set
             yield from iter_file_parts(url, name, checker, seen, storage_options=storage_options,
                                        chunk_lines=chunk_lines)
         return
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        todo = iter(zip(urls, names, strict=True))
-        pending: deque[tuple[str, Future]] = deque()
+    from .parallel import iter_pooled_parts  # the pool machinery only when asked for
 
-        def submit() -> None:
-            nxt = next(todo, None)
-            if nxt is not None:
-                pending.append((nxt[0], pool.submit(_parse_file_task, nxt[0], nxt[1], month, salt,
-                                                    known_models, storage_options)))
-
-        for _ in range(2 * workers):
-            submit()
-        while pending:
-            url, future = pending.popleft()
-            part = future.result()
-            submit()
-            yield _drop_cross_file_duplicates(part, seen, url, storage_options)
+    yield from iter_pooled_parts(urls, names, month, salt=salt, known_models=known_models,
+                                 storage_options=storage_options, workers=workers,
+                                 chunk_lines=chunk_lines)
 
 
 def parse_month(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,

@@ -106,15 +106,20 @@ def iter_line_blocks(
     """Physical lines of a (possibly gzipped) text file, in blocks, without line ends.
 
     A final line without a newline is still a line; a newline at the very end does not
-    start another one (so ``b"a\\nb\\n"`` is two lines).
+    start another one (so ``b"a\\nb\\n"`` is two lines). ``\\r\\n`` endings need no care:
+    the ``\\r`` is JSON whitespace.
     """
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     with fs.open(path, "rb", compression="infer") as stream:
         rest = b""
+        first = True
         while True:
             buf = stream.read(block_bytes)
             if not buf:
                 break
+            if first:  # a UTF-8 byte order mark (Windows tools) is not part of line 1
+                buf = buf.removeprefix(b"\xef\xbb\xbf")
+                first = False
             lines = (rest + buf).split(b"\n") if rest else buf.split(b"\n")
             rest = lines.pop()
             if lines:

@@ -301,7 +301,8 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
             role = _odd_role(role, where, i)
         if type(content) is not str:
             if content is not None:
-                raise Reject("wrong_type", f"{where}.messages[{i}].content is {tname(content)}, expected string")
+                raise Reject("wrong_type",
+                             f"{where}.messages[{i}].content is {tname(content)}, expected string")
             content = ""
         if imgs:
             if type(imgs) is not list:

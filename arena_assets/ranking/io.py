@@ -5,7 +5,8 @@ Supported inputs (a file, or a folder of such files):
 - JSON Lines or a JSON list of FastChat clean_battle records. Only the fields the ranking
   needs are kept: ``model_a, model_b, winner``, boolean flags (``anony``, ``is_code``,
   ``is_refusal``, …), ``language``, ``tstamp``, the style columns when present and, when the
-  record has ``conversation_a/_b``, style columns computed from them (style.py), and
+  record has ``conversation_a/_b``, style columns computed from them (the battles stage's
+  vectorised counters, so files and the battles asset count alike), and
   ``categories``: the dotted paths of ``category_tag`` whose value is ``true``
   (e.g. ``refusal_v0.2``, ``criteria_v0.1.specificity``, ``math_v0.1.math``).
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from arena_assets.ranking.style import STYLE_FEATURES, conversation_style
+from arena_assets.ranking.style import STYLE_FEATURES
 
 REQUIRED = ("model_a", "model_b", "winner")
 _SCALARS = ("question_id", "language", "tstamp", "turn", "judge", "category")
@@ -52,9 +53,23 @@ def _record_row(rec: dict) -> dict:
         row["categories"] = _true_paths(rec["category_tag"])
     if "conversation_a" in rec and "conversation_b" in rec and "header_count_a" not in rec:
         for side in "ab":
-            for feat, value in conversation_style(rec[f"conversation_{side}"]).items():
-                row[f"{feat}_{side}"] = value
+            row[f"_conv_{side}"] = [
+                {"role": str(m.get("role", "")), "content": str(m.get("content") or "")}
+                for m in rec[f"conversation_{side}"] or () if isinstance(m, dict)
+            ]
     return row
+
+
+def _with_style(frame: pl.DataFrame) -> pl.DataFrame:
+    """Style columns from the carried conversations (``_conv_a/_b``), then drop them."""
+    if "_conv_a" not in frame.columns:
+        return frame
+    from arena_assets.battles.style import style_columns
+
+    wanted = {f"{f}_{s}" for f in STYLE_FEATURES for s in "ab"}
+    styled = frame.with_columns(*style_columns("_conv_a", "_a"), *style_columns("_conv_b", "_b"))
+    extra = [c for c in styled.columns if c not in frame.columns and c not in wanted]
+    return styled.drop("_conv_a", "_conv_b", *extra)
 
 
 def _read_json_records(path: Path) -> list[dict]:
@@ -79,7 +94,7 @@ def read_battles(path: str | Path, category: str | None = None) -> pl.DataFrame:
     elif path.suffix == ".parquet":
         frame = pl.read_parquet(path)
     elif path.suffix in {".jsonl", ".json", ".ndjson"}:
-        frame = pl.DataFrame(_read_json_records(path), infer_schema_length=None)
+        frame = _with_style(pl.DataFrame(_read_json_records(path), infer_schema_length=None))
     else:
         raise ValueError(f"unsupported battle file {path} (Parquet, JSONL or JSON)")
     missing = [c for c in REQUIRED if c not in frame.columns]

@@ -9,7 +9,6 @@ standardized across battles; the model adds θ·x to the BT logit.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,37 +21,6 @@ from arena_assets.ranking.newton import DEFAULT_RIDGE, single_threaded_blas
 from arena_assets.ranking.style_fit import fit_style_params, style_gram, style_pieces
 
 STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
-
-_CODE_BLOCK = re.compile(r"```.*?```", re.DOTALL)
-_HEADER = re.compile(r"^#{1,6}\s", re.MULTILINE)
-_LIST = re.compile(r"^\s*(?:\d+\.|[-*+])\s", re.MULTILINE)
-_BOLD = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__")
-
-
-def markdown_counts(text: str) -> tuple[int, int, int]:
-    """(headers, list items, bold spans) of one answer, code blocks excluded."""
-    text = _CODE_BLOCK.sub("", text)
-    return len(_HEADER.findall(text)), len(_LIST.findall(text)), len(_BOLD.findall(text))
-
-
-def conversation_style(messages: list[dict]) -> dict[str, int]:
-    """Style counts of the assistant side of a conversation [{role, content, num_tokens?}].
-
-    Tokens are ``num_tokens`` where the log has it, else whitespace-separated words.
-    """
-    out = dict.fromkeys(STYLE_FEATURES, 0)
-    for msg in messages or ():
-        if msg.get("role") != "assistant":
-            continue
-        content = msg.get("content") or ""
-        tokens = msg.get("num_tokens")
-        out["sum_assistant_tokens"] += int(tokens) if tokens is not None else len(content.split())
-        h, li, bo = markdown_counts(content)
-        out["header_count"] += h
-        out["list_count"] += li
-        out["bold_count"] += bo
-    return out
-
 
 def style_differences(s_a: np.ndarray, s_b: np.ndarray) -> np.ndarray:
     s_a = np.asarray(s_a, dtype=np.float64)
@@ -112,7 +80,11 @@ def fit_style_controlled(
     y = np.where(o == 0, 1.0, np.where(o == 1, 0.0, 0.5))
     x = np.column_stack(
         [
-            style_differences(battles[f"{f}_a"].to_numpy()[kept], battles[f"{f}_b"].to_numpy()[kept])
+            # a missing count (null) is read as 0, i.e. no such element in the answer
+            style_differences(
+                battles[f"{f}_a"].fill_null(0).to_numpy()[kept],
+                battles[f"{f}_b"].fill_null(0).to_numpy()[kept],
+            )
             for f in features
         ]
     )

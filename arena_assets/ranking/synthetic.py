@@ -30,8 +30,10 @@ def sample_bt_battles(
     tie_rate: float = 0.0,
     style_coef: Mapping[str, float] | None = None,
     model_style: Mapping[str, Mapping[str, float]] | None = None,
+    popularity: Sequence[float] | np.ndarray | None = None,
 ) -> pl.DataFrame:
-    """``n`` battles between uniformly drawn distinct pairs, outcomes from BT.
+    """``n`` battles between uniformly drawn distinct pairs (or drawn by ``popularity``,
+    one weight per model, as arena traffic is), outcomes from BT.
 
     ``tie_rate`` turns that share of battles (chosen independently of the models) into
     ties. With ``style_coef`` (feature -> logit coefficient per standard deviation of the
@@ -42,8 +44,16 @@ def sample_bt_battles(
     names, values = _named_ratings(ratings)
     k = len(names)
     rng = np.random.default_rng(seed)
-    a = rng.integers(0, k, n)
-    b = (a + rng.integers(1, k, n)) % k  # uniform over the other k-1 models
+    if popularity is None:
+        a = rng.integers(0, k, n)
+        b = (a + rng.integers(1, k, n)) % k  # uniform over the other k-1 models
+    else:  # both sides drawn by popularity, redrawing b until it differs from a
+        weights = np.asarray(popularity, dtype=np.float64)
+        weights = weights / weights.sum()
+        a = rng.choice(k, n, p=weights)
+        b = rng.choice(k, n, p=weights)
+        while (same := np.flatnonzero(a == b)).size:
+            b[same] = rng.choice(k, same.size, p=weights)
     logit = (values[a] - values[b]) * math.log(base) / scale
     columns: dict[str, np.ndarray] = {}
     if style_coef:
