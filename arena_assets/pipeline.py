@@ -7,7 +7,9 @@ stays bounded whatever the month's size.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -95,6 +97,26 @@ def _all_text(column: str) -> pl.Expr:
     return pl.col(column).list.eval(pl.element().struct.field("content")).list.join("\n")
 
 
+def ordered_map(fn: Callable, items: Iterable, threads: int) -> Iterator:
+    """``map`` over a stream with ``threads`` workers, in order, at most 2 x threads pending.
+
+    Threads (not processes) suffice for cleaning: polars and the Parquet writer release the
+    GIL, so one batch's polars work overlaps the next batch's language detection, and no
+    batch has to be pickled to another process.
+    """
+    if threads <= 1:
+        yield from map(fn, items)
+        return
+    with ThreadPoolExecutor(threads) as pool:
+        pending: deque = deque()
+        for item in items:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= 2 * threads:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+
+
 def clean_month(
     lake: Lake,
     month: str,
@@ -102,20 +124,34 @@ def clean_month(
     language_detector: LanguageDetector | None = None,
     moderation=None,
     memory_limit: str = "2GB",
+    threads: int = 2,
 ) -> CleanStats:
     """Fold the month's raw_logs into cleaned ``conversations`` (one row per conv_id)."""
     stats = CleanStats(month)
     detector = language_detector or FastTextLid()
 
+    def clean(snapshots: pl.DataFrame) -> tuple[pl.DataFrame, dict]:
+        frame = clean_conversations(snapshots, language_detector=detector, moderation=moderation)
+        # the checks' figures are computed here, in the worker thread, not in the writer
+        figures = {
+            "states_folded": int(frame["snapshots"].sum()),
+            "null_required": sum(frame[c].null_count() for c in REQUIRED_CONVERSATION_COLUMNS),
+            "pii_left": frame.select(contains_pii(_all_text("messages")).sum()).item(),
+            "moderation_flagged": int(frame["moderation_flagged"].sum() or 0),
+            "pii_replaced": {p: int(frame[f"pii_{p}"].sum()) for p in PII_TYPES},
+            "languages": frame["language"].value_counts().iter_rows(),
+        }
+        return frame, figures
+
     def cleaned_batches():
-        for snapshots in iter_latest_snapshots(lake, month, memory_limit=memory_limit):
-            frame = clean_conversations(snapshots, language_detector=detector, moderation=moderation)
-            stats.states_folded += int(frame["snapshots"].sum())
-            stats.null_required += sum(frame[c].null_count() for c in REQUIRED_CONVERSATION_COLUMNS)
-            stats.pii_left += frame.select(contains_pii(_all_text("messages")).sum()).item()
-            stats.moderation_flagged += int(frame["moderation_flagged"].sum() or 0)
-            stats.pii_replaced.update({p: int(frame[f"pii_{p}"].sum()) for p in PII_TYPES})
-            stats.languages.update(frame["language"].to_list())
+        snapshots = iter_latest_snapshots(lake, month, memory_limit=memory_limit)
+        for frame, figures in ordered_map(clean, snapshots, threads):
+            stats.states_folded += figures["states_folded"]
+            stats.null_required += figures["null_required"]
+            stats.pii_left += figures["pii_left"]
+            stats.moderation_flagged += figures["moderation_flagged"]
+            stats.pii_replaced.update(figures["pii_replaced"])
+            stats.languages.update(dict(figures["languages"]))
             if stats.preview.height == 0:
                 stats.preview = frame.head(5)
             yield frame

@@ -125,12 +125,13 @@ def main() -> None:
               f"accepted={parsed.raw_logs.height:,} rejected={parsed.rejects.height:,} "
               f"workers={args.workers} files={args.files}")
         print(f"median {med:.2f}s over {args.repeats} (all: {', '.join(f'{t:.2f}' for t in times)})")
-        print(f"{parsed.lines_read / med:,.0f} lines/s  {args.conversations / med:,.0f} conversations/s"
+        unit = "sessions" if args.simulator else "conversations"  # the simulator counts sessions
+        print(f"{parsed.lines_read / med:,.0f} lines/s  {args.conversations / med:,.0f} {unit}/s"
               f"  {size_mb / med:.0f} MB/s")
         if args.workers <= 1:  # CPU time is immune to other processes sharing the cores
             med_cpu = statistics.median(cpu)
             print(f"CPU: median {med_cpu:.2f}s -> {parsed.lines_read / med_cpu:,.0f} lines/s per core, "
-                  f"{args.conversations / med_cpu:,.0f} conversations/s per core")
+                  f"{args.conversations / med_cpu:,.0f} {unit}/s per core")
 
 
 if __name__ == "__main__":

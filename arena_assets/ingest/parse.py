@@ -271,6 +271,8 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
                     storage_options: dict | None = None,
                     chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
     """Parts of one file, none over ``chunk_lines``; at least one (maybe empty) per file."""
+    if chunk_lines < 1:
+        raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
     parser = FileParser(checker, source_file, seen)
     units = _fitting_slices(_iter_units(url, storage_options), parser, chunk_lines)
     while True:

@@ -26,12 +26,12 @@ False; a null ``content`` is "" (an assistant turn still streaming) and counts a
 a user turn; a content or role of another JSON type is ``wrong_type``, a message that is
 not an object / pair or lacks ``content`` is ``bad_message``; roles are matched
 case-insensitively ("USER" is user) but no aliases ("human", "gpt", "bot" are bad_role);
-a state's
-``offset`` (FastChat: number of leading few-shot messages) drops those messages; image
-hashes are lower-cased. Empty strings count as absent for ids, models and users.
+a state's ``offset`` (FastChat: number of leading few-shot messages) drops those
+messages; image hashes are lower-cased; empty strings count as absent for ids, models and
+users. ``user_hash`` is BLAKE2b keyed with the salt, 10 bytes as 20 hex characters.
 
-Why exceptions and plain ``type(x) is`` tests: this runs once per line on a path that
-must sustain >100k lines/s per core; rejections are rare, so raising is cheap overall.
+Why exceptions and plain ``type(x) is`` tests: this runs once per line, on the path that
+sets the whole pipeline's throughput; rejections are rare, so raising is cheap overall.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from .sources import month_bounds_us
 EVENT_TYPE_SET = frozenset(EVENT_TYPES)
 ROLE_SET = frozenset(ROLES)
 IMAGE_REF = re.compile(r"[0-9a-fA-F]{64}")
+LOWER_IMAGE_REF = re.compile(r"[0-9a-f]{64}")
 DETAIL_VALUE_CHARS = 80
 # seconds range accepted as a timestamp at all (1970 .. 9999); outside it is bad_tstamp
 TS_MAX_S = 253_402_300_800
@@ -104,6 +105,7 @@ class Checker:
 
     # -- scalar fields -------------------------------------------------------------------
     def user_hash(self, value: str) -> str:
+        """Keyed BLAKE2b of an ip / user id: stable within a salt, not reversible without it."""
         cached = self._user_cache.get(value)
         if cached is None:
             if len(self._user_cache) >= _USER_CACHE_MAX:
@@ -242,8 +244,9 @@ def messages(msgs: Any, where: str) -> Messages:
     """Normalise a message list (OpenAI dicts or FastChat pairs) into columns (step 9).
 
     Fast path: the common case (OpenAI dicts, known lower-case roles, non-blank string
-    contents, no images) is recognised with C-level builtins over whole lists, no Python
-    loop per message. Anything else takes the checked path, which alone decides reasons.
+    contents, lower-case image hashes on user turns) is recognised with C-level builtins
+    over whole lists, no Python loop per message. Anything else takes the checked path,
+    which alone decides reasons (and gives the same result where both accept).
     """
     if type(msgs) is list and 0 < len(msgs) <= MAX_MESSAGES:
         try:
@@ -260,11 +263,27 @@ def messages(msgs: Any, where: str) -> Messages:
             and "" not in contents
             and not any(map(str.isspace, contents))
             and (total <= MAX_MESSAGE_CHARS or max(map(len, contents)) <= MAX_MESSAGE_CHARS)
-            # exactly {role, content} per message, or else no images among extra keys
-            and (sum(map(len, msgs)) == 2 * len(msgs) or not any([m.get("images") for m in msgs]))
         ):
-            return roles, contents, [_NO_IMAGES] * len(roles)
+            if sum(map(len, msgs)) == 2 * len(msgs):  # exactly {role, content} each
+                return roles, contents, [_NO_IMAGES] * len(roles)
+            images = [m.get("images") for m in msgs]
+            if not any(images):
+                return roles, contents, [_NO_IMAGES] * len(roles)
+            if _plain_images(images, roles):
+                return roles, contents, [refs or _NO_IMAGES for refs in images]
     return _messages_checked(msgs, where)
+
+
+def _plain_images(images: list, roles: list[str]) -> bool:
+    """Image lists that the checked path would accept unchanged (user turns, lower hex)."""
+    for refs, role in zip(images, roles, strict=True):
+        if refs:
+            if type(refs) is not list or role != "user":
+                return False
+            for ref in refs:
+                if type(ref) is not str or LOWER_IMAGE_REF.fullmatch(ref) is None:
+                    return False
+    return True
 
 
 def _messages_checked(msgs: Any, where: str) -> Messages:
