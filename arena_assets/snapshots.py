@@ -36,7 +36,7 @@ def latest_snapshots(raw_logs: pl.DataFrame) -> pl.DataFrame:
     """Latest state per conv_id of an in-memory raw_logs frame, sorted by conv_id."""
     with duckdb.connect() as con:
         con.register("raw_logs", raw_logs.to_arrow())
-        return _typed(pl.from_arrow(con.execute(sql("latest_snapshots")).fetch_arrow_table()))
+        return _typed(pl.from_arrow(con.execute(sql("latest_snapshots")).to_arrow_table()))
 
 
 def iter_latest_snapshots(

@@ -173,7 +173,9 @@ class Catalog:
     def ensure_view(self, lake: Lake, asset: str, attempts: int = 50) -> None:
         """(Re)create ``asset`` as a view over every month's file.
 
-        The view reads a glob, so it covers new months without being touched again; it is
+        For an S3 lake the view is created through the lake's fsspec filesystem; reading it
+        later from another DuckDB client needs that client's own S3 access (httpfs). The
+        view reads a glob, so it covers new months without being touched again; it is
         recreated anyway so that a moved lake root is picked up. DuckDB allows one writer
         per database file: concurrent partitions retry on the lock with a short backoff.
         """
@@ -183,7 +185,7 @@ class Catalog:
         )
         for attempt in range(attempts):
             try:
-                with duckdb.connect(self.path) as con:
+                with duckdb_connect(lake, self.path) as con:
                     con.execute(sql)
                 return
             except duckdb.IOException as exc:  # lock held by another process

@@ -243,7 +243,8 @@ def test_token_counts_hand_checked() -> None:
 
 
 def test_moderation_over_http_against_the_simulated_endpoint() -> None:
-    endpoint_module = pytest.importorskip("arena_assets.simulator.endpoint")
+    from arena_assets.simulator import World
+    from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
     from arena_assets.simulator.lexicon import TOXIC_MARKERS
 
     toxic = f"Listen: {TOXIC_MARKERS['violence'][0]}!"
@@ -251,59 +252,14 @@ def test_moderation_over_http_against_the_simulated_endpoint() -> None:
         {"conv_id_a": "c1", "model_a": "m", "messages_a": [_message("user", "Tell me a joke")]},
         {"conv_id_a": "c2", "model_a": "m", "messages_a": [_message("user", toxic)]},
     ]
-    with endpoint_module.ArenaEndpoint() as endpoint:
+    # the first request is answered 429 with Retry-After: the openai client must retry it
+    with ArenaEndpoint(World.build(seed=1), faults=Faults(script=["429"])) as endpoint:
         moderation = OpenAIModeration(base_url=endpoint.base_url, api_key="x", batch_size=1,
-                                      max_concurrency=2)
+                                      max_concurrency=1)
         out = build_conversations(_raw(events), month="2024-05", moderation=moderation)
+        stats = dict(endpoint.stats)
     assert out.get_column("moderation_flagged").to_list() == [False, True]
     assert "violence" in json.loads(out.get_column("moderation_categories")[1])
     assert json.loads(out.get_column("moderation_categories")[0]) == []
-
-
-
-def test_moderation_retries_429_through_openai_client() -> None:
-    """Tiny stdlib server (OpenAI-shaped JSON) for the retry path: first call 429, then OK.
-
-    Kept small on purpose; the behavioural test is the one against ArenaEndpoint above.
-    """
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
-    calls: list[int] = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server naming)
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            calls.append(len(body["input"]))
-            if len(calls) == 1:
-                self.send_response(429)
-                self.send_header("Retry-After", "0")
-                self.end_headers()
-                return
-            results = [{"flagged": "smash" in t,
-                        "categories": {"violence": "smash" in t, "hate": False},
-                        "category_scores": {"violence": 0.9 if "smash" in t else 0.0,
-                                            "hate": 0.0}} for t in body["input"]]
-            payload = json.dumps({"id": "m", "model": body["model"], "results": results}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        moderation = OpenAIModeration(base_url=f"http://127.0.0.1:{server.server_port}/v1",
-                                      api_key="x", batch_size=2, max_concurrency=1)
-        verdicts = moderation.moderate(["hello", "I will smash it", "hello again"])
-    finally:
-        server.shutdown()
-        server.server_close()
-    assert [v[0] for v in verdicts] == [False, True, False]
-    assert json.loads(verdicts[1][1]) == ["violence"]
-    assert calls == [2, 2, 1]  # the 429'd batch was retried by the client
+    assert any("429" in k for k in stats) and sum(
+        v for k, v in stats.items() if "moderations" in k and "200" in k) == 2

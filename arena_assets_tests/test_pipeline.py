@@ -85,6 +85,10 @@ def test_two_months_materialize_concurrently(arena_env, tmp_path):
     (home / "dagster.yaml").write_text((PROJECT / "dagster.yaml").read_text())
     env = {**os.environ, "DAGSTER_HOME": str(home)}
     dagster = str(Path(sys.executable).with_name("dagster"))
+    # a deployed instance exists before its runs: create its SQLite storage once, so the
+    # two runs below do not race on creating tables
+    subprocess.run([dagster, "instance", "migrate"], env=env, cwd=tmp_path, check=True,
+                   capture_output=True)
     procs = [
         subprocess.Popen(
             [dagster, "asset", "materialize", "-m", "arena_assets.definitions",

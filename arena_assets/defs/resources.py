@@ -107,7 +107,10 @@ class BattleRules(dg.ConfigurableResource):
     anomaly_alpha: float = 1e-4
     seed: int = 0
 
-    def config(self):
+    def config(self, registry: list[dict] | None = None):
+        """The BattleConfig; ``registry`` (models.json entries) adds every known model name
+        and organisation to the identity-leak vocabulary, so an answer naming a model that
+        has no vote this month is still caught."""
         import csv
         import json
 
@@ -123,8 +126,12 @@ class BattleRules(dg.ConfigurableResource):
         if self.identity_names:
             with open(self.identity_names) as fh:
                 names = json.load(fh)
+        registry = registry or []
         return BattleConfig(
             aliases=tuple(aliases), identity_names=names, dedup_percentile=self.dedup_percentile,
+            known_models=tuple(sorted(r["name"] for r in registry)),
+            extra_identity_words=tuple(sorted(
+                {str(r["organization"]).lower() for r in registry if r.get("organization")})),
             daily_vote_cap=self.daily_vote_cap, anomaly=AnomalyConfig(alpha=self.anomaly_alpha),
             seed=self.seed,
         )

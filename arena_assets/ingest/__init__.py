@@ -24,7 +24,13 @@ from .parse import (
     parse_month,
     reason_counts,
 )
-from .sources import RAW_EXTENSIONS, list_month_files, load_model_registry, month_bounds_us
+from .sources import (
+    RAW_EXTENSIONS,
+    list_month_files,
+    load_model_records,
+    load_model_registry,
+    month_bounds_us,
+)
 
 __all__ = [
     "CLEAN_BATTLE",
@@ -38,6 +44,7 @@ __all__ = [
     "detect_format",
     "iter_parsed_files",
     "list_month_files",
+    "load_model_records",
     "load_model_registry",
     "month_bounds_us",
     "parse_lines",

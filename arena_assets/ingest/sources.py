@@ -144,10 +144,10 @@ def iter_parquet_records(
             yield batch.to_pylist()
 
 
-def load_model_registry(
+def load_model_records(
     raw_root: str, storage_options: dict | None = None
-) -> set[str] | None:
-    """Model names from ``<raw_root>/models.json``; ``None`` when there is no registry.
+) -> list[dict] | None:
+    """Entries of ``<raw_root>/models.json`` as ``{"name": …, …}`` dicts; ``None`` when absent.
 
     Accepts the documented list of ``{"name": …}`` objects, a plain list of names, or an
     object keyed by name. Anything else raises ``ValueError``: a broken registry is a
@@ -160,12 +160,20 @@ def load_model_registry(
     with fs.open(path, "rb") as stream:
         data = orjson.loads(stream.read())
     if isinstance(data, dict):
-        names = list(data)
+        records = [{"name": k, **(v if isinstance(v, dict) else {})} for k, v in data.items()]
     elif isinstance(data, list):
-        names = [item.get("name") if isinstance(item, dict) else item for item in data]
+        records = [item if isinstance(item, dict) else {"name": item} for item in data]
     else:
         raise ValueError(f"{path}: expected a list of models, got {type(data).__name__}")
-    bad = [n for n in names if not isinstance(n, str) or not n]
+    bad = [r.get("name") for r in records if not isinstance(r.get("name"), str) or not r["name"]]
     if bad:
         raise ValueError(f"{path}: {len(bad)} entries without a model name, e.g. {bad[0]!r}")
-    return set(names)
+    return records
+
+
+def load_model_registry(
+    raw_root: str, storage_options: dict | None = None
+) -> set[str] | None:
+    """Model names from ``<raw_root>/models.json``; ``None`` when there is no registry."""
+    records = load_model_records(raw_root, storage_options)
+    return None if records is None else {r["name"] for r in records}

@@ -6,6 +6,7 @@ import dagster as dg
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage, BattleRules
+from arena_assets.ingest import load_model_records
 from arena_assets.pipeline import battles_month
 from arena_assets.report import counts_table
 
@@ -27,10 +28,12 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     model_b, tie, tie (bothbad)), language, voter hash, both conversation ids, style
     features of both answers, and flags with reasons (not anonymous, identity leak, top-prompt
     dedup, daily cap, anomalous voter). `keep` marks the battles leaderboards use; the
-    VisionArena-Battle style release."""
+    VisionArena-Battle style release. The anomaly test's crowd includes the kept votes of
+    every earlier month already in the lake, so backfill months in order."""
     (month,) = months_in_window(context)
     lake = storage.lake()
-    result, votes_read = battles_month(lake, month, battle_rules.config())
+    registry = load_model_records(storage.raw_root, storage.raw_storage_options())
+    result, votes_read = battles_month(lake, month, battle_rules.config(registry))
     frame = result.battles
     url = lake.url("battles", month)
     storage.publish("battles")
