@@ -67,7 +67,7 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     out += [
         f"Raw logs:        {raw_root}",
         f"Lake (Parquet):  {lake_root}",
-        f"DuckDB catalog:  {catalog_path}   e.g. duckdb {catalog_path} "
+        f"DuckDB catalog:  {catalog_path}   e.g. .venv/bin/duckdb {catalog_path} "
         "\"select month, count(*) from conversations group by 1\"",
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]

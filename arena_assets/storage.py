@@ -19,7 +19,6 @@ No Dagster here; the Dagster resource in ``arena_assets.defs.resources`` wraps t
 from __future__ import annotations
 
 import contextlib
-import time
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -164,35 +163,22 @@ def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = Fal
     return con
 
 
-@dataclass
-class Catalog:
-    """A DuckDB database file holding one view per asset over the lake's Parquet files."""
+def view_sql(lake: Lake, asset: str) -> str:
+    """The catalog view of ``asset``: every month's file, each row with its ``month``."""
+    return (
+        f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM '
+        f"read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
+    )
 
-    path: str
 
-    def ensure_view(self, lake: Lake, asset: str, attempts: int = 50) -> None:
-        """(Re)create ``asset`` as a view over every month's file.
+def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
+    """Create the view on an open catalog connection.
 
-        For an S3 lake the view is created through the lake's fsspec filesystem; reading it
-        later from another DuckDB client needs that client's own S3 access (httpfs). The
-        view reads a glob, so it covers new months without being touched again; it is
-        recreated anyway so that a moved lake root is picked up. DuckDB allows one writer
-        per database file: concurrent partitions retry on the lock with a short backoff.
-        """
-        sql = (
-            f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM '
-            f"read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
-        )
-        for attempt in range(attempts):
-            try:
-                with duckdb_connect(lake, self.path) as con:
-                    con.execute(sql)
-                return
-            except duckdb.IOException as exc:  # lock held by another process
-                if "lock" not in str(exc).lower() or attempt == attempts - 1:
-                    raise
-                time.sleep(0.05 * (attempt + 1))
-
-    def views(self) -> list[str]:
-        with duckdb.connect(self.path, read_only=True) as con:
-            return [r[0] for r in con.execute("select view_name from duckdb_views() where not internal").fetchall()]
+    For an S3 lake the view is bound through the lake's fsspec filesystem; reading it later
+    from another DuckDB client needs that client's own S3 access (httpfs). The view reads a
+    glob, so it covers new months without being touched again; it is recreated anyway so a
+    moved lake root is picked up.
+    """
+    if not lake.is_local:
+        con.register_filesystem(lake.fs)
+    con.execute(view_sql(lake, asset))

@@ -10,7 +10,9 @@ from typing import Any
 
 import dagster as dg
 
-from arena_assets.storage import Catalog, Lake
+from dagster_duckdb import DuckDBResource
+
+from arena_assets.storage import Lake, create_view
 
 
 class ArenaStorage(dg.ConfigurableResource):
@@ -52,12 +54,14 @@ class ArenaStorage(dg.ConfigurableResource):
     def lake(self) -> Lake:
         return Lake(self.lake_root, self._options_for(self.lake_root))
 
-    def catalog(self) -> Catalog:
-        return Catalog(self.catalog_path)
-
     def publish(self, asset: str) -> None:
-        """Make sure the catalog has a view for ``asset`` (after its first file exists)."""
-        self.catalog().ensure_view(self.lake(), asset)
+        """Make sure the catalog has a view for ``asset`` (after its first file exists).
+
+        DuckDBResource retries with backoff while another run holds the catalog's lock, so
+        concurrent partitions of different months can all publish.
+        """
+        with DuckDBResource(database=self.catalog_path).get_connection() as con:
+            create_view(con, self.lake(), asset)
 
 
 class IngestSettings(dg.ConfigurableResource):
