@@ -10,12 +10,7 @@ import zlib
 
 import polars as pl
 
-from arena_assets.battles import STYLE_FEATURES
-from arena_assets.ranking import fit_bt, fit_style_controlled
-
-# style features the style-controlled board adjusts for (FastChat's set: length + markdown)
-BOARD_STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
-assert set(BOARD_STYLE_FEATURES) <= set(STYLE_FEATURES)
+from arena_assets.ranking import STYLE_FEATURES, TooFewModels, fit_bt, fit_style_controlled
 
 BOARD_SCHEMA = {
     "month": pl.String,
@@ -66,28 +61,32 @@ def arena_boards(
         "boards": {},
         "style_coefficients": pl.DataFrame(),
     }
-    if kept.height == 0:
-        return pl.DataFrame(schema=BOARD_SCHEMA), info
     rs = month_seed(seed, month)
     ci = "bootstrap" if bootstrap_rounds > 0 else "sandwich"
-    common = dict(anchor=anchor, ci=ci, level=level, bootstrap_rounds=bootstrap_rounds, seed=rs)
-    frames = []
-    overall = fit_bt(kept, min_battles=min_battles, **common)
-    frames.append(_board(overall.table, month, "overall"))
-    info["boards"]["overall"] = kept.height
-
-    styled = fit_style_controlled(kept, features=BOARD_STYLE_FEATURES, min_battles=min_battles, **common)
-    frames.append(_board(styled.table, month, "style_control"))
-    info["boards"]["style_control"] = kept.height
-    info["style_coefficients"] = styled.coefficients
+    common = dict(anchor=anchor, ci=ci, level=level, bootstrap_rounds=bootstrap_rounds,
+                  seed=rs, min_battles=min_battles)
+    frames = [pl.DataFrame(schema=BOARD_SCHEMA)]
+    # an early or small month may leave fewer than two models above min_battles: that
+    # board is skipped (and said so in `boards`), the others are still published
+    try:
+        overall = fit_bt(kept, **common)
+        frames.append(_board(overall.table, month, "overall"))
+        info["boards"]["overall"] = kept.height
+        styled = fit_style_controlled(kept, features=STYLE_FEATURES, **common)
+        frames.append(_board(styled.table, month, "style_control"))
+        info["boards"]["style_control"] = kept.height
+        info["style_coefficients"] = styled.coefficients
+    except TooFewModels as exc:
+        info["boards"]["overall"] = f"skipped: {exc}"
+        return pl.concat(frames), info
 
     # per-category boards: languages now; topic categories join once topic labels exist
     by_language = kept.group_by("language").len().filter(pl.col("len") >= min_category_battles)
     for language in sorted(by_language["language"].drop_nulls().to_list()):
         subset = kept.filter(pl.col("language") == language)
         try:
-            board = fit_bt(subset, min_battles=min_battles, **common)
-        except ValueError:  # e.g. fewer than two models left in the category
+            board = fit_bt(subset, **common)
+        except TooFewModels:
             continue
         frames.append(_board(board.table, month, f"language:{language}"))
         info["boards"][f"language:{language}"] = subset.height

@@ -16,7 +16,7 @@ import polars as pl
 
 from arena_assets.clean import FastTextLid, clean_conversations, contains_pii
 from arena_assets.clean.language import LanguageDetector
-from arena_assets.ingest import iter_parsed_files
+from arena_assets.ingest import iter_parsed_files, reason_counts
 from arena_assets.schema import CONVERSATIONS_SCHEMA, PII_TYPES, RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.snapshots import iter_latest_snapshots
 from arena_assets.storage import Lake
@@ -75,7 +75,7 @@ def ingest_month(
         stats.rejects = pl.concat(reject_parts)
     stats.rejected = stats.rejects.height
     lake.write("raw_rejects", month, stats.rejects)
-    stats.rejects_by_reason = dict(Counter(stats.rejects["reason"].to_list()))
+    stats.rejects_by_reason = reason_counts(stats.rejects)
     return stats
 
 
@@ -164,10 +164,9 @@ def clean_month(
     return stats
 
 
-def earlier_crowd(lake: Lake, month: str) -> pl.DataFrame | None:
-    """Kept votes of every earlier month, counted per (model_a, model_b, winner): the crowd
-    the anomaly test compares this month's voters with, besides this month's own votes."""
-    months = [m for m in lake.months("battles") if m < month]
+def earlier_crowd(lake: Lake, months: list[str]) -> pl.DataFrame | None:
+    """Kept votes of ``months``, counted per (model_a, model_b, winner): the crowd the
+    anomaly test compares this month's voters with, besides this month's own votes."""
     if not months:
         return None
     return (
@@ -190,7 +189,9 @@ def battles_month(lake: Lake, month: str, config=None):
     votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
     convs = lake.read("conversations", month,
                       columns=["conv_id", "tstamp", "language", "dedup_key"])
-    result = build_battles(votes, convs, config, crowd=earlier_crowd(lake, month))
+    crowd_months = [m for m in lake.months("battles", upto=month) if m != month]
+    result = build_battles(votes, convs, config, crowd=earlier_crowd(lake, crowd_months))
+    result.metadata["crowd_months"] = crowd_months
     result.battles = result.battles.sort("battle_id")
     lake.write("battles", month, result.battles)
     return result, votes.height
@@ -200,7 +201,7 @@ def arena_leaderboard_month(lake: Lake, month: str, **board_options):
     """Boards as of ``month`` from every month's battles up to it -> ``arena_leaderboard``."""
     from arena_assets.leaderboards import arena_boards
 
-    months = [m for m in lake.months("battles") if m <= month]
+    months = lake.months("battles", upto=month)
     boards, info = arena_boards(lake.read_months("battles", months), month=month, **board_options)
     lake.write("arena_leaderboard", month, boards)
     info["months"] = months

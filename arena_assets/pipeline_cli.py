@@ -23,14 +23,12 @@ DEMO_SEED = 7
 
 
 def _env_setting(name: str, default: str) -> str:
-    """The demo runs outside Dagster, so it reads the same .env the Dagster CLI will load."""
-    env_file = Path(".env")
-    if env_file.exists():
-        for line in env_file.read_text().splitlines():
-            key, sep, value = line.partition("=")
-            if sep and key.strip() == name and value.strip():
-                return value.strip()
-    return os.environ.get(name, default)
+    """The demo runs outside Dagster, so it reads the same .env the Dagster CLI will load
+    (with the same parser, python-dotenv), then the environment, then the default."""
+    from dotenv import dotenv_values
+
+    value = dotenv_values(".env").get(name) if Path(".env").exists() else None
+    return value or os.environ.get(name) or default
 
 
 def materialize(selection: str, month: str) -> None:
@@ -67,7 +65,7 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     out += [
         f"Raw logs:        {raw_root}",
         f"Lake (Parquet):  {lake_root}",
-        f"DuckDB catalog:  {catalog_path}   e.g. .venv/bin/duckdb {catalog_path} "
+        f"DuckDB catalog:  {catalog_path}   e.g. .venv/bin/duckdb -readonly {catalog_path} "
         "\"select month, count(*) from conversations group by 1\"",
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]

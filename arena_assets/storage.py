@@ -66,10 +66,11 @@ class Lake:
     def exists(self, asset: str, month: str) -> bool:
         return self.fs.exists(self._path(asset, month))
 
-    def months(self, asset: str) -> list[str]:
-        """Months that have a file for ``asset``, sorted."""
+    def months(self, asset: str, upto: str | None = None) -> list[str]:
+        """Months that have a file for ``asset`` (those <= ``upto`` if given), sorted."""
         pattern = f"{self._root_path}/{asset}/*.parquet"
-        return sorted(p.rsplit("/", 1)[-1].removesuffix(".parquet") for p in self.fs.glob(pattern))
+        found = sorted(p.rsplit("/", 1)[-1].removesuffix(".parquet") for p in self.fs.glob(pattern))
+        return [m for m in found if upto is None or m <= upto]
 
     # -- writes --------------------------------------------------------------------------
     @contextlib.contextmanager
@@ -140,17 +141,6 @@ class Lake:
         if not frames:
             raise FileNotFoundError(f"no partition of {asset!r} among the requested months")
         return pl.concat(frames, how="vertical_relaxed")
-
-    def iter_batches(
-        self, asset: str, month: str, columns: list[str] | None = None, batch_rows: int = 100_000
-    ) -> Iterator[pl.DataFrame]:
-        with self.fs.open(self._path(asset, month), "rb") as fh:
-            for batch in pq.ParquetFile(fh).iter_batches(batch_size=batch_rows, columns=columns):
-                yield pl.from_arrow(batch)
-
-    def row_count(self, asset: str, month: str) -> int:
-        with self.fs.open(self._path(asset, month), "rb") as fh:
-            return pq.ParquetFile(fh).metadata.num_rows
 
 
 def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:

@@ -38,6 +38,7 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_ALIAS_TABLE": "",
         "ARENA_IDENTITY_NAMES": "",
         "ARENA_DAILY_VOTE_CAP": "50",
+        "ARENA_ANOMALY_ALPHA": "0.001",
         "ARENA_BOOTSTRAP_ROUNDS": "50",
         "ARENA_MIN_BATTLES": "10",
         "ARENA_MIN_CATEGORY_BATTLES": "100",

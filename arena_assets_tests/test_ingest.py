@@ -11,6 +11,8 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.clean.pii import scrub_raw_text
+
 from arena_assets.cli import main as cli_main
 from arena_assets.ingest import (
     UnreadableFileError,
@@ -123,6 +125,8 @@ BAD_LINES: list[tuple[str, bytes]] = [
     ("bad_message", line(with_message({"role": "user"}))),
     ("wrong_type", line(with_message({"role": "user", "content": 42}))),
     ("wrong_type", line(with_message({"role": 1, "content": "x"}))),
+    ("wrong_type", line(with_message({"role": "user", "content": "x", "images": ""}))),
+    ("wrong_type", line(with_message({"role": "user", "content": "x", "images": {}}))),
     ("bad_message", line(with_message(["user", "a", "b"]))),
     ("bad_role", line(with_message({"role": "robot", "content": "beep"}))),
     ("bad_role", line(with_message(["human", "hello"]))),
@@ -142,7 +146,10 @@ def test_each_malformed_line_gets_exactly_its_reason(reason: str, raw: bytes) ->
     assert part.rejects["reason"].to_list() == [reason], part.rejects["detail"].to_list()
     rej = part.rejects.row(0, named=True)
     assert rej["line_no"] == 1 and rej["detail"]
-    assert rej["raw"] == raw[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS]
+    kept = raw[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS]
+    # the raw text is kept, with the user's address / id and any PII blanked
+    assert rej["raw"] == scrub_raw_text(kept)
+    assert "203.0.113.7" not in rej["raw"]
 
 
 def test_reason_table_covers_every_native_reason() -> None:

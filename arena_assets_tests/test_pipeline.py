@@ -68,13 +68,27 @@ def test_rematerializing_a_month_is_idempotent(simulated):
 
 
 def test_month_without_files_gives_empty_tables(arena_env):
-    result = materialize("2024-05", STAGE_1_2)
+    result = materialize("2024-05")  # every asset, leaderboards included
     assert result.success
+    assert all(c.passed for c in result.get_asset_check_evaluations())
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):
         frame = lake.read(asset, "2024-05")
         assert frame.height == 0 and frame.schema == pl.Schema(schema), asset
+    for asset in ("battles", "arena_leaderboard", "leaderboard_history"):
+        assert lake.read(asset, "2024-05").height == 0, asset
+
+
+def test_small_month_publishes_what_it_can(arena_env, monkeypatch):
+    # 40 sessions: a handful of votes, far under min_battles for every model
+    monkeypatch.setenv("ARENA_MIN_BATTLES", "300")
+    simulate_months(arena_env["ARENA_RAW_ROOT"], ["2024-04"], 40, seed=2)
+    result = materialize("2024-04")
+    assert result.success
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    assert lake.read("battles", "2024-04").height > 0
+    assert lake.read("arena_leaderboard", "2024-04").height == 0
 
 
 def test_two_months_materialize_concurrently(arena_env, tmp_path):
@@ -118,6 +132,11 @@ def test_every_planted_malformed_line_is_rejected_with_its_reason(simulated):
     assert truth["expected_reason"].n_unique() >= 20
     # and nothing else was rejected: the simulator's valid lines are all accepted
     assert rejects.height == truth.height
+    # the kept raw text never holds a user's address or id
+    voters = load_truth(simulated["ARENA_RAW_ROOT"])["voters"]
+    raw_text = "\n".join(rejects["raw"].to_list())
+    assert '"<USER>"' in raw_text
+    assert not [v for v in voters["ip"].to_list() + voters["user_id"].to_list() if v in raw_text]
 
 
 def test_pii_and_language_scored_against_truth(simulated):

@@ -14,6 +14,7 @@ import re
 import polars as pl
 
 from arena_assets.battles.config import AliasRule
+from arena_assets.battles.style import assistant_text
 
 
 def apply_aliases(column: str, rules: list[AliasRule], date_col: str = "_date") -> pl.Expr:
@@ -55,22 +56,12 @@ def identity_pattern(names: list[str]) -> str | None:
     return "(?i)(?:" + "|".join(_bounded(n) for n in unique) + ")"
 
 
-def assistant_raw_text(messages: pl.Expr) -> pl.Expr:
-    """All assistant text of a side, code included (a name in code still leaks)."""
-    return messages.list.eval(
-        pl.element()
-        .filter(pl.element().struct.field("role") == "assistant")
-        .struct.field("content")
-        .fill_null("")
-    ).list.join("\n")
-
-
 def leaked_names(messages_col: str, pattern: str | None) -> pl.Expr:
     """Sorted distinct lowercased names found in one side's assistant messages."""
     if pattern is None:
         return pl.lit([], dtype=pl.List(pl.String))
     return (
-        assistant_raw_text(pl.col(messages_col))
+        assistant_text(pl.col(messages_col), strip_code=False)
         .str.extract_all(pattern)
         .list.eval(pl.element().str.to_lowercase())
         .list.unique()

@@ -23,15 +23,18 @@ UNORDERED_ITEM = r"(?m)^\s*[-*+]\s"
 BOLD_SPAN = r"\*\*[^*\n]+\*\*|__[^_\n]+__"
 
 
-def assistant_text(messages: pl.Expr) -> pl.Expr:
-    """Assistant contents with code blocks removed, joined by blank lines."""
-    return messages.list.eval(
+def assistant_text(messages: pl.Expr, strip_code: bool = True) -> pl.Expr:
+    """Assistant contents joined by blank lines, fenced code removed unless ``strip_code``
+    is False (identity leaks look at code too: a name in a comment still leaks)."""
+    content = (
         pl.element()
         .filter(pl.element().struct.field("role") == "assistant")
         .struct.field("content")
         .fill_null("")
-        .str.replace_all(CODE_BLOCK, "")
-    ).list.join("\n\n")
+    )
+    if strip_code:
+        content = content.str.replace_all(CODE_BLOCK, "")
+    return messages.list.eval(content).list.join("\n\n")
 
 
 def assistant_token_count(messages: pl.Expr) -> pl.Expr:

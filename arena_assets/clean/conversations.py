@@ -18,7 +18,6 @@ from arena_assets.clean.tokens import approx_tokens
 from arena_assets.schema import CONVERSATIONS_SCHEMA, MESSAGE_TYPE, PII_TYPES
 from arena_assets.snapshots import latest_snapshots
 
-MODERATION_CHARS = 4000
 _EDGE_PUNCT = r"^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$"
 
 
@@ -91,7 +90,7 @@ def clean_conversations(
     out = out.hstack(
         [
             *detect_languages(user_text, language_detector).get_columns(),
-            *moderate_texts(user_text.str.slice(0, MODERATION_CHARS), moderation).get_columns(),
+            *moderate_texts(user_text, moderation).get_columns(),  # the moderator clips
         ]
     )
     return out.select([pl.col(c).cast(t) for c, t in CONVERSATIONS_SCHEMA.items()])

@@ -136,10 +136,6 @@ def _fasttext_input(text: str) -> str:
     return (text.lower() if text.isupper() else text) + "\n"
 
 
-def default_detector() -> LanguageDetector:
-    return FastTextLid()
-
-
 def detect_languages(
     texts: pl.Series, detector: LanguageDetector | None = None
 ) -> pl.DataFrame:
@@ -147,7 +143,7 @@ def detect_languages(
 
     Identical texts are detected once (duplicates are common in arena traffic).
     """
-    detector = detector or default_detector()
+    detector = detector or FastTextLid()
     frame = texts.to_frame("text").select(
         detection_text(pl.col("text")).fill_null("").alias("text")
     )

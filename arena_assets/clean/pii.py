@@ -111,6 +111,21 @@ def redact_expr(expr: pl.Expr) -> pl.Expr:
     return expr
 
 
+# the user's address or id inside a raw JSON line (any string value of those keys)
+_RAW_USER_FIELD = r'("(?:ip|user_id)"\s*:\s*)"(?:[^"\\]|\\.)*"'
+
+
+def scrub_raw_line(expr: pl.Expr) -> pl.Expr:
+    """A raw log line made safe to keep in raw_rejects: the user's ``ip`` / ``user_id``
+    values blanked to ``"<USER>"`` and every PII pattern replaced, as in conversations."""
+    return redact_expr(expr.str.replace_all(_RAW_USER_FIELD, '${1}"<USER>"'))
+
+
+def scrub_raw_text(text: str) -> str:
+    """`scrub_raw_line` for one string (rejected lines are few: one small polars call each)."""
+    return pl.select(scrub_raw_line(pl.lit(text, pl.String))).item()
+
+
 def redact_frame(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     """Redact `column` in place and add `pii_<type>` Int32 counts per row.
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import dagster as dg
 
 # Partition definitions are static structure, known when the code location loads, so the
@@ -20,7 +18,3 @@ def months_in_window(context: dg.AssetExecutionContext) -> list[str]:
     window = context.partition_time_window
     keys = monthly_partitions.get_partition_keys_in_time_window(window)
     return list(keys)
-
-
-def month_start(month: str) -> datetime:
-    return datetime.strptime(month, "%Y-%m").replace(tzinfo=timezone.utc)

@@ -40,15 +40,17 @@ def _parse_file_task(url: str, source_file: str, month: str, salt: str,
     (measured), which otherwise ate most of the second worker's gain.
     """
     return [
-        (p.source_file, p.source_format, p.part, _to_ipc(p.raw_logs), _to_ipc(p.rejects))
+        (p.source_file, p.source_format, p.part, _to_ipc(p.raw_logs), _to_ipc(p.rejects),
+         p.lines_read)
         for p in iter_file_parts(url, source_file, Checker(month, salt, known_models), set(),
                                  storage_options=storage_options, chunk_lines=chunk_lines)
     ]
 
 
 def _from_task(row: tuple) -> ParsedPart:
-    source_file, source_format, part, raw_logs, rejects = row
-    return ParsedPart(source_file, source_format, part, pl.read_ipc(raw_logs), pl.read_ipc(rejects))
+    source_file, source_format, part, raw_logs, rejects, lines_read = row
+    return ParsedPart(source_file, source_format, part, pl.read_ipc(raw_logs), pl.read_ipc(rejects),
+                      lines_read)
 
 
 def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[int, str]:
@@ -86,7 +88,7 @@ def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
     )
     rejects = pl.concat([part.rejects, extra]).sort("line_no", maintain_order=True)
     return ParsedPart(part.source_file, part.source_format, part.part,
-                      part.raw_logs.filter(~is_dup), rejects)
+                      part.raw_logs.filter(~is_dup), rejects, part.lines_read)
 
 
 def iter_pooled_parts(urls: list[str], names: list[str], month: str, *, salt: str,

@@ -40,6 +40,8 @@ from .adapters import (
     conversation_dump_row,
     detect_format,
 )
+from arena_assets.clean.pii import scrub_raw_text
+
 from .frames import RowBuffer, empty_raw_logs, empty_rejects
 from .validate import Checker, Reject, Row, short, tname
 
@@ -66,10 +68,9 @@ class ParsedPart:
     part: int
     raw_logs: pl.DataFrame
     rejects: pl.DataFrame
-
-    @property
-    def lines_read(self) -> int:
-        return self.raw_logs.height + self.rejects.height
+    # lines (or records) taken from the file for this part, counted as they are read, not
+    # derived from the outcomes: the conservation check compares the two
+    lines_read: int
 
     def reason_counts(self) -> dict[str, int]:
         return reason_counts(self.rejects)
@@ -116,15 +117,16 @@ def gc_paused() -> Iterator[None]:
 
 
 def raw_text(line: bytes) -> str:
+    """What raw_rejects keeps of a line: its start, with user address / id and PII blanked."""
     # 4 bytes per char at most, so this slice always covers REJECT_RAW_CHARS characters
-    return line[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS]
+    return scrub_raw_text(line[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS])
 
 
 def _record_text(record: Any) -> str:
     try:
         data = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
-        return short(record)
+        return scrub_raw_text(short(record))
     return raw_text(data)
 
 
@@ -168,6 +170,7 @@ class FileParser:
         self.row_of = self._detect if source_format is None else self._dispatch(source_format)
         self.buf = RowBuffer()
         self.next_no = 1
+        self.part_start = 1
         self.parts = 0
 
     def _dispatch(self, fmt: str) -> Any:
@@ -241,7 +244,9 @@ class FileParser:
         raw_logs, rejects = self.buf.frames(self.checker.month, self.source_file, self.source_format)
         self.buf = RowBuffer()
         self.parts += 1
-        return ParsedPart(self.source_file, self.source_format, self.parts - 1, raw_logs, rejects)
+        read, self.part_start = self.next_no - self.part_start, self.next_no
+        return ParsedPart(self.source_file, self.source_format, self.parts - 1, raw_logs, rejects,
+                          read)
 
 
 def _iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:

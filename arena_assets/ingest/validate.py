@@ -267,7 +267,9 @@ def messages(msgs: Any, where: str) -> Messages:
             if sum(map(len, msgs)) == 2 * len(msgs):  # exactly {role, content} each
                 return roles, contents, [_NO_IMAGES] * len(roles)
             images = [m.get("images") for m in msgs]
-            if not any(images):
+            # falsy but not None/[] ("" , {}, 0, false) must reach the checked path's
+            # wrong_type, so "no images" here means exactly None or an empty list
+            if all(refs is None or refs == [] for refs in images):
                 return roles, contents, [_NO_IMAGES] * len(roles)
             if _plain_images(images, roles):
                 return roles, contents, [refs or _NO_IMAGES for refs in images]
@@ -277,8 +279,12 @@ def messages(msgs: Any, where: str) -> Messages:
 def _plain_images(images: list, roles: list[str]) -> bool:
     """Image lists that the checked path would accept unchanged (user turns, lower hex)."""
     for refs, role in zip(images, roles, strict=True):
+        if refs is None:
+            continue
+        if type(refs) is not list:  # "", {}, 0, false: the checked path says wrong_type
+            return False
         if refs:
-            if type(refs) is not list or role != "user":
+            if role != "user":
                 return False
             for ref in refs:
                 if type(ref) is not str or LOWER_IMAGE_REF.fullmatch(ref) is None:

@@ -6,7 +6,13 @@ rates), ``fit_style_controlled``, ``aggregate``, ``read_battles``, ``sample_bt_b
 
 from arena_assets.ranking.aggregate import Aggregated, aggregate
 from arena_assets.ranking.io import filter_category, read_battles
-from arena_assets.ranking.leaderboard import Leaderboard, RatingScale, fit_bt, leaderboard_from_aggregated
+from arena_assets.ranking.leaderboard import (
+    Leaderboard,
+    RatingScale,
+    TooFewModels,
+    fit_bt,
+    leaderboard_from_aggregated,
+)
 from arena_assets.ranking.style import STYLE_FEATURES, StyleLeaderboard, fit_style_controlled
 from arena_assets.ranking.synthetic import sample_bt_battles, true_ratings
 
@@ -16,6 +22,7 @@ __all__ = [
     "RatingScale",
     "STYLE_FEATURES",
     "StyleLeaderboard",
+    "TooFewModels",
     "aggregate",
     "filter_category",
     "fit_bt",

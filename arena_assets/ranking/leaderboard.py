@@ -143,6 +143,16 @@ def winrate_table(agg: Aggregated, beta: np.ndarray) -> pl.DataFrame:
     ).with_columns(pl.col("observed").fill_nan(None))
 
 
+class TooFewModels(ValueError):
+    """Fewer than two models are left to rank (no battles, or all under min_battles)."""
+
+
+def require_two_models(agg: Aggregated) -> None:
+    if len(agg.models) < 2:
+        raise TooFewModels(
+            f"{len(agg.models)} model(s) left after min_battles: a leaderboard needs two")
+
+
 def leaderboard_from_aggregated(
     agg: Aggregated,
     *,
@@ -155,6 +165,7 @@ def leaderboard_from_aggregated(
 ) -> Leaderboard:
     if ci not in CI_METHODS:
         raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
+    require_two_models(agg)
     if ci == "bootstrap" and bootstrap_rounds <= 0:
         raise ValueError("ci='bootstrap' needs bootstrap_rounds > 0")
     if not 0 < level < 1:

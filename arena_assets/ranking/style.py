@@ -63,6 +63,7 @@ def fit_style_controlled(
     """
     from arena_assets.ranking.leaderboard import (
         RatingScale,
+        require_two_models,
         leaderboard_from_aggregated,
         rank_upper_bounds,
         ranks,
@@ -73,6 +74,7 @@ def fit_style_controlled(
         raise ValueError(f"style control needs columns {missing}")
     models, a, b, o, kept = encode_battles(battles, tie_mode)
     agg = drop_rare_models(aggregate_codes(models, a[kept], b[kept], o[kept]), min_battles)
+    require_two_models(agg)
     keep_model = np.isin(np.array(models), np.array(agg.models))
     kept &= keep_model[a] & keep_model[b]
     remap = np.cumsum(keep_model) - 1

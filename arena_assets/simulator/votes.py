@@ -24,11 +24,11 @@ from __future__ import annotations
 import math
 import random
 
+from arena_assets.schema import WINNER_OF_VOTE
 from arena_assets.simulator.config import WorldConfig
 
 ELO_LOGIT = math.log(10.0) / 400.0
-VOTE_OF_WINNER = {"model_a": "leftvote", "model_b": "rightvote", "tie": "tievote",
-                  "tie (bothbad)": "bothbad_vote"}
+VOTE_OF_WINNER = {winner: vote for vote, winner in WINNER_OF_VOTE.items()}
 
 
 def _sigmoid(x: float) -> float:

@@ -13,7 +13,14 @@ from arena_assets.report import counts_table
 
 @dg.asset(
     partitions_def=monthly_partitions,
-    deps=["raw_logs", "conversations"],
+    # the anomaly test's crowd includes earlier months' kept votes: this self-dependency on
+    # the previous month makes backfills run months in order
+    deps=[
+        "raw_logs",
+        "conversations",
+        dg.AssetDep("battles", partition_mapping=dg.TimeWindowPartitionMapping(
+            start_offset=-1, end_offset=-1)),
+    ],
     group_name="battles",
     kinds={"parquet", "polars"},
     check_specs=[
@@ -36,7 +43,7 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     result, votes_read = battles_month(lake, month, battle_rules.config(registry))
     frame = result.battles
     url = lake.url("battles", month)
-    storage.publish("battles")
+    storage.publish("battles", context.log)
     kept = int(frame["keep"].sum())
     removed = sum(result.removed_by_reason.values())
     yield dg.MaterializeResult(
@@ -49,6 +56,7 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
             "flag_totals": dg.MetadataValue.json(result.flag_totals),
             "aliases_applied": result.metadata.get("alias_applied", 0),
             "anomalous_voters": result.metadata.get("anomalous_voters", 0),
+            "crowd_months": dg.MetadataValue.json(result.metadata["crowd_months"]),
             "winners": dg.MetadataValue.json(
                 dict(frame.filter("keep")["winner"].value_counts().iter_rows())),
         }

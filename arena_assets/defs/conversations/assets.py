@@ -39,7 +39,7 @@ def conversations(
     moderator = moderation.client()
     stats = clean_month(lake, month, moderation=moderator,
                         memory_limit=storage.duckdb_memory_limit)
-    storage.publish("conversations")
+    storage.publish("conversations", context.log)
     yield dg.MaterializeResult(
         metadata={
             **table_metadata(stats.preview, lake.url("conversations", month), stats.conversations),

@@ -59,8 +59,8 @@ def raw_logs(
         storage_options=storage.raw_storage_options(),
         workers=ingest_settings.workers,
     )
-    storage.publish("raw_logs")
-    storage.publish("raw_rejects")
+    storage.publish("raw_logs", context.log)
+    storage.publish("raw_rejects", context.log)
     if not stats.files:
         context.log.warning(f"no raw files for {month} under {storage.raw_root}: empty partition")
     yield dg.MaterializeResult(

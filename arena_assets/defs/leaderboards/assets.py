@@ -26,10 +26,6 @@ def _png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
-def _months_upto(storage: ArenaStorage, asset: str, month: str) -> list[str]:
-    return [m for m in storage.lake().months(asset) if m <= month]
-
-
 @dg.asset(
     partitions_def=monthly_partitions,
     deps=["battles"],
@@ -79,7 +75,7 @@ def arena_leaderboard(
         }
         failures += boards.filter(
             (pl.col("lower") > pl.col("rating")) | (pl.col("rating") > pl.col("upper"))).height
-    storage.publish("arena_leaderboard")
+    storage.publish("arena_leaderboard", context.log)
     # one result for the run: a single month (the usual case) gets its own figures; a
     # backfill range shows its last month and a line per month
     last = max(per_month)
@@ -104,7 +100,7 @@ def leaderboard_history(context: dg.AssetExecutionContext, storage: ArenaStorage
     leaderboard moved as votes accumulated and models arrived."""
     lake = storage.lake()
     for month in months_in_window(context):
-        months = _months_upto(storage, "arena_leaderboard", month)
+        months = lake.months("arena_leaderboard", upto=month)
         history = (
             lake.read_months("arena_leaderboard", months)
             .filter(pl.col("board") == "overall")
@@ -120,5 +116,5 @@ def leaderboard_history(context: dg.AssetExecutionContext, storage: ArenaStorage
         last_meta = {**table_metadata(history, url), "month": month,
                      "history_plot": _png_markdown(png, "history"),
                      "history_png": dg.MetadataValue.path(png_url)}
-    storage.publish("leaderboard_history")
+    storage.publish("leaderboard_history", context.log)
     return dg.MaterializeResult(metadata=last_meta)
