@@ -41,6 +41,32 @@ def _board(table: pl.DataFrame, month: str, board: str) -> pl.DataFrame:
     )
 
 
+def connected_battles(battles: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """Battles among the largest group of models linked by battles, and the models left out.
+
+    Bradley-Terry ratings of two groups that never met (a language where some models were
+    only paired among themselves) have no common scale; fitting them together would print
+    arbitrary offsets, so only the largest connected group is ranked.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    models = pl.concat([battles["model_a"], battles["model_b"]]).unique().sort()
+    if models.len() < 2:
+        return battles, []
+    index = {m: i for i, m in enumerate(models.to_list())}
+    a = battles["model_a"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    b = battles["model_b"].replace_strict(index, return_dtype=pl.Int64).to_numpy()
+    graph = coo_matrix(([1] * len(a), (a, b)), shape=(len(index), len(index)))
+    _, label = connected_components(graph, directed=False)
+    main = label == pl.Series(label).mode().sort()[0]
+    keep = {m for m, i in index.items() if main[i]}
+    dropped = sorted(set(index) - keep)
+    if not dropped:
+        return battles, []
+    return battles.filter(pl.col("model_a").is_in(keep) & pl.col("model_b").is_in(keep)), dropped
+
+
 def arena_boards(
     battles: pl.DataFrame,
     *,
@@ -53,13 +79,15 @@ def arena_boards(
     seed: int = 0,
 ) -> tuple[pl.DataFrame, dict]:
     """Boards as of ``month`` from ``battles`` (all months <= month, with ``keep``)."""
-    kept = battles.filter(pl.col("keep") & pl.col("winner").is_not_null())
+    kept, disconnected = connected_battles(
+        battles.filter(pl.col("keep") & pl.col("winner").is_not_null()))
     removed = battles.filter(~pl.col("keep"))["removed_reason"].value_counts()
     info: dict = {
         "battles_used": kept.height,
         "removed_by_reason": dict(removed.iter_rows()),
         "boards": {},
         "style_coefficients": pl.DataFrame(),
+        "models_not_connected": disconnected,
     }
     rs = month_seed(seed, month)
     ci = "bootstrap" if bootstrap_rounds > 0 else "sandwich"
@@ -83,7 +111,7 @@ def arena_boards(
     # per-category boards: languages now; topic categories join once topic labels exist
     by_language = kept.group_by("language").len().filter(pl.col("len") >= min_category_battles)
     for language in sorted(by_language["language"].drop_nulls().to_list()):
-        subset = kept.filter(pl.col("language") == language)
+        subset, _ = connected_battles(kept.filter(pl.col("language") == language))
         try:
             board = fit_bt(subset, **common)
         except TooFewModels:

@@ -131,3 +131,23 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     assert (history["month"] == "2024-02").all()
     assert set(feb["board"]) >= {"overall", "style_control"}
     assert (Path(arena_env["ARENA_LAKE_ROOT"]) / "arena_leaderboard" / "_files" / "2024-02.png").stat().st_size > 1000
+
+
+def test_models_never_compared_with_the_main_group_are_left_off():
+    from arena_assets.leaderboards import arena_boards, connected_battles
+    from arena_assets.ranking import sample_bt_battles
+
+    main = sample_bt_battles({"m1": 1100, "m2": 1000, "m3": 900}, 3_000, seed=1)
+    island = sample_bt_battles({"i1": 1300, "i2": 700}, 400, seed=2)
+    battles = pl.concat([main.select("model_a", "model_b", "winner"),
+                         island.select("model_a", "model_b", "winner")])
+    kept, dropped = connected_battles(battles)
+    assert dropped == ["i1", "i2"] and kept.height == 3_000
+    frame = battles.with_columns(keep=pl.lit(True), removed_reason=pl.lit(None, pl.String),
+                                 language=pl.lit("en"),
+                                 **{f"{f}_{s}": pl.lit(1) for f in ("sum_assistant_tokens",
+                                    "header_count", "list_count", "bold_count") for s in "ab"})
+    boards, info = arena_boards(frame, month="2024-01", bootstrap_rounds=0, min_battles=10,
+                                min_category_battles=10**9)
+    assert set(boards["model"]) == {"m1", "m2", "m3"}
+    assert info["models_not_connected"] == ["i1", "i2"]

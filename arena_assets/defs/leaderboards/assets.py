@@ -67,6 +67,7 @@ def arena_leaderboard(
                 "battles_removed_by_reason": dg.MetadataValue.md(
                     counts_table(info["removed_by_reason"])),
                 "boards": dg.MetadataValue.json(info["boards"]),
+                "models_not_connected": dg.MetadataValue.json(info["models_not_connected"]),
                 "top": dg.MetadataValue.md(markdown_table(top, 15)),
                 "style_coefficients": dg.MetadataValue.md(
                     markdown_table(info["style_coefficients"], 10)),
