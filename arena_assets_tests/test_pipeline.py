@@ -157,3 +157,20 @@ def test_pii_and_language_scored_against_truth(simulated):
     long_enough = langs.filter(pl.col("first_prompt").str.len_chars() >= 20)
     agree = (long_enough["language"] == long_enough["true_language"]).mean()
     assert long_enough.height > 100 and agree >= 0.95
+
+
+def test_moderation_endpoint_configured_by_environment(simulated, monkeypatch):
+    from arena_assets.simulator import World
+    from arena_assets.simulator.endpoint import ArenaEndpoint
+
+    with ArenaEndpoint(World.build(seed=11)) as endpoint:
+        monkeypatch.setenv("ARENA_MODERATION_BASE_URL", endpoint.base_url)
+        monkeypatch.setenv("ARENA_MODERATION_API_KEY", "sim")
+        assert materialize(MONTH, STAGE_1_2).success
+        calls = sum(v for k, v in endpoint.stats.items() if "moderations" in k)
+    convs = Lake(simulated["ARENA_LAKE_ROOT"]).read("conversations", MONTH)
+    assert calls > 0 and convs["moderation_flagged"].null_count() == 0
+    truth = load_truth(simulated["ARENA_RAW_ROOT"])["conversations"].filter(pl.col("month") == MONTH)
+    toxic = set(truth.filter("toxic")["conv_id"])
+    flagged = set(convs.filter("moderation_flagged")["conv_id"])
+    assert toxic and flagged == toxic
