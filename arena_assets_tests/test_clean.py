@@ -20,13 +20,11 @@ from arena_assets.clean import (
     redact_frame,
 )
 from arena_assets.clean.tokens import approx_tokens
-from arena_assets.snapshots import latest_snapshots
 from arena_assets.schema import CONVERSATIONS_SCHEMA, PII_PLACEHOLDERS, RAW_LOGS_SCHEMA
+from arena_assets.snapshots import latest_snapshots
+from arena_assets_tests.conftest import REAL
 
-REAL_BATTLES = (
-    Path(__file__).resolve().parents[2]
-    / "shared" / "real" / "battles" / "clean_battles_2024_full_conversations.jsonl"
-)
+REAL_BATTLES = REAL / "battles" / "clean_battles_2024_full_conversations.jsonl"
 
 PII_POSITIVE = [
     ("email", "mail me at john.doe+x@example.co.uk now"),

@@ -12,7 +12,6 @@ import polars as pl
 import pytest
 
 from arena_assets.clean.pii import scrub_raw_text
-
 from arena_assets.cli import main as cli_main
 from arena_assets.ingest import (
     UnreadableFileError,

@@ -19,8 +19,9 @@ from arena_assets.ranking import (
     true_ratings,
 )
 from arena_assets.ranking.leaderboard import rank_upper_bounds
+from arena_assets_tests.conftest import REAL as SHARED_REAL
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "real" / "battles"
+REAL = SHARED_REAL / "battles"
 FACTOR = 400 / math.log(10)
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from arena_assets.cli import main
 from arena_assets.ranking import sample_bt_battles
+from arena_assets_tests.conftest import REAL as SHARED_REAL
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "real" / "battles"
+REAL = SHARED_REAL / "battles"
 REQUIRED = {"model", "rating", "lower", "upper", "rank_ub", "battles", "ci_method", "ci_level"}
 
 

@@ -16,10 +16,20 @@ from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
 from arena_assets.schema import (
-    EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, PII_TYPES, REJECT_REASONS, ROLES,
+    EVENT_TYPES,
+    MAX_MESSAGE_CHARS,
+    MAX_MESSAGES,
+    PII_TYPES,
+    REJECT_REASONS,
+    ROLES,
 )
 from arena_assets.simulator import (
-    LANGUAGES, MALFORMED_KINDS, WorldConfig, World, load_truth, simulate_months,
+    LANGUAGES,
+    MALFORMED_KINDS,
+    World,
+    WorldConfig,
+    load_truth,
+    simulate_months,
 )
 
 MONTHS = ["2024-03", "2024-04"]

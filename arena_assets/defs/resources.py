@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 import dagster as dg
-
 import duckdb
 import fsspec
 from dagster_duckdb import DuckDBResource

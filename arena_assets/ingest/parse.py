@@ -29,6 +29,7 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
+from arena_assets.clean.pii import scrub_raw_text
 from arena_assets.schema import MAX_LINE_BYTES, REJECT_RAW_CHARS
 
 from . import sources
@@ -40,8 +41,6 @@ from .adapters import (
     conversation_dump_row,
     detect_format,
 )
-from arena_assets.clean.pii import scrub_raw_text
-
 from .frames import RowBuffer, empty_raw_logs, empty_rejects
 from .validate import Checker, Reject, Row, short, tname
 

@@ -63,10 +63,10 @@ def fit_style_controlled(
     """
     from arena_assets.ranking.leaderboard import (
         RatingScale,
-        require_two_models,
         leaderboard_from_aggregated,
         rank_upper_bounds,
         ranks,
+        require_two_models,
     )
 
     missing = [f"{f}_{s}" for f in features for s in "ab" if f"{f}_{s}" not in battles.columns]

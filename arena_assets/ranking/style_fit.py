@@ -17,7 +17,6 @@ from scipy.special import expit
 
 from arena_assets.ranking.newton import single_threaded_blas
 
-
 REUSE_HESSIAN_BELOW = 1e-3  # largest step (natural units) after which the Hessian is kept
 
 

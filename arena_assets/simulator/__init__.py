@@ -2,7 +2,13 @@
 OpenAI-compatible endpoint. See ``api.simulate_months`` and ``endpoint.ArenaEndpoint``."""
 
 from arena_assets.simulator.api import SimulationSummary, month_range, simulate_months
-from arena_assets.simulator.config import CATEGORIES, LANGUAGES, TEXT_CATEGORIES, VISION_CATEGORIES, WorldConfig
+from arena_assets.simulator.config import (
+    CATEGORIES,
+    LANGUAGES,
+    TEXT_CATEGORIES,
+    VISION_CATEGORIES,
+    WorldConfig,
+)
 from arena_assets.simulator.malformed import MALFORMED_KINDS
 from arena_assets.simulator.month import MonthSummary, generate_month
 from arena_assets.simulator.truth import load_truth

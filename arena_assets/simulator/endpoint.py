@@ -24,7 +24,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import orjson
 
 from arena_assets.simulator.responder import (
-    chat_completion, garbage, message_text, moderation_result, request_seed,
+    chat_completion,
+    garbage,
+    message_text,
+    moderation_result,
+    request_seed,
 )
 from arena_assets.simulator.world import World
 

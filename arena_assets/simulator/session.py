@@ -13,13 +13,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from arena_assets.schema import PII_TYPES
-from arena_assets.simulator.config import TEXT_CATEGORIES, VISION_CATEGORIES, WorldConfig
+from arena_assets.simulator.config import TEXT_CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.ids import IdMaker, image_hash
 from arena_assets.simulator.lexicon import LEX, SENTENCE_SEP, TOXIC_MARKERS, fake_pii
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
 from arena_assets.simulator.votes import (
-    VOTE_OF_WINNER, abusive_outcome, honest_outcome, style_logit, win_probability,
+    VOTE_OF_WINNER,
+    abusive_outcome,
+    honest_outcome,
+    style_logit,
+    win_probability,
 )
 from arena_assets.simulator.world import World
 
