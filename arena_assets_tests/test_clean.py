@@ -261,3 +261,27 @@ def test_moderation_over_http_against_the_simulated_endpoint() -> None:
     assert json.loads(out.get_column("moderation_categories")[0]) == []
     assert any("429" in k for k in stats) and sum(
         v for k, v in stats.items() if "moderations" in k and "200" in k) == 2
+
+
+def test_cached_detector_gives_the_same_answers_with_less_work() -> None:
+    from arena_assets.clean.language import CachedDetector, FastTextLid
+
+    class Counting:
+        name = "counting"
+
+        def __init__(self) -> None:
+            self.inner, self.seen = FastTextLid(), 0
+
+        def detect(self, texts):
+            self.seen += len(texts)
+            return self.inner.detect(texts)
+
+    batches = [["Where is the train station?", "Wo ist der Bahnhof?"],
+               ["Wo ist der Bahnhof?", "¿Dónde está la estación?", "Where is the train station?"]]
+    counting = Counting()
+    cached = CachedDetector(counting, max_entries=3)
+    plain = FastTextLid()
+    for batch in batches:
+        assert cached.detect(batch) == plain.detect(batch)
+    assert counting.seen == 3  # each distinct text detected once
+    assert cached.detect(["x y z", "Wo ist der Bahnhof?"]) == plain.detect(["x y z", "Wo ist der Bahnhof?"])

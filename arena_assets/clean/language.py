@@ -124,6 +124,37 @@ class FastTextLid:
 _LETTER = re.compile(r"[^\W\d_]")  # a Unicode letter: word character, not digit/underscore
 
 
+class CachedDetector:
+    """A detector that remembers its answers across calls (and threads).
+
+    A month repeats its prompts: both sides of a battle carry the same user text, and
+    popular or duplicated prompts recur, so across the month's batches only about a third
+    of the detection texts are new (37k of 100k measured on a simulated month). Identical
+    text gets the identical answer, so this changes no result, only the work. The memory
+    is bounded: past ``max_entries`` the cache starts over.
+    """
+
+    def __init__(self, detector: LanguageDetector, max_entries: int = 500_000) -> None:
+        self.detector = detector
+        self.name = f"cached:{detector.name}"
+        self.max_entries = max_entries
+        self._answers: dict[str, tuple[str, float]] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_answers": {}}
+
+    def detect(self, texts: Sequence[str]) -> tuple[list[str], list[float]]:
+        answers = self._answers
+        missing = [t for t in dict.fromkeys(texts) if t not in answers]
+        new = dict(zip(missing, zip(*self.detector.detect(missing), strict=True), strict=True)) \
+            if missing else {}
+        out = [new.get(t) or answers[t] for t in texts]  # before a possible reset below
+        if len(answers) + len(new) > self.max_entries:
+            answers.clear()
+        answers.update(new)
+        return [c for c, _ in out], [sc for _, sc in out]
+
+
 def _letters(text: str) -> int:
     # counted by the regex engine in C: a Python loop over characters cost as much as
     # the fastText prediction itself

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 
 import polars as pl
+import pyarrow as pa
 
 from .parse import ParsedPart, _iter_units, _record_text, iter_file_parts, raw_text
 from .validate import Checker, short
@@ -47,9 +48,15 @@ def _parse_file_task(url: str, source_file: str, month: str, salt: str,
     ]
 
 
+def _from_ipc(data: bytes) -> pl.DataFrame:
+    # pyarrow reads the IPC bytes in place and polars adopts the Arrow buffers: no copy
+    # (pl.read_ipc copied them, measured 0.9 CPU-s on a 314k-conversation month)
+    return pl.from_arrow(pa.ipc.open_file(pa.BufferReader(data)).read_all())
+
+
 def _from_task(row: tuple) -> ParsedPart:
     source_file, source_format, part, raw_logs, rejects, lines_read = row
-    return ParsedPart(source_file, source_format, part, pl.read_ipc(raw_logs), pl.read_ipc(rejects),
+    return ParsedPart(source_file, source_format, part, _from_ipc(raw_logs), _from_ipc(rejects),
                       lines_read)
 
 
