@@ -60,19 +60,19 @@ def arena_leaderboard(
         top = overall.select("rank", "rank_ub", "model", pl.col("rating").round(1),
                              pl.col("lower").round(1), pl.col("upper").round(1), "battles")
         per_month[month] = {
-                **table_metadata(boards, url),
-                "month": month,
-                "months_covered": f"{months[0]}..{months[-1]}",
-                "battles_used": dg.MetadataValue.int(info["battles_used"]),
-                "battles_removed_by_reason": dg.MetadataValue.md(
-                    counts_table(info["removed_by_reason"])),
-                "boards": dg.MetadataValue.json(info["boards"]),
-                "models_not_connected": dg.MetadataValue.json(info["models_not_connected"]),
-                "top": dg.MetadataValue.md(markdown_table(top, 15)),
-                "style_coefficients": dg.MetadataValue.md(
-                    markdown_table(info["style_coefficients"], 10)),
-                "ratings_plot": _png_markdown(png, "ratings"),
-                "ratings_png": dg.MetadataValue.path(png_url),
+            **table_metadata(boards, url),
+            "month": month,
+            "months_covered": f"{months[0]}..{months[-1]}",
+            "battles_used": dg.MetadataValue.int(info["battles_used"]),
+            "battles_removed_by_reason": dg.MetadataValue.md(
+                counts_table(info["removed_by_reason"])),
+            "boards": dg.MetadataValue.json(info["boards"]),
+            "models_not_connected": dg.MetadataValue.json(info["models_not_connected"]),
+            "top": dg.MetadataValue.md(markdown_table(top, 15)),
+            "style_coefficients": dg.MetadataValue.md(
+                markdown_table(info["style_coefficients"], 10)),
+            "ratings_plot": _png_markdown(png, "ratings"),
+            "ratings_png": dg.MetadataValue.path(png_url),
         }
         failures += boards.filter(
             (pl.col("lower") > pl.col("rating")) | (pl.col("rating") > pl.col("upper"))).height
