@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -57,5 +56,3 @@ def env_example_keys() -> set[str]:
             keys.add(line.split("=", 1)[0])
     return keys
 
-
-__all__ = ["REAL", "env_example_keys", "os"]
