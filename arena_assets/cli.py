@@ -16,7 +16,7 @@ COMMAND_MODULES = (
     "arena_assets.simulator.cli",
     "arena_assets.ingest.cli",
     "arena_assets.ranking.cli",
-    "arena_assets.pipeline_cli",
+    "arena_assets.pipeline.cli",
 )
 
 

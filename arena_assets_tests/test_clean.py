@@ -20,8 +20,10 @@ from arena_assets.clean import (
     redact_frame,
 )
 from arena_assets.clean.tokens import approx_tokens
-from arena_assets.schema import CONVERSATIONS_SCHEMA, PII_PLACEHOLDERS, RAW_LOGS_SCHEMA
-from arena_assets.snapshots import latest_snapshots
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.contracts import PII_PLACEHOLDERS
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
+from arena_assets.clean.snapshots import latest_snapshots
 from arena_assets_tests.conftest import REAL
 
 REAL_BATTLES = REAL / "battles" / "clean_battles_2024_full_conversations.jsonl"

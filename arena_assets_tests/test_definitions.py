@@ -58,5 +58,6 @@ def test_dg_check_defs(arena_env):
 def test_sql_ships_inside_package():
     from arena_assets.sqlfiles import sql
 
-    assert "row_number()" in sql("latest_snapshots")
-    assert (PROJECT / "sql").resolve() == (PROJECT / "arena_assets" / "sql").resolve()
+    assert "row_number()" in sql("clean", "latest_snapshots")
+    # ./sql points at where the SQL lives: the cleaning stage's folder (the only SQL)
+    assert (PROJECT / "sql").resolve() == (PROJECT / "arena_assets" / "clean" / "sql").resolve()

@@ -13,7 +13,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from arena_assets.schema import CONVERSATIONS_SCHEMA, RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.simulator import WorldConfig, load_truth, simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize

@@ -15,14 +15,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
-from arena_assets.schema import (
-    EVENT_TYPES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    PII_TYPES,
-    REJECT_REASONS,
-    ROLES,
-)
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, PII_TYPES, REJECT_REASONS, ROLES
 from arena_assets.simulator import (
     LANGUAGES,
     MALFORMED_KINDS,

@@ -14,14 +14,13 @@ Formats: the native event log, FastChat ``clean_battle`` records and conversatio
 """
 
 from .adapters import CLEAN_BATTLE, CONVERSATION_DUMP, NATIVE, detect_format
+from .month import iter_parsed_files, parse_month
 from .parse import (
     FileCounts,
     ParsedMonth,
     ParsedPart,
     UnreadableFileError,
-    iter_parsed_files,
     parse_lines,
-    parse_month,
     reason_counts,
 )
 from .sources import (
