@@ -282,7 +282,7 @@ def test_daily_cap_and_reason_order() -> None:
 @pytest.mark.slow
 def test_simulated_month_against_truth(tmp_path) -> None:
     """Simulator -> ingest -> clean -> battles, scored on the planted abusive votes."""
-    sim = pytest.importorskip("arena_assets.simulator.api")
+    from arena_assets.simulator import api as sim
     from arena_assets.clean import build_conversations
     from arena_assets.ingest import parse_month
     from arena_assets.simulator.truth import load_truth

@@ -368,7 +368,7 @@ def test_cli_writes_both_tables(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> None:
-    simulator = pytest.importorskip("arena_assets.simulator.api")
+    from arena_assets.simulator import api as simulator
     from arena_assets.simulator.config import WorldConfig
     from arena_assets.simulator.truth import load_truth
 

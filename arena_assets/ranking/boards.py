@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from arena_assets.ranking.aggregate import encode_battles
+from arena_assets.ranking.cells import encode_battles
 from arena_assets.ranking.leaderboard import TooFewModels, fit_bt, leaderboard_from_aggregated
 from arena_assets.ranking.options import FitOptions, RankingInputError
 from arena_assets.ranking.schema import BOARD_SCHEMA

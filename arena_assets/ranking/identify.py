@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from arena_assets.ranking.aggregate import Aggregated
+from arena_assets.ranking.cells import Aggregated
 
 # reason -> what it means; every model left off a board carries one of these
 LEFT_OUT_REASONS = {

@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 from scipy.special import expit, ndtri
 
-from arena_assets.ranking.aggregate import Aggregated, encode_battles
+from arena_assets.ranking.cells import Aggregated, encode_battles
 from arena_assets.ranking.identify import beat_or_tied_graph, main_component, rankable, restrict
 from arena_assets.ranking.newton import fit_batch, fit_pairs, sandwich_cov, single_threaded_blas
 from arena_assets.ranking.options import FitOptions, RankingInputError

@@ -20,7 +20,7 @@ import numpy as np
 import polars as pl
 from scipy.special import expit, ndtri
 
-from arena_assets.ranking.aggregate import BattleSet, encode_battles
+from arena_assets.ranking.cells import BattleSet, encode_battles
 from arena_assets.ranking.newton import single_threaded_blas
 from arena_assets.ranking.options import STYLE_FEATURES, FitOptions, RankingInputError
 from arena_assets.ranking.style_fit import fit_style_params, style_gram, style_pieces

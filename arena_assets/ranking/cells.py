@@ -1,4 +1,4 @@
-"""Battles -> model indices, outcomes and aggregated cells.
+"""Battles -> model indices, outcomes and aggregated pair cells.
 
 Everything after aggregation is small: with K models there are at most 3·K(K-1)/2
 unordered cells (pair i<j, outcome ∈ {i wins, j wins, tie}). Folding (model_a, model_b)
@@ -92,14 +92,11 @@ class BattleSet:
         return BattleSet(list(models), a[keep], b[keep], self.outcome[keep], self.rows[keep])
 
 
-def _check_winners(battles: pl.DataFrame) -> None:
-    winner = pl.col("winner").cast(pl.String)
-    bad = battles.filter(~winner.is_in(list(WINNER_CODES)) | winner.is_null())
-    if bad.height:
-        shown = ", ".join(repr(v) for v in bad["winner"].unique(maintain_order=True).head(5))
-        raise RankingInputError(
-            f"{bad.height} battle(s) with an unknown winner ({shown}); expected one of "
-            + ", ".join(WINNER_CODES))
+def _unknown_winners(battles: pl.DataFrame, codes: pl.Series) -> RankingInputError:
+    bad = battles.filter(codes.is_null())
+    shown = ", ".join(repr(v) for v in bad["winner"].unique(maintain_order=True).head(5))
+    return RankingInputError(f"{bad.height} battle(s) with an unknown winner ({shown}); "
+                             "expected one of " + ", ".join(WINNER_CODES))
 
 
 def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
@@ -107,7 +104,6 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
     ``tie_mode`` drops. Models are the sorted union of names."""
     if tie_mode not in TIES_KEPT:
         raise RankingInputError(f"tie_mode must be one of {TIE_MODES}, got {tie_mode!r}")
-    _check_winners(battles)
     models = sorted(
         set(battles["model_a"].drop_nulls().unique().to_list())
         | set(battles["model_b"].drop_nulls().unique().to_list())
@@ -117,8 +113,12 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
     codes = battles.select(
         pl.col("model_a").cast(pl.String).cast(enum).to_physical().alias("a"),
         pl.col("model_b").cast(pl.String).cast(enum).to_physical().alias("b"),
-        pl.col("winner").cast(pl.String).replace_strict(WINNER_CODES, return_dtype=pl.Int8).alias("o"),
+        # unknown strings (and nulls) become null here and are reported below
+        pl.col("winner").cast(pl.String).replace_strict(WINNER_CODES, default=None,
+                                                        return_dtype=pl.Int8).alias("o"),
     )
+    if codes["o"].null_count():
+        raise _unknown_winners(battles, codes["o"])
     if codes["a"].null_count() or codes["b"].null_count():
         raise RankingInputError("battles with an empty model_a or model_b")
     a = codes["a"].to_numpy().astype(np.int64, copy=False)
