@@ -47,7 +47,7 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def _classify(raw: bytes, lo: float, hi: float, seen: set, registry: set) -> str | None:
-    """A reference validator written from schema.py alone, to check the planted defects."""
+    """A reference validator written from contracts.py alone, to check the planted defects."""
     if not raw.strip():
         return "empty_line"
     try:
