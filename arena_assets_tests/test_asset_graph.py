@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from arena_assets.defs.partitions import monthly_partitions
 from arena_assets.definitions import defs as load_defs
+from arena_assets.defs.partitions import monthly_partitions
 
 SAME_MONTH = None  # a dependency with no mapping: the same monthly partition
 

@@ -19,11 +19,11 @@ from arena_assets.clean import (
     find_pii,
     redact_frame,
 )
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.clean.snapshots import latest_snapshots
+from arena_assets.clean.tokens import approx_tokens
 from arena_assets.contracts import PII_PLACEHOLDERS
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
-from arena_assets.clean.snapshots import latest_snapshots
 
 REAL_BATTLES = Path("battles") / "clean_battles_2024_full_conversations.jsonl"
 

@@ -14,10 +14,10 @@ import polars as pl
 from arena_assets.clean.language import LanguageDetector, detect_languages
 from arena_assets.clean.moderation import Moderator, moderate_texts
 from arena_assets.clean.pii import redact_frame
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
-from arena_assets.contracts import MESSAGE_TYPE, PII_TYPES
 from arena_assets.clean.snapshots import latest_snapshots
+from arena_assets.clean.tokens import approx_tokens
+from arena_assets.contracts import MESSAGE_TYPE, PII_TYPES
 
 _EDGE_PUNCT = r"^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$"
 

@@ -3,9 +3,9 @@
 
 import dagster as dg
 
+from arena_assets.defs.battles.resources import BattleRules
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.battles.resources import BattleRules
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_records
 from arena_assets.pipeline.battles import battles_month

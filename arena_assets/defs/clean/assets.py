@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from arena_assets.defs.metadata import table_metadata
-from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.clean.schema import REQUIRED_CONVERSATION_COLUMNS
 from arena_assets.defs.clean.resources import Moderation
+from arena_assets.defs.metadata import table_metadata
+from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.pipeline.clean import clean_month
 from arena_assets.report import counts_table

@@ -2,9 +2,9 @@
 
 import dagster as dg
 
+from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_registry
 from arena_assets.pipeline.ingest import ingest_month
