@@ -107,7 +107,7 @@ def answer_features(answers: pl.DataFrame) -> pl.DataFrame:
 
 def import_arena_hard_answers(path: str | Path) -> pl.DataFrame:
     """Arena-Hard-Auto ``model_answer/*.jsonl`` (a file or the folder) -> answer frame with
-    the file's ``token_len`` and markdown counts (turns joined by blank lines)."""
+    the file's ``token_len`` and markdown counts (``src_*``; turns joined by blank lines)."""
     path = Path(path)
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
@@ -127,13 +127,13 @@ def import_arena_hard_answers(path: str | Path) -> pl.DataFrame:
                 "answer": answer,
                 "reasoning": reasoning,
                 "token_len": meta.get("token_len", sum(t.get("token_len", 0) for t in turns)),
-                "header_count": sum((meta.get("header_count") or {}).values()),
-                "list_count": sum(lists.values()),
-                "bold_count": sum((meta.get("bold_count") or {}).values()),
+                "src_header_count": sum((meta.get("header_count") or {}).values()),
+                "src_list_count": sum(lists.values()),
+                "src_bold_count": sum((meta.get("bold_count") or {}).values()),
             })
     return pl.DataFrame(rows, schema={**ANSWER_SCHEMA, "token_len": pl.Int64,
-                                      "header_count": pl.Int64, "list_count": pl.Int64,
-                                      "bold_count": pl.Int64})
+                                      "src_header_count": pl.Int64, "src_list_count": pl.Int64,
+                                      "src_bold_count": pl.Int64})
 
 
 def average_tokens(answers: pl.DataFrame, column: str = "token_len") -> pl.DataFrame:

@@ -1,0 +1,111 @@
+"""The simulated answers and judge (arena_assets.simulator.judge) through the protocol."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy import stats
+
+from arena_assets.judging.summary import bias_report, bt_leaderboard, pairwise_summary
+from arena_assets.judging.verdicts import game_positions, judgment_frame, parse_rating, parse_verdict
+from arena_assets.simulator.judge import (
+    JudgeBias,
+    answer_quality,
+    judge_rating,
+    judge_verdict,
+    simulate_answer,
+)
+
+KEY = b"endpoint-secret"
+SKILLS = {"base": 0.0, "m-strong": 180.0, "m-good": 90.0, "m-weak": -90.0, "m-poor": -180.0}
+STYLE = {"base": (1.0, 0.3), "m-strong": (0.7, 0.2), "m-good": (1.6, 0.9),
+         "m-weak": (1.0, 0.5), "m-poor": (2.0, 0.8)}  # (verbosity, markdown)
+
+
+def _answers(n_prompts: int = 150, criteria: int | None = None) -> dict:
+    out = {}
+    for q in range(n_prompts):
+        c = criteria if criteria is not None else 1 + q % 7
+        for m, s in SKILLS.items():
+            v, md = STYLE[m]
+            out[(f"q{q}", m)] = (c, simulate_answer(key=KEY, model=m, prompt=f"prompt {q}",
+                                                    skill_elo=s, criteria=c, verbosity=v, markdown=md))
+    return out
+
+
+def _judge(answers: dict, bias: JudgeBias) -> pl.DataFrame:
+    rows = []
+    questions = sorted({q for q, _ in answers})
+    for q in questions:
+        for m in SKILLS:
+            if m == "base":
+                continue
+            for g, a, b in game_positions(m, "base"):
+                text, _ = judge_verdict(key=KEY, question=q, answer_a=answers[(q, a)][1].text,
+                                        answer_b=answers[(q, b)][1].text, bias=bias)
+                rows.append({"question_id": q, "model": m, "baseline": "base", "judge": "sim",
+                             "game": g, "model_a": a, "model_b": b, "judgment": text,
+                             "verdict": parse_verdict(text)})
+    return judgment_frame(rows)
+
+
+def _lengths(answers: dict) -> pl.DataFrame:
+    return pl.DataFrame([{"question_id": q, "model": m, "tokens": len(a.text.split())}
+                         for (q, m), (_, a) in answers.items()])
+
+
+def test_hidden_quality_needs_the_key() -> None:
+    a = simulate_answer(key=KEY, model="m", prompt="p", skill_elo=100, criteria=6)
+    again = simulate_answer(key=KEY, model="m", prompt="p", skill_elo=100, criteria=6)
+    assert a == again
+    assert answer_quality(a.text, KEY) == pytest.approx(a.quality, abs=1e-5)
+    assert answer_quality(a.text, b"another key") is None
+    assert f"{a.quality:.2f}" not in a.text
+    tag_at = a.text.rindex("[ref:") + 5
+    flipped = a.text[:tag_at + 14] + ("0" if a.text[tag_at + 14] != "0" else "1") + a.text[tag_at + 15:]
+    assert answer_quality(flipped, KEY) is None
+    assert parse_rating(judge_rating(key=KEY, question="p", answer=a.text)) in range(1, 11)
+
+
+def test_protocol_recovers_skills_and_cancels_position_bias() -> None:
+    answers = _answers()
+    fair = _judge(answers, JudgeBias())
+    biased = _judge(answers, JudgeBias(position_bias=0.3))
+    rep_fair, rep_biased = bias_report(fair), bias_report(biased)
+    # the planted bias shows: A wins far more often and the swapped games disagree more
+    assert rep_biased["a_win_share"] > 0.58 > rep_fair["a_win_share"] > 0.42
+    assert rep_biased["flip_rate"] > rep_fair["flip_rate"] + 0.05
+    assert rep_fair["parse_failure_rate"] == 0.0
+    # both position orders pooled: each model's win rates agree within their intervals
+    s_fair = pairwise_summary(fair, rounds=200, seed=1).sort("model")
+    s_biased = pairwise_summary(biased, rounds=200, seed=1).sort("model")
+    one_order = pairwise_summary(biased.filter(pl.col("game") == 2), rounds=0).sort("model")
+    outside = 0
+    for f, b, g in zip(s_fair.iter_rows(named=True), s_biased.iter_rows(named=True),
+                       one_order["win_rate"]):
+        assert f["lower"] < b["upper"] and b["lower"] < f["upper"], f["model"]
+        outside += not f["lower"] <= g <= f["upper"]
+    # judged in one order only (candidate always A) the bias would show for most models
+    assert outside >= 3
+    truth = [SKILLS[m] for m in s_fair["model"]]
+    assert stats.spearmanr(s_fair["win_rate"], truth).statistic == pytest.approx(1.0)
+    board = bt_leaderboard(fair, rounds=50, seed=0)
+    rating = dict(zip(board.table["model"], board.table["rating"]))
+    assert stats.spearmanr([rating[m] for m in SKILLS], list(SKILLS.values())).statistic == pytest.approx(1.0)
+
+
+def test_length_bias_shows_in_the_report() -> None:
+    answers = _answers(100)
+    plain = bias_report(_judge(answers, JudgeBias()), _lengths(answers))
+    long_fond = bias_report(_judge(answers, JudgeBias(length_bias=1.5, length_scale=150)),
+                            _lengths(answers))
+    assert long_fond["length_correlation"] > plain["length_correlation"] + 0.15
+
+
+def test_hard_prompts_separate_models_more() -> None:
+    spreads = {}
+    for c in (1, 7):
+        s = pairwise_summary(_judge(_answers(80, criteria=c), JudgeBias()), rounds=0)
+        spreads[c] = float(np.ptp(s["win_rate"].to_numpy()))
+    assert spreads[7] > spreads[1] + 0.1
