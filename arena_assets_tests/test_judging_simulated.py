@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import polars as pl
 import pytest
@@ -109,3 +111,61 @@ def test_hard_prompts_separate_models_more() -> None:
         s = pairwise_summary(_judge(_answers(80, criteria=c), JudgeBias()), rounds=0)
         spreads[c] = float(np.ptp(s["win_rate"].to_numpy()))
     assert spreads[7] > spreads[1] + 0.1
+
+
+def test_style_control_removes_planted_length_bias() -> None:
+    from arena_assets.judging.answers import answer_features
+    from arena_assets.judging.summary import style_controlled_leaderboard
+
+    answers = _answers(150)
+    feats = answer_features(pl.DataFrame([
+        {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
+        for (q, m), (_, a) in answers.items()]))
+    truth = list(SKILLS.values())
+
+    def order_fit(board) -> float:
+        rating = dict(zip(board.table["model"], board.table["rating"]))
+        return stats.spearmanr([rating[m] for m in SKILLS], truth).statistic
+
+    fair = _judge(answers, JudgeBias())
+    fond = _judge(answers, JudgeBias(length_bias=1.5, length_scale=150))
+    length = {}
+    for name, games in (("fair", fair), ("fond", fond)):
+        styled = style_controlled_leaderboard(games, feats)
+        row = styled.coefficients.filter(pl.col("feature") == "sum_assistant_tokens").row(0, named=True)
+        length[name] = row
+        assert order_fit(styled) == pytest.approx(1.0), name
+    assert length["fair"]["lower"] < 0 < length["fair"]["upper"]
+    assert length["fond"]["lower"] > 0.5
+    # without style control the verbose models overtake: the order breaks
+    assert order_fit(bt_leaderboard(fond, rounds=0)) < 0.9
+
+
+def test_bench_metrics_on_our_own_tables(tmp_path, capsys) -> None:
+    """Judge win rates (published bootstrap layout) against a human BT board, via the CLI."""
+    from arena_assets.cli import main
+    from arena_assets.judging.metrics import (
+        bench_vs_human,
+        leaderboard_score_table,
+        read_score_table,
+        write_bootstrap_stats,
+    )
+    from arena_assets.ranking import fit_bt, sample_bt_battles
+
+    games = _judge(_answers(120), JudgeBias(position_bias=0.2))
+    summary = pairwise_summary(games, rounds=100, include_baseline=True, keep_bootstrap=True)
+    assert summary.height == len(SKILLS) and summary.filter(pl.col("model") == "base")["lower"][0] == 0.5
+    bench_path = tmp_path / "bench.jsonl"
+    write_bootstrap_stats(summary, bench_path)
+    human_board = fit_bt(sample_bt_battles(SKILLS, 6000, seed=3), ci="bootstrap",
+                         bootstrap_rounds=50, seed=0)
+    human_path = tmp_path / "human.parquet"
+    human_board.table.write_parquet(human_path)
+    from_file = bench_vs_human(read_score_table(bench_path), read_score_table(human_path))
+    in_memory = bench_vs_human(read_score_table(bench_path), leaderboard_score_table(human_board))
+    assert from_file["spearman"] == in_memory["spearman"] == pytest.approx(1.0)
+    assert from_file["agreement_with_confidence"]["value"] == 1.0
+    assert from_file["brier"]["value"] < 0.05
+    assert main(["bench-metrics", str(bench_path), str(human_path), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["models"] == sorted(SKILLS) and out["kendall"] == pytest.approx(1.0)

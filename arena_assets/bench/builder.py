@@ -104,12 +104,6 @@ def build_bench(
         text_hash, return_dtype=pl.String))
     mark(pl.col("text_hash").is_duplicated() & (pl.int_range(pl.len()).over("text_hash") > 0),
          "duplicate_within_month")
-    index = Contamination(earlier, options.near_duplicate_threshold, options.num_perm)
-    verdicts = [index.check(t) if r is None else None
-                for t, r in frame.select("prompt", "reason").iter_rows()]
-    frame = frame.with_columns(_contam=pl.Series(verdicts, dtype=pl.String))
-    mark(pl.col("_contam") == "exact", "exact_duplicate_of_earlier_bench")
-    mark(pl.col("_contam") == "near", "near_duplicate_of_earlier_bench")
     # cluster scores from every labelled prompt of the cluster (as BenchBuilder does)
     means = (frame.filter(pl.col("reason").is_null() | (pl.col("reason") != "unlabelled"))
              .filter(pl.col("quality").is_not_null())
@@ -117,6 +111,13 @@ def build_bench(
     frame = frame.join(means, on="cluster_id", how="left")
     mark(pl.col("quality") < options.min_quality, "low_quality")
     mark(pl.col("cluster_mean_quality") < options.min_cluster_mean, "cluster_below_threshold")
+    # checked after the cheap rules: MinHash costs ~1 ms a prompt, only candidates need it
+    index = Contamination(earlier, options.near_duplicate_threshold, options.num_perm)
+    verdicts = [index.check(t) if r is None else None
+                for t, r in frame.select("prompt", "reason").iter_rows()]
+    frame = frame.with_columns(_contam=pl.Series(verdicts, dtype=pl.String))
+    mark(pl.col("_contam") == "exact", "exact_duplicate_of_earlier_bench")
+    mark(pl.col("_contam") == "near", "near_duplicate_of_earlier_bench")
     if relabel is not None:
         frame = _second_pass(frame, relabel, options)
     # seeded draw: per cluster a random order, clusters best mean first (random tie-break)

@@ -43,10 +43,10 @@ BENCH_PROMPTS = {
 DROP_REASONS = (
     "unlabelled",  # a criterion is null (label parse failure)
     "duplicate_within_month",  # same normalised text as an earlier row of this month
-    "exact_duplicate_of_earlier_bench",
-    "near_duplicate_of_earlier_bench",
     "low_quality",  # fewer criteria than min_quality
     "cluster_below_threshold",  # its cluster's mean quality is under the threshold
+    "exact_duplicate_of_earlier_bench",
+    "near_duplicate_of_earlier_bench",
     "below_quality_after_relabel",  # the strong labeler's second pass disagreed
     "over_cluster_cap",  # its cluster already gave per_cluster prompts
     "over_bench_size",  # the bench was full

@@ -31,7 +31,7 @@ from scipy import stats
 
 # interval columns by source: (lower, upper)
 _INTERVAL_COLUMNS = (("lower", "upper"), ("rating_q025", "rating_q975"))
-_SCORE_COLUMNS = ("score", "rating")
+_SCORE_COLUMNS = ("score", "rating", "win_rate")
 
 
 @dataclass(frozen=True)
@@ -108,6 +108,28 @@ def read_score_table(path: str | Path) -> ScoreTable:
     else:
         raise ValueError(f"{path}: unsupported score table format {suffix!r}")
     return score_table(frame, name=path.stem)
+
+
+def leaderboard_score_table(board, name: str = "") -> ScoreTable:
+    """A ranking-library ``Leaderboard`` (or ``StyleLeaderboard``) as a ScoreTable; a
+    Leaderboard's bootstrap ratings, when kept, give the mean and variance, otherwise
+    the rating and the squared standard error do."""
+    table = board.table
+    models = table["model"].to_list()
+    if getattr(board, "bootstrap", None) is not None and hasattr(board, "models"):
+        boot = board.bootstrap[:, [board.models.index(m) for m in models]]
+        mean, variance = boot.mean(axis=0), boot.var(axis=0)
+    else:
+        mean, variance = table["rating"].to_numpy(), table["se"].to_numpy() ** 2
+    return ScoreTable(models, table["rating"].to_numpy(), mean, table["lower"].to_numpy(),
+                      table["upper"].to_numpy(), variance, name)
+
+
+def write_bootstrap_stats(summary: pl.DataFrame, path: str | Path) -> None:
+    """A win-rate summary with ``results`` as a published-style bootstrap JSONL
+    (``model, score, lower, upper, results``)."""
+    out = summary.select("model", pl.col("win_rate").alias("score"), "lower", "upper", "results")
+    Path(path).write_text("".join(json.dumps(r) + "\n" for r in out.to_dicts()))
 
 
 def read_name_map(path: str | Path) -> dict[str, str]:

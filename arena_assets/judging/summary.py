@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from arena_assets.judging.verdicts import candidate_score, is_strong
-from arena_assets.ranking import fit_bt
+from arena_assets.ranking import STYLE_FEATURES, fit_bt, fit_style_controlled
 
 DEFAULT_WEIGHT = 3
 
@@ -63,9 +63,13 @@ def pairwise_summary(
     rounds: int = 100,
     level: float = 0.95,
     seed: int = 0,
+    include_baseline: bool = False,
+    keep_bootstrap: bool = False,
 ) -> pl.DataFrame:
     """Per candidate: win rate against the baseline with a bootstrap interval, game
-    counts (won / tied / lost / unparsed). The baseline gets 0.5 by definition."""
+    counts (won / tied / lost / unparsed). ``include_baseline`` adds the baseline at 0.5
+    with a zero-width interval (as Arena-Hard-Auto lists it); ``keep_bootstrap`` keeps the
+    replicates in ``results`` (the layout of the published bootstrap files)."""
     games = scored_games(judgments, weight)
     rng = np.random.default_rng(seed)
     q = ((1 - level) / 2, (1 + level) / 2)
@@ -75,6 +79,7 @@ def pairwise_summary(
         s, c = ok["score"].to_numpy(), ok["copies"].to_numpy()
         point = _win_rate(s, c)
         lower = upper = float("nan")
+        boot = np.array([])
         if rounds > 0 and len(s):
             idx = rng.integers(0, len(s), size=(rounds, len(s)))
             boot = (s[idx] * c[idx]).sum(axis=1) / np.maximum(c[idx].sum(axis=1), 1)
@@ -85,8 +90,17 @@ def pairwise_summary(
             "games": part.height, "won": int((ok["score"] == 1).sum()),
             "tied": int((ok["score"] == 0.5).sum()), "lost": int((ok["score"] == 0).sum()),
             "unparsed": part.height - ok.height,
+            "results": boot.tolist(),
         })
-    return pl.DataFrame(rows).sort("win_rate", descending=True)
+    if include_baseline and rows:
+        base = rows[0]["baseline"]
+        rows.append({"model": base, "baseline": base, "win_rate": 0.5, "lower": 0.5,
+                     "upper": 0.5, "level": level, "games": 0, "won": 0, "tied": 0, "lost": 0,
+                     "unparsed": 0, "results": [0.5] * (rounds if rounds > 0 else 0)})
+    table = pl.DataFrame(rows, schema_overrides={"results": pl.List(pl.Float64)})
+    if not keep_bootstrap:
+        table = table.drop("results")
+    return table.sort("win_rate", descending=True)
 
 
 def ensemble_summary(judgments: pl.DataFrame, **kwargs) -> pl.DataFrame:
@@ -131,6 +145,30 @@ def bt_leaderboard(
     """Bradley-Terry ratings of the judge's battles through the ranking library."""
     return fit_bt(judge_battles(judgments, weight), ci="bootstrap" if rounds else "sandwich",
                   bootstrap_rounds=rounds, level=level, seed=seed, anchor=anchor)
+
+
+def styled_judge_battles(
+    judgments: pl.DataFrame, features: pl.DataFrame, weight: int = DEFAULT_WEIGHT
+) -> pl.DataFrame:
+    """Judge battles with ``{feature}_a`` / ``{feature}_b`` style columns joined from
+    ``features`` (``question_id, model`` + STYLE_FEATURES, e.g. ``answer_features``)."""
+    battles = judge_battles(judgments, weight)
+    feats = features.select("question_id", "model", *STYLE_FEATURES)
+    for side in ("a", "b"):
+        battles = battles.join(
+            feats.rename({"model": f"model_{side}", **{f: f"{f}_{side}" for f in STYLE_FEATURES}}),
+            on=["question_id", f"model_{side}"], how="left")
+    return battles
+
+
+def style_controlled_leaderboard(
+    judgments: pl.DataFrame, features: pl.DataFrame, *, weight: int = DEFAULT_WEIGHT,
+    rounds: int = 0, level: float = 0.95, seed: int = 0,
+):
+    """Bradley-Terry net of length and markdown on the judge's battles (ranking library)."""
+    return fit_style_controlled(
+        styled_judge_battles(judgments, features, weight),
+        ci="bootstrap" if rounds else "sandwich", bootstrap_rounds=rounds, level=level, seed=seed)
 
 
 def bias_report(judgments: pl.DataFrame, lengths: pl.DataFrame | None = None) -> dict:
