@@ -63,7 +63,8 @@ class ScoreTable:
         keep = [i for i, m in enumerate(self.models) if m.lower() in lowered]
         return ScoreTable(
             [lowered[self.models[i].lower()] for i in keep],
-            self.score[keep], self.mean[keep], self.lower[keep], self.upper[keep], self.variance[keep], self.name,
+            self.score[keep], self.mean[keep], self.lower[keep], self.upper[keep],
+            self.variance[keep], self.name,
         )
 
 

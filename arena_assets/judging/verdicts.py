@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import polars as pl
@@ -67,6 +68,56 @@ def single_messages(question: str, answer: str) -> list[dict]:
         {"role": "system", "content": SINGLE_SYSTEM},
         {"role": "user", "content": SINGLE_USER.format(question=question, answer=answer)},
     ]
+
+
+_PAIRWISE_PARTS = re.compile(
+    r"\A<\|User Request\|>\n(?P<q>.*?)\n\n<\|Answer of Assistant A\|>\n(?P<a>.*?)\n"
+    r"<\|End of Answer A\|>\n\n<\|Answer of Assistant B\|>\n(?P<b>.*?)\n<\|End of Answer B\|>\Z",
+    re.DOTALL)
+_SINGLE_PARTS = re.compile(
+    r"\A<\|User Request\|>\n(?P<q>.*?)\n\n<\|Answer\|>\n(?P<a>.*?)\n<\|End of Answer\|>\Z",
+    re.DOTALL)
+
+
+def split_pairwise_prompt(user_text: str) -> tuple[str, str, str] | None:
+    """(question, answer A, answer B) of a message built by ``pairwise_messages``; the
+    simulated judge endpoint reads its inputs this way. None for any other text."""
+    m = _PAIRWISE_PARTS.match(user_text or "")
+    return (m["q"], m["a"], m["b"]) if m else None
+
+
+def split_single_prompt(user_text: str) -> tuple[str, str] | None:
+    m = _SINGLE_PARTS.match(user_text or "")
+    return (m["q"], m["a"]) if m else None
+
+
+def judge_with_retry(
+    ask: Callable[[list[dict], int], str | None], messages: list[dict], retries: int = 1
+) -> tuple[str | None, str | None, int]:
+    """(last judge text, verdict or None, attempts). ``ask(messages, attempt)`` makes the
+    call; the attempt number must enter the call's cache key, or a retry would only read
+    back the cached unparseable answer."""
+    text = None
+    for attempt in range(retries + 1):
+        text = ask(messages, attempt)
+        verdict = parse_verdict(text)
+        if verdict is not None:
+            return text, verdict, attempt + 1
+    return text, None, retries + 1
+
+
+def plan_games(
+    question_ids: Iterable[str], models: Iterable[str], baseline: str, judges: Iterable[str]
+) -> pl.DataFrame:
+    """Every game to play: question x candidate x judge x two position orders."""
+    rows = [
+        {"question_id": q, "model": m, "baseline": baseline, "judge": j, "game": g,
+         "model_a": a, "model_b": b}
+        for q in question_ids for m in models if m != baseline for j in judges
+        for g, a, b in game_positions(m, baseline)
+    ]
+    return pl.DataFrame(rows, schema={k: JUDGMENT_SCHEMA[k] for k in (
+        "question_id", "model", "baseline", "judge", "game", "model_a", "model_b")})
 
 
 def normalise_verdict(label: str | None) -> str | None:
@@ -160,7 +211,8 @@ def import_arena_hard_judgments(path: str | Path, baseline: str = "gpt-4-0314") 
     for f in files:
         for rec in _read_jsonl(f):
             qid = str(rec.get("question_id", rec.get("uid")))
-            for game, (g, a, b) in zip(rec.get("games", []), game_positions(rec["model"], baseline)):
+            positions = game_positions(rec["model"], baseline)
+            for game, (g, a, b) in zip(rec.get("games", []), positions):
                 game = game or {}
                 rows.append({"question_id": qid, "model": rec["model"], "baseline": baseline,
                              "judge": str(rec.get("judge")), "game": g, "model_a": a,

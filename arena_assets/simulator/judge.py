@@ -63,7 +63,8 @@ def encode_quality(quality: float, key: bytes, nonce: bytes) -> str:
 def decode_quality(tag: str, key: bytes) -> float | None:
     raw = bytes.fromhex(tag)
     nonce, body, mac = raw[:6], raw[6:10], raw[10:12]
-    if not hmac.compare_digest(mac, hmac.new(key, b"mac" + nonce + body, hashlib.sha256).digest()[:2]):
+    expected = hmac.new(key, b"mac" + nonce + body, hashlib.sha256).digest()[:2]
+    if not hmac.compare_digest(mac, expected):
         return None
     stream = hmac.new(key, b"ks" + nonce, hashlib.sha256).digest()[:4]
     return struct.unpack(">f", bytes(a ^ b for a, b in zip(body, stream)))[0]
