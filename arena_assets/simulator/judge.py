@@ -1,16 +1,18 @@
 """Simulated candidate answers and a simulated LLM judge (pure functions, seeded).
 
 Answers: a model's answer to a bench prompt has a hidden quality
-``q = s · (0.5 + c/7) + ε``, with ``s`` its true skill on the prompt's category in logit
-units (Elo/400·ln 10), ``c`` the prompt's criteria count (harder prompts spread models
-further apart, BenchBuilder's premise) and ε ~ N(0, answer_noise). Its length follows the
-model's verbosity, its headers / lists / bold its markdown propensity.
+``q = s · (base_gap + difficulty_gain · c/7) + ε`` (defaults 0.5 and 1), with ``s`` its
+true skill on the prompt's category in logit units (Elo/400·ln 10), ``c`` the prompt's
+criteria count (harder prompts spread models further apart, BenchBuilder's premise) and
+ε ~ N(0, answer_noise). Its length follows the model's verbosity, its headers / lists /
+bold its markdown propensity.
 
 The judge sees only the two answer texts. The quality travels inside the text as an opaque
-tag (``[ref:<hex>]`` on the last line): 6 bytes of nonce, the quality XOR-ed with an HMAC
-keystream, and a 4-byte HMAC tag, all under a key only the endpoint holds; a client sees
-random hex, and an answer edited or made up by anyone without the key carries no valid
-tag (the judge then falls back to a coin-flip quality of 0). The judge's verdict follows
+tag (``[ref:<hex>]`` on the last line): 6 bytes of nonce, the quality (float32) XOR-ed
+with an HMAC keystream, and a 2-byte HMAC check, all under a key only the endpoint holds;
+a client sees random hex, and an answer edited or made up without the key carries no valid
+tag (the judge then takes quality 0, so its verdict is noise and biases only). The
+judge's verdict follows
 ``d = q_A − q_B + position_bias + length_bias · tanh(Δlen / length_scale) + noise``:
 ``|d| >= strong`` gives a ``>>`` verdict, ``|d| < tie`` a tie.
 """
@@ -79,12 +81,14 @@ def answer_quality(text: str, key: bytes) -> float | None:
 def simulate_answer(
     *, key: bytes, model: str, prompt: str, skill_elo: float, criteria: int,
     verbosity: float = 1.0, markdown: float = 0.5, answer_noise: float = 0.3,
-    base_words: int = 180,
+    base_words: int = 180, base_gap: float = 0.5, difficulty_gain: float = 1.0,
 ) -> SimAnswer:
-    """The answer ``model`` gives to ``prompt`` (deterministic in key, model and prompt)."""
+    """The answer ``model`` gives to ``prompt`` (deterministic in key, model and prompt);
+    skill counts ``base_gap + difficulty_gain · criteria/7`` times (hard prompts separate)."""
     rng = _rng(key, "answer", model, prompt)
     skill = skill_elo * math.log(10) / 400.0
-    quality = float(skill * (0.5 + criteria / 7.0) + rng.normal(0.0, answer_noise))
+    gap = base_gap + difficulty_gain * criteria / 7.0
+    quality = float(skill * gap + rng.normal(0.0, answer_noise))
     n_words = max(12, int(base_words * verbosity * math.exp(rng.normal(0.0, 0.25))))
     lines, written = [], 0
     while written < n_words:
