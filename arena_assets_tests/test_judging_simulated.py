@@ -169,3 +169,37 @@ def test_bench_metrics_on_our_own_tables(tmp_path, capsys) -> None:
     assert main(["bench-metrics", str(bench_path), str(human_path), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["models"] == sorted(SKILLS) and out["kendall"] == pytest.approx(1.0)
+
+
+@pytest.mark.slow
+def test_benchbuilder_bench_separates_more_than_a_random_one() -> None:
+    """Arena-Hard's finding on the simulated judge: same models, judge and size."""
+    from arena_assets_tests.test_bench_builder import _prompts
+
+    from arena_assets.bench.builder import BenchOptions, build_bench
+    from arena_assets.bench.schema import CRITERIA
+    from arena_assets.judging.metrics import score_table, separability
+
+    skills = {"base": 0, "a": 60, "b": 45, "c": 30, "d": 15, "e": -15, "f": -30, "g": -45}
+    frame = _prompts(3000, 100).filter(~pl.col("has_image")).with_columns(
+        quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA))
+
+    def separated(prompts: pl.DataFrame) -> int:
+        rows = []
+        for pid, text, q in prompts.select("prompt_id", "prompt", "quality").iter_rows():
+            ans = {m: simulate_answer(key=KEY, model=m, prompt=text, skill_elo=s, criteria=q,
+                                      base_gap=0.2, difficulty_gain=1.6).text
+                   for m, s in skills.items()}
+            for m in skills:
+                for g, a, b in game_positions(m, "base") if m != "base" else ():
+                    t, _ = judge_verdict(key=KEY, question=text, answer_a=ans[a], answer_b=ans[b])
+                    rows.append({"question_id": pid, "model": m, "baseline": "base", "judge": "j",
+                                 "game": g, "model_a": a, "model_b": b, "judgment": t,
+                                 "verdict": parse_verdict(t)})
+        table = pairwise_summary(judgment_frame(rows), rounds=200, include_baseline=True)
+        return separability(score_table(table))["separated_pairs"]
+
+    bench = build_bench(frame, BenchOptions(size=120), month="m").prompts
+    assert bench.height == 120
+    # measured: 25 of 28 pairs separated on the bench, 20 on the random draw
+    assert separated(bench) >= separated(frame.sample(120, seed=1)) + 3
