@@ -169,3 +169,17 @@ def test_prompt_round_trip_and_retry() -> None:
     plan = plan_games(["q1", "q2"], ["m1", "m2", "base"], "base", ["j1", "j2"])
     assert plan.height == 2 * 2 * 2 * 2
     assert plan.filter(pl.col("game") == 1)["model_a"].unique().to_list() == ["base"]
+
+
+def test_judge_summary_cli_pairwise_and_bias(real_data, capsys) -> None:
+    sample = real_data / "arena_hard_v0.1/model_judgment_sample.jsonl"
+    assert main(["judge-summary", str(sample), "--weight", "3", "--rounds", "20"]) == 0
+    row = json.loads(capsys.readouterr().out)["models"][0]
+    # hand count of the 7 records' 14 games from the candidate's side (strong = 3 copies):
+    # game 1 (baseline A): A>B x4, B>A x2, A=B x1; game 2 (candidate A): B>>A, A>B, B>A x5
+    assert (row["won"], row["tied"], row["lost"]) == (3, 1, 10)
+    assert row["win_rate"] == pytest.approx((2 + 1 + 0.5) / (13 + 3))
+    assert main(["judge-summary", str(sample), "--bias"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["games"] == 14 and rep["pairs_with_both_games"] == 7
+    assert main(["judge-summary", str(real_data / MT_SINGLE), "--bias"]) == 1

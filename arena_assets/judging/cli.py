@@ -22,6 +22,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bias", action="store_true",
+                   help="pairwise only: print the judge-bias report (JSON) instead")
     p.set_defaults(func=run_judge_summary)
 
     m = subparsers.add_parser(
@@ -40,7 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_judge_summary(args: argparse.Namespace) -> int:
-    from arena_assets.judging.summary import pairwise_summary, single_summary
+    from arena_assets.judging.summary import (
+        bias_report,
+        ensemble_summary,
+        pairwise_summary,
+        single_summary,
+    )
     from arena_assets.judging.verdicts import read_judgments
 
     try:
@@ -49,6 +56,9 @@ def run_judge_summary(args: argparse.Namespace) -> int:
         print(f"judge-summary: {exc}", file=sys.stderr)
         return 1
     if kind == "single":
+        if args.bias:
+            print("judge-summary: --bias needs pairwise judgments", file=sys.stderr)
+            return 1
         table = single_summary(frame)
     else:
         if args.baseline:
@@ -56,8 +66,13 @@ def run_judge_summary(args: argparse.Namespace) -> int:
         if frame.height == 0:
             print("judge-summary: no games for that baseline", file=sys.stderr)
             return 1
-        table = pairwise_summary(frame, weight=args.weight, rounds=args.rounds,
-                                 level=args.level, seed=args.seed)
+        if args.bias:
+            print(json.dumps(bias_report(frame), indent=2))
+            return 0
+        # several judges: each judge's win rates, averaged (an ensemble)
+        summarise = ensemble_summary if frame["judge"].n_unique() > 1 else pairwise_summary
+        table = summarise(frame, weight=args.weight, rounds=args.rounds, level=args.level,
+                          seed=args.seed)
     if args.fmt == "csv":
         sys.stdout.write(table.write_csv())
     else:
