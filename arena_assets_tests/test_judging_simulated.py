@@ -203,3 +203,21 @@ def test_benchbuilder_bench_separates_more_than_a_random_one() -> None:
     assert bench.height == 120
     # measured: 25 of 28 pairs separated on the bench, 20 on the random draw
     assert separated(bench) >= separated(frame.sample(120, seed=1)) + 3
+
+
+def test_bench_leaderboard_table() -> None:
+    from arena_assets.judging.answers import answer_features
+    from arena_assets.judging.metrics import bench_leaderboard
+
+    answers = _answers(60)
+    feats = answer_features(pl.DataFrame([
+        {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
+        for (q, m), (_, a) in answers.items()]))
+    board = bench_leaderboard(_judge(answers, JudgeBias()), feats, rounds=30)
+    assert board["model"].to_list() == ["m-strong", "m-good", "base", "m-weak", "m-poor"]
+    assert board.filter(pl.col("model") == "base")["win_rate"][0] == 0.5
+    assert board["bt_rank"].to_list() == [1, 2, 3, 4, 5]
+    assert board["style_rating"].null_count() == 0 and (board["level"] == 0.95).all()
+    verbose = board.filter(pl.col("model") == "m-poor")["avg_tokens"][0]
+    terse = board.filter(pl.col("model") == "m-strong")["avg_tokens"][0]
+    assert verbose > 2 * terse  # verbosity 2.0 vs 0.7

@@ -13,6 +13,10 @@ and the statistics notebook published with it:
   P(a below b) = Φ((μ_b − μ_a)/√(σ²_a + σ²_b)) from its bootstrap mean and variance, the
   outcome is whether the human rating of a is below b's.
 
+``bench_leaderboard`` assembles the bench's own board from judgments (win rate against the
+baseline with bootstrap interval, Bradley-Terry through the ranking library, optional style
+control, mean answer tokens).
+
 Score tables are read from the published bootstrap files (``model, score, lower, upper,
 results``), from arena leaderboard CSVs (``rating, variance, rating_q025, rating_q975``)
 and from this project's leaderboard tables (``model, rating|score, lower, upper, se``).
@@ -245,3 +249,40 @@ def bench_vs_human(
         "kendall": corr["kendall"],
         "brier": brier_score(b, h),
     }
+
+
+def bench_leaderboard(
+    judgments: pl.DataFrame,
+    features: pl.DataFrame | None = None,
+    *,
+    weight: int = 3,
+    rounds: int = 100,
+    level: float = 0.95,
+    seed: int = 0,
+    style_control: bool = True,
+) -> pl.DataFrame:
+    """One row per model (baseline included): win rate against the baseline with its
+    bootstrap interval (``level``), Bradley-Terry rating of the judge's battles with its
+    bootstrap interval, and, given answer ``features`` (``answer_features`` output), the
+    style-controlled rating and the mean answer tokens."""
+    from arena_assets.judging.summary import (
+        bt_leaderboard,
+        pairwise_summary,
+        style_controlled_leaderboard,
+    )
+
+    wins = pairwise_summary(judgments, weight=weight, rounds=rounds, level=level, seed=seed,
+                            include_baseline=True)
+    bt = bt_leaderboard(judgments, weight=weight, rounds=rounds, level=level, seed=seed).table
+    board = wins.join(
+        bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
+                  bt_rank="rank"), on="model", how="left")
+    if features is not None:
+        tokens = features.group_by("model").agg(avg_tokens=pl.col("answer_tokens").mean())
+        board = board.join(tokens, on="model", how="left")
+        if style_control:
+            styled = style_controlled_leaderboard(judgments, features, weight=weight).table
+            board = board.join(
+                styled.select("model", style_rating="rating", style_lower="lower",
+                              style_upper="upper", style_rank="rank"), on="model", how="left")
+    return board.sort("win_rate", descending=True)
