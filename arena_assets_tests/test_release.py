@@ -246,3 +246,36 @@ def test_chat_frame_on_hand_written_conversations():
     ids = chat["user_id"].to_list()
     assert ids[1] == ids[2] != ids[0] and len(ids[0]) == 20 and "aaaa" not in ids
     assert chat["anony"].to_list() == [False, True, True]
+
+
+def test_real_arena_hard_bench_is_refused_until_redacted(real_data, tmp_path):
+    """The published Arena-Hard-Auto v0.1 questions (500, `uid/category/cluster/prompt`) as
+    a bench: a few prompts carry IP addresses, so the release refuses them as they are and
+    accepts them once redacted with the cleaning's own rules."""
+    from arena_assets.clean.pii import redact_expr
+    from arena_assets.release import bench_frame
+
+    questions = pl.read_ndjson(real_data / "arena_hard_v0.1" / "question.jsonl")
+    with pytest.raises(UnsafeReleaseError, match=r"bench.prompt: \d+ text"):
+        bench_frame(questions)
+    redacted = questions.with_columns(redact_expr(pl.col("prompt")).alias("prompt"))
+    bench = bench_frame(redacted)
+    assert bench.height == 500 and bench.columns == ["question_id", "prompt", "category", "cluster"]
+    assert bench["question_id"].is_unique().all()
+    assert bench.filter(pl.col("prompt").str.contains("<IP_ADDRESS>")).height >= 1
+
+
+def test_release_command(month_tables, tmp_path, monkeypatch):
+    from arena_assets.cli import main
+
+    lake = Lake(str(tmp_path / "lake"))
+    for table in ("conversations", "battles"):
+        lake.write(table, MONTH, month_tables[table])
+    args = ["release", str(tmp_path / "lake"), "--month", MONTH, "--out", str(tmp_path / "rel")]
+    monkeypatch.delenv("ARENA_RELEASE_SECRET", raising=False)
+    assert main(args) == 2  # no secret, no release
+    monkeypatch.setenv("ARENA_RELEASE_SECRET", "operator-secret")
+    assert main(args) == 0
+    chat = pl.read_parquet(tmp_path / "rel" / f"arena-chat-{MONTH}" / "data" / "*.parquet")
+    assert chat.height == month_tables["conversations"].height
+    assert main([*args[:2], "--month", "2030-01", *args[4:]]) == 2  # no such month
