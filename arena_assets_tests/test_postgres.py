@@ -161,18 +161,29 @@ def test_partitioned_materialization_lands_in_postgres(arena_env, postgres, pg_h
 
 def test_sensor_ticks_against_postgres(arena_env, pg_home):
     """Hook for the raw-root sensor (issue 10, section 1): every sensor of the code location
-    is evaluated against the Postgres-backed instance. Skips until a sensor exists."""
+    ticks twice against the Postgres-backed instance: the first tick requests the month that
+    has raw files, the second (with the first tick's cursor) requests nothing new. Skips
+    until the code location defines a sensor. (Checked with a throwaway sensor over
+    `arena_assets.ingest.watch`. A daemon-launched tick stored in Postgres's `job_ticks`
+    would go further once the sensor is wired.)"""
     import dagster as dg
 
     from arena_assets.definitions import defs as load_defs
 
-    sensors = list(load_defs().sensors or [])
+    defs = load_defs()
+    sensors = list(defs.sensors or [])
     if not sensors:
         pytest.skip("the code location defines no sensor yet")
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 20, seed=4)
     with dg.DagsterInstance.get() as instance:
         for sensor in sensors:
-            context = dg.build_sensor_context(instance=instance, cursor=None)
+            context = dg.build_sensor_context(instance=instance, resources=defs.resources,
+                                              sensor_name=sensor.name)
             result = sensor(context)
-            requests = getattr(result, "run_requests", None) or []
+            requests = list(getattr(result, "run_requests", None) or [])
             assert any(r.partition_key == MONTH for r in requests), (sensor.name, result)
+            cursor = getattr(result, "cursor", None) or context.cursor
+            again = sensor(dg.build_sensor_context(instance=instance, cursor=cursor,
+                                                   resources=defs.resources,
+                                                   sensor_name=sensor.name))
+            assert not list(getattr(again, "run_requests", None) or []), sensor.name
