@@ -36,7 +36,10 @@ class ReleaseSummary:
 
 
 def _fs(url: str, storage_options: dict | None):
-    return fsspec.core.url_to_fs(url, **(storage_options or {}))
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    # s3fs caches listings per filesystem object; another writer may have changed the folder
+    fs.invalidate_cache(path)
+    return fs, path
 
 
 def write_dataset(frame: pl.DataFrame, url: str, card: str, *, split: str = "train",
