@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "arena_assets.ranking.cli",
     "arena_assets.pipeline.cli",
     "arena_assets.judging.cli",
+    "arena_assets.release.cli",
 )
 
 
