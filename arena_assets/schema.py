@@ -81,6 +81,10 @@ REJECT_REASONS = {
     "absurd_length": f"a message over {MAX_MESSAGE_CHARS} chars or over {MAX_MESSAGES} messages",
     "bad_image_ref": "an image reference that is not a 64-hex sha256",
     "unparseable_record": "an adapter record (clean_battle / conversation dump) missing required fields",
+    "models_mismatch": "a vote's 'models' names disagree with its states' model names",
+    "shared_conv_id": "both sides of a vote carry the same conv_id",
+    "duplicate_key": "a JSON object repeats a key with different values",
+    "truncated_file": "the rest of a file after a broken compressed stream (detail: byte offset)",
 }
 
 MESSAGE_TYPE = pl.Struct(
@@ -112,7 +116,10 @@ RAW_REJECTS_SCHEMA = {
     "line_no": pl.Int64,
     "reason": pl.String,  # a key of REJECT_REASONS
     "detail": pl.String,  # human-readable specifics (field name, offending value)
-    "raw": pl.String,  # the line, decoded with replacement, truncated to REJECT_RAW_CHARS
+    "raw": pl.String,  # the line, decoded with replacement, scrubbed, then cut to REJECT_RAW_CHARS
+    # salted hash of the line's user when an identity field could be read from its text
+    # (null otherwise): what lets "forget a user" reach their rejected lines
+    "user_hash": pl.String,
 }
 
 PII_TYPES = ("email", "phone", "ip_address", "card_number", "street_address")

@@ -2,7 +2,8 @@
 
 Public API:
 
-- :func:`list_month_files` — files of ``<raw_root>/<YYYY-MM>/`` (local or any fsspec URL)
+- :func:`list_month_files` — files of ``<raw_root>/<YYYY-MM>/`` (local or any fsspec URL);
+  :func:`scan_month` also says which root was read and which files were skipped
 - :func:`load_model_registry` — names from ``<raw_root>/models.json`` or ``None``
 - :func:`parse_month` — the whole month as a :class:`ParsedMonth`
 - :func:`iter_parsed_files` — the same, one :class:`ParsedPart` at a time (bounded memory)
@@ -22,14 +23,17 @@ from .parse import (
     iter_parsed_files,
     parse_lines,
     parse_month,
+    partial_files,
     reason_counts,
 )
 from .sources import (
     RAW_EXTENSIONS,
     list_month_files,
     load_model_records,
+    MonthListing,
     load_model_registry,
     month_bounds_us,
+    scan_month,
 )
 
 __all__ = [
@@ -38,6 +42,7 @@ __all__ = [
     "NATIVE",
     "RAW_EXTENSIONS",
     "FileCounts",
+    "MonthListing",
     "ParsedMonth",
     "ParsedPart",
     "UnreadableFileError",
@@ -49,5 +54,7 @@ __all__ = [
     "month_bounds_us",
     "parse_lines",
     "parse_month",
+    "partial_files",
     "reason_counts",
+    "scan_month",
 ]

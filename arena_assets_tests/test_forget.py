@@ -1,0 +1,156 @@
+"""The right to be forgotten, end to end at library and CLI level: a simulated month goes
+through the pipeline's month steps, one simulated user is forgotten, no table keeps a row
+with their hash, and the leaderboard recomputed afterwards uses fewer battles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+
+from arena_assets.cli import main as cli_main
+from arena_assets.ingest import load_model_registry
+from arena_assets.pipeline import arena_leaderboard_month, battles_month, clean_month, ingest_month
+from arena_assets.privacy.forget import USER_COLUMNS, forget_user, user_hash_of, user_tables
+from arena_assets.simulator import WorldConfig, simulate_months
+from arena_assets.storage import Lake
+
+MONTH = "2024-03"
+SALT = "forget-salt"
+BOARD = {"bootstrap_rounds": 0, "min_battles": 1, "min_category_battles": 10_000}
+
+
+def _pipeline(raw: Path, lake: Lake) -> None:
+    ingest_month(lake, str(raw), MONTH, salt=SALT, known_models=load_model_registry(str(raw)))
+    clean_month(lake, MONTH, threads=1)
+    battles_month(lake, MONTH)
+    arena_leaderboard_month(lake, MONTH, **BOARD)
+
+
+def _busiest_voter(raw: Path) -> str:
+    """The raw identity (ip or user_id) of the user with most vote lines."""
+    counts: dict[str, int] = {}
+    for path in sorted((raw / MONTH).glob("*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                event = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(event, dict) and str(event.get("type", "")).endswith("vote"):
+                who = event.get("user_id") or event.get("ip")
+                if isinstance(who, str):
+                    counts[who] = counts.get(who, 0) + 1
+    return max(sorted(counts), key=counts.__getitem__)
+
+
+def _rows_of(lake: Lake, user_hash: str) -> dict[str, int]:
+    out = {}
+    for table, months in user_tables(lake).items():
+        for month, cols in months.items():
+            frame = lake.read(table, month, columns=cols)
+            out[f"{table}/{month}"] = frame.filter(
+                pl.any_horizontal([pl.col(c) == user_hash for c in cols]).fill_null(False)).height
+    return out
+
+
+@pytest.fixture(scope="module")
+def month(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    base = tmp_path_factory.mktemp("forget")
+    raw = base / "raw"
+    # a high junk rate so that the user also has rejected lines
+    simulate_months(raw, [MONTH], 400, seed=4, config=WorldConfig(malformed_rate=0.05))
+    return raw, base
+
+
+def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, Path],
+                                                             tmp_path: Path) -> None:
+    raw, _ = month
+    lake = Lake(str(tmp_path / "lake"))
+    _pipeline(raw, lake)
+    identity = _busiest_voter(raw)
+    target = user_hash_of(identity, SALT)
+    before = _rows_of(lake, target)
+    # every table that holds user rows is found from the schemas, including the rejects
+    assert {k.split("/")[0] for k in before} >= {"raw_logs", "raw_rejects", "conversations",
+                                                 "battles"}
+    assert before["battles/" + MONTH] > 0 and before["raw_logs/" + MONTH] > 0
+    assert before["raw_rejects/" + MONTH] > 0, "the busiest voter has no rejected line"
+    battles_before = lake.read("battles", MONTH).height
+    _, info_before = arena_leaderboard_month(lake, MONTH, **BOARD)
+
+    dry = forget_user(lake, user_hash=target, dry_run=True)
+    assert dry.total_removed == sum(before.values()) and _rows_of(lake, target) == before
+
+    report = forget_user(lake, user_hash=target, raw_root=str(raw), salt=SALT, identity=identity)
+    # counts removed match what was there, per table and month
+    assert {f"{t}/{m}": n for t, ms in report.removed.items() for m, n in ms.items()} == before
+    assert report.affected_months == [MONTH]
+    assert all(n == 0 for n in _rows_of(lake, target).values())
+    assert lake.read("battles", MONTH).height == battles_before - before["battles/" + MONTH]
+    # other users are untouched
+    assert lake.read("raw_logs", MONTH).height > 0
+    # the raw files still hold the user (reported, not purged by default)
+    assert report.raw and sum(len(h.line_nos) for h in report.raw) >= before["raw_logs/" + MONTH]
+    assert not any(h.purged for h in report.raw)
+
+    # the leaderboard recomputed from the forgotten battles uses fewer of them
+    _, info_after = arena_leaderboard_month(lake, MONTH, **BOARD)
+    assert info_after["battles_used"] < info_before["battles_used"]
+    # re-cleaning and re-building battles from the forgotten raw_logs keeps them out
+    clean_month(lake, MONTH, threads=1)
+    battles_month(lake, MONTH)
+    assert all(n == 0 for n in _rows_of(lake, target).values())
+
+
+def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    src, _ = month
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    (raw / "models.json").write_bytes((src / "models.json").read_bytes())
+    (raw / MONTH).mkdir()
+    for path in (src / MONTH).glob("*.jsonl"):
+        (raw / MONTH / path.name).write_bytes(path.read_bytes())
+    lake = Lake(str(tmp_path / "lake"))
+    _pipeline(raw, lake)
+    identity = _busiest_voter(raw)
+    target = user_hash_of(identity, SALT)
+    lines_before = {p.name: p.read_bytes().count(b"\n") for p in (raw / MONTH).glob("*.jsonl")}
+    monkeypatch.delenv("ARENA_USER_SALT", raising=False)
+
+    assert cli_main(["forget", "--user", identity, "--dry-run", "--lake", str(lake.root),
+                     "--raw-root", str(raw), "--salt", SALT]) == 0
+    out = capsys.readouterr().out
+    assert f"user_hash {target}: would remove" in out and "battles" in out
+    assert _rows_of(lake, target)["battles/" + MONTH] > 0  # a dry run changes nothing
+
+    assert cli_main(["forget", "--user", identity, "--purge-raw", "--recompute",
+                     "--lake", str(lake.root), "--raw-root", str(raw), "--salt", SALT]) == 0
+    out = capsys.readouterr().out
+    assert f"user_hash {target}: removed" in out and "blanked" in out
+    assert f"recomputed arena_leaderboard {MONTH}" in out
+    assert all(n == 0 for n in _rows_of(lake, target).values())
+    # the raw copy no longer names the user; every other line keeps its number
+    for path in (raw / MONTH).glob("*.jsonl"):
+        data = path.read_bytes()
+        assert identity.encode() not in data
+        assert data.count(b"\n") == lines_before[path.name]
+    # so even a re-ingest of the month brings nothing of the user back
+    _pipeline(raw, lake)
+    assert all(n == 0 for n in _rows_of(lake, target).values())
+
+
+def test_tables_with_a_user_column_are_found_by_schema(tmp_path: Path) -> None:
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("future_labels", "2024-01", pl.DataFrame({"voter_hash": ["h1", "h2", "h1"],
+                                                         "label": ["a", "b", "c"]}))
+    lake.write("future_labels", "2024-02", pl.DataFrame({"label": ["no user column"]}))
+    lake.write("leaderboard_like", "2024-01", pl.DataFrame({"model": ["m"], "rating": [1.0]}))
+    assert user_tables(lake) == {"future_labels": {"2024-01": ["voter_hash"]}}
+    report = forget_user(lake, user_hash="h1")
+    assert report.removed == {"future_labels": {"2024-01": 2}}
+    assert lake.read("future_labels", "2024-01")["label"].to_list() == ["b"]
+    assert set(USER_COLUMNS) == {"user_hash", "voter_hash"}
