@@ -11,6 +11,7 @@ kept, can be ingested again).
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from arena_assets.storage import Lake
@@ -39,17 +40,22 @@ class RetentionResult:
     deleted: dict[str, list[str]] = field(default_factory=dict)  # asset -> months deleted
 
 
+def current_month() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m")
+
+
 def apply_retention(lake: Lake, keep_months: int, today_month: str, *,
-                    assets: tuple[str, ...] = RETAINED_ASSETS,
+                    assets: tuple[str, ...] = RETAINED_ASSETS, protect: str | None = None,
                     dry_run: bool = False) -> RetentionResult:
     """Delete the partitions of ``assets`` older than the last ``keep_months`` months
-    ending at ``today_month``; 0 (or less) keeps every month."""
+    ending at ``today_month``; 0 (or less) keeps every month. ``protect``: a month never
+    deleted by this call (the partition a run has just written for its later stages)."""
     oldest = oldest_kept_month(keep_months, today_month)
     result = RetentionResult(keep_months, oldest)
     if oldest is None:
         return result
     for asset in assets:
-        old = [m for m in lake.months(asset) if m < oldest]
+        old = [m for m in lake.months(asset) if m < oldest and m != protect]
         if not dry_run:
             for month in old:
                 lake.fs.rm(lake.partition_path(asset, month))
