@@ -5,10 +5,12 @@ every fast JSON decoder; only a decoder with a per-object hook sees them. Runnin
 on every line would cost more than the whole parse, so a cheap prefilter decides which
 lines need it:
 
-1. ``text_keys``: the line's ``":`` and ``" :`` byte sequences (two C-level counts) is
-   at least the number of keys written in it (a key is a string followed by a colon;
-   a ``"`` inside a string is escaped, so ``\\":`` inside a text is the only other source,
-   subtracted when the first comparison fails).
+1. The line's colons (one C-level count of a single byte, the cheapest scan there is)
+   are at least the keys written in it: every key is followed by one. Step 2 below
+   compares; a line whose texts hold colons too ("Note:", URLs, code) fails it and is
+   compared again on ``text_keys``: its ``":`` byte pairs (a key is a string followed by
+   a colon; a ``"`` inside a string is escaped, so ``\\":`` is the only other source and
+   is subtracted).
 2. ``native_keys``: the keys orjson kept in the native event's known places (the event,
    its states, their messages) from ``len`` calls. If the text holds no more keys than
    the decoded object, no key was repeated: done (the common case, ~1 µs a line).
@@ -17,9 +19,11 @@ lines need it:
 4. Only then does ``json.loads`` with an ``object_pairs_hook`` find the repeated key and
    compare its values. Repeats with equal values are harmless and accepted.
 
-A key written with a space or newline before its colon other than one blank (``"a"\\n:``)
-is not counted by step 1, so a duplicate on such a line could pass; no logging library
-writes JSON that way.
+A key written with whitespace before its colon (``"a" : 1``) is not counted by step 1
+(a second count for that form cost as much as the first), so a duplicate of such a key
+can pass; no JSON-lines writer we know of puts a space there (Python's ``json.dumps``
+writes ``": "``, which is counted). Measured cost: ``benchmarks/bench_ingest_parse.py``
+and the README.
 """
 
 from __future__ import annotations
@@ -36,25 +40,37 @@ class DuplicateKey(ValueError):
 
 
 def text_keys(line: bytes) -> int:
-    return line.count(b'":') + line.count(b'" :')
+    return line.count(b'":')
 
 
-def _list_keys(items: Any) -> int:
-    if type(items) is not list:
+def _state_keys(state: Any) -> int:
+    if type(state) is not dict:
         return 0
-    return sum(len(m) for m in items if type(m) is dict)
+    msgs = state.get("messages")
+    if type(msgs) is not list or not msgs:
+        return len(state)
+    if type(msgs[0]) is dict:
+        try:  # OpenAI-style messages: len() in C over the list
+            return len(state) + sum(map(len, msgs))
+        except TypeError:  # a message that is neither dict nor list: count the dicts
+            pass
+    return len(state) + sum(len(m) for m in msgs if type(m) is dict)
 
 
 def native_keys(obj: dict) -> int:
-    """Keys of the event, its states and their messages (the native format's layout)."""
-    n = len(obj)
+    """Keys of the event, its states and their messages (the native format's layout).
+
+    A message list that starts with an object is counted with ``len`` on every item, so
+    a FastChat ``[role, text]`` pair after it counts 2 keys it does not have: in such a
+    mixed list a duplicate could hide (a mixed list is itself unusual enough to ignore).
+    """
     state = obj.get("state")
-    states = [state] if type(state) is dict else obj.get("states")
+    if state is not None:
+        return len(obj) + _state_keys(state)
+    states = obj.get("states")
     if type(states) is list:
-        for st in states:
-            if type(st) is dict:
-                n += len(st) + _list_keys(st.get("messages"))
-    return n
+        return len(obj) + sum(map(_state_keys, states))
+    return len(obj)
 
 
 def all_keys(value: Any) -> int:
@@ -78,11 +94,11 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
 def conflicting_key(line: bytes, obj: dict) -> DuplicateKey | None:
     """The first key repeated with different values in ``line`` (already decoded as ``obj``
     by orjson), or None; see the module doc for the cost."""
-    written = text_keys(line)
-    if written <= native_keys(obj):
+    declared = native_keys(obj)
+    if line.count(b":") <= declared:
         return None
-    written -= line.count(b'\\":')
-    if written <= all_keys(obj):
+    written = text_keys(line) - line.count(b'\\":')
+    if written <= declared or written <= all_keys(obj):
         return None
     try:
         json.loads(line, object_pairs_hook=_pairs_hook)
