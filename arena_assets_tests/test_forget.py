@@ -154,3 +154,55 @@ def test_tables_with_a_user_column_are_found_by_schema(tmp_path: Path) -> None:
     assert report.removed == {"future_labels": {"2024-01": 2}}
     assert lake.read("future_labels", "2024-01")["label"].to_list() == ["b"]
     assert set(USER_COLUMNS) == {"user_hash", "voter_hash"}
+
+
+def test_dagster_forget_job_and_rematerialization_requests(
+        month: tuple[Path, Path], arena_env: dict[str, str]) -> None:
+    import dagster as dg
+
+    from arena_assets.definitions import defs as load_defs
+    from arena_assets.defs.privacy.jobs import (
+        AFFECTED_TAG,
+        rematerialize_after_forget_sensor,
+        rematerialize_requests,
+    )
+
+    raw, _ = month
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    # the pipeline as the assets run it, with the code location's salt
+    ingest_month(lake, str(raw), MONTH, salt=arena_env["ARENA_USER_SALT"],
+                 known_models=load_model_registry(str(raw)))
+    clean_month(lake, MONTH, threads=1)
+    battles_month(lake, MONTH)
+    arena_leaderboard_month(lake, MONTH, **BOARD)
+    identity = _busiest_voter(raw)
+    target = user_hash_of(identity, arena_env["ARENA_USER_SALT"])
+    assert _rows_of(lake, target)["battles/" + MONTH] > 0
+
+    defs = load_defs()
+    instance = dg.DagsterInstance.ephemeral()
+    job = defs.get_job_def("forget_user")
+    result = job.execute_in_process(
+        run_config={"ops": {"forget_user_rows": {"config": {"user": identity}}}},
+        instance=instance)
+    assert result.success and result.output_for_node("forget_user_rows") == [MONTH]
+    assert all(n == 0 for n in _rows_of(lake, target).values())
+    run = instance.get_run_by_id(result.run_id)
+    assert run.tags[AFFECTED_TAG] == MONTH
+    # the raw identity never reaches the run's event log
+    logs = "\n".join(str(r.event_log_entry) for r in
+                     instance.get_records_for_run(result.run_id).records)
+    assert identity not in logs and target in logs
+
+    with dg.build_run_status_sensor_context(
+            sensor_name="rematerialize_after_forget_sensor", dagster_instance=instance,
+            dagster_run=run, dagster_event=result.get_run_success_event(),
+            resources={"storage": defs.resources["storage"]}) as context:
+        requests = list(rematerialize_after_forget_sensor(context) or [])
+    assert [(r.partition_key, sorted(k.to_user_string() for k in r.asset_selection))
+            for r in requests] == [(MONTH, ["arena_leaderboard", "battles", "conversations",
+                                            "leaderboard_history"])]
+    # later leaderboard months are rebuilt too, earlier ones are not
+    later = rematerialize_requests(["2024-02"], ["2024-01", "2024-02", "2024-03"])
+    assert [(r.partition_key, len(r.asset_selection)) for r in later] == [("2024-02", 4),
+                                                                          ("2024-03", 2)]
