@@ -204,7 +204,8 @@ def test_missing_month_folder_names_the_root_read(tmp_path: Path, arena_env: dic
 
 
 # -- environment ---------------------------------------------------------------------------
-def test_shell_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shell_environment_wins_over_dotenv(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from arena_assets.envfile import dagster_workdir, setting
 
     (tmp_path / ".env").write_text("ARENA_RAW_ROOT=./from-dotenv\nARENA_X_ONLY_FILE=file\n")
@@ -218,7 +219,7 @@ def test_shell_environment_wins_over_dotenv(tmp_path: Path, monkeypatch: pytest.
     with dagster_workdir(tmp_path) as (workdir, env):
         written = (workdir / ".env").read_text()
         assert "ARENA_RAW_ROOT='/from/shell'" in written
-        assert f"ARENA_X_ONLY_FILE='file'" in written
+        assert "ARENA_X_ONLY_FILE='file'" in written
         assert env["ARENA_RAW_ROOT"] == "/from/shell"
     monkeypatch.delenv("ARENA_RAW_ROOT")
     with dagster_workdir(tmp_path) as (workdir, env):

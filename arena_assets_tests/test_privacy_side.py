@@ -124,7 +124,7 @@ def test_dagster_events_and_logs_hold_no_raw_identity_or_text(arena_env: dict[st
     bad["state"]["messages"][0]["content"] = f"{EMAIL} again"
     (folder / "a.jsonl").write_bytes(line(good) + b"\n" + line(bad) + b"\n"
                                      + b'{"\\u0069p":"' + IP.encode() + b'", "broken"\n')
-    (folder / "notes.txt").write_text(f"operator notes, not logs")
+    (folder / "notes.txt").write_text("operator notes, not logs")
     instance = dg.DagsterInstance.ephemeral()
     defs = load_defs()
     result = dg.materialize(assets=list(defs.assets or []), resources=defs.resources,

@@ -28,9 +28,9 @@ from .parse import (
 )
 from .sources import (
     RAW_EXTENSIONS,
+    MonthListing,
     list_month_files,
     load_model_records,
-    MonthListing,
     load_model_registry,
     month_bounds_us,
     scan_month,

@@ -23,8 +23,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 import polars as pl
 import pyarrow as pa
 
-from .sources import TruncatedStream
 from .parse import ParsedPart, _iter_units, _record_text, iter_file_parts, raw_text
+from .sources import TruncatedStream
 from .validate import Checker, short
 
 

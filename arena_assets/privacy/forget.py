@@ -119,7 +119,8 @@ def forget_in_lake(lake: Lake, user_hash: str, *, dry_run: bool = False) -> Forg
     for table, months in user_tables(lake).items():
         report.tables_scanned.append(table)
         for month, cols in months.items():
-            hits = lake.read(table, month, columns=cols).select(_match(cols, user_hash).sum()).item()
+            hits = lake.read(table, month, columns=cols).select(
+                _match(cols, user_hash).sum()).item()
             report.removed.setdefault(table, {})[month] = int(hits or 0)
             if hits and not dry_run:
                 frame = lake.read(table, month)

@@ -94,7 +94,8 @@ def raw_logs(
             "raw_month_folder": listing.describe(),
             "skipped_files": dg.MetadataValue.json(
                 [{"file": name, "why": why} for name, why in listing.skipped]),
-            "retention_deleted_months": dg.MetadataValue.json(retention.deleted.get("raw_logs", [])),
+            "retention_deleted_months": dg.MetadataValue.json(
+                retention.deleted.get("raw_logs", [])),
         },
     )
     yield dg.MaterializeResult(

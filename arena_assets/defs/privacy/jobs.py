@@ -55,7 +55,8 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
 
 @dg.job(description="Remove every row of one user from every partition of every lake table "
                     "(raw_logs, raw_rejects, conversations, battles, and any later table with a "
-                    "user_hash / voter_hash column); the sensor then rebuilds what depends on them.")
+                    "user_hash / voter_hash column); the sensor then rebuilds what depends "
+                    "on them.")
 def forget_user():
     forget_user_rows()
 
@@ -68,7 +69,8 @@ rematerialize_after_forget = dg.define_asset_job(
 )
 
 
-def rematerialize_requests(affected: list[str], leaderboard_months: list[str]) -> list[dg.RunRequest]:
+def rematerialize_requests(affected: list[str],
+                           leaderboard_months: list[str]) -> list[dg.RunRequest]:
     """One run per month: its conversations and battles when affected, and the
     leaderboards of every month from the first affected one on."""
     if not affected:
