@@ -254,3 +254,19 @@ def test_simulator_extra_junk_kinds_get_their_reasons(tmp_path: Path) -> None:
             part = parse_lines([junk], "2024-05/x.jsonl", "2024-05", salt="s",
                                known_models=set(names))
             assert part.rejects["reason"].to_list() == [reason], (kind, part.rejects["detail"])
+
+
+def test_ingest_cli_names_skipped_files_and_partial_files(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from arena_assets.cli import main as cli_main
+
+    _truncated_month(tmp_path)
+    (tmp_path / MONTH / "readme.md").write_text("not logs")
+    assert cli_main(["ingest", str(tmp_path), "--month", MONTH, "--out", str(tmp_path / "out"),
+                     "--salt", "s"]) == 0
+    err = capsys.readouterr().err
+    assert "readme.md (not a log extension" in err
+    assert f"partial file: {MONTH}/b.jsonl.gz: last good line" in err
+    assert cli_main(["ingest", str(tmp_path / "nowhere"), "--month", MONTH,
+                     "--out", str(tmp_path / "out2"), "--salt", "s"]) == 0
+    assert f"{tmp_path / 'nowhere'}" in capsys.readouterr().err

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 from arena_assets.schema import REJECT_REASONS
 
 from .frames import empty_raw_logs, empty_rejects
-from .parse import iter_parsed_files
-from .sources import load_model_registry
+from .parse import iter_parsed_files, partial_files
+from .sources import load_model_registry, scan_month
 
 DEFAULT_SALT_ENV = "ARENA_USER_SALT"
 MAX_FILES_LISTED = 10
@@ -55,6 +55,10 @@ def run_ingest(args: argparse.Namespace) -> int:
     per_file: dict[str, list[int]] = {}
     reasons: Counter[str] = Counter()
     lines = accepted = 0
+    partial: list[str] = []
+    listing = scan_month(args.raw_root, args.month)
+    if not listing.folder_exists or listing.skipped:
+        print(listing.describe(), file=sys.stderr)  # never skipped silently
     started = time.perf_counter()
     try:
         for part in iter_parsed_files(args.raw_root, args.month, salt=salt, known_models=known,
@@ -69,6 +73,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             counts[1] += part.raw_logs.height
             counts[2] += part.rejects.height
             reasons.update(part.rejects["reason"].to_list())
+            partial += partial_files(part.rejects)
             lines += part.lines_read
             accepted += part.raw_logs.height
         _finish(writers, temps, targets)
@@ -80,6 +85,8 @@ def run_ingest(args: argparse.Namespace) -> int:
         raise
     elapsed = time.perf_counter() - started
     _report(args.month, per_file, reasons, lines, accepted, elapsed, targets)
+    for message in partial:
+        print(f"warning: partial file: {message}", file=sys.stderr)
     return 0
 
 
