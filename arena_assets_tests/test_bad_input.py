@@ -292,3 +292,31 @@ def test_duplicate_key_check_agrees_with_a_full_decoder_on_real_lines(real_data:
             assert (got.key if got else None) == truth, path.name
             checked += 1
     assert checked > 1000
+
+
+def test_demo_dagster_runs_take_the_shell_value_over_dotenv(
+        arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arena-assets demo` starts the Dagster CLI, which loads .env over the shell; through
+    envfile.dagster_workdir the shell's ARENA_RAW_ROOT wins, the .env's relative lake
+    root still means the project's folder."""
+    from arena_assets.pipeline_cli import materialize
+    from arena_assets.simulator import simulate_months
+
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".env").write_text("".join(
+        f"{k}={v}\n" for k, v in {**arena_env, "ARENA_RAW_ROOT": "./dotenv-raw",
+                                  "ARENA_LAKE_ROOT": "./lake"}.items()))
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "dagster.yaml").write_text((Path(__file__).parents[1] / "dagster.yaml").read_text())
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.delenv("ARENA_LAKE_ROOT")
+    shell_raw = tmp_path / "shell-raw"
+    simulate_months(shell_raw, ["2024-02"], 20, seed=1)
+    monkeypatch.setenv("ARENA_RAW_ROOT", str(shell_raw))
+    monkeypatch.chdir(project)
+    materialize("raw_logs,raw_rejects", "2024-02")
+    lake = Lake(str(project / "lake"))
+    assert lake.read("raw_logs", "2024-02").height > 0  # read from the shell's raw root
+    assert not (project / "dotenv-raw").exists()

@@ -206,3 +206,6 @@ def test_dagster_forget_job_and_rematerialization_requests(
     later = rematerialize_requests(["2024-02"], ["2024-01", "2024-02", "2024-03"])
     assert [(r.partition_key, len(r.asset_selection)) for r in later] == [("2024-02", 4),
                                                                           ("2024-03", 2)]
+    # a month whose raw_logs are past retention keeps its forgotten tables; boards rebuild
+    gone = rematerialize_requests(["2024-01"], ["2024-01"], raw_logs_months=["2024-02"])
+    assert [(r.partition_key, len(r.asset_selection)) for r in gone] == [("2024-01", 2)]

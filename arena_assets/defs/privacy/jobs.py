@@ -69,17 +69,20 @@ rematerialize_after_forget = dg.define_asset_job(
 )
 
 
-def rematerialize_requests(affected: list[str],
-                           leaderboard_months: list[str]) -> list[dg.RunRequest]:
-    """One run per month: its conversations and battles when affected, and the
+def rematerialize_requests(affected: list[str], leaderboard_months: list[str],
+                           raw_logs_months: list[str] | None = None) -> list[dg.RunRequest]:
+    """One run per month: its conversations and battles when affected (and its raw_logs
+    still exist: a month past retention keeps its forgotten tables as they are), and the
     leaderboards of every month from the first affected one on."""
     if not affected:
         return []
     first = min(affected)
     months = sorted(set(affected) | {m for m in leaderboard_months if m >= first})
     requests = []
+    rebuildable = set(affected if raw_logs_months is None else raw_logs_months)
     for month in months:
-        assets = [*(MONTHLY_DERIVED if month in affected else ()), *CUMULATIVE_DERIVED]
+        monthly = month in affected and month in rebuildable
+        assets = [*(MONTHLY_DERIVED if monthly else ()), *CUMULATIVE_DERIVED]
         requests.append(dg.RunRequest(
             run_key=None, partition_key=month,
             asset_selection=[dg.AssetKey(a) for a in assets],
@@ -97,4 +100,6 @@ def rematerialize_requests(affected: list[str],
 def rematerialize_after_forget_sensor(context: dg.RunStatusSensorContext, storage: ArenaStorage):
     tag = context.dagster_run.tags.get(AFFECTED_TAG, "")
     affected = [m for m in tag.split(",") if m]
-    return rematerialize_requests(affected, storage.lake().months("arena_leaderboard"))
+    lake = storage.lake()
+    return rematerialize_requests(affected, lake.months("arena_leaderboard"),
+                                  lake.months("raw_logs"))
