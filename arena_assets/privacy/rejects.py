@@ -44,21 +44,15 @@ _KEY_ALTERNATIVES = "|".join("".join(_escaped_char(c) for c in key) for key in I
 IDENTITY_KEY = re.compile(rf'"(?P<key>{_KEY_ALTERNATIVES})"\s*:\s*', re.IGNORECASE)
 _STRING_BODY = re.compile(r'"((?:[^"\\]|\\.)*)"?', re.DOTALL)
 _SCALAR = re.compile(r"[^,}\]\s]*")
+# one character per step (no nested quantifier): linear even when the string never closes
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def _string_end(text: str, start: int) -> int:
     """End (exclusive) of the JSON string starting at ``start`` (a quote); end of text if open."""
-    i = start + 1
-    n = len(text)
-    while i < n:
-        ch = text[i]
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == '"':
-            return i + 1
-        i += 1
-    return n
+    # a regex, not a loop over characters: a rejected line may be a megabyte long
+    match = _STRING.match(text, start)
+    return match.end() if match else len(text)
 
 
 def value_end(text: str, start: int) -> int:
