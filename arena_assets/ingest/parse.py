@@ -324,7 +324,9 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
             with gc_paused():
                 part = _next_part(parser, units, chunk_lines)
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
-            raise UnreadableFileError(f"{source_file}: unreadable after line {parser.next_no - 1}: "
+            good = parser.next_no - 1
+            where = f"after line {good}" if good else "before its first line"
+            raise UnreadableFileError(f"{source_file}: unreadable {where}: "
                                       f"{type(exc).__name__}: {exc}") from exc
         if part is None:
             return
