@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "arena_assets.pipeline.cli",
     "arena_assets.judging.cli",
     "arena_assets.release.cli",
+    "arena_assets.privacy.cli",
 )
 
 

@@ -82,6 +82,10 @@ REJECT_REASONS = {
     "absurd_length": f"a message over {MAX_MESSAGE_CHARS} chars or over {MAX_MESSAGES} messages",
     "bad_image_ref": "an image reference that is not a 64-hex sha256",
     "unparseable_record": "an adapter record (clean_battle / conversation dump) missing required fields",
+    "models_mismatch": "a vote's 'models' names disagree with its states' model names",
+    "shared_conv_id": "both sides of a vote carry the same conv_id",
+    "duplicate_key": "a JSON object repeats a key with different values",
+    "truncated_file": "the rest of a file after a broken compressed stream (detail: byte offset)",
 }
 
 MESSAGE_TYPE = pl.Struct(

@@ -13,7 +13,7 @@ SAME_MONTH = None  # a dependency with no mapping: the same monthly partition
 
 EXPECTED = {
     "raw_logs": {
-        "group": "ingest", "deps": {}, "checks": [("lines_conserved", True)],
+        "group": "ingest", "deps": {}, "checks": [("lines_conserved", True), ("no_partial_files", True)],
         "backfill": None, "pool": "ingest", "kinds": ["duckdb", "parquet", "polars"],
     },
     "raw_rejects": {

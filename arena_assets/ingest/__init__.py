@@ -2,7 +2,8 @@
 
 Public API:
 
-- :func:`list_month_files` — files of ``<raw_root>/<YYYY-MM>/`` (local or any fsspec URL)
+- :func:`list_month_files` — files of ``<raw_root>/<YYYY-MM>/`` (local or any fsspec URL);
+  :func:`scan_month` also says which root was read and which files were skipped
 - :func:`load_model_registry` — names from ``<raw_root>/models.json`` or ``None``
 - :func:`parse_month` — the whole month as a :class:`ParsedMonth`
 - :func:`iter_parsed_files` — the same, one :class:`ParsedPart` at a time (bounded memory)
@@ -20,6 +21,7 @@ _EXPORTS = {
     "detect_format": ".adapters",
     "iter_parsed_files": ".month",
     "parse_month": ".month",
+    "partial_files": ".parse",
     "FileCounts": ".parse",
     "ParsedMonth": ".parse",
     "ParsedPart": ".parse",
@@ -31,6 +33,8 @@ _EXPORTS = {
     "load_model_records": ".sources",
     "load_model_registry": ".sources",
     "month_bounds_us": ".sources",
+    "MonthListing": ".sources",
+    "scan_month": ".sources",
 }
 
 __all__ = [
@@ -39,6 +43,7 @@ __all__ = [
     "NATIVE",
     "RAW_EXTENSIONS",
     "FileCounts",
+    "MonthListing",
     "ParsedMonth",
     "ParsedPart",
     "UnreadableFileError",
@@ -50,7 +55,9 @@ __all__ = [
     "month_bounds_us",
     "parse_lines",
     "parse_month",
+    "partial_files",
     "reason_counts",
+    "scan_month",
 ]
 
 

@@ -49,8 +49,13 @@ def run_ingest(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     stats = ingest_month(lake, args.raw_root, args.month, salt=salt, known_models=known,
                          workers=args.workers)
+    listing = stats.listing
+    if listing is not None and (not listing.folder_exists or listing.skipped):
+        print(listing.describe(), file=sys.stderr)  # never skipped silently
     _report(stats, time.perf_counter() - started,
             [lake.url("raw_logs", args.month), lake.url("raw_rejects", args.month)])
+    for message in stats.partial_files:
+        print(f"warning: partial file: {message}", file=sys.stderr)
     return 0
 
 

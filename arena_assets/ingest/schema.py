@@ -31,5 +31,8 @@ RAW_REJECTS_SCHEMA = {
     "line_no": pl.Int64,
     "reason": pl.String,  # a key of REJECT_REASONS
     "detail": pl.String,  # human-readable specifics (field name, offending value)
-    "raw": pl.String,  # the line, decoded with replacement, truncated to REJECT_RAW_CHARS
+    "raw": pl.String,  # the line, decoded with replacement, scrubbed, then cut to REJECT_RAW_CHARS
+    # salted hash of the line's user when an identity field could be read from its text
+    # (null otherwise): what lets "forget a user" reach their rejected lines
+    "user_hash": pl.String,
 }

@@ -12,7 +12,13 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from arena_assets.ingest import iter_parsed_files, reason_counts
+from arena_assets.ingest import (
+    MonthListing,
+    iter_parsed_files,
+    partial_files,
+    reason_counts,
+    scan_month,
+)
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.storage import Lake
 
@@ -32,6 +38,10 @@ class IngestStats:
     rejects_by_reason: dict[str, int] = field(default_factory=dict)
     preview: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RAW_LOGS_SCHEMA))
     rejects: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=RAW_REJECTS_SCHEMA))
+    # which root and month folder were read, and every file skipped there (with why)
+    listing: MonthListing | None = None
+    # files whose compressed stream broke (their complete lines were kept)
+    partial_files: list[str] = field(default_factory=list)
 
     @property
     def conserved(self) -> bool:
@@ -49,7 +59,7 @@ def ingest_month(
     workers: int = 1,
 ) -> IngestStats:
     """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``."""
-    stats = IngestStats(month)
+    stats = IngestStats(month, listing=scan_month(raw_root, month, storage_options))
     reject_parts: list[pl.DataFrame] = []
 
     def accepted_parts():
@@ -73,4 +83,5 @@ def ingest_month(
     stats.rejected = stats.rejects.height
     lake.write("raw_rejects", month, stats.rejects)
     stats.rejects_by_reason = reason_counts(stats.rejects)
+    stats.partial_files = partial_files(stats.rejects)
     return stats
