@@ -14,6 +14,7 @@ import orjson
 from arena_assets.simulator.config import CATEGORIES, TEXT_CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.lexicon import LEX, MODERATION_CATEGORIES, TOXIC_MARKERS
 from arena_assets.simulator.text import TextMaker
+from arena_assets.simulator.topics import PARTS
 from arena_assets.simulator.world import World
 
 # OpenAI's moderation category keys (the response carries all of them)
@@ -23,8 +24,9 @@ MODERATION_KEYS = (
     "sexual/minors", "violence", "violence/graphic",
 )
 VERDICTS = ("[[A>>B]]", "[[A>B]]", "[[A=B]]", "[[B>A]]", "[[B>>A]]")
-_TOPIC_INDEX = [(phrase, lang, cat) for lang, lx in LEX.items()
-                for cat, phrases in lx["topics"].items() for phrase in phrases]
+_TOPIC_INDEX = sorted(((phrase, lang, cat) for lang, px in PARTS.items()
+                       for cat, phrases in px["topics"].items() for phrase in phrases),
+                      key=lambda x: -len(x[0]))
 
 
 def request_seed(*parts: object) -> int:
