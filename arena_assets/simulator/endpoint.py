@@ -27,6 +27,7 @@ with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
 
 from __future__ import annotations
 
+import base64
 import math
 import os
 import random
@@ -37,6 +38,7 @@ from dataclasses import asdict, dataclass, field, fields
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import numpy as np
 import orjson
 
 from arena_assets.simulator.labeling import (
@@ -190,6 +192,10 @@ class ArenaEndpoint:
 class _Handler(BaseHTTPRequestHandler):
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
+    # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
+    # per reply cost ~40 ms each on loopback
+    disable_nagle_algorithm = True
+    wbufsize = 1 << 16
     _call: tuple[str, str] | None = None  # (route, model) of the /v1 POST being answered
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
@@ -347,8 +353,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(dim, int) or not 8 <= dim <= 4096:
             self._error(400, "dimensions must be an integer in [8, 4096]", "invalid_dimensions")
             return
-        if body.get("encoding_format") not in (None, "float"):
-            self._error(400, "only encoding_format=float is supported", "unsupported")
+        encoding = body.get("encoding_format") or "float"
+        if encoding not in ("float", "base64"):
+            self._error(400, "encoding_format must be float or base64", "unsupported")
             return
         index = ep.truth_index()
         vectors = [] if fault == "empty" else [embed(t, model, dim, index) for t in texts]
@@ -357,7 +364,8 @@ class _Handler(BaseHTTPRequestHandler):
         tokens = sum(len(t) for t in texts) // 4 + 1
         self._send(200, {
             "object": "list", "model": model,
-            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
+            "data": [{"object": "embedding", "index": i, "embedding": _encode(v, encoding)}
+                     for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }, cut=fault == "truncated")
 
@@ -373,6 +381,13 @@ class _Handler(BaseHTTPRequestHandler):
         seed = request_seed("moderation", texts)
         self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
                          "results": results}, cut=fault == "truncated")
+
+
+def _encode(vector: list[float], encoding: str) -> list[float] | str:
+    # the openai client asks for base64 (little-endian float32) by default and decodes it
+    if encoding == "base64":
+        return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+    return vector
 
 
 ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,

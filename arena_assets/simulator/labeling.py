@@ -85,16 +85,18 @@ def label_answer(task: str, user_text: str, model: str, p: float,
     """The JSON object a labeller with error rate ``p`` answers (None: unknown task)."""
     prompts = [x.strip() for x in PROMPT_BLOCK.findall(user_text)]
     prompt = prompts[0] if prompts else user_text.strip()
+    # noise is keyed on the full prompt, so a cut copy of it gets the same answer
+    key = (index.resolve(prompt) if index is not None else None) or prompt
     if task == "criteria-v1":
         truth, _ = lookup_prompt_truth(prompt, index, image)
-        out = {c: _flip(bool(truth[c]), p, model, task, c, prompt) for c in CRITERIA}
+        out = {c: _flip(bool(truth[c]), p, model, task, c, key) for c in CRITERIA}
         for c in ("math", "creative_writing"):
-            out[c] = _flip(bool(truth[c]), p, model, task, c, prompt)
-        out["if_score"] = _if_noise(int(truth["if_score"]), p, model, task, "if", prompt)
+            out[c] = _flip(bool(truth[c]), p, model, task, c, key)
+        out["if_score"] = _if_noise(int(truth["if_score"]), p, model, task, "if", key)
         return out
     if task == "vision-v1":
         truth, _ = lookup_prompt_truth(prompt, index, True)
-        return {v: _flip(bool(truth.get(f"vision_{v}")), p, model, task, v, prompt) for v in VISION_LABELS}
+        return {v: _flip(bool(truth.get(f"vision_{v}")), p, model, task, v, key) for v in VISION_LABELS}
     if task == "refusal-v1":
         answers = ANSWER_BLOCK.findall(user_text)
         answer = answers[0] if answers else ""

@@ -137,17 +137,22 @@ class PromptTruthIndex:
     def __len__(self) -> int:
         return sum(len(b) for b in self.by_prefix.values())
 
-    def get(self, text: str) -> dict | None:
+    def resolve(self, text: str) -> str | None:
+        """The stored prompt ``text`` is, or begins (a prompt cut by a client); when several
+        stored prompts begin with it, the most frequent one."""
         bucket = self.by_prefix.get(self._key(text))
         if not bucket:
             return None
         if text in bucket:
-            return dict(bucket[text])
-        # a cut prompt: the stored texts it begins; when several do, the most frequent one
+            return text
         hits = [full for full in bucket if full.startswith(text)]
         if not hits:  # a client may also have stripped the trailing space of its cut
             hits = [full for full in bucket if full.startswith(text.rstrip())]
-        return dict(bucket[max(hits, key=lambda h: (self.seen[h], h))]) if hits else None
+        return max(hits, key=lambda h: (self.seen[h], h)) if hits else None
+
+    def get(self, text: str) -> dict | None:
+        full = self.resolve(text)
+        return None if full is None else dict(self.by_prefix[self._key(full)][full])
 
 
 def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image: bool = False) -> tuple[dict, str]:
