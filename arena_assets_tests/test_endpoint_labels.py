@@ -196,3 +196,41 @@ def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample)
 def _get(endpoint, path: str) -> dict:
     with urllib.request.urlopen(endpoint.base_url.removesuffix("/v1") + path, timeout=10) as resp:
         return json.loads(resp.read())
+
+
+def test_candidate_models_answer_with_their_skill_style_and_caution(client, endpoint, raw):
+    world = endpoint.world
+    prompts = read_prompt_truth(raw, MONTH).unique("text", keep="first", maintain_order=True)
+    risky = prompts.filter(pl.col("would_refuse") & ~pl.col("image"))["text"].head(6).to_list()
+    cautious = [m for m in world.models if m.cautious]
+    bold = [m for m in world.models if not m.cautious]
+    assert cautious and bold and risky
+
+    def answer(model: str, text: str) -> tuple[str, float | None]:
+        out = client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}])
+        content = out.choices[0].message.content
+        return content, endpoint.answer_quality(content)
+
+    refused = [answer(cautious[0].name, t) for t in risky]
+    assert sum(q == 0.0 for _, q in refused) >= 4  # refusal_rate 0.85
+    assert all(not _is_refusal(c) for c, _ in (answer(bold[0].name, t) for t in risky))
+    # quality follows the true skill on the prompt's category, and spreads more on hard prompts
+    cat = "coding"
+    strong = max(bold, key=lambda m: m.skill(cat))
+    weak = min(bold, key=lambda m: m.skill(cat))
+    hard = prompts.filter((pl.col("category") == cat) & pl.col("hard"))["text"][0]
+    easy = prompts.filter((pl.col("category") == cat) & (pl.col("criteria_count") <= 3))["text"][0]
+    q = {(m.name, k): answer(m.name, t)[1] for m in (strong, weak) for k, t in (("hard", hard), ("easy", easy))}
+    assert q[strong.name, "hard"] > q[strong.name, "easy"] > q[weak.name, "easy"] > q[weak.name, "hard"]
+    # length follows the model's verbosity
+    verbose = max(bold, key=lambda m: m.verbosity)
+    terse = min(bold, key=lambda m: m.verbosity)
+    texts = prompts.filter(pl.col("category") == "math")["text"].head(8).to_list()
+    assert sum(len(answer(verbose.name, t)[0]) for t in texts) > sum(len(answer(terse.name, t)[0]) for t in texts)
+    assert endpoint.answer_quality("an answer nobody wrote") is None
+
+
+def _is_refusal(text: str) -> bool:
+    from arena_assets.simulator.labeling import is_refusal
+
+    return is_refusal(text)

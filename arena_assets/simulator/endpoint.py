@@ -28,19 +28,21 @@ with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
 from __future__ import annotations
 
 import base64
+import hashlib
 import math
 import os
 import random
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import orjson
 
+from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
 from arena_assets.simulator.labeling import (
     EMBEDDERS,
     LABELERS,
@@ -62,33 +64,11 @@ from arena_assets.simulator.responder import (
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
-FAULT_KINDS = ("ok", "429", "500", "slow", "garbage", "empty", "truncated")
+MAX_REMEMBERED_ANSWERS = 500_000
 
 
-@dataclass
-class Faults:
-    rate_429: float = 0.0
-    rate_500: float = 0.0
-    rate_slow: float = 0.0
-    rate_garbage: float = 0.0
-    rate_empty: float = 0.0
-    rate_truncated: float = 0.0
-    latency: float = 0.0  # seconds every /v1 request waits before its answer
-    slow_seconds: float = 2.0
-    retry_after: float = 0.05  # seconds announced in Retry-After / retry-after-ms
-    script: list[str] = field(default_factory=list)  # forced outcomes, consumed first
-    seed: int = 0
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Faults":
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown fault settings: {sorted(unknown)}")
-        bad = [s for s in data.get("script", []) if s not in FAULT_KINDS]
-        if bad:
-            raise ValueError(f"script entries must be in {FAULT_KINDS}: {bad}")
-        return cls(**data)
+def _answer_key(content: str) -> bytes:
+    return hashlib.blake2b(" ".join(content.split()).encode(), digest_size=16).digest()
 
 
 class ArenaEndpoint:
@@ -106,6 +86,7 @@ class ArenaEndpoint:
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
         self._index_files: tuple[str, ...] = ()
+        self.answers: dict[bytes, float] = {}  # answer text hash -> true quality
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = ThreadingHTTPServer((host, port), handler)
@@ -166,6 +147,18 @@ class ArenaEndpoint:
                 self._index = PromptTruthIndex.from_root(self.truth_root)
                 self._index_files = files
             return self._index
+
+    def remember_answer(self, content: str, quality: float) -> None:
+        with self.lock:
+            if len(self.answers) >= MAX_REMEMBERED_ANSWERS:
+                self.answers.pop(next(iter(self.answers)))
+            self.answers[_answer_key(content)] = quality
+
+    def answer_quality(self, content: str) -> float | None:
+        """True quality (responder.answer_quality) of a candidate answer this endpoint wrote,
+        looked up by its text (None when it did not write it): for a simulated judge."""
+        with self.lock:
+            return self.answers.get(_answer_key(content))
 
     @property
     def served_models(self) -> list[str]:
@@ -322,7 +315,10 @@ class _Handler(BaseHTTPRequestHandler):
                                       any(has_image(m) for m in user))
                 content, finish = orjson.dumps(answer).decode(), "stop"
             else:
-                content, finish = chat_completion(ep.world, model, messages, params | {"choice": i} if i else params)
+                content, finish, quality = chat_completion(
+                    ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index())
+                if quality is not None:
+                    ep.remember_answer(content, quality)
             if fault == "empty":
                 content = ""
             elif fault == "truncated":
