@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from arena_assets.simulator.config import CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.parts_east import JA, KO, RU, ZH
@@ -122,7 +123,13 @@ def domain_terms(category: str) -> tuple[str, ...]:
 def prompt_labels(topic: Topic, *, constraints: int = 0, domain: bool = False,
                   context: bool = False, multistep: bool = False, twist: bool = False,
                   toxic: bool = False, image: bool = False) -> dict:
-    """The hidden labels of a prompt made of ``topic`` and the given parts."""
+    """The hidden labels of a prompt made of ``topic`` and the given parts (a new dict)."""
+    return dict(_labels(topic, constraints, domain, context, multistep, twist, toxic, image))
+
+
+@lru_cache(maxsize=None)  # ~100 topics × a few hundred part combinations: memoized for speed
+def _labels(topic: Topic, constraints: int, domain: bool, context: bool, multistep: bool,
+            twist: bool, toxic: bool, image: bool) -> dict:
     crit = set(BASE_CRITERIA[topic.category]) if topic is not GREETING else set()
     if constraints or domain:
         crit.add("specificity")
