@@ -234,3 +234,28 @@ def _is_refusal(text: str) -> bool:
     from arena_assets.simulator.labeling import is_refusal
 
     return is_refusal(text)
+
+
+def test_serve_arena_cli_serves_labels_from_a_truth_root(raw, sample):
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0",
+                             "--world-seed", "13", "--truth-root", str(raw), "--embedding-dim", "64",
+                             "--rate-empty", "0", "--rate-truncated", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        base_url = re.search(r"(http://\S+/v1)", line).group(1)
+        client = openai.OpenAI(base_url=base_url, api_key="sim", timeout=10, max_retries=0)
+        vec = client.embeddings.create(model="sim-embed-small", input=sample["text"][0]).data[0].embedding
+        assert len(vec) == 64
+        text = sample.filter("hard")["text"][0]
+        got = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
+        assert sum(got[c] for c in CRITERIA) >= 5
+        calls = json.loads(urllib.request.urlopen(base_url.removesuffix("/v1") + "/_calls", timeout=10).read())
+        assert calls["total"] == 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
