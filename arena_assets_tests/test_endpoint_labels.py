@@ -259,3 +259,20 @@ def test_serve_arena_cli_serves_labels_from_a_truth_root(raw, sample):
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_labeller_error_rates_are_configurable(raw, sample):
+    ep = start_endpoint(seed=13, truth_root=raw, labelers={"exact": 0.0, "coin": 0.5})
+    try:
+        client = openai.OpenAI(base_url=ep.base_url, api_key="sim", timeout=10, max_retries=0)
+        assert {"exact", "coin"} <= {m.id for m in client.models.list()}
+        rows = sample.head(60)
+        exact = [ask(client, "exact", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
+        assert all(g == {c: r[c] for c in CRITERIA_ANSWER} for g, r in zip(exact, rows.iter_rows(named=True)))
+        coin = [ask(client, "coin", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
+        wrong = np.mean([g[c] != r[c] for g, r in zip(coin, rows.iter_rows(named=True)) for c in CRITERIA])
+        assert 0.15 < wrong < 0.45
+        with pytest.raises(openai.NotFoundError):
+            client.chat.completions.create(model="sim-labeler-large", messages=[system("criteria-v1")])
+    finally:
+        ep.stop()

@@ -74,11 +74,13 @@ def start_endpoint(
     host: str = "127.0.0.1",
     port: int = 0,
     embedding_dim: int = 128,
+    labelers: dict[str, float] | None = None,
 ) -> ArenaEndpoint:
     """Start the simulated arena's OpenAI-compatible server in this process (a daemon
     thread) and return it; ``.base_url`` is where clients go, ``.stop()`` ends it.
     ``truth_root``: a raw root written by ``simulate_months`` (labels and embeddings follow
-    its prompt truth); ``port=0`` picks a free port."""
+    its prompt truth); ``port=0`` picks a free port; ``labelers``: labeller model name ->
+    label error rate (default ``labeling.LABELERS``)."""
     world = World.build(config or WorldConfig(), seed)
     return ArenaEndpoint(world, host=host, port=port, faults=faults, truth_root=truth_root,
-                         embedding_dim=embedding_dim).start()
+                         embedding_dim=embedding_dim, labelers=labelers).start()

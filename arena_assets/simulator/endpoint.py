@@ -8,7 +8,7 @@ route, model and status; ``ArenaEndpoint.call_count`` in process).
 
 Chat completions answer in a candidate model's voice, or, when the system message holds a
 ``task: <name>`` line, as a labeller (``labeling.py`` has the contract); the labeller
-models ``sim-labeler-small`` (about 18 % label errors) and ``sim-labeler-large`` (3 %) and
+models ``sim-labeler-small`` (about 18 % label errors) and ``sim-labeler-large`` (2 %) and
 the embedding models ``sim-embed-small`` / ``sim-embed-large`` are listed in /v1/models.
 Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
 whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part
@@ -76,8 +76,9 @@ class ArenaEndpoint:
 
     def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0,
                  faults: Faults | None = None, truth_root: str | os.PathLike | None = None,
-                 embedding_dim: int = 128) -> None:
+                 embedding_dim: int = 128, labelers: dict[str, float] | None = None) -> None:
         self.world = world
+        self.labelers = dict(LABELERS if labelers is None else labelers)  # model -> error rate
         self.names = set(world.model_names)
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
@@ -162,7 +163,7 @@ class ArenaEndpoint:
 
     @property
     def served_models(self) -> list[str]:
-        return self.world.model_names + list(LABELERS) + list(EMBEDDERS)
+        return self.world.model_names + list(self.labelers) + list(EMBEDDERS)
 
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
@@ -232,7 +233,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                     for m in ep.world.models]
             data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
-                     for name in (*LABELERS, *EMBEDDERS)]
+                     for name in (*ep.labelers, *EMBEDDERS)]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
@@ -284,7 +285,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _chat(self, body: dict, fault: str) -> None:
         ep = self.endpoint
         model, messages = body.get("model"), body.get("messages")
-        labeler = model in LABELERS
+        labeler = model in self.endpoint.labelers
         if model not in ep.names and not labeler:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
             return
@@ -311,7 +312,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif task in TASKS:
                 user = [m for m in messages if m.get("role") == "user"]
                 answer = label_answer(task, message_text(user[-1]) if user else "", model,
-                                      LABELERS.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
+                                      ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
                                       any(has_image(m) for m in user))
                 content, finish = orjson.dumps(answer).decode(), "stop"
             else:

@@ -41,7 +41,9 @@ import numpy as np
 from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, topic_name
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
 
-LABELERS = {"sim-labeler-small": 0.18, "sim-labeler-large": 0.03}
+# default error rates: the large one keeps every label's F1 >= 0.95 and the derived `hard`
+# (>= 6 of 7 criteria, where errors compound) near 0.93 on a simulated month
+LABELERS = {"sim-labeler-small": 0.18, "sim-labeler-large": 0.02}
 WORLD_MODEL_LABEL_NOISE = 0.08  # a candidate model asked to label: between the two labellers
 EMBEDDERS = {"sim-embed-small": 0.55, "sim-embed-large": 0.3}  # model -> noise scale
 TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1")
