@@ -3,8 +3,9 @@
 Stdlib only (``ThreadingHTTPServer`` in a background thread). Routes:
 ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/moderations``,
 ``POST /v1/embeddings``, and the admin calls ``GET|POST /_faults`` (read / replace the fault
-settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (calls by
-route, model and status; ``ArenaEndpoint.call_count`` in process).
+settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (alias
+``GET /v1/_stats``: calls by route, model and status; ``ArenaEndpoint.call_count`` in
+process).
 
 Chat completions answer in a candidate model's voice, or, when the system message holds a
 ``task: <name>`` line, as a labeller (``labeling.py`` has the contract); the labeller
@@ -239,7 +240,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
         elif path == "/_stats":
             self._send(200, dict(ep.stats))
-        elif path == "/_calls":
+        elif path in ("/_calls", "/v1/_stats"):
             with ep.lock:
                 rows = [{"route": r, "model": m, "status": s, "n": n} for (r, m, s), n in sorted(ep.calls.items())]
             self._send(200, {"calls": rows, "total": sum(r["n"] for r in rows)})
