@@ -21,15 +21,8 @@ from arena_assets.ingest import (
     parse_lines,
     parse_month,
 )
-from arena_assets.schema import (
-    MAX_LINE_BYTES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    RAW_LOGS_SCHEMA,
-    RAW_REJECTS_SCHEMA,
-    REJECT_RAW_CHARS,
-    REJECT_REASONS,
-)
+from arena_assets.contracts import MAX_LINE_BYTES, MAX_MESSAGE_CHARS, MAX_MESSAGES, REJECT_RAW_CHARS, REJECT_REASONS
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 
 MONTH = "2024-05"
 MAY_3 = 1714694400.0  # 2024-05-03T00:00:00Z
@@ -364,17 +357,18 @@ def test_cli_writes_both_tables(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out = tmp_path / "out"
     argv = ["ingest", str(tmp_path / "raw"), "--month", MONTH, "--out", str(out), "--salt", "s"]
     assert cli_main(argv) == 0
-    logs = pl.read_parquet(out / "raw_logs.parquet")
-    rejects = pl.read_parquet(out / "raw_rejects.parquet")
+    # the same month step as the raw_logs asset: the lake layout <asset>/<month>.parquet
+    logs = pl.read_parquet(out / "raw_logs" / f"{MONTH}.parquet")
+    rejects = pl.read_parquet(out / "raw_rejects" / f"{MONTH}.parquet")
     assert logs.height == 2 and logs.schema == pl.Schema(RAW_LOGS_SCHEMA)
     assert rejects["reason"].to_list() == ["not_an_object"]
     printed = capsys.readouterr().out
     assert "not_an_object" in printed and "3 lines" in printed
-    assert not [p for p in out.iterdir() if p.name.endswith(".tmp")]
+    assert not list((out / "raw_logs" / "_tmp").iterdir())  # nothing left in flight
 
 
 def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> None:
-    simulator = pytest.importorskip("arena_assets.simulator.api")
+    from arena_assets.simulator import api as simulator
     from arena_assets.simulator.config import WorldConfig
     from arena_assets.simulator.truth import load_truth
 

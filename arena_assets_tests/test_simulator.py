@@ -15,14 +15,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
-from arena_assets.schema import (
-    EVENT_TYPES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    PII_TYPES,
-    REJECT_REASONS,
-    ROLES,
-)
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, PII_TYPES, REJECT_REASONS, ROLES
 from arena_assets.simulator import (
     LANGUAGES,
     MALFORMED_KINDS,
@@ -54,7 +47,7 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def _classify(raw: bytes, lo: float, hi: float, seen: set, registry: set) -> str | None:
-    """A reference validator written from schema.py alone, to check the planted defects."""
+    """A reference validator written from contracts.py alone, to check the planted defects."""
     if not raw.strip():
         return "empty_line"
     try:

@@ -13,24 +13,25 @@ Formats: the native event log, FastChat ``clean_battle`` records and conversatio
 ``validate.py`` for the order in which reject reasons are checked.
 """
 
-from .adapters import CLEAN_BATTLE, CONVERSATION_DUMP, NATIVE, detect_format
-from .parse import (
-    FileCounts,
-    ParsedMonth,
-    ParsedPart,
-    UnreadableFileError,
-    iter_parsed_files,
-    parse_lines,
-    parse_month,
-    reason_counts,
-)
-from .sources import (
-    RAW_EXTENSIONS,
-    list_month_files,
-    load_model_records,
-    load_model_registry,
-    month_bounds_us,
-)
+_EXPORTS = {
+    "CLEAN_BATTLE": ".adapters",
+    "CONVERSATION_DUMP": ".adapters",
+    "NATIVE": ".adapters",
+    "detect_format": ".adapters",
+    "iter_parsed_files": ".month",
+    "parse_month": ".month",
+    "FileCounts": ".parse",
+    "ParsedMonth": ".parse",
+    "ParsedPart": ".parse",
+    "UnreadableFileError": ".parse",
+    "parse_lines": ".parse",
+    "reason_counts": ".parse",
+    "RAW_EXTENSIONS": ".sources",
+    "list_month_files": ".sources",
+    "load_model_records": ".sources",
+    "load_model_registry": ".sources",
+    "month_bounds_us": ".sources",
+}
 
 __all__ = [
     "CLEAN_BATTLE",
@@ -51,3 +52,13 @@ __all__ = [
     "parse_month",
     "reason_counts",
 ]
+
+
+def __getattr__(name: str):
+    # exports load on first use (PEP 562): importing this package, e.g. for the CLI's
+    # parser, costs nothing until a name is used
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

@@ -13,7 +13,7 @@ from operator import itemgetter
 import polars as pl
 import pyarrow as pa
 
-from arena_assets.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 
 from .validate import Row
 

@@ -22,7 +22,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 import polars as pl
 import pyarrow as pa
 
-from .parse import ParsedPart, _iter_units, _record_text, iter_file_parts, raw_text
+from .parse import ParsedPart, iter_file_parts, iter_units, raw_text, record_text
 from .validate import Checker, short
 
 
@@ -64,11 +64,11 @@ def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[in
     """Raw text of some line/record numbers of a file (re-read; only for rare duplicates)."""
     out: dict[int, str] = {}
     no = 0
-    for kind, block in _iter_units(url, storage_options):
+    for kind, block in iter_units(url, storage_options):
         for unit in block:
             no += 1
             if no in wanted:
-                out[no] = raw_text(unit) if kind == "lines" else _record_text(unit)
+                out[no] = raw_text(unit) if kind == "lines" else record_text(unit)
     return out
 
 

@@ -10,9 +10,10 @@ invalid_utf8, invalid_json, not_an_object; then the format's checks (``validate.
 ``adapters.py``); ``duplicate_event_id`` last, so only an otherwise valid line can be a
 duplicate, and the first occurrence in file order (files sorted by name) wins.
 
-Streaming: :func:`iter_parsed_files` yields parts of at most ``chunk_lines`` lines, so a
+Streaming: ``iter_file_parts`` (and ``month.iter_parsed_files`` over a month) yields parts of at most ``chunk_lines`` lines, so a
 caller writing one Parquet part per yield holds one part in memory, whatever the month's
-size. With ``workers > 1`` files are parsed in a process pool (``parallel.py``).
+size. The month-level drivers (serial, or a process pool from ``parallel.py``) are in
+``month.py``.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import polars as pl
 import pyarrow as pa
 
 from arena_assets.clean.pii import scrub_raw_text
-from arena_assets.schema import MAX_LINE_BYTES, REJECT_RAW_CHARS
+from arena_assets.contracts import MAX_LINE_BYTES, REJECT_RAW_CHARS
 
 from . import sources
 from .adapters import (
@@ -41,7 +42,7 @@ from .adapters import (
     conversation_dump_row,
     detect_format,
 )
-from .frames import RowBuffer, empty_raw_logs, empty_rejects
+from .frames import RowBuffer
 from .validate import Checker, Reject, Row, short, tname
 
 
@@ -121,7 +122,7 @@ def raw_text(line: bytes) -> str:
     return scrub_raw_text(line[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS])
 
 
-def _record_text(record: Any) -> str:
+def record_text(record: Any) -> str:
     try:
         data = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:
@@ -229,10 +230,10 @@ class FileParser:
                     record = _decode_nested(record)
                 self._accept(rec_no, self.row_of(record))
             except Reject as rej:
-                buf.reject(rec_no, rej.reason, rej.detail, _record_text(record))
+                buf.reject(rec_no, rej.reason, rej.detail, record_text(record))
             except Exception as exc:  # noqa: BLE001
                 buf.reject(rec_no, "wrong_type", f"internal error {type(exc).__name__}: {exc}"[:200],
-                           _record_text(record))
+                           record_text(record))
         self.next_no = rec_no + 1
 
     @property
@@ -248,7 +249,7 @@ class FileParser:
                           read)
 
 
-def _iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:
+def iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:
     """('lines', [bytes]) or ('records', [obj]) / ('rows', [dict]) blocks of one file."""
     kind = sources.file_kind(url)
     if kind == "parquet":
@@ -278,7 +279,7 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
     parser = FileParser(checker, source_file, seen)
-    units = _fitting_slices(_iter_units(url, storage_options), parser, chunk_lines)
+    units = _fitting_slices(iter_units(url, storage_options), parser, chunk_lines)
     while True:
         # the GC stays paused from one yield to the next: re-enabling it between blocks
         # would run a full collection over the part's buffered rows each time
@@ -327,43 +328,3 @@ def parse_lines(lines: Iterable[bytes], source_file: str, month: str, *, salt: s
     with gc_paused():
         parser.feed_lines(lines)
         return parser.take()
-
-
-def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                      storage_options: dict | None = None, workers: int = 1,
-                      chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
-    """Parts of every file of the month, in file order (see module doc for memory)."""
-    urls = sources.list_month_files(raw_root, month, storage_options)
-    names = [sources.relative_name(raw_root, u, storage_options) for u in urls]
-    seen: set[str] = set()
-    if workers <= 1 or len(urls) <= 1:
-        checker = Checker(month, salt, known_models)
-        for url, name in zip(urls, names, strict=True):
-            yield from iter_file_parts(url, name, checker, seen, storage_options=storage_options,
-                                       chunk_lines=chunk_lines)
-        return
-    from .parallel import iter_pooled_parts  # the pool machinery only when asked for
-
-    yield from iter_pooled_parts(urls, names, month, salt=salt, known_models=known_models,
-                                 storage_options=storage_options, workers=workers,
-                                 chunk_lines=chunk_lines)
-
-
-def parse_month(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                storage_options: dict | None = None, workers: int = 1) -> ParsedMonth:
-    """The whole month in memory (use :func:`iter_parsed_files` for very large months)."""
-    logs: list[pl.DataFrame] = []
-    rejects: list[pl.DataFrame] = []
-    files: dict[str, FileCounts] = {}
-    for part in iter_parsed_files(raw_root, month, salt=salt, known_models=known_models,
-                                  storage_options=storage_options, workers=workers):
-        counts = files.setdefault(part.source_file, FileCounts(part.source_file, part.source_format))
-        counts.lines_read += part.lines_read
-        counts.accepted += part.raw_logs.height
-        counts.rejected += part.rejects.height
-        logs.append(part.raw_logs)
-        rejects.append(part.rejects)
-    raw_logs = pl.concat(logs) if logs else empty_raw_logs()
-    raw_rejects = pl.concat(rejects) if rejects else empty_rejects()
-    total = sum(c.lines_read for c in files.values())
-    return ParsedMonth(month, raw_logs, raw_rejects, total, list(files.values()))

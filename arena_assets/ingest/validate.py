@@ -41,12 +41,7 @@ import hashlib
 import re
 from typing import Any
 
-from arena_assets.schema import (
-    EVENT_TYPES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    ROLES,
-)
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, ROLES
 
 from .sources import month_bounds_us
 

@@ -1,25 +1,30 @@
 """Simulated arena: a hidden world of models and users that writes raw logs and serves an
 OpenAI-compatible endpoint. See ``api.simulate_months`` and ``endpoint.ArenaEndpoint``."""
 
-from arena_assets.simulator.api import SimulationSummary, month_range, simulate_months, start_endpoint
-from arena_assets.simulator.config import (
-    CATEGORIES,
-    LANGUAGES,
-    TEXT_CATEGORIES,
-    VISION_CATEGORIES,
-    WorldConfig,
-)
-from arena_assets.simulator.malformed import MALFORMED_KINDS
-from arena_assets.simulator.month import MonthSummary, generate_month
-from arena_assets.simulator.prompt_truth import (
-    PromptTruthIndex,
-    lookup_prompt_truth,
-    parse_prompt,
-    read_prompt_truth,
-)
-from arena_assets.simulator.topics import CRITERIA, TOPICS, VISION_LABELS
-from arena_assets.simulator.truth import load_truth
-from arena_assets.simulator.world import ModelSpec, World
+_EXPORTS = {
+    "SimulationSummary": ".api",
+    "month_range": ".api",
+    "simulate_months": ".api",
+    "start_endpoint": ".api",
+    "CATEGORIES": ".config",
+    "LANGUAGES": ".config",
+    "TEXT_CATEGORIES": ".config",
+    "VISION_CATEGORIES": ".config",
+    "WorldConfig": ".config",
+    "MALFORMED_KINDS": ".malformed",
+    "MonthSummary": ".month",
+    "generate_month": ".month",
+    "load_truth": ".truth",
+    "PromptTruthIndex": ".prompt_truth",
+    "lookup_prompt_truth": ".prompt_truth",
+    "parse_prompt": ".prompt_truth",
+    "read_prompt_truth": ".prompt_truth",
+    "CRITERIA": ".topics",
+    "TOPICS": ".topics",
+    "VISION_LABELS": ".topics",
+    "ModelSpec": ".world",
+    "World": ".world",
+}
 
 __all__ = [
     "CATEGORIES", "CRITERIA", "LANGUAGES", "MALFORMED_KINDS", "TEXT_CATEGORIES", "TOPICS",
@@ -28,3 +33,13 @@ __all__ = [
     "generate_month", "load_truth", "lookup_prompt_truth", "month_range", "parse_prompt",
     "read_prompt_truth", "simulate_months", "start_endpoint",
 ]
+
+
+def __getattr__(name: str):
+    # exports load on first use (PEP 562): importing this package, e.g. for the CLI's
+    # parser, costs nothing until a name is used
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import orjson
 
-# kind -> expected reason (a key of arena_assets.schema.REJECT_REASONS)
+# kind -> expected reason (a key of arena_assets.contracts.REJECT_REASONS)
 MALFORMED_KINDS: dict[str, str] = {
     "blank_line": "empty_line",
     "whitespace_line": "empty_line",

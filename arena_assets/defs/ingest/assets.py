@@ -2,11 +2,12 @@
 
 import dagster as dg
 
+from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage, IngestSettings
+from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_registry
-from arena_assets.pipeline import ingest_month
+from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.report import counts_table
 
 

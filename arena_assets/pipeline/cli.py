@@ -15,8 +15,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
-
 DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
 DEMO_CONVERSATIONS_PER_MONTH = 3000
 DEMO_SEED = 7
@@ -46,6 +44,8 @@ def materialize(selection: str, month: str) -> None:
 
 def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     """Rows per asset and month, rejects by reason, and where everything is."""
+    import duckdb
+
     out = []
     with duckdb.connect(catalog_path, read_only=True) as con:
         views = [r[0] for r in con.execute(
