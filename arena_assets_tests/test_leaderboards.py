@@ -19,7 +19,7 @@ from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 
 PURE_BT = dict(category_skill_spread=0.0, style_strength=0.0, position_bias=0.0,
-               abusive_fraction=0.0)
+               abusive_fraction=0.0, hardness_gain=0.0, cautious_fraction=0.0)
 
 
 def _theta(truth: dict[str, pl.DataFrame]) -> dict[str, float]:
