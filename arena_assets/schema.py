@@ -115,7 +115,9 @@ RAW_REJECTS_SCHEMA = {
     "raw": pl.String,  # the line, decoded with replacement, truncated to REJECT_RAW_CHARS
 }
 
-PII_TYPES = ("email", "phone", "ip_address", "card_number", "street_address")
+# types redacted from message text (arena_assets.clean.pii); each has a pii_<type> count column
+PII_TYPES = ("email", "phone", "ip_address", "card_number", "iban", "national_id",
+             "street_address", "secret")
 
 # conversations: one row per conversation id, its latest snapshot, cleaned.
 CONVERSATIONS_SCHEMA = {
