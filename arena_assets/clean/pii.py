@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from arena_assets.clean.pii_check import find_raw_pii
+from arena_assets.clean.pii_check import has_raw_pii
 from arena_assets.clean.pii_detect import detect_spans
 from arena_assets.schema import PII_PLACEHOLDERS, PII_TYPES
 
@@ -55,7 +55,7 @@ _PREFILTER_GROUPS = {
     ),
     "address": (
         # number, 1-3 words, street type ("221B Baker Street", "42 wallaby way")
-        rf"[0-9][A-Za-z]?,? +(?:[A-Za-zÀ-ž'’.-]+ +){{0,3}}(?i:{_STREET_WORDS})(?-u:\b)",
+        rf"[0-9][A-Za-z]?,? +(?:[0-9A-Za-zÀ-ž'’.-]+ +){{0,3}}(?i:{_STREET_WORDS})(?-u:\b)",
         # street type first ("Calle Mayor 10"); German / Dutch compounds ("Hauptstraße 5")
         r"(?i:calle|c/|avenida|avda\.|av\.|paseo|carrera|rua|travessa|largo|praça|alameda|viale|piazza"
         r"|corso|vicolo|strada) +[A-Za-zÀ-ž0-9]|Via +[A-Z]",
@@ -98,26 +98,24 @@ def _matched_groups(texts: pl.Series) -> list[frozenset[str]]:
 
 
 def _redact_strings(texts: pl.Series) -> pl.Series:
-    groups = _matched_groups(texts)
-    return pl.Series(texts.name, [t if t is None or not g else redact_text(t, g)[0]
-                                  for t, g in zip(texts.to_list(), groups)], dtype=pl.String)
+    candidates = texts.str.contains(PREFILTER).fill_null(False).arg_true()
+    if not len(candidates):
+        return texts
+    dirty = texts.gather(candidates)
+    redacted = [redact_text(t, g)[0] for t, g in zip(dirty.to_list(), _matched_groups(dirty))]
+    return texts.clone().scatter(candidates, pl.Series(redacted, dtype=pl.String))
 
 
 def redact_expr(expr: pl.Expr) -> pl.Expr:
     """Text with every PII span replaced by its typed placeholder (prefiltered, see module)."""
-    return (pl.when(expr.str.contains(PREFILTER))
-            .then(expr.map_batches(_redact_strings, return_dtype=pl.String))
-            .otherwise(expr))
+    return expr.map_batches(_redact_strings, return_dtype=pl.String)
 
 
 def contains_pii(expr: pl.Expr) -> pl.Expr:
     """Boolean expression for the `no_raw_pii` check: does the text still hold PII, as
     judged by the independent scanner (`arena_assets.clean.pii_check`), not by the
     redaction's own detector (a check that reuses the redactor's rules proves nothing)."""
-    return expr.map_batches(
-        lambda s: pl.Series(s.name, [bool(t) and bool(find_raw_pii(t)) for t in s.to_list()],
-                            dtype=pl.Boolean),
-        return_dtype=pl.Boolean)
+    return expr.map_batches(has_raw_pii, return_dtype=pl.Boolean)
 
 
 # the user's address or id inside a raw JSON line (any string value of those keys)

@@ -28,7 +28,7 @@ _WORD = r"[^\W\d_][\w'’.-]*"
 # words that never name a street: keep "3 apples on the way" and "2 by 2 square" prose
 _NOT_STREET = (r"(?:the|a|an|of|on|at|in|to|by|my|your|our|his|her|this|that|these|those|more|"
                r"less|one|two|three|all|with|from|per|times|and|or|is|are|was|each|every)")
-_STREET_WORD = rf"(?!{_NOT_STREET}\b){_WORD}"
+_STREET_WORD = rf"(?:(?!{_NOT_STREET}\b){_WORD}|\d{{1,3}}(?:st|nd|rd|th))"  # ordinals: "5th Avenue"
 _EN_TYPES = (r"street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|"
              r"terrace|parkway|pkwy|highway|hwy|way|square|sq|crescent|trail|plaza")
 _FR_TYPES = r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|quai|cours|route|passage"

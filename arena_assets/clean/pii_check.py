@@ -17,6 +17,7 @@ import ipaddress
 import unicodedata
 
 import phonenumbers
+import polars as pl
 from stdnum import iban, luhn
 from stdnum.cn import ric
 from stdnum.it import codicefiscale
@@ -32,6 +33,10 @@ _STREET_WORDS = {
     "lane", "ln", "drive", "dr", "dr.", "way", "court", "place", "terrace", "rue", "calle", "via",
     "rua", "avenida", "ул.", "улица",
 }
+_NUMBER_FIRST_WORDS = {"street", "st", "st.", "avenue", "ave", "ave.", "road", "rd", "rd.", "boulevard",
+                       "blvd", "lane", "ln", "drive", "dr", "dr.", "way", "court", "place", "terrace", "rue"}
+# prose words that never stand between a house number and its street
+_LINK_WORDS = {"and", "or", "the", "of", "in", "on", "to", "a", "an", "und", "et", "y", "e", "и"}
 _STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "straat", "gracht")
 _NOT_PERSONAL = [ipaddress.ip_network(n) for n in
                  ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
@@ -93,10 +98,14 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
     tokens = [t.strip(_PUNCT).rstrip(".") for t in norm.split()]
     found: list[tuple[str, str]] = []
     for i, token in enumerate(tokens):
+        if token.isalpha() and token.lower() not in _STREET_WORDS:
+            if not token.lower().endswith(_STREET_SUFFIXES):
+                continue  # plain words, most of any text
         if "@" in token:
             local, _, domain = token.rpartition("@")
-            if "://" in local and ":" in local.split("://", 1)[1]:
-                found.append(("secret", token))
+            if "://" in local:  # a URL: user:password@host is a secret, the host is not an address
+                if ":" in local.split("://", 1)[1]:
+                    found.append(("secret", token))
             elif local and "." in domain.strip(".") and domain.rsplit(".", 1)[1].isalpha():
                 found.append(("email", token))
         if token.startswith(_KEY_PREFIXES) and len(token) >= 20:
@@ -110,10 +119,14 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
             found.append(("national_id", token))
         if len(upper) == 18 and upper[:17].isdigit() and ric.is_valid(upper):
             found.append(("national_id", token))
-        if token.lower() in _STREET_WORDS or token.lower().endswith(_STREET_SUFFIXES):
-            window = tokens[max(0, i - 4):i + 3]
+        lower = token.lower()
+        if lower in _STREET_WORDS or lower.endswith(_STREET_SUFFIXES):
+            # English puts the house number first ("12 Elm Street"), the others after it
+            first = lower in _NUMBER_FIRST_WORDS
+            window = tokens[max(0, i - 4):i][::-1] if first else tokens[i + 1:i + 5]
+            window = window[:next((k for k, w in enumerate(window) if w.lower() in _LINK_WORDS), 4)]
             if any(w.rstrip(",").isdigit() and len(w.rstrip(",")) <= 5 for w in window):
-                found.append(("street_address", " ".join(window)))
+                found.append(("street_address", " ".join(tokens[max(0, i - 4):i + 5])))
     for number in _numbers(tokens):
         digits = _digits(number)
         if 15 <= len(digits) <= 16 and digits[0] in "3456" and luhn.is_valid(digits):
@@ -128,13 +141,38 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
                 if 15 <= len(compact) <= 34 and compact.isalnum() and iban.is_valid(compact):
                     found.append(("iban", " ".join(tokens[i:k])))
                     break
-    if sum(c.isdigit() for c in norm) >= 7:
-        for region in _PHONE_REGIONS:
-            # "+..." and the US 3-3-4 grouping are phones even with an unassigned area code
-            leniency = phonenumbers.Leniency.VALID if region == "CN" else phonenumbers.Leniency.POSSIBLE
-            for match in phonenumbers.PhoneNumberMatcher(norm, region, leniency=leniency):
-                if region == "ZZ" or _groups(match.raw_string) in _NATIONAL_GROUPS[region]:
-                    found.append(("phone", match.raw_string))
-            if any(kind == "phone" for kind, _ in found):
-                break
+    for number in _numbers(tokens):
+        if len(_digits(number)) >= 7 and _is_phone(number):
+            found.append(("phone", number))
     return found
+
+
+def _is_phone(number: str) -> bool:
+    for region in _PHONE_REGIONS:
+        # "+..." and the US 3-3-4 grouping are phones even with an unassigned area code
+        leniency = phonenumbers.Leniency.VALID if region == "CN" else phonenumbers.Leniency.POSSIBLE
+        for match in phonenumbers.PhoneNumberMatcher(number, region, leniency=leniency):
+            if region == "ZZ" or _groups(match.raw_string) in _NATIONAL_GROUPS[region]:
+                return True
+    return False
+
+
+# Texts that cannot hold anything find_raw_pii looks for: no "@", no key prefix, no run of
+# seven digit-or-separator characters, no street word next to a digit. A coarse screen
+# (not the redactor's prefilter), run by polars so that only the rest reach Python.
+_SCREEN = (
+    "@|://|sk-|sk_|rk_|AKIA|gh[opsu]_|github_pat_|xox[bp]-|AIza|hf_|glpat-|eyJ"
+    "|[0-9](?:[ ()./+-]{0,2}[0-9]){6}|[０-９]{2}|[0-9]{2}[A-Z][0-9]{2}[A-Z][0-9]{3}"
+    "|(?i:street|avenue|road|lane|drive|boulevard|rue|calle|avenida|rua|straße|strasse|str\\.|gasse|allee"
+    "|straat|gracht|улица|ул\\.)[^0-9]{0,3}[0-9]|[0-9] [A-Za-z ,.'-]{1,24}(?-u:\\b)(?i:street|avenue|road|lane|drive|way|st|ave|rd|dr)(?-u:\\b)"
+)
+
+
+def has_raw_pii(texts: pl.Series) -> pl.Series:
+    """Per text: does `find_raw_pii` find anything (screened texts only reach Python)."""
+    out = pl.Series(texts.name, [False] * len(texts), dtype=pl.Boolean)
+    candidates = texts.str.contains(_SCREEN).fill_null(False).arg_true()
+    if len(candidates):
+        flags = [bool(find_raw_pii(t)) for t in texts.gather(candidates).to_list()]
+        out = out.scatter(candidates, flags)
+    return out

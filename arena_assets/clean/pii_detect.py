@@ -34,6 +34,7 @@ from arena_assets.clean.pii_address import address_spans
 Span = tuple[str, int, int]
 
 # ---------------------------------------------------------------- e-mail
+_IN_URL = re.compile(r"://[^\s/@]*$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _EMAIL = re.compile(r"(?<![\w.+%'-])[\w.+%'-]+@(?:[\w-]+\.)+[^\W\d_]{2,24}(?![\w-])")
 _TLDS = ("com|org|net|edu|gov|mil|int|info|biz|io|ai|co|me|dev|app|de|fr|es|it|pt|br|ru|"
@@ -46,6 +47,8 @@ _SPELLED_EMAIL = re.compile(
 
 def _emails(text: str) -> Iterator[Span]:
     for m in _EMAIL.finditer(text):
+        if _IN_URL.search(text, max(0, m.start() - 80), m.start()):
+            continue  # user:password@host of a URL: a secret (below), the host stays
         start, local = m.start(), m.group().split("@", 1)[0]
         # CJK sentences glue words to an address ("邮箱是zhang@163.com"): cut the local part
         # at its last CJK -> Latin switch so the sentence is kept and the address is not
@@ -54,8 +57,10 @@ def _emails(text: str) -> Iterator[Span]:
                 start += i
                 break
         yield "email", start, m.end()
-    for m in _SPELLED_EMAIL.finditer(text):
-        yield "email", m.start(), m.end()
+    lower = text.lower()
+    if any(w in lower for w in (" at ", "(at)", "[at]", "{at}", "<at>", "arroba")):  # gate the slow one
+        for m in _SPELLED_EMAIL.finditer(text):
+            yield "email", m.start(), m.end()
 
 
 # ---------------------------------------------------------------- secrets
@@ -96,7 +101,7 @@ _V6 = re.compile(r"(?<![A-Za-z0-9_:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}
 _DOCUMENTATION = [ipaddress.ip_network(n) for n in
                   ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
 _VERSION_WORDS = re.compile(
-    r"(?i)(?:version|ver\.?|v|release|rel\.?|build|section|sect?\.|§|chapter|rule|upgrade|update|"
+    r"(?i)(?<![a-z])(?:version|ver\.?|v|release|rel\.?|build|section|sect?\.|§|chapter|rule|upgrade|update|"
     r"python|node|java|kernel|firmware|версия|バージョン|版本|versão|versione|versión|abschnitt)"
     r"\W{0,3}(?:from\W{1,3})?$")
 
@@ -295,7 +300,9 @@ def _letter_ids(text: str) -> Iterator[Span]:
 
 
 # ---------------------------------------------------------------- IBAN
-_IBAN = re.compile(r"(?i)(?<![A-Za-z0-9])[a-z]{2} ?\d{2}(?:[ -]?[a-z0-9]{1,5}){3,9}")
+# country code, check digits, then groups; a space after the country only in capitals
+# ("IT 60 X 05428 ..."), else "to 41 11 1111 ..." would be read as a candidate
+_IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2} ?|[A-Za-z]{2})\d{2}(?:[ -]?[A-Za-z0-9]{1,5}){3,9}")
 
 
 def _ibans(text: str) -> Iterator[Span]:
