@@ -37,6 +37,10 @@ def _contents(node, out: set[str]) -> None:
             _contents(value, out)
 
 
+def _alnum(text: str) -> str:
+    return "".join(c for c in text if c.isalnum())
+
+
 def simulator_recall(sessions: int, seed: int = 5) -> dict[str, tuple[int, int, int]]:
     """type -> (redacted, planted, flagged by the scanner before redaction)."""
     month = "2024-04"
@@ -59,7 +63,8 @@ def simulator_recall(sessions: int, seed: int = 5) -> dict[str, tuple[int, int, 
         carrier = carriers[item]
         total[kind] += 1
         done[kind] += item not in redacted[carrier]
-        flagged[kind] += any(item in value or value in item for _, value in find_raw_pii(carrier))
+        bare = _alnum(item)  # the scanner reports tokens without brackets: compare letters and digits
+        flagged[kind] += any(bare in _alnum(v) or _alnum(v) in bare for _, v in find_raw_pii(carrier))
     return {k: (done[k], total[k], flagged[k]) for k in sorted(total)}
 
 
