@@ -72,7 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=3000)
     args = parser.parse_args()
-    for split in ("dev", "heldout"):
+    for split in ("dev", "heldout", "heldout2"):
         rows = load_corpus(split)
         if not rows:
             continue

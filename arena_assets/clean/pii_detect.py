@@ -226,6 +226,11 @@ def _phone(raw: str, digits: str, before: str, after: str) -> bool:
     text = raw.strip()
     if "." in text and not _DOTTED_PHONE.fullmatch(text):
         return False  # dots join versions, IPs and decimals; phones only in 3.3.4 / 2.2.2.2.2
+    groups = re.findall(r"\d+", text)
+    if sum(len(g) == 1 for g in groups) > 2:
+        return False  # "6 8 4 2 4 6 3 1": a digit sequence (real arena prompt), not a phone
+    if len(groups) == 2 and "-" in text and groups[0].endswith("00") and groups[1].endswith("00"):
+        return False  # "20000-30000": a range
     separated = bool(re.search(r"[ .\-/()]", text.lstrip("+")))
     if text.startswith("+") or (digits.startswith("00") and not digits.startswith("000")):
         try:
