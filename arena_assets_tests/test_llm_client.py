@@ -1,0 +1,146 @@
+"""The LLM client layer over real HTTP (the `openai` package) against a stand-in server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+from arena_assets.llm import (
+    LLMEndpointError, LLMRequest, LLMTask, ResponseCache, embed_texts, request_key, run_batch,
+)
+from arena_assets_tests.labelling_server import LabellingServer, expected_answer
+from arena_assets_tests.llm_kill_child import requests as kill_requests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _task(server: LabellingServer, **kw) -> LLMTask:
+    base = dict(model="labeler-strong", base_url=server.base_url, api_key="test-key",
+                max_concurrency=4, timeout=10, price_input_per_1m=2.0, price_output_per_1m=8.0)
+    return LLMTask(**(base | kw))
+
+
+def _reqs(n: int, dupes: int = 0) -> list[LLMRequest]:
+    texts = [f"Explain topic {i} with an example" for i in range(n)]
+    texts += texts[:dupes]  # identical prompts under other ids
+    return [LLMRequest(f"item{i}", criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(texts)]
+
+
+def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
+    seen = []
+    with LabellingServer() as srv:
+        task = _task(srv)
+        reqs = _reqs(30, dupes=5)
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "t", chunk_size=8),
+                                    parse_criteria, progress=seen.append)
+        assert [r.item_id for r in results] == [r.item_id for r in reqs]
+        assert report.statuses == {"ok": 35, "parse_failed": 0, "failed": 0}
+        assert srv.calls == report.calls == 30  # duplicates asked once
+        for r in results[:30]:
+            text = r.item_id.replace("item", "")
+            want = expected_answer("criteria-v1", f"Explain topic {text} with an example")
+            assert r.value.model_dump() == want
+        assert report.prompt_tokens > 0 and report.cost == pytest.approx(
+            (report.prompt_tokens * 2 + report.completion_tokens * 8) / 1e6)
+        assert seen[-1].done == seen[-1].total == 30 and seen[-1].rate > 0
+        chunks = list((tmp_path / "t").glob("chunk-*.parquet"))
+        assert len(chunks) == 4  # 30 answers in chunks of 8
+        # a fresh cache object reads the chunks back: zero calls, same answers
+        again, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "t", chunk_size=8), parse_criteria)
+        assert srv.calls == 30 and report2.calls == 0 and report2.cache_hits == 30
+        assert [r.value for r in again] == [r.value for r in results]
+        # another model, prompt version or temperature is another key
+        keys = {request_key(m, reqs[0].messages, {"temperature": t}, v)
+                for m, t, v in [("a", 0, "v1"), ("b", 0, "v1"), ("a", 0.5, "v1"), ("a", 0, "v2")]}
+        assert len(keys) == 4
+
+
+def test_faults_every_item_finishes_once(tmp_path):
+    with LabellingServer(fault_rate=0.3, seed=11) as srv:
+        task = _task(srv, max_retries=3, parse_retries=1)
+        reqs = _reqs(120)
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert len(results) == 120 and len({r.item_id for r in results}) == 120
+        assert sum(report.statuses.values()) == 120
+        assert all(srv.faults[k] > 0 for k in srv.faults)  # every fault kind was exercised
+        assert report.statuses["ok"] >= 100  # retries and re-asks heal most faults
+        for r in results:
+            if r.status == "ok":
+                i = r.item_id.replace("item", "")
+                assert r.value.model_dump() == expected_answer("criteria-v1", f"Explain topic {i} with an example")
+            else:
+                assert r.value is None and r.error
+        stored = pl.read_parquet(tmp_path / "f" / "chunk-*.parquet")
+        assert stored["key"].n_unique() == stored.height  # no duplicate cache rows
+        n_failed = report.statuses["failed"]
+        # faults off: the rerun asks only for the items that failed (not cached); then nothing
+        srv.fault_rate = 0.0
+        before = srv.calls
+        _, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert srv.calls - before == n_failed and report2.statuses["failed"] == 0
+        before = srv.calls
+        _, report3 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert srv.calls == before and report3.calls == 0
+
+
+def test_clear_errors_before_any_output(tmp_path):
+    with LabellingServer() as srv:
+        cache = ResponseCache(str(tmp_path), "e")
+        with pytest.raises(LLMEndpointError, match=rf"{srv.base_url}.*refused the API key"):
+            run_batch(_task(srv, api_key="wrong"), _reqs(3), cache, parse_criteria)
+        with pytest.raises(LLMEndpointError, match=r"does not serve model 'gpt-nope'.*labeler-strong"):
+            run_batch(_task(srv, model="gpt-nope"), _reqs(3), cache, parse_criteria)
+        assert srv.calls == 0
+        url = srv.base_url
+    # the server is gone: nothing listens on that port any more
+    with pytest.raises(LLMEndpointError, match=rf"cannot reach the LLM endpoint {url}"):
+        run_batch(LLMTask(model="m", base_url=url, max_retries=0), _reqs(3), cache, parse_criteria)
+    assert not (tmp_path / "e").exists()
+
+
+def test_embeddings_cached_and_normalised(tmp_path):
+    with LabellingServer(dim=12) as srv:
+        task = _task(srv)
+        texts = [f"text {i}" for i in range(50)] + ["text 0"]
+        x, report = embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"), batch_size=16)
+        assert x.shape == (51, 12) and (abs((x ** 2).sum(axis=1) - 1) < 1e-5).all()
+        assert (x[0] == x[50]).all() and srv.calls == 4  # 50 distinct texts / 16 per call
+        y, _ = embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"))
+        assert srv.calls == 4 and (x == y).all()
+
+
+def test_sigkill_mid_run_loses_at_most_one_chunk(tmp_path):
+    n, chunk, conc = 200, 20, 4
+    with LabellingServer() as srv:  # a clean run's cost, for the comparison
+        clean_root = tmp_path / "clean"
+        task = _task(srv)
+        run_batch(task, kill_requests(n), ResponseCache(str(clean_root), "kill", chunk), parse_criteria)
+        clean_calls = srv.calls
+    assert clean_calls == n
+    with LabellingServer() as srv:
+        root = tmp_path / "killed"
+        cmd = [sys.executable, "-m", "arena_assets_tests.llm_kill_child", srv.base_url, str(root),
+               str(n), str(chunk), str(conc)]
+        child = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert srv.wait_calls(110), "the child never reached 110 calls"
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
+        assert child.returncode == -signal.SIGKILL
+        killed_calls = srv.calls
+        assert killed_calls < n  # it really died mid-run
+        stored = len(ResponseCache(str(root), "kill", chunk))
+        assert stored % chunk == 0 and stored >= 100 - chunk  # whole chunks only
+        rerun = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+        calls, hits, ok = map(int, rerun.stdout.split())
+        assert (hits, ok) == (stored, n) and srv.calls == killed_calls + calls
+        # lost: the unflushed buffer (< one chunk) and the calls in flight at the kill
+        assert srv.calls - clean_calls <= chunk + conc
