@@ -90,6 +90,16 @@ def test_faults_every_item_finishes_once(tmp_path):
         assert srv.calls == before and report3.calls == 0
 
 
+def test_timeouts_are_retried_then_recorded_failed(tmp_path):
+    with LabellingServer(latency_s=0.3) as srv:
+        task = _task(srv, timeout=0.05, max_retries=1)
+        results, report = run_batch(task, _reqs(3), ResponseCache(str(tmp_path), "slow"), parse_criteria)
+        assert [r.status for r in results] == ["failed"] * 3
+        assert all("APITimeoutError" in r.error for r in results)
+        assert srv.wait_calls(6, timeout=10)  # each item: the first try and one retry reached the server
+        assert not (tmp_path / "slow").exists()  # nothing cached for failures
+
+
 def test_clear_errors_before_any_output(tmp_path):
     with LabellingServer() as srv:
         cache = ResponseCache(str(tmp_path), "e")

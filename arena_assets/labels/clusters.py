@@ -4,7 +4,9 @@
   (``arena_assets.llm.embed_texts``), else ``wordllama`` offline (``OfflineEmbedder``):
   its weights ship inside the wheel, so nothing is downloaded.
 - Clustering: scikit-learn, seeded. ``kmeans`` (k given, or picked by silhouette on a seeded
-  sample over a grid of k) assigns every prompt; ``hdbscan`` finds the number of clusters
+  sample over a grid of k) assigns every prompt; ``agglomerative`` (Ward) likewise, and above
+  ``max_direct_points`` it merges seeded k-means micro-clusters instead of the points (its
+  memory is quadratic); ``hdbscan`` finds the number of clusters
   itself and its outliers are reassigned to the nearest cluster centroid (flagged).
   BERTopic would add torch, sentence-transformers and UMAP for the same two steps.
 - Names: the LLM (cluster-name-v1) from seeded sample prompts when a naming task is given,
@@ -31,8 +33,9 @@ Embedder = Callable[[list[str]], np.ndarray]
 
 @dataclass(frozen=True)
 class ClusterConfig:
-    method: str = "kmeans"  # kmeans | hdbscan
-    n_clusters: int | None = None  # kmeans: None picks k by silhouette in [k_min, k_max]
+    method: str = "agglomerative"  # agglomerative | kmeans | hdbscan (figures in the README)
+    n_clusters: int | None = None  # kmeans/agglomerative: None picks k by silhouette
+    max_direct_points: int = 4000  # agglomerative: above this, merge k-means micro-clusters
     k_min: int = 2
     k_max: int = 150
     min_cluster_size: int = 5  # hdbscan
@@ -82,7 +85,7 @@ def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
 
 def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, np.ndarray]:
     """(cluster id per row, outlier flag per row); ids are 0..k-1, every row assigned."""
-    from sklearn.cluster import HDBSCAN, KMeans
+    from sklearn.cluster import HDBSCAN, AgglomerativeClustering, KMeans
 
     n = x.shape[0]
     if n == 0:
@@ -93,6 +96,13 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
         k = min(n, cfg.n_clusters or pick_k(x, cfg))
         labels = KMeans(k, n_init=3, random_state=cfg.seed).fit_predict(x)
         return _renumber(labels), np.zeros(n, bool)
+    if cfg.method == "agglomerative":
+        k = min(n, cfg.n_clusters or pick_k(x, cfg))
+        if n <= cfg.max_direct_points:
+            return _renumber(AgglomerativeClustering(k).fit_predict(x)), np.zeros(n, bool)
+        micro = KMeans(cfg.max_direct_points // 2, n_init=1, random_state=cfg.seed).fit(x)
+        merged = AgglomerativeClustering(k).fit_predict(micro.cluster_centers_)
+        return _renumber(merged[micro.labels_]), np.zeros(n, bool)
     if cfg.method == "hdbscan":
         labels = HDBSCAN(min_cluster_size=cfg.min_cluster_size, copy=True).fit_predict(x)
         outlier = labels < 0
@@ -104,7 +114,7 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
         labels = labels.copy()
         labels[outlier] = nearest
         return _renumber(labels), outlier
-    raise ValueError(f"unknown clustering method {cfg.method!r}: use kmeans or hdbscan")
+    raise ValueError(f"unknown clustering method {cfg.method!r}: use kmeans, agglomerative or hdbscan")
 
 
 def _renumber(labels: np.ndarray) -> np.ndarray:
