@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import random
 import re
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -101,6 +102,12 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:
         pass
 
+    def setup(self) -> None:
+        super().setup()
+        # headers and body leave in two writes; with Nagle on, the body waits for the
+        # client's delayed ACK (~40 ms per call on Linux loopback)
+        self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _send(self, status: int, body, headers: dict | None = None) -> None:
         data = body if isinstance(body, bytes) else orjson.dumps(body)
         self.send_response(status)
@@ -178,3 +185,18 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"object": "list", "data": data, "model": body["model"],
                          "usage": {"prompt_tokens": sum(len(str(t)) for t in inputs) // 4 + 1,
                                    "total_tokens": sum(len(str(t)) for t in inputs) // 4 + 1}})
+
+
+def main() -> None:
+    """``python -m arena_assets_tests.labelling_server [LATENCY_S]``: serve in this process,
+    print the base URL on the first line, stop when stdin closes (benchmarks use this so the
+    server does not share the client's interpreter)."""
+    import sys
+
+    with LabellingServer(latency_s=float(sys.argv[1]) if len(sys.argv) > 1 else 0.0) as srv:
+        print(srv.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    main()

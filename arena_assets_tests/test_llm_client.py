@@ -154,3 +154,26 @@ def test_sigkill_mid_run_loses_at_most_one_chunk(tmp_path):
         assert (hits, ok) == (stored, n) and srv.calls == killed_calls + calls
         # lost: the unflushed buffer (< one chunk) and the calls in flight at the kill
         assert srv.calls - clean_calls <= chunk + conc
+
+
+def test_cache_on_s3_is_configuration_only(tmp_path):
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    from arena_assets_tests.test_s3 import _free_port
+
+    port = _free_port()
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    moto.start()
+    try:
+        url = f"http://127.0.0.1:{port}"
+        boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test",
+                     region_name="us-east-1").create_bucket(Bucket="lake")
+        opts = {"key": "test", "secret": "test", "client_kwargs": {"endpoint_url": url, "region_name": "us-east-1"}}
+        with LabellingServer() as srv:
+            task = _task(srv)
+            _, r1 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
+            _, r2 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
+            assert (r1.calls, r2.calls, r2.cache_hits, srv.calls) == (10, 0, 10, 10)
+    finally:
+        moto.stop()
