@@ -17,6 +17,7 @@ COMMAND_MODULES = (
     "arena_assets.ingest.cli",
     "arena_assets.ranking.cli",
     "arena_assets.pipeline_cli",
+    "arena_assets.labels.cli",
 )
 
 

@@ -10,6 +10,7 @@ from arena_assets.clean.conversations import dedup_key
 from arena_assets.labels import (
     ClusterConfig, LabelConfig, build_topic_clusters, distinct_prompts, is_code, label_conversations,
 )
+from arena_assets.labels.label import out_of_range, parse_failure_rate
 from arena_assets.labels.prompts import (
     CRITERIA, parse_cluster_name, parse_criteria, parse_refusal, parse_vision,
 )
@@ -163,6 +164,10 @@ def test_label_conversations_once_per_prompt(tmp_path):
         assert by["c1"]["criteria_model"] == "labeler-strong" and by["c1"]["criteria_prompt_version"] == "criteria-v1"
         again, report2 = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
         assert srv.calls == 11 and again.equals(out)
+    assert set(out_of_range(out).values()) == {0}
+    assert parse_failure_rate(out) == {"criteria": 0.0, "vision": 0.0, "refusal": 0.0}
+    broken = out.with_columns(pl.lit(7, dtype=pl.Int8).alias("if_score"), pl.lit(True).alias("hard"))
+    assert out_of_range(broken)["if_score_outside_0_5"] == 6 and out_of_range(broken)["hard_mismatch"] > 0
 
 
 def test_label_faults_recorded_never_guessed(tmp_path):
@@ -181,6 +186,8 @@ def test_label_faults_recorded_never_guessed(tmp_path):
     good = out.filter(pl.col("criteria_status") == "ok")
     assert good["hard"].null_count() == 0
     assert report.batches["criteria"].statuses["ok"] == good.height
+    rate = parse_failure_rate(out)["criteria"]
+    assert 0 < rate < 0.5 and set(out_of_range(out).values()) == {0}
 
 
 def _topic_frame():
@@ -237,3 +244,22 @@ def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
     assert all(n.startswith("topic ") for n in summary["cluster_name"])
     assert summary["mean_criteria"].null_count() == 0
     assert np.isclose(summary["size"].sum(), prompts.height)
+
+
+def test_label_topics_cli(tmp_path, capsys, monkeypatch):
+    from arena_assets.cli import main
+
+    conv = _conversations(ROWS).with_columns(pl.lit("2024-02").alias("month"))
+    conv.write_parquet(tmp_path / "conv.parquet")
+    with LabellingServer() as srv:
+        common = ["label-topics", str(tmp_path / "conv.parquet"), "--base-url", srv.base_url,
+                  "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "labels.parquet")]
+        assert main(common + ["--model", "labeler-strong", "--api-key-env", "NO_SUCH_VAR"]) == 2
+        assert "refused the API key" in capsys.readouterr().err
+        monkeypatch.setenv("LABEL_KEY", "test-key")
+        assert main(common + ["--model", "labeler-strong", "--api-key-env", "LABEL_KEY",
+                              "--clusters-out", str(tmp_path / "clusters.parquet"),
+                              "--embed-model", "labeler-strong", "--n-clusters", "2"]) == 0
+    labels = pl.read_parquet(tmp_path / "labels.parquet")
+    assert labels.height == len(ROWS) and labels["month"].unique().to_list() == ["2024-02"]
+    assert pl.read_parquet(tmp_path / "clusters_summary.parquet")["size"].sum() == 4

@@ -56,6 +56,10 @@ def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
         again, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "t", chunk_size=8), parse_criteria)
         assert srv.calls == 30 and report2.calls == 0 and report2.cache_hits == 30
         assert [r.value for r in again] == [r.value for r in results]
+        assert ResponseCache(str(tmp_path), "t").compact() == 4
+        assert len(list((tmp_path / "t").glob("chunk-*.parquet"))) == 1
+        _, report3 = run_batch(task, reqs, ResponseCache(str(tmp_path), "t"), parse_criteria)
+        assert report3.cache_hits == 30 and srv.calls == 30
         # another model, prompt version or temperature is another key
         keys = {request_key(m, reqs[0].messages, {"temperature": t}, v)
                 for m, t, v in [("a", 0, "v1"), ("b", 0, "v1"), ("a", 0.5, "v1"), ("a", 0, "v2")]}

@@ -19,7 +19,7 @@ from arena_assets.labels.prompts import (
     VISION_VERSION, criteria_messages, parse_criteria, parse_refusal, parse_vision,
     refusal_messages, vision_messages,
 )
-from arena_assets.labels.schema import TOPIC_LABELS_SCHEMA
+from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 from arena_assets.llm.batch import ProgressFn
 
@@ -179,3 +179,32 @@ def _worst(statuses: list[str]) -> str:
         if s in statuses:
             return s
     return "ok"
+
+
+def parse_failure_rate(labels: pl.DataFrame) -> dict[str, float]:
+    """Share of answered labels that failed to parse, per label group (for a WARN check).
+
+    Computed over distinct prompts for the prompt labels (a popular prompt counts once).
+    """
+    out = {}
+    for group, per in (("criteria", "dedup_key"), ("vision", "dedup_key"), ("refusal", "conv_id")):
+        st = labels.unique(per).get_column(f"{group}_status")
+        answered = st.is_in(["ok", "parse_failed"]).sum()
+        out[group] = float((st == "parse_failed").sum() / answered) if answered else 0.0
+    return out
+
+
+def out_of_range(labels: pl.DataFrame) -> dict[str, int]:
+    """Rows breaking a label invariant, per rule (a blocking check wants all zeros)."""
+    count = pl.sum_horizontal([pl.col(c).cast(pl.Int8) for c in CRITERIA])
+    rules = {
+        "if_score_outside_0_5": ~pl.col("if_score").is_between(0, 5),
+        "criteria_count_mismatch": pl.col("criteria_count") != count,
+        "hard_mismatch": pl.col("hard") != (pl.col("criteria_count") >= HARD_MIN_CRITERIA),
+        "label_without_ok_status": (pl.col("criteria_status") != "ok") & pl.col("criteria_count").is_not_null(),
+        "unknown_status": ~pl.all_horizontal([pl.col(f"{g}_status").is_in(LABEL_STATUSES)
+                                              for g in ("criteria", "code", "refusal", "vision")]),
+        "vision_on_text_prompt": ~pl.col("is_vision") & pl.col("vision_status").ne("not_applicable"),
+    }
+    row = labels.select([e.fill_null(False).sum().alias(k) for k, e in rules.items()]).row(0, named=True)
+    return {k: int(v) for k, v in row.items()}
