@@ -263,3 +263,31 @@ def test_label_topics_cli(tmp_path, capsys, monkeypatch):
     labels = pl.read_parquet(tmp_path / "labels.parquet")
     assert labels.height == len(ROWS) and labels["month"].unique().to_list() == ["2024-02"]
     assert pl.read_parquet(tmp_path / "clusters_summary.parquet")["size"].sum() == 4
+
+
+@pytest.mark.parametrize("method,max_direct", [("agglomerative", 6000), ("agglomerative", 300),
+                                               ("hdbscan", 6000), ("hdbscan", 300), ("kmeans", 6000)])
+def test_clusters_recover_topics_carried_by_embeddings(method, max_direct):
+    """Vectors = topic centroid + noise (what endpoint embeddings carry); k is not given."""
+    from sklearn.cluster import KMeans  # noqa: F401 - ensures scikit-learn is importable
+    from sklearn.metrics import adjusted_rand_score
+
+    from arena_assets.labels.clusters import cluster_embeddings
+
+    rng = np.random.default_rng(1)
+    centroids = rng.normal(size=(20, 32))
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    truth = rng.integers(0, 20, size=1200)
+    x = centroids[truth] + rng.normal(scale=0.08, size=(1200, 32))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    # k-means is given k (its silhouette search costs a fit per k); the others find it
+    cfg = ClusterConfig(method=method, max_direct_points=max_direct, min_cluster_size=10, seed=3,
+                        k_max=40, n_clusters=20 if method == "kmeans" else None)
+    ids, outlier = cluster_embeddings(x, cfg)
+    assert ids.min() == 0 and len(ids) == 1200 and ids.dtype == np.int32
+    assert np.bincount(ids)[0] == np.bincount(ids).max()  # ids ordered by size
+    assert adjusted_rand_score(truth, ids) >= 0.9
+    again, _ = cluster_embeddings(x, cfg)
+    assert (again == ids).all()
+    if method != "hdbscan":
+        assert not outlier.any()

@@ -3,11 +3,11 @@
 - Embeddings: the endpoint's ``/v1/embeddings`` when an embedding task is configured
   (``arena_assets.llm.embed_texts``), else ``wordllama`` offline (``OfflineEmbedder``):
   its weights ship inside the wheel, so nothing is downloaded.
-- Clustering: scikit-learn, seeded. ``kmeans`` (k given, or picked by silhouette on a seeded
-  sample over a grid of k) assigns every prompt; ``agglomerative`` (Ward) likewise, and above
-  ``max_direct_points`` it merges seeded k-means micro-clusters instead of the points (its
-  memory is quadratic); ``hdbscan`` finds the number of clusters
-  itself and its outliers are reassigned to the nearest cluster centroid (flagged).
+- Clustering: kept implementations, seeded. ``agglomerative`` (Ward, scipy: one tree cut at
+  the k given or at the k with the best silhouette), ``kmeans`` (scikit-learn) and
+  ``hdbscan`` (scikit-learn; finds the number of clusters itself, its outliers are
+  reassigned to the nearest centroid and flagged). Above ``max_direct_points`` prompts the
+  quadratic methods are fitted on a seeded sample and the rest join the nearest centroid.
   BERTopic would add torch, sentence-transformers and UMAP for the same two steps.
 - Names: the LLM (cluster-name-v1) from seeded sample prompts when a naming task is given,
   else the top c-TF-IDF keywords. Keywords are always computed (class-based TF-IDF: term
@@ -35,7 +35,8 @@ Embedder = Callable[[list[str]], np.ndarray]
 class ClusterConfig:
     method: str = "agglomerative"  # agglomerative | kmeans | hdbscan (figures in the README)
     n_clusters: int | None = None  # kmeans/agglomerative: None picks k by silhouette
-    max_direct_points: int = 4000  # agglomerative: above this, merge k-means micro-clusters
+    max_direct_points: int = 6000  # agglomerative/hdbscan: fit on a seeded sample this big
+    k_sample: int = 3000  # prompts sampled (seeded) to pick k
     k_min: int = 2
     k_max: int = 150
     min_cluster_size: int = 5  # hdbscan
@@ -62,59 +63,90 @@ class OfflineEmbedder:
         return np.asarray(self.model.embed(texts, norm=True), dtype=np.float32)
 
 
-def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
-    """k with the best silhouette on a seeded sample, over a geometric grid."""
-    from sklearn.cluster import KMeans
+def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int) -> int:
+    """Best silhouette over a coarse geometric grid of k, then a finer pass around it."""
+    hi = max(cfg.k_min, min(cfg.k_max, n // 3))
+    coarse = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=12)})
+    scores = {k: score_fn(grid_fn(k)) for k in coarse}
+    best = max(scores, key=scores.get)
+    i = coarse.index(best)
+    lo, up = coarse[max(0, i - 1)], coarse[min(len(coarse) - 1, i + 1)]
+    for k in sorted({int(round(v)) for v in np.linspace(lo, up, num=10)} - set(scores)):
+        scores[k] = score_fn(grid_fn(k))
+    return max(scores, key=lambda k: (scores[k], -k))
+
+
+def _silhouette(x: np.ndarray, seed: int):
     from sklearn.metrics import silhouette_score
 
-    n = x.shape[0]
-    hi = max(cfg.k_min, min(cfg.k_max, n // 3))
-    grid = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=10)})
-    rng = np.random.default_rng(cfg.seed)
-    sample = x[rng.choice(n, size=min(n, 3000), replace=False)]
-    best, best_k = -2.0, grid[0]
-    for k in grid:
-        if k >= sample.shape[0]:
-            break
-        labels = KMeans(k, n_init=2, random_state=cfg.seed).fit_predict(sample)
-        score = silhouette_score(sample, labels, random_state=cfg.seed)
-        if score > best:
-            best, best_k = score, k
-    return best_k
+    def score(labels: np.ndarray) -> float:
+        return silhouette_score(x, labels, random_state=seed) if len(set(labels.tolist())) > 1 else -1.0
+    return score
+
+
+def _sample(n: int, size: int, seed: int) -> np.ndarray:
+    return np.arange(n) if n <= size else np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+
+
+def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
+    """k for k-means by silhouette on a seeded sample (see ``_best_k``)."""
+    from sklearn.cluster import KMeans
+
+    sample = x[_sample(x.shape[0], cfg.k_sample, cfg.seed)]
+    return _best_k(lambda k: KMeans(k, n_init=2, random_state=cfg.seed).fit_predict(sample),
+                   _silhouette(sample, cfg.seed), cfg, sample.shape[0])
 
 
 def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, np.ndarray]:
-    """(cluster id per row, outlier flag per row); ids are 0..k-1, every row assigned."""
-    from sklearn.cluster import HDBSCAN, AgglomerativeClustering, KMeans
+    """(cluster id per row, outlier flag per row); ids are 0..k-1, every row assigned.
+
+    agglomerative and hdbscan are fitted on at most ``max_direct_points`` rows (a seeded
+    sample; their cost grows with the square of the rows) and the other rows join the
+    nearest centroid; k-means is fitted on every row.
+    """
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from sklearn.cluster import HDBSCAN, KMeans
 
     n = x.shape[0]
-    if n == 0:
-        return np.zeros(0, np.int32), np.zeros(0, bool)
     if n < 2:
         return np.zeros(n, np.int32), np.zeros(n, bool)
+    outlier = np.zeros(n, bool)
     if cfg.method == "kmeans":
         k = min(n, cfg.n_clusters or pick_k(x, cfg))
-        labels = KMeans(k, n_init=3, random_state=cfg.seed).fit_predict(x)
-        return _renumber(labels), np.zeros(n, bool)
+        return _renumber(KMeans(k, n_init=3, random_state=cfg.seed).fit_predict(x)), outlier
+    rows = _sample(n, cfg.max_direct_points, cfg.seed)
+    fit = x[rows].astype(np.float64)
     if cfg.method == "agglomerative":
-        k = min(n, cfg.n_clusters or pick_k(x, cfg))
-        if n <= cfg.max_direct_points:
-            return _renumber(AgglomerativeClustering(k).fit_predict(x)), np.zeros(n, bool)
-        micro = KMeans(cfg.max_direct_points // 2, n_init=1, random_state=cfg.seed).fit(x)
-        merged = AgglomerativeClustering(k).fit_predict(micro.cluster_centers_)
-        return _renumber(merged[micro.labels_]), np.zeros(n, bool)
-    if cfg.method == "hdbscan":
-        labels = HDBSCAN(min_cluster_size=cfg.min_cluster_size, copy=True).fit_predict(x)
-        outlier = labels < 0
-        if outlier.all():
-            return np.zeros(n, np.int32), outlier
-        ids = np.unique(labels[~outlier])
-        centroids = np.stack([x[labels == c].mean(axis=0) for c in ids])
-        nearest = ids[np.argmax(x[outlier] @ centroids.T, axis=1)]  # rows are unit vectors
-        labels = labels.copy()
-        labels[outlier] = nearest
-        return _renumber(labels), outlier
-    raise ValueError(f"unknown clustering method {cfg.method!r}: use kmeans, agglomerative or hdbscan")
+        tree = linkage(fit, "ward")  # one tree, cut at any k
+        cut = lambda k: fcluster(tree, k, "maxclust")  # noqa: E731
+        if cfg.n_clusters:
+            sub = cut(min(n, cfg.n_clusters))
+        else:
+            check = _sample(len(rows), cfg.k_sample, cfg.seed)  # silhouette on a sub-sample
+            sub = cut(_best_k(lambda k: cut(k)[check], _silhouette(fit[check], cfg.seed), cfg, len(check)))
+    elif cfg.method == "hdbscan":
+        sub = HDBSCAN(min_cluster_size=cfg.min_cluster_size, copy=True).fit_predict(fit)
+        if (sub < 0).all():
+            return np.zeros(n, np.int32), np.ones(n, bool)
+        noise = sub < 0
+        outlier[rows[noise]] = True
+        sub = sub.copy()
+        sub[noise] = _nearest_to(fit[noise], fit[~noise], sub[~noise])
+    else:
+        raise ValueError(f"unknown clustering method {cfg.method!r}: use agglomerative, kmeans or hdbscan")
+    labels = np.empty(n, dtype=np.int64)
+    labels[rows] = sub
+    rest = np.setdiff1d(np.arange(n), rows)
+    if rest.size:
+        labels[rest] = _nearest_to(x[rest], fit, sub)
+    return _renumber(labels), outlier
+
+
+def _nearest_to(points: np.ndarray, fit: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    ids = np.unique(labels)
+    centroids = np.stack([fit[labels == c].mean(axis=0) for c in ids])
+    d = -2 * points @ centroids.T + (centroids ** 2).sum(1)[None, :]
+    return ids[np.argmin(d, axis=1)]
 
 
 def _renumber(labels: np.ndarray) -> np.ndarray:
