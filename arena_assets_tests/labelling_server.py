@@ -168,8 +168,11 @@ class _Handler(BaseHTTPRequestHandler):
             content = ""
         elif fault == "truncated":
             content = content[: len(content) // 2]
+        message = {"role": "assistant", "content": content}
+        if body.get("reasoning_effort"):  # as vLLM's reasoning parsers answer
+            message["reasoning_content"] = f"thinking ({body['reasoning_effort']}) about it"
         self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                         "choices": [{"index": 0, "message": message,
                                       "finish_reason": "length" if fault == "truncated" else "stop"}],
                          "usage": {"prompt_tokens": len(user) // 4 + 1, "completion_tokens": len(content) // 4 + 1,
                                    "total_tokens": (len(user) + len(content)) // 4 + 2}})

@@ -291,3 +291,17 @@ def test_clusters_recover_topics_carried_by_embeddings(method, max_direct):
     assert (again == ids).all()
     if method != "hdbscan":
         assert not outlier.any()
+
+
+def test_offline_embedder_needs_no_network(monkeypatch):
+    import socket
+
+    from arena_assets.labels import OfflineEmbedder
+
+    def refuse(*args, **kwargs):
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    x = OfflineEmbedder(dim=64)(["a short prompt", "another prompt"])
+    assert x.shape == (2, 64) and np.allclose((x ** 2).sum(axis=1), 1, atol=1e-5)

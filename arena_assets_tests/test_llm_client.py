@@ -66,6 +66,18 @@ def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
         assert len(keys) == 4
 
 
+def test_extra_params_sent_and_reasoning_kept_apart(tmp_path):
+    with LabellingServer() as srv:
+        plain, think = _task(srv), _task(srv, extra_params={"reasoning_effort": "low"})
+        a, _ = run_batch(plain, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        b, _ = run_batch(think, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        assert srv.calls == 4  # another parameter, another cache key
+        assert a[0].reasoning is None and b[0].reasoning == "thinking (low) about it"
+        assert b[0].value == a[0].value  # the answer itself holds no reasoning
+        c, rep = run_batch(think, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        assert rep.calls == 0 and c[0].reasoning == b[0].reasoning
+
+
 def test_faults_every_item_finishes_once(tmp_path):
     with LabellingServer(fault_rate=0.3, seed=11) as srv:
         task = _task(srv, max_retries=3, parse_retries=1)

@@ -42,6 +42,7 @@ class LLMResult:
     status: str  # one of STATUSES
     value: Any = None  # the parsed answer when ok
     content: str | None = None  # the raw answer (ok / parse_failed)
+    reasoning: str | None = None  # a reasoning field of the reply (reasoning_content / reasoning)
     error: str | None = None  # parse or call error text
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -113,6 +114,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         if hit is not None:
             outcomes[k] = _parsed(k, hit["content"], parse, hit["prompt_tokens"],
                                   hit["completion_tokens"], cached=True)
+            outcomes[k].reasoning = hit.get("reasoning")
     report.cache_hits = len(outcomes)
     todo = [k for k in by_key if k not in outcomes]
 
@@ -131,10 +133,11 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         def work(key: str) -> None:
             if stop.is_set():
                 return
-            result = _ask(task, client, by_key[key], params, parse, report, lock)
+            result = _ask(task, client, by_key[key], parse, report, lock)
             if result.status != "failed":
                 cache.put(key, model=task.model, prompt_version=by_key[key].prompt_version,
-                          content=result.content, prompt_tokens=result.prompt_tokens,
+                          content=result.content, reasoning=result.reasoning,
+                          prompt_tokens=result.prompt_tokens,
                           completion_tokens=result.completion_tokens)
             with lock:
                 outcomes[key] = result
@@ -165,13 +168,14 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     return results, report
 
 
-def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, params: dict,
+def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
          parse: Callable[[str], Any], report: BatchReport, lock: threading.Lock) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
     for _ in range(1 + task.parse_retries):
         try:
-            resp = client.chat.completions.create(model=task.model, messages=req.messages,
-                                                  **params)
+            resp = client.chat.completions.create(
+                model=task.model, messages=req.messages, temperature=task.temperature,
+                max_tokens=task.max_tokens, extra_body=task.extra_params or None)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)
             if fatal is not None:
@@ -182,7 +186,11 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, params: dict,
         usage = resp.usage
         pt = usage.prompt_tokens if usage else 0
         ct = usage.completion_tokens if usage else 0
-        content = resp.choices[0].message.content if resp.choices else None
+        message = resp.choices[0].message if resp.choices else None
+        content = message.content if message else None
+        # vLLM / DeepSeek put thinking in reasoning_content, others in reasoning: kept apart
+        extra = (message.model_extra or {}) if message else {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
         with lock:
             report.calls += 1
             report.prompt_tokens += pt
@@ -190,6 +198,7 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, params: dict,
             report.cost += task.cost(pt, ct)
         result = _parsed(req.item_id, content, parse, pt, ct, cached=False)
         result.cost = task.cost(pt, ct)
+        result.reasoning = reasoning if isinstance(reasoning, str) else None
         if result.status == "ok":
             break
     return result

@@ -35,6 +35,7 @@ CACHE_SCHEMA = {
     "model": pl.String,
     "prompt_version": pl.String,
     "content": pl.String,  # the raw answer (chat) or null
+    "reasoning": pl.String,  # reasoning the server returned beside the answer, if any
     "embedding": pl.List(pl.Float32),  # the vector (embeddings) or null
     "prompt_tokens": pl.Int64,
     "completion_tokens": pl.Int64,
@@ -76,6 +77,9 @@ class ResponseCache:
             for path in sorted(self.fs.glob(f"{self.dir}/chunk-*.parquet")):
                 with self.fs.open(path, "rb") as fh:
                     frame = pl.read_parquet(fh)
+                # chunks written before a column existed read it as null
+                frame = frame.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in CACHE_SCHEMA.items()
+                                            if c not in frame.columns])
                 for row in frame.iter_rows(named=True):
                     entries.setdefault(row["key"], row)  # first writer wins; answers are equal in kind
             self._entries = entries
@@ -91,10 +95,10 @@ class ResponseCache:
 
     # -- writes ----------------------------------------------------------------------------
     def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
-            embedding: list[float] | None = None, prompt_tokens: int = 0,
-            completion_tokens: int = 0) -> None:
+            reasoning: str | None = None, embedding: list[float] | None = None,
+            prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
         row = {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
-               "embedding": embedding, "prompt_tokens": prompt_tokens,
+               "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
                "completion_tokens": completion_tokens, "created_at": time.time()}
         with self._lock:
             self._load().setdefault(key, row)
@@ -125,7 +129,7 @@ class ResponseCache:
         for path in paths:
             with self.fs.open(path, "rb") as fh:
                 frames.append(pl.read_parquet(fh))
-        merged = pl.concat(frames).unique("key", keep="first", maintain_order=True)
+        merged = pl.concat(frames, how="diagonal_relaxed").unique("key", keep="first", maintain_order=True)
         self._write(merged.to_dicts())
         self.fs.rm(paths)
         return len(paths)

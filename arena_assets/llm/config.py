@@ -6,7 +6,7 @@ resources in ``arena_assets.defs`` bind one field per environment variable and b
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,9 @@ class LLMTask:
     parse_retries: int = 1  # re-asks after an answer that fails to parse (a new sample)
     price_input_per_1m: float = 0.0  # currency units per 1M prompt tokens
     price_output_per_1m: float = 0.0  # per 1M completion tokens
+    # other request fields sent as-is in the JSON body (top_p, seed, reasoning_effort, ...);
+    # part of the cache key like temperature and max_tokens
+    extra_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.model:
@@ -46,7 +49,7 @@ class LLMTask:
 
     def generation_params(self) -> dict:
         """The request parameters that change an answer (part of the cache key)."""
-        return {"temperature": self.temperature, "max_tokens": self.max_tokens}
+        return {"temperature": self.temperature, "max_tokens": self.max_tokens, **self.extra_params}
 
     def describe(self) -> dict:
         """Settings safe to log (no key)."""
