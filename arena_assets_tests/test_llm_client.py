@@ -96,6 +96,7 @@ def test_faults_every_item_finishes_once(tmp_path):
         stored = pl.read_parquet(tmp_path / "f" / "chunk-*.parquet")
         assert stored["key"].n_unique() == stored.height  # no duplicate cache rows
         n_failed = report.statuses["failed"]
+        print(f"30 % faults {srv.faults}: statuses {report.statuses}, {srv.calls} POSTs for 120 items")
         # faults off: the rerun asks only for the items that failed (not cached); then nothing
         srv.fault_rate = 0.0
         before = srv.calls
@@ -169,6 +170,8 @@ def test_sigkill_mid_run_loses_at_most_one_chunk(tmp_path):
         calls, hits, ok = map(int, rerun.stdout.split())
         assert (hits, ok) == (stored, n) and srv.calls == killed_calls + calls
         # lost: the unflushed buffer (< one chunk) and the calls in flight at the kill
+        print(f"SIGKILL at {killed_calls} calls: {stored} answers kept, rerun {calls} calls, "
+              f"excess over a clean run {srv.calls - clean_calls} (chunk {chunk}, concurrency {conc})")
         assert srv.calls - clean_calls <= chunk + conc
 
 
@@ -193,3 +196,25 @@ def test_cache_on_s3_is_configuration_only(tmp_path):
             assert (r1.calls, r2.calls, r2.cache_hits, srv.calls) == (10, 0, 10, 10)
     finally:
         moto.stop()
+
+
+def test_against_the_simulated_arena_endpoint(tmp_path):
+    """Free-form answers (what model_answers will ask) from the project's own endpoint."""
+    from arena_assets.simulator import World, WorldConfig
+    from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
+
+    world = World.build(WorldConfig(n_models=4), seed=2)
+    faults = Faults(rate_429=0.15, rate_500=0.15, retry_after=0.01, seed=4)
+    with ArenaEndpoint(world, faults=faults) as ep:
+        task = LLMTask(model=world.model_names[0], base_url=ep.base_url, max_concurrency=4,
+                       max_retries=6, timeout=10)
+        reqs = [LLMRequest(f"q{i}", [{"role": "user", "content": f"Explain idea number {i}"}], "answer-v1")
+                for i in range(40)]
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "answers"), str)
+        posts = lambda: sum(v for k, v in ep.stats.items() if k.startswith("POST /v1/chat"))  # noqa: E731
+        assert report.statuses["ok"] + report.statuses["failed"] == 40
+        assert report.statuses["ok"] >= 36 and all(r.content for r in results if r.status == "ok")
+        assert posts() > report.calls  # the faults were retried by the client
+        first = posts()
+        _, again = run_batch(task, reqs, ResponseCache(str(tmp_path), "answers"), str)
+        assert posts() - first == report.statuses["failed"] and again.cache_hits == report.statuses["ok"]

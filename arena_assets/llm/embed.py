@@ -8,6 +8,7 @@ the client's retries raises, and the vectors already received stay cached for th
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -36,6 +37,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     report.cache_hits = len(vectors)
     todo = list(dict.fromkeys(k for k in keys if k not in vectors))
     text_of = dict(zip(keys, texts))
+    lock = threading.Lock()
     if todo:
         client = make_client(task)
         preflight(task, client)
@@ -52,9 +54,10 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
             for k, item in zip(batch, sorted(resp.data, key=lambda d: d.index)):
                 vectors[k] = item.embedding
                 cache.put(k, model=task.model, prompt_version=EMBED_VERSION, embedding=item.embedding)
-            report.calls += 1
-            report.prompt_tokens += tokens
-            report.cost += task.cost(tokens, 0)
+            with lock:
+                report.calls += 1
+                report.prompt_tokens += tokens
+                report.cost += task.cost(tokens, 0)
 
         batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
         try:
