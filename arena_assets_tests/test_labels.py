@@ -244,6 +244,10 @@ def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
     assert all(n.startswith("topic ") for n in summary["cluster_name"])
     assert summary["mean_criteria"].null_count() == 0
     assert np.isclose(summary["size"].sum(), prompts.height)
+    from arena_assets.labels.plots import topic_clusters_png
+
+    png = topic_clusters_png(summary, "topic clusters 2024-01")
+    assert png.startswith(b"\x89PNG") and len(png) > 2000
 
 
 def test_label_topics_cli(tmp_path, capsys, monkeypatch):
