@@ -273,7 +273,6 @@ def test_label_topics_cli(tmp_path, capsys, monkeypatch):
                                                ("hdbscan", 6000), ("hdbscan", 300), ("kmeans", 6000)])
 def test_clusters_recover_topics_carried_by_embeddings(method, max_direct):
     """Vectors = topic centroid + noise (what endpoint embeddings carry); k is not given."""
-    from sklearn.cluster import KMeans  # noqa: F401 - ensures scikit-learn is importable
     from sklearn.metrics import adjusted_rand_score
 
     from arena_assets.labels.clusters import cluster_embeddings
