@@ -53,8 +53,9 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
 class LabellingServer:
     def __init__(self, *, models=("labeler-strong", "labeler-cheap"), api_key: str = "test-key",
                  latency_s: float = 0.0, fault_rate: float = 0.0, seed: int = 0,
-                 dim: int = 16) -> None:
+                 dim: int = 16, revoke_key_after: int | None = None) -> None:
         self.models, self.api_key, self.latency_s, self.dim = list(models), api_key, latency_s, dim
+        self.revoke_key_after = revoke_key_after  # the key stops working after this many calls
         self.fault_rate, self.rng = fault_rate, random.Random(seed)
         self.lock, self.cond = threading.Lock(), threading.Condition()
         self.calls = 0  # answered POSTs, faults included
@@ -84,6 +85,8 @@ class LabellingServer:
     def counted(self) -> None:
         with self.cond:
             self.calls += 1
+            if self.revoke_key_after is not None and self.calls >= self.revoke_key_after:
+                self.api_key = "revoked"
             self.cond.notify_all()
 
     def __enter__(self) -> "LabellingServer":

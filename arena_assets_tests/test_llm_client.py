@@ -132,6 +132,19 @@ def test_clear_errors_before_any_output(tmp_path):
     assert not (tmp_path / "e").exists()
 
 
+def test_key_revoked_mid_batch_stops_it_and_keeps_the_answers(tmp_path):
+    with LabellingServer(revoke_key_after=12) as srv:
+        task = _task(srv, max_concurrency=2)
+        with pytest.raises(LLMEndpointError, match="refused the API key"):
+            run_batch(task, _reqs(40), ResponseCache(str(tmp_path), "k", chunk_size=5), parse_criteria)
+        kept = len(ResponseCache(str(tmp_path), "k"))
+        assert 10 <= kept <= 13  # every answer received was flushed, though not a whole chunk
+        srv.revoke_key_after, srv.api_key = None, "test-key"
+        before = srv.calls
+        _, report = run_batch(task, _reqs(40), ResponseCache(str(tmp_path), "k"), parse_criteria)
+        assert report.cache_hits == kept and srv.calls - before == 40 - kept
+
+
 def test_embeddings_cached_and_normalised(tmp_path):
     with LabellingServer(dim=12) as srv:
         task = _task(srv)
