@@ -132,6 +132,7 @@ ROWS = [
     ("c4", "Tell me a joke", [], ["Why did the chicken...", "I can't continue that."]),
     ("c5", "x" * 300, [], ["ok"]),
     ("c6", "Tell me a joke", [], []),
+    ("c7", "", ["img2"], ["A bridge at night."]),  # image only: nothing to grade
 ]
 
 
@@ -143,11 +144,14 @@ def test_label_conversations_once_per_prompt(tmp_path):
         out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
         assert out.schema == pl.Schema(TOPIC_LABELS_SCHEMA)
         assert out["conv_id"].to_list() == [r[0] for r in ROWS]
-        # c1/c2 and c4/c6 share a dedup key: 4 distinct prompts; 1 vision; 6 answers (all distinct)
-        assert report.distinct_prompts == 4 and report.calls_avoided_by_dedup == 2
-        assert srv.calls == 4 + 1 + 6
+        # c1/c2 and c4/c6 share a dedup key: 5 distinct prompts (one without text, not asked);
+        # 1 vision prompt with text; 7 answers (all distinct)
+        assert report.distinct_prompts == 5 and report.calls_avoided_by_dedup == 2
+        assert srv.calls == 4 + 1 + 7
         by = {r["conv_id"]: r for r in out.iter_rows(named=True)}
-        for cid, prompt, *_ in ROWS:
+        assert by["c7"]["criteria_status"] == by["c7"]["vision_status"] == "not_applicable"
+        assert by["c7"]["hard"] is None and by["c7"]["refusal"] is False
+        for cid, prompt, *_ in ROWS[:6]:
             shown = distinct_prompts(conv).filter(pl.col("dedup_key") == by[cid]["dedup_key"])["first_prompt"][0][:100]
             want = expected_answer("criteria-v1", shown)
             assert {c: by[cid][c] for c in want} == want
@@ -163,11 +167,11 @@ def test_label_conversations_once_per_prompt(tmp_path):
         assert by["c1"]["refusal"] is False and by["c6"]["refusal_status"] == "not_applicable"
         assert by["c1"]["criteria_model"] == "labeler-strong" and by["c1"]["criteria_prompt_version"] == "criteria-v1"
         again, report2 = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
-        assert srv.calls == 11 and again.equals(out)
+        assert srv.calls == 12 and again.equals(out)
     assert set(out_of_range(out).values()) == {0}
     assert parse_failure_rate(out) == {"criteria": 0.0, "vision": 0.0, "refusal": 0.0}
     broken = out.with_columns(pl.lit(7, dtype=pl.Int8).alias("if_score"), pl.lit(True).alias("hard"))
-    assert out_of_range(broken)["if_score_outside_0_5"] == 6 and out_of_range(broken)["hard_mismatch"] > 0
+    assert out_of_range(broken)["if_score_outside_0_5"] == 7 and out_of_range(broken)["hard_mismatch"] > 0
 
 
 def test_label_faults_recorded_never_guessed(tmp_path):
@@ -266,7 +270,7 @@ def test_label_topics_cli(tmp_path, capsys, monkeypatch):
                               "--embed-model", "labeler-strong", "--n-clusters", "2"]) == 0
     labels = pl.read_parquet(tmp_path / "labels.parquet")
     assert labels.height == len(ROWS) and labels["month"].unique().to_list() == ["2024-02"]
-    assert pl.read_parquet(tmp_path / "clusters_summary.parquet")["size"].sum() == 4
+    assert pl.read_parquet(tmp_path / "clusters_summary.parquet")["size"].sum() == 5
 
 
 @pytest.mark.parametrize("method,max_direct", [("agglomerative", 6000), ("agglomerative", 300),

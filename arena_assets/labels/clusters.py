@@ -29,6 +29,7 @@ from arena_assets.labels.schema import TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_C
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 
 Embedder = Callable[[list[str]], np.ndarray]
+IMAGE_ONLY = "(an image sent without text)"
 
 
 @dataclass(frozen=True)
@@ -185,7 +186,9 @@ def build_topic_clusters(prompts: pl.DataFrame, labels: pl.DataFrame | None, emb
     ``prompts`` has dedup_key, first_prompt, n_conversations (``labels.distinct_prompts``);
     ``labels`` is the month's topic_labels (for the per-cluster shares) or None.
     """
-    texts = [t[: cfg.max_embed_chars] for t in prompts.get_column("first_prompt").fill_null("").to_list()]
+    # image-only prompts have no text; embedding APIs reject "", and they belong together
+    texts = [t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
+             for t in prompts.get_column("first_prompt").fill_null("").to_list()]
     x = embedder(texts) if texts else np.zeros((0, 1), np.float32)
     ids, outlier = cluster_embeddings(x, cfg)
     keywords = ctfidf_keywords(texts, ids, cfg.n_keywords) if texts else {}

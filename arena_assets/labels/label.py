@@ -20,7 +20,7 @@ from arena_assets.labels.prompts import (
     refusal_messages, vision_messages,
 )
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA
-from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch
 from arena_assets.llm.batch import ProgressFn
 
 
@@ -103,10 +103,14 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     texts = prompts.get_column("first_prompt").to_list()
     keys = prompts.get_column("dedup_key").to_list()
 
+    # a prompt with no text (images only) has nothing to grade: not_applicable, no call
+    has_text = [bool(t.strip()) for t in texts]
     crit_reqs = [LLMRequest(k, criteria_messages(cut(t, cfg.max_prompt_chars)), CRITERIA_VERSION)
-                 for k, t in zip(keys, texts)]
-    crit, report.batches["criteria"] = run_batch(task, crit_reqs, cache(CRITERIA_VERSION),
-                                                 parse_criteria, progress=progress)
+                 for k, t, ok in zip(keys, texts, has_text) if ok]
+    asked, report.batches["criteria"] = run_batch(task, crit_reqs, cache(CRITERIA_VERSION),
+                                                  parse_criteria, progress=progress)
+    by_key = {r.item_id: r for r in asked}
+    crit = [by_key.get(k) or LLMResult(k, "not_applicable") for k in keys]
     per_prompt = pl.DataFrame({
         "dedup_key": keys,
         "prompt_chars": [len(t) for t in texts],
@@ -119,7 +123,7 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
 
     vision_rows = {}
     if cfg.label_vision:
-        vis_idx = [i for i, v in enumerate(prompts.get_column("is_vision").to_list()) if v]
+        vis_idx = [i for i, v in enumerate(prompts.get_column("is_vision").to_list()) if v and has_text[i]]
         vis_reqs = [LLMRequest(keys[i], vision_messages(cut(texts[i], cfg.max_prompt_chars)), VISION_VERSION)
                     for i in vis_idx]
         vis, report.batches["vision"] = run_batch(task, vis_reqs, cache(VISION_VERSION),

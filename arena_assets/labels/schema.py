@@ -16,7 +16,8 @@ def _provenance(prefix: str) -> dict:
 
 
 # topic_labels: one row per conversation; the LLM labels were asked once per dedup_key.
-# Label values are null unless their status is "ok" (never guessed).
+# Label values are null unless their status is "ok" (never guessed); "not_applicable" when
+# there was nothing to ask (no text in the first prompt, no image, no answer).
 TOPIC_LABELS_SCHEMA = {
     "month": pl.String,
     "conv_id": pl.String,
