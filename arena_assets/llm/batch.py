@@ -52,14 +52,15 @@ class LLMResult:
 
 @dataclass(frozen=True)
 class Progress:
-    done: int
+    done: int  # items finished, cache hits included
     total: int
     calls: int
     elapsed_s: float
+    cached: int = 0  # of done, answered from the cache at the start
 
     @property
-    def rate(self) -> float:  # items per second
-        return self.done / self.elapsed_s if self.elapsed_s > 0 else 0.0
+    def rate(self) -> float:  # items asked and finished per second (cache hits excluded)
+        return (self.done - self.cached) / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     @property
     def eta_s(self) -> float | None:
@@ -67,7 +68,8 @@ class Progress:
 
     def __str__(self) -> str:
         eta = f"{self.eta_s:.0f}s" if self.eta_s is not None else "?"
-        return f"{self.done}/{self.total} items, {self.calls} calls, {self.rate:.1f}/s, ETA {eta}"
+        return (f"{self.done}/{self.total} items ({self.cached} cached), {self.calls} calls, "
+                f"{self.rate:.1f}/s, ETA {eta}")
 
 
 @dataclass
@@ -124,7 +126,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 
     def tick() -> None:
         if progress and (len(outcomes) % every == 0 or len(outcomes) == len(by_key)):
-            progress(Progress(len(outcomes), len(by_key), report.calls, time.monotonic() - started))
+            progress(Progress(len(outcomes), len(by_key), report.calls, time.monotonic() - started,
+                              report.cache_hits))
 
     if todo:
         client = client or make_client(task)
@@ -157,7 +160,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         finally:
             cache.flush()
     elif progress:
-        progress(Progress(len(outcomes), len(by_key), 0, time.monotonic() - started))
+        progress(Progress(len(outcomes), len(by_key), 0, time.monotonic() - started, report.cache_hits))
 
     results = []
     for k, r in zip(keys, requests):
