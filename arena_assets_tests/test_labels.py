@@ -312,3 +312,26 @@ def test_offline_embedder_needs_no_network(monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     x = OfflineEmbedder(dim=64)(["a short prompt", "another prompt"])
     assert x.shape == (2, 64) and np.allclose((x ** 2).sum(axis=1), 1, atol=1e-5)
+
+
+def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
+    from arena_assets.labels.month import topic_clusters_month, topic_labels_month
+    from arena_assets.llm import LLMEndpointError
+    from arena_assets.storage import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    conv = _conversations(ROWS).with_columns(pl.lit("2024-03").alias("month"))
+    lake.write("conversations", "2024-03", conv)
+    with LabellingServer() as srv:
+        task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
+        labels, _ = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"))
+        before = (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes()
+        for bad in (LLMTask(model="nope", base_url=srv.base_url, api_key="test-key"),
+                    LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="wrong")):
+            with pytest.raises(LLMEndpointError):
+                topic_labels_month(lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"))
+        assert (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes() == before
+        emb = lambda texts: np.eye(len(texts), 8, dtype=np.float32)  # noqa: E731 - any vectors
+        assign, summary, _ = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2))
+    assert lake.read("topic_clusters", "2024-03").height == assign.height == labels["dedup_key"].n_unique()
+    assert lake.read("topic_cluster_summary", "2024-03")["size"].sum() == assign.height

@@ -2,7 +2,9 @@
 
 from arena_assets.labels.clusters import ClusterConfig, OfflineEmbedder, build_topic_clusters
 from arena_assets.labels.code import is_code
-from arena_assets.labels.label import LabelConfig, LabelReport, distinct_prompts, label_conversations
+from arena_assets.labels.label import (
+    LabelConfig, LabelReport, distinct_prompts, label_conversations, out_of_range, parse_failure_rate,
+)
 
 __all__ = ["ClusterConfig", "LabelConfig", "LabelReport", "OfflineEmbedder", "build_topic_clusters",
-           "distinct_prompts", "is_code", "label_conversations"]
+           "distinct_prompts", "is_code", "label_conversations", "out_of_range", "parse_failure_rate"]
