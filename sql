@@ -1,1 +1,1 @@
-arena_assets/sql
+arena_assets/clean/sql

@@ -10,13 +10,18 @@ import argparse
 import importlib
 import sys
 
-# module paths whose ``register`` adds sub-commands; imported lazily so that
-# `arena-assets --help` stays fast and one broken extra does not break the others.
+# module paths whose ``register`` adds sub-commands. Building the parser imports each of
+# them, so they import only argparse at module level and load their libraries inside the
+# command's function: `arena-assets --help` stays fast. Every module here is part of this
+# package, so a failing import is a bug and is raised, never skipped.
 COMMAND_MODULES = (
     "arena_assets.simulator.cli",
     "arena_assets.ingest.cli",
     "arena_assets.ranking.cli",
-    "arena_assets.pipeline_cli",
+    "arena_assets.pipeline.cli",
+    "arena_assets.judging.cli",
+    "arena_assets.release.cli",
+    "arena_assets.privacy.cli",
     "arena_assets.labels.cli",
 )
 
@@ -28,13 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # that part is not built in this checkout
-                continue
-            raise
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

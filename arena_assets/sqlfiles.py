@@ -1,4 +1,4 @@
-"""The SQL transformations shipped in ``arena_assets/sql`` (also linked as ``./sql``)."""
+"""The SQL each stage keeps beside its code, in ``arena_assets/<stage>/sql/<name>.sql``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,6 @@ from importlib.resources import files
 
 
 @cache
-def sql(name: str) -> str:
-    """Text of ``sql/<name>.sql`` from the installed package (works from a wheel too)."""
-    return (files("arena_assets") / "sql" / f"{name}.sql").read_text()
+def sql(stage: str, name: str) -> str:
+    """Text of ``arena_assets/<stage>/sql/<name>.sql`` from the installed package (a wheel too)."""
+    return (files(f"arena_assets.{stage}") / "sql" / f"{name}.sql").read_text()

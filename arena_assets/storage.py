@@ -63,6 +63,19 @@ class Lake:
     def _path(self, asset: str, month: str) -> str:
         return f"{self._root_path}/{asset}/{month}.parquet"
 
+    def partition_path(self, asset: str, month: str) -> str:
+        """The partition's path on ``self.fs`` (no protocol), for deletes and raw reads."""
+        return self._path(asset, month)
+
+    def assets(self) -> list[str]:
+        """Asset folders under the root (underscore folders are the lake's own files)."""
+        if not self.fs.exists(self._root_path):
+            return []
+        names = (p.rstrip("/").rsplit("/", 1)[-1]
+                 for p in self.fs.ls(self._root_path, detail=False))
+        return sorted(n for n in names if not n.startswith(("_", ".")) and
+                      self.fs.isdir(f"{self._root_path}/{n}"))
+
     def exists(self, asset: str, month: str) -> bool:
         return self.fs.exists(self._path(asset, month))
 

@@ -31,6 +31,8 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_S3_REGION": "",
         "ARENA_USER_SALT": "test-salt",
         "ARENA_INGEST_WORKERS": "1",
+        "ARENA_ALLOW_PARTIAL_FILES": "false",
+        "ARENA_RAW_LOGS_RETENTION_MONTHS": "0",
         "ARENA_MODERATION_BASE_URL": "",
         "ARENA_MODERATION_API_KEY": "",
         "ARENA_MODERATION_MODEL": "omni-moderation-latest",

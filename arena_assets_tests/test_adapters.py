@@ -19,7 +19,8 @@ from arena_assets.ingest import (
     parse_lines,
     parse_month,
 )
-from arena_assets.schema import RAW_LOGS_SCHEMA, WINNER_OF_VOTE
+from arena_assets.contracts import WINNER_OF_VOTE
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 MONTH = "2024-07"
 JULY_2 = 1719878400.0  # 2024-07-02T00:00:00Z

@@ -11,7 +11,9 @@ import polars as pl
 import pytest
 
 from arena_assets.battles import AliasRule, AnomalyConfig, BattleConfig, build_battles, style_features
-from arena_assets.schema import CONVERSATIONS_SCHEMA, RAW_LOGS_SCHEMA, WINNER_OF_VOTE
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.contracts import WINNER_OF_VOTE
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 MONTH_START = datetime(2024, 5, 1, tzinfo=timezone.utc)
 MODELS = {f"model-{c}": 1000 + 40 * i for i, c in enumerate("abcdefghij")}
@@ -280,9 +282,9 @@ def test_daily_cap_and_reason_order() -> None:
 @pytest.mark.slow
 def test_simulated_month_against_truth(tmp_path) -> None:
     """Simulator -> ingest -> clean -> battles, scored on the planted abusive votes."""
-    sim = pytest.importorskip("arena_assets.simulator.api")
+    from arena_assets.simulator import api as sim
     from arena_assets.clean import build_conversations
-    from arena_assets.ingest.parse import parse_month
+    from arena_assets.ingest import parse_month
     from arena_assets.simulator.truth import load_truth
 
     month_name = "2024-03"

@@ -19,12 +19,13 @@ from arena_assets.clean import (
     find_pii,
     redact_frame,
 )
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.clean.snapshots import latest_snapshots
 from arena_assets.clean.tokens import approx_tokens
-from arena_assets.schema import CONVERSATIONS_SCHEMA, PII_PLACEHOLDERS, RAW_LOGS_SCHEMA
-from arena_assets.snapshots import latest_snapshots
-from arena_assets_tests.conftest import REAL
+from arena_assets.contracts import PII_PLACEHOLDERS
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
-REAL_BATTLES = REAL / "battles" / "clean_battles_2024_full_conversations.jsonl"
+REAL_BATTLES = Path("battles") / "clean_battles_2024_full_conversations.jsonl"
 
 PII_POSITIVE = [
     ("email", "mail me at john.doe+x@example.co.uk now"),
@@ -198,15 +199,13 @@ def test_language_written_samples_und_and_pickling() -> None:
     assert out.schema == pl.Schema({"language": pl.String, "language_score": pl.Float32})
 
 
-def test_language_accuracy_on_real_conversations() -> None:
-    if not REAL_BATTLES.exists():
-        pytest.skip("../shared/real is not present")
+def test_language_accuracy_on_real_conversations(real_data: Path) -> None:
     names = {"English": "en", "Chinese": "zh", "Russian": "ru", "German": "de",
              "Vietnamese": "vi", "Japanese": "ja", "Thai": "th", "French": "fr",
              "Spanish": "es", "Portuguese": "pt", "Czech": "cs", "Arabic": "ar",
              "Turkish": "tr", "Hindi": "hi"}
     texts, gold = [], []
-    for line in REAL_BATTLES.read_text().splitlines():
+    for line in (real_data / REAL_BATTLES).read_text().splitlines():
         row = json.loads(line)
         if row["language"] in names:
             texts.append(" ".join(m["content"] for m in row["conversation_a"] if m["role"] == "user"))
@@ -216,12 +215,10 @@ def test_language_accuracy_on_real_conversations() -> None:
     assert accuracy >= 0.90, accuracy
 
 
-def test_token_counts_near_real_tiktoken_counts() -> None:
+def test_token_counts_near_real_tiktoken_counts(real_data: Path) -> None:
     """Reference counts are the cl100k `num_tokens` FastChat stored with each message."""
-    if not REAL_BATTLES.exists():
-        pytest.skip("../shared/real is not present")
     texts, reference = [], []
-    for line in REAL_BATTLES.read_text().splitlines():
+    for line in (real_data / REAL_BATTLES).read_text().splitlines():
         row = json.loads(line)
         if row["language"] == "English":
             for message in row["conversation_a"]:

@@ -58,5 +58,31 @@ def test_dg_check_defs(arena_env):
 def test_sql_ships_inside_package():
     from arena_assets.sqlfiles import sql
 
-    assert "row_number()" in sql("latest_snapshots")
-    assert (PROJECT / "sql").resolve() == (PROJECT / "arena_assets" / "sql").resolve()
+    assert "row_number()" in sql("clean", "latest_snapshots")
+    # ./sql points at where the SQL lives: the cleaning stage's folder (the only SQL)
+    assert (PROJECT / "sql").resolve() == (PROJECT / "arena_assets" / "clean" / "sql").resolve()
+
+
+def test_lazy_package_exports_resolve_after_their_modules_load():
+    """A package exports names lazily (PEP 562); a submodule with an exported name would
+    shadow it once imported, so every export must still be what it names."""
+    import importlib
+    import pkgutil
+    import types
+
+    for package in ("arena_assets.ingest", "arena_assets.ranking", "arena_assets.simulator"):
+        module = importlib.import_module(package)
+        for info in pkgutil.iter_modules(module.__path__):
+            if info.name != "cli":
+                importlib.import_module(f"{package}.{info.name}")
+        for name in module.__all__:
+            assert not isinstance(getattr(module, name), types.ModuleType), f"{package}.{name}"
+
+
+def test_cli_help_imports_no_heavy_library():
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from arena_assets.cli import build_parser; "
+         "build_parser(); print(sorted(m for m in ('polars', 'numpy', 'scipy', 'duckdb', "
+         "'dagster') if m in sys.modules))"],
+        capture_output=True, text=True, check=True)
+    assert proc.stdout.strip() == "[]"

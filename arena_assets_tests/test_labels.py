@@ -18,7 +18,7 @@ from arena_assets.labels.schema import (
     TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_CLUSTER_SUMMARY_SCHEMA, TOPIC_LABELS_SCHEMA,
 )
 from arena_assets.llm import LLMTask
-from arena_assets.schema import MESSAGE_TYPE
+from arena_assets.contracts import MESSAGE_TYPE
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
 from arena_assets_tests.topic_set import TOPICS
 
@@ -315,7 +315,7 @@ def test_offline_embedder_needs_no_network(monkeypatch):
 
 
 def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
-    from arena_assets.labels.month import topic_clusters_month, topic_labels_month
+    from arena_assets.pipeline.topics import topic_clusters_month, topic_labels_month
     from arena_assets.llm import LLMEndpointError
     from arena_assets.storage import Lake
 
@@ -324,7 +324,9 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
     lake.write("conversations", "2024-03", conv)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
-        labels, _ = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"))
+        step = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"))
+        labels = step.labels
+        assert set(step.out_of_range.values()) == {0} and step.parse_failure_rate["criteria"] == 0
         before = (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes()
         for bad in (LLMTask(model="nope", base_url=srv.base_url, api_key="test-key"),
                     LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="wrong")):
@@ -332,6 +334,6 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
                 topic_labels_month(lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"))
         assert (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes() == before
         emb = lambda texts: np.eye(len(texts), 8, dtype=np.float32)  # noqa: E731 - any vectors
-        assign, summary, _ = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2))
+        assign = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2)).assignments
     assert lake.read("topic_clusters", "2024-03").height == assign.height == labels["dedup_key"].n_unique()
     assert lake.read("topic_cluster_summary", "2024-03")["size"].sum() == assign.height

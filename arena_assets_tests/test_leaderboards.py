@@ -10,7 +10,9 @@ import pytest
 from scipy.stats import spearmanr
 
 from arena_assets.ingest import load_model_registry
-from arena_assets.pipeline import battles_month, clean_month, ingest_month
+from arena_assets.pipeline.battles import battles_month
+from arena_assets.pipeline.clean import clean_month
+from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.ranking import fit_bt, fit_style_controlled
 from arena_assets.simulator import WorldConfig, load_truth, simulate_months
 from arena_assets.storage import Lake
@@ -78,7 +80,7 @@ def _pipeline(tmp_path: Path, months: list[str], sessions: int, config: WorldCon
     for month in months:
         ingest_month(lake, raw, month, salt="s", known_models=load_model_registry(raw))
         clean_month(lake, month)
-        frames.append(battles_month(lake, month)[0].battles)
+        frames.append(battles_month(lake, month).result.battles)
     return pl.concat(frames), load_truth(raw)
 
 
@@ -88,8 +90,8 @@ def test_style_control_moves_planted_verbose_models_down(tmp_path):
     battles, truth = _pipeline(tmp_path, ["2024-01"], 14_000, config, seed=4)
     kept = battles.filter("keep")
     assert kept.height > 4_000
-    styled = fit_style_controlled(kept, features=("sum_assistant_tokens", "header_count",
-                                                  "list_count", "bold_count"), min_battles=50)
+    styled = fit_style_controlled(kept, style_features=("sum_assistant_tokens", "header_count",
+                                                        "list_count", "bold_count"), min_battles=50)
     coef = dict(styled.coefficients.select("feature", "coef").iter_rows())
     assert coef["sum_assistant_tokens"] > 0  # the planted preference for longer answers
     models = truth["models"].with_columns(
@@ -117,7 +119,9 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     january = {a: _digest(lake.url(a, "2024-01")) for a in ("battles", "arena_leaderboard")}
     result = materialize("2024-02")
     assert result.success
-    assert all(c.passed for c in result.get_asset_check_evaluations())
+    assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
+        "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
+        "intervals_contain_ratings": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january
@@ -134,20 +138,23 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
 
 
 def test_models_never_compared_with_the_main_group_are_left_off():
-    from arena_assets.leaderboards import arena_boards, connected_battles
     from arena_assets.ranking import sample_bt_battles
+    from arena_assets.ranking.boards import arena_boards, board_options
 
     main = sample_bt_battles({"m1": 1100, "m2": 1000, "m3": 900}, 3_000, seed=1)
     island = sample_bt_battles({"i1": 1300, "i2": 700}, 400, seed=2)
     battles = pl.concat([main.select("model_a", "model_b", "winner"),
                          island.select("model_a", "model_b", "winner")])
-    kept, dropped = connected_battles(battles)
-    assert dropped == ["i1", "i2"] and kept.height == 3_000
     frame = battles.with_columns(keep=pl.lit(True), removed_reason=pl.lit(None, pl.String),
                                  language=pl.lit("en"),
-                                 **{f"{f}_{s}": pl.lit(1) for f in ("sum_assistant_tokens",
-                                    "header_count", "list_count", "bold_count") for s in "ab"})
-    boards, info = arena_boards(frame, month="2024-01", bootstrap_rounds=0, min_battles=10,
+                                 **{f"{f}_{s}": pl.int_range(pl.len()) % (2 + i + (s == "a"))
+                                    for i, f in enumerate(("sum_assistant_tokens", "header_count",
+                                                           "list_count", "bold_count"))
+                                    for s in "ab"})
+    boards, info = arena_boards(frame, month="2024-01",
+                                options=board_options(bootstrap_rounds=0, min_battles=10),
                                 min_category_battles=10**9)
     assert set(boards["model"]) == {"m1", "m2", "m3"}
-    assert info["models_not_connected"] == ["i1", "i2"]
+    assert info["left_out"]["overall"] == {"i1": "not_connected", "i2": "not_connected"}
+    assert info["left_out"]["style_control"] == info["left_out"]["overall"]
+    assert info["battles_used"] == 3_000

@@ -13,7 +13,8 @@ import duckdb
 import polars as pl
 import pytest
 
-from arena_assets.schema import CONVERSATIONS_SCHEMA, RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.simulator import WorldConfig, load_truth, simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -39,7 +40,9 @@ def test_month_materializes_with_checks_and_catalog(simulated):
     result = materialize(MONTH, STAGE_1_2)
     assert result.success
     checks = result.get_asset_check_evaluations()
-    assert checks and all(c.passed for c in checks), [(c.check_name, c.metadata) for c in checks]
+    assert {c.check_name: c.passed for c in checks} == {
+        "lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
+        "required_columns_present": True}, [(c.check_name, c.metadata) for c in checks]
     lake = Lake(simulated["ARENA_LAKE_ROOT"])
     raw = lake.read("raw_logs", MONTH)
     rejects = lake.read("raw_rejects", MONTH)
@@ -70,7 +73,9 @@ def test_rematerializing_a_month_is_idempotent(simulated):
 def test_month_without_files_gives_empty_tables(arena_env):
     result = materialize("2024-05")  # every asset, leaderboards included
     assert result.success
-    assert all(c.passed for c in result.get_asset_check_evaluations())
+    assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
+        "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
+        "intervals_contain_ratings": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

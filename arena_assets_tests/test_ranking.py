@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+import orjson
 from scipy.optimize import minimize
 
 from arena_assets.ranking import (
@@ -19,9 +20,6 @@ from arena_assets.ranking import (
     true_ratings,
 )
 from arena_assets.ranking.leaderboard import rank_upper_bounds
-from arena_assets_tests.conftest import REAL as SHARED_REAL
-
-REAL = SHARED_REAL / "battles"
 FACTOR = 400 / math.log(10)
 
 
@@ -94,13 +92,13 @@ def test_two_models_ties_half_closed_form() -> None:
         }
     )
     # x: 7 wins, y: 5 wins, 6 ties -> x 10 "wins", y 8
-    board = fit_bt(battles, ridge=0.0)
+    board = fit_bt(battles)
     r = dict(zip(board.table["model"], board.table["rating"]))
     assert r["x"] - r["y"] == pytest.approx(400 * math.log10(10 / 8), abs=1e-9)
-    dropped = fit_bt(battles, ridge=0.0, tie_mode="drop_bothbad")  # x 9, y 7
+    dropped = fit_bt(battles, tie_mode="drop_bothbad")  # x 9, y 7
     r = dict(zip(dropped.table["model"], dropped.table["rating"]))
     assert r["x"] - r["y"] == pytest.approx(400 * math.log10(9 / 7), abs=1e-9)
-    decisive = fit_bt(battles, ridge=0.0, tie_mode="drop")
+    decisive = fit_bt(battles, tie_mode="drop")
     assert decisive.table["battles"].to_list() == [12, 12]
 
 
@@ -255,39 +253,37 @@ def test_read_parquet_and_category(tmp_path: Path, synthetic: pl.DataFrame) -> N
     assert read_battles(path, category="math").height == 3000
 
 
-@pytest.mark.skipif(not (REAL / "votes_2023_hard_english_with_prompts.jsonl").exists(), reason="real data absent")
-def test_real_2023_votes_gpt4_first() -> None:
-    battles = read_battles(REAL / "votes_2023_hard_english_with_prompts.jsonl")
+def test_real_2023_votes_gpt4_first(real_data: Path) -> None:
+    battles = read_battles(real_data / "battles" / "votes_2023_hard_english_with_prompts.jsonl")
     assert battles.height == 1135
     board = fit_bt(battles)
     assert board.table["model"][0] == "gpt-4"
     assert board.table["battles"].sum() == 2 * 1135
 
 
-@pytest.mark.skipif(not (REAL / "clean_battles_2024_full_conversations.jsonl").exists(), reason="real data absent")
-def test_real_2024_clean_battles_with_style_and_category() -> None:
-    path = REAL / "clean_battles_2024_full_conversations.jsonl"
+def test_real_2024_clean_battles_with_style_and_category(real_data: Path) -> None:
+    path = real_data / "battles" / "clean_battles_2024_full_conversations.jsonl"
     battles = read_battles(path)
     assert battles.height == 100 and battles["model_a"].n_unique() > 20
     assert {"sum_assistant_tokens_a", "bold_count_b"} <= set(battles.columns)
     assert (battles["sum_assistant_tokens_a"] > 0).all()
     refusals = read_battles(path, category="refusal_v0.2")
     assert refusals.height == 12
-    board = fit_bt(battles)
-    assert np.isfinite(board.table["rating"].to_numpy()).all()
+    # the file's own num_tokens are used, not re-estimated
+    first = orjson.loads(path.read_bytes().splitlines()[0])
+    counted = sum(m["num_tokens"] for m in first["conversation_a"] if m["role"] == "assistant")
+    assert battles["sum_assistant_tokens_a"][0] == counted
+    board = fit_bt(battles, bootstrap_rounds=100, ci="bootstrap")
+    ratings = board.table["rating"].to_numpy()
+    # 100 battles of 49 models: only the strongly connected part is rated, and with
+    # numbers of the size such a sample supports (the old ridge fit went -3,884 .. 3,679)
+    assert np.isfinite(ratings).all() and ratings.max() - ratings.min() < 1000
+    assert {"won_all", "lost_all"} <= set(board.left_out.values())
+    assert set(board.table["model"]).isdisjoint(board.left_out)
+    assert board.table.height + len(board.left_out) == battles["model_a"].append(battles["model_b"]).n_unique()
+    assert (board.table["lower"] != 1000.0).all()
     styled = fit_style_controlled(battles)
-    assert styled.table.height == board.table.height
-
-
-def test_separated_data_needs_the_ridge() -> None:
-    battles = pl.DataFrame(
-        {"model_a": ["x", "y", "z", "y"], "model_b": ["y", "z", "x", "x"], "winner": ["model_a", "model_a", "model_b", "model_b"]}
-    )
-    board = fit_bt(battles)  # x beats everyone: finite only thanks to the default ridge
-    assert board.table["model"][0] == "x" and np.isfinite(board.table["rating"].to_numpy()).all()
-    disconnected = pl.concat([battles, pl.DataFrame({"model_a": ["p"], "model_b": ["q"], "winner": ["tie"]})])
-    with pytest.raises(ValueError, match="do not exist"):
-        fit_bt(disconnected, ridge=0.0)
+    assert styled.table.height == board.table.height and styled.left_out == board.left_out
 
 
 def test_bootstrap_bytes_do_not_depend_on_threads(synthetic: pl.DataFrame) -> None:

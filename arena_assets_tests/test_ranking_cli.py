@@ -9,9 +9,6 @@ import pytest
 
 from arena_assets.cli import main
 from arena_assets.ranking import sample_bt_battles
-from arena_assets_tests.conftest import REAL as SHARED_REAL
-
-REAL = SHARED_REAL / "battles"
 REQUIRED = {"model", "rating", "lower", "upper", "rank_ub", "battles", "ci_method", "ci_level"}
 
 
@@ -57,11 +54,18 @@ def test_cli_bad_anchor_is_a_usage_error(tmp_path: Path, battle_file: Path) -> N
         main(["leaderboard", str(battle_file), "--out", str(tmp_path / "x.parquet"), "--anchor", "nonsense"])
 
 
-@pytest.mark.skipif(not (REAL / "votes_2023_hard_english_with_prompts.jsonl").exists(), reason="real data absent")
-def test_cli_on_real_clean_battles(tmp_path: Path) -> None:
+def test_cli_on_real_clean_battles(tmp_path: Path, real_data: Path) -> None:
     out = tmp_path / "real.parquet"
-    rc = main(["leaderboard", str(REAL / "votes_2023_hard_english_with_prompts.jsonl"), "--out", str(out), "--min-battles", "20"])
+    votes = real_data / "battles" / "votes_2023_hard_english_with_prompts.jsonl"
+    rc = main(["leaderboard", str(votes), "--out", str(out), "--min-battles", "20"])
     assert rc == 0
     board = pl.read_parquet(out)
     assert board["model"][0] == "gpt-4"
     assert board["battles"].min() >= 20
+
+
+def test_parser_constants_match_the_library() -> None:
+    from arena_assets.ranking import cli, options
+
+    assert (cli.CI_METHODS, cli.TIE_MODES, cli.STYLE_NORMS) == (
+        options.CI_METHODS, options.TIE_MODES, options.STYLE_NORMS)

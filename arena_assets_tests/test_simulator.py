@@ -15,14 +15,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
-from arena_assets.schema import (
-    EVENT_TYPES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    PII_TYPES,
-    REJECT_REASONS,
-    ROLES,
-)
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, PII_TYPES, REJECT_REASONS, ROLES
 from arena_assets.simulator import (
     LANGUAGES,
     MALFORMED_KINDS,
@@ -54,7 +47,7 @@ def _lines(path: Path) -> list[bytes]:
 
 
 def _classify(raw: bytes, lo: float, hi: float, seen: set, registry: set) -> str | None:
-    """A reference validator written from schema.py alone, to check the planted defects."""
+    """A reference validator written from contracts.py alone, to check the planted defects."""
     if not raw.strip():
         return "empty_line"
     try:
@@ -163,7 +156,10 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
     truth = load_truth(rich)
     registry = {m["name"] for m in json.loads((rich / "models.json").read_text())}
     assert set(MALFORMED_KINDS.values()) <= set(REJECT_REASONS)
-    expected = set(REJECT_REASONS) - {"unparseable_record", "line_too_long"}
+    # truncated_file is a file-level defect, and the extra kinds (models_mismatch,
+    # shared_conv_id, duplicate_key) are planted only on request (malformed.py)
+    expected = set(REJECT_REASONS) - {"unparseable_record", "line_too_long", "truncated_file",
+                                      "models_mismatch", "shared_conv_id", "duplicate_key"}
     for month in MONTHS:
         planted = truth["malformed"].filter(month=month)
         assert set(planted["expected_reason"]) == expected

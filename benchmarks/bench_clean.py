@@ -20,9 +20,9 @@ from datetime import datetime, timedelta, timezone
 import polars as pl
 
 from arena_assets.clean.conversations import clean_conversations
-from arena_assets.snapshots import latest_snapshots
 from arena_assets.clean.language import FastTextLid, detect_languages
-from arena_assets.schema import RAW_LOGS_SCHEMA
+from arena_assets.clean.snapshots import latest_snapshots
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 PROMPTS = [
     "Can you explain how {x} works in simple terms?", "Write a short poem about {x}.",

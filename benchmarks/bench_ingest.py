@@ -59,7 +59,8 @@ class TreeRss:
 
 def run_once(raw_root: str, lake_root: str, workers: int) -> dict:
     from arena_assets.ingest import load_model_registry
-    from arena_assets.pipeline import clean_month, ingest_month
+    from arena_assets.pipeline.clean import clean_month
+    from arena_assets.pipeline.ingest import ingest_month
     from arena_assets.storage import Lake
 
     tree = TreeRss()

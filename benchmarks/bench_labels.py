@@ -66,7 +66,8 @@ def throughput(args: argparse.Namespace) -> None:
 
 def dedup(args: argparse.Namespace) -> None:
     from arena_assets.labels import distinct_prompts
-    from arena_assets.pipeline import clean_month, ingest_month
+    from arena_assets.pipeline.clean import clean_month
+    from arena_assets.pipeline.ingest import ingest_month
     from arena_assets.simulator import simulate_months
     from arena_assets.storage import Lake
 

@@ -4,8 +4,9 @@ Pure library (no Dagster). Entry point: `build_battles`.
 """
 
 from arena_assets.battles.anomaly import anomalous_voters
-from arena_assets.battles.build import REMOVAL_REASONS, STYLE_FEATURES, BattleResult, build_battles
+from arena_assets.battles.build import BattleResult, build_battles
 from arena_assets.battles.config import AliasRule, AnomalyConfig, BattleConfig, derived_identity_names
+from arena_assets.battles.schema import REMOVAL_REASONS, STYLE_FEATURES
 from arena_assets.battles.style import style_features
 
 __all__ = [

@@ -27,28 +27,9 @@ from arena_assets.battles.anomaly import anomalous_voters
 from arena_assets.battles.config import BattleConfig, identity_table
 from arena_assets.battles.content import apply_aliases, identity_pattern, leaked_names
 from arena_assets.battles.sampling import dedup_sampled_out, in_burst, over_daily_cap
+from arena_assets.battles.schema import REMOVAL_REASONS, TAIL_COLUMNS
 from arena_assets.battles.style import style_columns
-from arena_assets.schema import VOTE_TYPES, WINNER_OF_VOTE
-
-REMOVAL_REASONS = (
-    "not_anonymous",
-    "same_model",
-    "identity_leak",
-    "anomalous_voter",
-    "vote_burst",
-    "daily_cap",
-    "dedup_sampled_out",
-)
-_TAIL = ("flag_reasons", "removed_reason", "keep")
-STYLE_FEATURES = (
-    "sum_assistant_tokens",
-    "header_count",
-    "ordered_list_count",
-    "unordered_list_count",
-    "list_count",
-    "bold_count",
-)
-
+from arena_assets.contracts import VOTE_TYPES, WINNER_OF_VOTE
 
 @dataclass
 class BattleResult:
@@ -176,8 +157,8 @@ def build_battles(
     rows = rows.with_columns(reasons.alias("flag_reasons")).with_columns(
         pl.col("flag_reasons").list.first().alias("removed_reason"),
     ).with_columns(pl.col("removed_reason").is_null().alias("keep"))
-    flags_last = [c for c in rows.columns if c not in REMOVAL_REASONS + _TAIL] + list(REMOVAL_REASONS)
-    rows = rows.select(*flags_last, *_TAIL)
+    flags_last = [c for c in rows.columns if c not in REMOVAL_REASONS + TAIL_COLUMNS] + list(REMOVAL_REASONS)
+    rows = rows.select(*flags_last, *TAIL_COLUMNS)
 
     first = rows["removed_reason"].value_counts()
     counted = dict(zip(first["removed_reason"].to_list(), first["count"].to_list()))

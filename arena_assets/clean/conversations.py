@@ -1,7 +1,7 @@
 """raw_logs -> conversations: latest snapshot per conversation, then cleaning.
 
 Two steps so that a large month can be streamed: `latest_snapshots` (DuckDB SQL, see
-`arena_assets.snapshots`) needs every event of a conversation at once and runs out of core;
+`arena_assets.clean.snapshots`) needs every event of a conversation at once and runs out of core;
 `clean_conversations` is row-local, so the asset feeds it the snapshots batch by batch.
 """
 
@@ -14,9 +14,10 @@ import polars as pl
 from arena_assets.clean.language import LanguageDetector, detect_languages
 from arena_assets.clean.moderation import Moderator, moderate_texts
 from arena_assets.clean.pii import redact_frame
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.clean.snapshots import latest_snapshots
 from arena_assets.clean.tokens import approx_tokens
-from arena_assets.schema import CONVERSATIONS_SCHEMA, MESSAGE_TYPE, PII_TYPES
-from arena_assets.snapshots import latest_snapshots
+from arena_assets.contracts import MESSAGE_TYPE, PII_TYPES
 
 _EDGE_PUNCT = r"^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$"
 
@@ -76,7 +77,7 @@ def clean_conversations(
     language_detector: LanguageDetector | None = None,
     moderation: Moderator | None = None,
 ) -> pl.DataFrame:
-    """Latest snapshots (`arena_assets.snapshots.SNAPSHOT_SCHEMA`) -> rows of CONVERSATIONS_SCHEMA, sorted by conv_id."""
+    """Latest snapshots (`arena_assets.clean.schema.SNAPSHOT_SCHEMA`) -> rows of CONVERSATIONS_SCHEMA, sorted by conv_id."""
     snapshots = snapshots.sort("conv_id").with_row_index("_row")
     per_conv = _per_conversation(snapshots)
     out = snapshots.drop("messages").join(per_conv, on="_row", how="left", maintain_order="left")

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from arena_assets.schema import PII_PLACEHOLDERS, PII_TYPES
+from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
 
 _B = r"(?-u:\b)"  # ASCII word boundary (see module docstring)
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"

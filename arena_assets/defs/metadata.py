@@ -7,6 +7,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from arena_assets.privacy.preview import safe_preview
 from arena_assets.report import markdown_table
 
 PREVIEW_ROWS = 5
@@ -20,8 +21,8 @@ def table_metadata(frame: pl.DataFrame | None, url: str, rows: int | None = None
         meta["dagster/column_schema"] = dg.TableSchema(
             columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
         )
-        preview = frame.select(
-            [c for c, t in frame.schema.items() if not isinstance(t, pl.List | pl.Struct)]
-        )
-        meta["preview"] = dg.MetadataValue.md(markdown_table(preview, PREVIEW_ROWS))
+        # never message text or a raw identity: metadata outlives every table (no
+        # retention or forgetting reaches the event log)
+        meta["preview"] = dg.MetadataValue.md(
+            markdown_table(safe_preview(frame, PREVIEW_ROWS), PREVIEW_ROWS))
     return meta

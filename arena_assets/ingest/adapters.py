@@ -37,7 +37,7 @@ from typing import Any
 
 import orjson
 
-from arena_assets.schema import WINNER_OF_VOTE
+from arena_assets.contracts import WINNER_OF_VOTE
 
 from .validate import Checker, Messages, Reject, Row, messages, short, tname
 

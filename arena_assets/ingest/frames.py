@@ -13,7 +13,7 @@ from operator import itemgetter
 import polars as pl
 import pyarrow as pa
 
-from arena_assets.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 
 from .validate import Row
 
@@ -61,6 +61,7 @@ class RowBuffer:
         self.rej_reason: list[str] = []
         self.rej_detail: list[str] = []
         self.rej_raw: list[str] = []
+        self.rej_user: list[str | None] = []
 
     @property
     def lines(self) -> int:
@@ -70,11 +71,13 @@ class RowBuffer:
         self.line_no.append(line_no)
         self.rows.append(row)
 
-    def reject(self, line_no: int, reason: str, detail: str, raw: str) -> None:
+    def reject(self, line_no: int, reason: str, detail: str, raw: str,
+               user_hash: str | None = None) -> None:
         self.rej_line_no.append(line_no)
         self.rej_reason.append(reason)
         self.rej_detail.append(detail)
         self.rej_raw.append(raw)
+        self.rej_user.append(user_hash)
 
     def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 11
@@ -108,6 +111,7 @@ class RowBuffer:
                 "reason": self.rej_reason,
                 "detail": self.rej_detail,
                 "raw": self.rej_raw,
+                "user_hash": self.rej_user,
             },
             schema=RAW_REJECTS_SCHEMA,
         )

@@ -13,6 +13,7 @@ is no longer at hand, so the file is read again for those lines only (rare).
 
 from __future__ import annotations
 
+import contextlib
 import io
 import multiprocessing
 from collections import deque
@@ -22,7 +23,8 @@ from concurrent.futures import Future, ProcessPoolExecutor
 import polars as pl
 import pyarrow as pa
 
-from .parse import ParsedPart, _iter_units, _record_text, iter_file_parts, raw_text
+from .parse import ParsedPart, iter_file_parts, iter_units, raw_text, record_text
+from .sources import TruncatedStream
 from .validate import Checker, short
 
 
@@ -64,11 +66,12 @@ def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[in
     """Raw text of some line/record numbers of a file (re-read; only for rare duplicates)."""
     out: dict[int, str] = {}
     no = 0
-    for kind, block in _iter_units(url, storage_options):
-        for unit in block:
-            no += 1
-            if no in wanted:
-                out[no] = raw_text(unit) if kind == "lines" else _record_text(unit)
+    with contextlib.suppress(TruncatedStream):  # the lines before a break are all there
+        for kind, block in iter_units(url, storage_options):
+            for unit in block:
+                no += 1
+                if no in wanted:
+                    out[no] = raw_text(unit) if kind == "lines" else record_text(unit)
     return out
 
 
@@ -90,6 +93,7 @@ def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
             "reason": ["duplicate_event_id"] * moved.height,
             "detail": [f"event_id {short(e)} appeared earlier in the month" for e in moved["event_id"]],
             "raw": [raws.get(n, "") for n in moved["line_no"].to_list()],
+            "user_hash": moved["user_hash"],
         },
         schema=part.rejects.schema,
     )

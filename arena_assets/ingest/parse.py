@@ -7,12 +7,19 @@ reject whose detail starts with ``internal error`` (the fuzz test asserts there 
 
 Line-level checks, in order: empty_line (blank or whitespace), line_too_long,
 invalid_utf8, invalid_json, not_an_object; then the format's checks (``validate.py``,
-``adapters.py``); ``duplicate_event_id`` last, so only an otherwise valid line can be a
-duplicate, and the first occurrence in file order (files sorted by name) wins.
+``adapters.py``); then ``duplicate_key`` (a JSON line that repeats a key with different
+values, ``dupkeys.py``); ``duplicate_event_id`` last, so only an otherwise valid line can be
+a duplicate, and the first occurrence in file order (files sorted by name) wins.
 
-Streaming: :func:`iter_parsed_files` yields parts of at most ``chunk_lines`` lines, so a
-caller writing one Parquet part per yield holds one part in memory, whatever the month's
-size. With ``workers > 1`` files are parsed in a process pool (``parallel.py``).
+A compressed file whose stream breaks (truncated gzip) keeps its complete lines before the
+break; what follows becomes one ``truncated_file`` reject with the byte offset, and the
+month goes on (the ingest asset's blocking check then decides whether partial files are
+allowed). Rejected lines are stored scrubbed (``privacy/rejects.py``) with their user hash.
+
+Streaming: ``iter_file_parts`` (and ``month.iter_parsed_files`` over a month) yields parts
+of at most ``chunk_lines`` lines, so a caller writing one Parquet part per yield holds one
+part in memory, whatever the month's size. The month-level drivers (serial, or a process
+pool from ``parallel.py``) are in ``month.py``.
 """
 
 from __future__ import annotations
@@ -29,8 +36,8 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from arena_assets.clean.pii import scrub_raw_text
-from arena_assets.schema import MAX_LINE_BYTES, REJECT_RAW_CHARS
+from arena_assets.privacy.rejects import scrub_reject, scrub_reject_line
+from arena_assets.contracts import MAX_LINE_BYTES
 
 from . import sources
 from .adapters import (
@@ -41,12 +48,13 @@ from .adapters import (
     conversation_dump_row,
     detect_format,
 )
-from .frames import RowBuffer, empty_raw_logs, empty_rejects
+from .dupkeys import conflicting_key
+from .frames import RowBuffer
 from .validate import Checker, Reject, Row, short, tname
 
 
 class UnreadableFileError(RuntimeError):
-    """A file that cannot be read as a whole (truncated gzip, corrupt Parquet, I/O error).
+    """A file that cannot be read as a whole (corrupt Parquet, I/O error).
 
     Lines are rejected one by one, but a file whose bytes cannot be decompressed or
     decoded has no lines to account for; stopping with the file named is safer than
@@ -101,6 +109,14 @@ def reason_counts(rejects: pl.DataFrame) -> dict[str, int]:
     return dict(Counter(rejects["reason"].to_list()).most_common())
 
 
+def partial_files(rejects: pl.DataFrame) -> list[str]:
+    """One line per file whose compressed stream broke: the file, its last good line and
+    where the break is (from the ``truncated_file`` rejects)."""
+    cut = rejects.filter(pl.col("reason") == "truncated_file")
+    return [f"{name}: last good line {line_no - 1}; {detail}"
+            for name, line_no, detail in cut.select("source_file", "line_no", "detail").iter_rows()]
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause the cyclic GC while parsing: decoded JSON holds no cycles (reference counting
@@ -116,17 +132,21 @@ def gc_paused() -> Iterator[None]:
 
 
 def raw_text(line: bytes) -> str:
-    """What raw_rejects keeps of a line: its start, with user address / id and PII blanked."""
-    # 4 bytes per char at most, so this slice always covers REJECT_RAW_CHARS characters
-    return scrub_raw_text(line[: REJECT_RAW_CHARS * 4].decode("utf-8", "replace")[:REJECT_RAW_CHARS])
+    """What raw_rejects keeps of a line: the whole line scrubbed (user fields and PII
+    blanked, see ``privacy/rejects.py``), then cut to REJECT_RAW_CHARS."""
+    return scrub_reject_line(line, "")[1]
 
 
-def _record_text(record: Any) -> str:
+def _record_json(record: Any) -> str:
     try:
-        data = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode(
+            "utf-8", "replace")
     except TypeError:
-        return scrub_raw_text(short(record))
-    return raw_text(data)
+        return short(record)
+
+
+def record_text(record: Any) -> str:
+    return scrub_reject(_record_json(record), "")[1]
 
 
 def _undecodable(line: bytes, exc: Exception) -> Reject:
@@ -195,6 +215,7 @@ class FileParser:
     def feed_lines(self, lines: Iterable[bytes]) -> None:
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         buf = self.buf
+        hash_user = self.checker.user_hash
         line_no = self.next_no - 1
         for line in lines:
             line_no += 1
@@ -209,16 +230,32 @@ class FileParser:
                     raise _undecodable(line, exc) from None
                 if type(obj) is not dict:
                     raise Reject("not_an_object", f"JSON {tname(obj)}")
-                self._accept(line_no, self.row_of(obj))
+                row = self.row_of(obj)
+                dup = conflicting_key(line, obj)
+                if dup is not None:
+                    raise Reject("duplicate_key", f"key {short(dup.key)} is repeated with "
+                                                  f"different values {short(dup.values)}")
+                self._accept(line_no, row)
             except Reject as rej:
-                buf.reject(line_no, rej.reason, rej.detail, raw_text(line))
+                buf.reject(line_no, rej.reason, *scrub_reject_line(line, rej.detail, hash_user))
             except Exception as exc:  # noqa: BLE001 - a bug must not lose the line
-                buf.reject(line_no, "wrong_type", f"internal error {type(exc).__name__}: {exc}"[:200],
-                           raw_text(line))
+                buf.reject(line_no, "wrong_type", *scrub_reject_line(
+                    line, f"internal error {type(exc).__name__}: {exc}"[:200], hash_user))
+        self.next_no = line_no + 1
+
+    def feed_truncated(self, cut: sources.TruncatedStream) -> None:
+        """One reject row for what follows a broken compressed stream (``truncated_file``)."""
+        line_no = self.next_no
+        detail = (f"compressed stream broken at byte {cut.offset:,} of the decompressed data "
+                  f"({type(cut.cause).__name__}: {cut.cause}); lines 1..{line_no - 1} before "
+                  f"it were kept, the rest of the file is lost")
+        self.buf.reject(line_no, "truncated_file",
+                        *scrub_reject_line(cut.tail, detail, self.checker.user_hash))
         self.next_no = line_no + 1
 
     def feed_records(self, records: Iterable[Any], nested_json: bool = False) -> None:
         buf = self.buf
+        hash_user = self.checker.user_hash
         rec_no = self.next_no - 1
         for record in records:
             rec_no += 1
@@ -229,10 +266,12 @@ class FileParser:
                     record = _decode_nested(record)
                 self._accept(rec_no, self.row_of(record))
             except Reject as rej:
-                buf.reject(rec_no, rej.reason, rej.detail, _record_text(record))
+                buf.reject(rec_no, rej.reason,
+                           *scrub_reject(_record_json(record), rej.detail, hash_user))
             except Exception as exc:  # noqa: BLE001
-                buf.reject(rec_no, "wrong_type", f"internal error {type(exc).__name__}: {exc}"[:200],
-                           _record_text(record))
+                buf.reject(rec_no, "wrong_type", *scrub_reject(
+                    _record_json(record), f"internal error {type(exc).__name__}: {exc}"[:200],
+                    hash_user))
         self.next_no = rec_no + 1
 
     @property
@@ -248,7 +287,7 @@ class FileParser:
                           read)
 
 
-def _iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:
+def iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:
     """('lines', [bytes]) or ('records', [obj]) / ('rows', [dict]) blocks of one file."""
     kind = sources.file_kind(url)
     if kind == "parquet":
@@ -278,7 +317,7 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
     parser = FileParser(checker, source_file, seen)
-    units = _fitting_slices(_iter_units(url, storage_options), parser, chunk_lines)
+    units = _fitting_slices(iter_units(url, storage_options), parser, chunk_lines)
     while True:
         # the GC stays paused from one yield to the next: re-enabling it between blocks
         # would run a full collection over the part's buffered rows each time
@@ -286,7 +325,9 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
             with gc_paused():
                 part = _next_part(parser, units, chunk_lines)
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
-            raise UnreadableFileError(f"{source_file}: unreadable after line {parser.next_no - 1}: "
+            good = parser.next_no - 1
+            where = f"after line {good}" if good else "before its first line"
+            raise UnreadableFileError(f"{source_file}: unreadable {where}: "
                                       f"{type(exc).__name__}: {exc}") from exc
         if part is None:
             return
@@ -307,13 +348,17 @@ def _fitting_slices(units: Iterator[tuple[str, list]], parser: FileParser,
 
 def _next_part(parser: FileParser, units: Iterator[tuple[str, list]],
                chunk_lines: int) -> ParsedPart | None:
-    for kind, block in units:
-        if kind == "lines":
-            parser.feed_lines(block)
-        else:
-            parser.feed_records(block, nested_json=kind == "rows")
-        if parser.pending >= chunk_lines:
-            return parser.take()
+    try:
+        for kind, block in units:
+            if kind == "lines":
+                parser.feed_lines(block)
+            else:
+                parser.feed_records(block, nested_json=kind == "rows")
+            if parser.pending >= chunk_lines:
+                return parser.take()
+    except sources.TruncatedStream as cut:
+        # the complete lines before the break were fed; the rest is one reject row
+        parser.feed_truncated(cut)
     if parser.pending or parser.parts == 0:
         return parser.take()
     return None
@@ -328,42 +373,3 @@ def parse_lines(lines: Iterable[bytes], source_file: str, month: str, *, salt: s
         parser.feed_lines(lines)
         return parser.take()
 
-
-def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                      storage_options: dict | None = None, workers: int = 1,
-                      chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
-    """Parts of every file of the month, in file order (see module doc for memory)."""
-    urls = sources.list_month_files(raw_root, month, storage_options)
-    names = [sources.relative_name(raw_root, u, storage_options) for u in urls]
-    seen: set[str] = set()
-    if workers <= 1 or len(urls) <= 1:
-        checker = Checker(month, salt, known_models)
-        for url, name in zip(urls, names, strict=True):
-            yield from iter_file_parts(url, name, checker, seen, storage_options=storage_options,
-                                       chunk_lines=chunk_lines)
-        return
-    from .parallel import iter_pooled_parts  # the pool machinery only when asked for
-
-    yield from iter_pooled_parts(urls, names, month, salt=salt, known_models=known_models,
-                                 storage_options=storage_options, workers=workers,
-                                 chunk_lines=chunk_lines)
-
-
-def parse_month(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                storage_options: dict | None = None, workers: int = 1) -> ParsedMonth:
-    """The whole month in memory (use :func:`iter_parsed_files` for very large months)."""
-    logs: list[pl.DataFrame] = []
-    rejects: list[pl.DataFrame] = []
-    files: dict[str, FileCounts] = {}
-    for part in iter_parsed_files(raw_root, month, salt=salt, known_models=known_models,
-                                  storage_options=storage_options, workers=workers):
-        counts = files.setdefault(part.source_file, FileCounts(part.source_file, part.source_format))
-        counts.lines_read += part.lines_read
-        counts.accepted += part.raw_logs.height
-        counts.rejected += part.rejects.height
-        logs.append(part.raw_logs)
-        rejects.append(part.rejects)
-    raw_logs = pl.concat(logs) if logs else empty_raw_logs()
-    raw_rejects = pl.concat(rejects) if rejects else empty_rejects()
-    total = sum(c.lines_read for c in files.values())
-    return ParsedMonth(month, raw_logs, raw_rejects, total, list(files.values()))

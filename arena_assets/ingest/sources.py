@@ -1,9 +1,11 @@
 """Finding and reading one month of raw files through fsspec (local folder or ``s3://``).
 
 Layout: ``<raw_root>/<YYYY-MM>/**/<file>`` with one of the extensions in
-:data:`RAW_EXTENSIONS`, and an optional model registry at ``<raw_root>/models.json``.
-Hidden entries (``.name``) and underscore entries (``_truth``, ``_tmp``) are skipped at any
-depth: the simulator keeps its ground truth there, and writers keep in-flight files there.
+:data:`RAW_EXTENSIONS` (any letter case: ``.JSONL``, ``.ndjson.gz``), and an optional model
+registry at ``<raw_root>/models.json``. Hidden entries (``.name``) and underscore entries
+(``_truth``, ``_tmp``) are skipped at any depth: the simulator keeps its ground truth there,
+and writers keep in-flight files there. Nothing is skipped silently: :func:`scan_month`
+lists every skipped file with the reason, and says which root and folder were read.
 
 Readers yield *blocks* of physical lines (JSONL) or of ``(record_no, record)`` pairs
 (JSON list, Parquet), never the whole file at once except for a JSON list, whose syntax
@@ -13,7 +15,10 @@ only allows parsing it whole.
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import zlib
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
@@ -21,7 +26,10 @@ import orjson
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 
-RAW_EXTENSIONS = (".jsonl", ".jsonl.gz", ".json", ".parquet")
+RAW_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".parquet")
+# what a broken compressed stream raises (truncated: EOFError; corrupt: the others)
+DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+SALVAGE_READ_BYTES = 1 << 16
 # bytes read per block from a JSONL stream: large enough to amortise the split, small
 # enough that a few blocks in flight stay far below the memory budget
 BLOCK_BYTES = 16 << 20
@@ -58,30 +66,67 @@ def _is_skipped(rel: str) -> bool:
     return any(part.startswith((".", "_")) for part in rel.split("/"))
 
 
-def list_month_files(
-    raw_root: str, month: str, storage_options: dict | None = None
-) -> list[str]:
-    """Raw files of one month, sorted; an absent month folder gives ``[]``.
+def is_raw_file(name: str) -> bool:
+    """A log file by its extension, in any letter case."""
+    return name.lower().endswith(RAW_EXTENSIONS)
 
-    Returns full URLs (plain absolute paths for the local filesystem). Sub-folders are
-    searched too (e.g. one folder per day).
-    """
+
+@dataclass
+class MonthListing:
+    """What was looked at for one month: the root as read (absolute for a local path, so a
+    wrong working directory shows), the month folder, whether it exists, the files taken
+    and every file left out with the reason."""
+
+    root: str
+    folder: str
+    folder_exists: bool
+    files: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path in month, why)
+
+    def describe(self) -> str:
+        if not self.folder_exists:
+            return (f"month folder {self.folder} does not exist (raw root read: {self.root}); "
+                    "check ARENA_RAW_ROOT")
+        text = f"{len(self.files)} files under {self.folder}"
+        if self.skipped:
+            text += f"; {len(self.skipped)} skipped: " + ", ".join(
+                f"{name} ({why})" for name, why in self.skipped[:20])
+        return text
+
+
+def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -> MonthListing:
+    """The month's raw files (sorted full URLs; plain absolute paths when local), searched
+    in sub-folders too, and the files skipped with their reason."""
     month_bounds_us(month)  # validates the name before touching storage
     fs, root = open_root(raw_root, storage_options)
     folder = f"{root}/{month}"
+    listing = MonthListing(_to_url(fs, root) or "/", _to_url(fs, folder), False)
     try:
         if not fs.isdir(folder):
-            return []
+            return listing
         found = fs.find(folder)
     except FileNotFoundError:
-        return []
+        return listing
+    listing.folder_exists = True
     keep = []
-    for path in found:
+    for path in sorted(found):
         rel = path[len(folder) + 1 :] if path.startswith(folder + "/") else path
-        if _is_skipped(rel) or not path.endswith(RAW_EXTENSIONS):
-            continue
-        keep.append(path)
-    return [_to_url(fs, p) for p in sorted(keep)]
+        if _is_skipped(rel):
+            listing.skipped.append((rel, "hidden or in-flight name (starts with . or _)"))
+        elif not is_raw_file(rel):
+            listing.skipped.append((rel, "not a log extension (" + ", ".join(RAW_EXTENSIONS) + ")"))
+        else:
+            keep.append(path)
+    listing.files = [_to_url(fs, p) for p in keep]
+    return listing
+
+
+def list_month_files(
+    raw_root: str, month: str, storage_options: dict | None = None
+) -> list[str]:
+    """Raw files of one month, sorted; an absent month folder gives ``[]`` (see
+    :func:`scan_month` for what was skipped and which folder was read)."""
+    return scan_month(raw_root, month, storage_options).files
 
 
 def relative_name(raw_root: str, url: str, storage_options: dict | None = None) -> str:
@@ -92,12 +137,43 @@ def relative_name(raw_root: str, url: str, storage_options: dict | None = None) 
 
 
 def file_kind(url: str) -> str:
-    """'jsonl' (plain or gzipped), 'json' (a JSON list) or 'parquet'."""
-    if url.endswith(".parquet"):
+    """'jsonl' (JSON lines, plain or gzipped), 'json' (a JSON list) or 'parquet'."""
+    low = url.lower()
+    if low.endswith(".parquet"):
         return "parquet"
-    if url.endswith(".json"):
+    if low.endswith(".json"):
         return "json"
     return "jsonl"
+
+
+class TruncatedStream(Exception):  # noqa: N818 - a signal carrying data, not a failure
+    """A compressed file's stream broke at decompressed byte ``offset``; ``tail`` holds
+    the bytes of the incomplete line before the break (the complete ones were yielded)."""
+
+    def __init__(self, offset: int, tail: bytes, cause: BaseException) -> None:
+        super().__init__(offset, cause)
+        self.offset = offset
+        self.tail = tail
+        self.cause = cause
+
+
+def _salvage(fs: Any, path: str, skip: int) -> tuple[bytes, BaseException | None]:
+    """The decompressed bytes after the first ``skip`` up to a break, read again in small
+    pieces: a large ``read`` that meets the break loses everything it had decompressed,
+    whereas ``read1`` returns each piece as soon as it is decompressed."""
+    pos = 0
+    pieces: list[bytes] = []
+    with fs.open(path, "rb", compression="infer") as stream:
+        try:
+            while True:
+                piece = stream.read1(SALVAGE_READ_BYTES)
+                if not piece:
+                    return b"".join(pieces), None
+                if pos + len(piece) > skip:
+                    pieces.append(piece[max(0, skip - pos):])
+                pos += len(piece)
+        except DECOMPRESSION_ERRORS as exc:
+            return b"".join(pieces), exc
 
 
 def iter_line_blocks(
@@ -107,16 +183,24 @@ def iter_line_blocks(
 
     A final line without a newline is still a line; a newline at the very end does not
     start another one (so ``b"a\\nb\\n"`` is two lines). ``\\r\\n`` endings need no care:
-    the ``\\r`` is JSON whitespace.
+    the ``\\r`` is JSON whitespace. A compressed stream that breaks (truncated or corrupt
+    gzip) yields its complete lines up to the break, then raises :class:`TruncatedStream`.
     """
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    broken: BaseException | None = None
+    consumed = 0  # decompressed bytes taken from the stream
     with fs.open(path, "rb", compression="infer") as stream:
         rest = b""
         first = True
-        while True:
-            buf = stream.read(block_bytes)
+        while broken is None:
+            try:
+                buf = stream.read(block_bytes)
+            except DECOMPRESSION_ERRORS as exc:
+                buf, broken = _salvage(fs, path, consumed)
+                broken = broken or exc
             if not buf:
                 break
+            consumed += len(buf)
             if first:  # a UTF-8 byte order mark (Windows tools) is not part of line 1
                 buf = buf.removeprefix(b"\xef\xbb\xbf")
                 first = False
@@ -124,8 +208,10 @@ def iter_line_blocks(
             rest = lines.pop()
             if lines:
                 yield lines
-        if rest:
-            yield [rest]
+    if broken is not None:
+        raise TruncatedStream(consumed - len(rest), rest, broken)
+    if rest:
+        yield [rest]
 
 
 def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
@@ -157,8 +243,11 @@ def load_model_records(
     path = f"{root}/models.json"
     if not fs.exists(path):
         return None
-    with fs.open(path, "rb") as stream:
-        data = orjson.loads(stream.read())
+    try:
+        with fs.open(path, "rb") as stream:
+            data = orjson.loads(stream.read())
+    except orjson.JSONDecodeError as exc:
+        raise ValueError(f"model registry {_to_url(fs, path)} is not valid JSON: {exc}") from exc
     if isinstance(data, dict):
         records = [{"name": k, **(v if isinstance(v, dict) else {})} for k, v in data.items()]
     elif isinstance(data, list):

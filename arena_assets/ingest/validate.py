@@ -14,7 +14,10 @@ is applied there too, last, on lines that passed everything else):
  7. per state, side a then side b: wrong_type(state not an object),
     missing_conv_id / wrong_type, missing_model / wrong_type, unknown_model,
     wrong_type(offset)
- 8. same_model_battle (votes)
+ 8. votes: same_model_battle, then shared_conv_id (both sides one conversation), then
+    models_mismatch (a ``models`` list whose shown names disagree with the states' model
+    names; "" / null entries are hidden names and agree with anything; not two entries
+    is a mismatch too), wrong_type (a shown name that is not a string)
  9. per state, side a then b: wrong_type(messages not a list), empty_messages,
     absurd_length(too many messages), then per message in order:
     bad_message (shape), wrong_type (role type), bad_role, wrong_type (content type),
@@ -41,12 +44,7 @@ import hashlib
 import re
 from typing import Any
 
-from arena_assets.schema import (
-    EVENT_TYPES,
-    MAX_MESSAGE_CHARS,
-    MAX_MESSAGES,
-    ROLES,
-)
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, ROLES
 
 from .sources import month_bounds_us
 
@@ -235,9 +233,27 @@ class Checker:
         conv_b, model_b = self.state_head(state_b, "states[1]")
         if model_a == model_b:
             raise Reject("same_model_battle", f"both sides are {short(model_a)}")
+        if conv_a == conv_b:
+            raise Reject("shared_conv_id", f"both sides are conversation {short(conv_a)}")
+        if shown is not None:
+            _check_shown(shown, model_a, model_b)
         return (eid, ts, typ, anony, user, conv_a, model_a,
                 self.state_messages(state_a, "states[0]"), conv_b, model_b,
                 self.state_messages(state_b, "states[1]"))
+
+
+def _check_shown(shown: list, model_a: str, model_b: str) -> None:
+    """The vote's ``models`` (names as shown to the voter) agree with its states."""
+    if len(shown) != 2:
+        raise Reject("models_mismatch", f"models has {len(shown)} names, expected 2")
+    for i, (name, model) in enumerate(((shown[0], model_a), (shown[1], model_b))):
+        if name is None or name == "":
+            continue  # anonymous: the name was hidden from the voter
+        if type(name) is not str:
+            raise Reject("wrong_type", f"models[{i}] is {tname(name)}, expected string")
+        if name != model:
+            raise Reject("models_mismatch",
+                         f"models[{i}] is {short(name)} but states[{i}] is {short(model)}")
 
 
 def messages(msgs: Any, where: str) -> Messages:

@@ -10,8 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-import polars as pl
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
@@ -34,6 +32,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from arena_assets.labels import (
         ClusterConfig, LabelConfig, OfflineEmbedder, build_topic_clusters, distinct_prompts,
         label_conversations,

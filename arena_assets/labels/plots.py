@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from arena_assets.plots import _png, plt
+from arena_assets.ranking.plots import _png, plt
 
 
 def topic_clusters_png(summary: pl.DataFrame, title: str, top: int = 30) -> bytes:

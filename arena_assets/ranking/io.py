@@ -10,6 +10,13 @@ Supported inputs (a file, or a folder of such files):
   ``categories``: the dotted paths of ``category_tag`` whose value is ``true``
   (e.g. ``refusal_v0.2``, ``criteria_v0.1.specificity``, ``math_v0.1.math``).
 
+Token counts come from the file when it carries them, never re-estimated over them:
+FastChat's ``conv_metadata`` (``sum_assistant_a_tokens``, ``header_count_a`` {h1..h6},
+``list_count_a`` {ordered, unordered}, ``bold_count_a`` {"**", "__"}, same for b) fills the
+style columns directly, and ``num_tokens`` on every assistant message of
+``conversation_a/_b`` gives ``sum_assistant_tokens_a/_b``; only the counts a file lacks are
+computed from the text (the cl100k approximation of ``arena_assets.clean.tokens``).
+
 ``--category C`` keeps the battles where C is a true boolean column, is listed in the
 ``categories`` list column, or equals the ``category`` string column (in that order).
 """
@@ -21,7 +28,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 
-from arena_assets.ranking.style import STYLE_FEATURES
+from arena_assets.ranking.options import STYLE_FEATURES
 
 REQUIRED = ("model_a", "model_b", "winner")
 _SCALARS = ("question_id", "language", "tstamp", "turn", "judge", "category")
@@ -51,13 +58,37 @@ def _record_row(rec: dict) -> dict:
         row["categories"] = [str(c) for c in rec["categories"]]
     elif "category_tag" in rec:
         row["categories"] = _true_paths(rec["category_tag"])
-    if "conversation_a" in rec and "conversation_b" in rec and "header_count_a" not in rec:
+    meta = rec.get("conv_metadata")
+    if isinstance(meta, dict):
+        row.update(_metadata_style(meta))
+    if ("conversation_a" in rec and "conversation_b" in rec
+            and not all(c in row for c in _STYLE_COLUMNS)):
         for side in "ab":
+            messages = [m for m in rec[f"conversation_{side}"] or () if isinstance(m, dict)]
             row[f"_conv_{side}"] = [
                 {"role": str(m.get("role", "")), "content": str(m.get("content") or "")}
-                for m in rec[f"conversation_{side}"] or () if isinstance(m, dict)
+                for m in messages
             ]
+            counted = [m.get("num_tokens") for m in messages if m.get("role") == "assistant"]
+            if counted and all(isinstance(t, int) for t in counted):
+                row[f"_tokens_{side}"] = sum(counted)
     return row
+
+
+def _metadata_style(meta: dict) -> dict:
+    """Style columns from FastChat's ``conv_metadata`` (counts per kind summed)."""
+    out = {}
+    for side in "ab":
+        tokens = meta.get(f"sum_assistant_{side}_tokens")
+        if isinstance(tokens, int | float):
+            out[f"sum_assistant_tokens_{side}"] = int(tokens)
+        for feature in ("header_count", "list_count", "bold_count"):
+            value = meta.get(f"{feature}_{side}")
+            if isinstance(value, dict):
+                out[f"{feature}_{side}"] = int(sum(v for v in value.values() if isinstance(v, int | float)))
+            elif isinstance(value, int | float):
+                out[f"{feature}_{side}"] = int(value)
+    return out
 
 
 def _with_style(frame: pl.DataFrame) -> pl.DataFrame:
@@ -67,9 +98,20 @@ def _with_style(frame: pl.DataFrame) -> pl.DataFrame:
     from arena_assets.battles.style import style_columns
 
     wanted = {f"{f}_{s}" for f in STYLE_FEATURES for s in "ab"}
-    styled = frame.with_columns(*style_columns("_conv_a", "_a"), *style_columns("_conv_b", "_b"))
-    extra = [c for c in styled.columns if c not in frame.columns and c not in wanted]
-    return styled.drop("_conv_a", "_conv_b", *extra)
+    computed = frame.select(*style_columns("_conv_a", "_a"), *style_columns("_conv_b", "_b"))
+    columns = []
+    for name in computed.columns:
+        if name not in wanted:
+            continue
+        value = computed[name]
+        side = name[-1]
+        if name.startswith("sum_assistant_tokens") and f"_tokens_{side}" in frame.columns:
+            value = frame[f"_tokens_{side}"].cast(pl.Int64).fill_null(value)  # the file's count
+        if name in frame.columns:  # from conv_metadata: the file's value wins
+            value = frame[name].cast(pl.Int64).fill_null(value)
+        columns.append(value.alias(name))
+    helpers = [c for c in frame.columns if c.startswith(("_conv_", "_tokens_"))]
+    return frame.drop(helpers).with_columns(columns)
 
 
 def _read_json_records(path: Path) -> list[dict]:

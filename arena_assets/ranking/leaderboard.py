@@ -4,24 +4,18 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
-from arena_assets.ranking.aggregate import Aggregated, aggregate
-from arena_assets.ranking.newton import (
-    DEFAULT_RIDGE,
-    fit_batch,
-    fit_pairs,
-    sandwich_cov,
-    single_threaded_blas,
-)
-
-CI_METHODS = ("sandwich", "bootstrap")
+from arena_assets.ranking.cells import Aggregated, encode_battles
+from arena_assets.ranking.identify import beat_or_tied_graph, main_component, rankable, restrict
+from arena_assets.ranking.newton import fit_batch, fit_pairs, sandwich_cov, single_threaded_blas
+from arena_assets.ranking.options import FitOptions, RankingInputError
 
 # Rounds per independently seeded chunk: fixed so that the bytes do not depend on threads.
 BOOTSTRAP_CHUNK = 50
@@ -36,6 +30,10 @@ class RatingScale:
     init_rating: float = 1000.0
     anchor: tuple[str, float] | None = None
 
+    @classmethod
+    def of(cls, options: FitOptions) -> RatingScale:
+        return cls(options.scale, options.base, options.init_rating, options.anchor)
+
     @property
     def factor(self) -> float:
         return self.scale / math.log(self.base)
@@ -46,7 +44,7 @@ class RatingScale:
         if self.anchor is None:
             return np.eye(k) - 1.0 / k
         if self.anchor[0] not in models:
-            raise ValueError(f"anchor model {self.anchor[0]!r} has no battles")
+            raise RankingInputError(f"anchor model {self.anchor[0]!r} is not on the board")
         c = np.eye(k)
         c[:, models.index(self.anchor[0])] -= 1.0
         return c
@@ -59,6 +57,27 @@ class RatingScale:
         """β (…×K) -> ratings (…×K)."""
         return self.factor * (beta @ self.contrast(models).T) + self.level
 
+    def resample_ratings(self, beta: np.ndarray, models: list[str], point: np.ndarray) -> np.ndarray:
+        """Bootstrap β (R×K, NaN where a round could not rate a model) -> ratings.
+
+        Complete rounds are placed as ``ratings`` places them. A round missing models is
+        placed so that the models it rates keep their mean rating of the full fit (with an
+        anchor: the anchor keeps its rating; a round without the anchor is all NaN).
+        """
+        out = np.full(beta.shape, np.nan)
+        complete = ~np.isnan(beta).any(axis=1)
+        out[complete] = self.ratings(beta[complete], models)
+        for r in np.flatnonzero(~complete):
+            seen = ~np.isnan(beta[r])
+            if self.anchor is not None:
+                i = models.index(self.anchor[0])
+                if seen[i]:
+                    out[r, seen] = self.factor * (beta[r, seen] - beta[r, i]) + self.level
+            else:
+                centred = beta[r, seen] - beta[r, seen].mean()
+                out[r, seen] = self.factor * centred + point[seen].mean()
+        return out
+
 
 @dataclass
 class Leaderboard:
@@ -67,8 +86,10 @@ class Leaderboard:
     beta: np.ndarray  # natural-unit strengths, mean 0, order of `models`
     models: list[str]
     cov: np.ndarray  # sandwich covariance of the ratings (rating units²)
-    bootstrap: np.ndarray | None = None  # rounds × K bootstrap ratings
+    bootstrap: np.ndarray | None = None  # rounds × K bootstrap ratings (NaN: not rated)
     meta: dict = field(default_factory=dict)
+    # models in the battles that the board does not rank -> reason (identify.LEFT_OUT_REASONS)
+    left_out: dict[str, str] = field(default_factory=dict)
 
 
 def rank_upper_bounds(lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -81,31 +102,54 @@ def ranks(rating: np.ndarray) -> np.ndarray:
     return 1 + (rating[None, :] > rating[:, None]).sum(axis=1)
 
 
+def _round_betas(agg: Aggregated, draw: np.ndarray) -> np.ndarray:
+    """β of one resample whose graph lost strong connectivity: the largest strongly
+    connected part of the round is fitted, the other models are NaN (not rated)."""
+    beta = np.full(agg.n_models, np.nan)
+    present = draw.sum(axis=1) > 0
+    sub = Aggregated(agg.models, agg.left[present], agg.right[present], draw[present])
+    main = main_component(beat_or_tied_graph(sub), sub.model_battles())
+    if main.sum() >= 2:
+        part = restrict(sub, main)
+        beta[main], _ = fit_pairs(part.left, part.right, part.pair_battles.astype(np.float64),
+                                  part.pair_wins, part.n_models)
+    return beta
+
+
 def bootstrap_betas(
-    agg: Aggregated,
-    beta: np.ndarray,
-    rounds: int,
-    seed: int,
-    ridge: float = DEFAULT_RIDGE,
-    workers: int | None = None,
+    agg: Aggregated, beta: np.ndarray, rounds: int, seed: int, workers: int | None = None
 ) -> np.ndarray:
     """β for ``rounds`` multinomial resamples of the aggregated cells (rounds × K).
 
-    Chunk c always uses ``SeedSequence(seed).spawn(...)[c]``, so the result is the same
-    for any number of worker threads (numpy's sampler and ufuncs release the GIL).
+    A model the resample cannot rate (no battle drawn, or all its drawn battles won or all
+    lost) is NaN in that round, never the starting value. Chunk c always uses
+    ``SeedSequence(seed).spawn(...)[c]``, so the result is the same for any number of
+    worker threads (numpy's sampler and ufuncs release the GIL).
     """
     counts = agg.counts.ravel()
     total = int(counts.sum())
     pvals = counts / total
     sizes = [min(BOOTSTRAP_CHUNK, rounds - s) for s in range(0, rounds, BOOTSTRAP_CHUNK)]
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
+    # the full data's "beat or tied" edges; a round keeping all of them stays strongly
+    # connected (the board only ranks a strongly connected set), the cheap common case
+    has_win = agg.counts[:, 0] + agg.counts[:, 2] > 0
+    has_loss = agg.counts[:, 1] + agg.counts[:, 2] > 0
 
     def run(chunk: int) -> np.ndarray:
         rng = np.random.default_rng(seeds[chunk])
         draw = rng.multinomial(total, pvals, size=sizes[chunk]).reshape(sizes[chunk], -1, 3)
-        n = draw.sum(axis=2).astype(np.float64)
-        w = draw[:, :, 0] + 0.5 * draw[:, :, 2]
-        return fit_batch(agg.left, agg.right, n, w, beta, ridge=ridge)
+        intact = (((draw[:, :, 0] + draw[:, :, 2] > 0) | ~has_win)
+                  & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~has_loss)).all(axis=1)
+        out = np.empty((sizes[chunk], agg.n_models))
+        if intact.any():
+            d = draw[intact]
+            n = d.sum(axis=2).astype(np.float64)
+            w = d[:, :, 0] + 0.5 * d[:, :, 2]
+            out[intact] = fit_batch(agg.left, agg.right, n, w, beta)
+        for r in np.flatnonzero(~intact):
+            out[r] = _round_betas(agg, draw[r])
+        return out
 
     workers = workers or min(len(sizes), os.cpu_count() or 1)
     with single_threaded_blas():
@@ -115,6 +159,23 @@ def bootstrap_betas(
             with ThreadPoolExecutor(workers) as pool:
                 parts = list(pool.map(run, range(len(sizes))))
     return np.concatenate(parts) if parts else np.empty((0, agg.n_models))
+
+
+def bootstrap_interval(boot: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Percentile interval and standard error per column over the rounds that rated it."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a column no round rated: NaN
+        lower, upper = np.nanquantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        se = np.nanstd(boot, axis=0, ddof=1)
+    return lower, upper, se
+
+
+def missing_rounds(boot: np.ndarray | None, names: list[str]) -> dict[str, int]:
+    """Rounds in which each model could not be rated (only models with any)."""
+    if boot is None:
+        return {}
+    miss = np.isnan(boot).sum(axis=0)
+    return {m: int(c) for m, c in zip(names, miss) if c}
 
 
 def winrate_table(agg: Aggregated, beta: np.ndarray) -> pl.DataFrame:
@@ -143,51 +204,58 @@ def winrate_table(agg: Aggregated, beta: np.ndarray) -> pl.DataFrame:
     ).with_columns(pl.col("observed").fill_nan(None))
 
 
-class TooFewModels(ValueError):
-    """Fewer than two models are left to rank (no battles, or all under min_battles)."""
+class TooFewModels(RankingInputError):
+    """Fewer than two models are left to rank (no battles, or all left out)."""
 
 
-def require_two_models(agg: Aggregated) -> None:
-    if len(agg.models) < 2:
+def rank_set(agg: Aggregated, options: FitOptions) -> tuple[Aggregated, dict[str, str]]:
+    """The cells a board ranks and the models left out, checked before any fit: at least
+    two models, and the anchor (if any) among them."""
+    if agg.n_models == 0:
+        raise TooFewModels("no battles: a leaderboard needs battles between two models")
+    anchor = options.anchor[0] if options.anchor else None
+    if anchor is not None and anchor not in agg.models:
+        raise RankingInputError(f"anchor model {anchor!r} is not in the battles")
+    ranked, left_out = rankable(agg, options.min_battles)
+    if ranked.n_models < 2:
         raise TooFewModels(
-            f"{len(agg.models)} model(s) left after min_battles: a leaderboard needs two")
+            f"{ranked.n_models} model(s) left to rank of {agg.n_models} "
+            f"(left out: {_summary(left_out)}): a leaderboard needs two")
+    if anchor in left_out:
+        raise RankingInputError(f"anchor model {anchor!r} is left out of the board "
+                                f"({left_out[anchor]})")
+    return ranked, left_out
 
 
-def leaderboard_from_aggregated(
-    agg: Aggregated,
-    *,
-    scale: RatingScale = RatingScale(),
-    ci: str = "sandwich",
-    level: float = 0.95,
-    bootstrap_rounds: int = 0,
-    seed: int = 0,
-    ridge: float = DEFAULT_RIDGE,
-) -> Leaderboard:
-    if ci not in CI_METHODS:
-        raise ValueError(f"ci must be one of {CI_METHODS}, got {ci!r}")
-    require_two_models(agg)
-    if ci == "bootstrap" and bootstrap_rounds <= 0:
-        raise ValueError("ci='bootstrap' needs bootstrap_rounds > 0")
-    if not 0 < level < 1:
-        raise ValueError("level must be in (0, 1)")
+def _summary(left_out: dict[str, str], shown: int = 5) -> str:
+    items = [f"{m}: {r}" for m, r in list(left_out.items())[:shown]]
+    more = len(left_out) - shown
+    return ", ".join(items) + (f" and {more} more" if more > 0 else "") if items else "none"
+
+
+def leaderboard_from_aggregated(agg: Aggregated, options: FitOptions = FitOptions()) -> Leaderboard:
+    """The board of aggregated cells: only the models ``rank_set`` keeps are rated."""
+    agg, left_out = rank_set(agg, options)
+    scale = RatingScale.of(options)
+    level = options.level
     k = agg.n_models
     n, w = agg.pair_battles.astype(np.float64), agg.pair_wins
     with single_threaded_blas():
-        beta, iters = fit_pairs(agg.left, agg.right, n, w, k, ridge=ridge)
+        beta, iters = fit_pairs(agg.left, agg.right, n, w, k)
     rating = scale.ratings(beta, agg.models)
     contrast = scale.factor * scale.contrast(agg.models)
     with single_threaded_blas():
-        cov = contrast @ sandwich_cov(beta, agg.left, agg.right, agg.counts, ridge) @ contrast.T
+        cov = contrast @ sandwich_cov(beta, agg.left, agg.right, agg.counts) @ contrast.T
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     boot = None
-    if bootstrap_rounds > 0:
-        boot = scale.ratings(bootstrap_betas(agg, beta, bootstrap_rounds, seed, ridge), agg.models)
-    if ci == "sandwich":
-        z = norm.ppf(0.5 + level / 2)
+    if options.bootstrap_rounds > 0:
+        raw = bootstrap_betas(agg, beta, options.bootstrap_rounds, options.seed)
+        boot = scale.resample_ratings(raw, agg.models, rating)
+    if options.ci == "sandwich":
+        z = float(ndtri(0.5 + level / 2))
         lower, upper = rating - z * se, rating + z * se
     else:
-        lower, upper = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        se = boot.std(axis=0, ddof=1)
+        lower, upper, se = bootstrap_interval(boot, level)
     table = (
         pl.DataFrame(
             {
@@ -201,42 +269,19 @@ def leaderboard_from_aggregated(
                 "se": se,
             }
         )
-        .with_columns(ci_method=pl.lit(ci), ci_level=pl.lit(level))
+        .with_columns(ci_method=pl.lit(options.ci), ci_level=pl.lit(level))
         .sort(["rank", "model"])
     )
-    meta = {"newton_iterations": iters, "n_battles": agg.n_battles, "ridge": ridge}
-    return Leaderboard(table, winrate_table(agg, beta), beta, agg.models, cov, boot, meta)
+    meta = {"newton_iterations": iters, "n_battles": agg.n_battles,
+            "bootstrap_missing_rounds": missing_rounds(boot, agg.models)}
+    return Leaderboard(table, winrate_table(agg, beta), beta, agg.models, cov, boot, meta, left_out)
 
 
-def fit_bt(
-    battles: pl.DataFrame,
-    *,
-    scale: float = 400.0,
-    base: float = 10.0,
-    init_rating: float = 1000.0,
-    anchor: tuple[str, float] | None = None,
-    tie_mode: str = "half",
-    min_battles: int = 0,
-    ci: str = "sandwich",
-    level: float = 0.95,
-    bootstrap_rounds: int = 0,
-    seed: int = 0,
-    ridge: float = DEFAULT_RIDGE,
-) -> Leaderboard:
+def fit_bt(battles: pl.DataFrame, options: FitOptions | None = None, **changes) -> Leaderboard:
     """Bradley-Terry leaderboard of a battle table with ``model_a, model_b, winner``.
 
-    ``anchor=(model, rating)`` pins that model's rating; otherwise the mean is
-    ``init_rating``. ``ci="bootstrap"`` uses percentile intervals of ``bootstrap_rounds``
-    multinomial resamples of the aggregated cells (seeded); ``"sandwich"`` the robust normal
-    interval. Bootstrap ratings are kept in ``.bootstrap`` whenever rounds > 0.
+    ``options`` (``FitOptions``; keyword ``changes`` override single fields) say how.
+    Models the data cannot rate are listed in ``.left_out`` with the reason, not rated.
     """
-    agg = aggregate(battles, tie_mode=tie_mode, min_battles=min_battles)
-    return leaderboard_from_aggregated(
-        agg,
-        scale=RatingScale(scale, base, init_rating, anchor),
-        ci=ci,
-        level=level,
-        bootstrap_rounds=bootstrap_rounds,
-        seed=seed,
-        ridge=ridge,
-    )
+    options = replace(options or FitOptions(), **changes)
+    return leaderboard_from_aggregated(encode_battles(battles, options.tie_mode).aggregate(), options)

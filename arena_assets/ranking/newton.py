@@ -1,11 +1,12 @@
 """Bradley-Terry maximum likelihood on pair cells: Newton's method, sandwich, batches.
 
-Parameters are natural-log strengths β (P(i beats j) = σ(β_i − β_j)). The objective is the
-log-likelihood minus ``ridge/2·|β|²``; the tiny default ridge only keeps β finite when a
-resample leaves a model with all wins or all losses (its effect on real boards is far below
-1e-6 rating points). The translation non-identifiability is handled by solving with
-``H + J`` (J = c·11ᵀ): the gradient is orthogonal to 1, so the step equals the
-pseudo-inverse step and β keeps mean 0.
+Parameters are natural-log strengths β (P(i beats j) = σ(β_i − β_j)); the objective is the
+plain log-likelihood, with no penalty. Its maximum exists exactly when the graph with an
+edge i -> j whenever i beat or tied j is strongly connected (Zermelo; Ford 1957), so
+``fit_pairs`` checks that first and raises ``NoMaximumLikelihood`` otherwise; callers pick
+the rankable models with ``arena_assets.ranking.identify`` before they get here. The
+translation non-identifiability is handled by solving with ``H + J`` (J = c·11ᵀ): the
+gradient is orthogonal to 1, so the step equals the pseudo-inverse step and β keeps mean 0.
 """
 
 from __future__ import annotations
@@ -16,7 +17,23 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-DEFAULT_RIDGE = 1e-6
+
+
+class NoMaximumLikelihood(ValueError):
+    """The data have no finite maximum-likelihood ratings (see the module docstring)."""
+
+
+def strongly_connected(left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray, k: int) -> bool:
+    """Whether the "beat or tied" graph of the pair cells is strongly connected."""
+    from scipy.sparse.csgraph import connected_components
+
+    if k <= 1:
+        return k == 1
+    win, loss = w > 0, (n - w) > 0  # left beat/tied right; right beat/tied left
+    rows = np.concatenate([left[win], right[loss]])
+    cols = np.concatenate([right[win], left[loss]])
+    graph = sp.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(k, k))
+    return connected_components(graph, directed=True, connection="strong")[0] == 1
 
 
 def single_threaded_blas() -> AbstractContextManager:
@@ -39,19 +56,17 @@ def laplacian(left: np.ndarray, right: np.ndarray, w: np.ndarray, k: int) -> np.
     return out
 
 
-def _regularized(h: np.ndarray, ridge: float) -> np.ndarray:
+def _identified(h: np.ndarray) -> np.ndarray:
+    """H + c·11ᵀ: invertible when the comparison graph is connected, same inverse on the
+    mean-zero subspace."""
     k = h.shape[0]
-    c = max(float(np.trace(h)) / k, 1.0) / k
-    return h + ridge * np.eye(k) + c
+    return h + max(float(np.trace(h)) / k, 1.0) / k
 
 
-def objective(
-    beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray, ridge: float
-) -> float:
+def objective(beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray) -> float:
     d = beta[left] - beta[right]
     # W·log σ(d) + (N−W)·log σ(−d) = W·d − N·log(1 + e^d), stable for large |d|
-    ll = (w * d - n * np.logaddexp(0.0, d)).sum()
-    return float(ll - 0.5 * ridge * beta @ beta)
+    return float((w * d - n * np.logaddexp(0.0, d)).sum())
 
 
 def fit_pairs(
@@ -62,53 +77,48 @@ def fit_pairs(
     k: int,
     *,
     beta0: np.ndarray | None = None,
-    ridge: float = DEFAULT_RIDGE,
     tol: float = 1e-10,
     max_iter: int = 100,
 ) -> tuple[np.ndarray, int]:
     """Newton with exact Hessian and backtracking; returns (β, iterations).
 
     ``n``/``w`` are battles and wins-of-left (ties half) per pair. Stops when the largest
-    Newton step is below ``tol`` (natural units; 1 rating point ≈ 5.8e-3).
+    Newton step is below ``tol`` (natural units; 1 rating point ≈ 5.8e-3). Raises
+    ``NoMaximumLikelihood`` when the ratings do not exist or Newton does not converge.
     """
+    if not strongly_connected(left, right, n, w, k):
+        raise NoMaximumLikelihood(
+            "the maximum-likelihood ratings do not exist: the graph of 'beat or tied' is not "
+            "strongly connected (a model won or lost all its battles, or groups never met); "
+            "rank the models arena_assets.ranking.identify.rankable keeps")
     beta = np.zeros(k) if beta0 is None else beta0 - beta0.mean()
-    f = objective(beta, left, right, n, w, ridge)
+    f = objective(beta, left, right, n, w)
     for it in range(1, max_iter + 1):
         p = expit(beta[left] - beta[right])
         r = w - n * p
-        grad = np.bincount(left, r, k) - np.bincount(right, r, k) - ridge * beta
+        grad = np.bincount(left, r, k) - np.bincount(right, r, k)
         h = laplacian(left, right, n * p * (1.0 - p), k)
-        try:
-            step = np.linalg.solve(_regularized(h, ridge), grad)
-        except np.linalg.LinAlgError as exc:
-            raise ValueError(
-                "the maximum-likelihood ratings do not exist (a model won or lost all its "
-                "battles, or the comparison graph is disconnected); fit with ridge > 0"
-            ) from exc
+        step = np.linalg.solve(_identified(h), grad)
         t = 1.0
         while True:  # the objective is concave: a halved Newton step always ends ascending
             cand = beta + t * step
-            f_new = objective(cand, left, right, n, w, ridge)
+            f_new = objective(cand, left, right, n, w)
             if f_new >= f - 1e-12 * abs(f) or t < 1e-8:
                 break
             t *= 0.5
         beta, f = cand, f_new
         if np.abs(t * step).max() < tol:
             return beta, it
-    return beta, max_iter
+    raise NoMaximumLikelihood(f"Newton did not converge in {max_iter} iterations")
 
 
-def hessian(
-    beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray, ridge: float
-) -> np.ndarray:
+def hessian(beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray) -> np.ndarray:
     """Negative Hessian of the objective, with the identifiability term J added."""
     p = expit(beta[left] - beta[right])
-    return _regularized(laplacian(left, right, n * p * (1.0 - p), len(beta)), ridge)
+    return _identified(laplacian(left, right, n * p * (1.0 - p), len(beta)))
 
 
-def sandwich_cov(
-    beta: np.ndarray, left: np.ndarray, right: np.ndarray, counts: np.ndarray, ridge: float
-) -> np.ndarray:
+def sandwich_cov(beta: np.ndarray, left: np.ndarray, right: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Robust covariance H⁺ M H⁺ of β (natural units, in the mean-zero subspace).
 
     Every battle of a cell has the same score (y − p)(e_l − e_r), so the meat is a Laplacian
@@ -119,7 +129,7 @@ def sandwich_cov(
     meat_w = counts[:, 0] * (1 - p) ** 2 + counts[:, 1] * p**2 + counts[:, 2] * (0.5 - p) ** 2
     meat = laplacian(left, right, meat_w, k)
     # (H + J)⁻¹ = H⁺ + (const)·11ᵀ, and 11ᵀ·M = 0, so this product is exactly H⁺ M H⁺.
-    h_inv = np.linalg.inv(hessian(beta, left, right, counts.sum(axis=1), ridge))
+    h_inv = np.linalg.inv(hessian(beta, left, right, counts.sum(axis=1)))
     cov = h_inv @ meat @ h_inv
     return 0.5 * (cov + cov.T)
 
@@ -152,16 +162,18 @@ def fit_batch(
     w: np.ndarray,
     beta0: np.ndarray,
     *,
-    ridge: float = DEFAULT_RIDGE,
     tol: float = 1e-9,
     max_iter: int = 12,
 ) -> np.ndarray:
     """Fit many weightings of the same pairs at once (``n``, ``w``: R×P) -> β (R×K).
 
+    Every row must have maximum-likelihood ratings (the bootstrap hands over only the
+    resamples whose "beat or tied" graph is still strongly connected).
+
     Plain Newton from the point estimate ``beta0``, every row with its own exact Hessian
     (batched K×K solves are cheap next to the R×P element-wise work), so a resample
     converges quadratically in about three steps. Rows whose steps stop shrinking (tiny
-    data, separated resamples) are finished by the line-searched ``fit_pairs``.
+    data) are finished by the line-searched ``fit_pairs``.
     """
     k = len(beta0)
     rounds = n.shape[0]
@@ -175,23 +187,22 @@ def fit_batch(
         p = expit(b[:, left] - b[:, right])
         na = n[active]
         r = w[active] - na * p
-        grad = np.asarray(dt @ r.T).T - ridge * b
+        grad = np.asarray(dt @ r.T).T
         h = _batch_laplacians(left, right, na * p * (1.0 - p), k)
         if c is None:  # the identifiability constant J = c·11ᵀ (any c > 0 works)
             c = max(float(np.trace(h[0])) / k, 1.0) / k
         h += c
-        h[:, np.arange(k), np.arange(k)] += ridge
         step = np.linalg.solve(h, grad[:, :, None])[:, :, 0]
         size = np.abs(step).max(axis=1)
         diverging = (size > 0.5 * prev[active]) & (it >= 2)
         beta[active] = np.where(diverging[:, None], b, b + step)
         done = size < tol
         for row in active[diverging & ~done]:  # restart safely from β0
-            beta[row], _ = fit_pairs(left, right, n[row], w[row], k, beta0=beta0, ridge=ridge, tol=tol)
+            beta[row], _ = fit_pairs(left, right, n[row], w[row], k, beta0=beta0, tol=tol)
         prev[active] = size
         active = active[~(done | diverging)]
         if active.size == 0:
             return beta
     for row in active:  # still moving after max_iter: finish with the safe solver
-        beta[row], _ = fit_pairs(left, right, n[row], w[row], k, beta0=beta[row], ridge=ridge, tol=tol)
+        beta[row], _ = fit_pairs(left, right, n[row], w[row], k, beta0=beta[row], tol=tol)
     return beta

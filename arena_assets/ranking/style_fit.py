@@ -3,7 +3,9 @@
 The Hessian is (K+F)²: the model block is a Laplacian built with one bincount over the
 ordered pair key, the cross block with one bincount per feature, the feature block is a
 dense F×F product. Battles carry weights (bootstrap counts), so the same code fits every
-resample.
+resample. There is no penalty term: callers hand over battles whose models form a strongly
+connected "beat or tied" graph (``identify.rankable``), and a bootstrap round that loses
+that property is fitted on its largest strongly connected part (other models NaN).
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from arena_assets.ranking.newton import single_threaded_blas
+from arena_assets.ranking.identify import main_component
+from arena_assets.ranking.newton import NoMaximumLikelihood, single_threaded_blas
 
 REUSE_HESSIAN_BELOW = 1e-3  # largest step (natural units) after which the Hessian is kept
 
@@ -35,11 +38,9 @@ def _pair_sums(key: np.ndarray, v: np.ndarray, k: int) -> np.ndarray:
     return np.bincount(key, v, k * k).reshape(k, k)
 
 
-def style_gram(
-    pc: Pieces, x: np.ndarray, v: np.ndarray, k: int, ridge: float, identify: bool
-) -> np.ndarray:
-    """Σ_n v_n z_n z_nᵀ with z_n = (e_a − e_b, x_n); with ``identify`` plus the ridge (all
-    parameters) and J on the model block.
+def style_gram(pc: Pieces, x: np.ndarray, v: np.ndarray, k: int, identify: bool) -> np.ndarray:
+    """Σ_n v_n z_n z_nᵀ with z_n = (e_a − e_b, x_n); with ``identify`` plus J on the model
+    block.
 
     With ``identify`` the constant c·11ᵀ on the model block makes it invertible without
     changing the inverse on the identified subspace (see newton.py).
@@ -57,13 +58,12 @@ def style_gram(
     g[k:, k:] = (x * v[:, None]).T @ x
     if identify:
         g[:k, :k] += max(np.trace(g[:k, :k]) / k, 1.0) / k
-        g[np.diag_indices(k + nf)] += ridge
     return g
 
 
-def _gradient(pc: Pieces, x: np.ndarray, r: np.ndarray, params: np.ndarray, k: int, ridge: float) -> np.ndarray:
+def _gradient(pc: Pieces, x: np.ndarray, r: np.ndarray, k: int) -> np.ndarray:
     rp = _pair_sums(pc.key, r, k)
-    return np.concatenate([rp.sum(axis=1) - rp.sum(axis=0), x.T @ r]) - ridge * params
+    return np.concatenate([rp.sum(axis=1) - rp.sum(axis=0), x.T @ r])
 
 
 def _logit(pc: Pieces, x: np.ndarray, params: np.ndarray, k: int) -> np.ndarray:
@@ -72,10 +72,9 @@ def _logit(pc: Pieces, x: np.ndarray, params: np.ndarray, k: int) -> np.ndarray:
     return (beta[:, None] - beta[None, :]).ravel()[pc.key] + x @ params[k:]
 
 
-def _objective(d: np.ndarray, y: np.ndarray, c: np.ndarray | None, params: np.ndarray, ridge: float) -> float:
+def _objective(d: np.ndarray, y: np.ndarray, c: np.ndarray | None) -> float:
     ll = np.logaddexp(0.0, d) - y * d  # = −[y·log σ(d) + (1−y)·log σ(−d)]
-    total = ll.sum() if c is None else ll @ c
-    return float(-total - 0.5 * ridge * params @ params)
+    return float(-(ll.sum() if c is None else ll @ c))
 
 
 def fit_style_params(
@@ -85,7 +84,6 @@ def fit_style_params(
     c: np.ndarray | None,
     k: int,
     *,
-    ridge: float,
     params0: np.ndarray | None = None,
     tol: float = 1e-10,
     line_search: bool = True,
@@ -94,15 +92,15 @@ def fit_style_params(
     """Weighted (``c``; None = 1 each) maximum likelihood of (β, θ) by Newton."""
     params = np.zeros(k + x.shape[1]) if params0 is None else params0.copy()
     d = _logit(pc, x, params, k)
-    f = _objective(d, y, c, params, ridge) if line_search else 0.0
+    f = _objective(d, y, c) if line_search else 0.0
     gram, last = None, np.inf
     for _ in range(max_iter):
         p = expit(d)
         r = y - p if c is None else (y - p) * c
-        grad = _gradient(pc, x, r, params, k, ridge)
+        grad = _gradient(pc, x, r, k)
         if gram is None or last > REUSE_HESSIAN_BELOW:
             v = p * (1 - p) if c is None else p * (1 - p) * c
-            gram = style_gram(pc, x, v, k, ridge, identify=True)
+            gram = style_gram(pc, x, v, k, identify=True)
         # near the optimum the Hessian barely moves: reusing it keeps the fixed point
         # exact and the contraction far below 1 while skipping the (K+F)² assembly
         step = np.linalg.solve(gram, grad)
@@ -112,7 +110,7 @@ def fit_style_params(
             d = _logit(pc, x, cand, k)
             if not line_search:
                 break
-            f_new = _objective(d, y, c, cand, ridge)
+            f_new = _objective(d, y, c)
             if f_new >= f - 1e-12 * abs(f) or t < 1e-8:
                 f = f_new
                 break
@@ -122,8 +120,40 @@ def fit_style_params(
         if last < tol:
             return params
     if not line_search:  # plain Newton wandered (far from the start): redo safely
-        return fit_style_params(pc, x, y, c, k, ridge=ridge, params0=params0, tol=tol)
-    return params
+        return fit_style_params(pc, x, y, c, k, params0=params0, tol=tol)
+    # the log-likelihood is concave; a line-searched Newton that keeps moving after this
+    # many steps is climbing towards infinity (the features separate the outcomes)
+    raise NoMaximumLikelihood(f"style-controlled Newton did not converge in {max_iter} steps")
+
+
+def _beat_or_tied(pc: Pieces, y: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """K×K: [i, j] when i beat or tied j in a battle of weight ``c`` > 0."""
+    won = np.bincount(pc.key, c * (y > 0), k * k).reshape(k, k) > 0
+    lost = np.bincount(pc.key, c * (y < 1), k * k).reshape(k, k) > 0
+    return won | lost.T
+
+
+def _partial_round(pc: Pieces, x: np.ndarray, y: np.ndarray, c: np.ndarray, k: int,
+                   graph: np.ndarray, params: np.ndarray) -> np.ndarray:
+    """A round whose graph is no longer strongly connected: fit its largest strongly
+    connected part, models outside it NaN."""
+    import scipy.sparse as sp
+
+    battles = np.bincount(pc.a, c, k) + np.bincount(pc.b, c, k)
+    main = main_component(sp.csr_matrix(graph.astype(np.float64)), battles)
+    out = np.full(k + x.shape[1], np.nan)
+    if main.sum() < 2:
+        return out
+    index = np.cumsum(main) - 1
+    rows = main[pc.a] & main[pc.b] & (c > 0)
+    km = int(main.sum())
+    a, b = index[pc.a[rows]], index[pc.b[rows]]
+    start = np.concatenate([params[:k][main] - params[:k][main].mean(), params[k:]])
+    fit = fit_style_params(Pieces(a, b, a * km + b), x[rows], y[rows], c[rows].astype(np.float64),
+                           km, params0=start)
+    out[:k][main] = fit[:km]
+    out[k:] = fit[km:]
+    return out
 
 
 def bootstrap_style(
@@ -134,26 +164,31 @@ def bootstrap_style(
     params: np.ndarray,
     rounds: int,
     seed: int,
-    ridge: float,
     workers: int | None = None,
 ) -> np.ndarray:
     """Fits of ``rounds`` resamples of the battles (with replacement) -> rounds × (K+F).
 
     Round i always draws from ``SeedSequence(seed).spawn(rounds)[i]``; warm-started plain
-    Newton converges in 2-3 steps (quadratically) from the full-data optimum.
+    Newton converges in 2-3 steps (quadratically) from the full-data optimum. A round that
+    drops every battle a model won (or lost), or all of its battles, rates the models it
+    still can and leaves the others NaN.
     """
     n = len(y)
     seeds = np.random.SeedSequence(seed).spawn(rounds)
+    full = _beat_or_tied(pc, y, np.ones(n), k)
 
     def run(i: int) -> np.ndarray:
         rng = np.random.default_rng(seeds[i])
         c = np.bincount(rng.integers(0, n, n), minlength=n)
         drawn = np.flatnonzero(c)  # ~37 % of battles are not drawn: skip them in every pass
         sub = Pieces(pc.a[drawn], pc.b[drawn], pc.key[drawn])
-        return fit_style_params(
-            sub, x[drawn], y[drawn], c[drawn].astype(np.float64), k,
-            ridge=ridge, params0=params, tol=1e-8, line_search=False, max_iter=20,
-        )
+        graph = _beat_or_tied(sub, y[drawn], c[drawn], k)
+        if (graph | ~full).all():  # every edge of the full data survived: still identified
+            return fit_style_params(
+                sub, x[drawn], y[drawn], c[drawn].astype(np.float64), k,
+                params0=params, tol=1e-8, line_search=False, max_iter=20,
+            )
+        return _partial_round(sub, x[drawn], y[drawn], c[drawn], k, graph, params)
 
     workers = workers or min(rounds, os.cpu_count() or 1)
     with single_threaded_blas():

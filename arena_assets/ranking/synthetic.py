@@ -9,7 +9,8 @@ import numpy as np
 import polars as pl
 from scipy.special import expit
 
-from arena_assets.ranking.style import STYLE_FEATURES, style_differences
+from arena_assets.ranking.options import STYLE_FEATURES
+from arena_assets.ranking.style import style_differences
 
 
 def _named_ratings(ratings: Mapping[str, float] | Sequence[float] | np.ndarray) -> tuple[list[str], np.ndarray]:

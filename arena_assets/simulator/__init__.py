@@ -1,21 +1,35 @@
 """Simulated arena: a hidden world of models and users that writes raw logs and serves an
 OpenAI-compatible endpoint. See ``api.simulate_months`` and ``endpoint.ArenaEndpoint``."""
 
-from arena_assets.simulator.api import SimulationSummary, month_range, simulate_months
-from arena_assets.simulator.config import (
-    CATEGORIES,
-    LANGUAGES,
-    TEXT_CATEGORIES,
-    VISION_CATEGORIES,
-    WorldConfig,
-)
-from arena_assets.simulator.malformed import MALFORMED_KINDS
-from arena_assets.simulator.month import MonthSummary, generate_month
-from arena_assets.simulator.truth import load_truth
-from arena_assets.simulator.world import ModelSpec, World
+_EXPORTS = {
+    "SimulationSummary": ".api",
+    "month_range": ".api",
+    "simulate_months": ".api",
+    "CATEGORIES": ".config",
+    "LANGUAGES": ".config",
+    "TEXT_CATEGORIES": ".config",
+    "VISION_CATEGORIES": ".config",
+    "WorldConfig": ".config",
+    "MALFORMED_KINDS": ".malformed",
+    "MonthSummary": ".month",
+    "generate_month": ".month",
+    "load_truth": ".truth",
+    "ModelSpec": ".world",
+    "World": ".world",
+}
 
 __all__ = [
     "CATEGORIES", "LANGUAGES", "MALFORMED_KINDS", "TEXT_CATEGORIES", "VISION_CATEGORIES",
     "ModelSpec", "MonthSummary", "SimulationSummary", "World", "WorldConfig",
     "generate_month", "load_truth", "month_range", "simulate_months",
 ]
+
+
+def __getattr__(name: str):
+    # exports load on first use (PEP 562): importing this package, e.g. for the CLI's
+    # parser, costs nothing until a name is used
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import orjson
 
-# kind -> expected reason (a key of arena_assets.schema.REJECT_REASONS)
+# kind -> expected reason (a key of arena_assets.contracts.REJECT_REASONS)
 MALFORMED_KINDS: dict[str, str] = {
     "blank_line": "empty_line",
     "whitespace_line": "empty_line",
@@ -49,6 +49,16 @@ MALFORMED_KINDS: dict[str, str] = {
     "too_many_messages": "absurd_length",
     "bad_image_hash": "bad_image_ref",
 }
+# Kinds added after simulated months were published: planting them by default would
+# change the bytes of every simulated month (the planter cycles through the shuffled
+# MALFORMED_KINDS), so they are kept apart and planted only when a caller asks for them
+# (``make_junk`` accepts both; tests build lines of these kinds from simulated events).
+EXTRA_MALFORMED_KINDS: dict[str, str] = {
+    "models_disagree": "models_mismatch",
+    "shared_conv_id": "shared_conv_id",
+    "duplicate_key_conflict": "duplicate_key",
+}
+ALL_MALFORMED_KINDS = {**MALFORMED_KINDS, **EXTRA_MALFORMED_KINDS}
 UNREGISTERED_MODEL = "mystery-model-x"
 HUGE_CHARS = 150_000
 TOO_MANY = 250
@@ -110,6 +120,8 @@ def make_junk(kind: str, event: dict, previous_line: bytes, ctx: JunkContext) ->
         ev = _as_vote(event, ctx)
         ev["states"][1]["model_name"] = ev["states"][0]["model_name"]
         return dumps(ev)
+    if kind in EXTRA_MALFORMED_KINDS:
+        return _extra_junk(kind, event, ctx)
     ev = _as_chat(event, ctx)
     state = ev["state"]
     msgs = state["messages"]
@@ -172,3 +184,21 @@ def make_junk(kind: str, event: dict, previous_line: bytes, ctx: JunkContext) ->
     else:
         raise ValueError(f"unknown malformed kind {kind!r}")
     return dumps(ev)
+
+
+def _extra_junk(kind: str, event: dict, ctx: JunkContext) -> bytes:
+    ev = _as_vote(event, ctx)
+    a, b = ev["states"]
+    if kind == "models_disagree":  # the voter was shown b's model on the left
+        ev["anony"] = False
+        ev["models"] = [b["model_name"], a["model_name"]]
+        return orjson.dumps(ev)
+    if kind == "shared_conv_id":
+        b["conv_id"] = a["conv_id"]
+        return orjson.dumps(ev)
+    # duplicate_key_conflict: the event type written twice with different values; a
+    # last-value-wins decoder would take the second. orjson cannot write a repeated key,
+    # so it is spliced into the serialized object.
+    other = "leftvote" if ev["type"] != "leftvote" else "rightvote"
+    line = orjson.dumps(ev)
+    return b'{"type":' + orjson.dumps(other) + b"," + line[1:]

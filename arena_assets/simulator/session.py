@@ -12,7 +12,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena_assets.schema import PII_TYPES
+from arena_assets.contracts import PII_TYPES
 from arena_assets.simulator.config import TEXT_CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.ids import IdMaker, image_hash
 from arena_assets.simulator.lexicon import LEX, SENTENCE_SEP, TOXIC_MARKERS, fake_pii

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import random
 
-from arena_assets.schema import WINNER_OF_VOTE
+from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.simulator.config import WorldConfig
 
 ELO_LOGIT = math.log(10.0) / 400.0

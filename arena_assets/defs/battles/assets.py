@@ -3,11 +3,12 @@
 
 import dagster as dg
 
+from arena_assets.defs.battles.resources import BattleRules
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage, BattleRules
+from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_records
-from arena_assets.pipeline import battles_month
+from arena_assets.pipeline.battles import battles_month
 from arena_assets.report import counts_table
 
 
@@ -40,18 +41,15 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     (month,) = months_in_window(context)
     lake = storage.lake()
     registry = load_model_records(storage.raw_root, storage.raw_storage_options())
-    result, votes_read = battles_month(lake, month, battle_rules.config(registry))
-    frame = result.battles
-    url = lake.url("battles", month)
+    step = battles_month(lake, month, battle_rules.config(registry))
+    result, frame = step.result, step.result.battles
     storage.publish("battles", context.log)
-    kept = int(frame["keep"].sum())
-    removed = sum(result.removed_by_reason.values())
     yield dg.MaterializeResult(
         metadata={
-            **table_metadata(frame, url),
+            **table_metadata(frame, step.url),
             "month": month,
-            "battles_kept": kept,
-            "battles_removed": removed,
+            "battles_kept": step.kept,
+            "battles_removed": step.removed,
             "removed_by_reason": dg.MetadataValue.md(counts_table(result.removed_by_reason)),
             "flag_totals": dg.MetadataValue.json(result.flag_totals),
             "aliases_applied": result.metadata.get("alias_applied", 0),
@@ -62,8 +60,8 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
         }
     )
     yield dg.AssetCheckResult(
-        check_name="votes_conserved", passed=frame.height == votes_read,
-        metadata={"vote_events": votes_read, "battles": frame.height})
+        check_name="votes_conserved", passed=step.votes_conserved,
+        metadata={"vote_events": step.votes_read, "battles": frame.height})
     yield dg.AssetCheckResult(
-        check_name="removals_accounted", passed=kept + removed == frame.height,
-        metadata={"kept": kept, "removed": removed, "battles": frame.height})
+        check_name="removals_accounted", passed=step.removals_accounted,
+        metadata={"kept": step.kept, "removed": step.removed, "battles": frame.height})

@@ -2,11 +2,13 @@
 
 import dagster as dg
 
+from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage, IngestSettings
+from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_registry
-from arena_assets.pipeline import ingest_month
+from arena_assets.pipeline.ingest import ingest_month
+from arena_assets.privacy.retention import apply_retention, current_month
 from arena_assets.report import counts_table
 
 
@@ -39,7 +41,14 @@ from arena_assets.report import counts_table
             asset="raw_logs",
             blocking=True,
             description="Lines read = events accepted + lines rejected: nothing vanished.",
-        )
+        ),
+        dg.AssetCheckSpec(
+            "no_partial_files",
+            asset="raw_logs",
+            blocking=True,
+            description="No compressed file broke mid-stream (a truncated gzip keeps its lines "
+                        "before the break); passes anyway when ARENA_ALLOW_PARTIAL_FILES=true.",
+        ),
     ],
     partitions_def=monthly_partitions,
     pool="ingest",
@@ -61,8 +70,18 @@ def raw_logs(
     )
     storage.publish("raw_logs", context.log)
     storage.publish("raw_rejects", context.log)
+    listing = stats.listing
     if not stats.files:
-        context.log.warning(f"no raw files for {month} under {storage.raw_root}: empty partition")
+        context.log.warning(f"no raw files for {month}: {listing.describe()}; empty partition")
+    elif listing.skipped:
+        context.log.warning(f"{month}: {listing.describe()}")
+    for message in stats.partial_files:
+        context.log.warning(f"partial file: {message}")
+    retention = apply_retention(lake, ingest_settings.raw_logs_retention_months, current_month(),
+                                protect=month)
+    if retention.deleted.get("raw_logs"):
+        context.log.info(f"retention ({retention.keep_months} months): deleted raw_logs of "
+                         + ", ".join(retention.deleted["raw_logs"]))
     yield dg.MaterializeResult(
         asset_key="raw_logs",
         metadata={
@@ -72,6 +91,12 @@ def raw_logs(
             "lines_read": stats.lines_read,
             "lines_rejected": stats.rejected,
             "events_by_format": dg.MetadataValue.json(dict(stats.formats)),
+            "raw_root_read": dg.MetadataValue.path(listing.root),
+            "raw_month_folder": listing.describe(),
+            "skipped_files": dg.MetadataValue.json(
+                [{"file": name, "why": why} for name, why in listing.skipped]),
+            "retention_deleted_months": dg.MetadataValue.json(
+                retention.deleted.get("raw_logs", [])),
         },
     )
     yield dg.MaterializeResult(
@@ -88,4 +113,11 @@ def raw_logs(
         passed=stats.conserved,
         metadata={"lines_read": stats.lines_read, "accepted": stats.accepted,
                   "rejected": stats.rejected},
+    )
+    yield dg.AssetCheckResult(
+        check_name="no_partial_files",
+        asset_key="raw_logs",
+        passed=not stats.partial_files or ingest_settings.partial_files_allowed,
+        metadata={"partial_files": dg.MetadataValue.json(stats.partial_files),
+                  "allowed": ingest_settings.partial_files_allowed},
     )

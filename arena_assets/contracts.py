@@ -1,7 +1,8 @@
-"""Contracts shared by the simulator, the ingest parser, the cleaner and the assets.
+"""The platform's event format, shared by the simulator, ingest, cleaning and battles.
 
-No Dagster here: this module is the single place that says what a raw event looks like,
-what a typed row of each table holds, and which reasons a rejected line can carry.
+No Dagster here. This module says what a raw event looks like (event types, the vote ->
+winner vocabulary, the message struct), which reasons a rejected line can carry and which
+PII types redaction knows. Table schemas live with their stage (`<stage>/schema.py`).
 
 Native event format (one JSON object per line, JSONL or JSONL.gz, or one row per event in
 Parquet with the same field names; nested fields as JSON strings or structs):
@@ -81,64 +82,16 @@ REJECT_REASONS = {
     "absurd_length": f"a message over {MAX_MESSAGE_CHARS} chars or over {MAX_MESSAGES} messages",
     "bad_image_ref": "an image reference that is not a 64-hex sha256",
     "unparseable_record": "an adapter record (clean_battle / conversation dump) missing required fields",
+    "models_mismatch": "a vote's 'models' names disagree with its states' model names",
+    "shared_conv_id": "both sides of a vote carry the same conv_id",
+    "duplicate_key": "a JSON object repeats a key with different values",
+    "truncated_file": "the rest of a file after a broken compressed stream (detail: byte offset)",
 }
 
 MESSAGE_TYPE = pl.Struct(
     {"role": pl.String, "content": pl.String, "images": pl.List(pl.String)}
 )
 
-# raw_logs: one row per accepted event. Side b is null for chat events.
-RAW_LOGS_SCHEMA = {
-    "month": pl.String,  # "YYYY-MM", the partition
-    "event_id": pl.String,
-    "source_file": pl.String,  # path relative to the raw root
-    "line_no": pl.Int64,  # 1-based line (or row) number in source_file
-    "tstamp": pl.Datetime("us", "UTC"),
-    "type": pl.String,  # one of EVENT_TYPES
-    "anony": pl.Boolean,
-    "user_hash": pl.String,  # salted hash of ip / user_id; the raw value is never stored
-    "conv_id_a": pl.String,
-    "model_a": pl.String,
-    "messages_a": pl.List(MESSAGE_TYPE),
-    "conv_id_b": pl.String,
-    "model_b": pl.String,
-    "messages_b": pl.List(MESSAGE_TYPE),
-    "source_format": pl.String,  # native | clean_battle | conversation_dump
-}
-
-RAW_REJECTS_SCHEMA = {
-    "month": pl.String,
-    "source_file": pl.String,
-    "line_no": pl.Int64,
-    "reason": pl.String,  # a key of REJECT_REASONS
-    "detail": pl.String,  # human-readable specifics (field name, offending value)
-    "raw": pl.String,  # the line, decoded with replacement, truncated to REJECT_RAW_CHARS
-}
-
 PII_TYPES = ("email", "phone", "ip_address", "card_number", "street_address")
-
-# conversations: one row per conversation id, its latest snapshot, cleaned.
-CONVERSATIONS_SCHEMA = {
-    "month": pl.String,
-    "conv_id": pl.String,
-    "model": pl.String,
-    "tstamp": pl.Datetime("us", "UTC"),  # time of the latest snapshot
-    "first_tstamp": pl.Datetime("us", "UTC"),
-    "user_hash": pl.String,
-    "anony": pl.Boolean,
-    "snapshots": pl.Int32,  # how many events logged this conversation
-    "turns": pl.Int32,  # user messages
-    "messages": pl.List(MESSAGE_TYPE),  # PII replaced by <EMAIL>, <PHONE>, …
-    "first_prompt": pl.String,  # redacted text of the first user message
-    "n_images": pl.Int32,
-    "prompt_tokens": pl.Int64,
-    "response_tokens": pl.Int64,
-    "language": pl.String,  # ISO 639-1 of the user text, "und" when undecidable
-    "language_score": pl.Float32,
-    **{f"pii_{t}": pl.Int32 for t in PII_TYPES},
-    "moderation_flagged": pl.Boolean,  # null when no moderation endpoint is configured
-    "moderation_categories": pl.String,  # JSON of flagged categories, null as above
-    "dedup_key": pl.String,  # hash of the normalised first prompt
-}
 
 PII_PLACEHOLDERS = {t: f"<{t.upper()}>" for t in PII_TYPES}

@@ -1,11 +1,13 @@
-"""Stage 2, conversations: one cleaned row per conversation of the month."""
+"""Stage 2, clean: one cleaned row per conversation of the month (the `conversations` asset)."""
 
 import dagster as dg
 
+from arena_assets.clean.schema import REQUIRED_CONVERSATION_COLUMNS
+from arena_assets.defs.clean.resources import Moderation
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage, Moderation
-from arena_assets.pipeline import REQUIRED_CONVERSATION_COLUMNS, clean_month
+from arena_assets.defs.resources import ArenaStorage
+from arena_assets.pipeline.clean import clean_month
 from arena_assets.report import counts_table
 
 
@@ -53,7 +55,7 @@ def conversations(
         }
     )
     yield dg.AssetCheckResult(
-        check_name="snapshots_conserved", passed=stats.states_folded == stats.states_in,
+        check_name="snapshots_conserved", passed=stats.snapshots_conserved,
         metadata={"states_in_raw_logs": stats.states_in, "states_folded": stats.states_folded,
                   "conversations": stats.conversations})
     yield dg.AssetCheckResult(

@@ -1,4 +1,4 @@
-"""Battles -> model indices, outcomes and aggregated cells.
+"""Battles -> model indices, outcomes and aggregated pair cells.
 
 Everything after aggregation is small: with K models there are at most 3·K(K-1)/2
 unordered cells (pair i<j, outcome ∈ {i wins, j wins, tie}). Folding (model_a, model_b)
@@ -14,16 +14,19 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+from arena_assets.ranking.options import TIE_MODES, RankingInputError
+
 # FastChat's winner vocabulary -> outcome code from model_a's side.
 A_WINS, B_WINS, TIE, BOTHBAD = 0, 1, 2, 3
 WINNER_CODES = {"model_a": A_WINS, "model_b": B_WINS, "tie": TIE, "tie (bothbad)": BOTHBAD}
 
 # tie_mode -> which tie codes are kept (as half wins); the rest are dropped.
-TIE_MODES = {
+TIES_KEPT = {
     "half": (TIE, BOTHBAD),  # every tie is half a win for each side (LMArena default)
     "drop_bothbad": (TIE,),  # "both are bad" votes dropped, plain ties half wins
     "drop": (),  # decisive votes only
 }
+assert tuple(TIES_KEPT) == TIE_MODES
 
 
 @dataclass(frozen=True)
@@ -61,34 +64,69 @@ class Aggregated:
         return np.bincount(self.left, n, k) + np.bincount(self.right, n, k)
 
 
-def encode_battles(
-    battles: pl.DataFrame, tie_mode: str = "half", models: list[str] | None = None
-) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Model indices and outcome per battle: (models, a, b, outcome, kept_mask).
+@dataclass(frozen=True)
+class BattleSet:
+    """Battles encoded once, after the tie mode: model indices and outcome per battle.
 
-    ``outcome`` uses A_WINS/B_WINS/TIE (bothbad folded into TIE); ``kept_mask`` marks the
-    battles that ``tie_mode`` keeps. ``models`` defaults to the sorted union of names.
+    ``outcome`` uses A_WINS / B_WINS / TIE (bothbad folded into TIE); ``rows`` are the
+    battles' positions in the source frame, so per-battle columns (style features) line up.
+    ``models`` holds every name in the source, with or without kept battles.
     """
-    if tie_mode not in TIE_MODES:
-        raise ValueError(f"tie_mode must be one of {sorted(TIE_MODES)}, got {tie_mode!r}")
-    if models is None:
-        models = sorted(
-            set(battles["model_a"].unique().to_list()) | set(battles["model_b"].unique().to_list())
-        )
+
+    models: list[str]
+    a: np.ndarray
+    b: np.ndarray
+    outcome: np.ndarray
+    rows: np.ndarray
+
+    def aggregate(self) -> Aggregated:
+        return aggregate_codes(self.models, self.a, self.b, self.outcome)
+
+    def among(self, models: list[str]) -> BattleSet:
+        """The battles between ``models`` only, re-indexed to that list."""
+        index = np.full(len(self.models), -1)
+        pos = {m: i for i, m in enumerate(self.models)}
+        index[[pos[m] for m in models]] = np.arange(len(models))
+        a, b = index[self.a], index[self.b]
+        keep = (a >= 0) & (b >= 0)
+        return BattleSet(list(models), a[keep], b[keep], self.outcome[keep], self.rows[keep])
+
+
+def _unknown_winners(battles: pl.DataFrame, codes: pl.Series) -> RankingInputError:
+    bad = battles.filter(codes.is_null())
+    shown = ", ".join(repr(v) for v in bad["winner"].unique(maintain_order=True).head(5))
+    return RankingInputError(f"{bad.height} battle(s) with an unknown winner ({shown}); "
+                             "expected one of " + ", ".join(WINNER_CODES))
+
+
+def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
+    """Encode ``model_a, model_b, winner`` once; drops self-battles and the ties that
+    ``tie_mode`` drops. Models are the sorted union of names."""
+    if tie_mode not in TIES_KEPT:
+        raise RankingInputError(f"tie_mode must be one of {TIE_MODES}, got {tie_mode!r}")
+    models = sorted(
+        set(battles["model_a"].drop_nulls().unique().to_list())
+        | set(battles["model_b"].drop_nulls().unique().to_list())
+    )
     enum = pl.Enum(models)
     # Enum's physical codes are the positions in `models`: a hash lookup, no sort of 1M strings.
     codes = battles.select(
         pl.col("model_a").cast(pl.String).cast(enum).to_physical().alias("a"),
         pl.col("model_b").cast(pl.String).cast(enum).to_physical().alias("b"),
-        pl.col("winner").replace_strict(WINNER_CODES, return_dtype=pl.Int8).alias("o"),
+        # unknown strings (and nulls) become null here and are reported below
+        pl.col("winner").cast(pl.String).replace_strict(WINNER_CODES, default=None,
+                                                        return_dtype=pl.Int8).alias("o"),
     )
+    if codes["o"].null_count():
+        raise _unknown_winners(battles, codes["o"])
+    if codes["a"].null_count() or codes["b"].null_count():
+        raise RankingInputError("battles with an empty model_a or model_b")
     a = codes["a"].to_numpy().astype(np.int64, copy=False)
     b = codes["b"].to_numpy().astype(np.int64, copy=False)
     o = codes["o"].to_numpy().astype(np.int64, copy=False)
-    kept = (o <= B_WINS) | np.isin(o, TIE_MODES[tie_mode])
-    kept &= a != b
-    o = np.where(o == BOTHBAD, TIE, o)
-    return models, a, b, o, kept
+    kept = ((o <= B_WINS) | np.isin(o, TIES_KEPT[tie_mode])) & (a != b)
+    rows = np.flatnonzero(kept)
+    return BattleSet(models, a[rows], b[rows], np.where(o[rows] == BOTHBAD, TIE, o[rows]), rows)
 
 
 def aggregate_codes(
@@ -112,33 +150,8 @@ def aggregate_codes(
     )
 
 
-def aggregate(
-    battles: pl.DataFrame,
-    tie_mode: str = "half",
-    min_battles: int = 0,
-) -> Aggregated:
-    """Aggregate a battle table (``model_a, model_b, winner``) to pair cells.
-
-    Models with fewer than ``min_battles`` (kept) battles, or none, are dropped with their
-    battles.
-    """
-    models, a, b, o, kept = encode_battles(battles, tie_mode)
-    # models left without battles (all ties dropped, say) are removed as well
-    return drop_rare_models(aggregate_codes(models, a[kept], b[kept], o[kept]), min_battles)
-
-
-def drop_rare_models(agg: Aggregated, min_battles: int) -> Aggregated:
-    """Drop models under ``min_battles`` until none is left under it (dropping one model
-    removes battles of its opponents)."""
-    while True:
-        keep = agg.model_battles() >= max(min_battles, 1)
-        if keep.all():
-            return agg
-        new_index = np.cumsum(keep) - 1
-        rows = keep[agg.left] & keep[agg.right]
-        agg = Aggregated(
-            models=[m for m, k in zip(agg.models, keep) if k],
-            left=new_index[agg.left[rows]],
-            right=new_index[agg.right[rows]],
-            counts=agg.counts[rows],
-        )
+def aggregate(battles: pl.DataFrame, tie_mode: str = "half") -> Aggregated:
+    """Aggregate a battle table (``model_a, model_b, winner``) to pair cells. Every model
+    named in the table is listed, also one left without battles by the tie mode; which
+    models a board can rank is ``arena_assets.ranking.identify.rankable``'s call."""
+    return encode_battles(battles, tie_mode).aggregate()

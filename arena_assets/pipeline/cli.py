@@ -15,29 +15,32 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
-
 DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
 DEMO_CONVERSATIONS_PER_MONTH = 3000
 DEMO_SEED = 7
 
 
 def _env_setting(name: str, default: str) -> str:
-    """The demo runs outside Dagster, so it reads the same .env the Dagster CLI will load
-    (with the same parser, python-dotenv), then the environment, then the default."""
-    from dotenv import dotenv_values
+    """The demo runs outside Dagster: the shell's variable, else ``.env`` (python-dotenv's
+    parser), else the default; the Dagster runs it starts see the same values
+    (``envfile.dagster_workdir``)."""
+    from arena_assets.envfile import setting
 
-    value = dotenv_values(".env").get(name) if Path(".env").exists() else None
-    return value or os.environ.get(name) or default
+    return setting(name, default)
 
 
 def materialize(selection: str, month: str) -> None:
     """One Dagster run for one month (multiprocess executor, recorded in the instance)."""
+    from arena_assets.envfile import dagster_workdir
+
     dagster = Path(sys.executable).with_name("dagster")
     cmd = [str(dagster), "asset", "materialize", "-m", "arena_assets.definitions",
            "--select", selection, "--partition", month]
     started = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    # Dagster's CLI loads .env over the shell's variables; this working directory's .env
+    # holds the merged values with the shell winning (the dotenv convention)
+    with dagster_workdir(".") as (workdir, env):
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=env)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-5000:] + proc.stderr[-5000:])
         raise SystemExit(f"materialization of {selection} for {month} failed")
@@ -46,6 +49,8 @@ def materialize(selection: str, month: str) -> None:
 
 def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     """Rows per asset and month, rejects by reason, and where everything is."""
+    import duckdb
+
     out = []
     with duckdb.connect(catalog_path, read_only=True) as con:
         views = [r[0] for r in con.execute(

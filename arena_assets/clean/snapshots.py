@@ -1,4 +1,4 @@
-"""Latest snapshot per conversation (``sql/latest_snapshots.sql``), run by DuckDB.
+"""Latest snapshot per conversation (``clean/sql/latest_snapshots.sql``), run by DuckDB.
 
 Why DuckDB and not polars here: picking the newest of several snapshots needs every
 snapshot of a conversation side by side, i.e. a sort/group over the whole month. DuckDB
@@ -15,17 +15,11 @@ from collections.abc import Iterator
 import duckdb
 import polars as pl
 
-from arena_assets.schema import CONVERSATIONS_SCHEMA, MESSAGE_TYPE
+from arena_assets.clean.schema import SNAPSHOT_SCHEMA
 from arena_assets.sqlfiles import sql
 from arena_assets.storage import Lake, duckdb_connect
 
 BATCH_ROWS = 50_000
-
-SNAPSHOT_SCHEMA = {
-    **{c: CONVERSATIONS_SCHEMA[c] for c in
-       ("month", "conv_id", "model", "tstamp", "first_tstamp", "user_hash", "anony", "snapshots")},
-    "messages": pl.List(MESSAGE_TYPE),
-}
 
 
 def _typed(frame: pl.DataFrame) -> pl.DataFrame:
@@ -36,7 +30,7 @@ def latest_snapshots(raw_logs: pl.DataFrame) -> pl.DataFrame:
     """Latest state per conv_id of an in-memory raw_logs frame, sorted by conv_id."""
     with duckdb.connect() as con:
         con.register("raw_logs", raw_logs.to_arrow())
-        return _typed(pl.from_arrow(con.execute(sql("latest_snapshots")).to_arrow_table()))
+        return _typed(pl.from_arrow(con.execute(sql("clean", "latest_snapshots")).to_arrow_table()))
 
 
 def iter_latest_snapshots(
@@ -54,7 +48,7 @@ def iter_latest_snapshots(
             con.execute(
                 f"create temp view raw_logs as select * from read_parquet('{lake.url('raw_logs', month)}')"
             )
-            reader = con.execute(sql("latest_snapshots")).to_arrow_reader(batch_rows)
+            reader = con.execute(sql("clean", "latest_snapshots")).to_arrow_reader(batch_rows)
             for batch in reader:
                 if batch.num_rows:
                     yield _typed(pl.from_arrow(batch))

@@ -1,0 +1,109 @@
+"""Noticing new raw data: which months of the raw root changed since the last look.
+
+A sensor (wired in the Dagster definitions) calls `list_raw_root` on every tick and
+`changed_months` with the cursor it stored last time. A month counts as changed when its
+set of raw files differs in any name, size or version: the ETag on S3 (a rewritten object
+gets a new one), the modification time on a local disk. The cursor keeps one short
+fingerprint per month, so it stays small whatever the number of files, and it is plain
+JSON (what a Dagster sensor cursor stores as a string; `dumps_cursor` / `loads_cursor`).
+
+A month folder that holds no raw file (empty, or only hidden / `_tmp` entries that writers
+keep while uploading) is reported as skipped, never requested: materializing it would write
+empty tables and copy the previous leaderboard. Files that are not raw data by the ingest
+rules (`sources.RAW_EXTENSIONS`, hidden and underscore entries skipped) do not count, so a
+sidecar written next to the logs does not trigger a run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from arena_assets.ingest.sources import RAW_EXTENSIONS, _is_skipped, open_root
+
+CURSOR_VERSION = 1
+_MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+@dataclass(frozen=True, order=True)
+class RawFile:
+    name: str  # path relative to the raw root, e.g. "2024-02/events-2024-02-01.jsonl.gz"
+    size: int
+    version: str  # S3 ETag, or the local modification time
+
+
+def _version(info: dict[str, Any]) -> str:
+    etag = info.get("ETag") or info.get("etag")
+    if etag:
+        return str(etag).strip('"')
+    for key in ("mtime", "LastModified", "last_modified", "created"):
+        if info.get(key) is not None:
+            value = info[key]
+            return value.isoformat() if hasattr(value, "isoformat") else repr(value)
+    return ""
+
+
+def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[str, list[RawFile]]:
+    """Every month folder under the raw root (``YYYY-MM``), with its raw files sorted by
+    name; a month folder without raw files maps to ``[]``. Other top-level entries
+    (``models.json``, ``_truth/``) are not months and are left out."""
+    fs, root = open_root(raw_root, storage_options)
+    # s3fs keeps directory listings between calls on the same (cached) filesystem object;
+    # a sensor must see the storage as it is now
+    fs.invalidate_cache(root)
+    if not fs.exists(root):
+        return {}
+    months: dict[str, list[RawFile]] = {}
+    for entry in fs.ls(root, detail=True):
+        name = entry["name"].rstrip("/").rsplit("/", 1)[-1]
+        if entry.get("type") == "directory" and _MONTH.match(name):
+            months[name] = []
+    for path, info in fs.find(root, detail=True).items():
+        rel = path[len(root) + 1:] if path.startswith(root + "/") else path
+        month, _, inside = rel.partition("/")
+        if month not in months or not inside or info.get("type") == "directory":
+            continue
+        if _is_skipped(inside) or not rel.endswith(RAW_EXTENSIONS):
+            continue
+        months[month].append(RawFile(rel, int(info.get("size") or 0), _version(info)))
+    return {m: sorted(files) for m, files in sorted(months.items())}
+
+
+def month_fingerprint(files: list[RawFile]) -> str:
+    """A short digest of (name, size, version) of every file: equal iff nothing changed."""
+    payload = json.dumps([[f.name, f.size, f.version] for f in sorted(files)]).encode()
+    return hashlib.sha256(payload).hexdigest()[:24]
+
+
+def loads_cursor(cursor: str | dict | None) -> dict:
+    """A cursor from its stored form; None or "" is the first tick (nothing seen yet)."""
+    if cursor is None or cursor == "":
+        return {"version": CURSOR_VERSION, "months": {}}
+    data = json.loads(cursor) if isinstance(cursor, str) else cursor
+    if not isinstance(data, dict) or data.get("version") != CURSOR_VERSION \
+            or not isinstance(data.get("months"), dict):
+        raise ValueError(f"not a raw-root cursor of version {CURSOR_VERSION}: {cursor!r:.200}")
+    return data
+
+
+def dumps_cursor(cursor: dict) -> str:
+    return json.dumps(cursor, sort_keys=True, separators=(",", ":"))
+
+
+def changed_months(
+    previous_cursor: str | dict | None, listing: dict[str, list[RawFile]]
+) -> tuple[list[str], dict, list[str]]:
+    """(months to materialize, the new cursor, months skipped because they hold no raw file).
+
+    A month is to materialize when it has raw files and its fingerprint is new or differs
+    from the cursor's. The new cursor holds the fingerprint of every month that has files;
+    a month whose files all vanished leaves the cursor, so files arriving later trigger it.
+    """
+    seen = loads_cursor(previous_cursor)["months"]
+    fingerprints = {m: month_fingerprint(files) for m, files in listing.items() if files}
+    changed = sorted(m for m, fp in fingerprints.items() if seen.get(m) != fp)
+    skipped = sorted(m for m, files in listing.items() if not files)
+    return changed, {"version": CURSOR_VERSION, "months": fingerprints}, skipped

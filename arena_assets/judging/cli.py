@@ -1,0 +1,104 @@
+"""`arena-assets judge-summary FILE` and `arena-assets bench-metrics BENCH HUMAN`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "judge-summary",
+        help="each model's score from a judgment file (MT-Bench single/pairwise, Arena-Hard)",
+        description="Single-answer grades: mean over valid ratings, turns pooled (FastChat). "
+        "Pairwise judgments: win rate against the baseline, strong verdicts weighted.",
+    )
+    p.add_argument("file", type=Path, help="judgment JSONL (or folder, or our Parquet)")
+    p.add_argument("--format", choices=("json", "csv"), default="json", dest="fmt")
+    p.add_argument("--baseline", default=None, help="baseline model of pairwise files")
+    p.add_argument("--weight", type=int, default=3, help="weight of a strong verdict (default 3)")
+    p.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
+    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--bias", action="store_true",
+                   help="pairwise only: print the judge-bias report (JSON) instead")
+    p.set_defaults(func=run_judge_summary)
+
+    m = subparsers.add_parser(
+        "bench-metrics",
+        help="separability, agreement, Spearman, Kendall, Brier of a bench vs a human board",
+        description="BENCH and HUMAN are score tables: bootstrap JSONL (model, score, lower, "
+        "upper, results), leaderboard CSV (rating, rating_q025, rating_q975, variance) or "
+        "Parquet leaderboard tables.",
+    )
+    m.add_argument("bench", type=Path)
+    m.add_argument("human", type=Path)
+    m.add_argument("--map", type=Path, default=None, dest="name_map",
+                   help="JSON {human name: bench name}")
+    m.add_argument("--json", action="store_true", help="print one JSON object")
+    m.set_defaults(func=run_bench_metrics)
+
+
+def run_judge_summary(args: argparse.Namespace) -> int:
+    from arena_assets.judging.summary import (
+        bias_report,
+        ensemble_summary,
+        pairwise_summary,
+        single_summary,
+    )
+    from arena_assets.judging.verdicts import read_judgments
+
+    try:
+        kind, frame = read_judgments(args.file, baseline=args.baseline)
+    except (ValueError, OSError) as exc:
+        print(f"judge-summary: {exc}", file=sys.stderr)
+        return 1
+    if kind == "single":
+        if args.bias:
+            print("judge-summary: --bias needs pairwise judgments", file=sys.stderr)
+            return 1
+        table = single_summary(frame)
+    else:
+        if args.baseline:
+            frame = frame.filter(frame["baseline"] == args.baseline)
+        if frame.height == 0:
+            print("judge-summary: no games for that baseline", file=sys.stderr)
+            return 1
+        if args.bias:
+            print(json.dumps(bias_report(frame), indent=2))
+            return 0
+        # several judges: each judge's win rates, averaged (an ensemble)
+        summarise = ensemble_summary if frame["judge"].n_unique() > 1 else pairwise_summary
+        table = summarise(frame, weight=args.weight, rounds=args.rounds, level=args.level,
+                          seed=args.seed)
+    if args.fmt == "csv":
+        sys.stdout.write(table.write_csv())
+    else:
+        print(json.dumps({"kind": kind, "models": table.to_dicts()}, indent=2))
+    return 0
+
+
+def run_bench_metrics(args: argparse.Namespace) -> int:
+    from arena_assets.judging.metrics import bench_vs_human, read_name_map, read_score_table
+
+    try:
+        bench = read_score_table(args.bench)
+        human = read_score_table(args.human)
+        mapping = read_name_map(args.name_map) if args.name_map else None
+        result = bench_vs_human(bench, human, mapping)
+    except (ValueError, OSError) as exc:
+        print(f"bench-metrics: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return 0
+    print(f"models ({result['n_models']}): {', '.join(result['models'])}")
+    for key in ("separability_bench", "separability_human", "agreement_with_confidence", "brier"):
+        v = result[key]
+        extra = ", ".join(f"{k}={x}" for k, x in v.items() if k != "value")
+        print(f"{key}: {v['value']:.4f} ({extra})")
+    print(f"spearman: {result['spearman']:.4f}")
+    print(f"kendall: {result['kendall']:.4f}")
+    return 0

@@ -1,0 +1,8 @@
+"""Month steps over the lake, one module per stage: read the month's inputs, call the
+stage's pure library, write its tables, and return the figures its checks and metadata
+need. Shared by the Dagster assets (``arena_assets.defs.<stage>``), the CLI and the
+benchmarks, so each figure is computed in one place.
+
+``ingest`` -> ``clean`` -> ``battles`` -> ``leaderboards``; ``topics`` (labels, clusters)
+after ``clean``; ``cli`` runs the demo.
+"""

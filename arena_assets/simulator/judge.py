@@ -1,0 +1,140 @@
+"""Simulated candidate answers and a simulated LLM judge (pure functions, seeded).
+
+Answers: a model's answer to a bench prompt has a hidden quality
+``q = s · (base_gap + difficulty_gain · c/7) + ε`` (defaults 0.5 and 1), with ``s`` its
+true skill on the prompt's category in logit units (Elo/400·ln 10), ``c`` the prompt's
+criteria count (harder prompts spread models further apart, BenchBuilder's premise) and
+ε ~ N(0, answer_noise). Its length follows the model's verbosity, its headers / lists /
+bold its markdown propensity.
+
+The judge sees only the two answer texts. The quality travels inside the text as an opaque
+tag (``[ref:<hex>]`` on the last line): 6 bytes of nonce, the quality (float32) XOR-ed
+with an HMAC keystream, and a 2-byte HMAC check, all under a key only the endpoint holds;
+a client sees random hex, and an answer edited or made up without the key carries no valid
+tag (the judge then takes quality 0, so its verdict is noise and biases only). The
+judge's verdict follows
+``d = q_A − q_B + position_bias + length_bias · tanh(Δlen / length_scale) + noise``:
+``|d| >= strong`` gives a ``>>`` verdict, ``|d| < tie`` a tie.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import re
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+_TAG = re.compile(r"\[ref:([0-9a-f]{24})\]")
+_WORDS = ("analysis", "result", "approach", "detail", "method", "example", "step", "value",
+          "system", "input", "output", "case", "reason", "choice", "option", "model", "data",
+          "point", "answer", "check", "limit", "range", "order", "rule", "test", "idea")
+
+
+@dataclass(frozen=True)
+class SimAnswer:
+    text: str
+    quality: float  # hidden: the endpoint keeps it, the client never sees it in clear
+
+
+@dataclass(frozen=True)
+class JudgeBias:
+    noise: float = 0.35  # sd of the judge's error, quality units
+    position_bias: float = 0.0  # added in favour of Assistant A
+    length_bias: float = 0.0  # weight of the length difference
+    length_scale: float = 300.0  # tokens-ish (words here) at which length bias saturates
+    tie: float = 0.15
+    strong: float = 1.0
+
+
+def _rng(key: bytes, *parts: str) -> np.random.Generator:
+    digest = hmac.new(key, "|".join(parts).encode(), hashlib.sha256).digest()
+    return np.random.default_rng(int.from_bytes(digest[:8], "big"))
+
+
+def encode_quality(quality: float, key: bytes, nonce: bytes) -> str:
+    stream = hmac.new(key, b"ks" + nonce, hashlib.sha256).digest()[:4]
+    body = bytes(a ^ b for a, b in zip(struct.pack(">f", quality), stream))
+    mac = hmac.new(key, b"mac" + nonce + body, hashlib.sha256).digest()[:2]
+    return (nonce + body + mac).hex()
+
+
+def decode_quality(tag: str, key: bytes) -> float | None:
+    raw = bytes.fromhex(tag)
+    nonce, body, mac = raw[:6], raw[6:10], raw[10:12]
+    expected = hmac.new(key, b"mac" + nonce + body, hashlib.sha256).digest()[:2]
+    if not hmac.compare_digest(mac, expected):
+        return None
+    stream = hmac.new(key, b"ks" + nonce, hashlib.sha256).digest()[:4]
+    return struct.unpack(">f", bytes(a ^ b for a, b in zip(body, stream)))[0]
+
+
+def answer_quality(text: str, key: bytes) -> float | None:
+    """The hidden quality of a simulated answer, or None when it carries no valid tag."""
+    found = _TAG.findall(text or "")
+    return decode_quality(found[-1], key) if found else None
+
+
+def simulate_answer(
+    *, key: bytes, model: str, prompt: str, skill_elo: float, criteria: int,
+    verbosity: float = 1.0, markdown: float = 0.5, answer_noise: float = 0.3,
+    base_words: int = 180, base_gap: float = 0.5, difficulty_gain: float = 1.0,
+) -> SimAnswer:
+    """The answer ``model`` gives to ``prompt`` (deterministic in key, model and prompt);
+    skill counts ``base_gap + difficulty_gain · criteria/7`` times (hard prompts separate)."""
+    rng = _rng(key, "answer", model, prompt)
+    skill = skill_elo * math.log(10) / 400.0
+    gap = base_gap + difficulty_gain * criteria / 7.0
+    quality = float(skill * gap + rng.normal(0.0, answer_noise))
+    n_words = max(12, int(base_words * verbosity * math.exp(rng.normal(0.0, 0.25))))
+    lines, written = [], 0
+    while written < n_words:
+        chunk = int(rng.integers(8, 30))
+        words = " ".join(rng.choice(_WORDS, size=chunk))
+        roll = rng.random()
+        if roll < markdown * 0.15:
+            lines.append(f"## {words.split(' ', 3)[0].title()} {words.split(' ', 3)[1]}")
+        elif roll < markdown * 0.6:
+            lines.append(f"- {words}")
+        elif roll < markdown * 0.75:
+            lines.append(f"**{words.split(' ', 1)[0]}** {words}.")
+        else:
+            lines.append(words.capitalize() + ".")
+        written += chunk
+    nonce = hmac.new(key, f"nonce|{model}|{prompt}".encode(), hashlib.sha256).digest()[:6]
+    lines.append(f"[ref:{encode_quality(quality, key, nonce)}]")
+    return SimAnswer("\n".join(lines), quality)
+
+
+def judge_verdict(
+    *, key: bytes, question: str, answer_a: str, answer_b: str,
+    bias: JudgeBias = JudgeBias(), judge: str = "sim-judge",
+) -> tuple[str, float]:
+    """(judge text ending in one verdict label, the latent margin d)."""
+    qa = answer_quality(answer_a, key)
+    qb = answer_quality(answer_b, key)
+    rng = _rng(key, "judge", judge, question, answer_a, answer_b)
+    dlen = len(answer_a.split()) - len(answer_b.split())
+    d = ((qa or 0.0) - (qb or 0.0) + bias.position_bias
+         + bias.length_bias * math.tanh(dlen / bias.length_scale) + rng.normal(0.0, bias.noise))
+    if abs(d) < bias.tie:
+        label = "A=B"
+    elif d > 0:
+        label = "A>>B" if d >= bias.strong else "A>B"
+    else:
+        label = "B>>A" if -d >= bias.strong else "B>A"
+    text = (f"Both answers address the request. Weighing correctness and completeness, "
+            f"my verdict is: [[{label}]]")
+    return text, float(d)
+
+
+def judge_rating(*, key: bytes, question: str, answer: str, noise: float = 0.5,
+                 judge: str = "sim-judge") -> str:
+    """MT-Bench style single grade: ``Rating: [[x]]`` with x in 1..10."""
+    q = answer_quality(answer, key) or 0.0
+    rng = _rng(key, "rating", judge, question, answer)
+    grade = int(np.clip(round(5.5 + 2.0 * q + rng.normal(0.0, noise)), 1, 10))
+    return f"The answer is judged on correctness and helpfulness.\nRating: [[{grade}]]"
