@@ -184,6 +184,7 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
 
 def test_votes_follow_bradley_terry_when_biases_are_off(tmp_path):
     pure = WorldConfig(n_models=12, category_skill_spread=0, style_strength=0, position_bias=0,
+                       hardness_gain=0, cautious_fraction=0,
                        abusive_fraction=0, malformed_rate=0, battle_share=1.0, max_turns=1,
                        vision_prompt_rate=0, theta_sd=150)
     simulate_months(tmp_path, ["2026-01"], 12_000, seed=21, config=pure)
