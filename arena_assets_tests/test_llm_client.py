@@ -192,13 +192,11 @@ def test_cache_on_s3_is_configuration_only(tmp_path):
     import boto3
     from moto.server import ThreadedMotoServer
 
-    from arena_assets_tests.test_s3 import _free_port
-
-    port = _free_port()
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # picks its port
     moto.start()
     try:
-        url = f"http://127.0.0.1:{port}"
+        host, port = moto.get_host_and_port()
+        url = f"http://{host}:{port}"
         boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test",
                      region_name="us-east-1").create_bucket(Bucket="lake")
         opts = {"key": "test", "secret": "test", "client_kwargs": {"endpoint_url": url, "region_name": "us-east-1"}}
