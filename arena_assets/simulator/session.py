@@ -12,11 +12,16 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena_assets.contracts import PII_TYPES
 from arena_assets.simulator.compose import PromptComposer
 from arena_assets.simulator.config import TEXT_CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.ids import IdMaker, image_hash
-from arena_assets.simulator.lexicon import LEX, SENTENCE_SEP, TOXIC_MARKERS, fake_pii
+from arena_assets.simulator.lexicon import (
+    LEX,
+    PLANTED_PII_TYPES,
+    SENTENCE_SEP,
+    TOXIC_MARKERS,
+    fake_pii,
+)
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
 from arena_assets.simulator.votes import (
@@ -69,7 +74,7 @@ class SessionMaker:
     # ---- prompts -------------------------------------------------------------------------
     def _plant(self, text: str, lang: str, rate: float, pii: list[tuple[str, str]]) -> str:
         if self.rng.random() < rate:
-            kind = self.rng.choice(PII_TYPES)
+            kind = self.rng.choice(PLANTED_PII_TYPES)
             item = fake_pii(kind, self.rng)
             pii.append((kind, item))
             text += SENTENCE_SEP[lang] + LEX[lang]["pii"].format(pii=item)
