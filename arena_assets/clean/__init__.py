@@ -1,26 +1,36 @@
 """Cleaning: raw_logs -> conversations (latest snapshot, PII redaction, language, tokens,
-moderation, dedup key). Pure library; no Dagster."""
+moderation, dedup key). Pure library; no Dagster.
 
-from arena_assets.clean.conversations import (
-    build_conversations,
-    clean_conversations,
-    dedup_key,
-)
-from arena_assets.clean.language import FastTextLid, LanguageDetector, detect_languages
-from arena_assets.clean.moderation import OpenAIModeration, moderate_texts
-from arena_assets.clean.pii import (
-    ANY_PII_PATTERN,
-    PREFILTER,
-    contains_pii,
-    find_pii,
-    redact_expr,
-    redact_frame,
-)
-from arena_assets.clean.tokens import TOKEN_PATTERN, approx_tokens
+Exports load on first use (PEP 562): the parse workers import ``clean.pii`` (to scrub
+rejected lines), and an eager package would drag DuckDB, fastText and the snapshot SQL
+into every worker's start-up.
+"""
 
-__all__ = [
-    "ANY_PII_PATTERN", "PREFILTER", "TOKEN_PATTERN", "FastTextLid", "LanguageDetector",
-    "OpenAIModeration", "approx_tokens", "build_conversations", "clean_conversations",
-    "contains_pii", "dedup_key", "detect_languages", "find_pii",
-    "moderate_texts", "redact_expr", "redact_frame",
-]
+_EXPORTS = {
+    "build_conversations": ".conversations",
+    "clean_conversations": ".conversations",
+    "dedup_key": ".conversations",
+    "FastTextLid": ".language",
+    "LanguageDetector": ".language",
+    "detect_languages": ".language",
+    "OpenAIModeration": ".moderation",
+    "moderate_texts": ".moderation",
+    "ANY_PII_PATTERN": ".pii",
+    "PREFILTER": ".pii",
+    "contains_pii": ".pii",
+    "find_pii": ".pii",
+    "redact_expr": ".pii",
+    "redact_frame": ".pii",
+    "TOKEN_PATTERN": ".tokens",
+    "approx_tokens": ".tokens",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(_EXPORTS[name], __name__), name)
