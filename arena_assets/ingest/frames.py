@@ -14,6 +14,7 @@ import polars as pl
 import pyarrow as pa
 
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.privacy.rejects import redact_rejects
 
 from .validate import Row
 
@@ -80,6 +81,9 @@ class RowBuffer:
 
     def reject(self, line_no: int, reason: str, detail: str, raw: str,
                user_hash: str | None = None) -> None:
+        """A reject whose ``detail`` and ``raw`` have their identities blanked
+        (``privacy.rejects.blank_reject``); PII is redacted for the whole part in
+        :meth:`frames`."""
         self.rej_line_no.append(line_no)
         self.rej_reason.append(reason)
         self.rej_detail.append(detail)
@@ -110,14 +114,15 @@ class RowBuffer:
             source_format=pl.lit(source_format, pl.String),
         )
         raw_logs = raw_logs.select(list(RAW_LOGS_SCHEMA)).cast(RAW_LOGS_SCHEMA)  # type: ignore[arg-type]
+        details, raws = redact_rejects(self.rej_detail, self.rej_raw)
         rejects = pl.DataFrame(
             {
                 "month": [month] * len(self.rej_line_no),
                 "source_file": [source_file] * len(self.rej_line_no),
                 "line_no": self.rej_line_no,
                 "reason": self.rej_reason,
-                "detail": self.rej_detail,
-                "raw": self.rej_raw,
+                "detail": details,
+                "raw": raws,
                 "user_hash": self.rej_user,
             },
             schema=RAW_REJECTS_SCHEMA,

@@ -14,7 +14,8 @@ a duplicate, and the first occurrence in file order (files sorted by name) wins.
 A compressed file whose stream breaks (truncated gzip) keeps its complete lines before the
 break; what follows becomes one ``truncated_file`` reject with the byte offset, and the
 month goes on (the ingest asset's blocking check then decides whether partial files are
-allowed). Rejected lines are stored scrubbed (``privacy/rejects.py``) with their user hash.
+allowed). Rejected lines are stored scrubbed (``privacy/rejects.py``) with their user hash:
+identities are blanked line by line, PII is redacted once per part (``frames.py``).
 
 Streaming: ``iter_file_parts`` (and ``month.iter_parsed_files`` over a month) yields parts
 of at most ``chunk_lines`` lines, so a caller writing one Parquet part per yield holds one
@@ -36,7 +37,12 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from arena_assets.privacy.rejects import scrub_reject, scrub_reject_line
+from arena_assets.privacy.rejects import (
+    blank_reject,
+    blank_reject_line,
+    scrub_reject,
+    scrub_reject_line,
+)
 from arena_assets.contracts import MAX_LINE_BYTES
 
 from . import sources
@@ -237,9 +243,9 @@ class FileParser:
                                                   f"different values {short(dup.values)}")
                 self._accept(line_no, row)
             except Reject as rej:
-                buf.reject(line_no, rej.reason, *scrub_reject_line(line, rej.detail, hash_user))
+                buf.reject(line_no, rej.reason, *blank_reject_line(line, rej.detail, hash_user))
             except Exception as exc:  # noqa: BLE001 - a bug must not lose the line
-                buf.reject(line_no, "wrong_type", *scrub_reject_line(
+                buf.reject(line_no, "wrong_type", *blank_reject_line(
                     line, f"internal error {type(exc).__name__}: {exc}"[:200], hash_user))
         self.next_no = line_no + 1
 
@@ -250,7 +256,7 @@ class FileParser:
                   f"({type(cut.cause).__name__}: {cut.cause}); lines 1..{line_no - 1} before "
                   f"it were kept, the rest of the file is lost")
         self.buf.reject(line_no, "truncated_file",
-                        *scrub_reject_line(cut.tail, detail, self.checker.user_hash))
+                        *blank_reject_line(cut.tail, detail, self.checker.user_hash))
         self.next_no = line_no + 1
 
     def feed_records(self, records: Iterable[Any], nested_json: bool = False) -> None:
@@ -267,9 +273,9 @@ class FileParser:
                 self._accept(rec_no, self.row_of(record))
             except Reject as rej:
                 buf.reject(rec_no, rej.reason,
-                           *scrub_reject(_record_json(record), rej.detail, hash_user))
+                           *blank_reject(_record_json(record), rej.detail, hash_user))
             except Exception as exc:  # noqa: BLE001
-                buf.reject(rec_no, "wrong_type", *scrub_reject(
+                buf.reject(rec_no, "wrong_type", *blank_reject(
                     _record_json(record), f"internal error {type(exc).__name__}: {exc}"[:200],
                     hash_user))
         self.next_no = rec_no + 1

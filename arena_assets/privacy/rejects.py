@@ -23,7 +23,9 @@ import json
 import re
 from collections.abc import Callable
 
-from arena_assets.clean.pii import scrub_raw_text
+import polars as pl
+
+from arena_assets.clean.pii import scrub_raw_line, scrub_raw_text
 from arena_assets.contracts import REJECT_RAW_CHARS
 
 # the fields that name a user in the native format and the adapters' formats, in the
@@ -141,6 +143,35 @@ def user_of(found: dict[str, list[str]]) -> str | None:
     return None
 
 
+def blank_reject(
+    text: str, detail: str, hash_user: Callable[[str], str] | None = None
+) -> tuple[str, str, str | None]:
+    """The first half of :func:`scrub_reject`: (detail, text, user_hash) with the identity
+    values blanked, not yet PII-redacted nor cut. Ingest collects these per part and
+    redacts them all at once with :func:`redact_rejects` (one regex pass over a column
+    instead of two polars calls per rejected line, measured at half the parse time of a
+    month with 0.4 % junk lines)."""
+    blanked, found = blank_identities(text)
+    literals = {v for values in found.values() for v in values if len(v) >= MIN_LITERAL_CHARS}
+    safe_detail = _blank_literals(detail, literals) if detail else detail
+    user = user_of(found)
+    return (safe_detail, _blank_literals(blanked, literals),
+            (hash_user(user) if user is not None and hash_user else None))
+
+
+def redact_rejects(details: list[str], raws: list[str]) -> tuple[list[str], list[str]]:
+    """The second half of :func:`scrub_reject` for many rejects: PII redaction of the
+    blanked details (empty ones stay as they are) and texts, then the cut of each text to
+    ``REJECT_RAW_CHARS``. Row-wise the same as ``scrub_raw_text`` on each string."""
+    if not raws:
+        return details, raws
+    texts = pl.Series("text", [*raws, *details], dtype=pl.String)
+    done = texts.to_frame().select(scrub_raw_line(pl.col("text"))).to_series().to_list()
+    n = len(raws)
+    return ([d if not d else s for d, s in zip(details, done[n:], strict=True)],
+            [s[:REJECT_RAW_CHARS] for s in done[:n]])
+
+
 def scrub_reject(
     text: str, detail: str, hash_user: Callable[[str], str] | None = None
 ) -> tuple[str, str, str | None]:
@@ -149,12 +180,16 @@ def scrub_reject(
     ``hash_user`` is ingest's salted hash (``Checker.user_hash``); without it the hash is
     None. ``raw`` is at most ``REJECT_RAW_CHARS`` characters.
     """
-    blanked, found = blank_identities(text)
-    literals = {v for values in found.values() for v in values if len(v) >= MIN_LITERAL_CHARS}
-    raw = scrub_raw_text(_blank_literals(blanked, literals))[:REJECT_RAW_CHARS]
-    safe_detail = scrub_raw_text(_blank_literals(detail, literals)) if detail else detail
-    user = user_of(found)
-    return safe_detail, raw, (hash_user(user) if user is not None and hash_user else None)
+    safe_detail, blanked, user_hash = blank_reject(text, detail, hash_user)
+    raw = scrub_raw_text(blanked)[:REJECT_RAW_CHARS]
+    return (scrub_raw_text(safe_detail) if safe_detail else safe_detail), raw, user_hash
+
+
+def blank_reject_line(
+    line: bytes, detail: str, hash_user: Callable[[str], str] | None = None
+) -> tuple[str, str, str | None]:
+    """:func:`blank_reject` of raw bytes (decoded with replacement: invalid UTF-8 too)."""
+    return blank_reject(line.decode("utf-8", "replace"), detail, hash_user)
 
 
 def scrub_reject_line(
