@@ -126,10 +126,12 @@ def run_once(raw_root: str, lake_root: str, workers: int) -> dict:
     ingest = ingest_month(lake, raw_root, MONTH, salt="bench",
                           known_models=load_model_registry(raw_root), workers=workers)
     c1, t1 = tree_cpu(), time.perf_counter()
+    ingest_rss, tree.peak = tree.peak, 0  # the clean's own peak from here
     clean = clean_month(lake, MONTH)
     c2, t2 = tree_cpu(), time.perf_counter()
     return {"lines": ingest.lines_read, "conversations": clean.conversations,
-            "tree_rss_mb": tree.stop() / 2**20,
+            "ingest_rss_mb": ingest_rss / 2**20, "clean_rss_mb": tree.stop() / 2**20,
+            "tree_rss_mb": max(ingest_rss, tree.peak) / 2**20,
             "ingest_s": t1 - t0, "clean_s": t2 - t1, "total_s": t2 - t0,
             "ingest_cpu": c1 - c0, "clean_cpu": c2 - c1, "total_cpu": c2 - c0,
             "conserved": ingest.conserved and clean.states_in == clean.states_folded}
@@ -197,7 +199,9 @@ def main() -> None:
           f"at the CPU ratio, a quiet {args.workers}-core machine whose floor takes "
           f"{f_cpu / args.workers:.2f}s would do {r0['conversations'] * args.workers / med['total_cpu']:,.0f} conv/s")
     print(f"peak RSS of a run: {max(rss):,.0f} MB in one process, "
-          f"{max(r['tree_rss_mb'] for r in results):,.0f} MB summed over it and its workers")
+          f"{max(r['tree_rss_mb'] for r in results):,.0f} MB summed over it and its workers "
+          f"(ingest {max(r['ingest_rss_mb'] for r in results):,.0f} MB, "
+          f"clean {max(r['clean_rss_mb'] for r in results):,.0f} MB)")
 
 
 if __name__ == "__main__":
