@@ -46,8 +46,8 @@ EXPECTED = {
     "arena_leaderboard": {
         "group": "leaderboards", "deps": {"battle_cells": "every earlier month",
                                           "battles": "every earlier month"},
-        "checks": [("intervals_sane", True), ("keys_unique_and_present", True),
-                   ("schema_matches", True)],
+        "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
+                   ("keys_unique_and_present", True), ("schema_matches", True)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
         "automation": FOLLOW,
     },

@@ -121,7 +121,9 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True}
+        "intervals_contain_ratings": True, "interval_width_sane": True,
+        "schema_matches": True, "keys_unique_and_present": True,
+        "month_over_month_drift": True, "battles_conserved": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

@@ -11,7 +11,6 @@ from arena_assets.ingest.watch import list_raw_root, month_fingerprint
 monthly_refresh = dg.define_asset_job(
     "monthly_refresh",
     selection=dg.AssetSelection.all(),
-    partitions_def=monthly_partitions,
     description="Every asset for one month: ingest, clean, battles, then the leaderboards "
                 "that cover it. The schedule launches it for the month that just ended.",
 )
