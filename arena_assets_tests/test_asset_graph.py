@@ -110,6 +110,12 @@ def test_asset_graph_matches_the_snapshot() -> None:
     sensors = {s.name: s.default_status for s in defs.sensors}
     assert sensors["arena_automation"] == dg.DefaultSensorStatus.RUNNING
     assert sensors["raw_root_sensor"] == dg.DefaultSensorStatus.RUNNING
+    assert sensors["freshness_sensor"] == dg.DefaultSensorStatus.RUNNING
+    # freshness of the latest month: WARN checks outside the assets' own runs
+    fresh = {(spec.asset_key.to_user_string(), spec.name): spec.blocking
+             for checks_def in defs.asset_checks for spec in checks_def.check_specs}
+    assert fresh == {("conversations", "freshness_check"): False,
+                     ("arena_leaderboard", "freshness_check"): False}
     schedules = {s.name: s.default_status for s in defs.schedules}
     assert schedules == {"monthly_refresh_schedule": dg.DefaultScheduleStatus.STOPPED}
 

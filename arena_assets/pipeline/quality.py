@@ -58,13 +58,15 @@ def interval_problems(boards: pl.DataFrame, max_width: float = MAX_INTERVAL_WIDT
     """Rows whose interval is not finite, inverted, does not contain the rating, or is
     wider than ``max_width`` rating points."""
     width = pl.col("upper") - pl.col("lower")
+    # polars orders NaN above every number: compare finite rows only
+    finite = (pl.col("lower").is_finite() & pl.col("upper").is_finite()
+              & pl.col("rating").is_finite())
     figures = boards.select(
-        not_finite=(~pl.col("lower").is_finite() | ~pl.col("upper").is_finite()
-                    | ~pl.col("rating").is_finite()).sum(),
-        inverted=(width < 0).sum(),
-        rating_outside=((pl.col("rating") < pl.col("lower"))
-                        | (pl.col("rating") > pl.col("upper"))).sum(),
-        too_wide=(width > max_width).sum(),
+        not_finite=(~finite).sum(),
+        inverted=(finite & (width < 0)).sum(),
+        rating_outside=(finite & ((pl.col("rating") < pl.col("lower"))
+                                  | (pl.col("rating") > pl.col("upper")))).sum(),
+        too_wide=(finite & (width > max_width)).sum(),
     )
     return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
 
