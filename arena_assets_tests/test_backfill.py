@@ -97,3 +97,21 @@ def test_single_run_backfill_records_each_months_own_metadata(arena_env):
         assert top.records[0].data["model"] == board.sort("rank", "model")["model"][0]
         described = {c.name: c.description for c in meta["dagster/column_schema"].schema.columns}
         assert "blank" in described["rank_change"].lower()
+
+        # the release of one month: Chat, Battle and SFT (no bench_prompts in the lake yet)
+        released = dg.materialize(
+            assets=list(defs.assets or []), resources=defs.resources, instance=instance,
+            selection=dg.AssetSelection.assets("month_release"), partition_key="2024-02")
+        assert released.success
+        (event,) = released.asset_materializations_for_node("month_release")
+        assert event.partition == "2024-02"
+        assert "not released" in event.metadata["bench"].value
+        rows = event.metadata["rows"].value
+        assert set(rows) == {"chat", "battle", "sft"}
+        assert rows["chat"] == lake.read("conversations", "2024-02").height
+        chat = pl.read_parquet(f"{arena_env['ARENA_RELEASE_ROOT']}/arena-chat-2024-02/data/*.parquet")
+        assert chat.height == rows["chat"]
+        # user hashes re-keyed: none of the lake's hashes leaves in the release
+        lake_hashes = set(lake.read("conversations", "2024-02")["user_hash"].drop_nulls())
+        hash_col = next(c for c in chat.columns if "hash" in c or c == "user_id")
+        assert not lake_hashes & set(chat[hash_col].drop_nulls().cast(pl.String))

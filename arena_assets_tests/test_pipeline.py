@@ -41,8 +41,8 @@ def test_month_materializes_with_checks_and_catalog(simulated):
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert {c.check_name: c.passed for c in checks} == {
-        "lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
-        "required_columns_present": True, "month_over_month_drift": True},\
+        "lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True,
+        "no_raw_pii": True, "required_columns_present": True, "month_over_month_drift": True},\
         [(c.check_name, c.metadata) for c in checks]
     lake = Lake(simulated["ARENA_LAKE_ROOT"])
     raw = lake.read("raw_logs", MONTH)
@@ -74,7 +74,7 @@ def test_rematerializing_a_month_is_idempotent(simulated):
 def test_month_without_files_gives_empty_tables(arena_env):
     result = materialize("2024-05")  # every asset, leaderboards included
     assert result.success
-    assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "snapshots_conserved": True, "no_raw_pii": True,
+    assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
         "intervals_contain_ratings": True, "interval_width_sane": True,
         "schema_matches": True, "keys_unique_and_present": True,
