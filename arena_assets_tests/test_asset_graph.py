@@ -34,7 +34,7 @@ EXPECTED = {
         "deps": {"battles": "previous month", "conversations": SAME_MONTH, "raw_logs": SAME_MONTH},
         "checks": [("keys_unique_and_present", True), ("month_over_month_drift", False),
                    ("removals_accounted", True), ("schema_matches", True),
-                   ("votes_conserved", True)],
+                   ("values_in_range", True), ("votes_conserved", True)],
         "backfill": None, "pool": None, "kinds": ["parquet", "polars"], "automation": FOLLOW,
     },
     "battle_cells": {
@@ -47,7 +47,8 @@ EXPECTED = {
         "group": "leaderboards", "deps": {"battle_cells": "every earlier month",
                                           "battles": "every earlier month"},
         "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
-                   ("keys_unique_and_present", True), ("schema_matches", True)],
+                   ("keys_unique_and_present", True), ("schema_matches", True),
+                   ("values_in_range", True)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
         "automation": FOLLOW,
     },

@@ -78,7 +78,8 @@ def test_month_without_files_gives_empty_tables(arena_env):
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
         "intervals_contain_ratings": True, "interval_width_sane": True,
         "schema_matches": True, "keys_unique_and_present": True,
-        "month_over_month_drift": True, "battles_conserved": True}
+        "month_over_month_drift": True, "battles_conserved": True,
+        "values_in_range": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

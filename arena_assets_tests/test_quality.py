@@ -77,3 +77,14 @@ def test_quality_figures_on_hand_written_frames():
     assert quality.language_shift({"en": 1}, {}) is None
     assert quality.drift_ok(1.0, 0.1) and not quality.drift_ok(0.3, 0.0)
     assert not quality.drift_ok(1.0, 0.5)
+
+
+def test_range_figures_on_hand_written_frames():
+    battles = pl.DataFrame({"winner": ["model_a", "tie", "draw", None],
+                            "model_a": ["x", "y", "x", "x"], "model_b": ["y", "y", "z", "y"],
+                            "keep": [True, True, False, True],
+                            "bold_count_a": [0, 1, -1, 2], "bold_count_b": [0, 0, 0, 0]})
+    assert quality.battle_range_problems(battles) == {
+        "unknown_winner": 1, "negative_style_count": 1, "kept_self_battle": 1}
+    boards = pl.DataFrame({"rank": [1, 0], "rank_ub": [1, 1], "battles": [10, 0]})
+    assert quality.board_range_problems(boards) == {"rank_below_1": 1, "no_battles": 1}

@@ -28,6 +28,16 @@ def table_specs(asset: str, what: str) -> list[dg.AssetCheckSpec]:
     ]
 
 
+def range_spec(asset: str, what: str) -> dg.AssetCheckSpec:
+    return dg.AssetCheckSpec("values_in_range", asset=asset, blocking=True,
+                             description=f"Every {what} value within its domain (see metadata).")
+
+
+def range_result(asset: str, problems: Mapping[str, int]) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(asset_key=asset, check_name="values_in_range",
+                               passed=not any(problems.values()), metadata=dict(problems))
+
+
 def drift_spec(asset: str) -> dg.AssetCheckSpec:
     return dg.AssetCheckSpec(
         "month_over_month_drift", asset=asset, blocking=False,

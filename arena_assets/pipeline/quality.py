@@ -54,6 +54,32 @@ def duplicate_keys(frame: pl.DataFrame, keys: list[str]) -> int:
     return frame.height - frame.select(keys).unique().height
 
 
+WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
+
+
+def battle_range_problems(battles: pl.DataFrame) -> dict[str, int]:
+    """Rows with a winner outside the vocabulary, a negative style count, or a model
+    battling itself while kept."""
+    counts = [c for c in battles.columns if c.endswith(("_a", "_b"))
+              and battles.schema[c].is_integer()]
+    figures = battles.select(
+        unknown_winner=(pl.col("winner").is_not_null() & ~pl.col("winner").is_in(WINNERS)).sum(),
+        negative_style_count=pl.any_horizontal([pl.col(c) < 0 for c in counts]).sum()
+        if counts else pl.lit(0),
+        kept_self_battle=(pl.col("keep") & (pl.col("model_a") == pl.col("model_b"))).sum(),
+    )
+    return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
+
+
+def board_range_problems(boards: pl.DataFrame) -> dict[str, int]:
+    """Rows with a rank or rank bound below 1, or a model without battles on its board."""
+    figures = boards.select(
+        rank_below_1=((pl.col("rank") < 1) | (pl.col("rank_ub") < 1)).sum(),
+        no_battles=(pl.col("battles") < 1).sum(),
+    )
+    return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
+
+
 def interval_problems(boards: pl.DataFrame, max_width: float = MAX_INTERVAL_WIDTH) -> dict[str, int]:
     """Rows whose interval is not finite, inverted, does not contain the rating, or is
     wider than ``max_width`` rating points."""

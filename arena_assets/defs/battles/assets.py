@@ -11,7 +11,7 @@ from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_records
 from arena_assets.pipeline.battles import battles_month
-from arena_assets.pipeline.quality import BATTLE_CONTRACT
+from arena_assets.pipeline.quality import BATTLE_CONTRACT, battle_range_problems
 from arena_assets.report import counts_table
 
 
@@ -34,6 +34,7 @@ from arena_assets.report import counts_table
         dg.AssetCheckSpec("removals_accounted", asset="battles", blocking=True,
                           description="Kept + removed-by-reason = all battles."),
         *checks.table_specs("battles", "battle"),
+        checks.range_spec("battles", "winner and style count"),
         checks.drift_spec("battles"),
     ],
 )
@@ -66,6 +67,7 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
         }
     )
     yield from checks.table_results("battles", frame, BATTLE_CONTRACT, ["battle_id"])
+    yield checks.range_result("battles", battle_range_problems(frame))
     yield checks.drift_result("battles", lake, month, frame.height, dict(
         frame["language"].fill_null("?").value_counts().iter_rows()))
     yield dg.AssetCheckResult(

@@ -98,6 +98,7 @@ def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]
     return [
         *checks.table_results("arena_leaderboard", boards, BOARD_SCHEMA,
                               ["month", "board", "model"]),
+        checks.range_result("arena_leaderboard", quality.board_range_problems(boards)),
         dg.AssetCheckResult(
             asset_key="arena_leaderboard", check_name="intervals_contain_ratings",
             passed=not (problems["not_finite"] or problems["inverted"]
@@ -122,6 +123,7 @@ def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]
     automation_condition=follow_upstream,
     check_specs=[
         *checks.table_specs("arena_leaderboard", "board"),
+        checks.range_spec("arena_leaderboard", "rank and battle count"),
         # not blocking: a bootstrap percentile interval may, rarely, miss its point estimate
         dg.AssetCheckSpec("intervals_contain_ratings", asset="arena_leaderboard",
                           description="Every interval is finite and lower <= rating <= upper."),
