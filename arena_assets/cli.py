@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "arena_assets.judging.cli",
     "arena_assets.release.cli",
     "arena_assets.privacy.cli",
+    "arena_assets.labels.cli",
 )
 
 

@@ -92,6 +92,8 @@ MESSAGE_TYPE = pl.Struct(
     {"role": pl.String, "content": pl.String, "images": pl.List(pl.String)}
 )
 
-PII_TYPES = ("email", "phone", "ip_address", "card_number", "street_address")
+# types redacted from message text (arena_assets.clean.pii); each has a pii_<type> count column
+PII_TYPES = ("email", "phone", "ip_address", "card_number", "iban", "national_id",
+             "street_address", "secret")
 
 PII_PLACEHOLDERS = {t: f"<{t.upper()}>" for t in PII_TYPES}

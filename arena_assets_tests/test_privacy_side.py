@@ -19,7 +19,7 @@ from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.storage import Lake
 from arena_assets_tests.test_ingest import MONTH, chat, line
 
-IP = "198.51.100.23"
+IP = "81.2.69.160"  # a routable address: documentation ranges (RFC 5737) are kept on purpose
 USER = "u-leaky-4711"
 EMAIL = "jane.roe@example.org"
 

@@ -15,7 +15,7 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
-from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, PII_TYPES, REJECT_REASONS, ROLES
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, REJECT_REASONS, ROLES
 from arena_assets.simulator import (
     LANGUAGES,
     MALFORMED_KINDS,
@@ -24,6 +24,7 @@ from arena_assets.simulator import (
     load_truth,
     simulate_months,
 )
+from arena_assets.simulator.lexicon import PLANTED_PII_TYPES
 
 MONTHS = ["2024-03", "2024-04"]
 RICH = WorldConfig(malformed_rate=0.05, pii_rate=0.15, self_mention_rate=0.1, abusive_fraction=0.02)
@@ -184,6 +185,7 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
 
 def test_votes_follow_bradley_terry_when_biases_are_off(tmp_path):
     pure = WorldConfig(n_models=12, category_skill_spread=0, style_strength=0, position_bias=0,
+                       hardness_gain=0, cautious_fraction=0,
                        abusive_fraction=0, malformed_rate=0, battle_share=1.0, max_turns=1,
                        vision_prompt_rate=0, theta_sd=150)
     simulate_months(tmp_path, ["2026-01"], 12_000, seed=21, config=pure)
@@ -229,7 +231,7 @@ def test_prompts_are_in_their_language(rich):
 def test_pii_is_planted_with_exact_spans(rich):
     truth = load_truth(rich)
     pii = truth["pii"]
-    assert set(pii["pii_type"]) == set(PII_TYPES)
+    assert set(pii["pii_type"]) == set(PLANTED_PII_TYPES)
     states = _final_states(rich)
     for row in pii.iter_rows(named=True):
         msg = states[row["conv_id"]][row["message_index"]]

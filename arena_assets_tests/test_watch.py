@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import socket
+import uuid
 
 import boto3
 import pytest
@@ -102,27 +103,29 @@ def s3(tmp_path):
         endpoint = f"http://127.0.0.1:{port}"
         client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
                               aws_secret_access_key="test", region_name="us-east-1")
-        # moto keeps one state per process: a bucket apart from test_s3.py's "arena"
-        client.create_bucket(Bucket="arena-watch")
+        # moto keeps one in-memory backend per process, shared by every server a pytest
+        # worker starts: a bucket of its own keeps other tests' objects out of this one
+        bucket = f"arena-{uuid.uuid4().hex[:12]}"
+        client.create_bucket(Bucket=bucket)
         options = {"key": "test", "secret": "test",
                    "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
-        yield client, options
+        yield client, options, bucket
     finally:
         server.stop()
 
 
 def test_s3_root_across_ticks_uses_etags(s3):
-    client, options = s3
-    put = lambda key, body: client.put_object(Bucket="arena-watch", Key=f"raw/{key}", Body=body)  # noqa: E731
+    client, options, bucket = s3
+    put = lambda key, body: client.put_object(Bucket=bucket, Key=f"raw/{key}", Body=body)  # noqa: E731
     put("2024-01/a.jsonl", b'{"type": "chat"}\n')
     put("2024-01/_tmp/b.jsonl", b"partial")
     put("2024-02/.keep.jsonl", b"")  # an S3 "folder" with only a hidden marker
     put("models.json", b"[]")
-    root = "s3://arena-watch/raw"
+    root = f"s3://{bucket}/raw"
 
     listing = list_raw_root(root, options)
     assert list(listing) == ["2024-01", "2024-02"] and listing["2024-02"] == []
-    etag = client.head_object(Bucket="arena-watch", Key="raw/2024-01/a.jsonl")["ETag"].strip('"')
+    etag = client.head_object(Bucket=bucket, Key="raw/2024-01/a.jsonl")["ETag"].strip('"')
     assert listing["2024-01"][0].version == etag
 
     months, cursor, skipped = _tick(None, root, options)

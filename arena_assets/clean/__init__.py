@@ -10,7 +10,7 @@ from arena_assets.clean.language import FastTextLid, LanguageDetector, detect_la
 from arena_assets.clean.moderation import OpenAIModeration, moderate_texts
 from arena_assets.clean.pii import (
     ANY_PII_PATTERN,
-    PII_PATTERNS,
+    PREFILTER,
     contains_pii,
     find_pii,
     redact_expr,
@@ -19,8 +19,8 @@ from arena_assets.clean.pii import (
 from arena_assets.clean.tokens import TOKEN_PATTERN, approx_tokens
 
 __all__ = [
-    "ANY_PII_PATTERN", "PII_PATTERNS", "TOKEN_PATTERN", "FastTextLid", "LanguageDetector",
+    "ANY_PII_PATTERN", "PREFILTER", "TOKEN_PATTERN", "FastTextLid", "LanguageDetector",
     "OpenAIModeration", "approx_tokens", "build_conversations", "clean_conversations",
-    "contains_pii", "dedup_key", "detect_languages", "find_pii", 
+    "contains_pii", "dedup_key", "detect_languages", "find_pii",
     "moderate_texts", "redact_expr", "redact_frame",
 ]

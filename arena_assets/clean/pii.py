@@ -1,114 +1,135 @@
-"""PII detection and redaction with Rust-regex patterns run by polars.
+"""PII redaction: a vectorised polars prefilter, then exact detection on candidate texts.
 
-Why not a library: presidio-analyzer needs a spaCy model downloaded at run time (no
-network here, and a transformer/NER pass is far too slow for 50k conversations/s);
-scrubadub is pure Python (per-string loops, ~100x slower than a vectorised regex pass)
-and its detectors are English/US-centric regexes anyway; commonregex is unmaintained.
-None fits "offline and vectorised", so the patterns live here, in the one regex dialect
-that both polars (Rust `regex` crate) and Python's `re` accept: no lookaround, ASCII
-word boundaries written `(?-u:\\b)` so that the Rust lazy DFA stays usable on
-non-ASCII text (a Unicode `\\b` forces the slow engine on any non-ASCII haystack).
+Two stages so that cleaning stays fast and detection can still use real validators:
 
-Types, applied in this order (earlier types win overlapping text):
-  email, ip_address (IPv4, full and `::`-compressed IPv6 with >= 2 leading groups),
-  card_number, phone, street_address.
+1. `PREFILTER`, one Rust-regex scan by polars over every text, flags the texts that hold
+   anything PII could start from: an ``@``, seven digits joined by separators, a dotted
+   quad, hex groups with colons, a key prefix (``sk-``, ``AKIA``, ``eyJ`` ...), a street
+   word near a number, a PO box, a CJK / Cyrillic address marker. It is a superset by
+   construction (a test checks it on the corpus), and most chat text never matches it.
+2. `arena_assets.clean.pii_detect.detect_spans` runs on the flagged texts only: Python
+   candidate regexes confirmed by `phonenumbers`, `python-stdnum` and `ipaddress`
+   (addresses: `arena_assets.clean.pii_address`). Each span is replaced by its type's
+   placeholder (`<EMAIL>`, `<PHONE>`, ...); the original characters are replaced even when
+   detection saw them NFKC-normalised (full-width digits).
 
-Card numbers: a 4-4-4-(1..7) or Amex 4-6-5 grouping separated by spaces/dashes, or a
-contiguous 13-19 digit run, with a first digit 2-6 (the issuer ranges of Visa, MC,
-Amex, Discover, JCB, Diners). No Luhn check: grouped card-like numbers read as card
-numbers to a person whether or not the check digit is right (test cards, typos, the
-simulator's planted numbers), and the first-digit rule already keeps millisecond /
-microsecond Unix timestamps (which start with 1) out. Phone numbers need either a
-leading `+country` code or a national shape (NANP 3-3-4, `(ddd) ddd-dddd`, trunk-0
-forms like `020 7946 0958` / `06 12 34 56 78`), so years and small numbers stay.
-Street addresses: English `<number> <Capitalised words> <suffix>`, French
-`<number> rue/avenue/… <name>`, Spanish/Portuguese/Italian `Calle/Avenida/Rua/Via … <n>`,
-German/Dutch `<Name>straße/-str./-weg/-gasse/-platz/-straat/-laan <n>`.
+Why not a library for the whole job: presidio-analyzer needs a spaCy model downloaded at
+run time (no network here) and runs per string; scrubadub is pure Python and US-centric.
+The validators they would call are the ones used here.
+
+`contains_pii`, used by the blocking `no_raw_pii` check, deliberately does not call any
+of this: it is the independent scanner of `arena_assets.clean.pii_check`.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
+from arena_assets.clean.pii_check import has_raw_pii
+from arena_assets.clean.pii_detect import detect_spans
 from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
 
-_B = r"(?-u:\b)"  # ASCII word boundary (see module docstring)
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_HEX = r"[0-9A-Fa-f]{1,4}"
+_B = r"(?-u:\b)"  # ASCII word boundary: keeps the Rust lazy DFA usable on non-ASCII text
+_STREET_WORDS = (
+    r"street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|terrace|"
+    r"parkway|pkwy|highway|hwy|way|square|sq|crescent|trail|plaza|rue|av|bd|allée|allee|impasse|"
+    r"chemin|quai|cours|route|passage|calle|avenida|avda|paseo|pza|carrera|camino|rua|travessa|"
+    r"largo|praça|alameda|via|viale|piazza|corso|vicolo|strada")
 
-_EN_SUFFIX = (
-    r"(?:Street|Avenue|Road|Boulevard|Lane|Drive|Court|Place|Terrace|Parkway|Highway|"
-    r"Square|Circle|street|avenue|road|boulevard|lane|drive|"
-    r"St|Ave|Rd|Blvd|Ln|Dr|Ct|Pl|Pkwy|Hwy|Way)"
-)
-_CAP_WORD = r"[\p{Lu}0-9][\p{L}0-9'’-]*"
-_FR_TYPE = r"(?:rue|avenue|boulevard|bd|place|allée|impasse|chemin|quai|cours|Rue|Avenue|Boulevard|Place|Allée|Impasse|Chemin|Quai)"
-_FR_LINK = r"(?:(?:de|du|des|de la|la|le|les|l'|d')\s*)?"
-_ROMANCE_TYPE = r"(?:Calle|Avenida|Av\.|Avda\.|Paseo|Plaza|Carrera|Rua|Travessa|Via|Viale|Piazza|Corso)"
-_ROMANCE_LINK = r"(?:(?:de la|de los|de las|del|de|da|do|dos|das|della|dei|di)\s+)?"
-_DE_SUFFIX = r"(?:straße|strasse|str\.|weg|gasse|platz|allee|damm|ring|straat|laan|gracht|plein)"
-_DE_WORD = r"(?:Straße|Strasse|Str\.|Weg|Gasse|Platz|Allee|Damm|Ring|Straat|Laan)"
-_HOUSE_NO = r"[0-9]{1,5}[a-zA-Z]?"
-# Without lookbehind, "not preceded by a dot or digit" is a consumed character captured as
-# `pre` and written back by the replacement; it keeps the fraction digits of 0.571428571428…
-# and dotted OIDs (enterprises.9.9.392.1.3) from reading as card numbers / IPv4.
-_GUARD = r"(?P<pre>^|[^.0-9])"
-GUARDED_TYPES = ("ip_address", "card_number")
 
-# type -> pattern (Rust regex and Python re compatible)
-PII_PATTERNS: dict[str, str] = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}" + _B,
-    "ip_address": _GUARD + (
-        rf"(?:{_B}(?:{_OCTET}\.){{3}}{_OCTET}{_B}"
-        rf"|{_B}(?:{_HEX}:){{7}}{_HEX}{_B}"
-        rf"|{_B}(?:{_HEX}:){{2,6}}(?::{_HEX}){{1,5}}{_B})"
+def _cased(words: str) -> str:
+    """lower|Capitalised|UPPER of each word: case-insensitive groups slow the Rust DFA."""
+    return "|".join(dict.fromkeys(v for w in words.split("|") for v in (w, w.capitalize(), w.upper())))
+
+
+_PREFILTER_GROUPS = {
+    "email": (
+        "@",
+        rf"(?-u:\b)(?:{_cased('at|arroba')})[\])}}>]? *[A-Za-z0-9._-]{{1,30}} *[\[({{<]?"
+        rf"(?:{_cased('dot|punto|ponto|point|punkt')})(?-u:\b)",
     ),
-    "card_number": _GUARD + (
-        rf"(?:{_B}[2-6][0-9]{{3}}(?:[ -][0-9]{{4}}){{2}}[ -][0-9]{{1,7}}{_B}"
-        rf"|{_B}3[47][0-9]{{2}}[ -][0-9]{{6}}[ -][0-9]{{5}}{_B}"
-        rf"|{_B}[2-6][0-9]{{12,18}}{_B})"
+    "number": (
+        r"[0-9０-９](?:[ .\-/()\x{a0}\x{2010}-\x{2013}－．（）]{0,3}[0-9０-９]){6}",  # 7+ digits
+        r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}",  # IPv4
+        r":[0-9A-Fa-f]{0,4}:",  # IPv6
+        r"[0-9]{2}[A-Za-z][0-9]{2}[A-Za-z][0-9]{3}[A-Za-z]",  # codice fiscale
     ),
-    "phone": (
-        r"\+[1-9][0-9]{0,2}[ .-]?(?:\([0-9]{1,4}\)[ .-]?)?[0-9]{1,4}(?:[ .-]?[0-9]{2,4}){2,4}" + _B
-        + r"|\([0-9]{3}\)[ .-]?[0-9]{3}[ .-][0-9]{4}" + _B
-        + rf"|{_B}[0-9]{{3}}[.-][0-9]{{3}}[.-][0-9]{{4}}{_B}"
-        + rf"|{_B}[0-9]{{3}} [0-9]{{3}} [0-9]{{4}}{_B}"
-        + rf"|{_B}0[1-9](?:[ .-][0-9]{{2}}){{4}}{_B}"
-        + rf"|{_B}0[1-9][0-9]{{1,3}}[ -][0-9]{{3,4}}[ -]?[0-9]{{3,4}}{_B}"
+    "secret": (
+        r"sk-|[sr]k_|whsec_|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abprse]-|AIza|hf_|glpat-|eyJ",
+        r"://[^\s/@:]+:[^\s/@]+@",
+        rf"(?:{_cased('secret|token|api_key|api-key|apikey|access_key|access-key|password|passwd|pwd')})"
+        r"[A-Za-z0-9_-]*[\"']? *[:=]",
     ),
-    "street_address": (
-        rf"{_B}{_HOUSE_NO}\s+(?:{_CAP_WORD}\s+){{1,3}}{_EN_SUFFIX}(?-u:\b)\.?"
-        rf"|{_B}{_HOUSE_NO}(?:\s?(?:bis|ter))?,?\s+{_FR_TYPE}\s+{_FR_LINK}{_CAP_WORD}(?:[ -]{_CAP_WORD}){{0,3}}"
-        rf"|{_ROMANCE_TYPE}\s+{_ROMANCE_LINK}{_CAP_WORD}(?:\s+{_CAP_WORD}){{0,3}},?\s+(?:n[º°o]\.?\s*)?{_HOUSE_NO}{_B}"
-        rf"|\p{{Lu}}[\p{{L}}-]*{_DE_SUFFIX}\s+{_HOUSE_NO}{_B}"
-        rf"|\p{{Lu}}[\p{{L}}-]*\s+{_DE_WORD}\s+{_HOUSE_NO}{_B}"
+    "address": (
+        # number, 1-3 words, street type ("221B Baker Street", "42 wallaby way")
+        rf"[0-9][A-Za-z]?,? +(?:[0-9A-Za-zÀ-ž'’.-]+ +){{0,3}}(?:{_cased(_STREET_WORDS)})(?-u:\b)",
+        # street type first ("Calle Mayor 10"); German / Dutch compounds ("Hauptstraße 5")
+        rf"(?:{_cased('calle|c/|avenida|avda.|av.|paseo|carrera|rua|travessa|largo|praça|alameda|viale')}"
+        rf"|{_cased('piazza|corso|vicolo|strada')}) +[A-Za-zÀ-ž0-9]|Via +[A-Z]",
+        rf"(?:{_cased('straße|strasse|str.|gasse|allee|chaussee|straat|laan|gracht|plein|kade|singel')}) *[0-9]",
+        r"[a-zäöüß](?:weg|ring|damm|ufer|platz|steig|markt) +[0-9]",
+        r"[0-9]{1,5}[a-zA-Z]?, +(?:[0-9]{2,5}|[A-Z]{1,2}[0-9])",  # "Name 12, 10115 City"
+        rf"(?:[Pp]\.? ?[Oo]\.? ?(?:[Bb]ox|BOX)|{_cased('postfach|boîte postale|boite postale|apartado')}"
+        rf"|{_cased('caixa postal|casella postale')}) ?[0-9]|BP ?[0-9]|а/я",
+        r"〒|丁目|[0-9０-９]号|[都府県][\x{3040}-\x{30ff}\x{4e00}-\x{9fff}]{1,20}[0-9０-９]",
+        r"ул\.|улица|пр-т|просп|переулок|пер\.|шоссе|площадь|бульвар|наб\.|набережная|д\. ?[0-9]|дом [0-9]",
     ),
 }
-# dict order is the redaction order (IPs and cards before phones: their digit runs would
-# otherwise be read as phone numbers); it covers exactly the contract's types.
-assert set(PII_PATTERNS) == set(PII_TYPES)
-
-# one scan finds every candidate row; the named guard group cannot repeat in one regex
-ANY_PII_PATTERN = "|".join(
-    f"(?:{p})".replace("(?P<pre>", "(?:") for p in PII_PATTERNS.values()
-)
+# No ".{0,n}" gaps and no case-insensitive groups above: a bounded gap over Unicode text
+# blows up the Rust DFA (measured: one such part made the whole scan 200x slower).
+GROUP_PATTERNS = {g: "|".join(f"(?:{p})" for p in parts) for g, parts in _PREFILTER_GROUPS.items()}
+PREFILTER = "|".join(f"(?:{p})" for p in GROUP_PATTERNS.values())
+ANY_PII_PATTERN = PREFILTER  # the name earlier releases exported
 
 
-def contains_pii(expr: pl.Expr) -> pl.Expr:
-    """Boolean expression: does the text still match any PII pattern (for asset checks)."""
-    return expr.str.contains(ANY_PII_PATTERN)
+def redact_text(text: str, groups: frozenset[str] | None = None) -> tuple[str, dict[str, int]]:
+    """`text` with each PII span replaced by its placeholder, and the count per type.
+
+    ``groups``: the prefilter groups the text matched (None: run every detector)."""
+    counts = dict.fromkeys(PII_TYPES, 0)
+    pieces, cursor = [], 0
+    for kind, start, end in detect_spans(text, groups):
+        pieces += [text[cursor:start], PII_PLACEHOLDERS[kind]]
+        counts[kind] += 1
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces), counts
 
 
-def _replacement(pii_type: str) -> str:
-    placeholder = PII_PLACEHOLDERS[pii_type]
-    return "${pre}" + placeholder if pii_type in GUARDED_TYPES else placeholder
+def _matched_groups(texts: pl.Series) -> list[frozenset[str]]:
+    """Per text, the prefilter groups it matches (run on candidate texts only: they are few)."""
+    flags = pl.DataFrame({"t": texts}).select(
+        pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in GROUP_PATTERNS.items())
+    names = flags.columns
+    return [frozenset(n for n, f in zip(names, row) if f) for row in flags.iter_rows()]
+
+
+def _redact_unique(texts: pl.Series) -> list[tuple[str, dict[str, int]]]:
+    """`redact_text` of each candidate text, each distinct text detected once (a month
+    repeats prompts and turns: popular prompts, states of one conversation)."""
+    unique = texts.unique()
+    done = {t: redact_text(t, g) for t, g in zip(unique.to_list(), _matched_groups(unique))}
+    return [done[t] for t in texts.to_list()]
+
+
+def _redact_strings(texts: pl.Series) -> pl.Series:
+    candidates = texts.str.contains(PREFILTER).fill_null(False).arg_true()
+    if not len(candidates):
+        return texts
+    redacted = [r[0] for r in _redact_unique(texts.gather(candidates))]
+    return texts.clone().scatter(candidates, pl.Series(redacted, dtype=pl.String))
 
 
 def redact_expr(expr: pl.Expr) -> pl.Expr:
-    """Text with every PII match replaced by its typed placeholder, in redaction order."""
-    for pii_type, pattern in PII_PATTERNS.items():
-        expr = expr.str.replace_all(pattern, _replacement(pii_type))
-    return expr
+    """Text with every PII span replaced by its typed placeholder (prefiltered, see module)."""
+    return expr.map_batches(_redact_strings, return_dtype=pl.String)
+
+
+def contains_pii(expr: pl.Expr) -> pl.Expr:
+    """Boolean expression for the `no_raw_pii` check: does the text still hold PII, as
+    judged by the independent scanner (`arena_assets.clean.pii_check`), not by the
+    redaction's own detector (a check that reuses the redactor's rules proves nothing)."""
+    return expr.map_batches(has_raw_pii, return_dtype=pl.Boolean)
 
 
 # the user's address or id inside a raw JSON line (any string value of those keys)
@@ -129,51 +150,23 @@ def scrub_raw_text(text: str) -> str:
 def redact_frame(frame: pl.DataFrame, column: str) -> pl.DataFrame:
     """Redact `column` in place and add `pii_<type>` Int32 counts per row.
 
-    Counts are taken on the text left after the earlier types were replaced, so a span
-    is counted once, under the first type that claims it. Only rows that match the
-    combined pattern go through the ten per-type passes (they are a few percent of
-    real traffic), which keeps the cost near one regex scan of all text.
+    Only rows that the prefilter flags reach the Python detector; the rest get zeros.
     """
     frame = frame.with_row_index("_pii_pos")
-    hit = frame.get_column(column).str.contains(ANY_PII_PATTERN).fill_null(False)
+    hit = frame.get_column(column).str.contains(PREFILTER).fill_null(False)
     clean = frame.filter(~hit).with_columns(
         pl.lit(0, pl.Int32).alias(f"pii_{t}") for t in PII_TYPES
     )
     dirty = frame.filter(hit)
-    text = pl.col(column)
-    for pii_type, pattern in PII_PATTERNS.items():
-        dirty = dirty.with_columns(
-            text.str.count_matches(pattern).cast(pl.Int32).alias(f"pii_{pii_type}")
-        ).with_columns(text.str.replace_all(pattern, _replacement(pii_type)))
-    dirty = dirty.select(clean.columns)
+    results = _redact_unique(dirty.get_column(column))
+    dirty = dirty.with_columns(
+        pl.Series(column, [r[0] for r in results], dtype=pl.String),
+        *[pl.Series(f"pii_{t}", [r[1][t] for r in results], dtype=pl.Int32) for t in PII_TYPES],
+    ).select(clean.columns)
     return pl.concat([clean, dirty]).sort("_pii_pos").drop("_pii_pos")
 
 
 def find_pii(text: str) -> list[tuple[str, int, int]]:
-    """(type, start, end) of each PII span in `text`, same order of precedence as redaction.
-
-    Runs polars on a one-row frame so that scoring sees exactly the engine the pipeline
-    uses (the Rust regex crate), not a Python re-implementation of the patterns.
-    """
-    spans: list[tuple[str, int, int]] = []
-    remaining = text
-    # Walk types in order; mask earlier matches with same-length filler so offsets hold.
-    for pii_type, pattern in PII_PATTERNS.items():
-        found = (
-            pl.Series([remaining])
-            .str.extract_all(f"(?:{pattern})")
-            .to_list()[0]
-            or []
-        )
-        cursor = 0
-        for match in found:
-            start = remaining.find(match, cursor)
-            if start < 0:
-                continue
-            if pii_type in GUARDED_TYPES and match and not match[0].isalnum():
-                match, start = match[1:], start + 1  # drop the consumed guard character
-            end = start + len(match)
-            spans.append((pii_type, start, end))
-            remaining = remaining[:start] + "\x00" * (end - start) + remaining[end:]
-            cursor = end
-    return sorted(spans, key=lambda s: s[1])
+    """(type, start, end) of each PII span in `text`, sorted, as redaction replaces them."""
+    groups = _matched_groups(pl.Series([text], dtype=pl.String))[0]
+    return detect_spans(text, groups) if groups else []

@@ -3,5 +3,6 @@ stage's pure library, write its tables, and return the figures its checks and me
 need. Shared by the Dagster assets (``arena_assets.defs.<stage>``), the CLI and the
 benchmarks, so each figure is computed in one place.
 
-``ingest`` -> ``clean`` -> ``battles`` -> ``leaderboards``; ``cli`` runs the demo.
+``ingest`` -> ``clean`` -> ``battles`` -> ``leaderboards``; ``topics`` (labels, clusters)
+after ``clean``; ``cli`` runs the demo.
 """

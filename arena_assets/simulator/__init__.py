@@ -5,6 +5,7 @@ _EXPORTS = {
     "SimulationSummary": ".api",
     "month_range": ".api",
     "simulate_months": ".api",
+    "start_endpoint": ".api",
     "CATEGORIES": ".config",
     "LANGUAGES": ".config",
     "TEXT_CATEGORIES": ".config",
@@ -14,14 +15,23 @@ _EXPORTS = {
     "MonthSummary": ".month",
     "generate_month": ".month",
     "load_truth": ".truth",
+    "PromptTruthIndex": ".prompt_truth",
+    "lookup_prompt_truth": ".prompt_truth",
+    "parse_prompt": ".prompt_truth",
+    "read_prompt_truth": ".prompt_truth",
+    "CRITERIA": ".topics",
+    "TOPICS": ".topics",
+    "VISION_LABELS": ".topics",
     "ModelSpec": ".world",
     "World": ".world",
 }
 
 __all__ = [
-    "CATEGORIES", "LANGUAGES", "MALFORMED_KINDS", "TEXT_CATEGORIES", "VISION_CATEGORIES",
-    "ModelSpec", "MonthSummary", "SimulationSummary", "World", "WorldConfig",
-    "generate_month", "load_truth", "month_range", "simulate_months",
+    "CATEGORIES", "CRITERIA", "LANGUAGES", "MALFORMED_KINDS", "TEXT_CATEGORIES", "TOPICS",
+    "VISION_CATEGORIES", "VISION_LABELS",
+    "ModelSpec", "MonthSummary", "PromptTruthIndex", "SimulationSummary", "World", "WorldConfig",
+    "generate_month", "load_truth", "lookup_prompt_truth", "month_range", "parse_prompt",
+    "read_prompt_truth", "simulate_months", "start_endpoint",
 ]
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena_assets.simulator.config import WorldConfig
+from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
 from arena_assets.simulator.month import MonthSummary, generate_month
 from arena_assets.simulator.truth import write_world_truth
 from arena_assets.simulator.world import World, month_index, month_name
@@ -63,3 +64,23 @@ def simulate_months(
     write_world_truth(Path(out), world)
     summaries = [generate_month(world, out, m, conversations_per_month, compress) for m in months]
     return SimulationSummary(str(out), seed, summaries)
+
+
+def start_endpoint(
+    seed: int = 7,
+    config: WorldConfig | None = None,
+    truth_root: str | os.PathLike | None = None,
+    faults: Faults | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    embedding_dim: int = 128,
+    labelers: dict[str, float] | None = None,
+) -> ArenaEndpoint:
+    """Start the simulated arena's OpenAI-compatible server in this process (a daemon
+    thread) and return it; ``.base_url`` is where clients go, ``.stop()`` ends it.
+    ``truth_root``: a raw root written by ``simulate_months`` (labels and embeddings follow
+    its prompt truth); ``port=0`` picks a free port; ``labelers``: labeller model name ->
+    label error rate (default ``labeling.LABELERS``)."""
+    world = World.build(config or WorldConfig(), seed)
+    return ArenaEndpoint(world, host=host, port=port, faults=faults, truth_root=truth_root,
+                         embedding_dim=embedding_dim, labelers=labelers).start()

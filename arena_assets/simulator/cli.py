@@ -24,7 +24,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8089)
     srv.add_argument("--config", help="JSON object of WorldConfig overrides")
-    for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage"):
+    srv.add_argument("--truth-root", help="simulated raw root whose _truth/prompts labels the "
+                     "labelling and embedding calls use (else the prompt part parser alone)")
+    srv.add_argument("--embedding-dim", type=int, default=128, help="default embedding size")
+    srv.add_argument("--latency", type=float, default=0.0, help="seconds every /v1 call waits")
+    for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage", "rate_empty", "rate_truncated"):
         srv.add_argument(f"--{fault.replace('_', '-')}", type=float, default=0.0)
     srv.set_defaults(func=_serve)
 
@@ -60,8 +64,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     world = World.build(_config(args.config), args.world_seed)
     faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_slow=args.rate_slow,
-                    rate_garbage=args.rate_garbage)
-    with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults) as ep:
+                    rate_garbage=args.rate_garbage, rate_empty=args.rate_empty,
+                    rate_truncated=args.rate_truncated, latency=args.latency)
+    with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults,
+                       truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
         print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops")
         try:
             while True:

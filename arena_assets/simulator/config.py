@@ -41,7 +41,7 @@ class WorldConfig:
     """Everything that shapes the hidden truth and the noise in the logs.
 
     Pure Bradley-Terry votes on θ: ``category_skill_spread=0, style_strength=0,
-    position_bias=0, abusive_fraction=0`` (ties keep the expected score equal to the BT
+    position_bias=0, abusive_fraction=0, hardness_gain=0, cautious_fraction=0`` (ties keep the expected score equal to the BT
     probability, so BT with ties as half wins stays consistent; see ``votes.py``).
     """
 
@@ -70,6 +70,10 @@ class WorldConfig:
     self_mention_rate: float = 0.03  # answers where the model states an identity
     toxic_rate: float = 0.01  # prompts with a planted toxic marker phrase
     max_turns: int = 3
+    hardness_gain: float = 0.6  # skill gap × (1 + gain·(criteria − 3)/4): hard prompts separate more
+    cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse
+    refusal_rate: float = 0.85  # chance that a cautious model refuses such a prompt
+    refusal_penalty: float = 300.0  # Elo points a refusing side loses in the vote
     extra: dict = field(default_factory=dict)  # free-form, recorded in the truth README
 
     def to_dict(self) -> dict:

@@ -1,72 +1,94 @@
 """OpenAI-compatible HTTP endpoint over the simulated world, with switchable faults.
 
 Stdlib only (``ThreadingHTTPServer`` in a background thread). Routes:
-``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/moderations``, and the admin
-calls ``GET|POST /_faults`` (read / replace the fault settings) and ``GET /_stats``.
+``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/moderations``,
+``POST /v1/embeddings``, and the admin calls ``GET|POST /_faults`` (read / replace the fault
+settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (alias
+``GET /v1/_stats``: calls by route, model and status; ``ArenaEndpoint.call_count`` in
+process).
+
+Chat completions answer in a candidate model's voice, or, when the system message holds a
+``task: <name>`` line, as a labeller (``labeling.py`` has the contract); the labeller
+models ``sim-labeler-small`` (about 18 % label errors) and ``sim-labeler-large`` (2 %) and
+the embedding models ``sim-embed-small`` / ``sim-embed-large`` are listed in /v1/models.
+Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
+whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part
+parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
+counts characters).
 
 Faults apply to the POST /v1 routes: each request first takes the next entry of
-``Faults.script`` (deterministic sequences for tests), else draws by the rates. A 429
-carries ``Retry-After`` (seconds) and ``retry-after-ms``; "slow" sleeps ``slow_seconds``
-before answering (a client timeout shorter than that sees a timeout); "garbage" returns
-a well-formed envelope whose content no parser should accept.
+``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
+request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
+``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
+shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
+no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
+content (embeddings / moderations: an empty list); "truncated" cuts the content in half
+with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import math
+import os
 import random
 import threading
 import time
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
+import numpy as np
 import orjson
 
+from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.labeling import (
+    EMBEDDERS,
+    LABELERS,
+    TASKS,
+    WORLD_MODEL_LABEL_NOISE,
+    embed,
+    find_task,
+    label_answer,
+)
+from arena_assets.simulator.prompt_truth import PromptTruthIndex
 from arena_assets.simulator.responder import (
     chat_completion,
     garbage,
+    has_image,
     message_text,
     moderation_result,
     request_seed,
 )
+from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
-FAULT_KINDS = ("ok", "429", "500", "slow", "garbage")
+MAX_REMEMBERED_ANSWERS = 500_000
 
 
-@dataclass
-class Faults:
-    rate_429: float = 0.0
-    rate_500: float = 0.0
-    rate_slow: float = 0.0
-    rate_garbage: float = 0.0
-    slow_seconds: float = 2.0
-    retry_after: float = 0.05  # seconds announced in Retry-After / retry-after-ms
-    script: list[str] = field(default_factory=list)  # forced outcomes, consumed first
-    seed: int = 0
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Faults":
-        known = {f.name for f in fields(cls)}
-        unknown = set(data) - known
-        if unknown:
-            raise ValueError(f"unknown fault settings: {sorted(unknown)}")
-        bad = [s for s in data.get("script", []) if s not in FAULT_KINDS]
-        if bad:
-            raise ValueError(f"script entries must be in {FAULT_KINDS}: {bad}")
-        return cls(**data)
+def _answer_key(content: str) -> bytes:
+    return hashlib.blake2b(" ".join(content.split()).encode(), digest_size=16).digest()
 
 
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
     def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0,
-                 faults: Faults | None = None) -> None:
+                 faults: Faults | None = None, truth_root: str | os.PathLike | None = None,
+                 embedding_dim: int = 128, labelers: dict[str, float] | None = None) -> None:
         self.world = world
+        self.labelers = dict(LABELERS if labelers is None else labelers)  # model -> error rate
         self.names = set(world.model_names)
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
+        self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
+        self.truth_root = Path(truth_root) if truth_root else None
+        self.embedding_dim = embedding_dim
+        self._index: PromptTruthIndex | None = None
+        self._index_files: tuple[str, ...] = ()
+        self.answers: dict[bytes, float] = {}  # answer text hash -> true quality
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = ThreadingHTTPServer((host, port), handler)
@@ -90,15 +112,59 @@ class ArenaEndpoint:
                 return self.script.pop(0)
             f, u = self.faults, self.fault_rng.random()
             for kind, rate in (("429", f.rate_429), ("500", f.rate_500), ("slow", f.rate_slow),
-                               ("garbage", f.rate_garbage)):
+                               ("garbage", f.rate_garbage), ("empty", f.rate_empty),
+                               ("truncated", f.rate_truncated)):
                 if u < rate:
                     return kind
                 u -= rate
             return "ok"
 
-    def count(self, key: str) -> None:
+    def count(self, key: str, call: tuple[str, str, int] | None = None) -> None:
         with self.lock:
             self.stats[key] += 1
+            if call is not None:
+                self.calls[call] += 1
+
+    def call_count(self, route: str | None = None, model: str | None = None,
+                   status: int | None = None) -> int:
+        """Calls received on /v1 POST routes, filtered by route ("chat/completions",
+        "embeddings", "moderations"), model and HTTP status; every attempt counts."""
+        with self.lock:
+            return sum(n for (r, m, s), n in self.calls.items()
+                       if (route is None or r == route) and (model is None or m == model)
+                       and (status is None or s == status))
+
+    def reset_counts(self) -> None:
+        with self.lock:
+            self.calls.clear()
+            self.stats.clear()
+
+    def truth_index(self) -> PromptTruthIndex | None:
+        """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
+        if self.truth_root is None:
+            return None
+        files = tuple(sorted(str(f) for f in (self.truth_root / TRUTH_DIR / "prompts").glob("*.parquet")))
+        with self.lock:
+            if files != self._index_files or self._index is None:
+                self._index = PromptTruthIndex.from_root(self.truth_root)
+                self._index_files = files
+            return self._index
+
+    def remember_answer(self, content: str, quality: float) -> None:
+        with self.lock:
+            if len(self.answers) >= MAX_REMEMBERED_ANSWERS:
+                self.answers.pop(next(iter(self.answers)))
+            self.answers[_answer_key(content)] = quality
+
+    def answer_quality(self, content: str) -> float | None:
+        """True quality (responder.answer_quality) of a candidate answer this endpoint wrote,
+        looked up by its text (None when it did not write it): for a simulated judge."""
+        with self.lock:
+            return self.answers.get(_answer_key(content))
+
+    @property
+    def served_models(self) -> list[str]:
+        return self.world.model_names + list(self.labelers) + list(EMBEDDERS)
 
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
@@ -121,15 +187,24 @@ class ArenaEndpoint:
 class _Handler(BaseHTTPRequestHandler):
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
+    # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
+    # per reply cost ~40 ms each on loopback
+    disable_nagle_algorithm = True
+    wbufsize = 1 << 16
+    _call: tuple[str, str] | None = None  # (route, model) of the /v1 POST being answered
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: tests and the CLI print what matters
 
     # ---- plumbing ------------------------------------------------------------------------
-    def _send(self, status: int, body: object, headers: dict[str, str] | None = None) -> None:
+    def _send(self, status: int, body: object, headers: dict[str, str] | None = None,
+              cut: bool = False) -> None:
         data = body if isinstance(body, bytes) else orjson.dumps(body)
+        if cut:  # the "truncated" fault on non-chat routes: half a JSON document
+            data = data[: len(data) // 2]
         # counted before the reply leaves, so a client that has its answer sees the count
-        self.endpoint.count(f"{self.command} {self.path.split('?')[0]} {status}")
+        call = (*self._call, status) if self._call else None
+        self.endpoint.count(f"{self.command} {self.path.split('?')[0]} {status}", call)
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -153,20 +228,28 @@ class _Handler(BaseHTTPRequestHandler):
     # ---- routes --------------------------------------------------------------------------
     def do_GET(self) -> None:  # noqa: N802 - stdlib naming
         ep = self.endpoint
+        self._call = None
         path = self.path.split("?")[0].rstrip("/")
         if path == "/v1/models":
             data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                     for m in ep.world.models]
+            data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
+                     for name in (*ep.labelers, *EMBEDDERS)]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
         elif path == "/_stats":
             self._send(200, dict(ep.stats))
+        elif path in ("/_calls", "/v1/_stats"):
+            with ep.lock:
+                rows = [{"route": r, "model": m, "status": s, "n": n} for (r, m, s), n in sorted(ep.calls.items())]
+            self._send(200, {"calls": rows, "total": sum(r["n"] for r in rows)})
         else:
             self._error(404, f"no route {path}", "not_found")
 
     def do_POST(self) -> None:  # noqa: N802
         ep = self.endpoint
+        self._call = None
         path = self.path.split("?")[0].rstrip("/")
         body = self._body()
         if body is None:
@@ -180,9 +263,12 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send(200, asdict(ep.faults))
             return
-        if path not in ("/v1/chat/completions", "/v1/moderations"):
+        if path not in ROUTES:
             self._error(404, f"no route {path}", "not_found")
             return
+        self._call = (path.removeprefix("/v1/"), str(body.get("model") or ""))
+        if ep.faults.latency > 0:
+            time.sleep(ep.faults.latency)
         fault = ep.next_fault()
         if fault == "429":
             wait = ep.faults.retry_after
@@ -195,15 +281,13 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "slow":
             time.sleep(ep.faults.slow_seconds)
-        if path == "/v1/moderations":
-            self._moderations(body, fault == "garbage")
-        else:
-            self._chat(body, fault == "garbage")
+        ROUTES[path](self, body, fault)
 
-    def _chat(self, body: dict, garble: bool) -> None:
+    def _chat(self, body: dict, fault: str) -> None:
         ep = self.endpoint
         model, messages = body.get("model"), body.get("messages")
-        if model not in ep.names:
+        labeler = model in self.endpoint.labelers
+        if model not in ep.names and not labeler:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
             return
         if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
@@ -216,12 +300,31 @@ class _Handler(BaseHTTPRequestHandler):
                   if k in body}
         n = int(body.get("n") or 1)
         seed = request_seed(model, messages, params)
+        system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        task = find_task(system)
+        if labeler and task not in TASKS:
+            self._error(400, f"a labeller model needs a system line 'task: <name>' with name in {TASKS}",
+                        "unknown_task")
+            return
         choices = []
         for i in range(n):
-            if garble:
+            if fault == "garbage":
                 content, finish = garbage(random.Random(seed + i)), "stop"
+            elif task in TASKS:
+                user = [m for m in messages if m.get("role") == "user"]
+                answer = label_answer(task, message_text(user[-1]) if user else "", model,
+                                      ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
+                                      any(has_image(m) for m in user))
+                content, finish = orjson.dumps(answer).decode(), "stop"
             else:
-                content, finish = chat_completion(ep.world, model, messages, params | {"choice": i} if i else params)
+                content, finish, quality = chat_completion(
+                    ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index())
+                if quality is not None:
+                    ep.remember_answer(content, quality)
+            if fault == "empty":
+                content = ""
+            elif fault == "truncated":
+                content, finish = content[: len(content) // 2], "length"
             choices.append({"index": i, "message": {"role": "assistant", "content": content},
                             "finish_reason": finish, "logprobs": None})
         prompt_tokens = sum(len(message_text(m)) for m in messages) // 4 + 1
@@ -233,13 +336,57 @@ class _Handler(BaseHTTPRequestHandler):
                       "total_tokens": prompt_tokens + completion_tokens},
         })
 
-    def _moderations(self, body: dict, garble: bool) -> None:
+    def _embeddings(self, body: dict, fault: str) -> None:
+        ep = self.endpoint
+        model, raw = body.get("model"), body.get("input")
+        if model not in EMBEDDERS:
+            self._error(404, f"The model `{model}` does not exist (embedding models: {sorted(EMBEDDERS)})",
+                        "model_not_found")
+            return
+        texts = raw if isinstance(raw, list) else [raw]
+        if not texts or not all(isinstance(t, str) for t in texts):
+            self._error(400, "input must be a string or a non-empty list of strings", "invalid_input")
+            return
+        dim = body.get("dimensions") or ep.embedding_dim
+        if not isinstance(dim, int) or not 8 <= dim <= 4096:
+            self._error(400, "dimensions must be an integer in [8, 4096]", "invalid_dimensions")
+            return
+        encoding = body.get("encoding_format") or "float"
+        if encoding not in ("float", "base64"):
+            self._error(400, "encoding_format must be float or base64", "unsupported")
+            return
+        index = ep.truth_index()
+        vectors = [] if fault == "empty" else [embed(t, model, dim, index) for t in texts]
+        if fault == "garbage":
+            vectors = [v[:3] for v in vectors]
+        tokens = sum(len(t) for t in texts) // 4 + 1
+        self._send(200, {
+            "object": "list", "model": model,
+            "data": [{"object": "embedding", "index": i, "embedding": _encode(v, encoding)}
+                     for i, v in enumerate(vectors)],
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }, cut=fault == "truncated")
+
+    def _moderations(self, body: dict, fault: str) -> None:
         raw = body.get("input")
         inputs = raw if isinstance(raw, list) else [raw]
         texts = [x if isinstance(x, str) else (x.get("text", "") if isinstance(x, dict) else "") for x in inputs]
         results = [moderation_result(t) for t in texts]
-        if garble:  # a plausible-looking but wrong answer: nothing flagged, scores missing
+        if fault == "garbage":  # a plausible-looking but wrong answer: nothing flagged, scores missing
             results = [{"flagged": False, "categories": {}, "category_scores": {}} for _ in texts]
+        elif fault == "empty":
+            results = []
         seed = request_seed("moderation", texts)
         self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
-                         "results": results})
+                         "results": results}, cut=fault == "truncated")
+
+
+def _encode(vector: list[float], encoding: str) -> list[float] | str:
+    # the openai client asks for base64 (little-endian float32) by default and decodes it
+    if encoding == "base64":
+        return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
+    return vector
+
+
+ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,
+          "/v1/embeddings": _Handler._embeddings}

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+from stdnum import luhn
+
 from arena_assets.simulator.lexicon_east import EAST
 from arena_assets.simulator.lexicon_west import WEST
 
@@ -52,8 +54,12 @@ STREETS = ("Elm Street", "Oak Avenue", "Maple Road", "Pine Lane", "Cedar Bouleva
            "Main Street", "Sunset Drive")
 
 
+# the kinds the simulator plants (a subset of schema.PII_TYPES: the redactor knows more)
+PLANTED_PII_TYPES = ("email", "phone", "ip_address", "card_number", "street_address")
+
+
 def fake_pii(kind: str, rng: random.Random) -> str:
-    """One planted PII item of ``kind`` (a value of schema.PII_TYPES), realistic in shape."""
+    """One planted PII item of ``kind`` (a value of PLANTED_PII_TYPES), realistic in shape."""
     r = rng.randrange
     if kind == "email":
         return f"{rng.choice(FIRST_NAMES)}{r(10, 99)}@{rng.choice(DOMAINS)}"
@@ -69,10 +75,15 @@ def fake_pii(kind: str, rng: random.Random) -> str:
             return f"+49 30 {r(1000000, 9999999)}"
         return f"+86 138 {r(1000, 9999)} {r(1000, 9999)}"
     if kind == "ip_address":
-        return f"{r(11, 223)}.{r(0, 256)}.{r(0, 256)}.{r(1, 255)}"
+        first = r(11, 223)
+        first += first == 127  # 127/8 is loopback, nobody's address (the redactor keeps it)
+        return f"{first}.{r(0, 256)}.{r(0, 256)}.{r(1, 255)}"
     if kind == "card_number":
         sep = rng.choice((" ", "-"))
         groups = [str(r(4000, 5600))] + [f"{r(0, 10000):04d}" for _ in range(3)]
+        # a real card number passes Luhn (the redactor checks it); the draws stay the same
+        body = "".join(groups)[:15]
+        groups[-1] = groups[-1][:3] + luhn.calc_check_digit(body)
         return sep.join(groups)
     if kind == "street_address":
         return f"{r(1, 9999)} {rng.choice(STREETS)}"

@@ -7,13 +7,18 @@ pipeline's content-hash cache and the tests see stable results.
 from __future__ import annotations
 
 import hashlib
+import math
 import random
 
 import orjson
 
 from arena_assets.simulator.config import CATEGORIES, TEXT_CATEGORIES, VISION_CATEGORIES
+from arena_assets.simulator.labeling import unit_hash
 from arena_assets.simulator.lexicon import LEX, MODERATION_CATEGORIES, TOXIC_MARKERS
+from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth
 from arena_assets.simulator.text import TextMaker
+from arena_assets.simulator.topics import PARTS
+from arena_assets.simulator.votes import ELO_LOGIT, difficulty_gain
 from arena_assets.simulator.world import World
 
 # OpenAI's moderation category keys (the response carries all of them)
@@ -23,8 +28,9 @@ MODERATION_KEYS = (
     "sexual/minors", "violence", "violence/graphic",
 )
 VERDICTS = ("[[A>>B]]", "[[A>B]]", "[[A=B]]", "[[B>A]]", "[[B>>A]]")
-_TOPIC_INDEX = [(phrase, lang, cat) for lang, lx in LEX.items()
-                for cat, phrases in lx["topics"].items() for phrase in phrases]
+_TOPIC_INDEX = sorted(((phrase, lang, cat) for lang, px in PARTS.items()
+                       for cat, phrases in px["topics"].items() for phrase in phrases),
+                      key=lambda x: -len(x[0]))
 
 
 def request_seed(*parts: object) -> int:
@@ -77,27 +83,54 @@ def guess_category(text: str, image: bool) -> str:
     return TEXT_CATEGORIES[-1]
 
 
-def chat_completion(world: World, model: str, messages: list[dict], params: dict) -> tuple[str, str]:
-    """(content, finish_reason) of ``model`` answering ``messages``."""
+def answer_quality(world: World, model: str, labels: dict) -> float:
+    """True quality in (0, 1) of ``model``'s answer to a prompt with ``labels``: the chance it
+    beats an average model (θ = theta_mean) on that prompt, with the vote's difficulty stretch
+    (votes.py), and 0 for a refusal. A simulated judge reads it back by answer text."""
     spec = world.model(model)
+    cat = labels["category"] if labels.get("category") in CATEGORIES else TEXT_CATEGORIES[-1]
+    gap = (spec.skill(cat) - world.config.theta_mean) * difficulty_gain(int(labels["criteria_count"]), world.config)
+    return 1.0 / (1.0 + math.exp(-gap * ELO_LOGIT))
+
+
+def candidate_answer(world: World, model: str, messages: list[dict], params: dict,
+                     index: PromptTruthIndex | None = None) -> tuple[str, str, float | None]:
+    """(content, finish_reason, quality) of candidate ``model`` answering the last user turn:
+    a cautious model refuses a would_refuse prompt (with the world's refusal rate, decided
+    per model and prompt), otherwise length and markdown follow its style and the quality
+    its true skill on the prompt's category and difficulty (``answer_quality``)."""
+    spec = world.model(model)
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    text = message_text(last_user)
+    labels, _ = lookup_prompt_truth(text, index, has_image(last_user))
+    lang = guess_language(text)
+    cat = labels["category"] if labels.get("category") in CATEGORIES else guess_category(text, has_image(last_user))
+    rng = random.Random(request_seed(model, messages, params))
+    if (spec.cautious and labels["would_refuse"]
+            and unit_hash("refuse", model, text) < world.config.refusal_rate):
+        return rng.choice(PARTS[lang]["refuse"]), "stop", 0.0
+    content = TextMaker(rng).answer(lang, cat, spec.verbosity, spec.markdown).text
+    quality = answer_quality(world, model, labels | {"category": cat})
+    max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
+    if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
+        return content[: 4 * max_tokens], "length", quality
+    return content, "stop", quality
+
+
+def chat_completion(world: World, model: str, messages: list[dict], params: dict,
+                    index: PromptTruthIndex | None = None) -> tuple[str, str, float | None]:
+    """(content, finish_reason, quality) of ``model`` answering ``messages``; quality is None
+    for the judge and legacy label requests, else see ``candidate_answer``."""
     rng = random.Random(request_seed(model, messages, params))
     full = "\n".join(message_text(m) for m in messages)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     if "verdict" in full.lower() or "[[A>B]]" in full:
         # a judge prompt: minimal for now, a seeded verdict in Arena-Hard's [[..]] format
-        content = f"Both answers address the question. My final verdict is {rng.choice(VERDICTS)}."
-    elif "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
-        content = orjson.dumps({"category": guess_category(full, has_image(last_user)),
-                                "categories": sorted(rng.sample(CATEGORIES, 2))}).decode()
-    else:
-        text = message_text(last_user)
-        lang = guess_language(text)
-        cat = guess_category(text, has_image(last_user))
-        content = TextMaker(rng).answer(lang, cat, spec.verbosity, spec.markdown).text
-    max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
-    if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
-        return content[: 4 * max_tokens], "length"
-    return content, "stop"
+        return f"Both answers address the question. My final verdict is {rng.choice(VERDICTS)}.", "stop", None
+    if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
+        return orjson.dumps({"category": guess_category(full, has_image(last_user)),
+                             "categories": sorted(rng.sample(CATEGORIES, 2))}).decode(), "stop", None
+    return candidate_answer(world, model, messages, params, index)
 
 
 def moderation_result(text: str) -> dict:

@@ -12,15 +12,22 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from arena_assets.contracts import PII_TYPES
+from arena_assets.simulator.compose import PromptComposer
 from arena_assets.simulator.config import TEXT_CATEGORIES, VISION_CATEGORIES
 from arena_assets.simulator.ids import IdMaker, image_hash
-from arena_assets.simulator.lexicon import LEX, SENTENCE_SEP, TOXIC_MARKERS, fake_pii
+from arena_assets.simulator.lexicon import (
+    LEX,
+    PLANTED_PII_TYPES,
+    SENTENCE_SEP,
+    TOXIC_MARKERS,
+    fake_pii,
+)
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
 from arena_assets.simulator.votes import (
     VOTE_OF_WINNER,
     abusive_outcome,
+    difficulty_gain,
     honest_outcome,
     style_logit,
     win_probability,
@@ -39,6 +46,7 @@ class Prompt:
     categories: list[str]
     pii: list[tuple[str, str]]  # (pii_type, text)
     toxic: str | None
+    labels: dict  # topics.prompt_labels: topic, criteria, would_refuse, ...
 
 
 class SessionMaker:
@@ -48,6 +56,7 @@ class SessionMaker:
         self.world, self.config, self.month, self.seed = world, world.config, month, seed
         self.rng = rng
         self.text = TextMaker(rng)
+        self.composer = PromptComposer(rng)
         self.sinks = sinks
         self.emit = emit
         self.event_id = IdMaker("e", salts[0])
@@ -55,7 +64,7 @@ class SessionMaker:
         self.session_id = IdMaker("s", salts[2])
         self.prompt_id = IdMaker("p", salts[3])
         self.images = 0
-        self.pool: list[tuple[str, str, str, list[str], bool]] = []
+        self.pool: list[tuple[str, str, str, list[str], bool, dict]] = []
         self.popular_first: dict[str, str] = {}
         avail = world.available(month)
         self.text_pool = avail
@@ -65,7 +74,7 @@ class SessionMaker:
     # ---- prompts -------------------------------------------------------------------------
     def _plant(self, text: str, lang: str, rate: float, pii: list[tuple[str, str]]) -> str:
         if self.rng.random() < rate:
-            kind = self.rng.choice(PII_TYPES)
+            kind = self.rng.choice(PLANTED_PII_TYPES)
             item = fake_pii(kind, self.rng)
             pii.append((kind, item))
             text += SENTENCE_SEP[lang] + LEX[lang]["pii"].format(pii=item)
@@ -85,12 +94,13 @@ class SessionMaker:
         if u < cfg.popular_rate and not vision:
             text = self.text.greeting(lang)
             cats = ["chit_chat"]
+            labels = self.composer.greeting_labels()
             row["popular"] = True
             row["duplicate_of"] = self.popular_first.setdefault(text, pid)
             if row["duplicate_of"] == pid:
                 row["duplicate_of"] = None
         elif u < cfg.popular_rate + cfg.duplicate_rate + cfg.near_duplicate_rate and self.pool:
-            src_id, src_text, lang, cats, _ = self.pool[rng.randrange(len(self.pool))]
+            src_id, src_text, lang, cats, _, labels = self.pool[rng.randrange(len(self.pool))]
             cats = list(cats)
             if u < cfg.popular_rate + cfg.duplicate_rate:
                 text = src_text
@@ -99,21 +109,23 @@ class SessionMaker:
                 text = self.text.near_duplicate(src_text, lang)
                 row["near_duplicate_of"] = src_id
         else:
-            text = self.text.prompt(lang, category)
+            text, labels = self.composer.compose(lang, category)
             if rng.random() < cfg.toxic_rate:
                 toxic = rng.choice(TOXIC_KINDS)
                 text += SENTENCE_SEP[lang] + rng.choice(TOXIC_MARKERS[toxic]) + "."
                 row["toxic_category"] = toxic
+                labels = labels | {"would_refuse": True}
             text = self._plant(text, lang, cfg.pii_rate, pii)
             if not pii and not toxic:  # only clean prompts get copied, so truth stays simple
-                entry = (pid, text, lang, cats, vision)
+                entry = (pid, text, lang, cats, vision, labels)
                 if len(self.pool) < POOL_SIZE:
                     self.pool.append(entry)
                 else:
                     self.pool[rng.randrange(POOL_SIZE)] = entry
+        row.update(labels)
         row.update(text=text, language=lang, categories=cats, has_pii=bool(pii))
         self.sinks["prompts"].add(row)
-        return Prompt(pid, text, lang, cats, pii, toxic)
+        return Prompt(pid, text, lang, cats, pii, toxic, labels)
 
     # ---- models --------------------------------------------------------------------------
     def _pick_models(self, vision: bool, battle: bool, user: int) -> list[int]:
@@ -156,6 +168,9 @@ class SessionMaker:
                 leaks.append(world.models[leak_idx].name)
             else:
                 leaks.append(None)
+        # a cautious model refuses a would_refuse prompt most of the time (votes.py)
+        refused = [bool(prompt.labels["would_refuse"] and world.models[m].cautious
+                        and rng.random() < cfg.refusal_rate) for m in sides]
         pii_rows: list[tuple[int, str, str]] = [(0, k, t) for k, t in prompt.pii]
         n_images = 0
         t = start
@@ -178,12 +193,16 @@ class SessionMaker:
                 if turn == 0 and leaks[s] is not None:
                     leaked = world.model(leaks[s])
                     preface = self.text.identity(lang, rng.choice(leaked.aliases), leaked.organization)
-                ans = self.text.answer(lang, cats[0], spec.verbosity, spec.markdown, preface,
-                                       scale=1.0 if turn == 0 else 0.6)
-                chars[s] += ans.chars
-                marks[s] += ans.markdown
+                if turn == 0 and refused[s]:
+                    content, n_md = self.composer.refusal(lang), 0
+                else:
+                    ans = self.text.answer(lang, cats[0], spec.verbosity, spec.markdown, preface,
+                                           scale=1.0 if turn == 0 else 0.6)
+                    content, n_md = ans.text, ans.markdown
+                chars[s] += len(content)
+                marks[s] += n_md
                 msgs[s].append(user_msg)
-                msgs[s].append({"role": "assistant", "content": ans.text})
+                msgs[s].append({"role": "assistant", "content": content})
                 self.emit({"event_id": self.event_id(), "type": "chat",
                            "tstamp": round(t + rng.uniform(1.0, 20.0), 3), who[0]: who[1],
                            "anony": anony, "state": self._state(conv_ids[s], spec.name, msgs[s])})
@@ -202,12 +221,14 @@ class SessionMaker:
                 "n_images": n_images, "has_pii": bool(pii_rows), "toxic": prompt.toxic is not None,
                 "self_mention": leaks[s] is not None, "mentioned_model": leaks[s], "anony": anony,
                 "first_tstamp": round(start, 3), "last_tstamp": round(t, 3),
-                "answer_chars": chars[s], "answer_markdown": marks[s],
+                "answer_chars": chars[s], "answer_markdown": marks[s], "refused": refused[s],
             })
         if battle:
-            self._vote(user, t, sides, conv_ids, msgs, chars, marks, cats[0], anony, who)
+            self._vote(user, t, sides, conv_ids, msgs, chars, marks, cats[0], anony, who,
+                       int(prompt.labels["criteria_count"]), refused)
 
-    def _vote(self, user, t, sides, conv_ids, msgs, chars, marks, category, anony, who) -> None:
+    def _vote(self, user, t, sides, conv_ids, msgs, chars, marks, category, anony, who,
+              criteria_count, refused) -> None:
         cfg, rng, world = self.config, self.rng, self.world
         users = world.users
         kind = users.kind[user]
@@ -216,7 +237,8 @@ class SessionMaker:
             return
         a, b = (world.models[i] for i in sides)
         p = win_probability(a.skill(category), b.skill(category),
-                            style_logit(chars[0], chars[1], marks[0], marks[1]), cfg)
+                            style_logit(chars[0], chars[1], marks[0], marks[1]), cfg,
+                            difficulty_gain(criteria_count, cfg), refused[0], refused[1])
         if abusive:
             target = world.models[users.target[user]].name if users.target[user] >= 0 else None
             winner = abusive_outcome(rng, kind, target, users.burst_side[user], a.name, b.name)
@@ -237,7 +259,8 @@ class SessionMaker:
             "model_b": b.name, "winner": winner, "user_id": users.user_id[user],
             "abusive": abusive, "abuse_kind": kind if abusive else None, "anony": anony,
             "category": category, "p_a": round(p, 6), "len_a": chars[0], "len_b": chars[1],
-            "md_a": marks[0], "md_b": marks[1],
+            "md_a": marks[0], "md_b": marks[1], "criteria_count": criteria_count,
+            "refused_a": refused[0], "refused_b": refused[1],
         })
 
     @staticmethod

@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from arena_assets.simulator.config import CATEGORIES, LANGUAGES
+from arena_assets.simulator.topics import CRITERIA, VISION_LABELS
 from arena_assets.simulator.world import World
 
 TRUTH_DIR = "_truth"
@@ -21,7 +22,7 @@ MODELS_SCHEMA = pa.schema(
     [("name", _S), ("organization", _S), ("theta", _F)]
     + [(f"skill_{c}", _F) for c in CATEGORIES]
     + [("verbosity", _F), ("markdown", _F), ("vision", _B), ("release_month", _S),
-       ("aliases", pa.list_(_S)), ("popularity", _F)]
+       ("aliases", pa.list_(_S)), ("popularity", _F), ("cautious", _B)]
 )
 VOTERS_SCHEMA = pa.schema([
     ("user_id", _S), ("ip", _S), ("logs_ip", _B), ("kind", _S), ("target_model", _S),
@@ -36,17 +37,24 @@ MONTHLY_SCHEMAS: dict[str, pa.Schema] = {
         ("prompt_id", _S), ("turns", _I32), ("n_images", _I32), ("has_pii", _B),
         ("toxic", _B), ("self_mention", _B), ("mentioned_model", _S), ("anony", _B),
         ("first_tstamp", _F), ("last_tstamp", _F), ("answer_chars", _I64), ("answer_markdown", _I64),
+        ("refused", _B),
     ]),
     "prompts": pa.schema([
         ("prompt_id", _S), ("month", _S), ("text", _S), ("language", _S),
         ("categories", pa.list_(_S)), ("duplicate_of", _S), ("near_duplicate_of", _S),
         ("popular", _B), ("toxic_category", _S), ("has_pii", _B),
-    ]),
+        # labels of the prompt (topics.prompt_labels): what topic_labels should find
+        ("topic", _S), ("category", _S),
+    ] + [(c, _B) for c in CRITERIA] + [
+        ("criteria_count", _I32), ("hard", _B), ("math", _B), ("creative_writing", _B),
+        ("if_score", _I32), ("would_refuse", _B), ("code", _B), ("image", _B),
+    ] + [(f"vision_{v}", _B) for v in VISION_LABELS]),
     "votes": pa.schema([
         ("event_id", _S), ("month", _S), ("tstamp", _F), ("conv_id_a", _S), ("conv_id_b", _S),
         ("model_a", _S), ("model_b", _S), ("winner", _S), ("user_id", _S), ("abusive", _B),
         ("abuse_kind", _S), ("anony", _B), ("category", _S), ("p_a", _F),
         ("len_a", _I64), ("len_b", _I64), ("md_a", _I64), ("md_b", _I64),
+        ("criteria_count", _I32), ("refused_a", _B), ("refused_b", _B),
     ]),
     "pii": pa.schema([
         ("conv_id", _S), ("month", _S), ("message_index", _I32), ("pii_type", _S), ("text", _S),
@@ -63,20 +71,30 @@ Written by `arena_assets.simulator`; never read by the pipeline, only by tests a
 - `world.json`: seed and WorldConfig of the world.
 - `models.parquet`: one row per model: theta (Elo-scale base skill), `skill_<category>` =
   theta + category offset (the strength votes use), verbosity, markdown habit, vision,
-  organization, release_month, aliases (self-names planted in identity leaks), popularity.
+  organization, release_month, aliases (self-names planted in identity leaks), popularity,
+  cautious (refuses most prompts with would_refuse; see votes.py).
 - `voters.parquet`: every user: user_id, ip, logs_ip (events carry ip, else user_id),
   kind (honest | always_for | burst), target_model (always_for), burst_side, language.
 - `conversations/<month>.parquet`: one row per conv_id (a battle gives two, side a / b,
   same session_id and prompt_id): model, language, categories, turns, n_images, has_pii,
   toxic, self_mention / mentioned_model (identity leak; mentioned_model may be another
-  model), answer_chars / answer_markdown (sum over assistant turns).
+  model), answer_chars / answer_markdown (sum over assistant turns), refused (the model
+  answered the first turn with a refusal).
 - `prompts/<month>.parquet`: the first user prompt of each session: text, language,
   categories, duplicate_of (exact repeat of that prompt_id), near_duplicate_of (small
   edit of it), popular (greeting-like prompts; duplicate_of = first one of the month),
-  toxic_category (planted marker), has_pii.
+  toxic_category (planted marker), has_pii; and the prompt's labels: fine `topic`
+  (`<category>/<slug>`, stable across languages), `category`, the 7 hard-prompt criteria
+  (specificity, domain_knowledge, complexity, problem_solving, creativity,
+  technical_accuracy, real_world), criteria_count, hard (>= 6 criteria), math,
+  creative_writing, if_score (0-5), would_refuse (a cautious model refuses), code, image,
+  and vision_<label> for image prompts (null for text prompts). The labels follow from the
+  parts the prompt is composed of (`topics.py`); duplicates carry their source's labels.
+  `simulator.read_prompt_truth(root, month)` reads this table.
 - `votes/<month>.parquet`: every valid vote event: winner (model_a / model_b / tie /
   tie (bothbad)), user_id, abusive, abuse_kind, category, p_a = P(a beats b) before ties
-  including planted style and position bias, len/md features of both sides.
+  including planted style, position bias, prompt difficulty and refusals, len/md features
+  of both sides, criteria_count of the prompt, refused_a / refused_b.
 - `pii/<month>.parquet`: every planted PII item: conv_id, message_index (0-based index in
   the state's messages), pii_type, text (occurs verbatim in that message).
 - `malformed/<month>.parquet`: every junk line: source_file (relative to the raw root),
@@ -120,7 +138,8 @@ def write_world_truth(out: Path, world: World) -> None:
         {"name": m.name, "organization": m.organization, "theta": m.theta,
          **{f"skill_{c}": m.skill(c) for c in CATEGORIES},
          "verbosity": m.verbosity, "markdown": m.markdown, "vision": m.vision,
-         "release_month": m.release_month, "aliases": list(m.aliases), "popularity": m.popularity}
+         "release_month": m.release_month, "aliases": list(m.aliases), "popularity": m.popularity,
+         "cautious": m.cautious}
         for m in world.models
     ]
     pq.write_table(pa.Table.from_pylist(models, schema=MODELS_SCHEMA), base / "models.parquet")

@@ -1,9 +1,12 @@
 """How a voter picks an outcome.
 
 Honest votes. Let s_a, s_b be the true skills for the battle's category (θ + offset, Elo
-scale) and
+scale), c the criteria count of the first prompt (0-7, ``topics.prompt_labels``), r_a, r_b
+whether each side refused it (0/1), and
 
-    logit = (s_a − s_b)·ln10/400 + style_strength·(Δlen + Δmd) + position_bias
+    gain  = max(0.25, 1 + hardness_gain·(c − 3)/4)
+    logit = [(s_a − s_b)·gain + refusal_penalty·(r_b − r_a)]·ln10/400
+            + style_strength·(Δlen + Δmd) + position_bias
     Δlen = (len_a − len_b)/(len_a + len_b)       (assistant characters)
     Δmd  = (md_a − md_b)/(md_a + md_b + 1)       (headers + list items + bold spans)
     p    = 1 / (1 + e^−logit)
@@ -11,8 +14,16 @@ scale) and
 A tie happens with probability t = min(1, tie_rate·u)·2·min(p, 1 − p) (u: the user's tie
 propensity), and the decisive outcomes share the rest as P(a) = p − t/2, P(b) = 1 − p − t/2.
 So the expected score of side a (wins + ties/2) is exactly p: Bradley-Terry with ties as
-half wins is consistent, and with the style / position / category knobs at zero the votes
-follow pure BT on θ. A tie is reported as "both bad" with probability
+half wins is consistent, and with the style / position / category / hardness knobs at zero
+and no cautious models the votes follow pure BT on θ.
+
+Difficulty (the BenchBuilder premise): the skill gap is stretched on prompts that meet many
+criteria (gain 1.6 at 7 with the default 0.6) and shrunk on easy ones (0.55 for a greeting),
+so a board built from hard prompts separates models more; the order of the models within a
+category never changes. Refusals: a cautious model (``ModelSpec.cautious``, a share
+``cautious_fraction`` of the models) refuses a prompt whose truth says ``would_refuse`` with
+probability ``refusal_rate`` and answers with a refusal sentence; the refusing side loses
+``refusal_penalty`` Elo points in that vote (both refusing cancel out). A tie is reported as "both bad" with probability
 bothbad_rate·2·σ((theta_mean − mean skill)/100), i.e. more often between weak models.
 
 Abusive votes ignore the answers: ``always_for`` votes for its target whenever it is on
@@ -44,9 +55,16 @@ def style_logit(len_a: int, len_b: int, md_a: int, md_b: int) -> float:
     return d_len + d_md
 
 
-def win_probability(skill_a: float, skill_b: float, style: float, config: WorldConfig) -> float:
-    """P(a beats b) before ties, with the planted style and position biases."""
-    logit = (skill_a - skill_b) * ELO_LOGIT + config.style_strength * style + config.position_bias
+def difficulty_gain(criteria_count: int, config: WorldConfig) -> float:
+    """Stretch of the skill gap on a prompt meeting ``criteria_count`` of the 7 criteria."""
+    return max(0.25, 1.0 + config.hardness_gain * (criteria_count - 3) / 4.0)
+
+
+def win_probability(skill_a: float, skill_b: float, style: float, config: WorldConfig,
+                    gain: float = 1.0, refused_a: bool = False, refused_b: bool = False) -> float:
+    """P(a beats b) before ties, with the planted style, position, difficulty and refusals."""
+    gap = (skill_a - skill_b) * gain + config.refusal_penalty * (int(refused_b) - int(refused_a))
+    logit = gap * ELO_LOGIT + config.style_strength * style + config.position_bias
     return _sigmoid(logit)
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -33,6 +33,7 @@ class ModelSpec:
     release_month: str
     aliases: tuple[str, ...]  # names the model calls itself by
     popularity: float  # weight when a user picks it for a direct chat
+    cautious: bool = False  # refuses prompts whose truth says would_refuse (votes.py)
 
     def skill(self, category: str) -> float:
         return self.theta + self.offsets[category]
@@ -71,7 +72,13 @@ class World:
         if not 2 <= config.n_models <= len(MODEL_BASES):
             raise ValueError(f"n_models must be in [2, {len(MODEL_BASES)}]")
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
-        return cls(config, seed, _build_models(config, rng), _build_users(config, rng))
+        models = _build_models(config, rng)
+        users = _build_users(config, rng)
+        # a separate stream, so adding the trait left every other draw of a seed unchanged
+        caution = np.random.default_rng(np.random.SeedSequence([seed, 0xCA07])).random(len(models))
+        models = tuple(replace(m, cautious=bool(c < config.cautious_fraction))
+                       for m, c in zip(models, caution))
+        return cls(config, seed, models, users)
 
     @property
     def model_names(self) -> list[str]:

@@ -1,0 +1,224 @@
+"""Run many chat requests through one LLM task: cached, concurrent, every item accounted for.
+
+``run_batch(task, requests, cache, parse)`` returns one ``LLMResult`` per request, in
+order, each ``ok`` (parsed value), ``parse_failed`` (the answer is kept, nothing guessed)
+or ``failed`` (the error after the client's retries), plus a ``BatchReport`` with calls,
+cache hits, tokens and estimated cost. Identical requests in one batch cost one call.
+
+What is cached: every answer the endpoint gave (``ok`` and ``parse_failed``), so a rerun
+costs zero calls and reproduces the same statuses. ``failed`` items are not cached: the next
+run asks again. Errors no retry can fix (unreachable, 401, 403, 404) stop the batch with
+``LLMEndpointError``; the preflight raises them before the first call.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import openai
+
+from arena_assets.llm.cache import ResponseCache, request_key
+from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, preflight
+from arena_assets.llm.config import LLMTask
+
+STATUSES = ("ok", "parse_failed", "failed")
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    item_id: str  # the caller's id, unique in a batch
+    messages: list[dict]
+    prompt_version: str
+
+
+@dataclass
+class LLMResult:
+    item_id: str
+    status: str  # one of STATUSES
+    value: Any = None  # the parsed answer when ok
+    content: str | None = None  # the raw answer (ok / parse_failed)
+    reasoning: str | None = None  # a reasoning field of the reply (reasoning_content / reasoning)
+    error: str | None = None  # parse or call error text
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cached: bool = False
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: int  # items finished, cache hits included
+    total: int
+    calls: int
+    elapsed_s: float
+    cached: int = 0  # of done, answered from the cache at the start
+
+    @property
+    def rate(self) -> float:  # items asked and finished per second (cache hits excluded)
+        return (self.done - self.cached) / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    @property
+    def eta_s(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+    def __str__(self) -> str:
+        eta = f"{self.eta_s:.0f}s" if self.eta_s is not None else "?"
+        return (f"{self.done}/{self.total} items ({self.cached} cached), {self.calls} calls, "
+                f"{self.rate:.1f}/s, ETA {eta}")
+
+
+@dataclass
+class BatchReport:
+    model: str
+    base_url: str
+    items: int = 0
+    unique_requests: int = 0
+    cache_hits: int = 0
+    calls: int = 0  # HTTP requests that returned an answer or a final error
+    statuses: dict[str, int] = field(default_factory=lambda: dict.fromkeys(STATUSES, 0))
+    prompt_tokens: int = 0  # tokens of the calls made in this run (cache hits cost nothing)
+    completion_tokens: int = 0
+    cost: float = 0.0
+    elapsed_s: float = 0.0
+
+    def as_metadata(self) -> dict:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCache,
+              parse: Callable[[str], Any], *, progress: ProgressFn | None = None,
+              progress_every: int | None = None, client: openai.OpenAI | None = None,
+              ) -> tuple[list[LLMResult], BatchReport]:
+    """Answer every request (see module docstring). ``parse`` raises on a bad answer."""
+    ids = [r.item_id for r in requests]
+    if len(set(ids)) != len(ids):
+        raise ValueError("run_batch: item_id values must be unique within a batch")
+    report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests))
+    started = time.monotonic()
+    params = task.generation_params()
+    keys = [request_key(task.model, r.messages, params, r.prompt_version) for r in requests]
+    by_key: dict[str, LLMRequest] = {}
+    for k, r in zip(keys, requests):
+        by_key.setdefault(k, r)
+    report.unique_requests = len(by_key)
+
+    outcomes: dict[str, LLMResult] = {}
+    for k in by_key:
+        hit = cache.get(k)
+        if hit is not None:
+            outcomes[k] = _parsed(k, hit["content"], parse, hit["prompt_tokens"],
+                                  hit["completion_tokens"], cached=True)
+            outcomes[k].reasoning = hit.get("reasoning")
+    report.cache_hits = len(outcomes)
+    todo = [k for k in by_key if k not in outcomes]
+
+    lock = threading.Lock()
+    stop = threading.Event()
+    every = progress_every or max(1, len(by_key) // 20)
+
+    def tick() -> None:
+        if progress and (len(outcomes) % every == 0 or len(outcomes) == len(by_key)):
+            progress(Progress(len(outcomes), len(by_key), report.calls, time.monotonic() - started,
+                              report.cache_hits))
+
+    if todo:
+        client = client or make_client(task)
+        preflight(task, client)  # raises LLMEndpointError before any call or output
+
+        def work(key: str) -> None:
+            if stop.is_set():
+                return
+            result = _ask(task, client, by_key[key], parse, report, lock)
+            if result.status != "failed":
+                cache.put(key, model=task.model, prompt_version=by_key[key].prompt_version,
+                          content=result.content, reasoning=result.reasoning,
+                          prompt_tokens=result.prompt_tokens,
+                          completion_tokens=result.completion_tokens)
+            with lock:
+                outcomes[key] = result
+                tick()
+
+        try:
+            with ThreadPoolExecutor(max_workers=task.max_concurrency,
+                                    thread_name_prefix="llm") as pool:
+                futures = [pool.submit(work, k) for k in todo]
+                done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                failed = [f for f in done if f.exception() is not None]
+                if failed:
+                    stop.set()
+                    for f in futures:
+                        f.cancel()
+                    raise failed[0].exception()
+        finally:
+            cache.flush()
+    elif progress:
+        progress(Progress(len(outcomes), len(by_key), 0, time.monotonic() - started, report.cache_hits))
+
+    results = []
+    for k, r in zip(keys, requests):
+        o = outcomes[k]
+        results.append(LLMResult(**{**o.__dict__, "item_id": r.item_id}))
+        report.statuses[o.status] += 1
+    report.elapsed_s = time.monotonic() - started
+    return results, report
+
+
+def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
+         parse: Callable[[str], Any], report: BatchReport, lock: threading.Lock) -> LLMResult:
+    result = LLMResult(req.item_id, "failed")
+    for _ in range(1 + task.parse_retries):
+        try:
+            resp = client.chat.completions.create(
+                model=task.model, messages=req.messages, temperature=task.temperature,
+                max_tokens=task.max_tokens, extra_body=task.extra_params or None)
+        except openai.APIError as exc:
+            fatal = endpoint_error(task, exc)
+            if fatal is not None:
+                raise fatal from exc
+            with lock:
+                report.calls += 1
+            return LLMResult(req.item_id, "failed", error=f"{type(exc).__name__}: {exc}")
+        usage = resp.usage
+        pt = usage.prompt_tokens if usage else 0
+        ct = usage.completion_tokens if usage else 0
+        message = resp.choices[0].message if resp.choices else None
+        content = message.content if message else None
+        # vLLM / DeepSeek put thinking in reasoning_content, others in reasoning: kept apart
+        extra = (message.model_extra or {}) if message else {}
+        reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+        with lock:
+            report.calls += 1
+            report.prompt_tokens += pt
+            report.completion_tokens += ct
+            report.cost += task.cost(pt, ct)
+        result = _parsed(req.item_id, content, parse, pt, ct, cached=False)
+        result.cost = task.cost(pt, ct)
+        result.reasoning = reasoning if isinstance(reasoning, str) else None
+        if result.status == "ok":
+            break
+    return result
+
+
+def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],
+            pt: int, ct: int, *, cached: bool) -> LLMResult:
+    if not content or not content.strip():
+        return LLMResult(item_id, "parse_failed", content=content, error="empty answer",
+                         prompt_tokens=pt, completion_tokens=ct, cached=cached)
+    try:
+        value = parse(content)
+    except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+        return LLMResult(item_id, "parse_failed", content=content, error=str(exc)[:300],
+                         prompt_tokens=pt, completion_tokens=ct, cached=cached)
+    return LLMResult(item_id, "ok", value=value, content=content,
+                     prompt_tokens=pt, completion_tokens=ct, cached=cached)
+
+
+__all__ = ["LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress", "run_batch"]

@@ -1,0 +1,156 @@
+"""A durable answer cache for LLM calls, stored with the lake, written in chunks.
+
+Layout under ``root`` (a local folder or any fsspec URL such as ``s3://bucket/lake/_llm_cache``)::
+
+    <root>/<namespace>/chunk-<uuid>.parquet      # immutable, one per flush
+    <root>/<namespace>/_tmp/chunk-<uuid>.tmp     # in-flight writes, never read
+
+Why chunks rather than one file: results arrive one at a time from many threads; appending
+to a Parquet file is impossible and rewriting it per result is quadratic. Every
+``chunk_size`` results the buffer becomes one new file, written under a temporary name and
+renamed into place (on S3 the single PUT is atomic by itself), so a process killed with
+SIGKILL loses only its unflushed buffer (< ``chunk_size`` answers) plus the calls still in
+flight, and never leaves a half-written file where readers look.
+
+The key is a hash of (model, messages, generation parameters, prompt version): change any
+of them and the old answers stop matching; the same request in a later run costs no call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import fsspec
+import orjson
+import polars as pl
+from fsspec.implementations.local import LocalFileSystem
+
+CACHE_SCHEMA = {
+    "key": pl.String,
+    "model": pl.String,
+    "prompt_version": pl.String,
+    "content": pl.String,  # the raw answer (chat) or null
+    "reasoning": pl.String,  # reasoning the server returned beside the answer, if any
+    "embedding": pl.List(pl.Float32),  # the vector (embeddings) or null
+    "prompt_tokens": pl.Int64,
+    "completion_tokens": pl.Int64,
+    "created_at": pl.Float64,  # unix seconds
+}
+
+
+def request_key(model: str, messages: Any, params: dict, prompt_version: str) -> str:
+    """Stable hex key of one request; canonical JSON so dict order does not matter."""
+    payload = orjson.dumps({"model": model, "messages": messages, "params": params,
+                            "prompt_version": prompt_version}, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(payload, digest_size=16).hexdigest()
+
+
+@dataclass
+class ResponseCache:
+    """Answers by request key under ``<root>/<namespace>``; thread-safe ``put``."""
+
+    root: str
+    namespace: str
+    chunk_size: int = 64
+    storage_options: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.chunk_size < 1:
+            raise ValueError("chunk_size must be >= 1")
+        self.fs, base = fsspec.core.url_to_fs(self.root.rstrip("/"), **self.storage_options)
+        self.dir = f"{base}/{self.namespace.strip('/')}"
+        self._lock = threading.Lock()
+        self._write_lock = threading.Lock()
+        self._buffer: list[dict] = []
+        self._entries: dict[str, dict] | None = None
+        self.chunks_written = 0
+
+    # -- reads -----------------------------------------------------------------------------
+    def _load(self) -> dict[str, dict]:
+        if self._entries is None:
+            entries: dict[str, dict] = {}
+            for path in sorted(self.fs.glob(f"{self.dir}/chunk-*.parquet")):
+                with self.fs.open(path, "rb") as fh:
+                    frame = pl.read_parquet(fh)
+                # chunks written before a column existed read it as null
+                frame = frame.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in CACHE_SCHEMA.items()
+                                            if c not in frame.columns])
+                for row in frame.iter_rows(named=True):
+                    entries.setdefault(row["key"], row)  # first writer wins; answers are equal in kind
+            self._entries = entries
+        return self._entries
+
+    def get(self, key: str) -> dict | None:
+        with self._lock:
+            return self._load().get(key)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._load())
+
+    # -- writes ----------------------------------------------------------------------------
+    def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
+            reasoning: str | None = None, embedding: list[float] | None = None,
+            prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+        row = {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
+               "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
+               "completion_tokens": completion_tokens, "created_at": time.time()}
+        with self._lock:
+            self._load().setdefault(key, row)
+            self._buffer.append(row)
+            full = len(self._buffer) >= self.chunk_size
+            batch = self._take() if full else None
+        if batch:
+            self._write(batch)
+
+    def flush(self) -> None:
+        """Write whatever is buffered (call at the end of a batch, also on errors)."""
+        with self._lock:
+            batch = self._take()
+        if batch:
+            self._write(batch)
+
+    def compact(self) -> int:
+        """Merge every chunk into one (fewer files to list on S3); returns chunks removed.
+
+        Safe against a crash at any point: the merged chunk is written (atomically) before the
+        old ones are deleted, and duplicate keys across chunks are harmless on load.
+        """
+        self.flush()
+        paths = sorted(self.fs.glob(f"{self.dir}/chunk-*.parquet"))
+        if len(paths) < 2:
+            return 0
+        frames = []
+        for path in paths:
+            with self.fs.open(path, "rb") as fh:
+                frames.append(pl.read_parquet(fh))
+        merged = pl.concat(frames, how="diagonal_relaxed").unique("key", keep="first", maintain_order=True)
+        self._write(merged.to_dicts())
+        self.fs.rm(paths)
+        return len(paths)
+
+    def _take(self) -> list[dict]:
+        batch, self._buffer = self._buffer, []
+        return batch
+
+    def _write(self, rows: list[dict]) -> None:
+        frame = pl.DataFrame(rows, schema=CACHE_SCHEMA)
+        name = f"chunk-{uuid.uuid4().hex}"
+        final = f"{self.dir}/{name}.parquet"
+        with self._write_lock:
+            self.fs.makedirs(self.dir, exist_ok=True)
+            if isinstance(self.fs, LocalFileSystem):
+                tmp = f"{self.dir}/_tmp/{name}.tmp"
+                self.fs.makedirs(f"{self.dir}/_tmp", exist_ok=True)
+                with self.fs.open(tmp, "wb") as fh:
+                    frame.write_parquet(fh, compression="zstd")
+                self.fs.mv(tmp, final)  # rename: atomic on one filesystem
+            else:  # object stores: the object appears whole when the PUT completes
+                with self.fs.open(final, "wb") as fh:
+                    frame.write_parquet(fh, compression="zstd")
+            self.chunks_written += 1

@@ -1,0 +1,84 @@
+"""The `openai` client for any OpenAI-compatible endpoint, and the preflight check.
+
+Why not `dagster-openai`: its ``OpenAIResource`` is a Dagster resource whose
+``get_client(context)`` hands out a plain ``openai.OpenAI`` and wraps chosen methods to add
+token usage to the materialization's metadata. That is all it adds. Our LLM layer must run
+without Dagster (CLI, benchmarks, tests, later stages called as a library), needs a cache,
+bounded concurrency, per-item statuses and cost from a configurable price table, and has to
+sum usage over cache hits and misses itself; the wrapper's per-call metadata would not
+survive a thread pool and would count only the calls, not the items. So we build the
+``openai.OpenAI`` client directly and put our own totals in the asset metadata.
+
+Retries are the client's own (``max_retries``): exponential backoff with jitter on
+connection errors, timeouts, 408/409/429 and 5xx, honouring ``Retry-After`` and
+``retry-after-ms`` when the server sends them. No hand-written retry loop here.
+"""
+
+from __future__ import annotations
+
+import openai
+
+from arena_assets.llm.config import LLMTask
+
+
+class LLMEndpointError(RuntimeError):
+    """The endpoint cannot serve this task at all (unreachable, key refused, model unknown).
+
+    Raised before any output is written; the message names the base URL and what to fix.
+    """
+
+
+def make_client(task: LLMTask, *, max_retries: int | None = None,
+                timeout: float | None = None) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=task.base_url,
+        api_key=task.api_key or "sk-no-key",
+        timeout=task.timeout if timeout is None else timeout,
+        max_retries=task.max_retries if max_retries is None else max_retries,
+    )
+
+
+def endpoint_error(task: LLMTask, exc: Exception) -> LLMEndpointError | None:
+    """A clear, actionable error for failures no retry can fix; None for the others."""
+    url = task.base_url
+    if isinstance(exc, openai.AuthenticationError):
+        return LLMEndpointError(
+            f"the LLM endpoint {url} refused the API key (401) for model {task.model!r}: "
+            f"set the right key for this task ({exc.message})")
+    if isinstance(exc, openai.PermissionDeniedError):
+        return LLMEndpointError(
+            f"the LLM endpoint {url} denied access (403) to model {task.model!r}: "
+            f"check the key's permissions ({exc.message})")
+    if isinstance(exc, openai.NotFoundError):
+        return LLMEndpointError(
+            f"the LLM endpoint {url} does not serve model {task.model!r} (404): set a model "
+            f"it serves, or check that the base URL ends in /v1 ({exc.message})")
+    if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+        return LLMEndpointError(
+            f"cannot reach the LLM endpoint {url}: is the server running and the base URL "
+            f"right? ({exc.__cause__ or exc})")
+    return None
+
+
+def preflight(task: LLMTask, client: openai.OpenAI | None = None) -> list[str]:
+    """Check the endpoint answers, accepts the key and serves ``task.model``.
+
+    Returns the served model ids (empty when the server has no ``/models`` route, in which
+    case the first real call reports an unknown model). Raises ``LLMEndpointError``.
+    """
+    quick = (client or make_client(task)).with_options(max_retries=1, timeout=min(task.timeout, 15.0))
+    try:
+        served = [m.id for m in quick.models.list()]
+    except openai.NotFoundError:
+        return []  # some servers expose chat but not the model list; the first call tells
+    except openai.APIError as exc:
+        err = endpoint_error(task, exc)
+        if err is None:
+            raise LLMEndpointError(f"the LLM endpoint {task.base_url} failed the model listing: {exc}") from exc
+        raise err from exc
+    if task.model not in served:
+        shown = ", ".join(served[:12]) + (" ..." if len(served) > 12 else "")
+        raise LLMEndpointError(
+            f"the LLM endpoint {task.base_url} does not serve model {task.model!r}; "
+            f"it serves: {shown or '(none)'}. Set the model name to one of these.")
+    return served

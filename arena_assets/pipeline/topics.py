@@ -1,0 +1,72 @@
+"""The topic steps: the month's conversations -> ``topic_labels``, then ``topic_clusters``
+(one row per distinct first prompt) and ``topic_cluster_summary`` (one row per cluster).
+
+Each step computes everything first (every LLM call, cached) and only then replaces the
+month's partition file(s): an ``LLMEndpointError`` or a crash leaves the previous
+partition intact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from arena_assets.labels.clusters import ClusterConfig, Embedder, build_topic_clusters
+from arena_assets.labels.label import (
+    LabelConfig, LabelReport, distinct_prompts, label_conversations, out_of_range, parse_failure_rate,
+)
+from arena_assets.llm import BatchReport, LLMTask
+from arena_assets.llm.batch import ProgressFn
+from arena_assets.storage import Lake
+
+TOPIC_LABELS = "topic_labels"
+TOPIC_CLUSTERS = "topic_clusters"
+TOPIC_CLUSTER_SUMMARY = "topic_cluster_summary"
+_CONV_COLUMNS = ["conv_id", "dedup_key", "first_prompt", "messages"]
+
+
+@dataclass
+class TopicLabelsMonth:
+    """What the labelling step wrote and the figures its checks and metadata need."""
+
+    month: str
+    labels: pl.DataFrame
+    report: LabelReport  # calls, cache hits, tokens, cost, statuses per label group
+    parse_failure_rate: dict[str, float]  # per group (a WARN check)
+    out_of_range: dict[str, int]  # rows breaking an invariant, per rule (blocking: all 0)
+    url: str
+
+
+@dataclass
+class TopicClustersMonth:
+    month: str
+    assignments: pl.DataFrame
+    summary: pl.DataFrame
+    naming: BatchReport | None  # None when named by c-TF-IDF keywords
+    urls: tuple[str, str]
+
+
+def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str,
+                       cfg: LabelConfig = LabelConfig(), storage_options: dict | None = None,
+                       progress: ProgressFn | None = None) -> TopicLabelsMonth:
+    """conversations of ``month`` -> the lake's ``topic_labels`` partition."""
+    conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
+    labels, report = label_conversations(conv, task, month=month, cache_root=cache_root, cfg=cfg,
+                                         storage_options=storage_options, progress=progress)
+    url = lake.write(TOPIC_LABELS, month, labels)
+    return TopicLabelsMonth(month, labels, report, parse_failure_rate(labels), out_of_range(labels), url)
+
+
+def topic_clusters_month(lake: Lake, month: str, embedder: Embedder, *,
+                         cfg: ClusterConfig = ClusterConfig(), namer: LLMTask | None = None,
+                         cache_root: str | None = None, storage_options: dict | None = None,
+                         ) -> TopicClustersMonth:
+    """conversations (+ topic_labels when present) -> ``topic_clusters`` and its summary."""
+    conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
+    labels = lake.read(TOPIC_LABELS, month) if lake.exists(TOPIC_LABELS, month) else None
+    assign, summary, naming = build_topic_clusters(
+        distinct_prompts(conv), labels, embedder, month=month, cfg=cfg, namer=namer,
+        cache_root=cache_root, storage_options=storage_options)
+    urls = (lake.write(TOPIC_CLUSTERS, month, assign), lake.write(TOPIC_CLUSTER_SUMMARY, month, summary))
+    return TopicClustersMonth(month, assign, summary, naming, urls)

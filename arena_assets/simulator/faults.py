@@ -1,0 +1,33 @@
+"""Fault settings of the simulated endpoint (see ``endpoint.py`` for what each fault does)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+FAULT_KINDS = ("ok", "429", "500", "slow", "garbage", "empty", "truncated")
+
+
+@dataclass
+class Faults:
+    rate_429: float = 0.0
+    rate_500: float = 0.0
+    rate_slow: float = 0.0
+    rate_garbage: float = 0.0
+    rate_empty: float = 0.0
+    rate_truncated: float = 0.0
+    latency: float = 0.0  # seconds every /v1 request waits before its answer
+    slow_seconds: float = 2.0
+    retry_after: float = 0.05  # seconds announced in Retry-After / retry-after-ms
+    script: list[str] = field(default_factory=list)  # forced outcomes, consumed first
+    seed: int = 0
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Faults":
+        known = {f.name for f in fields(cls)}
+        unknown = set(data) - known
+        if unknown:
+            raise ValueError(f"unknown fault settings: {sorted(unknown)}")
+        bad = [s for s in data.get("script", []) if s not in FAULT_KINDS]
+        if bad:
+            raise ValueError(f"script entries must be in {FAULT_KINDS}: {bad}")
+        return cls(**data)

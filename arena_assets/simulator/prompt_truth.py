@@ -1,0 +1,182 @@
+"""Look up a prompt's hidden labels by its text.
+
+Three sources, best first:
+
+1. ``PromptTruthIndex``: the ``_truth/prompts/<month>.parquet`` tables of a simulated raw
+   root, keyed by a hash of the first ``PREFIX_CHARS`` characters, so a prompt a client cut
+   to a maximum length still finds its row (the longest stored text that starts with it).
+2. ``parse_prompt``: the simulator composes prompts from known parts, so recognising the
+   parts in any text it generated gives back the same labels (a test checks this on whole
+   months); works without the truth files, for any seed and month.
+3. ``heuristic_labels``: for text the simulator never wrote (surface cues only).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import polars as pl
+
+from arena_assets.simulator.config import VISION_CATEGORIES
+from arena_assets.simulator.lexicon import LEX, TOXIC_MARKERS
+from arena_assets.simulator.topics import (
+    GREETING,
+    LABEL_COLUMNS,
+    PARTS,
+    TOPIC_BY_KEY,
+    TOPICS_BY_CATEGORY,
+    prompt_labels,
+)
+from arena_assets.simulator.truth import TRUTH_DIR
+
+PREFIX_CHARS = 64
+_END = ".。!?！？ "
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict:
+    topics = []  # (phrase, topic), longest first
+    parts: dict[str, list[tuple[re.Pattern, int]]] = {k: [] for k in ("constraints", "contexts", "multistep", "twist")}
+    domain = []
+    for lang, px in PARTS.items():
+        for cat, phrases in px["topics"].items():
+            for i, phrase in enumerate(phrases):
+                topics.append((_norm(phrase), TOPICS_BY_CATEGORY[cat][i]))
+        for kind in parts:
+            for j, sentence in enumerate(px[kind]):
+                pat = re.escape(_norm(sentence).rstrip(_END)).replace(r"\{n\}", r"\d+")
+                parts[kind].append((re.compile(pat), j))
+        domain.append(re.compile(re.escape(_norm(px["domain"]).rstrip(_END)).replace(r"\{t\}", ".+?")))
+    topics.sort(key=lambda x: -len(x[0]))
+    greetings = {_norm(g).rstrip(_END + "!") for lx in LEX.values() for g in lx["greet"]}
+    toxic = [_norm(p) for ps in TOXIC_MARKERS.values() for p in ps]
+    return {"topics": topics, "parts": parts, "domain": domain, "greetings": greetings, "toxic": toxic}
+
+
+def parse_prompt(text: str) -> dict | None:
+    """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
+    idx = _index()
+    t = _norm(text)
+    toxic = any(p in t for p in idx["toxic"])
+    if t.rstrip(_END + "!") in idx["greetings"]:
+        return prompt_labels(GREETING)
+    topic = next((tp for phrase, tp in idx["topics"] if phrase in t), None)
+    if topic is None:
+        return None
+    found = {kind: {j for pat, j in pats if pat.search(t)} for kind, pats in idx["parts"].items()}
+    return prompt_labels(
+        topic, constraints=len(found["constraints"]), domain=any(p.search(t) for p in idx["domain"]),
+        context=bool(found["contexts"]), multistep=bool(found["multistep"]), twist=bool(found["twist"]),
+        toxic=toxic, image=topic.category in VISION_CATEGORIES)
+
+
+_CODE = re.compile(r"```|\bdef |\bclass |\bimport |\bSELECT\b|\bfunction\b|;\s*$|\bpython\b|\bsql\b|\bjavascript\b", re.I | re.M)
+_MATH = re.compile(r"\d\s*[-+*/^=]\s*\d|\b(equation|integral|derivative|probability|matrix|prove|solve)\b", re.I)
+_CONSTRAINT = re.compile(r"\b(exactly|at most|at least|no more than|must|do not|don't|without|only|"
+                         r"format|bullet|table|json|words?)\b", re.I)
+
+
+def heuristic_labels(text: str, image: bool = False) -> dict:
+    """Surface-cue labels for text the simulator never generated."""
+    low = text.lower()
+    code, math = bool(_CODE.search(text)), bool(_MATH.search(text))
+    n_constraints = min(2, len(_CONSTRAINT.findall(text)))
+    creative = any(w in low for w in ("poem", "story", "lyrics", "haiku", "fiction", "imagine"))
+    if image:
+        category = "homework" if math else "captioning"
+    else:
+        category = "coding" if code else "math" if math else "creative_writing" if creative else "chit_chat"
+    row = {
+        "specificity": n_constraints > 0 or bool(re.search(r"\d", text)) or len(text) > 300,
+        "domain_knowledge": code or math or bool(re.search(r"\b[A-Z]{2,}\b", text)),
+        "complexity": len(text) > 400 or "step" in low,
+        "problem_solving": code or math or any(w in low for w in ("solve", "debug", "fix", "plan", "calculate")),
+        "creativity": creative,
+        "technical_accuracy": code or math,
+        "real_world": any(w in low for w in (" my ", " our ", "company", "customer", "job", "work")),
+    }
+    n = sum(row.values())
+    row.update(topic=None, category=category, criteria_count=n, hard=n >= 6, math=math,
+               creative_writing=creative, if_score=min(5, 2 * n_constraints), code=code, image=image,
+               would_refuse=any(p in low for ps in TOXIC_MARKERS.values() for p in (x.lower() for x in ps)))
+    for col in LABEL_COLUMNS:
+        if col.startswith("vision_"):
+            row[col] = (col == f"vision_{category}") if image else None
+    return row
+
+
+class PromptTruthIndex:
+    """Prompt truth of a simulated raw root, looked up by (possibly truncated) text."""
+
+    def __init__(self, frames: list[pl.DataFrame]) -> None:
+        # labels kept as tuples in LABEL_COLUMNS order: a 100k-session month takes ~60 MB
+        self.by_prefix: dict[bytes, dict[str, tuple]] = {}
+        self.seen: dict[str, int] = {}  # how often each text was a first prompt
+        for frame in frames:
+            for text, *labels in frame.select(["text", *LABEL_COLUMNS]).iter_rows():
+                self.by_prefix.setdefault(self._key(text), {}).setdefault(text, tuple(labels))
+                self.seen[text] = self.seen.get(text, 0) + 1
+
+    @staticmethod
+    def _key(text: str) -> bytes:
+        return hashlib.blake2b(_norm(text)[:PREFIX_CHARS].encode(), digest_size=12).digest()
+
+    @classmethod
+    def from_root(cls, root: str | os.PathLike) -> "PromptTruthIndex":
+        files = sorted((Path(root) / TRUTH_DIR / "prompts").glob("*.parquet"))
+        return cls([pl.read_parquet(f) for f in files])
+
+    def __len__(self) -> int:
+        return sum(len(b) for b in self.by_prefix.values())
+
+    def resolve(self, text: str) -> str | None:
+        """The stored prompt ``text`` is, or begins (a prompt cut by a client); when several
+        stored prompts begin with it, the most frequent one."""
+        bucket = self.by_prefix.get(self._key(text))
+        if not bucket:
+            return None
+        if text in bucket:
+            return text
+        hits = [full for full in bucket if full.startswith(text)]
+        if not hits:  # a client may also have stripped the trailing space of its cut
+            hits = [full for full in bucket if full.startswith(text.rstrip())]
+        return max(hits, key=lambda h: (self.seen[h], h)) if hits else None
+
+    def get(self, text: str) -> dict | None:
+        full = self.resolve(text)
+        return None if full is None else dict(zip(LABEL_COLUMNS, self.by_prefix[self._key(full)][full]))
+
+
+def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image: bool = False) -> tuple[dict, str]:
+    """(labels, source) of ``text``; source is "table", "parsed" or "heuristic"."""
+    if index is not None:
+        row = index.get(text)
+        if row is not None:
+            return row, "table"
+    row = parse_prompt(text)
+    if row is not None:
+        return row, "parsed"
+    return heuristic_labels(text, image), "heuristic"
+
+
+def read_prompt_truth(root: str | os.PathLike, month: str | None = None) -> pl.DataFrame:
+    """The prompt truth table of ``month`` (all months when None) under a simulated raw root:
+    one row per session's first prompt with its text, language, topic and every label."""
+    base = Path(root) / TRUTH_DIR / "prompts"
+    files = [base / f"{month}.parquet"] if month else sorted(base.glob("*.parquet"))
+    missing = [str(f) for f in files if not f.exists()]
+    if missing or not files:
+        raise FileNotFoundError(f"no prompt truth at {missing or base}")
+    return pl.concat([pl.read_parquet(f) for f in files], how="vertical")
+
+
+def topic_name(key: str | None) -> str | None:
+    return TOPIC_BY_KEY[key].name if key in TOPIC_BY_KEY else None

@@ -1,0 +1,278 @@
+"""Labelling, embedding and counting routes of the simulated endpoint, through the real
+`openai` client over HTTP, scored against the simulator's prompt truth."""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+import numpy as np
+import openai
+import polars as pl
+import pytest
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score, f1_score
+
+from arena_assets.simulator import (
+    CRITERIA,
+    VISION_LABELS,
+    WorldConfig,
+    load_truth,
+    read_prompt_truth,
+    simulate_months,
+    start_endpoint,
+)
+from arena_assets.simulator.endpoint import Faults
+
+MONTH = "2024-02"
+CRITERIA_ANSWER = (*CRITERIA, "math", "creative_writing", "if_score")
+
+
+def system(task: str) -> dict:
+    return {"role": "system", "content": f"You label prompts.\ntask: {task}\nAnswer with one JSON object."}
+
+
+def ask(client: openai.OpenAI, model: str, task: str, user: str) -> dict:
+    out = client.chat.completions.create(model=model, temperature=0, messages=[
+        system(task), {"role": "user", "content": user}])
+    return json.loads(out.choices[0].message.content)
+
+
+@pytest.fixture(scope="module")
+def raw(tmp_path_factory):
+    out = tmp_path_factory.mktemp("raw")
+    simulate_months(out, [MONTH], 2500, seed=13, config=WorldConfig(cautious_fraction=0.3, toxic_rate=0.03))
+    return out
+
+
+@pytest.fixture(scope="module")
+def endpoint(raw):
+    ep = start_endpoint(seed=13, config=WorldConfig(cautious_fraction=0.3), truth_root=raw)
+    yield ep
+    ep.stop()
+
+
+@pytest.fixture()
+def client(endpoint):
+    endpoint.set_faults(Faults())
+    return openai.OpenAI(base_url=endpoint.base_url, api_key="sim", timeout=10, max_retries=0)
+
+
+@pytest.fixture(scope="module")
+def sample(raw) -> pl.DataFrame:
+    prompts = read_prompt_truth(raw, MONTH).unique("text", keep="first", maintain_order=True)
+    return prompts.sample(300, seed=1)
+
+
+def test_criteria_labels_follow_the_truth_with_each_labellers_noise(client, sample):
+    f1 = {}
+    for model in ("sim-labeler-large", "sim-labeler-small"):
+        got = [ask(client, model, "criteria-v1", f"Label this prompt.\n<prompt>{t}</prompt>") for t in sample["text"]]
+        assert all(set(g) == set(CRITERIA_ANSWER) for g in got)
+        assert all(isinstance(g["if_score"], int) and 0 <= g["if_score"] <= 5 for g in got)
+        f1[model] = {c: f1_score(sample[c].to_list(), [g[c] for g in got])
+                     for c in (*CRITERIA, "math", "creative_writing") if sample[c].sum() >= 15}
+        if_exact = np.mean([g["if_score"] == t for g, t in zip(got, sample["if_score"])])
+        f1[model]["if_exact"] = if_exact
+    large, small = f1["sim-labeler-large"], f1["sim-labeler-small"]
+    assert min(large.values()) >= 0.9, large
+    assert max(small.values()) < 0.95 and np.mean(list(small.values())) < np.mean(list(large.values())) - 0.05, small
+
+
+def test_vision_labels_and_refusals(client, raw):
+    prompts = read_prompt_truth(raw, MONTH).filter("image").unique("text").head(150)
+    got = [ask(client, "sim-labeler-large", "vision-v1", f"<prompt>{t}</prompt>") for t in prompts["text"]]
+    assert all(set(g) == set(VISION_LABELS) for g in got)
+    for label in ("captioning", "ocr", "homework", "diagram"):
+        assert f1_score(prompts[f"vision_{label}"].to_list(), [g[label] for g in got]) >= 0.85, label
+    # refusal-v1 judges the answer: the logged first answers of would_refuse prompts
+    truth = load_truth(raw)
+    conv = truth["conversations"].filter(pl.col("month") == MONTH).head(400)
+    answers = _first_answers(raw, set(conv["conv_id"]))
+    rows = [(answers[c], r) for c, r in zip(conv["conv_id"], conv["refused"]) if c in answers]
+    assert sum(r for _, r in rows) >= 5
+    said = [ask(client, "sim-labeler-large", "refusal-v1", f"<prompt>...</prompt>\n<answer>{a}</answer>")["refusal"]
+            for a, _ in rows]
+    assert f1_score([r for _, r in rows], said) >= 0.85
+
+
+def _first_answers(raw, wanted: set[str]) -> dict[str, str]:
+    out = {}
+    for path in sorted((raw / MONTH).glob("events-*.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                event = json.loads(line)
+                state = event["state"]
+                msgs = state["messages"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            if state.get("conv_id") in wanted and len(msgs) >= 2 and isinstance(msgs[1], dict):
+                out.setdefault(state["conv_id"], msgs[1].get("content", ""))
+    return out
+
+
+def test_cluster_names_and_prompts_cut_by_the_client(client, raw, sample):
+    prompts = read_prompt_truth(raw, MONTH)
+    topic = prompts["topic"].value_counts().sort("count", descending=True)["topic"][1]
+    texts = prompts.filter(pl.col("topic") == topic)["text"].head(8).to_list()
+    blocks = "\n".join(f"<prompt>{t}</prompt>" for t in texts)
+    name = ask(client, "sim-labeler-large", "cluster-name-v1", f"Name the topic of:\n{blocks}")["name"]
+    assert isinstance(name, str) and 3 <= len(name) <= 60
+    assert name.split()[0].lower() in topic  # e.g. "Python function removes duplicates"
+    # a prompt cut to a maximum length gets the labels of the prompt it came from (when
+    # no other prompt of the month starts with the same characters)
+    texts = prompts["text"].unique().to_list()
+    long = [t for t in sample["text"] if len(t) > 150 and sum(u.startswith(t[:140]) for u in texts) == 1][:10]
+    assert len(long) >= 5
+    for text in long:
+        full = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
+        assert ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text[:140]}</prompt>") == full
+
+
+def test_embeddings_carry_the_topic(client, raw):
+    prompts = read_prompt_truth(raw, MONTH).unique("text", keep="first", maintain_order=True)
+    top = prompts["topic"].value_counts().sort("count", descending=True).head(20)["topic"]
+    pick = prompts.filter(pl.col("topic").is_in(top.implode()) & ~pl.col("popular"))
+    texts = pick["text"].to_list()
+    res = client.embeddings.create(model="sim-embed-large", input=texts)
+    vec = np.array([d.embedding for d in res.data])
+    assert vec.shape == (len(texts), 128) and np.allclose(np.linalg.norm(vec, axis=1), 1, atol=1e-4)
+    assert res.usage.prompt_tokens > 0
+    labels = KMeans(n_clusters=20, n_init=4, random_state=0).fit_predict(vec)
+    assert adjusted_rand_score(pick["topic"].to_list(), labels) >= 0.8
+    again = client.embeddings.create(model="sim-embed-large", input=texts[:3], dimensions=64)
+    assert len(again.data[0].embedding) == 64
+    same = client.embeddings.create(model="sim-embed-large", input=texts[:3], dimensions=64)
+    assert [d.embedding for d in same.data] == [d.embedding for d in again.data]  # deterministic
+    # text it never generated: a hashed vector, close for near-identical texts
+    a, b, c = (np.array(d.embedding) for d in client.embeddings.create(model="sim-embed-small", input=[
+        "zorbl quantum pickles in the fridge", "zorbl quantum pickles in the fridge!", "tax forms for 1997"]).data)
+    assert a @ b > 0.8 > a @ c
+    with pytest.raises(openai.NotFoundError):
+        client.embeddings.create(model="sim-labeler-large", input="x")
+
+
+def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample):
+    text = sample["text"][0]
+    msg = [system("criteria-v1"), {"role": "user", "content": f"<prompt>{text}</prompt>"}]
+    endpoint.set_faults(Faults(script=["empty", "truncated", "garbage"]))
+    before = endpoint.call_count(route="chat/completions", model="sim-labeler-small")
+    empty = client.chat.completions.create(model="sim-labeler-small", messages=msg)
+    assert empty.choices[0].message.content == ""
+    cut = client.chat.completions.create(model="sim-labeler-small", messages=msg)
+    assert cut.choices[0].finish_reason == "length"
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(cut.choices[0].message.content)
+    junk = client.chat.completions.create(model="sim-labeler-small", messages=msg)
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(junk.choices[0].message.content)
+    endpoint.set_faults(Faults(script=["truncated"]))
+    with pytest.raises((json.JSONDecodeError, openai.APIResponseValidationError)):
+        client.embeddings.create(model="sim-embed-small", input=["a"])
+    assert endpoint.call_count(route="chat/completions", model="sim-labeler-small") == before + 3
+    assert endpoint.call_count(route="embeddings", status=200) >= 1
+    counted = _get(endpoint, "/_calls")
+    assert counted["total"] == endpoint.call_count()
+    # a labeller without a task line is refused with a message naming the contract
+    with pytest.raises(openai.BadRequestError, match="task"):
+        client.chat.completions.create(model="sim-labeler-large", messages=[{"role": "user", "content": "hi"}])
+    # the envelope never depends on the labels: two prompts of equal length, different truth
+    hard = sample.filter("hard")["text"][0]
+    easy = sample.filter(pl.col("criteria_count") == 0)["text"][0]
+    pad = "x" * abs(len(hard) - len(easy))
+    hard, easy = (hard, easy + pad) if len(hard) > len(easy) else (hard + pad, easy)
+    envelopes = []
+    for t in (hard, easy):
+        req = urllib.request.Request(endpoint.base_url + "/chat/completions", headers={"Content-Type": "application/json"},
+                                     data=json.dumps({"model": "sim-labeler-large", "messages": [
+                                         system("criteria-v1"), {"role": "user", "content": f"<prompt>{t}</prompt>"}]}).encode())
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = json.loads(resp.read())
+            envelopes.append((sorted(k for k in resp.headers if k not in ("Date", "Content-Length")),
+                              body["usage"]["prompt_tokens"], body["system_fingerprint"], sorted(body)))
+    assert envelopes[0] == envelopes[1]
+
+
+def _get(endpoint, path: str) -> dict:
+    with urllib.request.urlopen(endpoint.base_url.removesuffix("/v1") + path, timeout=10) as resp:
+        return json.loads(resp.read())
+
+
+def test_candidate_models_answer_with_their_skill_style_and_caution(client, endpoint, raw):
+    world = endpoint.world
+    prompts = read_prompt_truth(raw, MONTH).unique("text", keep="first", maintain_order=True)
+    risky = prompts.filter(pl.col("would_refuse") & ~pl.col("image"))["text"].head(6).to_list()
+    cautious = [m for m in world.models if m.cautious]
+    bold = [m for m in world.models if not m.cautious]
+    assert cautious and bold and risky
+
+    def answer(model: str, text: str) -> tuple[str, float | None]:
+        out = client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}])
+        content = out.choices[0].message.content
+        return content, endpoint.answer_quality(content)
+
+    refused = [answer(cautious[0].name, t) for t in risky]
+    assert sum(q == 0.0 for _, q in refused) >= 4  # refusal_rate 0.85
+    assert all(not _is_refusal(c) for c, _ in (answer(bold[0].name, t) for t in risky))
+    # quality follows the true skill on the prompt's category, and spreads more on hard prompts
+    cat = "coding"
+    strong = max(bold, key=lambda m: m.skill(cat))
+    weak = min(bold, key=lambda m: m.skill(cat))
+    hard = prompts.filter((pl.col("category") == cat) & pl.col("hard"))["text"][0]
+    easy = prompts.filter((pl.col("category") == cat) & (pl.col("criteria_count") <= 3))["text"][0]
+    q = {(m.name, k): answer(m.name, t)[1] for m in (strong, weak) for k, t in (("hard", hard), ("easy", easy))}
+    assert q[strong.name, "hard"] > q[strong.name, "easy"] > q[weak.name, "easy"] > q[weak.name, "hard"]
+    # length follows the model's verbosity
+    verbose = max(bold, key=lambda m: m.verbosity)
+    terse = min(bold, key=lambda m: m.verbosity)
+    texts = prompts.filter(pl.col("category") == "math")["text"].head(8).to_list()
+    assert sum(len(answer(verbose.name, t)[0]) for t in texts) > sum(len(answer(terse.name, t)[0]) for t in texts)
+    assert endpoint.answer_quality("an answer nobody wrote") is None
+
+
+def _is_refusal(text: str) -> bool:
+    from arena_assets.simulator.labeling import is_refusal
+
+    return is_refusal(text)
+
+
+def test_serve_arena_cli_serves_labels_from_a_truth_root(raw, sample):
+    import re
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0",
+                             "--world-seed", "13", "--truth-root", str(raw), "--embedding-dim", "64",
+                             "--rate-empty", "0", "--rate-truncated", "0"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        base_url = re.search(r"(http://\S+/v1)", line).group(1)
+        client = openai.OpenAI(base_url=base_url, api_key="sim", timeout=10, max_retries=0)
+        vec = client.embeddings.create(model="sim-embed-small", input=sample["text"][0]).data[0].embedding
+        assert len(vec) == 64
+        text = sample.filter("hard")["text"][0]
+        got = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
+        assert sum(got[c] for c in CRITERIA) >= 5
+        calls = json.loads(urllib.request.urlopen(base_url.removesuffix("/v1") + "/_calls", timeout=10).read())
+        assert calls["total"] == 2
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_labeller_error_rates_are_configurable(raw, sample):
+    ep = start_endpoint(seed=13, truth_root=raw, labelers={"exact": 0.0, "coin": 0.5})
+    try:
+        client = openai.OpenAI(base_url=ep.base_url, api_key="sim", timeout=10, max_retries=0)
+        assert {"exact", "coin"} <= {m.id for m in client.models.list()}
+        rows = sample.head(60)
+        exact = [ask(client, "exact", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
+        assert all(g == {c: r[c] for c in CRITERIA_ANSWER} for g, r in zip(exact, rows.iter_rows(named=True)))
+        coin = [ask(client, "coin", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
+        wrong = np.mean([g[c] != r[c] for g, r in zip(coin, rows.iter_rows(named=True)) for c in CRITERIA])
+        assert 0.15 < wrong < 0.45
+        with pytest.raises(openai.NotFoundError):
+            client.chat.completions.create(model="sim-labeler-large", messages=[system("criteria-v1")])
+    finally:
+        ep.stop()

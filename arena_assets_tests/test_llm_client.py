@@ -1,0 +1,231 @@
+"""The LLM client layer over real HTTP (the `openai` package) against a stand-in server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+from arena_assets.llm import (
+    LLMEndpointError, LLMRequest, LLMTask, ResponseCache, embed_texts, request_key, run_batch,
+)
+from arena_assets_tests.labelling_server import LabellingServer, expected_answer
+from arena_assets_tests.llm_kill_child import requests as kill_requests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _task(server: LabellingServer, **kw) -> LLMTask:
+    base = dict(model="labeler-strong", base_url=server.base_url, api_key="test-key",
+                max_concurrency=4, timeout=10, price_input_per_1m=2.0, price_output_per_1m=8.0)
+    return LLMTask(**(base | kw))
+
+
+def _reqs(n: int, dupes: int = 0) -> list[LLMRequest]:
+    texts = [f"Explain topic {i} with an example" for i in range(n)]
+    texts += texts[:dupes]  # identical prompts under other ids
+    return [LLMRequest(f"item{i}", criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(texts)]
+
+
+def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
+    seen = []
+    with LabellingServer() as srv:
+        task = _task(srv)
+        reqs = _reqs(30, dupes=5)
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "t", chunk_size=8),
+                                    parse_criteria, progress=seen.append)
+        assert [r.item_id for r in results] == [r.item_id for r in reqs]
+        assert report.statuses == {"ok": 35, "parse_failed": 0, "failed": 0}
+        assert srv.calls == report.calls == 30  # duplicates asked once
+        for r in results[:30]:
+            text = r.item_id.replace("item", "")
+            want = expected_answer("criteria-v1", f"Explain topic {text} with an example")
+            assert r.value.model_dump() == want
+        assert report.prompt_tokens > 0 and report.cost == pytest.approx(
+            (report.prompt_tokens * 2 + report.completion_tokens * 8) / 1e6)
+        assert seen[-1].done == seen[-1].total == 30 and seen[-1].rate > 0
+        chunks = list((tmp_path / "t").glob("chunk-*.parquet"))
+        assert len(chunks) == 4  # 30 answers in chunks of 8
+        # a fresh cache object reads the chunks back: zero calls, same answers
+        again, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "t", chunk_size=8), parse_criteria)
+        assert srv.calls == 30 and report2.calls == 0 and report2.cache_hits == 30
+        assert [r.value for r in again] == [r.value for r in results]
+        assert ResponseCache(str(tmp_path), "t").compact() == 4
+        assert len(list((tmp_path / "t").glob("chunk-*.parquet"))) == 1
+        _, report3 = run_batch(task, reqs, ResponseCache(str(tmp_path), "t"), parse_criteria)
+        assert report3.cache_hits == 30 and srv.calls == 30
+        # another model, prompt version or temperature is another key
+        keys = {request_key(m, reqs[0].messages, {"temperature": t}, v)
+                for m, t, v in [("a", 0, "v1"), ("b", 0, "v1"), ("a", 0.5, "v1"), ("a", 0, "v2")]}
+        assert len(keys) == 4
+
+
+def test_extra_params_sent_and_reasoning_kept_apart(tmp_path):
+    with LabellingServer() as srv:
+        plain, think = _task(srv), _task(srv, extra_params={"reasoning_effort": "low"})
+        a, _ = run_batch(plain, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        b, _ = run_batch(think, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        assert srv.calls == 4  # another parameter, another cache key
+        assert a[0].reasoning is None and b[0].reasoning == "thinking (low) about it"
+        assert b[0].value == a[0].value  # the answer itself holds no reasoning
+        c, rep = run_batch(think, _reqs(2), ResponseCache(str(tmp_path), "r"), parse_criteria)
+        assert rep.calls == 0 and c[0].reasoning == b[0].reasoning
+
+
+def test_faults_every_item_finishes_once(tmp_path):
+    with LabellingServer(fault_rate=0.3, seed=11) as srv:
+        task = _task(srv, max_retries=3, parse_retries=1)
+        reqs = _reqs(120)
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert len(results) == 120 and len({r.item_id for r in results}) == 120
+        assert sum(report.statuses.values()) == 120
+        assert all(srv.faults[k] > 0 for k in srv.faults)  # every fault kind was exercised
+        assert report.statuses["ok"] >= 100  # retries and re-asks heal most faults
+        for r in results:
+            if r.status == "ok":
+                i = r.item_id.replace("item", "")
+                assert r.value.model_dump() == expected_answer("criteria-v1", f"Explain topic {i} with an example")
+            else:
+                assert r.value is None and r.error
+        stored = pl.read_parquet(tmp_path / "f" / "chunk-*.parquet")
+        assert stored["key"].n_unique() == stored.height  # no duplicate cache rows
+        n_failed = report.statuses["failed"]
+        print(f"30 % faults {srv.faults}: statuses {report.statuses}, {srv.calls} POSTs for 120 items")
+        # faults off: the rerun asks only for the items that failed (not cached); then nothing
+        srv.fault_rate = 0.0
+        before = srv.calls
+        _, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert srv.calls - before == n_failed and report2.statuses["failed"] == 0
+        before = srv.calls
+        _, report3 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
+        assert srv.calls == before and report3.calls == 0
+
+
+def test_timeouts_are_retried_then_recorded_failed(tmp_path):
+    with LabellingServer(latency_s=0.3) as srv:
+        task = _task(srv, timeout=0.05, max_retries=1)
+        results, report = run_batch(task, _reqs(3), ResponseCache(str(tmp_path), "slow"), parse_criteria)
+        assert [r.status for r in results] == ["failed"] * 3
+        assert all("APITimeoutError" in r.error for r in results)
+        assert srv.wait_calls(6, timeout=10)  # each item: the first try and one retry reached the server
+        assert not (tmp_path / "slow").exists()  # nothing cached for failures
+
+
+def test_clear_errors_before_any_output(tmp_path):
+    with LabellingServer() as srv:
+        cache = ResponseCache(str(tmp_path), "e")
+        with pytest.raises(LLMEndpointError, match=rf"{srv.base_url}.*refused the API key"):
+            run_batch(_task(srv, api_key="wrong"), _reqs(3), cache, parse_criteria)
+        with pytest.raises(LLMEndpointError, match=r"does not serve model 'gpt-nope'.*labeler-strong"):
+            run_batch(_task(srv, model="gpt-nope"), _reqs(3), cache, parse_criteria)
+        assert srv.calls == 0
+        url = srv.base_url
+    # the server is gone: nothing listens on that port any more
+    with pytest.raises(LLMEndpointError, match=rf"cannot reach the LLM endpoint {url}"):
+        run_batch(LLMTask(model="m", base_url=url, max_retries=0), _reqs(3), cache, parse_criteria)
+    assert not (tmp_path / "e").exists()
+
+
+def test_key_revoked_mid_batch_stops_it_and_keeps_the_answers(tmp_path):
+    with LabellingServer(revoke_key_after=12) as srv:
+        task = _task(srv, max_concurrency=2)
+        with pytest.raises(LLMEndpointError, match="refused the API key"):
+            run_batch(task, _reqs(40), ResponseCache(str(tmp_path), "k", chunk_size=5), parse_criteria)
+        kept = len(ResponseCache(str(tmp_path), "k"))
+        assert 10 <= kept <= 13  # every answer received was flushed, though not a whole chunk
+        srv.revoke_key_after, srv.api_key = None, "test-key"
+        before = srv.calls
+        _, report = run_batch(task, _reqs(40), ResponseCache(str(tmp_path), "k"), parse_criteria)
+        assert report.cache_hits == kept and srv.calls - before == 40 - kept
+
+
+def test_embeddings_cached_and_normalised(tmp_path):
+    with LabellingServer(dim=12) as srv:
+        task = _task(srv)
+        texts = [f"text {i}" for i in range(50)] + ["text 0"]
+        x, report = embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"), batch_size=16)
+        assert x.shape == (51, 12) and (abs((x ** 2).sum(axis=1) - 1) < 1e-5).all()
+        assert (x[0] == x[50]).all() and srv.calls == 4  # 50 distinct texts / 16 per call
+        y, _ = embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"))
+        assert srv.calls == 4 and (x == y).all()
+
+
+def test_sigkill_mid_run_loses_at_most_one_chunk(tmp_path):
+    n, chunk, conc = 200, 20, 4
+    with LabellingServer() as srv:  # a clean run's cost, for the comparison
+        clean_root = tmp_path / "clean"
+        task = _task(srv)
+        run_batch(task, kill_requests(n), ResponseCache(str(clean_root), "kill", chunk), parse_criteria)
+        clean_calls = srv.calls
+    assert clean_calls == n
+    with LabellingServer() as srv:
+        root = tmp_path / "killed"
+        cmd = [sys.executable, "-m", "arena_assets_tests.llm_kill_child", srv.base_url, str(root),
+               str(n), str(chunk), str(conc)]
+        child = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            assert srv.wait_calls(110), "the child never reached 110 calls"
+            os.kill(child.pid, signal.SIGKILL)
+        finally:
+            child.wait(timeout=30)
+        assert child.returncode == -signal.SIGKILL
+        killed_calls = srv.calls
+        assert killed_calls < n  # it really died mid-run
+        stored = len(ResponseCache(str(root), "kill", chunk))
+        assert stored % chunk == 0 and stored >= 100 - chunk  # whole chunks only
+        rerun = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120, check=True)
+        calls, hits, ok = map(int, rerun.stdout.split())
+        assert (hits, ok) == (stored, n) and srv.calls == killed_calls + calls
+        # lost: the unflushed buffer (< one chunk) and the calls in flight at the kill
+        print(f"SIGKILL at {killed_calls} calls: {stored} answers kept, rerun {calls} calls, "
+              f"excess over a clean run {srv.calls - clean_calls} (chunk {chunk}, concurrency {conc})")
+        assert srv.calls - clean_calls <= chunk + conc
+
+
+def test_cache_on_s3_is_configuration_only(tmp_path):
+    import boto3
+    from moto.server import ThreadedMotoServer
+
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)  # picks its port
+    moto.start()
+    try:
+        host, port = moto.get_host_and_port()
+        url = f"http://{host}:{port}"
+        boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test",
+                     region_name="us-east-1").create_bucket(Bucket="lake")
+        opts = {"key": "test", "secret": "test", "client_kwargs": {"endpoint_url": url, "region_name": "us-east-1"}}
+        with LabellingServer() as srv:
+            task = _task(srv)
+            _, r1 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
+            _, r2 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
+            assert (r1.calls, r2.calls, r2.cache_hits, srv.calls) == (10, 0, 10, 10)
+    finally:
+        moto.stop()
+
+
+def test_against_the_simulated_arena_endpoint(tmp_path):
+    """Free-form answers (what model_answers will ask) from the project's own endpoint."""
+    from arena_assets.simulator import World, WorldConfig
+    from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
+
+    world = World.build(WorldConfig(n_models=4), seed=2)
+    faults = Faults(rate_429=0.15, rate_500=0.15, retry_after=0.01, seed=4)
+    with ArenaEndpoint(world, faults=faults) as ep:
+        task = LLMTask(model=world.model_names[0], base_url=ep.base_url, max_concurrency=4,
+                       max_retries=6, timeout=10)
+        reqs = [LLMRequest(f"q{i}", [{"role": "user", "content": f"Explain idea number {i}"}], "answer-v1")
+                for i in range(40)]
+        results, report = run_batch(task, reqs, ResponseCache(str(tmp_path), "answers"), str)
+        posts = lambda: sum(v for k, v in ep.stats.items() if k.startswith("POST /v1/chat"))  # noqa: E731
+        assert report.statuses["ok"] + report.statuses["failed"] == 40
+        assert report.statuses["ok"] >= 36 and all(r.content for r in results if r.status == "ok")
+        assert posts() > report.calls  # the faults were retried by the client
+        first = posts()
+        _, again = run_batch(task, reqs, ResponseCache(str(tmp_path), "answers"), str)
+        assert posts() - first == report.statuses["failed"] and again.cache_hits == report.statuses["ok"]
