@@ -16,8 +16,12 @@ $(BIN)/arena-assets: pyproject.toml requirements.lock
 
 install: $(BIN)/arena-assets .env $(DAGSTER_HOME)/dagster.yaml
 
-.env:
-	cp .env.example .env
+# .env is yours: created from .env.example, then only variables it lacks are appended
+# when .env.example gains some (an older checkout's .env keeps working after an update)
+.env: .env.example
+	@test -f $@ || cp .env.example $@
+	@awk -F= 'NR==FNR { if ($$0 !~ /^#/ && NF) seen[$$1]=1; next } /^[A-Z_0-9]+=/ && !($$1 in seen)' $@ .env.example >> $@
+	@touch $@
 
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml
 	mkdir -p $(DAGSTER_HOME)

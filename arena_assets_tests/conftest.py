@@ -44,6 +44,9 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_MIN_BATTLES": "10",
         "ARENA_MIN_CATEGORY_BATTLES": "100",
         "ARENA_ANCHOR_MODEL": "",
+        "ARENA_RELEASE_ROOT": str(tmp_path / "release"),
+        "ARENA_RELEASE_SECRET": "test-release-secret",
+        "ARENA_RELEASE_LICENSE": "cc-by-4.0",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

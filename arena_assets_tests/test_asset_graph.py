@@ -10,6 +10,7 @@ from arena_assets.definitions import defs as load_defs
 from arena_assets.defs.partitions import monthly_partitions
 
 SAME_MONTH = None  # a dependency with no mapping: the same monthly partition
+FOLLOW = "follow upstream (any month)"  # arena_assets.defs.automation.follow_upstream
 
 EXPECTED = {
     "raw_logs": {
@@ -22,25 +23,45 @@ EXPECTED = {
     },
     "conversations": {
         "group": "clean", "deps": {"raw_logs": SAME_MONTH},
-        "checks": [("no_raw_pii", True), ("required_columns_present", True),
-                   ("snapshots_conserved", True)],
+        "checks": [("month_over_month_drift", False), ("no_raw_pii", True),
+                   ("required_columns_present", True), ("snapshots_conserved", True)],
         "backfill": None, "pool": "clean", "kinds": ["duckdb", "parquet", "polars"],
+        "automation": FOLLOW,
     },
     "battles": {
         "group": "battles",
         # the anomaly test's crowd reads earlier months: backfills run months in order
         "deps": {"battles": "previous month", "conversations": SAME_MONTH, "raw_logs": SAME_MONTH},
-        "checks": [("removals_accounted", True), ("votes_conserved", True)],
-        "backfill": None, "pool": None, "kinds": ["parquet", "polars"],
+        "checks": [("keys_unique_and_present", True), ("month_over_month_drift", False),
+                   ("removals_accounted", True), ("schema_matches", True),
+                   ("values_in_range", True), ("votes_conserved", True)],
+        "backfill": None, "pool": None, "kinds": ["parquet", "polars"], "automation": FOLLOW,
     },
-    "arena_leaderboard": {
+    "battle_cells": {
         "group": "leaderboards", "deps": {"battles": SAME_MONTH},
-        "checks": [("intervals_contain_ratings", False)],
+        "checks": [("battles_conserved", True)],
+        "backfill": None, "pool": None, "kinds": ["parquet", "polars"], "automation": FOLLOW,
+    },
+    # a snapshot reads every month up to its own: rewriting an old month makes it stale
+    "arena_leaderboard": {
+        "group": "leaderboards", "deps": {"battle_cells": "every earlier month",
+                                          "battles": "every earlier month"},
+        "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
+                   ("keys_unique_and_present", True), ("schema_matches", True),
+                   ("values_in_range", True)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+        "automation": FOLLOW,
     },
     "leaderboard_history": {
-        "group": "leaderboards", "deps": {"arena_leaderboard": SAME_MONTH}, "checks": [],
-        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet"],
+        "group": "leaderboards", "deps": {"arena_leaderboard": "every earlier month"},
+        "checks": [("keys_unique_and_present", True), ("schema_matches", True)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet"], "automation": FOLLOW,
+    },
+    # publishing is a decision: no automation
+    "month_release": {
+        "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH},
+        "checks": [], "backfill": "SINGLE_RUN", "pool": None,
+        "kinds": ["huggingface", "parquet"],
     },
 }
 
@@ -51,6 +72,9 @@ def _mapping(mapping: dg.PartitionMapping | None) -> str | None:
     if isinstance(mapping, dg.TimeWindowPartitionMapping) and (
             mapping.start_offset, mapping.end_offset) == (-1, -1):
         return "previous month"
+    if isinstance(mapping, dg.TimeWindowPartitionMapping) and mapping.end_offset == 0 \
+            and mapping.start_offset <= -1200 and mapping.allow_nonexistent_upstream_partitions:
+        return "every earlier month"
     return repr(mapping)
 
 
@@ -71,6 +95,9 @@ def _graph() -> dict[str, dict]:
                 "pool": assets.node_def.pool,
                 "kinds": sorted(spec.kinds),
             }
+            condition = spec.automation_condition
+            if condition is not None:
+                out[key.to_user_string()]["automation"] = condition.get_label()
     return out
 
 
@@ -79,6 +106,19 @@ def test_asset_graph_matches_the_snapshot() -> None:
     assert sorted(graph) == sorted(EXPECTED)
     for key, expected in EXPECTED.items():
         assert graph[key] == expected, key
+    # the automation sensor is on in a fresh deployment; the monthly schedule is not
+    defs = load_defs()
+    sensors = {s.name: s.default_status for s in defs.sensors}
+    assert sensors["arena_automation"] == dg.DefaultSensorStatus.RUNNING
+    assert sensors["raw_root_sensor"] == dg.DefaultSensorStatus.RUNNING
+    assert sensors["freshness_sensor"] == dg.DefaultSensorStatus.RUNNING
+    # freshness of the latest month: WARN checks outside the assets' own runs
+    fresh = {(spec.asset_key.to_user_string(), spec.name): spec.blocking
+             for checks_def in defs.asset_checks for spec in checks_def.check_specs}
+    assert fresh == {("conversations", "freshness_check"): False,
+                     ("arena_leaderboard", "freshness_check"): False}
+    schedules = {s.name: s.default_status for s in defs.schedules}
+    assert schedules == {"monthly_refresh_schedule": dg.DefaultScheduleStatus.STOPPED}
 
 
 def test_each_stage_folder_is_named_as_its_group() -> None:

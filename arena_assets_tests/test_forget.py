@@ -215,11 +215,11 @@ def test_dagster_forget_job_and_rematerialization_requests(
             resources={"storage": defs.resources["storage"]}) as context:
         requests = list(rematerialize_after_forget_sensor(context) or [])
     assert [(r.partition_key, sorted(k.to_user_string() for k in r.asset_selection))
-            for r in requests] == [(MONTH, ["arena_leaderboard", "battles", "conversations",
-                                            "leaderboard_history"])]
+            for r in requests] == [(MONTH, ["arena_leaderboard", "battle_cells", "battles",
+                                            "conversations", "leaderboard_history"])]
     # later leaderboard months are rebuilt too, earlier ones are not
     later = rematerialize_requests(["2024-02"], ["2024-01", "2024-02", "2024-03"])
-    assert [(r.partition_key, len(r.asset_selection)) for r in later] == [("2024-02", 4),
+    assert [(r.partition_key, len(r.asset_selection)) for r in later] == [("2024-02", 5),
                                                                           ("2024-03", 2)]
     # a month whose raw_logs are past retention keeps its forgotten tables; boards rebuild
     gone = rematerialize_requests(["2024-01"], ["2024-01"], raw_logs_months=["2024-02"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import dagster as dg
 import polars as pl
 import pytest
 from scipy.stats import spearmanr
@@ -19,7 +20,7 @@ from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 
 PURE_BT = dict(category_skill_spread=0.0, style_strength=0.0, position_bias=0.0,
-               abusive_fraction=0.0, hardness_gain=0.0, cautious_fraction=0.0)
+               abusive_fraction=0.0)
 
 
 def _theta(truth: dict[str, pl.DataFrame]) -> dict[str, float]:
@@ -119,9 +120,17 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     january = {a: _digest(lake.url(a, "2024-01")) for a in ("battles", "arena_leaderboard")}
     result = materialize("2024-02")
     assert result.success
-    assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
+    evaluations = result.get_asset_check_evaluations()
+    # 600 sessions give wide intervals: a WARN, which never fails the run
+    width = next(c for c in evaluations if c.check_name == "interval_width_sane")
+    assert width.severity == dg.AssetCheckSeverity.WARN
+    assert {c.check_name: c.passed for c in evaluations
+            if c.check_name != "interval_width_sane"} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True}
+        "intervals_contain_ratings": True,
+        "schema_matches": True, "keys_unique_and_present": True,
+        "month_over_month_drift": True, "battles_conserved": True,
+        "values_in_range": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

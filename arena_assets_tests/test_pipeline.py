@@ -41,8 +41,9 @@ def test_month_materializes_with_checks_and_catalog(simulated):
     assert result.success
     checks = result.get_asset_check_evaluations()
     assert {c.check_name: c.passed for c in checks} == {
-        "lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
-        "required_columns_present": True}, [(c.check_name, c.metadata) for c in checks]
+        "lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True,
+        "no_raw_pii": True, "required_columns_present": True, "month_over_month_drift": True},\
+        [(c.check_name, c.metadata) for c in checks]
     lake = Lake(simulated["ARENA_LAKE_ROOT"])
     raw = lake.read("raw_logs", MONTH)
     rejects = lake.read("raw_rejects", MONTH)
@@ -75,7 +76,10 @@ def test_month_without_files_gives_empty_tables(arena_env):
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True}
+        "intervals_contain_ratings": True, "interval_width_sane": True,
+        "schema_matches": True, "keys_unique_and_present": True,
+        "month_over_month_drift": True, "battles_conserved": True,
+        "values_in_range": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

@@ -159,33 +159,27 @@ def test_partitioned_materialization_lands_in_postgres(arena_env, postgres, pg_h
     assert (Path(arena_env["ARENA_LAKE_ROOT"]) / "raw_logs" / f"{MONTH}.parquet").is_file()
 
 
-def test_sensor_ticks_against_postgres(arena_env, pg_home):
-    """Hook for the raw-root sensor (issue 10, section 1): every sensor of the code location
-    ticks twice against the Postgres-backed instance: the first tick requests the month that
-    has raw files, the second (with the first tick's cursor) requests nothing new. Skips
-    until the code location defines a sensor. (Checked with a throwaway sensor over
-    `arena_assets.ingest.watch`. A daemon-launched tick stored in Postgres's `job_ticks`
-    would go further once the sensor is wired.)"""
+def test_sensor_ticks_against_postgres(arena_env, postgres, pg_home):
+    """The raw-root sensor (issue 10, section 1) ticks twice against the Postgres-backed
+    instance: the first tick requests the month that has raw files, the second (with the
+    first tick's cursor) requests nothing new, and says why. A month the first test did not
+    ingest: on its first tick the sensor adopts months already ingested in the instance."""
     import dagster as dg
 
     from arena_assets.definitions import defs as load_defs
 
+    month = "2024-03"
     defs = load_defs()
-    # the raw-root sensors; run-status sensors (e.g. the forget follow-up) react to runs,
-    # not to files, and take another context
-    sensors = [s for s in (defs.sensors or []) if not isinstance(s, dg.RunStatusSensorDefinition)]
-    if not sensors:
-        pytest.skip("the code location defines no sensor yet")
-    simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 20, seed=4)
+    sensor = next(s for s in defs.sensors if s.name == "raw_root_sensor")
+    simulate_months(arena_env["ARENA_RAW_ROOT"], [month], 20, seed=4)
     with dg.DagsterInstance.get() as instance:
-        for sensor in sensors:
-            context = dg.build_sensor_context(instance=instance, resources=defs.resources,
-                                              sensor_name=sensor.name)
+        assert type(instance.run_storage).__name__ == "PostgresRunStorage"
+        with dg.build_sensor_context(instance=instance, resources=defs.resources,
+                                     sensor_name=sensor.name) as context:
             result = sensor(context)
-            requests = list(getattr(result, "run_requests", None) or [])
-            assert any(r.partition_key == MONTH for r in requests), (sensor.name, result)
-            cursor = getattr(result, "cursor", None) or context.cursor
-            again = sensor(dg.build_sensor_context(instance=instance, cursor=cursor,
-                                                   resources=defs.resources,
-                                                   sensor_name=sensor.name))
-            assert not list(getattr(again, "run_requests", None) or []), sensor.name
+        assert [r.partition_key for r in result.run_requests] == [month], result
+        with dg.build_sensor_context(instance=instance, cursor=result.cursor,
+                                     resources=defs.resources, sensor_name=sensor.name) as context:
+            again = sensor(context)
+        assert again.run_requests == []
+        assert "no new or changed raw files" in again.skip_reason.skip_message

@@ -57,8 +57,8 @@ def test_raw_logs_and_lake_on_s3(arena_env, s3_server, tmp_path, monkeypatch):
     result = materialize(MONTH, "raw_logs,raw_rejects,conversations")
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {
-        "lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
-        "required_columns_present": True}
+        "lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True,
+        "no_raw_pii": True, "required_columns_present": True, "month_over_month_drift": True}
 
     listed = client.list_objects_v2(Bucket="arena", Prefix="lake/")["Contents"]
     keys = {o["Key"] for o in listed}

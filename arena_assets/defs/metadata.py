@@ -13,13 +13,16 @@ from arena_assets.report import markdown_table
 PREVIEW_ROWS = 5
 
 
-def table_metadata(frame: pl.DataFrame | None, url: str, rows: int | None = None) -> dict[str, Any]:
-    """Row count, where the file is, its columns and a preview of a few rows."""
+def table_metadata(frame: pl.DataFrame | None, url: str, rows: int | None = None,
+                   descriptions: dict[str, str] | None = None) -> dict[str, Any]:
+    """Row count, where the file is, its columns (with ``descriptions`` where given) and a
+    preview of a few rows."""
     n = rows if rows is not None else (frame.height if frame is not None else 0)
     meta: dict[str, Any] = {"dagster/row_count": n, "path": dg.MetadataValue.path(url)}
     if frame is not None:
         meta["dagster/column_schema"] = dg.TableSchema(
-            columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
+            columns=[dg.TableColumn(name, str(dtype), (descriptions or {}).get(name))
+                     for name, dtype in frame.schema.items()]
         )
         # never message text or a raw identity: metadata outlives every table (no
         # retention or forgetting reaches the event log)

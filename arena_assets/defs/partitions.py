@@ -5,12 +5,28 @@ from __future__ import annotations
 import dagster as dg
 
 # Partition definitions are static structure, known when the code location loads, so the
-# first month is read here, through dg.EnvVar, rather than in a resource.
+# first and last month are read here, through dg.EnvVar, rather than in a resource.
 PARTITIONS_START = dg.EnvVar("ARENA_PARTITIONS_START").get_value("2024-01") or "2024-01"
+# The last month (inclusive). Empty = up to the month that just ended (Dagster's default for
+# monthly partitions). A bound keeps "All" in the UI from launching months without data.
+PARTITIONS_END = dg.EnvVar("ARENA_PARTITIONS_END").get_value("") or ""
 
-monthly_partitions = dg.MonthlyPartitionsDefinition(
-    start_date=PARTITIONS_START, fmt="%Y-%m", timezone="UTC"
-)
+
+def month_after(month: str) -> str:
+    """"2024-03" -> "2024-04" (Dagster's end_date is exclusive)."""
+    year, mon = (int(p) for p in month.split("-"))
+    return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
+
+
+def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
+    if end and end < start:
+        raise ValueError(f"ARENA_PARTITIONS_END={end} is before ARENA_PARTITIONS_START={start}")
+    return dg.MonthlyPartitionsDefinition(
+        start_date=start, end_date=month_after(end) if end else None, fmt="%Y-%m",
+        timezone="UTC")
+
+
+monthly_partitions = _partitions(PARTITIONS_START, PARTITIONS_END)
 
 
 def months_in_window(context: dg.AssetExecutionContext) -> list[str]:

@@ -1,8 +1,10 @@
-"""The leaderboards steps: cumulative battles -> ``arena_leaderboard`` (boards as of a
-month) and the boards so far -> ``leaderboard_history``; figures and plots included.
+"""The leaderboards steps: a month's battles -> ``battle_cells`` (counted), the cells of
+every month so far -> ``arena_leaderboard`` (boards as of a month) and the boards so far ->
+``leaderboard_history``; figures and plots included.
 
 Month M's snapshot is fitted on the kept battles of every month <= M in the lake, so it
-never depends on later months.
+never depends on later months. It reads earlier months' counted cells, not their rows
+(style control reads only its feature columns), so a refresh stays cheap as months pile up.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from arena_assets.ranking.boards import arena_boards
+from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
+from arena_assets.ranking.boards import boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
 from arena_assets.storage import Lake
@@ -39,15 +42,47 @@ class LeaderboardMonth:
                                    pl.col("lower").round(1), pl.col("upper").round(1), "battles")
 
 
+@dataclass
+class CellsMonth:
+    month: str
+    cells: pl.DataFrame
+    battles: int
+    url: str
+
+    @property
+    def conserved(self) -> bool:
+        return int(self.cells["n"].sum()) == self.battles
+
+
+def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
+    """The month's battles counted per cell -> the lake's ``battle_cells``."""
+    battles = lake.read("battles", month, columns=list(CELL_KEYS))
+    cells = battle_cells(battles, month)
+    return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
+
+
 def arena_leaderboard_month(
     lake: Lake, month: str, options: FitOptions | None = None, *, min_category_battles: int = 1000
 ) -> LeaderboardMonth:
     """Boards as of ``month`` from every month's battles up to it -> ``arena_leaderboard``."""
     from arena_assets.ranking.plots import ratings_with_intervals
 
+    from arena_assets.ranking.boards import board_options
+
+    options = options or board_options()
     months = lake.months("battles", upto=month)
-    boards, info = arena_boards(lake.read_months("battles", months), month=month,
-                                options=options, min_category_battles=min_category_battles)
+    if not months:
+        raise FileNotFoundError(f"no battles up to {month} in the lake")
+    counted = set(lake.months("battle_cells", upto=month))
+    # a month whose cells were never written (a lake from before battle_cells, a library
+    # caller that rebuilt battles only) is counted from its rows here, not written
+    cells = pl.concat([
+        lake.read("battle_cells", m) if m in counted
+        else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
+        for m in months])
+    style_rows = lake.read_months("battles", months, columns=style_columns(options))
+    boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
+                                     min_category_battles=min_category_battles)
     url = lake.write("arena_leaderboard", month, boards)
     overall = boards.filter(pl.col("board") == "overall")
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")

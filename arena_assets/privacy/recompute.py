@@ -30,7 +30,7 @@ def recompute_after_forget(lake: Lake, months: list[str], settings: dict | None 
     """Recompute conversations, battles and leaderboards; returns lines to print."""
     from arena_assets.pipeline.battles import battles_month
     from arena_assets.pipeline.clean import clean_month
-    from arena_assets.pipeline.leaderboards import arena_leaderboard_month
+    from arena_assets.pipeline.leaderboards import arena_leaderboard_month, battle_cells_month
     from arena_assets.ranking.boards import board_options
 
     out = []
@@ -41,6 +41,7 @@ def recompute_after_forget(lake: Lake, months: list[str], settings: dict | None 
             if lake.exists("battles", month):
                 step = battles_month(lake, month)
                 out.append(f"recomputed battles {month}: {step.result.battles.height} rows")
+                battle_cells_month(lake, month)
     options = dict(leaderboard_options() if settings is None else settings)
     min_category = options.pop("min_category_battles", 1000)
     fit = board_options(**options)

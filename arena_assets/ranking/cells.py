@@ -130,9 +130,11 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
 
 
 def aggregate_codes(
-    models: list[str], a: np.ndarray, b: np.ndarray, outcome: np.ndarray
+    models: list[str], a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> Aggregated:
-    """Aggregate coded battles to unordered pair cells with np.bincount on a packed key."""
+    """Aggregate coded battles to unordered pair cells with np.bincount on a packed key;
+    ``weights`` (battles per row) when the rows are already counted cells."""
     k = len(models)
     swap = a > b
     lo = np.where(swap, b, a)
@@ -140,7 +142,9 @@ def aggregate_codes(
     # from the lower index's side: a win of model_a becomes a loss when the pair was swapped
     flipped = np.where(swap & (outcome != TIE), 1 - outcome, outcome)
     key = (lo * k + hi) * 3 + flipped
-    cells = np.bincount(key, minlength=3 * k * k).reshape(k * k, 3)
+    cells = np.bincount(key, weights, minlength=3 * k * k).reshape(k * k, 3)
+    if weights is not None:  # integer counts summed as floats: exact below 2**53
+        cells = np.rint(cells).astype(np.int64)
     present = np.flatnonzero(cells.sum(axis=1))
     return Aggregated(
         models=list(models),

@@ -4,11 +4,14 @@
 import dagster as dg
 
 from arena_assets.defs.battles.resources import BattleRules
+from arena_assets.defs import checks
+from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_records
 from arena_assets.pipeline.battles import battles_month
+from arena_assets.pipeline.quality import BATTLE_CONTRACT, battle_range_problems
 from arena_assets.report import counts_table
 
 
@@ -24,11 +27,15 @@ from arena_assets.report import counts_table
     ],
     group_name="battles",
     kinds={"parquet", "polars"},
+    automation_condition=follow_upstream,
     check_specs=[
         dg.AssetCheckSpec("votes_conserved", asset="battles", blocking=True,
                           description="One battle row per accepted vote event."),
         dg.AssetCheckSpec("removals_accounted", asset="battles", blocking=True,
                           description="Kept + removed-by-reason = all battles."),
+        *checks.table_specs("battles", "battle"),
+        checks.range_spec("battles", "winner and style count"),
+        checks.drift_spec("battles"),
     ],
 )
 def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rules: BattleRules):
@@ -59,6 +66,10 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
                 dict(frame.filter("keep")["winner"].value_counts().iter_rows())),
         }
     )
+    yield from checks.table_results("battles", frame, BATTLE_CONTRACT, ["battle_id"])
+    yield checks.range_result("battles", battle_range_problems(frame))
+    yield checks.drift_result("battles", lake, month, frame.height, dict(
+        frame["language"].fill_null("?").value_counts().iter_rows()))
     yield dg.AssetCheckResult(
         check_name="votes_conserved", passed=step.votes_conserved,
         metadata={"vote_events": step.votes_read, "battles": frame.height})

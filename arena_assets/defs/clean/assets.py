@@ -4,6 +4,8 @@ import dagster as dg
 
 from arena_assets.clean.schema import REQUIRED_CONVERSATION_COLUMNS
 from arena_assets.defs.clean.resources import Moderation
+from arena_assets.defs import checks
+from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
@@ -17,6 +19,7 @@ from arena_assets.report import counts_table
     group_name="clean",
     kinds={"parquet", "duckdb", "polars"},
     pool="clean",
+    automation_condition=follow_upstream,
     check_specs=[
         dg.AssetCheckSpec("snapshots_conserved", asset="conversations", blocking=True,
                           description="Every conversation state in raw_logs is folded into "
@@ -27,6 +30,7 @@ from arena_assets.report import counts_table
         dg.AssetCheckSpec("required_columns_present", asset="conversations", blocking=True,
                           description="Identity, model, time, user hash, messages, language "
                                       "and dedup key are never null."),
+        checks.drift_spec("conversations"),
     ],
 )
 def conversations(
@@ -54,6 +58,8 @@ def conversations(
                            else f"{stats.moderation_flagged} flagged"),
         }
     )
+    yield checks.drift_result("conversations", lake, month, stats.conversations,
+                              dict(stats.languages))
     yield dg.AssetCheckResult(
         check_name="snapshots_conserved", passed=stats.snapshots_conserved,
         metadata={"states_in_raw_logs": stats.states_in, "states_folded": stats.states_folded,

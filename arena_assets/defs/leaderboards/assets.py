@@ -1,38 +1,137 @@
-"""Stage 4, leaderboards: cumulative Bradley-Terry boards from the kept human votes.
+"""Stage 4, leaderboards: battles counted per month, then cumulative Bradley-Terry boards.
 
-Both assets run a whole backfill range in one run (single-run backfill policy): each
-month's snapshot is fitted from the battles up to its end, so month M's snapshot never
-depends on later months. Dependency note: the snapshot of month M reads battles of every
-month <= M from the lake; Dagster's graph shows only the same-month edge (there is no "all
-earlier partitions" mapping), so re-materialize later snapshots after rewriting an old
-month's battles.
+A snapshot of month M reads every month <= M; in Dagster's graph that is a partition
+mapping reaching back to the first month (``ALL_EARLIER``), so rewriting an old month's
+battles marks every later snapshot stale and the automation refreshes them. The boards
+read earlier months' counted cells (``battle_cells``), not their rows, so a refresh costs
+about one month's work however many months came before. Both board assets run a whole
+backfill range in one run (single-run policy) and record each month's own metadata.
 """
 
 import base64
 
 import dagster as dg
+import polars as pl
 
+from arena_assets.defs import checks
+from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
-from arena_assets.pipeline.leaderboards import arena_leaderboard_month, leaderboard_history_month
+from arena_assets.pipeline import quality
+from arena_assets.pipeline.leaderboards import (
+    arena_leaderboard_month,
+    battle_cells_month,
+    leaderboard_history_month,
+)
 from arena_assets.ranking.boards import board_options
-from arena_assets.report import counts_table, markdown_table
+from arena_assets.ranking.schema import BOARD_SCHEMA, HISTORY_SCHEMA
+from arena_assets.report import counts_table
+
+# every earlier month (100 years back) and this one; months before the first partition
+# simply do not exist
+ALL_EARLIER = dg.TimeWindowPartitionMapping(start_offset=-1200, end_offset=0,
+                                            allow_nonexistent_upstream_partitions=True)
+TOP_ROWS = 10
+
+BOARD_COLUMNS = {
+    "month": "The snapshot: every kept battle up to the end of this month.",
+    "board": "overall, style_control (length and markdown effects removed) or language:<code>.",
+    "model": "The model as voted on (aliases resolved).",
+    "rating": "Bradley-Terry rating on the Elo scale (mean 1000, or the anchor model's value).",
+    "lower": "Lower end of the confidence interval of the rating.",
+    "upper": "Upper end of the confidence interval of the rating.",
+    "rank": "Position by rating (1 = best).",
+    "rank_ub": "Rank upper bound: 1 + models whose interval lies wholly above this one's "
+               "(LMArena's published rank).",
+    "battles": "Kept battles this model took part in on this board.",
+    "ci_method": "How the interval was computed (bootstrap or sandwich).",
+    "ci_level": "The interval's coverage (e.g. 0.95).",
+    "rank_change": "style_control board only: places gained (+) or lost (-) once style is "
+                   "controlled. Blank on the other boards: there is no second ranking of "
+                   "the same board to compare with.",
+}
 
 
 def _png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
     return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
+def _top_table(board: pl.DataFrame) -> dg.MetadataValue:
+    """The top of one board as a table shown inline in the UI, ratings rounded."""
+    cols = ["rank", "rank_ub", "model", "rating", "lower", "upper", "battles", "rank_change"]
+    top = board.sort("rank", "model").head(TOP_ROWS).with_columns(
+        pl.col("rating", "lower", "upper").round(1))
+    schema = dg.TableSchema(columns=[
+        dg.TableColumn(c, "float" if c in ("rating", "lower", "upper") else
+                       "string" if c == "model" else "int", BOARD_COLUMNS[c]) for c in cols])
+    records = [dg.TableRecord({c: row[c] for c in cols if row[c] is not None})
+               for row in top.select(cols).iter_rows(named=True)]
+    return dg.MetadataValue.table(records=records, schema=schema)
+
+
 @dg.asset(
     partitions_def=monthly_partitions,
     deps=["battles"],
     group_name="leaderboards",
+    kinds={"parquet", "polars"},
+    automation_condition=follow_upstream,
+    check_specs=[dg.AssetCheckSpec("battles_conserved", asset="battle_cells", blocking=True,
+                                   description="The cells' counts add up to the month's battles.")],
+)
+def battle_cells(context: dg.AssetExecutionContext, storage: ArenaStorage):
+    """The month's battles counted per (keep, removed_reason, language, model_a, model_b,
+    winner): what the cumulative leaderboards read from earlier months instead of rows."""
+    (month,) = months_in_window(context)
+    step = battle_cells_month(storage.lake(), month)
+    storage.publish("battle_cells", context.log)
+    yield dg.MaterializeResult(metadata={**table_metadata(step.cells, step.url), "month": month,
+                                         "battles": step.battles})
+    yield dg.AssetCheckResult(check_name="battles_conserved", passed=step.conserved,
+                              metadata={"battles": step.battles,
+                                        "counted": int(step.cells["n"].sum())})
+
+
+def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]:
+    problems = quality.interval_problems(boards)
+    return [
+        *checks.table_results("arena_leaderboard", boards, BOARD_SCHEMA,
+                              ["month", "board", "model"]),
+        checks.range_result("arena_leaderboard", quality.board_range_problems(boards)),
+        dg.AssetCheckResult(
+            asset_key="arena_leaderboard", check_name="intervals_contain_ratings",
+            passed=not (problems["not_finite"] or problems["inverted"]
+                        or problems["rating_outside"]),
+            metadata={"month": month, **problems}),
+        dg.AssetCheckResult(
+            asset_key="arena_leaderboard", check_name="interval_width_sane",
+            severity=checks.WARN, passed=problems["too_wide"] == 0,
+            metadata={"month": month, "too_wide": problems["too_wide"],
+                      "max_width": quality.MAX_INTERVAL_WIDTH}),
+    ]
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    deps=[dg.AssetDep("battle_cells", partition_mapping=ALL_EARLIER),
+          # style control reads the battle rows' style columns of every month
+          dg.AssetDep("battles", partition_mapping=ALL_EARLIER)],
+    group_name="leaderboards",
     kinds={"parquet", "numpy"},
     backfill_policy=dg.BackfillPolicy.single_run(),
-    check_specs=[dg.AssetCheckSpec("intervals_contain_ratings", asset="arena_leaderboard",
-                                   description="lower <= rating <= upper on every row.")],
+    automation_condition=follow_upstream,
+    check_specs=[
+        *checks.table_specs("arena_leaderboard", "board"),
+        checks.range_spec("arena_leaderboard", "rank and battle count"),
+        # not blocking: a bootstrap percentile interval may, rarely, miss its point estimate
+        dg.AssetCheckSpec("intervals_contain_ratings", asset="arena_leaderboard",
+                          description="Every interval is finite and lower <= rating <= upper."),
+        dg.AssetCheckSpec("interval_width_sane", asset="arena_leaderboard",
+                          description="WARN when an interval is wider than "
+                                      f"{quality.MAX_INTERVAL_WIDTH:.0f} rating points (too few "
+                                      "battles to read the board)."),
+    ],
 )
 def arena_leaderboard(
     context: dg.AssetExecutionContext, storage: ArenaStorage, leaderboard_settings: LeaderboardSettings
@@ -47,13 +146,16 @@ def arena_leaderboard(
     options = board_options(bootstrap_rounds=settings.bootstrap_rounds, level=settings.ci_level,
                             anchor=settings.anchor(), min_battles=settings.min_battles,
                             seed=settings.seed)
-    per_month: dict[str, dict] = {}
-    bad_rows = 0
+    used = {}
+    results: list[dg.AssetCheckResult] = []
     for month in months_in_window(context):
         step = arena_leaderboard_month(lake, month, options,
                                        min_category_battles=settings.min_category_battles)
-        per_month[month] = {
-            **table_metadata(step.boards, step.url),
+        tops = {f"top: {board}": _top_table(step.boards.filter(pl.col("board") == board))
+                for board in step.boards["board"].unique(maintain_order=True)}
+        # one materialization per month, each with its own figures (a backfill range too)
+        context.add_asset_metadata({
+            **table_metadata(step.boards, step.url, descriptions=BOARD_COLUMNS),
             "month": month,
             "months_covered": f"{step.months[0]}..{step.months[-1]}",
             "battles_used": dg.MetadataValue.int(step.info["battles_used"]),
@@ -61,41 +163,42 @@ def arena_leaderboard(
                 counts_table(step.info["removed_by_reason"])),
             "boards": dg.MetadataValue.json(step.info["boards"]),
             "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
-            "top": dg.MetadataValue.md(markdown_table(step.top(), 15)),
-            "style_coefficients": dg.MetadataValue.md(
-                markdown_table(step.info["style_coefficients"], 10)),
+            **tops,
             "ratings_plot": _png_markdown(step.png, "ratings"),
             "ratings_png": dg.MetadataValue.path(step.png_url),
-        }
-        bad_rows += step.bad_interval_rows
+        }, partition_key=month)
+        used[month] = step.info["battles_used"]
+        results = _board_checks(month, step.boards) if not results or all(
+            r.passed for r in results) else results  # keep the first failing month's figures
     storage.publish("arena_leaderboard", context.log)
-    # one result for the run: a single month (the usual case) gets its own figures; a
-    # backfill range shows its last month and a line per month
-    last = max(per_month)
-    yield dg.MaterializeResult(metadata={
-        **per_month[last],
-        "months_in_run": dg.MetadataValue.json(
-            {m: v["battles_used"].value for m, v in per_month.items()}),
-    })
-    yield dg.AssetCheckResult(check_name="intervals_contain_ratings", passed=bad_rows == 0,
-                              metadata={"bad_rows": bad_rows})
+    yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(used)})
+    yield from results
 
 
 @dg.asset(
     partitions_def=monthly_partitions,
-    deps=["arena_leaderboard"],
+    deps=[dg.AssetDep("arena_leaderboard", partition_mapping=ALL_EARLIER)],
     group_name="leaderboards",
     kinds={"parquet"},
     backfill_policy=dg.BackfillPolicy.single_run(),
+    automation_condition=follow_upstream,
+    check_specs=checks.table_specs("leaderboard_history", "history"),
 )
 def leaderboard_history(context: dg.AssetExecutionContext, storage: ArenaStorage):
     """Every model's overall rating and interval, month by month up to this month: how the
     leaderboard moved as votes accumulated and models arrived."""
     lake = storage.lake()
+    results: list[dg.AssetCheckResult] = []
     for month in months_in_window(context):
         step = leaderboard_history_month(lake, month)
-        last_meta = {**table_metadata(step.history, step.url), "month": month,
-                     "history_plot": _png_markdown(step.png, "history"),
-                     "history_png": dg.MetadataValue.path(step.png_url)}
+        context.add_asset_metadata({
+            **table_metadata(step.history, step.url), "month": month,
+            "history_plot": _png_markdown(step.png, "history"),
+            "history_png": dg.MetadataValue.path(step.png_url)}, partition_key=month)
+        month_results = checks.table_results("leaderboard_history", step.history,
+                                             HISTORY_SCHEMA, ["month", "snapshot_month", "model"])
+        if not results or all(r.passed for r in results):
+            results = month_results
     storage.publish("leaderboard_history", context.log)
-    return dg.MaterializeResult(metadata=last_meta)
+    yield dg.MaterializeResult()
+    yield from results

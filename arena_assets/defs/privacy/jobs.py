@@ -16,7 +16,7 @@ from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.resources import ArenaStorage
 
 AFFECTED_TAG = "arena/forget_affected_months"
-MONTHLY_DERIVED = ("conversations", "battles")
+MONTHLY_DERIVED = ("conversations", "battles", "battle_cells")
 CUMULATIVE_DERIVED = ("arena_leaderboard", "leaderboard_history")
 
 

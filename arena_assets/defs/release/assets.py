@@ -1,0 +1,50 @@
+"""Stage 5, release: each month's public snapshot (Chat, Battle, Bench, SFT export).
+
+Not automated: publishing is a decision, so a release is materialized by hand (or a
+backfill) once the month's checks are green.
+"""
+
+import dagster as dg
+
+from arena_assets.defs.partitions import monthly_partitions, months_in_window
+from arena_assets.defs.release.resources import ReleaseSettings
+from arena_assets.defs.resources import ArenaStorage
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    deps=["conversations", "battles"],
+    group_name="release",
+    kinds={"parquet", "huggingface"},
+    backfill_policy=dg.BackfillPolicy.single_run(),
+)
+def month_release(context: dg.AssetExecutionContext, storage: ArenaStorage,
+                  release_settings: ReleaseSettings):
+    """The month's public datasets in the Hugging Face layout, each with a dataset card:
+    arena-chat-MONTH (redacted conversations), arena-battle-MONTH (votes), arena-bench-MONTH
+    (when the lake has `bench_prompts` for the month) and arena-sft-MONTH (OpenAI chat JSONL).
+    User hashes are re-keyed with a per-release salt, so they join neither across releases
+    nor to the lake."""
+    from arena_assets.release import release_salt, write_month_release
+
+    lake = storage.lake()
+    options = storage._options_for(release_settings.release_root)
+    for month in months_in_window(context):
+        battles = lake.read("battles", month) if lake.exists("battles", month) else None
+        has_bench = lake.exists("bench_prompts", month)
+        bench = lake.read("bench_prompts", month) if has_bench else None
+        summary = write_month_release(
+            month, release_settings.release_root, conversations=lake.read("conversations", month),
+            battles=battles, bench=bench, salt=release_salt(release_settings.secret, month),
+            license=release_settings.license, storage_options=options)
+        context.add_asset_metadata({
+            "month": month,
+            "datasets": dg.MetadataValue.json(summary.datasets),
+            "rows": dg.MetadataValue.json(summary.rows),
+            "battle_counts": dg.MetadataValue.json(summary.battle_counts),
+            "sft_skipped": dg.MetadataValue.json(summary.sft_skipped),
+            "bench": ("released from bench_prompts" if has_bench else
+                      "not released: no bench_prompts in the lake for this month"),
+            "path": dg.MetadataValue.path(f"{release_settings.release_root.rstrip('/')}"),
+        }, partition_key=month)
+    return dg.MaterializeResult()
