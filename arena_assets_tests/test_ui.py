@@ -155,6 +155,7 @@ def demo_env(tmp_path: Path, arena_env, monkeypatch) -> dict[str, str]:
 
 def test_ui_in_a_real_browser(demo_env, tmp_path):
     from dagster import DagsterInstance
+    from dagster._core.execution.backfill import BulkActionStatus
     from dagster._core.storage.dagster_run import DagsterRunStatus
     from playwright.sync_api import expect, sync_playwright
 
@@ -188,7 +189,8 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
         page.goto(f"{base}/assets/arena_leaderboard")
         top_row = page.locator("tr", has_text=top_model).first
         expect(top_row).to_contain_text(str(int(top_rating)))
-        page.screenshot(path=artifacts / "02_leaderboard.png", full_page=True)
+        top_row.scroll_into_view_if_needed()  # the page scrolls inside a panel
+        page.screenshot(path=artifacts / "02_leaderboard.png")
 
         # 3. one partition launched from the browser, and its run succeeds
         before = {r.run_id for r in instance.get_runs()}
@@ -208,8 +210,11 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
         runs = _wait_until(lambda: _new_runs_finished(instance, before, backfill=True),
                            300, "the backfill")
         assert {r.status for r in runs} == {DagsterRunStatus.SUCCESS}, runs
-        page.goto(f"{base}/runs?tab=backfills")
-        expect(page.get_by_text("Completed").first).to_be_visible()
+        (backfill,) = instance.get_backfills()
+        assert backfill.status == BulkActionStatus.COMPLETED_SUCCESS, backfill.status
+        page.goto(f"{base}/runs")
+        page.get_by_text("Backfills", exact=True).first.click()
+        expect(page.get_by_text(backfill.backfill_id).first).to_be_visible()
         page.screenshot(path=artifacts / "04_backfill.png")
 
         # 5. every month's page shows that month's figures (its file, its row count)
@@ -222,7 +227,8 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
             metadata = page.get_by_text("dagster/row_count").first
             expect(metadata).to_be_visible()
             text = page.inner_text("body")
-            page.screenshot(path=artifacts / f"05_partition_{month}.png", full_page=True)
+            metadata.scroll_into_view_if_needed()
+            page.screenshot(path=artifacts / f"05_partition_{month}.png")
             path = re.search(r"arena_leaderboard/(\d{4}-\d{2})\.parquet", text)
             count = re.search(r"dagster/row_count\s+([\d,]+)", text)
             shown[month] = (path and path.group(1),

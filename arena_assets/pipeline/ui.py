@@ -36,11 +36,13 @@ def run_ui(args: argparse.Namespace) -> int:
           flush=True)
     workspace = Path(args.project).resolve() / "workspace.yaml"
     with dagster_workdir(args.project) as (workdir, env):
+        proc = subprocess.Popen(dev_command(workspace, args.host, args.port), cwd=workdir, env=env)
         try:
-            return subprocess.run(dev_command(workspace, args.host, args.port),
-                                  cwd=workdir, env=env).returncode
+            return proc.wait()
         except KeyboardInterrupt:
-            return 0
+            # Ctrl-C reached `dg dev` too: let it stop its webserver, daemon and code server
+            # (subprocess.run would kill it a quarter second later and orphan them)
+            return proc.wait()
 
 
 def register(sub: argparse._SubParsersAction) -> None:
