@@ -86,7 +86,10 @@ def test_demo_on_s3_gives_the_local_rows(arena_env, s3_endpoint, tmp_path):
     got = _fingerprints(Lake("s3://arena/lake", options))
     assert {a for a, _ in expected} >= {"raw_logs", "raw_rejects", "conversations", "battles",
                                        "arena_leaderboard", "leaderboard_history"}
-    assert all(rows > 0 for (asset, _), (rows, _) in expected.items() if asset != "raw_rejects")
+    # every table has rows (a small first month may rank no model yet: ARENA_MIN_BATTLES)
+    filled = {a for (a, _), (rows, _) in expected.items() if rows > 0}
+    assert filled >= {"raw_logs", "conversations", "battles", "arena_leaderboard",
+                      "leaderboard_history"}, expected
     assert got == expected
     # the summary read back through the S3 catalog's views: the same rows and rejects
     assert _summary_counts(remote) == _summary_counts(local)
