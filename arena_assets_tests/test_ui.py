@@ -183,6 +183,7 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
             args=CHROMIUM_FLAGS, viewport={"width": 1600, "height": 1000})
         page = browser.pages[0] if browser.pages else browser.new_page()
         page.set_default_timeout(90_000)
+        expect.set_options(timeout=90_000)  # pages load slowly on a busy 2-core machine
         # the first-visit "Join the Dagster community" dialog, whenever it appears
         page.add_locator_handler(page.get_by_text("Join the Dagster community"),
                                  lambda: page.get_by_role("button", name="Skip").click())
