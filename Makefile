@@ -38,9 +38,10 @@ test: install
 test-slow: install
 	$(BIN)/pytest -n $(TEST_WORKERS) -m slow
 
-## the Dagster UI on http://127.0.0.1:3000 over the demo's instance and data
+## the Dagster UI on http://127.0.0.1:3000 over the demo's instance and data (`dg dev`
+## run from a folder holding the merged .env: see arena_assets/pipeline/ui.py)
 ui: install
-	$(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	$(BIN)/arena-assets ui --host 127.0.0.1 --port 3000
 
 ## throughput and memory figures (see README, "Figures")
 bench: install

@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "arena_assets.ingest.cli",
     "arena_assets.ranking.cli",
     "arena_assets.pipeline.cli",
+    "arena_assets.pipeline.ui",
     "arena_assets.judging.cli",
     "arena_assets.release.cli",
     "arena_assets.privacy.cli",

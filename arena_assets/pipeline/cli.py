@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,14 +30,28 @@ def _env_setting(name: str, default: str) -> str:
     return setting(name, default)
 
 
+# the job that covers every asset for one month (arena_assets/defs/schedules.py)
+EVERY_ASSET_JOB = "monthly_refresh"
+
+
 def materialize(selection: str, month: str, partition_args: list[str] | None = None) -> None:
     """One Dagster run for one month, or for the months of ``partition_args`` (multiprocess
-    executor, recorded in the instance)."""
+    executor, recorded in the instance).
+
+    ``"*"`` for one month launches the named job covering every asset (`dg launch`), so the
+    run and each materialization show that job in the UI (an ad-hoc asset selection shows
+    "Job None"); other selections and partition ranges go through
+    `dagster asset materialize`, which takes a range and honours backfill policies."""
     from arena_assets.envfile import dagster_workdir
 
-    dagster = Path(sys.executable).with_name("dagster")
-    cmd = [str(dagster), "asset", "materialize", "-m", "arena_assets.definitions",
-           "--select", selection, *(partition_args or ["--partition", month])]
+    if selection == "*" and not partition_args:
+        dg = Path(sys.executable).with_name("dg")
+        cmd = [str(dg), "launch", "--job", EVERY_ASSET_JOB, "--partition", month,
+               "-m", "arena_assets.definitions"]
+    else:
+        dagster = Path(sys.executable).with_name("dagster")
+        cmd = [str(dagster), "asset", "materialize", "-m", "arena_assets.definitions",
+               "--select", selection, *(partition_args or ["--partition", month])]
     started = time.perf_counter()
     # Dagster's CLI loads .env over the shell's variables; this working directory's .env
     # holds the merged values with the shell winning (the dotenv convention)
@@ -48,12 +63,58 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
     print(f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s")
 
 
+def _is_url(path: str) -> bool:
+    return "://" in path
+
+
+def _storage_options(url: str) -> dict:
+    """fsspec options for an s3:// root from the ARENA_S3_* settings, built by the code
+    location's own resource (one place decides what they mean)."""
+    if not url.startswith("s3://"):
+        return {}
+    from dagster_duckdb import DuckDBResource
+
+    from arena_assets.defs.resources import ArenaStorage
+
+    return ArenaStorage(
+        catalog=DuckDBResource(database=":memory:"),
+        s3_endpoint_url=_env_setting("ARENA_S3_ENDPOINT_URL", ""),
+        s3_access_key_id=_env_setting("ARENA_S3_ACCESS_KEY_ID", ""),
+        s3_secret_access_key=_env_setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
+        s3_region=_env_setting("ARENA_S3_REGION", ""),
+    ).storage_options()
+
+
+def _remove(path: str) -> None:
+    if _is_url(path):
+        import fsspec
+
+        fs, root = fsspec.core.url_to_fs(path, **_storage_options(path))
+        if fs.exists(root):
+            fs.rm(root, recursive=True)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+    elif os.path.exists(path):
+        os.remove(path)
+
+
+def _upload(local: str, url: str) -> None:
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url, **_storage_options(url))
+    for path in sorted(Path(local).rglob("*")):
+        if path.is_file():
+            fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(local).as_posix()}")
+
+
 def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     """Rows per asset and month, rejects by reason, and where everything is."""
-    import duckdb
+    from arena_assets.storage import Lake, duckdb_connect
 
     out = []
-    with duckdb.connect(catalog_path, read_only=True) as con:
+    # an s3:// lake: the views read through the lake's fsspec filesystem
+    lake = Lake(lake_root, _storage_options(lake_root))
+    with duckdb_connect(lake, catalog_path, read_only=True) as con:
         views = [r[0] for r in con.execute(
             "select view_name from duckdb_views() where not internal order by 1").fetchall()]
         out.append("Rows per asset and month:")
@@ -88,12 +149,15 @@ def run_demo(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     if args.fresh:
         for path in (raw_root, lake_root, catalog):
-            if os.path.isdir(path):
-                shutil.rmtree(path)
-            elif os.path.exists(path):
-                os.remove(path)
+            _remove(path)
     print(f"Simulating {len(months)} months x {args.per_month} conversations into {raw_root} ...")
-    simulate_months(raw_root, months, args.per_month, seed=args.seed)
+    if _is_url(raw_root):
+        # the simulator writes local files; the platform's raw logs then live in the bucket
+        with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
+            simulate_months(local, months, args.per_month, seed=args.seed)
+            _upload(local, raw_root)
+    else:
+        simulate_months(raw_root, months, args.per_month, seed=args.seed)
     print("Materializing every asset through Dagster, month by month ...")
     for month in months:
         materialize("*", month)

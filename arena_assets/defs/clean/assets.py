@@ -37,7 +37,7 @@ def conversations(
     context: dg.AssetExecutionContext, storage: ArenaStorage, moderation: Moderation
 ):
     """Every chat of the month as its latest snapshot: OpenAI-style messages with image
-    hashes, PII replaced by typed placeholders (<EMAIL>, <PHONE>, ...), language, token
+    hashes, PII replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...), language, token
     counts, moderation flags (when an endpoint is configured), a salted user hash and a
     dedup key of the first prompt. The VisionArena-Chat / LMSYS-Chat-1M style release."""
     (month,) = months_in_window(context)

@@ -1,0 +1,53 @@
+"""`arena-assets ui`: the Dagster UI (webserver + daemon, `dg dev`) over the project's
+instance and data, as `make ui` starts it.
+
+Why a command rather than `dg dev` in the project folder:
+- settings: Dagster's CLI loads ``.env`` from its working directory *over* the shell's
+  variables; this runs it from a folder whose ``.env`` holds the merged values with the
+  shell winning (``envfile.dagster_workdir``), as `arena-assets demo` does;
+- the instance: `dg dev` warns that a ``dagster.yaml`` in the working directory is ignored
+  when DAGSTER_HOME is elsewhere. The project's ``dagster.yaml`` is the template `make`
+  copies into DAGSTER_HOME, so from that other folder there is nothing to warn about.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def dev_command(workspace: Path, host: str, port: int) -> list[str]:
+    """`dg dev` (the successor of `dagster dev`) for the project's workspace (code location
+    name `arena_assets`, as `[tool.dg.project]` says)."""
+    dg = Path(sys.executable).with_name("dg")
+    return [str(dg), "dev", "-w", str(workspace), "-h", host, "-p", str(port)]
+
+
+def run_ui(args: argparse.Namespace) -> int:
+    from arena_assets.envfile import dagster_workdir
+
+    if not os.environ.get("DAGSTER_HOME"):
+        raise SystemExit("DAGSTER_HOME is not set: run `make ui`, or export DAGSTER_HOME "
+                         "(a folder holding dagster.yaml; `make install` makes .dagster_home)")
+    print(f"Dagster UI on http://{args.host}:{args.port} (instance {os.environ['DAGSTER_HOME']})",
+          flush=True)
+    workspace = Path(args.project).resolve() / "workspace.yaml"
+    with dagster_workdir(args.project) as (workdir, env):
+        proc = subprocess.Popen(dev_command(workspace, args.host, args.port), cwd=workdir, env=env)
+        try:
+            return proc.wait()
+        except KeyboardInterrupt:
+            # Ctrl-C reached `dg dev` too: let it stop its webserver, daemon and code server
+            # (subprocess.run would kill it a quarter second later and orphan them)
+            return proc.wait()
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    ui = sub.add_parser("ui", help="the Dagster UI (dg dev) over the project's instance and data")
+    ui.add_argument("--host", default="127.0.0.1")
+    ui.add_argument("--port", type=int, default=3000)
+    ui.add_argument("--project", default=".", help="folder holding the project's .env and workspace.yaml")
+    ui.set_defaults(func=run_ui)
