@@ -235,3 +235,24 @@ def test_assets_list_left_out_models_in_metadata(arena_env: dict[str, str], monk
     assert set(boards["model"]) == {"m1", "m2", "m3"}
     history = Lake(arena_env["ARENA_LAKE_ROOT"]).read("leaderboard_history", "2024-01")
     assert set(history["model"]) == {"m1", "m2", "m3"}
+
+
+def test_style_bootstrap_survives_resamples_where_a_feature_is_constant():
+    """A style feature that varies in one battle only is constant in most resamples (a
+    singular Hessian there): those rounds are NaN, the board still comes out."""
+    import numpy as np
+
+    from arena_assets.ranking import fit_style_controlled
+
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(60):
+        a, b = rng.choice(["m1", "m2", "m3", "m4"], 2, replace=False)
+        rows.append({"model_a": a, "model_b": b, "winner": ("model_a", "model_b", "tie")[i % 3],
+                     "sum_assistant_tokens_a": 100 + 50 * (i % 4), "sum_assistant_tokens_b": 120,
+                     "header_count_a": 3 if i == 0 else 0, "header_count_b": 0,
+                     "list_count_a": 0, "list_count_b": 0, "bold_count_a": 0, "bold_count_b": 0})
+    board = fit_style_controlled(pl.DataFrame(rows), ci="bootstrap", bootstrap_rounds=40, seed=1)
+    table = board.table
+    assert table.height >= 2
+    assert table["lower"].is_finite().all() and (table["lower"] <= table["rating"]).all()

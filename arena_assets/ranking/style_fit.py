@@ -103,7 +103,13 @@ def fit_style_params(
             gram = style_gram(pc, x, v, k, identify=True)
         # near the optimum the Hessian barely moves: reusing it keeps the fixed point
         # exact and the contraction far below 1 while skipping the (K+F)² assembly
-        step = np.linalg.solve(gram, grad)
+        try:
+            step = np.linalg.solve(gram, grad)
+        except np.linalg.LinAlgError:
+            # a resample (or a tiny board) where a style feature is constant or collinear
+            # with the ratings: the model has no unique maximum here
+            raise NoMaximumLikelihood("style-controlled fit: singular Hessian (a style "
+                                      "feature is constant or collinear in these battles)") from None
         t = 1.0
         while True:
             cand = params + t * step
@@ -178,6 +184,12 @@ def bootstrap_style(
     full = _beat_or_tied(pc, y, np.ones(n), k)
 
     def run(i: int) -> np.ndarray:
+        try:
+            return fit_round(i)
+        except NoMaximumLikelihood:  # this resample cannot rate anyone: a NaN round
+            return np.full(k + x.shape[1], np.nan)
+
+    def fit_round(i: int) -> np.ndarray:
         rng = np.random.default_rng(seeds[i])
         c = np.bincount(rng.integers(0, n, n), minlength=n)
         drawn = np.flatnonzero(c)  # ~37 % of battles are not drawn: skip them in every pass
