@@ -100,20 +100,21 @@ class ResponseCache:
         row = {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
                "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
                "completion_tokens": completion_tokens, "created_at": time.time()}
+        # the chunk is written while the lock is held: threads with a new answer wait here
+        # instead of starting more calls, so a SIGKILL during a slow write (S3, a loaded
+        # machine) loses at most the chunk being written plus one answer per worker
         with self._lock:
             self._load().setdefault(key, row)
             self._buffer.append(row)
-            full = len(self._buffer) >= self.chunk_size
-            batch = self._take() if full else None
-        if batch:
-            self._write(batch)
+            if len(self._buffer) >= self.chunk_size:
+                self._write(self._take())
 
     def flush(self) -> None:
         """Write whatever is buffered (call at the end of a batch, also on errors)."""
         with self._lock:
             batch = self._take()
-        if batch:
-            self._write(batch)
+            if batch:
+                self._write(batch)
 
     def compact(self) -> int:
         """Merge every chunk into one (fewer files to list on S3); returns chunks removed.
