@@ -44,6 +44,21 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_MIN_BATTLES": "10",
         "ARENA_MIN_CATEGORY_BATTLES": "100",
         "ARENA_ANCHOR_MODEL": "",
+        "ARENA_JUDGE_BASE_URL": "simulated",
+        "ARENA_JUDGE_API_KEY": "",
+        "ARENA_JUDGE_MODEL": "sim-judge",
+        "ARENA_JUDGE_MAX_CONCURRENCY": "8",
+        "ARENA_JUDGE_PRICE_INPUT_PER_1M": "",
+        "ARENA_JUDGE_PRICE_OUTPUT_PER_1M": "",
+        "ARENA_BENCH_JUDGES": "sim-judge",
+        "ARENA_CANDIDATES": '[{"name": "kelp-34b-pro", "base_url": "simulated"}, '
+                            '{"name": "atlas-8b-preview", "base_url": "simulated"}]',
+        "ARENA_BENCH_BASELINE": "atlas-8b-preview",
+        "ARENA_BENCH_SIZE": "20",
+        "ARENA_BENCH_VISION_SIZE": "0",
+        "ARENA_BENCH_MIN_QUALITY": "5",
+        "ARENA_BENCH_STRONG_WEIGHT": "3",
+        "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
