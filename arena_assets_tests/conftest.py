@@ -44,6 +44,23 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_MIN_BATTLES": "10",
         "ARENA_MIN_CATEGORY_BATTLES": "100",
         "ARENA_ANCHOR_MODEL": "",
+        "ARENA_LABELER_BASE_URL": "simulated",
+        "ARENA_LABELER_API_KEY": "",
+        "ARENA_LABELER_MODEL": "sim-labeler-large",
+        "ARENA_LABELER_MAX_CONCURRENCY": "8",
+        "ARENA_LABELER_PRICE_INPUT_PER_1M": "0.15",
+        "ARENA_LABELER_PRICE_OUTPUT_PER_1M": "0.6",
+        "ARENA_EMBED_BASE_URL": "simulated",
+        "ARENA_EMBED_API_KEY": "",
+        "ARENA_EMBED_MODEL": "sim-embed-large",
+        "ARENA_EMBED_MAX_CONCURRENCY": "8",
+        "ARENA_EMBED_PRICE_INPUT_PER_1M": "",
+        "ARENA_EMBED_PRICE_OUTPUT_PER_1M": "",
+        "ARENA_LLM_CACHE_ROOT": "",
+        "ARENA_SIM_WORLD_SEED": "7",
+        "ARENA_SIM_LATENCY": "",
+        "ARENA_LABEL_MAX_PROMPT_CHARS": "4000",
+        "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
