@@ -42,6 +42,27 @@ EXPECTED = {
         "group": "leaderboards", "deps": {"arena_leaderboard": SAME_MONTH}, "checks": [],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet"],
     },
+    "bench_prompts": {
+        "group": "bench",
+        # decontamination reads every earlier month's bench: months run in order
+        "deps": {"bench_prompts": "previous month", "topic_clusters": SAME_MONTH,
+                 "topic_labels": SAME_MONTH},
+        "checks": [], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet", "polars"],
+    },
+    "model_answers": {
+        "group": "bench", "deps": {"bench_prompts": SAME_MONTH}, "checks": [],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
+    },
+    "judgments": {
+        "group": "bench", "deps": {"model_answers": SAME_MONTH},
+        "checks": [("judge_parse_failure_rate", False), ("no_duplicate_games", True)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
+    },
+    "bench_leaderboard": {
+        "group": "bench", "deps": {"arena_leaderboard": SAME_MONTH, "judgments": SAME_MONTH},
+        "checks": [("win_rates_in_range", False)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+    },
 }
 
 

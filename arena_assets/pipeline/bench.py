@@ -8,6 +8,7 @@ partition last, so a failure leaves the previous partition intact.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -70,8 +71,11 @@ def bench_prompts_month(lake: Lake, month: str, options: BenchOptions = BenchOpt
     return BenchPromptsMonth(month, prompts, benches, lake.write(BENCH_PROMPTS_ASSET, month, prompts))
 
 
-def candidate_task(c: CandidateModel, api_key: str, base: LLMTask | None = None) -> LLMTask:
-    """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras."""
+def candidate_task(c: CandidateModel, api_key: str | None = None, base: LLMTask | None = None) -> LLMTask:
+    """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras.
+    The key is ``api_key``, else the variable ``c.api_key_env`` names, read now (run time)."""
+    if api_key is None:
+        api_key = os.environ.get(c.api_key_env, "") if c.api_key_env else ""
     params = dict(c.params)
     known = {k: params.pop(k) for k in ("temperature", "max_tokens", "max_concurrency", "timeout") if k in params}
     defaults = {"max_concurrency": base.max_concurrency, "timeout": base.timeout,

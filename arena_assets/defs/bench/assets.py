@@ -11,7 +11,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.bench.resources import BenchSettings
-from arena_assets.defs.llm_resources import LLMTaskResource
+from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
@@ -23,13 +23,12 @@ from arena_assets.report import counts_table
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
 
 
-def _cache_root(storage: ArenaStorage) -> str:
-    # the same default as the shared LLMCache resource: the cache lives with the lake
-    return f"{storage.lake_root.rstrip('/')}/_llm_cache"
-
-
-@dg.asset(partitions_def=monthly_partitions, deps=["topic_labels", "topic_clusters"], group_name="bench",
-          kinds={"parquet", "polars"}, backfill_policy=dg.BackfillPolicy.single_run())
+@dg.asset(partitions_def=monthly_partitions, group_name="bench", kinds={"parquet", "polars"},
+          deps=["topic_labels", "topic_clusters",
+                # decontamination reads every earlier bench: backfills run months in order
+                dg.AssetDep("bench_prompts", partition_mapping=dg.TimeWindowPartitionMapping(
+                    start_offset=-1, end_offset=-1))],
+          backfill_policy=dg.BackfillPolicy.single_run())
 def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
     """BenchBuilder's monthly bench: prompts meeting at least 6 of the 7 hard-prompt
     criteria, from topic clusters whose mean quality passes the threshold, at most 2 per
@@ -52,6 +51,7 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
 @dg.asset(partitions_def=monthly_partitions, deps=[bench_prompts], group_name="bench", kinds={"parquet", "openai"},
           pool="llm", backfill_policy=LLM_BACKFILL)
 def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                  llm_cache: LLMCache,
                   judge: LLMTaskResource):
     """Every candidate model's answer to every bench prompt (candidates from
     `ARENA_CANDIDATES`), cached; reasoning (`<think>` blocks, reasoning fields) kept apart;
@@ -60,8 +60,8 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
     meta = {}
     for month in months_in_window(context):
-        step = model_answers_month(lake, month, tasks, cache_root=_cache_root(storage),
-                                   storage_options=storage.storage_options())
+        step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
+                                   storage_options=llm_cache.storage_options(storage))
         meta = {**table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
                 "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
@@ -78,6 +78,7 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
                                 description="One row per (question, model, judge, game)."),
           ])
 def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+              llm_cache: LLMCache,
               judge: LLMTaskResource):
     """Pairwise LLM-judge games against the baseline: two per prompt and candidate with the
     positions swapped, for each judge of `ARENA_BENCH_JUDGES`; one re-ask on an
@@ -87,8 +88,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     baseline = bench_settings.baseline_model()
     meta, dups, unparsed, games = {}, 0, 0, 0
     for month in months_in_window(context):
-        step = judgments_month(lake, month, judges, baseline, cache_root=_cache_root(storage),
-                               storage_options=storage.storage_options())
+        step = judgments_month(lake, month, judges, baseline, cache_root=llm_cache.root_for(storage),
+                               storage_options=llm_cache.storage_options(storage))
         dups += duplicate_games(step.judgments)
         played = step.judgments.filter(pl.col("status") != "no_answer")
         games += played.height

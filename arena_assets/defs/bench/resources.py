@@ -9,7 +9,6 @@ candidate whose ``base_url`` is ``simulated`` is answered by the same simulated 
 from __future__ import annotations
 
 import dataclasses
-import os
 
 import dagster as dg
 
@@ -45,7 +44,8 @@ class BenchSettings(dg.ConfigurableResource):
                             seed=self.seed)
 
     def candidate_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
-        """(name, task) per configured candidate; keys read from the named variables at run time."""
+        """(name, task) per configured candidate; keys come from the variables they name,
+        read at run time (``pipeline.bench.candidate_task``)."""
         cands = parse_candidates(self.candidates)
         if not cands:
             raise ValueError("no candidate models: set ARENA_CANDIDATES (see .env.example)")
@@ -53,7 +53,7 @@ class BenchSettings(dg.ConfigurableResource):
         for c in cands:
             if c.base_url.strip() == SIMULATED:  # the judge resource knows the simulated world
                 c = dataclasses.replace(c, base_url=judge.resolved_base_url(raw_root))
-            out.append((c.name, candidate_task(c, os.environ.get(c.api_key_env, "") if c.api_key_env else "")))
+            out.append((c.name, candidate_task(c)))
         return out
 
     def baseline_model(self) -> str:
