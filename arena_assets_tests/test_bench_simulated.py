@@ -105,7 +105,7 @@ def test_bench_leaderboard_follows_truth_and_humans_and_reruns_free(arena, capsy
 def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, capsys):
     root, lake, ep, names = arena
     cache = str(root / "cache")
-    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased"))
+    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose"))
     judged = lake.read("judgments", MONTH)
     feats = lake.read("model_answers", MONTH)
     lengths = feats.select("question_id", "model", tokens="answer_tokens")
@@ -126,14 +126,19 @@ def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, caps
     both = fair_b.join(bias_b, on="model", suffix="_biased")
     rho = spearmanr(both["bt_rating"], both["bt_rating_biased"]).statistic
     assert rho >= 0.8
-    truth = {m: _true_skill(ep.world, m) for m in names}
-    verbose = {m: ep.world.model(m).verbosity for m in names}
-    gap_raw = spearmanr(bias_b["bt_rating"], [verbose[m] for m in bias_b["model"]]).statistic
-    gap_sc = spearmanr(bias_b["style_rating"], [verbose[m] for m in bias_b["model"]]).statistic
+    # the length bias alone moves verbose models up; style control (length and markdown
+    # as covariates) takes most of that shift away
+    long_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge-verbose"), feats, rounds=50)
+    both = fair_b.join(long_b, on="model", suffix="_biased")
+
+    def spread(col: str) -> float:
+        d = (both[f"{col}_biased"] - both[col]).to_numpy()
+        return float(np.std(d - d.mean()))
+
+    raw, styled = spread("bt_rating"), spread("style_rating")
     with capsys.disabled():
-        print(f"biased judge ratings vs verbosity: raw {gap_raw:.2f}, style-controlled {gap_sc:.2f}; "
-              f"truth {truth}")
-    assert gap_sc <= gap_raw
+        print(f"biased - fair rating spread: raw {raw:.1f}, style-controlled {styled:.1f}")
+    assert styled < raw
 
 
 @pytest.mark.slow

@@ -52,7 +52,8 @@ class JudgeBias:
 
 JUDGES = {
     "sim-judge": JudgeBias(),
-    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0),
+    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0, length_scale=150.0),
+    "sim-judge-verbose": JudgeBias(length_bias=1.0, length_scale=150.0),  # length bias alone
 }
 
 
