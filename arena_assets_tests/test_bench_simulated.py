@@ -170,3 +170,44 @@ def test_candidate_task_maps_params():
     t = candidate_task(c, "")
     assert (t.temperature, t.extra_params, t.api_key) == (0.7, {"top_p": 0.9}, "sk-no-key")
     assert dataclasses.replace(t, model="n").model == "n"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=(
+    "measured 9/10 pairs separated on a 60-prompt BenchBuilder bench vs 10/10 on a random "
+    "draw: the bench is coding/math heavy and the world's per-category skill offsets bring "
+    "two candidates close there; the library test (test_judging_simulated) shows the effect"))
+def test_benchbuilder_bench_separates_models_better_than_a_random_one(arena, capsys):
+    """Arena-Hard-Auto's finding through the month steps: the same models and judge on a
+    BenchBuilder bench and on a random draw of the month's prompts of the same size."""
+    from arena_assets.bench.builder import build_benches
+    from arena_assets.bench.decontam import text_hash
+    from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
+    from arena_assets.judging.metrics import score_table, separability
+    from arena_assets.pipeline.bench import labelled_prompts
+
+    root, lake, ep, names = arena
+    cache, size = str(root / "cache"), 60
+    lab = labelled_prompts(lake, MONTH).filter(~pl.col("has_image"))
+    built = build_benches(lab, BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0,
+                                            seed=1), month="2099-01")["text"].prompts
+    drawn = (lab.sample(size, seed=1).with_columns(
+        quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA),
+        bench_version=pl.lit("random"), bench_kind=pl.lit("text"),
+        cluster_mean_quality=pl.lit(None, pl.Float64),
+        text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String))
+        .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+    assert built.height == drawn.height == size
+    result = {}
+    for month, prompts in (("2099-01", built), ("2099-02", drawn)):
+        lake.write("bench_prompts", month, prompts)
+        model_answers_month(lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names], cache_root=cache)
+        judgments_month(lake, month, [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
+                        names[len(names) // 2], cache_root=cache)
+        board = bench_leaderboard_month(lake, month, rounds=200, seed=3, style_control=False).board
+        table = score_table(board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper"))
+        result[month] = separability(table)
+    with capsys.disabled():
+        print(f"\nseparability on {size} prompts: BenchBuilder {result['2099-01']}, random {result['2099-02']}; "
+              f"mean quality {built['quality'].mean():.2f} vs {drawn['quality'].mean():.2f}")
+    assert result["2099-01"]["separated_pairs"] > result["2099-02"]["separated_pairs"]

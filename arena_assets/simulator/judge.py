@@ -48,6 +48,11 @@ class JudgeBias:
     length_scale: float = 300.0  # tokens-ish (words here) at which length bias saturates
     tie: float = 0.15
     strong: float = 1.0
+    # sd of an answer's own deviation from its model's expected quality on the prompt
+    # (seeded by the answer text, so both games and every judge see the same deviation):
+    # on easy prompts, where skill gaps are small, it decides most games, which is why a
+    # bench of hard prompts separates models better (BenchBuilder's premise)
+    answer_noise: float = 0.8
 
 
 JUDGES = {
@@ -135,7 +140,9 @@ def judge_verdict(
     qb = answer_quality(answer_b, key)
     rng = _rng(key, "judge", judge, question, answer_a, answer_b)
     dlen = len(answer_a.split()) - len(answer_b.split())
-    d = (strength(qa) - strength(qb) + bias.position_bias
+    deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
+        key, "deviation", answer_b).normal(0.0, bias.answer_noise)
+    d = (strength(qa) - strength(qb) + deviation + bias.position_bias
          + bias.length_bias * math.tanh(dlen / bias.length_scale) + rng.normal(0.0, bias.noise))
     if abs(d) < bias.tie:
         label = "A=B"
