@@ -33,8 +33,19 @@ EXPECTED = {
         "checks": [("removals_accounted", True), ("votes_conserved", True)],
         "backfill": None, "pool": None, "kinds": ["parquet", "polars"],
     },
+    "topic_labels": {
+        "group": "topics", "deps": {"conversations": SAME_MONTH},
+        "checks": [("labels_in_range", True), ("parse_failure_rate_low", False)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet", "polars"],
+    },
+    "topic_clusters": {
+        "group": "topics", "deps": {"conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
+        "checks": [], "backfill": "MULTI_RUN", "pool": "llm",
+        "kinds": ["openai", "parquet", "scikitlearn"],
+    },
     "arena_leaderboard": {
-        "group": "leaderboards", "deps": {"battles": SAME_MONTH},
+        # category boards join the topic labels of the battles' conversations
+        "group": "leaderboards", "deps": {"battles": SAME_MONTH, "topic_labels": SAME_MONTH},
         "checks": [("intervals_contain_ratings", False)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
     },

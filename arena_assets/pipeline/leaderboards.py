@@ -11,10 +11,13 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from arena_assets.ranking.boards import arena_boards
+from arena_assets.ranking.boards import LABEL_COLUMNS, arena_boards
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
 from arena_assets.storage import Lake
+
+
+TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
 
 
 @dataclass
@@ -46,8 +49,14 @@ def arena_leaderboard_month(
     from arena_assets.ranking.plots import ratings_with_intervals
 
     months = lake.months("battles", upto=month)
+    labelled = [m for m in months if lake.exists("topic_labels", m)]
+    labels = (lake.read_months("topic_labels", labelled, columns=TOPIC_LABEL_COLUMNS)
+              if labelled else None)
     boards, info = arena_boards(lake.read_months("battles", months), month=month,
-                                options=options, min_category_battles=min_category_battles)
+                                options=options, min_category_battles=min_category_battles,
+                                labels=labels)
+    # a month without topic labels gives no category boards for its battles (said here)
+    info["months_without_topic_labels"] = [m for m in months if m not in labelled]
     url = lake.write("arena_leaderboard", month, boards)
     overall = boards.filter(pl.col("board") == "overall")
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")

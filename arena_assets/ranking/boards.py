@@ -21,6 +21,63 @@ from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
 
 
+# LMArena's long_user board: prompts of at least 500 user tokens (~4 characters a token)
+LONG_USER_CHARS = 2000
+
+# Category boards, named as LMArena publishes them (arena-catalog's leaderboard-text/-vision
+# categories): board -> predicate over a battle row after ``attach_topic_labels``. The
+# prompt labels come from the first conversation's ``topic_labels`` row (both sides share
+# the first prompt); ``refusal`` is true when either side's answer refused.
+CATEGORY_BOARDS: dict[str, pl.Expr] = {
+    "hard_6": pl.col("hard"),  # >= 6 of the 7 hard-prompt criteria
+    "coding": pl.col("code"),
+    "math": pl.col("math"),
+    "creative_writing": pl.col("creative_writing"),
+    "if": pl.col("if_score") >= 4,  # instruction following: >= 4 checkable constraints
+    "long_user": pl.col("prompt_chars") >= LONG_USER_CHARS,
+    "multiturn": pl.col("turn") > 1,
+    "no_refusal": ~pl.col("refusal"),
+    "vision": pl.col("is_vision"),
+    "captioning": pl.col("vision_captioning"),
+    "ocr": pl.col("vision_ocr"),
+    "entity_recognition": pl.col("vision_entity_recognition"),
+    "humor": pl.col("vision_humor"),
+    "homework": pl.col("vision_homework"),
+    "diagram": pl.col("vision_diagram"),
+    "creative_writing_vision": pl.col("vision_creative_writing"),
+}
+# the battle's own columns; every other board needs topic labels
+BOARDS_WITHOUT_LABELS = ("multiturn",)
+LABEL_COLUMNS = ("hard", "code", "math", "creative_writing", "if_score", "prompt_chars",
+                 "is_vision", "vision_captioning", "vision_ocr", "vision_entity_recognition",
+                 "vision_humor", "vision_homework", "vision_diagram", "vision_creative_writing")
+
+
+def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
+    """``battles`` with the topic labels of their conversations (null where a conversation
+    has none) and ``labelled``: whether side A or B was found in ``labels``."""
+    cols = list(LABEL_COLUMNS)
+    if labels is None or labels.is_empty():
+        nulls = [pl.lit(None, pl.Int32 if c in ("if_score", "prompt_chars") else pl.Boolean).alias(c)
+                 for c in cols]
+        return battles.with_columns(*nulls, pl.lit(None, pl.Boolean).alias("refusal"),
+                                    pl.lit(False).alias("labelled"))
+    per_conv = labels.unique("conv_id", keep="last").select(
+        "conv_id", *cols, "refusal", pl.lit(True).alias("found"))
+    side_a = per_conv.rename({c: f"{c}__a" for c in per_conv.columns})
+    side_b = per_conv.select("conv_id", "refusal").rename({"conv_id": "conv_id__b", "refusal": "refusal__b"})
+    joined = (battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left")
+              .join(side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"))
+    return joined.with_columns(
+        *[pl.col(f"{c}__a").alias(c) for c in cols],
+        # a refusal on either side counts; null (unknown) only when neither answer refused
+        pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
+        .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
+        .otherwise(None).alias("refusal"),
+        pl.col("found__a").fill_null(False).alias("labelled"),
+    ).drop([c for c in joined.columns if c.endswith(("__a", "__b"))])
+
+
 def month_seed(seed: int, month: str) -> int:
     """A stable per-month seed, so a month's snapshot is reproducible on its own."""
     return (seed * 1_000_003 + zlib.crc32(month.encode())) % (2**31)
@@ -54,12 +111,15 @@ def arena_boards(
     month: str,
     options: FitOptions | None = None,
     min_category_battles: int = 1000,
+    labels: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """Boards as of ``month`` from ``battles`` (all months <= month, with ``keep``).
 
     ``options.seed`` is mixed with the month (``month_seed``). ``info`` holds the battles
     used per board (or why a board was skipped), the style coefficients, and
     ``left_out``: board -> {model: reason} for every model a board could not rank.
+    ``labels``: ``topic_labels`` rows of those months (None = none yet): the category
+    boards of ``CATEGORY_BOARDS`` use only battles whose conversations are labelled.
     """
     options = options or board_options()
     options = replace(options, seed=month_seed(options.seed, month))
@@ -90,12 +150,23 @@ def arena_boards(
     info["left_out"]["style_control"] = styled.left_out
     info["style_coefficients"] = styled.coefficients
 
-    # per-category boards: languages now; topic categories join once topic labels exist
+    # per-category boards: languages, then the topic categories of labelled battles
     by_language = kept.group_by("language").len().filter(pl.col("len") >= min_category_battles)
-    for language in sorted(by_language["language"].drop_nulls().to_list()):
-        name = f"language:{language}"
+    subsets = {f"language:{lang}": pl.col("language") == lang
+               for lang in sorted(by_language["language"].drop_nulls().to_list())}
+    kept = attach_topic_labels(kept, labels)
+    info["labelled_battles"] = int(kept["labelled"].sum())
+    for name, predicate in CATEGORY_BOARDS.items():
+        needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
+        subsets[name] = needs & predicate.fill_null(False)
+    for name, predicate in subsets.items():
+        subset = kept.filter(predicate)
+        if subset.height < min_category_battles:
+            if not name.startswith("language:"):
+                info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
+            continue
         try:
-            board = fit_bt(kept.filter(pl.col("language") == language), options)
+            board = fit_bt(subset, options)
         except RankingInputError as exc:  # too few models, or the anchor is not among them
             info["boards"][name] = f"skipped: {exc}"
             continue
