@@ -121,7 +121,8 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "parse_failure_rate_low": True, "labels_in_range": True, "intervals_contain_ratings": True}
+        "parse_failure_rate_low": True, "labels_in_range": True, "intervals_contain_ratings": True,
+            "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

@@ -149,6 +149,9 @@ def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]
     candidate has no answer are recorded as ``no_answer``."""
     bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt"])
     answers = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer", "status"])
+    if bench.height == 0:  # an empty bench (a tiny month): an empty, well-typed table
+        frame = pl.DataFrame(schema=JUDGMENT_SCHEMA | {"status": pl.String})
+        return JudgmentsMonth(month, frame, {}, {}, lake.write(JUDGMENTS, month, frame))
     if baseline not in set(answers["model"]):
         raise ValueError(f"baseline {baseline!r} has no answers this month; candidates: "
                          f"{sorted(set(answers['model']))}")
@@ -206,6 +209,11 @@ def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: 
 
     judged = lake.read(JUDGMENTS, month).filter(pl.col("status") != "no_answer")
     feats = lake.read(MODEL_ANSWERS, month).filter(pl.col("status") == "ok")
+    if not judged["parsed"].any():  # nothing judged (an empty bench): an empty board
+        board = pl.DataFrame(schema={"model": pl.String, "win_rate": pl.Float64, "lower": pl.Float64,
+                                     "upper": pl.Float64, "month": pl.String})
+        urls = (lake.write(BENCH_LEADERBOARD, month, board), "")
+        return BenchLeaderboardMonth(month, board, None, board_markdown(board), b"", urls)
     board = bench_leaderboard(judged, feats, weight=weight, rounds=rounds, level=level, seed=seed,
                               style_control=style_control).with_columns(month=pl.lit(month))
     vs_human = None

@@ -123,12 +123,13 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
         b = step.board
         bad += b.filter(~(pl.col("win_rate").is_between(0, 1) & pl.col("lower").is_between(0, 1)
                           & pl.col("upper").is_between(0, 1))).height
-        png = base64.b64encode(step.png).decode()
         meta = {**table_metadata(b, step.urls[0]), "month": month,
                 "interval_level": s.ci_level,
                 "board": dg.MetadataValue.md(step.markdown),
-                "plot": dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})"),
-                "plot_png": dg.MetadataValue.path(step.urls[1]),
                 "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+        if step.png:  # no plot for an empty board
+            png = base64.b64encode(step.png).decode()
+            meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
+            meta["plot_png"] = dg.MetadataValue.path(step.urls[1])
     yield dg.MaterializeResult(metadata=meta)
     yield dg.AssetCheckResult(check_name="win_rates_in_range", passed=bad == 0, metadata={"bad_rows": bad})
