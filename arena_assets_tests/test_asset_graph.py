@@ -37,6 +37,16 @@ EXPECTED = {
                    ("values_in_range", True), ("votes_conserved", True)],
         "backfill": None, "pool": None, "kinds": ["parquet", "polars"], "automation": FOLLOW,
     },
+    "topic_labels": {
+        "group": "topics", "deps": {"conversations": SAME_MONTH},
+        "checks": [("labels_in_range", True), ("parse_failure_rate_low", False)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet", "polars"],
+    },
+    "topic_clusters": {
+        "group": "topics", "deps": {"conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
+        "checks": [], "backfill": "MULTI_RUN", "pool": "llm",
+        "kinds": ["openai", "parquet", "scikitlearn"],
+    },
     "battle_cells": {
         "group": "leaderboards", "deps": {"battles": SAME_MONTH},
         "checks": [("battles_conserved", True)],
@@ -45,7 +55,9 @@ EXPECTED = {
     # a snapshot reads every month up to its own: rewriting an old month makes it stale
     "arena_leaderboard": {
         "group": "leaderboards", "deps": {"battle_cells": "every earlier month",
-                                          "battles": "every earlier month"},
+                                          "battles": "every earlier month",
+                                          # category boards join the conversations' labels
+                                          "topic_labels": "every earlier month"},
         "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
                    ("keys_unique_and_present", True), ("schema_matches", True),
                    ("values_in_range", True)],
@@ -62,6 +74,27 @@ EXPECTED = {
         "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH},
         "checks": [], "backfill": "SINGLE_RUN", "pool": None,
         "kinds": ["huggingface", "parquet"],
+    },
+    "bench_prompts": {
+        "group": "bench",
+        # decontamination reads every earlier month's bench: months run in order
+        "deps": {"bench_prompts": "previous month", "topic_clusters": SAME_MONTH,
+                 "topic_labels": SAME_MONTH},
+        "checks": [], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet", "polars"],
+    },
+    "model_answers": {
+        "group": "bench", "deps": {"bench_prompts": SAME_MONTH}, "checks": [],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
+    },
+    "judgments": {
+        "group": "bench", "deps": {"model_answers": SAME_MONTH},
+        "checks": [("judge_parse_failure_rate", False), ("no_duplicate_games", True)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
+    },
+    "bench_leaderboard": {
+        "group": "bench", "deps": {"arena_leaderboard": SAME_MONTH, "judgments": SAME_MONTH},
+        "checks": [("win_rates_in_range", False)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
     },
 }
 

@@ -61,10 +61,11 @@ def test_models_and_chat_in_the_models_voice(endpoint, world):
 
 def test_judgment_and_label_requests_parse(endpoint, world):
     client = _client(endpoint)
-    judge = client.chat.completions.create(model=world.model_names[0], messages=[
-        {"role": "system", "content": "Compare the answers and output your final verdict like [[A>B]]."},
-        {"role": "user", "content": "Question... Answer A... Answer B..."}])
-    assert "[[" in judge.choices[0].message.content and "]]" in judge.choices[0].message.content
+    from arena_assets.judging.verdicts import pairwise_messages, parse_verdict
+
+    judge = client.chat.completions.create(model="sim-judge", messages=pairwise_messages(
+        "Question...", "Answer A...", "Answer B..."))
+    assert parse_verdict(judge.choices[0].message.content) is not None
     label = client.chat.completions.create(model=world.model_names[0], messages=[
         {"role": "user", "content": "Return the category as JSON for: a SQL query that joins two tables"}])
     assert json.loads(label.choices[0].message.content)["category"] == "coding"

@@ -281,7 +281,11 @@ def bench_leaderboard(
         tokens = features.group_by("model").agg(avg_tokens=pl.col("answer_tokens").mean())
         board = board.join(tokens, on="model", how="left")
         if style_control:
-            styled = style_controlled_leaderboard(judgments, features, weight=weight).table
+            try:
+                styled = style_controlled_leaderboard(judgments, features, weight=weight).table
+            except np.linalg.LinAlgError:  # too few games to separate style from skill
+                styled = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
+                                              "upper": pl.Float64, "rank": pl.Int64})
             board = board.join(
                 styled.select("model", style_rating="rating", style_lower="lower",
                               style_upper="upper", style_rank="rank"), on="model", how="left")

@@ -14,10 +14,15 @@ from dataclasses import dataclass
 import polars as pl
 
 from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
-from arena_assets.ranking.boards import boards_from_cells
+from arena_assets.ranking.boards import CATEGORY_ROW_COLUMNS, LABEL_COLUMNS, boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
 from arena_assets.storage import Lake
+
+TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
+
+
+TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
 
 
 @dataclass
@@ -81,8 +86,16 @@ def arena_leaderboard_month(
         else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
         for m in months])
     style_rows = lake.read_months("battles", months, columns=style_columns(options))
+    # category boards: the rows' few columns joined to the topic labels of those months
+    category_rows = lake.read_months("battles", months, columns=list(CATEGORY_ROW_COLUMNS))
+    labelled = [m for m in months if lake.exists("topic_labels", m)]
+    labels = (lake.read_months("topic_labels", labelled, columns=TOPIC_LABEL_COLUMNS)
+              if labelled else None)
     boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
-                                     min_category_battles=min_category_battles)
+                                     min_category_battles=min_category_battles,
+                                     category_rows=category_rows, labels=labels)
+    # a month without topic labels gives no category boards for its battles (said here)
+    info["months_without_topic_labels"] = [m for m in months if m not in labelled]
     url = lake.write("arena_leaderboard", month, boards)
     overall = boards.filter(pl.col("board") == "overall")
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")

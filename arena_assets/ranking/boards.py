@@ -21,10 +21,70 @@ from arena_assets.ranking.battle_cells import (
     removed_by_reason,
     style_columns,
 )
-from arena_assets.ranking.leaderboard import TooFewModels, leaderboard_from_aggregated
+from arena_assets.ranking.leaderboard import TooFewModels, fit_bt, leaderboard_from_aggregated
 from arena_assets.ranking.options import FitOptions, RankingInputError
 from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
+
+
+# LMArena's long_user board: prompts of at least 500 user tokens (~4 characters a token)
+LONG_USER_CHARS = 2000
+
+# Category boards, named as LMArena publishes them (arena-catalog's leaderboard-text/-vision
+# categories): board -> predicate over a battle row after ``attach_topic_labels``. The
+# prompt labels come from the first conversation's ``topic_labels`` row (both sides share
+# the first prompt); ``refusal`` is true when either side's answer refused.
+CATEGORY_BOARDS: dict[str, pl.Expr] = {
+    "hard_6": pl.col("hard"),  # >= 6 of the 7 hard-prompt criteria
+    "coding": pl.col("code"),
+    "math": pl.col("math"),
+    "creative_writing": pl.col("creative_writing"),
+    "if": pl.col("if_score") >= 4,  # instruction following: >= 4 checkable constraints
+    "long_user": pl.col("prompt_chars") >= LONG_USER_CHARS,
+    "multiturn": pl.col("turn") > 1,
+    "no_refusal": ~pl.col("refusal"),
+    "vision": pl.col("is_vision"),
+    "captioning": pl.col("vision_captioning"),
+    "ocr": pl.col("vision_ocr"),
+    "entity_recognition": pl.col("vision_entity_recognition"),
+    "humor": pl.col("vision_humor"),
+    "homework": pl.col("vision_homework"),
+    "diagram": pl.col("vision_diagram"),
+    "creative_writing_vision": pl.col("vision_creative_writing"),
+}
+# the battle's own columns; every other board needs topic labels
+BOARDS_WITHOUT_LABELS = ("multiturn",)
+LABEL_COLUMNS = ("hard", "code", "math", "creative_writing", "if_score", "prompt_chars",
+                 "is_vision", "vision_captioning", "vision_ocr", "vision_entity_recognition",
+                 "vision_humor", "vision_homework", "vision_diagram", "vision_creative_writing")
+
+
+def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
+    """``battles`` with the topic labels of their conversations (null where a conversation
+    has none) and ``labelled``: whether side A or B was found in ``labels``."""
+    cols = list(LABEL_COLUMNS)
+    if labels is None or labels.is_empty():
+        nulls = [pl.lit(None, pl.Int32 if c in ("if_score", "prompt_chars") else pl.Boolean).alias(c)
+                 for c in cols]
+        return battles.with_columns(*nulls, pl.lit(None, pl.Boolean).alias("refusal"),
+                                    pl.lit(False).alias("labelled"))
+    per_conv = labels.unique("conv_id", keep="last").select(
+        "conv_id", *cols, "refusal", pl.lit(True).alias("found"))
+    side_a = per_conv.rename({c: f"{c}__a" for c in per_conv.columns})
+    side_b = per_conv.select("conv_id", "refusal").rename({"conv_id": "conv_id__b", "refusal": "refusal__b"})
+    joined = (battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left")
+              .join(side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"))
+    return joined.with_columns(
+        *[pl.col(f"{c}__a").alias(c) for c in cols],
+        # a refusal on either side counts; null (unknown) only when neither answer refused
+        pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
+        .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
+        .otherwise(None).alias("refusal"),
+        pl.col("found__a").fill_null(False).alias("labelled"),
+    ).drop([c for c in joined.columns if c.endswith(("__a", "__b"))])
+# battle columns the category boards read besides the labels (rows: a category is not a
+# cell key, so these boards fit on the kept rows of the months so far)
+CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn")
 
 
 def month_seed(seed: int, month: str) -> int:
@@ -60,13 +120,17 @@ def arena_boards(
     month: str,
     options: FitOptions | None = None,
     min_category_battles: int = 1000,
+    labels: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """Boards as of ``month`` from ``battles`` (all months <= month, with ``keep``): the
-    battles are counted into cells (``battle_cells``) and passed to ``boards_from_cells``."""
+    battles are counted into cells (``battle_cells``) and passed to ``boards_from_cells``;
+    ``labels`` (``topic_labels`` rows, None = none yet) feed the category boards."""
     options = options or board_options()
     style_rows = battles.select(style_columns(options))
+    rows = battles.select([c for c in CATEGORY_ROW_COLUMNS if c in battles.columns])
     return boards_from_cells(battle_cells(battles, month), style_rows, month=month,
-                             options=options, min_category_battles=min_category_battles)
+                             options=options, min_category_battles=min_category_battles,
+                             category_rows=rows, labels=labels)
 
 
 def boards_from_cells(
@@ -76,9 +140,14 @@ def boards_from_cells(
     month: str,
     options: FitOptions | None = None,
     min_category_battles: int = 1000,
+    category_rows: pl.DataFrame | None = None,
+    labels: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, dict]:
     """Boards as of ``month`` from the counted ``cells`` of every month <= month
     (``battle_cells``) and, for style control only, the battle rows' ``style_columns``.
+    ``category_rows`` (the rows' ``CATEGORY_ROW_COLUMNS``) with ``labels`` (``topic_labels``
+    rows of those months) give the boards of ``CATEGORY_BOARDS``: only battles whose
+    conversations are labelled count there (``multiturn`` needs no label).
 
     ``options.seed`` is mixed with the month (``month_seed``). ``info`` holds the battles
     used per board (or why a board was skipped), the style coefficients, and
@@ -112,7 +181,7 @@ def boards_from_cells(
     info["left_out"]["style_control"] = styled.left_out
     info["style_coefficients"] = styled.coefficients
 
-    # per-category boards: languages now; topic categories join once topic labels exist
+    # per-category boards: languages (from the cells), then the topic categories
     by_language = (kept.group_by("language").agg(pl.col("n").sum())
                    .filter(pl.col("n") >= min_category_battles))
     for language in sorted(by_language["language"].drop_nulls().to_list()):
@@ -127,4 +196,37 @@ def boards_from_cells(
         frames.append(_board(board.table, month, name))
         info["boards"][name] = board.meta["n_battles"]
         info["left_out"][name] = board.left_out
+    if category_rows is not None:
+        frames += _category_boards(category_rows, labels, month, options,
+                                   min_category_battles, info)
     return pl.concat(frames), info
+
+
+def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
+                     options: FitOptions, min_category_battles: int, info: dict
+                     ) -> list[pl.DataFrame]:
+    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+    for column in ("conv_id_a", "conv_id_b"):  # adapters' battles may lack conversation ids
+        if column not in rows.columns:
+            rows = rows.with_columns(pl.lit(None, pl.String).alias(column))
+    if "turn" not in rows.columns:
+        rows = rows.with_columns(pl.lit(None, pl.Int64).alias("turn"))
+    kept = attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
+                               labels)
+    info["labelled_battles"] = int(kept["labelled"].sum())
+    frames = []
+    for name, predicate in CATEGORY_BOARDS.items():
+        needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
+        subset = kept.filter(needs & predicate.fill_null(False))
+        if subset.height < min_category_battles:
+            info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
+            continue
+        try:
+            board = fit_bt(subset, options)
+        except RankingInputError as exc:  # too few models, or the anchor is not among them
+            info["boards"][name] = f"skipped: {exc}"
+            continue
+        frames.append(_board(board.table, month, name))
+        info["boards"][name] = board.meta["n_battles"]
+        info["left_out"][name] = board.left_out
+    return frames

@@ -11,6 +11,10 @@ Chat completions answer in a candidate model's voice, or, when the system messag
 ``task: <name>`` line, as a labeller (``labeling.py`` has the contract); the labeller
 models ``sim-labeler-small`` (about 18 % label errors) and ``sim-labeler-large`` (2 %) and
 the embedding models ``sim-embed-small`` / ``sim-embed-large`` are listed in /v1/models.
+A request whose last user turn is one of our judge prompts (``judging.verdicts``) is
+answered by the simulated judge (``judge.py``): ``sim-judge`` and ``sim-judge-biased``
+(planted position and length bias) are listed too; answers are judged by the quality tag
+candidate answers carry, so answers from an earlier process (a cache) judge the same.
 Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
 whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part
 parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
@@ -29,7 +33,6 @@ with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
 from __future__ import annotations
 
 import base64
-import hashlib
 import math
 import os
 import random
@@ -44,6 +47,8 @@ import numpy as np
 import orjson
 
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.judge import JUDGES
+from arena_assets.simulator.judge import answer_quality as tag_quality
 from arena_assets.simulator.labeling import (
     EMBEDDERS,
     LABELERS,
@@ -61,16 +66,10 @@ from arena_assets.simulator.responder import (
     message_text,
     moderation_result,
     request_seed,
+    world_key,
 )
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
-
-MAX_REMEMBERED_ANSWERS = 500_000
-
-
-def _answer_key(content: str) -> bytes:
-    return hashlib.blake2b(" ".join(content.split()).encode(), digest_size=16).digest()
-
 
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
@@ -88,7 +87,8 @@ class ArenaEndpoint:
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
         self._index_files: tuple[str, ...] = ()
-        self.answers: dict[bytes, float] = {}  # answer text hash -> true quality
+        self.judges = dict(JUDGES)  # judge model -> its planted biases
+        self.answer_key = world_key(world)  # reads the quality tags of candidate answers
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = ThreadingHTTPServer((host, port), handler)
@@ -150,21 +150,14 @@ class ArenaEndpoint:
                 self._index_files = files
             return self._index
 
-    def remember_answer(self, content: str, quality: float) -> None:
-        with self.lock:
-            if len(self.answers) >= MAX_REMEMBERED_ANSWERS:
-                self.answers.pop(next(iter(self.answers)))
-            self.answers[_answer_key(content)] = quality
-
     def answer_quality(self, content: str) -> float | None:
-        """True quality (responder.answer_quality) of a candidate answer this endpoint wrote,
-        looked up by its text (None when it did not write it): for a simulated judge."""
-        with self.lock:
-            return self.answers.get(_answer_key(content))
+        """True quality (responder.answer_quality) of a candidate answer written by an
+        endpoint on this world (any process: read from the answer's tag), else None."""
+        return tag_quality(content, self.answer_key)
 
     @property
     def served_models(self) -> list[str]:
-        return self.world.model_names + list(self.labelers) + list(EMBEDDERS)
+        return self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
 
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
@@ -234,7 +227,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                     for m in ep.world.models]
             data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
-                     for name in (*ep.labelers, *EMBEDDERS)]
+                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS)]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
@@ -287,7 +280,7 @@ class _Handler(BaseHTTPRequestHandler):
         ep = self.endpoint
         model, messages = body.get("model"), body.get("messages")
         labeler = model in self.endpoint.labelers
-        if model not in ep.names and not labeler:
+        if model not in ep.names and not labeler and model not in ep.judges:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
             return
         if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
@@ -317,10 +310,9 @@ class _Handler(BaseHTTPRequestHandler):
                                       any(has_image(m) for m in user))
                 content, finish = orjson.dumps(answer).decode(), "stop"
             else:
-                content, finish, quality = chat_completion(
-                    ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index())
-                if quality is not None:
-                    ep.remember_answer(content, quality)
+                content, finish, _ = chat_completion(
+                    ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index(),
+                    ep.judges)
             if fault == "empty":
                 content = ""
             elif fault == "truncated":

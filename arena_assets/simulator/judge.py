@@ -1,11 +1,11 @@
-"""Simulated candidate answers and a simulated LLM judge (pure functions, seeded).
+"""Simulated LLM judge and the answer-quality tag it reads (pure functions, seeded).
 
-Answers: a model's answer to a bench prompt has a hidden quality
-``q = s · (base_gap + difficulty_gain · c/7) + ε`` (defaults 0.5 and 1), with ``s`` its
-true skill on the prompt's category in logit units (Elo/400·ln 10), ``c`` the prompt's
-criteria count (harder prompts spread models further apart, BenchBuilder's premise) and
-ε ~ N(0, answer_noise). Its length follows the model's verbosity, its headers / lists /
-bold its markdown propensity.
+An answer's hidden quality is a probability in [0, 1]: the chance it beats an average
+model's answer to the same prompt (0 for a refusal). The simulated endpoint's candidates
+write it (``responder.candidate_answer``: true skill on the prompt's category, stretched
+by its difficulty); ``simulate_answer`` is the same idea without a world, for library tests:
+``q = sigmoid(s · (base_gap + difficulty_gain · c/7) + ε)`` with ``s`` a skill in logit
+units (Elo/400·ln 10), ``c`` the criteria count and ε ~ N(0, answer_noise).
 
 The judge sees only the two answer texts. The quality travels inside the text as an opaque
 tag (``[ref:<hex>]`` on the last line): 6 bytes of nonce, the quality (float32) XOR-ed
@@ -48,6 +48,30 @@ class JudgeBias:
     length_scale: float = 300.0  # tokens-ish (words here) at which length bias saturates
     tie: float = 0.15
     strong: float = 1.0
+    # sd of an answer's own deviation from its model's expected quality on the prompt
+    # (seeded by the answer text, so both games and every judge see the same deviation):
+    # on easy prompts, where skill gaps are small, it decides most games, which is why a
+    # bench of hard prompts separates models better (BenchBuilder's premise)
+    answer_noise: float = 0.8
+
+
+JUDGES = {
+    "sim-judge": JudgeBias(),
+    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0, length_scale=150.0),
+    "sim-judge-verbose": JudgeBias(length_bias=1.0, length_scale=150.0),  # length bias alone
+}
+
+
+def strength(quality: float | None) -> float:
+    """Log-odds of a quality probability (clipped, so a refusal is a finite, bad answer)."""
+    q = min(0.98, max(0.02, 0.5 if quality is None else quality))
+    return math.log(q / (1.0 - q))
+
+
+def tag_answer(content: str, quality: float, key: bytes, model: str, prompt: str) -> str:
+    """``content`` with its quality tag as the last line (nonce from model and prompt)."""
+    nonce = hmac.new(key, f"nonce|{model}|{prompt}".encode(), hashlib.sha256).digest()[:6]
+    return f"{content}\n[ref:{encode_quality(quality, key, nonce)}]"
 
 
 def _rng(key: bytes, *parts: str) -> np.random.Generator:
@@ -88,7 +112,7 @@ def simulate_answer(
     rng = _rng(key, "answer", model, prompt)
     skill = skill_elo * math.log(10) / 400.0
     gap = base_gap + difficulty_gain * criteria / 7.0
-    quality = float(skill * gap + rng.normal(0.0, answer_noise))
+    quality = float(1.0 / (1.0 + math.exp(-(skill * gap + rng.normal(0.0, answer_noise)))))
     n_words = max(12, int(base_words * verbosity * math.exp(rng.normal(0.0, 0.25))))
     lines, written = [], 0
     while written < n_words:
@@ -104,9 +128,7 @@ def simulate_answer(
         else:
             lines.append(words.capitalize() + ".")
         written += chunk
-    nonce = hmac.new(key, f"nonce|{model}|{prompt}".encode(), hashlib.sha256).digest()[:6]
-    lines.append(f"[ref:{encode_quality(quality, key, nonce)}]")
-    return SimAnswer("\n".join(lines), quality)
+    return SimAnswer(tag_answer("\n".join(lines), quality, key, model, prompt), quality)
 
 
 def judge_verdict(
@@ -118,7 +140,9 @@ def judge_verdict(
     qb = answer_quality(answer_b, key)
     rng = _rng(key, "judge", judge, question, answer_a, answer_b)
     dlen = len(answer_a.split()) - len(answer_b.split())
-    d = ((qa or 0.0) - (qb or 0.0) + bias.position_bias
+    deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
+        key, "deviation", answer_b).normal(0.0, bias.answer_noise)
+    d = (strength(qa) - strength(qb) + deviation + bias.position_bias
          + bias.length_bias * math.tanh(dlen / bias.length_scale) + rng.normal(0.0, bias.noise))
     if abs(d) < bias.tie:
         label = "A=B"
@@ -134,7 +158,7 @@ def judge_verdict(
 def judge_rating(*, key: bytes, question: str, answer: str, noise: float = 0.5,
                  judge: str = "sim-judge") -> str:
     """MT-Bench style single grade: ``Rating: [[x]]`` with x in 1..10."""
-    q = answer_quality(answer, key) or 0.0
+    q = strength(answer_quality(answer, key))
     rng = _rng(key, "rating", judge, question, answer)
-    grade = int(np.clip(round(5.5 + 2.0 * q + rng.normal(0.0, noise)), 1, 10))
+    grade = int(np.clip(round(5.5 + 1.5 * q + rng.normal(0.0, noise)), 1, 10))
     return f"The answer is judged on correctness and helpfulness.\nRating: [[{grade}]]"

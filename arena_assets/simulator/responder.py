@@ -2,6 +2,11 @@
 
 Deterministic: the same request (model, messages, parameters) gives the same answer, so the
 pipeline's content-hash cache and the tests see stable results.
+
+A candidate answer carries its true quality in an opaque HMAC tag on its last line
+(``simulator/judge.py``) under a key derived from the world seed, so a judge request can be
+answered for answers written by an earlier process (cached answers, a restarted server):
+the tag survives in the text, an in-memory table would not.
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import random
 
 import orjson
 
+from arena_assets.judging.verdicts import split_pairwise_prompt, split_single_prompt
 from arena_assets.simulator.config import CATEGORIES, TEXT_CATEGORIES, VISION_CATEGORIES
+from arena_assets.simulator.judge import JudgeBias, judge_rating, judge_verdict, tag_answer
 from arena_assets.simulator.labeling import unit_hash
 from arena_assets.simulator.lexicon import LEX, MODERATION_CATEGORIES, TOXIC_MARKERS
 from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth
@@ -27,10 +34,15 @@ MODERATION_KEYS = (
     "illicit/violent", "self-harm", "self-harm/intent", "self-harm/instructions", "sexual",
     "sexual/minors", "violence", "violence/graphic",
 )
-VERDICTS = ("[[A>>B]]", "[[A>B]]", "[[A=B]]", "[[B>A]]", "[[B>>A]]")
 _TOPIC_INDEX = sorted(((phrase, lang, cat) for lang, px in PARTS.items()
                        for cat, phrases in px["topics"].items() for phrase in phrases),
                       key=lambda x: -len(x[0]))
+
+
+def world_key(world: World) -> bytes:
+    """The HMAC key of the answer-quality tags: fixed by the world seed, so a server
+    restarted on the same world reads the tags of answers an earlier one wrote."""
+    return hashlib.sha256(f"arena-sim-answer-key|{world.seed}".encode()).digest()
 
 
 def request_seed(*parts: object) -> int:
@@ -108,25 +120,46 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
     rng = random.Random(request_seed(model, messages, params))
     if (spec.cautious and labels["would_refuse"]
             and unit_hash("refuse", model, text) < world.config.refusal_rate):
-        return rng.choice(PARTS[lang]["refuse"]), "stop", 0.0
+        return tag_answer(rng.choice(PARTS[lang]["refuse"]), 0.0, world_key(world), model, text), "stop", 0.0
     content = TextMaker(rng).answer(lang, cat, spec.verbosity, spec.markdown).text
     quality = answer_quality(world, model, labels | {"category": cat})
     max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
+    finish = "stop"
     if isinstance(max_tokens, int) and max_tokens > 0 and len(content) > 4 * max_tokens:
-        return content[: 4 * max_tokens], "length", quality
-    return content, "stop", quality
+        content, finish = content[: 4 * max_tokens], "length"
+    return tag_answer(content, quality, world_key(world), model, text), finish, quality
+
+
+def judge_completion(world: World, model: str, messages: list[dict],
+                     judges: dict[str, JudgeBias]) -> str | None:
+    """The simulated judge's reply when the last user turn is one of our judge prompts
+    (``judging.verdicts``), else None. ``model`` judges with ``judges[model]``; any other
+    model asked to judge is a plain, noisier judge."""
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    text = message_text(last_user)
+    bias = judges.get(model, JudgeBias(noise=0.8))
+    key = world_key(world)
+    pair = split_pairwise_prompt(text)
+    if pair is not None:
+        question, a, b = pair
+        return judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=model)[0]
+    single = split_single_prompt(text)
+    if single is not None:
+        return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=model)
+    return None
 
 
 def chat_completion(world: World, model: str, messages: list[dict], params: dict,
-                    index: PromptTruthIndex | None = None) -> tuple[str, str, float | None]:
+                    index: PromptTruthIndex | None = None,
+                    judges: dict[str, JudgeBias] | None = None) -> tuple[str, str, float | None]:
     """(content, finish_reason, quality) of ``model`` answering ``messages``; quality is None
-    for the judge and legacy label requests, else see ``candidate_answer``."""
+    for judge and legacy label requests, else see ``candidate_answer``."""
     rng = random.Random(request_seed(model, messages, params))
     full = "\n".join(message_text(m) for m in messages)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-    if "verdict" in full.lower() or "[[A>B]]" in full:
-        # a judge prompt: minimal for now, a seeded verdict in Arena-Hard's [[..]] format
-        return f"Both answers address the question. My final verdict is {rng.choice(VERDICTS)}.", "stop", None
+    verdict = judge_completion(world, model, messages, judges or {})
+    if verdict is not None:
+        return verdict, "stop", None
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
         return orjson.dumps({"category": guess_category(full, has_image(last_user)),
                              "categories": sorted(rng.sample(CATEGORIES, 2))}).decode(), "stop", None

@@ -116,7 +116,9 @@ def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]
     partitions_def=monthly_partitions,
     deps=[dg.AssetDep("battle_cells", partition_mapping=ALL_EARLIER),
           # style control reads the battle rows' style columns of every month
-          dg.AssetDep("battles", partition_mapping=ALL_EARLIER)],
+          dg.AssetDep("battles", partition_mapping=ALL_EARLIER),
+          # category boards join the topic labels of the battles' conversations
+          dg.AssetDep("topic_labels", partition_mapping=ALL_EARLIER)],
     group_name="leaderboards",
     kinds={"parquet", "numpy"},
     backfill_policy=dg.BackfillPolicy.single_run(),
@@ -139,7 +141,10 @@ def arena_leaderboard(
     """The arena leaderboard as of the end of each month: Bradley-Terry ratings on the Elo
     scale with confidence intervals, rank upper bounds and battle counts, from every kept
     battle up to that month. Boards: `overall`, `style_control` (length and markdown
-    effects removed) and one per language with enough votes. Only models the battles can
+    effects removed), one per language and one per topic category (LMArena's names:
+    `hard_6`, `coding`, `math`, `creative_writing`, `if`, `long_user`, `multiturn`,
+    `no_refusal`, `vision` and each vision category) with enough votes; category boards
+    use the battles whose conversations have `topic_labels`. Only models the battles can
     rate are ranked; `models_left_out` lists the others per board with the reason."""
     lake = storage.lake()
     settings = leaderboard_settings
@@ -162,6 +167,8 @@ def arena_leaderboard(
             "battles_removed_by_reason": dg.MetadataValue.md(
                 counts_table(step.info["removed_by_reason"])),
             "boards": dg.MetadataValue.json(step.info["boards"]),
+            "months_without_topic_labels": dg.MetadataValue.json(
+                step.info["months_without_topic_labels"]),
             "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
             **tops,
             "ratings_plot": _png_markdown(step.png, "ratings"),

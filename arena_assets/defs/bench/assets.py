@@ -1,0 +1,135 @@
+"""Stage 6, bench: BenchBuilder prompts, candidate answers, LLM-judge judgments and the
+bench leaderboard, one monthly partition each (Arena-Hard-Auto refreshed every month).
+
+LLM assets run in the ``llm`` pool and backfill a few months per run (their calls are
+cached, so a rerun or a retried run only pays for what is new).
+"""
+
+import base64
+
+import dagster as dg
+import polars as pl
+
+from arena_assets.defs.bench.resources import BenchSettings
+from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
+from arena_assets.defs.metadata import table_metadata
+from arena_assets.defs.partitions import monthly_partitions, months_in_window
+from arena_assets.defs.resources import ArenaStorage
+from arena_assets.pipeline.bench import (
+    bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month, model_answers_month,
+)
+from arena_assets.report import counts_table
+
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+
+
+@dg.asset(partitions_def=monthly_partitions, group_name="bench", kinds={"parquet", "polars"},
+          deps=["topic_labels", "topic_clusters",
+                # decontamination reads every earlier bench: backfills run months in order
+                dg.AssetDep("bench_prompts", partition_mapping=dg.TimeWindowPartitionMapping(
+                    start_offset=-1, end_offset=-1))],
+          backfill_policy=dg.BackfillPolicy.single_run())
+def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+    """BenchBuilder's monthly bench: prompts meeting at least 6 of the 7 hard-prompt
+    criteria, from topic clusters whose mean quality passes the threshold, at most 2 per
+    cluster (seeded), up to the bench size; a separate vision bench from image prompts.
+    Decontaminated against every earlier month's bench (exact and MinHash near-duplicates);
+    each bench carries a `bench_version`."""
+    lake = storage.lake()
+    meta = {}
+    for month in months_in_window(context):
+        step = bench_prompts_month(lake, month, bench_settings.bench_options())
+        meta = {**table_metadata(step.prompts, step.url), "month": month,
+                "bench_versions": dg.MetadataValue.json({k: b.version for k, b in step.benches.items()})}
+        for kind, b in step.benches.items():
+            meta[f"{kind}_stats"] = dg.MetadataValue.json(b.stats)
+            if b.stats.get("dropped"):
+                meta[f"{kind}_dropped_by_rule"] = dg.MetadataValue.md(counts_table(b.stats["dropped"]))
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(partitions_def=monthly_partitions, deps=[bench_prompts], group_name="bench", kinds={"parquet", "openai"},
+          pool="llm", backfill_policy=LLM_BACKFILL)
+def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                  llm_cache: LLMCache,
+                  judge: LLMTaskResource):
+    """Every candidate model's answer to every bench prompt (candidates from
+    `ARENA_CANDIDATES`), cached; reasoning (`<think>` blocks, reasoning fields) kept apart;
+    answer tokens and the battles' style features per answer; failed calls kept as rows."""
+    lake = storage.lake()
+    tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
+    meta = {}
+    for month in months_in_window(context):
+        step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
+                                   storage_options=llm_cache.storage_options(storage))
+        meta = {**table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
+                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
+                "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
+                    pl.col("answer_tokens").mean()).sort("model").iter_rows()))}
+    return dg.MaterializeResult(metadata=meta)
+
+
+@dg.asset(partitions_def=monthly_partitions, deps=[model_answers], group_name="bench", kinds={"parquet", "openai"},
+          pool="llm", backfill_policy=LLM_BACKFILL,
+          check_specs=[
+              dg.AssetCheckSpec("judge_parse_failure_rate", asset="judgments",
+                                description="Share of games whose verdict stayed unparsed (WARN over 5 %)."),
+              dg.AssetCheckSpec("no_duplicate_games", asset="judgments", blocking=True,
+                                description="One row per (question, model, judge, game)."),
+          ])
+def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+              llm_cache: LLMCache,
+              judge: LLMTaskResource):
+    """Pairwise LLM-judge games against the baseline: two per prompt and candidate with the
+    positions swapped, for each judge of `ARENA_BENCH_JUDGES`; one re-ask on an
+    unparseable verdict, what stays unparsed kept and counted, failed calls recorded."""
+    lake = storage.lake()
+    judges = bench_settings.judge_tasks(judge, storage.raw_root)
+    baseline = bench_settings.baseline_model()
+    meta, dups, unparsed, games = {}, 0, 0, 0
+    for month in months_in_window(context):
+        step = judgments_month(lake, month, judges, baseline, cache_root=llm_cache.root_for(storage),
+                               storage_options=llm_cache.storage_options(storage))
+        dups += duplicate_games(step.judgments)
+        played = step.judgments.filter(pl.col("status") != "no_answer")
+        games += played.height
+        unparsed += int((~played["parsed"]).sum())
+        meta = {**table_metadata(step.judgments, step.url), "month": month,
+                "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
+                "bias_report": dg.MetadataValue.json(step.bias),
+                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
+    yield dg.MaterializeResult(metadata=meta)
+    rate = unparsed / games if games else 0.0
+    yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
+                              severity=dg.AssetCheckSeverity.WARN, metadata={"rate": rate, "games": games})
+    yield dg.AssetCheckResult(check_name="no_duplicate_games", passed=dups == 0, metadata={"duplicates": dups})
+
+
+@dg.asset(partitions_def=monthly_partitions, deps=[judgments, "arena_leaderboard"], group_name="bench",
+          kinds={"parquet", "numpy"}, backfill_policy=dg.BackfillPolicy.single_run(),
+          check_specs=[dg.AssetCheckSpec("win_rates_in_range", asset="bench_leaderboard",
+                                         description="Every win rate and bound lies in [0, 1].")])
+def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+    """The month's bench leaderboard: win rate against the baseline with bootstrap
+    intervals, Bradley-Terry and style-controlled ratings from the judges' battles, mean
+    answer tokens; and the bench against the same month's human `arena_leaderboard`:
+    separability, agreement with confidence, Spearman, Kendall, Brier."""
+    lake = storage.lake()
+    meta, bad = {}, 0
+    for month in months_in_window(context):
+        s = bench_settings
+        step = bench_leaderboard_month(lake, month, weight=s.strong_weight, rounds=s.bootstrap_rounds,
+                                       level=s.ci_level, seed=s.seed, style_control=s.style_control)
+        b = step.board
+        bad += b.filter(~(pl.col("win_rate").is_between(0, 1) & pl.col("lower").is_between(0, 1)
+                          & pl.col("upper").is_between(0, 1))).height
+        meta = {**table_metadata(b, step.urls[0]), "month": month,
+                "interval_level": s.ci_level,
+                "board": dg.MetadataValue.md(step.markdown),
+                "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+        if step.png:  # no plot for an empty board
+            png = base64.b64encode(step.png).decode()
+            meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
+            meta["plot_png"] = dg.MetadataValue.path(step.urls[1])
+    yield dg.MaterializeResult(metadata=meta)
+    yield dg.AssetCheckResult(check_name="win_rates_in_range", passed=bad == 0, metadata={"bad_rows": bad})

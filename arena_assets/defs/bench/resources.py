@@ -1,0 +1,86 @@
+"""The bench stage's settings: BenchBuilder, the candidate models, the judges, the board.
+
+The judge is an LLM task like the labeler (``ARENA_JUDGE_*``, base URL ``simulated`` = the
+in-process simulated arena); ``ARENA_BENCH_JUDGES`` lists one or more judge models on that
+endpoint (an ensemble). Candidates are a JSON/YAML list in ``ARENA_CANDIDATES``; a
+candidate whose ``base_url`` is ``simulated`` is answered by the same simulated arena.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import dagster as dg
+
+from arena_assets.bench.builder import BenchOptions
+from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
+from arena_assets.judging.answers import parse_candidates
+from arena_assets.llm import LLMTask
+from arena_assets.llm.simulated import SIMULATED
+from arena_assets.pipeline.bench import candidate_task
+
+
+class BenchSettings(dg.ConfigurableResource):
+    """BenchBuilder sizes and thresholds, candidates, baseline, judges, board settings."""
+
+    size: int = 500
+    vision_size: int = 100
+    min_quality: int = 6
+    min_cluster_mean: float = 3.0
+    per_cluster: int = 2
+    seed: int = 0
+    # JSON/YAML list of {name, base_url (or "simulated"), api_key_env, model, params}
+    candidates: str = ""
+    baseline: str = ""
+    judges: str = "sim-judge"  # comma-separated judge models on the ARENA_JUDGE endpoint
+    strong_weight: int = 3
+    bootstrap_rounds: int = 100
+    ci_level: float = 0.95
+    style_control: bool = True
+
+    def bench_options(self) -> BenchOptions:
+        return BenchOptions(size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
+                            min_cluster_mean=self.min_cluster_mean, per_cluster=self.per_cluster,
+                            seed=self.seed)
+
+    def candidate_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
+        """(name, task) per configured candidate; keys come from the variables they name,
+        read at run time (``pipeline.bench.candidate_task``)."""
+        cands = parse_candidates(self.candidates)
+        if not cands:
+            raise ValueError("no candidate models: set ARENA_CANDIDATES (see .env.example)")
+        out = []
+        for c in cands:
+            if c.base_url.strip() == SIMULATED:  # the judge resource knows the simulated world
+                c = dataclasses.replace(c, base_url=judge.resolved_base_url(raw_root))
+            out.append((c.name, candidate_task(c)))
+        return out
+
+    def baseline_model(self) -> str:
+        names = [c.name for c in parse_candidates(self.candidates)]
+        base = self.baseline.strip() or (names[0] if names else "")
+        if base not in names:
+            raise ValueError(f"baseline {base!r} is not among the candidates {names}")
+        return base
+
+    def judge_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
+        names = [j.strip() for j in self.judges.split(",") if j.strip()] or [judge.model]
+        base = judge.task(raw_root, max_tokens=512)
+        return [(n, dataclasses.replace(base, model=n)) for n in names]
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={
+        "judge": llm_task_resource("JUDGE"),
+        "bench_settings": BenchSettings(
+            size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
+            vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
+            min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),
+            candidates=dg.EnvVar("ARENA_CANDIDATES"),
+            baseline=dg.EnvVar("ARENA_BENCH_BASELINE"),
+            judges=dg.EnvVar("ARENA_BENCH_JUDGES"),
+            strong_weight=dg.EnvVar.int("ARENA_BENCH_STRONG_WEIGHT"),
+            bootstrap_rounds=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_ROUNDS"),
+        ),
+    })

@@ -1,0 +1,114 @@
+"""Resources shared by every LLM stage: which endpoint and model each task uses, the cache.
+
+Each LLM task (``labeler``, ``embedder``, later ``answerer`` and ``judge``...) is one
+``LLMTaskResource`` bound to its own ``ARENA_<TASK>_*`` variables, so each can point at a
+different OpenAI-compatible server: OpenAI (``https://api.openai.com/v1``), vLLM
+(``http://host:8000/v1``), Ollama (``http://host:11434/v1``), a llama.cpp server. The base
+URL ``simulated`` (the default in `.env.example`) is the simulated arena started inside the
+run's process, so the demo, the UI and the schedule need no key and no network.
+
+The answer cache (``LLMCache``) lives with the lake (``<lake>/_llm_cache``) unless
+``ARENA_LLM_CACHE_ROOT`` says otherwise; S3 URLs use the storage resource's credentials.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from arena_assets.defs.resources import ArenaStorage
+from arena_assets.llm.cache import ResponseCache
+from arena_assets.llm.config import LLMTask
+from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
+
+
+def _number(value: str, name: str) -> float:
+    """Optional numeric settings arrive as strings (an unset variable must mean "default")."""
+    try:
+        return float(value) if str(value).strip() else 0.0
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
+class LLMTaskResource(dg.ConfigurableResource):
+    """One LLM task: an OpenAI-compatible base URL, its key, the model and call settings.
+
+    ``base_url="simulated"`` = the in-process simulated arena (seeded by ``sim_seed``, the
+    seed the raw logs were simulated with); an empty ``base_url`` means "not configured"
+    (``configured()`` is False: e.g. embeddings fall back to the offline model).
+    """
+
+    base_url: str = SIMULATED
+    api_key: str = ""
+    model: str = ""
+    max_concurrency: int = 8
+    timeout: float = 60.0
+    max_retries: int = 5
+    # prices per 1M tokens as strings: an empty variable means 0 (no cost table)
+    price_input_per_1m: str = ""
+    price_output_per_1m: str = ""
+    sim_seed: int = 7  # the simulated world's seed (only for base_url="simulated")
+    sim_latency: str = ""  # seconds each simulated call waits (only for "simulated")
+
+    def configured(self) -> bool:
+        return bool(self.base_url.strip()) and bool(self.model.strip())
+
+    def resolved_base_url(self, raw_root: str | None = None) -> str:
+        """The base URL to call; starts the simulated arena once per process if asked for."""
+        if self.base_url.strip() == SIMULATED:
+            truth = f"{raw_root.rstrip('/')}/_truth" if raw_root else None
+            return simulated_endpoint_url(truth, self.sim_seed, _number(self.sim_latency, "sim_latency"))
+        return self.base_url.strip()
+
+    def task(self, raw_root: str | None = None, **overrides) -> LLMTask:
+        """The library's ``LLMTask`` for this resource (``raw_root``: where the simulated
+        truth lives, used only by ``simulated``); ``overrides`` set other LLMTask fields."""
+        if not self.configured():
+            raise ValueError("this LLM task has no base URL or model: set its ARENA_*_BASE_URL "
+                             "and ARENA_*_MODEL variables (see .env.example)")
+        return LLMTask(
+            model=self.model.strip(), base_url=self.resolved_base_url(raw_root),
+            api_key=self.api_key or "sk-no-key", max_concurrency=self.max_concurrency,
+            timeout=self.timeout, max_retries=self.max_retries,
+            price_input_per_1m=_number(self.price_input_per_1m, "price_input_per_1m"),
+            price_output_per_1m=_number(self.price_output_per_1m, "price_output_per_1m"),
+            **overrides)
+
+
+class LLMCache(dg.ConfigurableResource):
+    """Where LLM answers are cached: ``root`` or, when empty, ``<lake>/_llm_cache``."""
+
+    root: str = ""
+
+    def root_for(self, storage: ArenaStorage) -> str:
+        return self.root.strip() or f"{storage.lake_root.rstrip('/')}/_llm_cache"
+
+    def storage_options(self, storage: ArenaStorage) -> dict:
+        return storage.storage_options() if self.root_for(storage).startswith("s3://") else {}
+
+    def cache(self, storage: ArenaStorage, namespace: str, chunk_size: int = 64) -> ResponseCache:
+        return ResponseCache(self.root_for(storage), namespace, chunk_size, self.storage_options(storage))
+
+
+def llm_task_resource(prefix: str) -> LLMTaskResource:
+    """An ``LLMTaskResource`` bound to ``ARENA_<PREFIX>_*`` (BASE_URL, API_KEY, MODEL,
+    MAX_CONCURRENCY, PRICE_INPUT_PER_1M, PRICE_OUTPUT_PER_1M) and the shared simulator
+    settings; later LLM stages (answers, judge) bind theirs the same way."""
+    return LLMTaskResource(
+        base_url=dg.EnvVar(f"ARENA_{prefix}_BASE_URL"),
+        api_key=dg.EnvVar(f"ARENA_{prefix}_API_KEY"),
+        model=dg.EnvVar(f"ARENA_{prefix}_MODEL"),
+        max_concurrency=dg.EnvVar.int(f"ARENA_{prefix}_MAX_CONCURRENCY"),
+        price_input_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_INPUT_PER_1M"),
+        price_output_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_OUTPUT_PER_1M"),
+        sim_seed=dg.EnvVar.int("ARENA_SIM_WORLD_SEED"),
+        sim_latency=dg.EnvVar("ARENA_SIM_LATENCY"),
+    )
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={
+        "labeler": llm_task_resource("LABELER"),
+        "embedder": llm_task_resource("EMBED"),
+        "llm_cache": LLMCache(root=dg.EnvVar("ARENA_LLM_CACHE_ROOT")),
+    })

@@ -1,0 +1,223 @@
+"""Stage 3, topics: LLM labels per conversation and clusters of the month's distinct prompts.
+
+Both call an LLM (the shared ``labeler`` / ``embedder`` resources; by default the simulated
+arena inside the run's process), so both run in the ``llm`` pool and a backfill runs a few
+months per run (each month's answers are cached, so a retried run repeats no call). A month
+is written only after every call finished: an unreachable endpoint, a refused key or an
+unknown model fails the run with a message naming what to fix and leaves the previous
+partition as it was.
+"""
+
+
+import time
+
+import dagster as dg
+import polars as pl
+
+from arena_assets.defs.leaderboards.assets import _png_markdown
+from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
+from arena_assets.defs.metadata import table_metadata
+from arena_assets.defs.partitions import monthly_partitions, months_in_window
+from arena_assets.defs.resources import ArenaStorage
+from arena_assets.defs.topics.resources import TopicSettings
+from arena_assets.labels.prompts import CRITERIA
+from arena_assets.llm import BatchReport, LLMEndpointError, Progress
+from arena_assets.pipeline.topics import (
+    TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
+)
+from arena_assets.report import markdown_table
+
+# months per run in a backfill: enough to amortise a run's start, few enough that one
+# failing month (an endpoint outage) does not hold many finished ones back
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+_SHARE_COLUMNS = ["hard", "math", "creative_writing", "code", "refusal", "is_vision"]
+
+
+def _progress_logger(context: dg.AssetExecutionContext, what: str, every_s: float = 5.0):
+    """A run_batch progress callback that writes done/total, rate and ETA to the run log,
+    at most every ``every_s`` seconds (and always for the last item)."""
+    last = [0.0]
+
+    def log(p: Progress) -> None:
+        now = time.monotonic()
+        if p.done == p.total or now - last[0] >= every_s:
+            last[0] = now
+            context.log.info(f"{what}: {p}")
+    return log
+
+
+def _fail(exc: LLMEndpointError) -> dg.Failure:
+    return dg.Failure(description=f"{exc} (nothing was written; the previous partition is intact)")
+
+
+def _label_shares(labels: pl.DataFrame) -> dict[str, float]:
+    """Share of conversations with each boolean label, among those labelled ok."""
+    out = {}
+    for col in [*CRITERIA, *_SHARE_COLUMNS]:
+        out[col] = round(float(labels[col].drop_nulls().mean() or 0.0), 4)
+    out["mean_if_score"] = round(float(labels["if_score"].drop_nulls().mean() or 0.0), 3)
+    return out
+
+
+def _labels_metadata(step: TopicLabelsMonth) -> dict:
+    rep = step.report.as_metadata()
+    hits = sum(b.cache_hits for b in step.report.batches.values())
+    return {
+        **table_metadata(step.labels, step.url),
+        "month": step.month,
+        "distinct_prompts": rep["distinct_prompts"],
+        "calls_made": rep["llm_calls"],
+        "cache_hits": hits,
+        "calls_avoided_by_dedup": rep["calls_avoided_by_dedup"],
+        "prompt_tokens": rep["prompt_tokens"],
+        "completion_tokens": rep["completion_tokens"],
+        "estimated_cost": dg.MetadataValue.float(float(rep["estimated_cost"])),
+        "label_shares": dg.MetadataValue.json(_label_shares(step.labels)),
+        "parse_failure_rate": dg.MetadataValue.json(step.parse_failure_rate),
+        "statuses": dg.MetadataValue.json({k: v.statuses for k, v in step.report.batches.items()}),
+    }
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    deps=["conversations"],
+    group_name="topics",
+    kinds={"openai", "parquet", "polars"},
+    pool="llm",
+    backfill_policy=LLM_BACKFILL,
+    check_specs=[
+        dg.AssetCheckSpec("parse_failure_rate_low", asset="topic_labels",
+                          description="Per label group, the share of answers that failed "
+                                      "to parse is under ARENA_LABEL_MAX_PARSE_FAILURE_RATE."),
+        dg.AssetCheckSpec("labels_in_range", asset="topic_labels", blocking=True,
+                          description="if_score in 0-5, criteria_count = the criteria that "
+                                      "hold, hard = criteria_count >= 6, no label without an "
+                                      "ok status, no vision label on a text prompt."),
+    ],
+)
+def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, labeler: LLMTaskResource,
+                 llm_cache: LLMCache, topic_settings: TopicSettings):
+    """One row per conversation with the labels of its first prompt (asked once per distinct
+    prompt): the 7 hard-prompt criteria, `hard` (>= 6 of them), math, creative writing,
+    instruction-following score 0-5, code (a heuristic, no LLM), whether each answer
+    refused, and the vision categories of image prompts. Each label group records its
+    labeller model, prompt version and parse status; a failed parse is null, never guessed."""
+    task = labeler.task(storage.raw_root)
+    context.log.info(f"labelling with {task.model} at {task.base_url}")
+    threshold = topic_settings.parse_failure_threshold()
+    per_month: dict[str, dict] = {}
+    worst: dict[str, float] = {}
+    bad: dict[str, int] = {}
+    for month in months_in_window(context):
+        try:
+            step = topic_labels_month(
+                storage.lake(), month, task, cache_root=llm_cache.root_for(storage),
+                cfg=topic_settings.label_config(), storage_options=llm_cache.storage_options(storage),
+                progress=_progress_logger(context, f"{month} labels"))
+        except LLMEndpointError as exc:
+            raise _fail(exc) from exc
+        per_month[month] = _labels_metadata(step)
+        for group, rate in step.parse_failure_rate.items():
+            worst[group] = max(worst.get(group, 0.0), rate)
+        for rule, n in step.out_of_range.items():
+            bad[rule] = bad.get(rule, 0) + n
+    storage.publish("topic_labels", context.log)
+    # one result per run (a backfill run covers a few months): the last month's figures
+    # and a line per month
+    yield dg.MaterializeResult(metadata={
+        **per_month[max(per_month)],
+        "months_in_run": dg.MetadataValue.json(
+            {m: {"rows": v["dagster/row_count"], "calls_made": v["calls_made"],
+                 "cache_hits": v["cache_hits"]} for m, v in per_month.items()}),
+    })
+    yield dg.AssetCheckResult(
+        check_name="parse_failure_rate_low", passed=max(worst.values(), default=0.0) <= threshold,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"threshold": threshold, **{f"rate_{k}": round(v, 4) for k, v in worst.items()}})
+    yield dg.AssetCheckResult(check_name="labels_in_range", passed=not any(bad.values()),
+                              metadata=bad)
+
+
+def _endpoint_embedder(task, cache, reports: list[BatchReport]):
+    from arena_assets.llm import embed_texts
+
+    def embed(texts: list[str]):
+        vectors, report = embed_texts(task, texts, cache)
+        reports.append(report)
+        return vectors
+    return embed
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    deps=["conversations", "topic_labels"],
+    group_name="topics",
+    kinds={"openai", "parquet", "scikitlearn"},
+    pool="llm",
+    backfill_policy=LLM_BACKFILL,
+)
+def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, embedder: LLMTaskResource,
+                   labeler: LLMTaskResource, llm_cache: LLMCache, topic_settings: TopicSettings):
+    """Every distinct first prompt of the month with a topic cluster id and name (plus the
+    `topic_cluster_summary` table: per cluster its size, name, c-TF-IDF keywords, example
+    prompts, mean criteria count and share of each category). Prompts are embedded by the
+    `embedder` endpoint (or the offline wordllama model when ARENA_EMBED_BASE_URL is empty),
+    clustered with a seeded scikit-learn/scipy method, and named by the labeller."""
+    from arena_assets.labels.clusters import OfflineEmbedder
+    from arena_assets.labels.plots import topic_clusters_png
+
+    lake = storage.lake()
+    root, opts = llm_cache.root_for(storage), llm_cache.storage_options(storage)
+    reports: list[BatchReport] = []
+    if embedder.configured():
+        etask = embedder.task(storage.raw_root)
+        embed = _endpoint_embedder(etask, llm_cache.cache(storage, "embeddings"), reports)
+        source = f"{etask.model} at {etask.base_url}"
+    else:
+        embed, source = OfflineEmbedder(), "wordllama (offline)"
+    namer = (labeler.task(storage.raw_root)
+             if topic_settings.name_clusters_by_llm and labeler.configured() else None)
+    per_month: dict[str, dict] = {}
+    for month in months_in_window(context):
+        try:
+            step = topic_clusters_month(lake, month, embed, cfg=topic_settings.cluster_config(),
+                                        namer=namer, cache_root=root, storage_options=opts)
+        except LLMEndpointError as exc:
+            raise _fail(exc) from exc
+        png = topic_clusters_png(step.summary, f"Topic clusters {month}")
+        png_url = lake.write_blob("topic_clusters", f"{month}.png", png)
+        per_month[month] = _clusters_metadata(step, reports, namer, source, png, png_url)
+        reports.clear()
+    storage.publish("topic_clusters", context.log)
+    storage.publish(TOPIC_CLUSTER_SUMMARY, context.log)
+    return dg.MaterializeResult(metadata={
+        **per_month[max(per_month)],
+        "months_in_run": dg.MetadataValue.json({m: v["clusters"] for m, v in per_month.items()}),
+    })
+
+
+def _clusters_metadata(step, reports: list[BatchReport], namer, source: str, png: bytes,
+                       png_url: str) -> dict:
+    calls = sum(r.calls for r in reports) + (step.naming.calls if step.naming else 0)
+    cost = sum(r.cost for r in reports) + (step.naming.cost if step.naming else 0.0)
+    shown = step.summary.sort("n_conversations", descending=True).select(
+        "cluster_id", "cluster_name", "size", "n_conversations",
+        pl.col("keywords").list.head(5).list.join(", ").alias("keywords"),
+        pl.col("mean_criteria").round(2), pl.col("share_hard").round(3),
+        pl.col("share_code").round(3), pl.col("share_vision").round(3))
+    return {
+        **table_metadata(step.assignments, step.urls[0]),
+        "month": step.month,
+        "clusters": step.summary.height,
+        "outliers_reassigned": int(step.assignments["was_outlier"].sum()),
+        "embeddings": source,
+        "embedding_calls": sum(r.calls for r in reports),
+        "embedding_cache_hits": sum(r.cache_hits for r in reports),
+        "naming": f"llm {namer.model}" if namer else "c-TF-IDF keywords",
+        "calls_made": calls,
+        "estimated_cost": dg.MetadataValue.float(float(cost)),
+        "summary_path": dg.MetadataValue.path(step.urls[1]),
+        "cluster_summary": dg.MetadataValue.md(markdown_table(shown, 40)),
+        "clusters_plot": _png_markdown(png, "topic clusters"),
+        "clusters_png": dg.MetadataValue.path(png_url),
+    }

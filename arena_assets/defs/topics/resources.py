@@ -1,0 +1,39 @@
+"""The topics stage's own settings (the endpoints are the shared ``labeler`` / ``embedder``)."""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from arena_assets.labels.clusters import ClusterConfig
+from arena_assets.labels.label import LabelConfig
+
+
+class TopicSettings(dg.ConfigurableResource):
+    """How prompts are labelled and clustered, and when the parse-failure check warns."""
+
+    max_prompt_chars: int = 4000  # prompts are cut to this length before labelling
+    label_refusals: bool = True
+    # the WARN check's threshold per label group; a string (no float env vars), empty = 0.05
+    max_parse_failure_rate: str = "0.05"
+    cluster_method: str = "agglomerative"  # agglomerative | kmeans | hdbscan
+    n_clusters: int = 0  # 0 = pick k by silhouette
+    name_clusters_by_llm: bool = True  # False: c-TF-IDF keywords name the clusters
+    seed: int = 0
+
+    def parse_failure_threshold(self) -> float:
+        return float(self.max_parse_failure_rate) if self.max_parse_failure_rate.strip() else 0.05
+
+    def label_config(self) -> LabelConfig:
+        return LabelConfig(max_prompt_chars=self.max_prompt_chars, label_refusals=self.label_refusals)
+
+    def cluster_config(self) -> ClusterConfig:
+        return ClusterConfig(method=self.cluster_method, n_clusters=self.n_clusters or None,
+                             seed=self.seed)
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={"topic_settings": TopicSettings(
+        max_prompt_chars=dg.EnvVar.int("ARENA_LABEL_MAX_PROMPT_CHARS"),
+        max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
+    )})

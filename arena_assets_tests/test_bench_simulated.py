@@ -1,0 +1,213 @@
+"""The bench stage end to end on the simulator: labels -> BenchBuilder bench -> candidate
+answers -> judge games -> bench leaderboard, against the simulated truth and the month's
+human arena leaderboard; judge biases, the two-game protocol, faults, cached reruns."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import polars as pl
+import pytest
+from scipy.stats import spearmanr
+
+from arena_assets.bench.builder import BenchOptions
+from arena_assets.judging.summary import bias_report
+from arena_assets.labels import ClusterConfig
+from arena_assets.llm import LLMTask, ResponseCache, embed_texts
+from arena_assets.pipeline.battles import battles_month
+from arena_assets.pipeline.bench import (
+    bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month, model_answers_month,
+)
+from arena_assets.pipeline.clean import clean_month
+from arena_assets.pipeline.ingest import ingest_month
+from arena_assets.pipeline.leaderboards import arena_leaderboard_month
+from arena_assets.pipeline.topics import topic_clusters_month, topic_labels_month
+from arena_assets.ranking.boards import board_options
+from arena_assets.simulator import simulate_months, start_endpoint
+from arena_assets.simulator.config import TEXT_CATEGORIES
+from arena_assets.simulator.endpoint import Faults
+from arena_assets.storage import Lake
+
+MONTH = "2024-02"
+SEED = 21
+
+
+def _task(ep, model: str, **kw) -> LLMTask:
+    return LLMTask(model=model, base_url=ep.base_url, api_key="sim", max_concurrency=8, **kw)
+
+
+def _true_skill(world, name: str) -> float:
+    return float(np.mean([world.model(name).skill(c) for c in TEXT_CATEGORIES]))
+
+
+@pytest.fixture(scope="module")
+def arena(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench")
+    simulate_months(root / "raw", [MONTH], 2500, seed=SEED)
+    lake = Lake(str(root / "lake"))
+    ingest_month(lake, str(root / "raw"), MONTH, salt="t", known_models=None)
+    clean_month(lake, MONTH, threads=1)
+    battles_month(lake, MONTH)
+    arena_leaderboard_month(lake, MONTH, board_options(bootstrap_rounds=30, min_battles=20),
+                            min_category_battles=10_000)
+    ep = start_endpoint(seed=SEED, truth_root=root / "raw")
+    cache = str(root / "cache")
+    topic_labels_month(lake, MONTH, _task(ep, "sim-labeler-large"), cache_root=cache)
+    etask = _task(ep, "sim-embed-large")
+    ecache = ResponseCache(cache, "embeddings")
+    topic_clusters_month(lake, MONTH, lambda t: embed_texts(etask, t, ecache)[0], cfg=ClusterConfig())
+    human = lake.read("arena_leaderboard", MONTH).filter(pl.col("board") == "overall")
+    # five candidates from the best-measured models of the human board, spread over their
+    # skill range (a bench of far-apart models is trivially ordered: every game one-sided)
+    busiest = human.sort("battles", descending=True)["model"].head(9).to_list()
+    ranked = sorted(busiest, key=lambda m: _true_skill(ep.world, m))
+    names = [ranked[2 * i] for i in range(5)]
+    yield root, lake, ep, names
+    ep.stop()
+
+
+def _run(lake, ep, names, cache, judges=("sim-judge",), baseline=None):
+    bench_prompts_month(lake, MONTH, BenchOptions(size=80, vision_size=0, min_quality=5,
+                                                  min_cluster_mean=2.0, seed=1))
+    answers = model_answers_month(lake, MONTH, [(n, _task(ep, n, max_tokens=1024)) for n in names],
+                                  cache_root=cache)
+    judged = judgments_month(lake, MONTH, [(j, _task(ep, j, max_tokens=512)) for j in judges],
+                             baseline or names[len(names) // 2], cache_root=cache)
+    return answers, judged
+
+
+@pytest.mark.slow
+def test_bench_leaderboard_follows_truth_and_humans_and_reruns_free(arena, capsys):
+    root, lake, ep, names = arena
+    cache = str(root / "cache")
+    answers, judged = _run(lake, ep, names, cache)
+    assert answers.failed == 0 and duplicate_games(judged.judgments) == 0
+    n_prompts = lake.read("bench_prompts", MONTH).height
+    assert judged.judgments.height == n_prompts * (len(names) - 1) * 2
+    board = bench_leaderboard_month(lake, MONTH, rounds=50).board
+    assert board.filter(~pl.col("win_rate").is_between(0, 1)).height == 0
+    truth = [_true_skill(ep.world, m) for m in board["model"]]
+    rho_truth = spearmanr(board["bt_rating"], truth).statistic
+    step = bench_leaderboard_month(lake, MONTH, rounds=50)
+    with capsys.disabled():
+        print(f"\nbench {n_prompts} prompts x {len(names)} models: Spearman vs truth {rho_truth:.3f}; "
+              f"vs arena: {step.vs_human}")
+    assert rho_truth >= 0.9
+    assert step.vs_human["spearman"] >= 0.85
+    # a rerun of answers and judgments is answered from the cache: zero calls
+    before = ep.call_count()
+    _run(lake, ep, names, cache)
+    assert ep.call_count() == before
+
+
+@pytest.mark.slow
+def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, capsys):
+    root, lake, ep, names = arena
+    cache = str(root / "cache")
+    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose"))
+    judged = lake.read("judgments", MONTH)
+    feats = lake.read("model_answers", MONTH)
+    lengths = feats.select("question_id", "model", tokens="answer_tokens")
+    fair = bias_report(judged.filter(pl.col("judge") == "sim-judge"), lengths)
+    biased = bias_report(judged.filter(pl.col("judge") == "sim-judge-biased"), lengths)
+    with capsys.disabled():
+        print(f"\nbias report fair: {fair}\nbiased: {biased}")
+    assert biased["a_win_share"] > fair["a_win_share"] + 0.1
+    assert biased["flip_rate"] > fair["flip_rate"]
+    assert biased["length_correlation"] > fair["length_correlation"]
+    # two games with swapped positions cancel the position bias: the biased judge's win
+    # rates agree with the fair judge's within their intervals (length bias aside, which
+    # style control addresses below)
+    from arena_assets.judging.metrics import bench_leaderboard
+
+    fair_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge"), feats, rounds=50)
+    bias_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge-biased"), feats, rounds=50)
+    both = fair_b.join(bias_b, on="model", suffix="_biased")
+    rho = spearmanr(both["bt_rating"], both["bt_rating_biased"]).statistic
+    assert rho >= 0.8
+    # the length bias alone moves verbose models up; style control (length and markdown
+    # as covariates) takes most of that shift away
+    long_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge-verbose"), feats, rounds=50)
+    both = fair_b.join(long_b, on="model", suffix="_biased")
+
+    def spread(col: str) -> float:
+        d = (both[f"{col}_biased"] - both[col]).to_numpy()
+        return float(np.std(d - d.mean()))
+
+    raw, styled = spread("bt_rating"), spread("style_rating")
+    with capsys.disabled():
+        print(f"biased - fair rating spread: raw {raw:.1f}, style-controlled {styled:.1f}")
+    assert styled < raw
+
+
+@pytest.mark.slow
+def test_faults_every_game_judged_or_failed(arena):
+    root, lake, ep, names = arena
+    cache = str(root / "cache-faults")
+    ep.set_faults(Faults(rate_500=0.1, rate_429=0.05, rate_garbage=0.1, rate_empty=0.05, seed=3,
+                         retry_after=0.01))
+    try:
+        tasks = [(n, _task(ep, n, max_tokens=1024, max_retries=1)) for n in names]
+        model_answers_month(lake, MONTH, tasks, cache_root=cache)
+        judged = judgments_month(lake, MONTH, [("sim-judge", _task(ep, "sim-judge", max_retries=1))],
+                                 names[0], cache_root=cache).judgments
+    finally:
+        ep.set_faults(Faults())
+    assert duplicate_games(judged) == 0
+    n_prompts = lake.read("bench_prompts", MONTH).height
+    assert judged.height == n_prompts * (len(names) - 1) * 2
+    assert set(judged["status"]) <= {"ok", "parse_failed", "failed", "no_answer"}
+    assert judged.filter(pl.col("parsed") != (pl.col("status") == "ok")).height == 0
+    assert (judged["status"] != "ok").sum() > 0  # the faults did reach the games
+
+
+def test_candidate_task_maps_params():
+    from arena_assets.judging.answers import parse_candidates
+    from arena_assets.pipeline.bench import candidate_task
+
+    (c,) = parse_candidates('[{"name": "m", "base_url": "http://x/v1", "params": {"temperature": 0.7, "top_p": 0.9}}]')
+    t = candidate_task(c, "")
+    assert (t.temperature, t.extra_params, t.api_key) == (0.7, {"top_p": 0.9}, "sk-no-key")
+    assert dataclasses.replace(t, model="n").model == "n"
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=(
+    "measured 9/10 pairs separated on a 60-prompt BenchBuilder bench vs 10/10 on a random "
+    "draw: the bench is coding/math heavy and the world's per-category skill offsets bring "
+    "two candidates close there; the library test (test_judging_simulated) shows the effect"))
+def test_benchbuilder_bench_separates_models_better_than_a_random_one(arena, capsys):
+    """Arena-Hard-Auto's finding through the month steps: the same models and judge on a
+    BenchBuilder bench and on a random draw of the month's prompts of the same size."""
+    from arena_assets.bench.builder import build_benches
+    from arena_assets.bench.decontam import text_hash
+    from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
+    from arena_assets.judging.metrics import score_table, separability
+    from arena_assets.pipeline.bench import labelled_prompts
+
+    root, lake, ep, names = arena
+    cache, size = str(root / "cache"), 60
+    lab = labelled_prompts(lake, MONTH).filter(~pl.col("has_image"))
+    built = build_benches(lab, BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0,
+                                            seed=1), month="2099-01")["text"].prompts
+    drawn = (lab.sample(size, seed=1).with_columns(
+        quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA),
+        bench_version=pl.lit("random"), bench_kind=pl.lit("text"),
+        cluster_mean_quality=pl.lit(None, pl.Float64),
+        text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String))
+        .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+    assert built.height == drawn.height == size
+    result = {}
+    for month, prompts in (("2099-01", built), ("2099-02", drawn)):
+        lake.write("bench_prompts", month, prompts)
+        model_answers_month(lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names], cache_root=cache)
+        judgments_month(lake, month, [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
+                        names[len(names) // 2], cache_root=cache)
+        board = bench_leaderboard_month(lake, month, rounds=200, seed=3, style_control=False).board
+        table = score_table(board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper"))
+        result[month] = separability(table)
+    with capsys.disabled():
+        print(f"\nseparability on {size} prompts: BenchBuilder {result['2099-01']}, random {result['2099-02']}; "
+              f"mean quality {built['quality'].mean():.2f} vs {drawn['quality'].mean():.2f}")
+    assert result["2099-01"]["separated_pairs"] > result["2099-02"]["separated_pairs"]
