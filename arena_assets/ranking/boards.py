@@ -154,7 +154,10 @@ def arena_boards(
     by_language = kept.group_by("language").len().filter(pl.col("len") >= min_category_battles)
     subsets = {f"language:{lang}": pl.col("language") == lang
                for lang in sorted(by_language["language"].drop_nulls().to_list())}
-    kept = attach_topic_labels(kept, labels)
+    if "turn" not in kept.columns:  # battles built elsewhere (synthetic, imported) may lack it
+        kept = kept.with_columns(turn=pl.lit(None, pl.Int32))
+    has_ids = {"conv_id_a", "conv_id_b"} <= set(kept.columns)
+    kept = attach_topic_labels(kept, labels if has_ids else None)
     info["labelled_battles"] = int(kept["labelled"].sum())
     for name, predicate in CATEGORY_BOARDS.items():
         needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
