@@ -75,13 +75,13 @@ def test_month_without_files_gives_empty_tables(arena_env):
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True}
+        "parse_failure_rate_low": True, "labels_in_range": True, "intervals_contain_ratings": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):
         frame = lake.read(asset, "2024-05")
         assert frame.height == 0 and frame.schema == pl.Schema(schema), asset
-    for asset in ("battles", "arena_leaderboard", "leaderboard_history"):
+    for asset in ("battles", "topic_labels", "topic_clusters", "arena_leaderboard", "leaderboard_history"):
         assert lake.read(asset, "2024-05").height == 0, asset
 
 
