@@ -41,11 +41,12 @@ EXPECTED = {
         "group": "topics", "deps": {"conversations": SAME_MONTH},
         "checks": [("labels_in_range", True), ("parse_failure_rate_low", False)],
         "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet", "polars"],
+        "automation": FOLLOW,
     },
     "topic_clusters": {
         "group": "topics", "deps": {"conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
         "checks": [], "backfill": "MULTI_RUN", "pool": "llm",
-        "kinds": ["openai", "parquet", "scikitlearn"],
+        "kinds": ["openai", "parquet", "scikitlearn"], "automation": FOLLOW,
     },
     "battle_cells": {
         "group": "leaderboards", "deps": {"battles": SAME_MONTH},

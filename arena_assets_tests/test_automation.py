@@ -102,8 +102,9 @@ def _materialized(instance, asset: str, months: list[str]) -> None:
 
 def _requested(result) -> dict[str, list[str]]:
     out = {}
-    for key in ("raw_logs", "conversations", "battles", "battle_cells", "arena_leaderboard",
-                "leaderboard_history", "month_release"):
+    for key in ("raw_logs", "conversations", "topic_labels", "topic_clusters", "battles",
+                "battle_cells", "arena_leaderboard", "leaderboard_history", "month_release",
+                "bench_prompts", "model_answers"):
         parts = sorted(result.get_requested_partitions(dg.AssetKey(key)))
         if parts:
             out[key] = parts
@@ -124,8 +125,8 @@ def test_new_raw_month_flows_down_and_old_rewrite_refreshes_later_snapshots(aren
         _materialized(instance, "raw_rejects", ["2024-01"])
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
         cursor = result.cursor
-        downstream = ["conversations", "battles", "battle_cells", "arena_leaderboard",
-                      "leaderboard_history"]
+        downstream = ["conversations", "topic_labels", "topic_clusters", "battles",
+                      "battle_cells", "arena_leaderboard", "leaderboard_history"]
         assert _requested(result) == {k: ["2024-01"] for k in downstream}
         for asset in downstream:
             _materialized(instance, asset, ["2024-01"])
@@ -134,8 +135,9 @@ def test_new_raw_month_flows_down_and_old_rewrite_refreshes_later_snapshots(aren
         assert _requested(result) == {}  # handled: no second request
 
         # months 2 and 3 complete (as a backfill would leave them)
-        for asset in ("raw_logs", "raw_rejects", "conversations", "battles", "battle_cells",
-                      "arena_leaderboard", "leaderboard_history"):
+        for asset in ("raw_logs", "raw_rejects", "conversations", "topic_labels",
+                      "topic_clusters", "battles", "battle_cells", "arena_leaderboard",
+                      "leaderboard_history"):
             _materialized(instance, asset, months[1:])
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
         cursor = result.cursor

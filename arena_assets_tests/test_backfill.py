@@ -47,13 +47,18 @@ def test_cli_plan_from_the_code_location(arena_env):
          "2024-02", "--dry-run"], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()
+    # per month, in order: the multi-run stages (one month a run); the single-run ones take
+    # the range in one run once the months they read exist
+    upstream = ("raw_logs,raw_rejects,conversations,battles,topic_labels,battle_cells,"
+                "topic_clusters")
     assert lines == [
-        "dagster asset materialize --select raw_logs,raw_rejects,conversations,battles,"
-        "battle_cells --partition 2024-01",
-        "dagster asset materialize --select raw_logs,raw_rejects,conversations,battles,"
-        "battle_cells --partition 2024-02",
-        "dagster asset materialize --select arena_leaderboard,leaderboard_history "
+        f"dagster asset materialize --select {upstream} --partition 2024-01",
+        f"dagster asset materialize --select {upstream} --partition 2024-02",
+        "dagster asset materialize --select arena_leaderboard,bench_prompts,leaderboard_history "
         "--partition-range 2024-01...2024-02",
+        "dagster asset materialize --select model_answers,judgments --partition 2024-01",
+        "dagster asset materialize --select model_answers,judgments --partition 2024-02",
+        "dagster asset materialize --select bench_leaderboard --partition-range 2024-01...2024-02",
     ]
 
 

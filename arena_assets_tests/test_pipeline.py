@@ -79,13 +79,15 @@ def test_month_without_files_gives_empty_tables(arena_env):
         "intervals_contain_ratings": True, "interval_width_sane": True,
         "schema_matches": True, "keys_unique_and_present": True,
         "month_over_month_drift": True, "battles_conserved": True,
-        "values_in_range": True}
+        "values_in_range": True,
+        "parse_failure_rate_low": True, "labels_in_range": True,
+        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):
         frame = lake.read(asset, "2024-05")
         assert frame.height == 0 and frame.schema == pl.Schema(schema), asset
-    for asset in ("battles", "arena_leaderboard", "leaderboard_history"):
+    for asset in ("battles", "topic_labels", "topic_clusters", "arena_leaderboard", "leaderboard_history"):
         assert lake.read(asset, "2024-05").height == 0, asset
 
 

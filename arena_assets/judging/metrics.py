@@ -33,6 +33,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from arena_assets.ranking.newton import NoMaximumLikelihood
+
 # interval columns by source: (lower, upper)
 _INTERVAL_COLUMNS = (("lower", "upper"), ("rating_q025", "rating_q975"))
 _SCORE_COLUMNS = ("score", "rating", "win_rate")
@@ -283,7 +285,7 @@ def bench_leaderboard(
         if style_control:
             try:
                 styled = style_controlled_leaderboard(judgments, features, weight=weight).table
-            except np.linalg.LinAlgError:  # too few games to separate style from skill
+            except (np.linalg.LinAlgError, NoMaximumLikelihood):  # too few games for style
                 styled = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
                                               "upper": pl.Float64, "rank": pl.Int64})
             board = board.join(

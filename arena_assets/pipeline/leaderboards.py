@@ -66,6 +66,16 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
     return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
 
 
+def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
+    """The ``wanted`` columns a partition has (battles imported from other formats may lack
+    conversation ids or turns; the boards then treat them as unlabelled)."""
+    import pyarrow.parquet as pq
+
+    with lake.fs.open(lake.partition_path(asset, month), "rb") as fh:
+        names = set(pq.read_schema(fh).names)
+    return lake.read(asset, month, columns=[c for c in wanted if c in names])
+
+
 def arena_leaderboard_month(
     lake: Lake, month: str, options: FitOptions | None = None, *, min_category_battles: int = 1000
 ) -> LeaderboardMonth:
@@ -87,7 +97,9 @@ def arena_leaderboard_month(
         for m in months])
     style_rows = lake.read_months("battles", months, columns=style_columns(options))
     # category boards: the rows' few columns joined to the topic labels of those months
-    category_rows = lake.read_months("battles", months, columns=list(CATEGORY_ROW_COLUMNS))
+    category_rows = pl.concat(
+        [_read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
+        how="diagonal_relaxed")
     labelled = [m for m in months if lake.exists("topic_labels", m)]
     labels = (lake.read_months("topic_labels", labelled, columns=TOPIC_LABEL_COLUMNS)
               if labelled else None)

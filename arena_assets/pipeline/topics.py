@@ -16,6 +16,9 @@ from arena_assets.labels.clusters import ClusterConfig, Embedder, build_topic_cl
 from arena_assets.labels.label import (
     LabelConfig, LabelReport, distinct_prompts, label_conversations, out_of_range, parse_failure_rate,
 )
+from arena_assets.labels.schema import (
+    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_CLUSTER_SUMMARY_SCHEMA, TOPIC_LABELS_SCHEMA,
+)
 from arena_assets.llm import BatchReport, LLMTask
 from arena_assets.llm.batch import ProgressFn
 from arena_assets.storage import Lake
@@ -52,6 +55,10 @@ def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str
                        progress: ProgressFn | None = None) -> TopicLabelsMonth:
     """conversations of ``month`` -> the lake's ``topic_labels`` partition."""
     conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
+    if conv.is_empty():  # a month without traffic: empty tables, no call
+        labels = pl.DataFrame(schema=TOPIC_LABELS_SCHEMA)
+        url = lake.write(TOPIC_LABELS, month, labels)
+        return TopicLabelsMonth(month, labels, LabelReport(), {}, {}, url)
     labels, report = label_conversations(conv, task, month=month, cache_root=cache_root, cfg=cfg,
                                          storage_options=storage_options, progress=progress)
     url = lake.write(TOPIC_LABELS, month, labels)
@@ -65,6 +72,11 @@ def topic_clusters_month(lake: Lake, month: str, embedder: Embedder, *,
     """conversations (+ topic_labels when present) -> ``topic_clusters`` and its summary."""
     conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
     labels = lake.read(TOPIC_LABELS, month) if lake.exists(TOPIC_LABELS, month) else None
+    if conv.is_empty():  # a month without traffic: empty tables, no call
+        assign = pl.DataFrame(schema=TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA)
+        summary = pl.DataFrame(schema=TOPIC_CLUSTER_SUMMARY_SCHEMA)
+        urls = (lake.write(TOPIC_CLUSTERS, month, assign), lake.write(TOPIC_CLUSTER_SUMMARY, month, summary))
+        return TopicClustersMonth(month, assign, summary, None, urls)
     assign, summary, naming = build_topic_clusters(
         distinct_prompts(conv), labels, embedder, month=month, cfg=cfg, namer=namer,
         cache_root=cache_root, storage_options=storage_options)

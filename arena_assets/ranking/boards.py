@@ -22,6 +22,7 @@ from arena_assets.ranking.battle_cells import (
     style_columns,
 )
 from arena_assets.ranking.leaderboard import TooFewModels, fit_bt, leaderboard_from_aggregated
+from arena_assets.ranking.newton import NoMaximumLikelihood
 from arena_assets.ranking.options import FitOptions, RankingInputError
 from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
@@ -175,11 +176,17 @@ def boards_from_cells(
     info["battles_used"] = info["boards"]["overall"] = overall.meta["n_battles"]
     info["left_out"]["overall"] = overall.left_out
     styled_input = style_rows.filter(pl.col("keep") & pl.col("winner").is_not_null())
-    styled = fit_style_controlled(styled_input, options)
-    frames.append(_board(styled.table, month, "style_control"))
-    info["boards"]["style_control"] = styled.meta["n_battles"]
-    info["left_out"]["style_control"] = styled.left_out
-    info["style_coefficients"] = styled.coefficients
+    try:
+        styled = fit_style_controlled(styled_input, options)
+    except (NoMaximumLikelihood, RankingInputError) as exc:
+        # a small month where a style feature is constant or collinear with the ratings:
+        # the style board is skipped and says why, the other boards are still published
+        info["boards"]["style_control"] = f"skipped: {exc}"
+    else:
+        frames.append(_board(styled.table, month, "style_control"))
+        info["boards"]["style_control"] = styled.meta["n_battles"]
+        info["left_out"]["style_control"] = styled.left_out
+        info["style_coefficients"] = styled.coefficients
 
     # per-category boards: languages (from the cells), then the topic categories
     by_language = (kept.group_by("language").agg(pl.col("n").sum())

@@ -186,6 +186,8 @@ def bench_frame(bench: pl.DataFrame) -> pl.DataFrame:
     _refuse_raw(bench, "bench")
     if "uid" in bench.columns and "question_id" not in bench.columns:
         bench = bench.rename({"uid": "question_id"})  # the Arena-Hard-Auto name
+    if "prompt_id" in bench.columns and "question_id" not in bench.columns:
+        bench = bench.rename({"prompt_id": "question_id"})  # the bench_prompts table
     missing = [c for c in BENCH_REQUIRED if c not in bench.columns]
     if missing:
         raise UnsafeReleaseError(f"bench: missing columns {missing}")

@@ -14,6 +14,7 @@ import time
 import dagster as dg
 import polars as pl
 
+from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.assets import _png_markdown
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
@@ -85,6 +86,10 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
     kinds={"openai", "parquet", "polars"},
     pool="llm",
     backfill_policy=LLM_BACKFILL,
+    # labels feed the category boards, so the topic stage follows new conversations like
+    # every SQL stage; the bench stages (candidate answers, judge calls) run only when
+    # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
+    automation_condition=follow_upstream,
     check_specs=[
         dg.AssetCheckSpec("parse_failure_rate_low", asset="topic_labels",
                           description="Per label group, the share of answers that failed "
@@ -155,6 +160,10 @@ def _endpoint_embedder(task, cache, reports: list[BatchReport]):
     kinds={"openai", "parquet", "scikitlearn"},
     pool="llm",
     backfill_policy=LLM_BACKFILL,
+    # labels feed the category boards, so the topic stage follows new conversations like
+    # every SQL stage; the bench stages (candidate answers, judge calls) run only when
+    # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
+    automation_condition=follow_upstream,
 )
 def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, embedder: LLMTaskResource,
                    labeler: LLMTaskResource, llm_cache: LLMCache, topic_settings: TopicSettings):
