@@ -45,6 +45,7 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
             meta[f"{kind}_stats"] = dg.MetadataValue.json(b.stats)
             if b.stats.get("dropped"):
                 meta[f"{kind}_dropped_by_rule"] = dg.MetadataValue.md(counts_table(b.stats["dropped"]))
+    storage.publish("bench_prompts", context.log)  # a catalog view, like every table
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -66,6 +67,7 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
                 "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
                     pl.col("answer_tokens").mean()).sort("model").iter_rows()))}
+    storage.publish("model_answers", context.log)  # a catalog view, like every table
     return dg.MaterializeResult(metadata=meta)
 
 
@@ -98,6 +100,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
                 "bias_report": dg.MetadataValue.json(step.bias),
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
+    storage.publish("judgments", context.log)  # a catalog view, like every table
     yield dg.MaterializeResult(metadata=meta)
     rate = unparsed / games if games else 0.0
     yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
@@ -131,5 +134,6 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
             meta["plot_png"] = dg.MetadataValue.path(step.urls[1])
+    storage.publish("bench_leaderboard", context.log)  # a catalog view, like every table
     yield dg.MaterializeResult(metadata=meta)
     yield dg.AssetCheckResult(check_name="win_rates_in_range", passed=bad == 0, metadata={"bad_rows": bad})
