@@ -85,6 +85,22 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
     return env
 
 
+@pytest.fixture
+def s3_endpoint():
+    """moto's S3 server on loopback; it binds a free port itself and reports it (port 0,
+    no probe-and-reuse race). moto keeps one in-memory backend per process: use a bucket
+    of your own."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
 def env_example_keys() -> set[str]:
     path = Path(__file__).resolve().parents[1] / ".env.example"
     keys = set()

@@ -15,7 +15,6 @@ from pathlib import Path
 import boto3
 import polars as pl
 import pytest
-from moto.server import ThreadedMotoServer
 
 from arena_assets.storage import Lake
 
@@ -23,18 +22,6 @@ PROJECT = Path(__file__).resolve().parents[1]
 MONTHS = ["2024-01", "2024-02"]
 S3_KEYS = {"ARENA_S3_ACCESS_KEY_ID": "test", "ARENA_S3_SECRET_ACCESS_KEY": "test",
            "ARENA_S3_REGION": "us-east-1"}
-
-
-@pytest.fixture
-def s3_endpoint():
-    # port 0: the server binds a free port itself and reports it
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 def _demo(env: dict[str, str], home: Path) -> str:

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import uuid
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -282,46 +283,35 @@ def test_release_command(month_tables, tmp_path, monkeypatch):
     assert main([*args[:2], "--month", "2030-01", *args[4:]]) == 2  # no such month
 
 
-def test_release_on_s3_is_configuration_only(month_tables, tmp_path):
+def test_release_on_s3_is_configuration_only(month_tables, tmp_path, s3_endpoint):
     """The same release written to an S3-compatible server (moto's, over HTTP on loopback)
     holds the same bytes as the local one."""
-    import socket
-
+    import boto3
     import fsspec
-    from moto.server import ThreadedMotoServer
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        options = {"key": "test", "secret": "test", "client_kwargs": {
-            "endpoint_url": f"http://127.0.0.1:{port}", "region_name": "us-east-1"}}
-        import boto3
+    bucket = f"arena-{uuid.uuid4().hex[:12]}"  # moto's backend is shared within a process
+    options = {"key": "test", "secret": "test", "client_kwargs": {
+        "endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
+    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test",
+                 aws_secret_access_key="test", region_name="us-east-1").create_bucket(Bucket=bucket)
+    fs = fsspec.filesystem("s3", **options)
+    kwargs = dict(conversations=month_tables["conversations"],
+                  battles=month_tables["battles"], bench=_bench(month_tables["conversations"]),
+                  salt=release_salt("operator-secret", MONTH), rows_per_shard=100)
+    remote = write_month_release(MONTH, f"s3://{bucket}/releases", storage_options=options,
+                                 **kwargs)
+    local = write_month_release(MONTH, str(tmp_path / "rel"), **kwargs)
+    for kind, url in local.datasets.items():
+        local_files = _digests(Path(url))
+        prefix = remote.datasets[kind].removeprefix("s3://")
+        remote_files = {p.removeprefix(prefix + "/"): hashlib.sha256(fs.cat(p)).hexdigest()
+                        for p in sorted(fs.find(prefix))}
+        assert local_files and remote_files == local_files, kind
+    # a rerun replaces the folder there too: no stale shard left behind
+    kwargs["rows_per_shard"] = 100_000
+    again = write_month_release(MONTH, f"s3://{bucket}/releases", storage_options=options,
+                                **kwargs)
+    chat = again.datasets["chat"].removeprefix("s3://")
+    assert [p.rsplit("/", 1)[-1] for p in fs.find(f"{chat}/data", refresh=True)] == [
+        "train-00000-of-00001.parquet"]
 
-        boto3.client("s3", endpoint_url=f"http://127.0.0.1:{port}", aws_access_key_id="test",
-                     aws_secret_access_key="test", region_name="us-east-1"
-                     ).create_bucket(Bucket="arena")
-        fs = fsspec.filesystem("s3", **options)
-        kwargs = dict(conversations=month_tables["conversations"],
-                      battles=month_tables["battles"], bench=_bench(month_tables["conversations"]),
-                      salt=release_salt("operator-secret", MONTH), rows_per_shard=100)
-        remote = write_month_release(MONTH, "s3://arena/releases", storage_options=options,
-                                     **kwargs)
-        local = write_month_release(MONTH, str(tmp_path / "rel"), **kwargs)
-        for kind, url in local.datasets.items():
-            local_files = _digests(Path(url))
-            prefix = remote.datasets[kind].removeprefix("s3://")
-            remote_files = {p.removeprefix(prefix + "/"): hashlib.sha256(fs.cat(p)).hexdigest()
-                            for p in sorted(fs.find(prefix))}
-            assert local_files and remote_files == local_files, kind
-        # a rerun replaces the folder there too: no stale shard left behind
-        kwargs["rows_per_shard"] = 100_000
-        again = write_month_release(MONTH, "s3://arena/releases", storage_options=options,
-                                    **kwargs)
-        chat = again.datasets["chat"].removeprefix("s3://")
-        assert [p.rsplit("/", 1)[-1] for p in fs.find(f"{chat}/data", refresh=True)] == [
-            "train-00000-of-00001.parquet"]
-    finally:
-        server.stop()

@@ -7,25 +7,12 @@ from pathlib import Path
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake, duckdb_connect
 from arena_assets_tests.harness import materialize
 
 MONTH = "2024-03"
-
-
-@pytest.fixture
-def s3_server():
-    # port 0: the server binds a free port itself and reports it (no probe-and-reuse race)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 def _upload_folder(client, bucket: str, folder: Path, prefix: str) -> int:
@@ -37,17 +24,17 @@ def _upload_folder(client, bucket: str, folder: Path, prefix: str) -> int:
     return count
 
 
-def test_raw_logs_and_lake_on_s3(arena_env, s3_server, tmp_path, monkeypatch):
+def test_raw_logs_and_lake_on_s3(arena_env, s3_endpoint, tmp_path, monkeypatch):
     local_raw = tmp_path / "local_raw"
     simulate_months(str(local_raw), [MONTH], 120, seed=3)
-    client = boto3.client("s3", endpoint_url=s3_server, aws_access_key_id="test",
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test",
                           aws_secret_access_key="test", region_name="us-east-1")
     client.create_bucket(Bucket="arena")
     assert _upload_folder(client, "arena", local_raw, "raw") > 0
     for key, value in {
         "ARENA_RAW_ROOT": "s3://arena/raw",
         "ARENA_LAKE_ROOT": "s3://arena/lake",
-        "ARENA_S3_ENDPOINT_URL": s3_server,
+        "ARENA_S3_ENDPOINT_URL": s3_endpoint,
         "ARENA_S3_ACCESS_KEY_ID": "test",
         "ARENA_S3_SECRET_ACCESS_KEY": "test",
         "ARENA_S3_REGION": "us-east-1",
@@ -66,7 +53,7 @@ def test_raw_logs_and_lake_on_s3(arena_env, s3_server, tmp_path, monkeypatch):
     assert not [k for k in keys if "/_tmp/" in k]  # the temporaries were renamed away
 
     options = {"key": "test", "secret": "test",
-               "client_kwargs": {"endpoint_url": s3_server, "region_name": "us-east-1"}}
+               "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
     lake = Lake("s3://arena/lake", options)
     convs = lake.read("conversations", MONTH)
     assert convs.height > 50 and convs["conv_id"].is_unique().all()

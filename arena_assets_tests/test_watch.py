@@ -7,12 +7,10 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import socket
 import uuid
 
 import boto3
 import pytest
-from moto.server import ThreadedMotoServer
 
 from arena_assets.ingest.watch import (
     changed_months,
@@ -93,25 +91,17 @@ def test_missing_root_and_bad_cursor(tmp_path):
 
 
 @pytest.fixture
-def s3(tmp_path):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        endpoint = f"http://127.0.0.1:{port}"
-        client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
-                              aws_secret_access_key="test", region_name="us-east-1")
-        # moto keeps one in-memory backend per process, shared by every server a pytest
-        # worker starts: a bucket of its own keeps other tests' objects out of this one
-        bucket = f"arena-{uuid.uuid4().hex[:12]}"
-        client.create_bucket(Bucket=bucket)
-        options = {"key": "test", "secret": "test",
-                   "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
-        yield client, options, bucket
-    finally:
-        server.stop()
+def s3(s3_endpoint):
+    endpoint = s3_endpoint
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
+                          aws_secret_access_key="test", region_name="us-east-1")
+    # moto keeps one in-memory backend per process, shared by every server a pytest
+    # worker starts: a bucket of its own keeps other tests' objects out of this one
+    bucket = f"arena-{uuid.uuid4().hex[:12]}"
+    client.create_bucket(Bucket=bucket)
+    options = {"key": "test", "secret": "test",
+               "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+    return client, options, bucket
 
 
 def test_s3_root_across_ticks_uses_etags(s3):
