@@ -27,10 +27,13 @@ from arena_assets.ranking.boards import board_options
 from arena_assets.simulator import simulate_months, start_endpoint
 from arena_assets.simulator.config import TEXT_CATEGORIES
 from arena_assets.simulator.endpoint import Faults
+from arena_assets.simulator.judge import judge_replicas
 from arena_assets.storage import Lake
 
 MONTH = "2024-02"
 SEED = 21
+LENGTH_STREAMS = 5  # noise streams the length-bias measurement is repeated on
+SEPARABILITY_DRAWS = 5  # bench draws of each kind in the separability comparison
 
 
 def _task(ep, model: str, **kw) -> LLMTask:
@@ -105,7 +108,10 @@ def test_bench_leaderboard_follows_truth_and_humans_and_reruns_free(arena, capsy
 def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, capsys):
     root, lake, ep, names = arena
     cache = str(root / "cache")
-    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose"))
+    replicas = judge_replicas({j: ep.judges[j] for j in ("sim-judge", "sim-judge-verbose")},
+                              range(1, LENGTH_STREAMS))
+    ep.judges.update(replicas)
+    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose", *replicas))
     judged = lake.read("judgments", MONTH)
     feats = lake.read("model_answers", MONTH)
     lengths = feats.select("question_id", "model", tokens="answer_tokens")
@@ -126,23 +132,33 @@ def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, caps
     both = fair_b.join(bias_b, on="model", suffix="_biased")
     rho = spearmanr(both["bt_rating"], both["bt_rating_biased"]).statistic
     assert rho >= 0.8
-    # the length bias alone moves verbose models up; style control (length and markdown
-    # as covariates) takes most of that shift away
-    long_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge-verbose"), feats, rounds=50)
-    both = fair_b.join(long_b, on="model", suffix="_biased")
-
-    def spread(col: str) -> float:
-        d = (both[f"{col}_biased"] - both[col]).to_numpy()
-        return float(np.std(d - d.mean()))
-
-    raw, styled = spread("bt_rating"), spread("style_rating")
+    # the length bias alone moves verbose models up; style control (length and markdown as
+    # covariates) takes most of that shift away. The verbose judge is the fair judge plus
+    # the bias (one noise stream), so verbose - fair is the bias's own effect; measured on
+    # several noise streams (<judge>@k) and the medians compared, since one draw of a
+    # 5-model board is too coarse to tell a 20-Elo effect from the style fit's own noise
+    streams = ["", *(f"@{k}" for k in range(1, LENGTH_STREAMS))]
+    mean_tokens = feats.group_by("model").agg(pl.col("answer_tokens").mean())
+    raw, styled, slopes = [], [], []
+    for s in streams:
+        fair_s = bench_leaderboard(judged.filter(pl.col("judge") == f"sim-judge{s}"), feats, rounds=0)
+        long_s = bench_leaderboard(judged.filter(pl.col("judge") == f"sim-judge-verbose{s}"), feats, rounds=0)
+        both = fair_s.join(long_s, on="model", suffix="_biased").join(mean_tokens, on="model")
+        shift = {c: (both[f"{c}_biased"] - both[c]).to_numpy() for c in ("bt_rating", "style_rating")}
+        raw.append(float(np.std(shift["bt_rating"])))
+        styled.append(float(np.std(shift["style_rating"])))
+        # Elo gained per 100 more answer tokens on average than the other models
+        slopes.append([float(np.polyfit(both["answer_tokens"].to_numpy() / 100, shift[c], 1)[0])
+                       for c in ("bt_rating", "style_rating")])
+    med = {"raw": float(np.median(raw)), "styled": float(np.median(styled))}
+    slope = np.median(np.array(slopes), axis=0)
     with capsys.disabled():
-        print(f"biased - fair rating spread: raw {raw:.1f}, style-controlled {styled:.1f}")
-    if not styled < raw:
-        # measured on the merged tree: raw 24.0, style-controlled 29.4 (the branch had
-        # measured 110 -> 74); the protocol half above holds, this half is open
-        pytest.xfail(f"style control did not reduce the length-bias spread here "
-                     f"(raw {raw:.1f}, styled {styled:.1f})")
+        print(f"verbose - fair rating spread over {len(streams)} noise streams: raw {np.round(raw, 1)}, "
+              f"style-controlled {np.round(styled, 1)}; medians {med['raw']:.1f} -> {med['styled']:.1f}; "
+              f"Elo per 100 tokens: raw {slope[0]:.1f}, styled {slope[1]:.1f}")
+    assert slope[0] > 10  # the bias shows: longer answers gain rating
+    assert med["styled"] < 0.75 * med["raw"]
+    assert abs(slope[1]) < 0.5 * slope[0]
 
 
 @pytest.mark.slow
@@ -177,41 +193,51 @@ def test_candidate_task_maps_params():
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "measured 9/10 pairs separated on a 60-prompt BenchBuilder bench vs 10/10 on a random "
-    "draw: the bench is coding/math heavy and the world's per-category skill offsets bring "
-    "two candidates close there; the library test (test_judging_simulated) shows the effect"))
 def test_benchbuilder_bench_separates_models_better_than_a_random_one(arena, capsys):
-    """Arena-Hard-Auto's finding through the month steps: the same models and judge on a
-    BenchBuilder bench and on a random draw of the month's prompts of the same size."""
+    """Arena-Hard-Auto's finding through the month steps: the same models and judge on
+    BenchBuilder benches and on random draws of the month's prompts of the same size.
+
+    Ten candidates (45 pairs, several of them close) so that neither kind of bench reaches
+    the ceiling: with five far-apart candidates both separated 9 of 10 pairs in the median
+    (one pair decided each draw). Each kind is drawn with SEPARABILITY_DRAWS seeds and the
+    medians are compared, since one draw moves by a few pairs."""
     from arena_assets.bench.builder import build_benches
     from arena_assets.bench.decontam import text_hash
     from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
     from arena_assets.judging.metrics import score_table, separability
     from arena_assets.pipeline.bench import labelled_prompts
 
-    root, lake, ep, names = arena
+    root, lake, ep, _ = arena
     cache, size = str(root / "cache"), 60
+    human = lake.read("arena_leaderboard", MONTH).filter(pl.col("board") == "overall")
+    names = human.sort("battles", descending=True)["model"].head(10).to_list()
     lab = labelled_prompts(lake, MONTH).filter(~pl.col("has_image"))
-    built = build_benches(lab, BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0,
-                                            seed=1), month="2099-01")["text"].prompts
-    drawn = (lab.sample(size, seed=1).with_columns(
-        quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA),
-        bench_version=pl.lit("random"), bench_kind=pl.lit("text"),
-        cluster_mean_quality=pl.lit(None, pl.Float64),
-        text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String))
-        .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
-    assert built.height == drawn.height == size
-    result = {}
-    for month, prompts in (("2099-01", built), ("2099-02", drawn)):
-        lake.write("bench_prompts", month, prompts)
-        model_answers_month(lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names], cache_root=cache)
-        judgments_month(lake, month, [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
-                        names[len(names) // 2], cache_root=cache)
-        board = bench_leaderboard_month(lake, month, rounds=200, seed=3, style_control=False).board
-        table = score_table(board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper"))
-        result[month] = separability(table)
+    quality = pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA)
+    separated, mean_quality = {"benchbuilder": [], "random": []}, {"benchbuilder": [], "random": []}
+    for seed in range(1, SEPARABILITY_DRAWS + 1):
+        built = build_benches(lab, BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0,
+                                                seed=seed), month="2099-01")["text"].prompts
+        drawn = (lab.sample(size, seed=seed).with_columns(
+            quality=quality, bench_version=pl.lit("random"), bench_kind=pl.lit("text"),
+            cluster_mean_quality=pl.lit(None, pl.Float64),
+            text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String))
+            .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+        assert built.height == drawn.height == size
+        for kind, month, prompts in (("benchbuilder", f"2099-{seed:02d}", built),
+                                     ("random", f"2098-{seed:02d}", drawn)):
+            lake.write("bench_prompts", month, prompts)
+            model_answers_month(lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names],
+                                cache_root=cache)
+            judgments_month(lake, month, [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
+                            names[len(names) // 2], cache_root=cache)
+            board = bench_leaderboard_month(lake, month, rounds=200, seed=3, style_control=False).board
+            table = score_table(board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper"))
+            separated[kind].append(separability(table)["separated_pairs"])
+            mean_quality[kind].append(float(prompts["quality"].mean()))
+    med = {k: float(np.median(v)) for k, v in separated.items()}
     with capsys.disabled():
-        print(f"\nseparability on {size} prompts: BenchBuilder {result['2099-01']}, random {result['2099-02']}; "
-              f"mean quality {built['quality'].mean():.2f} vs {drawn['quality'].mean():.2f}")
-    assert result["2099-01"]["separated_pairs"] > result["2099-02"]["separated_pairs"]
+        print(f"\nseparated pairs of 45 on {size} prompts, {SEPARABILITY_DRAWS} draws: "
+              f"BenchBuilder {separated['benchbuilder']} (median {med['benchbuilder']:.0f}), "
+              f"random {separated['random']} (median {med['random']:.0f}); mean quality "
+              f"{np.mean(mean_quality['benchbuilder']):.2f} vs {np.mean(mean_quality['random']):.2f}")
+    assert med["benchbuilder"] > med["random"]

@@ -12,8 +12,9 @@ Chat completions answer in a candidate model's voice, or, when the system messag
 models ``sim-labeler-small`` (about 18 % label errors) and ``sim-labeler-large`` (2 %) and
 the embedding models ``sim-embed-small`` / ``sim-embed-large`` are listed in /v1/models.
 A request whose last user turn is one of our judge prompts (``judging.verdicts``) is
-answered by the simulated judge (``judge.py``): ``sim-judge`` and ``sim-judge-biased``
-(planted position and length bias) are listed too; answers are judged by the quality tag
+answered by the simulated judge (``judge.py``): ``sim-judge``, ``sim-judge-biased``
+(planted position and length bias) and ``sim-judge-verbose`` (length bias alone) are listed
+too (``endpoint.judges`` may add more, e.g. ``judge.judge_replicas``); answers are judged by the quality tag
 candidate answers carry, so answers from an earlier process (a cache) judge the same.
 Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
 whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part

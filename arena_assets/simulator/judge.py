@@ -14,7 +14,16 @@ a client sees random hex, and an answer edited or made up without the key carrie
 tag (the judge then takes quality 0, so its verdict is noise and biases only). The
 judge's verdict follows
 ``d = q_A − q_B + position_bias + length_bias · tanh(Δlen / length_scale) + noise``:
-``|d| >= strong`` gives a ``>>`` verdict, ``|d| < tie`` a tie.
+``|d| >= strong`` gives a ``>>`` verdict, ``|d| < tie`` a tie. Δlen is the difference of
+the answers' approximate cl100k token counts (tag line left out): a judge reads tokens, and
+whitespace words would hide the length of Chinese or Japanese answers (a 500-token Chinese
+answer is ~20 "words").
+
+Noise streams: a judge's noise is drawn from its ``stream`` (default: its own name). The
+biased judges share the fair judge's stream, so each is the fair judge plus its planted
+bias (common random numbers): comparing their boards measures the bias, not two noise
+draws. ``judge_replicas`` makes ``<judge>@<k>``, the same judge on its k-th stream, to
+repeat a measurement over several noise draws.
 """
 
 from __future__ import annotations
@@ -24,7 +33,7 @@ import hmac
 import math
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -45,7 +54,7 @@ class JudgeBias:
     noise: float = 0.35  # sd of the judge's error, quality units
     position_bias: float = 0.0  # added in favour of Assistant A
     length_bias: float = 0.0  # weight of the length difference
-    length_scale: float = 300.0  # tokens-ish (words here) at which length bias saturates
+    length_scale: float = 300.0  # token difference at which the length bias saturates
     tie: float = 0.15
     strong: float = 1.0
     # sd of an answer's own deviation from its model's expected quality on the prompt
@@ -53,13 +62,32 @@ class JudgeBias:
     # on easy prompts, where skill gaps are small, it decides most games, which is why a
     # bench of hard prompts separates models better (BenchBuilder's premise)
     answer_noise: float = 0.8
+    stream: str = ""  # the noise stream ("" = the judge's own name), see the module docstring
 
 
 JUDGES = {
     "sim-judge": JudgeBias(),
-    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0, length_scale=150.0),
-    "sim-judge-verbose": JudgeBias(length_bias=1.0, length_scale=150.0),  # length bias alone
+    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0, length_scale=150.0,
+                                  stream="sim-judge"),
+    # length bias alone
+    "sim-judge-verbose": JudgeBias(length_bias=1.0, length_scale=150.0, stream="sim-judge"),
 }
+
+
+def judge_replicas(judges: dict[str, JudgeBias], streams: range) -> dict[str, JudgeBias]:
+    """``<name>@<k>`` for every judge and k: the same judge on noise stream k (judges that
+    share a stream still share it), to repeat a measurement over several noise draws."""
+    return {f"{name}@{k}": replace(bias, stream=f"{bias.stream or name}@{k}")
+            for k in streams for name, bias in judges.items()}
+
+
+def perceived_tokens(text: str) -> int:
+    """Approximate cl100k tokens of an answer as a judge reads it (quality tag left out)."""
+    import polars as pl
+
+    from arena_assets.clean.tokens import TOKEN_PATTERN
+
+    return int(pl.Series([_TAG.sub("", text or "").rstrip()]).str.count_matches(TOKEN_PATTERN)[0])
 
 
 def strength(quality: float | None) -> float:
@@ -135,11 +163,12 @@ def judge_verdict(
     *, key: bytes, question: str, answer_a: str, answer_b: str,
     bias: JudgeBias = JudgeBias(), judge: str = "sim-judge",
 ) -> tuple[str, float]:
-    """(judge text ending in one verdict label, the latent margin d)."""
+    """(judge text ending in one verdict label, the latent margin d); ``judge`` names the
+    noise stream."""
     qa = answer_quality(answer_a, key)
     qb = answer_quality(answer_b, key)
     rng = _rng(key, "judge", judge, question, answer_a, answer_b)
-    dlen = len(answer_a.split()) - len(answer_b.split())
+    dlen = perceived_tokens(answer_a) - perceived_tokens(answer_b)
     deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
         key, "deviation", answer_b).normal(0.0, bias.answer_noise)
     d = (strength(qa) - strength(qb) + deviation + bias.position_bias

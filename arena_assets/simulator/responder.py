@@ -133,19 +133,20 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
 def judge_completion(world: World, model: str, messages: list[dict],
                      judges: dict[str, JudgeBias]) -> str | None:
     """The simulated judge's reply when the last user turn is one of our judge prompts
-    (``judging.verdicts``), else None. ``model`` judges with ``judges[model]``; any other
-    model asked to judge is a plain, noisier judge."""
+    (``judging.verdicts``), else None. ``model`` judges with ``judges[model]`` (noise from
+    its ``stream``); any other model asked to judge is a plain, noisier judge."""
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     text = message_text(last_user)
     bias = judges.get(model, JudgeBias(noise=0.8))
+    stream = bias.stream or model
     key = world_key(world)
     pair = split_pairwise_prompt(text)
     if pair is not None:
         question, a, b = pair
-        return judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=model)[0]
+        return judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream)[0]
     single = split_single_prompt(text)
     if single is not None:
-        return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=model)
+        return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=stream)
     return None
 
 
