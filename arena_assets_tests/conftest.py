@@ -79,6 +79,8 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_MIN_QUALITY": "5",
         "ARENA_BENCH_STRONG_WEIGHT": "3",
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
+        "ARENA_BENCH_RELABEL_MODEL": "",
+        "ARENA_BENCH_SINGLE_GRADES": "false",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

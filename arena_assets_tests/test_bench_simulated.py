@@ -241,3 +241,73 @@ def test_benchbuilder_bench_separates_models_better_than_a_random_one(arena, cap
               f"random {separated['random']} (median {med['random']:.0f}); mean quality "
               f"{np.mean(mean_quality['benchbuilder']):.2f} vs {np.mean(mean_quality['random']):.2f}")
     assert med["benchbuilder"] > med["random"]
+
+
+@pytest.mark.slow
+def test_single_answer_grades_follow_truth_and_rerun_free(arena, capsys):
+    """MT-Bench style grading of every answer: each model's mean grade orders the models as
+    their true skills do; the board carries it as single_score; a rerun makes no call."""
+    from arena_assets.pipeline.bench import answer_grades_month
+
+    root, lake, ep, names = arena
+    cache = str(root / "cache")
+    _run(lake, ep, names, cache)
+    judge = [("sim-judge", _task(ep, "sim-judge", max_tokens=512))]
+    graded = answer_grades_month(lake, MONTH, judge, cache_root=cache)
+    ok_answers = lake.read("model_answers", MONTH).filter(pl.col("status") == "ok").height
+    assert graded.grades.height == ok_answers
+    assert set(graded.grades["status"]) == {"ok"} and graded.grades["score"].is_between(1, 10).all()
+    score = dict(graded.summary.select("model", "score").iter_rows())
+    rho = spearmanr([score[m] for m in names], [_true_skill(ep.world, m) for m in names]).statistic
+    board = bench_leaderboard_month(lake, MONTH, rounds=0, single_grades=True).board
+    with capsys.disabled():
+        print(f"\nsingle-answer grades {dict(sorted(score.items()))}; Spearman with truth {rho:.2f}")
+    assert rho >= 0.9
+    assert dict(board.select("model", "single_score").iter_rows()) == pytest.approx(score)
+    before = ep.call_count()
+    answer_grades_month(lake, MONTH, judge, cache_root=cache)
+    assert ep.call_count() == before
+
+
+@pytest.mark.slow
+def test_second_labelling_pass_keeps_truly_hard_prompts(arena, capsys):
+    """Two passes: the cheap labeler's labels pick the candidates, the strong labeler
+    re-labels only those; the bench then holds more prompts that truly meet the quality
+    bar (simulated truth) than the cheap pass alone, for a fraction of the calls."""
+    import shutil
+
+    from arena_assets.bench.relabel import StrongRelabel
+    from arena_assets.labels import LabelConfig
+    from arena_assets.simulator.prompt_truth import read_prompt_truth
+
+    root, lake, ep, _ = arena
+    cheap = Lake(str(root / "lake-cheap"))
+    for table in ("conversations", "topic_clusters"):
+        shutil.copytree(root / "lake" / table, root / "lake-cheap" / table, dirs_exist_ok=True)
+    cache = str(root / "cache-two-pass")
+    topic_labels_month(cheap, MONTH, _task(ep, "sim-labeler-small"), cache_root=cache,
+                       cfg=LabelConfig(label_refusals=False, label_vision=False))
+    truth = dict(read_prompt_truth(root / "raw", MONTH).unique("text").select("text", "criteria_count").iter_rows())
+    options = BenchOptions(size=80, vision_size=0, min_quality=6, min_cluster_mean=2.0, seed=1)
+
+    def truly_hard(bench) -> float:
+        return float(np.mean([truth.get(t, 0) >= options.min_quality for t in bench.prompts["prompt"]]))
+
+    one = bench_prompts_month(cheap, MONTH, options).benches["text"]
+    relabel = StrongRelabel(_task(ep, "sim-labeler-large"), cache)
+    before = ep.call_count(model="sim-labeler-large")
+    two = bench_prompts_month(cheap, MONTH, options, relabel=relabel).benches["text"]
+    calls = ep.call_count(model="sim-labeler-large") - before
+    meta = relabel.as_metadata()
+    with capsys.disabled():
+        print(f"\nbench prompts truly meeting >= {options.min_quality} criteria: one pass "
+              f"{truly_hard(one):.2f} ({one.prompts.height} prompts), two passes {truly_hard(two):.2f} "
+              f"({two.prompts.height}); strong labeler calls {calls} for {two.stats['prompts_in']} prompts; "
+              f"dropped after relabel {two.stats['dropped']['below_quality_after_relabel']}")
+    assert calls == meta["calls"] == meta["items"] < two.stats["prompts_in"] / 3
+    assert two.stats["dropped"]["below_quality_after_relabel"] > 0
+    assert truly_hard(two) > truly_hard(one)
+    rerun = StrongRelabel(_task(ep, "sim-labeler-large"), cache)
+    bench_prompts_month(cheap, MONTH, options, relabel=rerun)
+    assert ep.call_count(model="sim-labeler-large") - before == calls  # cached: zero new calls
+    assert rerun.as_metadata()["cache_hits"] == meta["items"]

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from arena_assets.bench.builder import Bench, BenchOptions, build_benches
+from arena_assets.bench.builder import Bench, BenchOptions, Relabel, build_benches
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 from arena_assets.judging.answers import CandidateModel, answer_features, split_reasoning
-from arena_assets.judging.summary import bias_report
+from arena_assets.judging.summary import bias_report, single_summary
 from arena_assets.judging.verdicts import (
-    JUDGMENT_SCHEMA, PROMPT_VERSION, pairwise_messages, parse_verdict, plan_games,
+    JUDGMENT_SCHEMA, PROMPT_VERSION, SINGLE_PROMPT_VERSION, SINGLE_SCHEMA, pairwise_messages,
+    parse_rating, parse_verdict, plan_games, single_messages,
 )
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 from arena_assets.storage import Lake
@@ -27,6 +28,7 @@ from arena_assets.storage import Lake
 BENCH_PROMPTS_ASSET = "bench_prompts"
 MODEL_ANSWERS = "model_answers"
 JUDGMENTS = "judgments"
+ANSWER_GRADES = "answer_grades"
 BENCH_LEADERBOARD = "bench_leaderboard"
 ANSWER_PROMPT_VERSION = "answer-v1"
 _VISION_CATS = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram")
@@ -61,12 +63,16 @@ class BenchPromptsMonth:
     url: str
 
 
-def bench_prompts_month(lake: Lake, month: str, options: BenchOptions = BenchOptions()) -> BenchPromptsMonth:
-    """The month's text and vision benches, decontaminated against every earlier bench."""
+def bench_prompts_month(lake: Lake, month: str, options: BenchOptions = BenchOptions(),
+                        relabel: Relabel | None = None) -> BenchPromptsMonth:
+    """The month's text and vision benches, decontaminated against every earlier bench;
+    ``relabel`` (e.g. ``bench.relabel.StrongRelabel``) is the optional second labelling
+    pass over the prompts the cheap labels let through."""
     earlier_months = [m for m in lake.months(BENCH_PROMPTS_ASSET) if m < month]
     earlier = (pl.concat([lake.read(BENCH_PROMPTS_ASSET, m, columns=["prompt"]) for m in earlier_months])
                ["prompt"].to_list() if earlier_months else [])
-    benches = build_benches(labelled_prompts(lake, month), options, month=month, earlier=earlier)
+    benches = build_benches(labelled_prompts(lake, month), options, month=month, earlier=earlier,
+                            relabel=relabel)
     prompts = pl.concat([b.prompts for b in benches.values()]) if benches else pl.DataFrame(schema=BENCH_PROMPTS)
     return BenchPromptsMonth(month, prompts, benches, lake.write(BENCH_PROMPTS_ASSET, month, prompts))
 
@@ -188,6 +194,47 @@ def duplicate_games(judgments: pl.DataFrame) -> int:
     return judgments.height - judgments.unique(["question_id", "model", "judge", "game"]).height
 
 
+def _rating(text: str) -> float:
+    grade = parse_rating(text)
+    if grade < 0:
+        raise ValueError("no Rating: [[x]] in the judge's answer")
+    return grade
+
+
+@dataclass
+class AnswerGradesMonth:
+    month: str
+    grades: pl.DataFrame  # SINGLE_SCHEMA + status; score -1 where no grade was read
+    summary: pl.DataFrame  # judging.summary.single_summary per judge
+    reports: dict[str, BatchReport]
+    url: str = ""
+
+
+def answer_grades_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]], *,
+                        cache_root: str, storage_options: dict | None = None) -> AnswerGradesMonth:
+    """Single-answer grading, MT-Bench style: each judge grades every ok answer alone
+    (``Rating: [[x]]``, 1-10; one re-ask when unparsed, then -1 and ``parse_failed``);
+    failed calls are rows with status ``failed`` and score -1."""
+    bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt"])
+    answers = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer", "status"])
+    text = dict(zip(bench["prompt_id"], bench["prompt"]))
+    ok = [(q, m, a) for q, m, a, st in answers.iter_rows() if st == "ok" and q in text]
+    rows, reports = [], {}
+    for name, task in judges:
+        cache = ResponseCache(cache_root, f"grades/{name}", storage_options=storage_options or {})
+        reqs = [LLMRequest(f"{q}|{m}", single_messages(text[q], a), SINGLE_PROMPT_VERSION) for q, m, a in ok]
+        results, reports[name] = run_batch(task, reqs, cache, _rating)
+        cache.flush()
+        for (q, m, _), r in zip(ok, results):
+            rows.append({"question_id": q, "model": m, "judge": name, "turn": 1, "judgment": r.content,
+                         "score": r.value if r.status == "ok" else -1.0, "status": r.status})
+    grades = pl.DataFrame(rows, schema=SINGLE_SCHEMA | {"status": pl.String})
+    summary = (pl.concat([single_summary(part).with_columns(judge=pl.lit(j))
+                          for (j,), part in grades.group_by("judge", maintain_order=True)])
+               if grades.height else pl.DataFrame(schema={"model": pl.String, "score": pl.Float64}))
+    return AnswerGradesMonth(month, grades, summary, reports, lake.write(ANSWER_GRADES, month, grades))
+
+
 @dataclass
 class BenchLeaderboardMonth:
     month: str
@@ -200,10 +247,11 @@ class BenchLeaderboardMonth:
 
 def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: int = 100,
                             level: float = 0.95, seed: int = 0, style_control: bool = True,
-                            ) -> BenchLeaderboardMonth:
+                            single_grades: bool = False) -> BenchLeaderboardMonth:
     """Win rate against the baseline (bootstrap interval at ``level``), Bradley-Terry and
     style-controlled ratings on the judges' battles (every judge's games pooled: an
-    ensemble), mean answer tokens; compared with the same month's human
+    ensemble), mean answer tokens, and with ``single_grades`` each model's mean
+    single-answer grade (``single_score``, judges pooled); compared with the same month's human
     ``arena_leaderboard`` (overall board) when the lake has it."""
     from arena_assets.judging.metrics import bench_leaderboard, bench_vs_human, score_table
 
@@ -216,6 +264,9 @@ def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: 
         return BenchLeaderboardMonth(month, board, None, board_markdown(board), b"", urls)
     board = bench_leaderboard(judged, feats, weight=weight, rounds=rounds, level=level, seed=seed,
                               style_control=style_control).with_columns(month=pl.lit(month))
+    if single_grades and lake.exists(ANSWER_GRADES, month):
+        grades = single_summary(lake.read(ANSWER_GRADES, month)).select("model", single_score="score")
+        board = board.join(grades, on="model", how="left")
     vs_human = None
     if lake.exists("arena_leaderboard", month):
         human = lake.read("arena_leaderboard", month).filter(pl.col("board") == "overall")
@@ -231,11 +282,11 @@ def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: 
 
 
 def board_markdown(board: pl.DataFrame) -> str:
-    cols = [c for c in ("model", "win_rate", "lower", "upper", "bt_rating", "style_rating", "avg_tokens")
-            if c in board.columns]
+    cols = [c for c in ("model", "win_rate", "lower", "upper", "bt_rating", "style_rating", "single_score",
+                        "avg_tokens") if c in board.columns]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     fmt = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "bt_rating": "{:.0f}",
-           "style_rating": "{:.0f}", "avg_tokens": "{:.0f}"}
+           "style_rating": "{:.0f}", "single_score": "{:.2f}", "avg_tokens": "{:.0f}"}
     lines = ["| " + " | ".join("" if r[c] is None else fmt.get(c, "{}").format(r[c]) for c in cols) + " |"
              for r in board.select(cols).iter_rows(named=True)]
     return head + "\n".join(lines)

@@ -15,10 +15,12 @@ from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.pipeline.bench import (
-    bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month, model_answers_month,
+    answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
+    model_answers_month,
 )
-from arena_assets.report import counts_table
+from arena_assets.report import counts_table, markdown_table
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
 
@@ -29,24 +31,33 @@ LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
                 dg.AssetDep("bench_prompts", partition_mapping=dg.TimeWindowPartitionMapping(
                     start_offset=-1, end_offset=-1))],
           backfill_policy=dg.BackfillPolicy.single_run())
-def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                  llm_cache: LLMCache, labeler: LLMTaskResource):
     """BenchBuilder's monthly bench: prompts meeting at least 6 of the 7 hard-prompt
     criteria, from topic clusters whose mean quality passes the threshold, at most 2 per
     cluster (seeded), up to the bench size; a separate vision bench from image prompts.
     Decontaminated against every earlier month's bench (exact and MinHash near-duplicates);
-    each bench carries a `bench_version`."""
+    each bench carries a `bench_version`. With `ARENA_BENCH_RELABEL_MODEL` set, that strong
+    labeler re-labels the survivors of the cheap labels (its calls in `relabel_calls`)."""
     lake = storage.lake()
-    meta = {}
+    relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
+    versions = {}
     for month in months_in_window(context):
-        step = bench_prompts_month(lake, month, bench_settings.bench_options())
+        relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage))
+                   if relabel_task else None)
+        step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
+        versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
-                "bench_versions": dg.MetadataValue.json({k: b.version for k, b in step.benches.items()})}
+                "bench_versions": dg.MetadataValue.json(versions[month]),
+                "relabel_calls": dg.MetadataValue.json(relabel.as_metadata() if relabel else {"model": None})}
         for kind, b in step.benches.items():
             meta[f"{kind}_stats"] = dg.MetadataValue.json(b.stats)
             if b.stats.get("dropped"):
                 meta[f"{kind}_dropped_by_rule"] = dg.MetadataValue.md(counts_table(b.stats["dropped"]))
+        # one materialization per month, each with its own figures (a backfill range too)
+        context.add_asset_metadata(meta, partition_key=month)
     storage.publish("bench_prompts", context.log)  # a catalog view, like every table
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(versions)})
 
 
 @dg.asset(partitions_def=monthly_partitions, deps=[bench_prompts], group_name="bench", kinds={"parquet", "openai"},
@@ -59,16 +70,18 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     answer tokens and the battles' style features per answer; failed calls kept as rows."""
     lake = storage.lake()
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
-    meta = {}
+    answered = {}
     for month in months_in_window(context):
         step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
                                    storage_options=llm_cache.storage_options(storage))
-        meta = {**table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
-                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
-                "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
-                    pl.col("answer_tokens").mean()).sort("model").iter_rows()))}
+        answered[month] = step.answers.height
+        context.add_asset_metadata({
+            **table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
+            "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
+            "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
+                pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
-    return dg.MaterializeResult(metadata=meta)
+    return dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
 
 
 @dg.asset(partitions_def=monthly_partitions, deps=[model_answers], group_name="bench", kinds={"parquet", "openai"},
@@ -84,24 +97,38 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
               judge: LLMTaskResource):
     """Pairwise LLM-judge games against the baseline: two per prompt and candidate with the
     positions swapped, for each judge of `ARENA_BENCH_JUDGES`; one re-ask on an
-    unparseable verdict, what stays unparsed kept and counted, failed calls recorded."""
+    unparseable verdict, what stays unparsed kept and counted, failed calls recorded.
+    With `ARENA_BENCH_SINGLE_GRADES=true` every judge also grades each answer alone,
+    MT-Bench style (`Rating: [[x]]`, -1 unparsed), into the `answer_grades` table."""
     lake = storage.lake()
     judges = bench_settings.judge_tasks(judge, storage.raw_root)
     baseline = bench_settings.baseline_model()
-    meta, dups, unparsed, games = {}, 0, 0, 0
+    played_by_month, dups, unparsed, games = {}, 0, 0, 0
+    cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     for month in months_in_window(context):
-        step = judgments_month(lake, month, judges, baseline, cache_root=llm_cache.root_for(storage),
-                               storage_options=llm_cache.storage_options(storage))
+        step = judgments_month(lake, month, judges, baseline, cache_root=cache_root, storage_options=options)
         dups += duplicate_games(step.judgments)
         played = step.judgments.filter(pl.col("status") != "no_answer")
         games += played.height
         unparsed += int((~played["parsed"]).sum())
+        played_by_month[month] = played.height
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
                 "bias_report": dg.MetadataValue.json(step.bias),
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
+        if bench_settings.grades_on():
+            graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
+            meta |= {"single_grades": dg.MetadataValue.md(_grades_table(graded.summary)),
+                     "single_grade_statuses": dg.MetadataValue.json(
+                         dict(graded.grades.group_by("status").len().sort("status").iter_rows())),
+                     "single_grade_calls": dg.MetadataValue.json(
+                         {k: r.as_metadata() for k, r in graded.reports.items()}),
+                     "answer_grades_path": dg.MetadataValue.path(graded.url)}
+        context.add_asset_metadata(meta, partition_key=month)
     storage.publish("judgments", context.log)  # a catalog view, like every table
-    yield dg.MaterializeResult(metadata=meta)
+    if bench_settings.grades_on():
+        storage.publish("answer_grades", context.log)
+    yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(played_by_month)})
     rate = unparsed / games if games else 0.0
     yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
                               severity=dg.AssetCheckSeverity.WARN, metadata={"rate": rate, "games": games})
@@ -118,12 +145,14 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
     answer tokens; and the bench against the same month's human `arena_leaderboard`:
     separability, agreement with confidence, Spearman, Kendall, Brier."""
     lake = storage.lake()
-    meta, bad = {}, 0
+    bad, rows = 0, {}
     for month in months_in_window(context):
         s = bench_settings
         step = bench_leaderboard_month(lake, month, weight=s.strong_weight, rounds=s.bootstrap_rounds,
-                                       level=s.ci_level, seed=s.seed, style_control=s.style_control)
+                                       level=s.ci_level, seed=s.seed, style_control=s.style_control,
+                                       single_grades=s.grades_on())
         b = step.board
+        rows[month] = b.height
         bad += b.filter(~(pl.col("win_rate").is_between(0, 1) & pl.col("lower").is_between(0, 1)
                           & pl.col("upper").is_between(0, 1))).height
         meta = {**table_metadata(b, step.urls[0]), "month": month,
@@ -134,6 +163,13 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
             meta["plot_png"] = dg.MetadataValue.path(step.urls[1])
+        context.add_asset_metadata(meta, partition_key=month)
     storage.publish("bench_leaderboard", context.log)  # a catalog view, like every table
-    yield dg.MaterializeResult(metadata=meta)
+    yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(rows)})
     yield dg.AssetCheckResult(check_name="win_rates_in_range", passed=bad == 0, metadata={"bad_rows": bad})
+
+
+def _grades_table(summary: pl.DataFrame) -> str:
+    """Each judge's mean grade per model (MT-Bench's single-answer score)."""
+    cols = [c for c in ("judge", "model", "score", "n_valid", "n_invalid") if c in summary.columns]
+    return markdown_table(summary.select(cols).with_columns(pl.col("score").round(3)), max_rows=100)

@@ -37,11 +37,24 @@ class BenchSettings(dg.ConfigurableResource):
     bootstrap_rounds: int = 100
     ci_level: float = 0.95
     style_control: bool = True
+    # optional second labelling pass: this strong labeler model, on the labeler endpoint
+    # (ARENA_LABELER_*), re-labels the prompts the cheap labels let through; "" = one pass
+    relabel_model: str = ""
+    # MT-Bench style single-answer grades (Rating: [[x]]) by every judge, beside the pairwise games
+    single_grades: str = "false"
+
+    def grades_on(self) -> bool:
+        return self.single_grades.strip().lower() in ("1", "true", "yes", "on")
 
     def bench_options(self) -> BenchOptions:
         return BenchOptions(size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
                             min_cluster_mean=self.min_cluster_mean, per_cluster=self.per_cluster,
                             seed=self.seed)
+
+    def relabel_task(self, labeler: LLMTaskResource, raw_root: str) -> LLMTask | None:
+        """The strong labeler's task for the second pass, None when it is off."""
+        model = self.relabel_model.strip()
+        return dataclasses.replace(labeler.task(raw_root), model=model) if model else None
 
     def candidate_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
         """(name, task) per configured candidate; keys come from the variables they name,
@@ -82,5 +95,7 @@ def resources() -> dg.Definitions:
             judges=dg.EnvVar("ARENA_BENCH_JUDGES"),
             strong_weight=dg.EnvVar.int("ARENA_BENCH_STRONG_WEIGHT"),
             bootstrap_rounds=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_ROUNDS"),
+            relabel_model=dg.EnvVar("ARENA_BENCH_RELABEL_MODEL"),
+            single_grades=dg.EnvVar("ARENA_BENCH_SINGLE_GRADES"),
         ),
     })

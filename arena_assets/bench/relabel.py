@@ -1,0 +1,65 @@
+"""BenchBuilder's optional second labelling pass: the strong labeler re-asks the seven
+criteria for the prompts that survived the cheap labeler's pass (``builder.Relabel``).
+
+Labelling every prompt of a month with a strong model is the expensive way; the cheap
+labeler (``topic_labels``) filters first and only the few hundred survivors reach the
+strong one. Its calls are cached like every LLM call (namespace
+``bench_relabel/<criteria prompt version>``, keyed by model and prompt), and the batch
+report is kept for the asset's metadata.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from arena_assets.bench.schema import CRITERIA
+from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+
+
+@dataclass
+class StrongRelabel:
+    """A ``Relabel`` hook backed by an LLM task; ``reports`` holds one batch report per
+    call (the text bench and the vision bench each call it once)."""
+
+    task: LLMTask
+    cache_root: str
+    storage_options: dict = field(default_factory=dict)
+    max_prompt_chars: int = 4000
+    reports: list[BatchReport] = field(default_factory=list)
+
+    def __call__(self, survivors: pl.DataFrame) -> pl.DataFrame:
+        cache = ResponseCache(self.cache_root, f"bench_relabel/{CRITERIA_VERSION}",
+                              storage_options=self.storage_options)
+        reqs = [LLMRequest(pid, criteria_messages(text[: self.max_prompt_chars]), CRITERIA_VERSION)
+                for pid, text in survivors.select("prompt_id", "prompt").iter_rows()]
+        results, report = run_batch(self.task, reqs, cache, parse_criteria)
+        cache.flush()
+        self.reports.append(report)
+        # a failed or unparsed call gives null criteria: the builder drops that prompt
+        # (below_quality_after_relabel) rather than keeping the cheap labeler's say-so
+        return pl.DataFrame(
+            {"prompt_id": [r.item_id for r in results],
+             **{c: [getattr(r.value, c) if r.status == "ok" else None for r in results] for c in CRITERIA}},
+            schema={"prompt_id": pl.String, **{c: pl.Boolean for c in CRITERIA}})
+
+    def as_metadata(self) -> dict:
+        """Calls, cache hits, tokens and cost of the second pass, summed over its batches."""
+        rs = self.reports
+        return {"model": self.task.model, "batches": len(rs),
+                "items": sum(r.items for r in rs), "calls": sum(r.calls for r in rs),
+                "cache_hits": sum(r.cache_hits for r in rs),
+                "prompt_tokens": sum(r.prompt_tokens for r in rs),
+                "completion_tokens": sum(r.completion_tokens for r in rs),
+                "estimated_cost": round(sum(r.cost for r in rs), 6),
+                "statuses": _sum_statuses(rs)}
+
+
+def _sum_statuses(reports: list[BatchReport]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for r in reports:
+        for k, v in (r.statuses or {}).items():
+            out[k] = out.get(k, 0) + v
+    return out
