@@ -81,13 +81,15 @@ def judge_replicas(judges: dict[str, JudgeBias], streams: range) -> dict[str, Ju
             for k in streams for name, bias in judges.items()}
 
 
-def perceived_tokens(text: str) -> int:
-    """Approximate cl100k tokens of an answer as a judge reads it (quality tag left out)."""
+def perceived_tokens(*texts: str) -> list[int]:
+    """Approximate cl100k tokens of answers as a judge reads them (quality tag left out);
+    the project's counter (``clean.tokens``), one polars call for all of them."""
     import polars as pl
 
     from arena_assets.clean.tokens import TOKEN_PATTERN
 
-    return int(pl.Series([_TAG.sub("", text or "").rstrip()]).str.count_matches(TOKEN_PATTERN)[0])
+    cleaned = pl.Series([_TAG.sub("", t or "").rstrip() for t in texts], dtype=pl.String)
+    return cleaned.str.count_matches(TOKEN_PATTERN).to_list()
 
 
 def strength(quality: float | None) -> float:
@@ -168,7 +170,8 @@ def judge_verdict(
     qa = answer_quality(answer_a, key)
     qb = answer_quality(answer_b, key)
     rng = _rng(key, "judge", judge, question, answer_a, answer_b)
-    dlen = perceived_tokens(answer_a) - perceived_tokens(answer_b)
+    len_a, len_b = perceived_tokens(answer_a, answer_b)
+    dlen = len_a - len_b
     deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
         key, "deviation", answer_b).normal(0.0, bias.answer_noise)
     d = (strength(qa) - strength(qb) + deviation + bias.position_bias
