@@ -166,16 +166,25 @@ def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = Fal
     return con
 
 
-def view_sql(lake: Lake, asset: str) -> str:
-    """The catalog view of ``asset``: every month's file, each row with its ``month``."""
-    return (
-        f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM '
-        f"read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
-    )
+# the partition month of a lake file, from its name (<asset>/<YYYY-MM>.parquet)
+_FILE_MONTH = r"regexp_extract(filename, '(\d{4}-\d{2})\.parquet$', 1)"
+
+
+def view_sql(lake: Lake, asset: str, month_from_file: bool = False) -> str:
+    """The catalog view of ``asset``: every month's file, each row with its ``month``.
+
+    ``month_from_file``: the files carry no ``month`` column (a month's bench prompts,
+    answers and judgments are keyed by bench version), so the view takes it from each
+    file's name; every view can then be counted by month."""
+    source = f"read_parquet('{lake.glob_url(asset)}', union_by_name = true"
+    if not month_from_file:
+        return f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM {source})'
+    return (f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * EXCLUDE (filename), '
+            f"{_FILE_MONTH} AS month FROM {source}, filename = true)")
 
 
 def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
-    """Create the view on an open catalog connection.
+    """Create the view on an open catalog connection (after the asset's first file exists).
 
     For an S3 lake the view is bound through the lake's fsspec filesystem; reading it later
     from another DuckDB client needs that client's own S3 access (httpfs). The view reads a
@@ -184,4 +193,7 @@ def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
     """
     if not lake.is_local:
         con.register_filesystem(lake.fs)
-    con.execute(view_sql(lake, asset))
+    columns = {row[0] for row in con.execute(
+        f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
+    ).fetchall()}
+    con.execute(view_sql(lake, asset, month_from_file="month" not in columns))

@@ -72,14 +72,14 @@ def test_month_steps_run_in_a_celery_worker(arena_env, tmp_path, monkeypatch):
     with dg.DagsterInstance.from_config(str(home)) as instance:
         (run,) = instance.get_runs()
         assert run.status == dg.DagsterRunStatus.SUCCESS
-        engine = [e for e in instance.all_logs(run.run_id)
-                  if e.dagster_event and e.dagster_event.event_type_value == "ENGINE_EVENT"]
+        events = [e for e in instance.all_logs(run.run_id) if e.dagster_event]
+        engine = [e for e in events if e.dagster_event.event_type == dg.DagsterEventType.ENGINE_EVENT]
         in_worker = {e.step_key for e in engine if "in celery worker" in (e.message or "")}
         assert {"raw_logs", "conversations"} <= {k.split(".")[0] for k in in_worker if k}
-        steps = [e for e in instance.all_logs(run.run_id)
-                 if e.dagster_event and e.dagster_event.event_type_value == "STEP_SUCCESS"]
-        run_pid = {e.dagster_event.pid for e in instance.all_logs(run.run_id)
-                   if e.dagster_event and e.dagster_event.event_type_value == "RUN_START"}
+        steps = [e for e in events if e.dagster_event.event_type == dg.DagsterEventType.STEP_SUCCESS]
+        # compared as enums: the stored value of RUN_START is still the legacy "PIPELINE_START"
+        run_pid = {e.dagster_event.pid for e in events
+                   if e.dagster_event.event_type == dg.DagsterEventType.RUN_START}
         # the steps ran in the worker's processes, not in the process that launched the run
         assert run_pid and steps and not {e.dagster_event.pid for e in steps} & run_pid
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
