@@ -52,6 +52,45 @@ def test_prefilter_groups_let_every_detected_span_through() -> None:
         assert find_pii(row["text"]) == detect_spans(row["text"]), row["id"]
 
 
+def test_address_gates_hold_the_engine_claims_they_rest_on() -> None:
+    """The Rust gates stand in for Python ``\\s`` / ``\\d`` / word characters (see
+    ``pii_address``): checked over every code point, since the two engines' Unicode
+    tables differ in version."""
+    import re
+
+    chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    series = pl.Series(chars, dtype=pl.String)
+    rust = {name: series.str.contains(p).to_list() for name, p in
+            (("space", r"^[\s\x1c-\x1f]$"), ("digit", r"^\d$"), ("nonspace", r"^\S$"))}
+    py_space, py_digit, py_word = (re.compile(p) for p in (r"\s", r"\d", r"[\w'’.,º°-]"))
+    for i, c in enumerate(chars):
+        assert not py_space.fullmatch(c) or rust["space"][i], hex(ord(c))
+        assert not py_digit.fullmatch(c) or rust["digit"][i], hex(ord(c))
+        assert not py_word.fullmatch(c) or rust["nonspace"][i], hex(ord(c))
+
+
+def test_address_gates_pass_every_text_their_pattern_matches() -> None:
+    """A gate that said no where its pattern finds an address would lose that address."""
+    import random
+
+    from arena_assets.clean.pii_address import _CORES, _CORES_CASED, CASED_GATE, CORES_GATE
+
+    rng = random.Random(5)
+    parts = ["12", "221B", "5 bis", "7a,", "Baker", "Elm Oak", "of", "Street", "st.", "Way", "rue",
+             "de la", "Paix", "Calle", "Via", "Mayor", "nº", "Hauptstraße", "Str.", "weg",
+             "Platz", "10115", "Berlin", "SW1A 1AA", "P.O. Box", "Postfach", "apartado de correos",
+             "東京都", "渋谷区", "1-2-3", "北京市", "路", "号", "ул.", "Ленина", "д.", ",", "\n",
+             "\u00a0", "\x1c", "ſt", "İ", "２", "٣", "\t"]
+    texts = [row["text"] for row in load_corpus()]
+    texts += [" ".join(rng.choice(parts) for _ in range(rng.randint(2, 9))) for _ in range(20_000)]
+    series = pl.Series(texts, dtype=pl.String)
+    for gate, pattern in ((CORES_GATE, _CORES), (CASED_GATE, _CORES_CASED)):
+        passed = series.str.contains(gate).to_list()
+        missed = [t for t, ok in zip(texts, passed) if not ok and pattern.search(t)]
+        assert not missed, missed[:5]
+        assert 0 < sum(passed) < len(texts)  # the gate is a real filter, not always-on
+
+
 @pytest.mark.parametrize("text", [
     "Upgrade from 1.2.3.4 to 1.2.3.5", "ISBN 978-3-16-148410-0", "EAN 4006381333931",
     "2^64 = 18446744073709551616", "Amazon order 112-4567890-1234567", "due 05/17/2024",

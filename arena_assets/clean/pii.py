@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from arena_assets.clean.pii_address import GATED as ADDRESS_GATED
+from arena_assets.clean.pii_address import GATES as ADDRESS_GATES
 from arena_assets.clean.pii_check import has_raw_pii
 from arena_assets.clean.pii_detect import detect_spans
 from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
@@ -97,9 +99,12 @@ def redact_text(text: str, groups: frozenset[str] | None = None) -> tuple[str, d
 
 
 def _matched_groups(texts: pl.Series) -> list[frozenset[str]]:
-    """Per text, the prefilter groups it matches (run on candidate texts only: they are few)."""
+    """Per text, the prefilter groups it matches (run on candidate texts only: they are few),
+    and for the address group the gates of its two patterns (``pii_address.GATES``)."""
     flags = pl.DataFrame({"t": texts}).select(
-        pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in GROUP_PATTERNS.items())
+        *[pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in GROUP_PATTERNS.items()],
+        *[pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in ADDRESS_GATES.items()],
+    ).with_columns(pl.col("address").alias(ADDRESS_GATED))
     names = flags.columns
     return [frozenset(n for n, f in zip(names, row) if f) for row in flags.iter_rows()]
 

@@ -29,7 +29,7 @@ from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.us import ssn
 
-from arena_assets.clean.pii_address import address_spans
+from arena_assets.clean.pii_address import GATED, address_spans
 
 Span = tuple[str, int, int]
 
@@ -342,8 +342,13 @@ def detect_spans(text: str, groups: frozenset[str] | None = None) -> list[Span]:
     Overlapping finds merge into one span (an address that holds a phone number is
     redacted whole), typed as the longer of the two.
     """
-    groups = DETECTORS.keys() if groups is None else groups
-    found = [span for g in groups for detector in DETECTORS[g] for span in detector(text)]
+    found: list[Span] = []
+    for g in DETECTORS if groups is None else groups:
+        if g == "address" and groups is not None and GATED in groups:
+            # the gates were run and may have ruled out an address pattern (see pii_address)
+            found += address_spans(text, "address:cores" in groups, "address:cased" in groups)
+        elif g in DETECTORS:  # "address:..." gate names are no detectors of their own
+            found += [span for detector in DETECTORS[g] for span in detector(text)]
     found.sort(key=lambda s: (s[1], -(s[2] - s[1]), _PRIORITY[s[0]]))
     kept: list[Span] = []
     for kind, start, end in found:
