@@ -51,7 +51,7 @@ def dedup_key(first_prompt: pl.Expr, first_images: pl.Expr) -> pl.Expr:
     """blake2b-64 hex of the normalised first prompt (image refs when there is no text)."""
     normalised = (
         first_prompt.fill_null("")
-        .str.normalize("NFKC")
+        .map_batches(_nfkc, return_dtype=pl.String)
         .str.to_lowercase()
         .str.replace_all(r"\s+", " ")
         .str.replace_all(_EDGE_PUNCT, "")
@@ -62,6 +62,15 @@ def dedup_key(first_prompt: pl.Expr, first_images: pl.Expr) -> pl.Expr:
         .otherwise(normalised)
     )
     return keyed.map_batches(_blake2b_hex16, return_dtype=pl.String)
+
+
+def _nfkc(texts: pl.Series) -> pl.Series:
+    """NFKC of the texts that have a non-ASCII character; ASCII text is its own NFKC form,
+    and skipping it halves the cost of this step on arena traffic."""
+    todo = texts.str.contains(r"[^\x00-\x7f]").fill_null(False).arg_true()
+    if not len(todo):
+        return texts
+    return texts.clone().scatter(todo, texts.gather(todo).str.normalize("NFKC"))
 
 
 def _blake2b_hex16(texts: pl.Series) -> pl.Series:

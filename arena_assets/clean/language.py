@@ -104,7 +104,7 @@ class FastTextLid:
     def detect(self, texts: Sequence[str]) -> tuple[list[str], list[float]]:
         codes = [UNDETERMINED] * len(texts)
         scores = [0.0] * len(texts)
-        todo = [i for i, t in enumerate(texts) if _letters(t) >= MIN_LETTERS]
+        todo = [i for i, t in enumerate(texts) if _enough_letters(t)]
         if not todo:
             return codes, scores
         # the low-level per-line call: the batched `multilinePredict` of fasttext-predict
@@ -121,7 +121,9 @@ class FastTextLid:
         return codes, scores
 
 
-_LETTER = re.compile(r"[^\W\d_]")  # a Unicode letter: word character, not digit/underscore
+# MIN_LETTERS Unicode letters (word characters, not digit/underscore), found by the regex
+# engine in C: a Python loop over characters cost as much as the fastText prediction itself
+_ENOUGH_LETTERS = re.compile(rf"[^\W\d_](?:.*?[^\W\d_]){{{MIN_LETTERS - 1}}}", re.DOTALL)
 
 
 class CachedDetector:
@@ -155,10 +157,10 @@ class CachedDetector:
         return [c for c, _ in out], [sc for _, sc in out]
 
 
-def _letters(text: str) -> int:
-    # counted by the regex engine in C: a Python loop over characters cost as much as
-    # the fastText prediction itself
-    return len(_LETTER.findall(text, 0, 64))
+def _enough_letters(text: str) -> bool:
+    """At least MIN_LETTERS letters in the first 64 characters. The search stops at the
+    third letter: listing every letter (``findall``) was 12 % of the detector's CPU."""
+    return _ENOUGH_LETTERS.search(text, 0, 64) is not None
 
 
 def _fasttext_input(text: str) -> str:
