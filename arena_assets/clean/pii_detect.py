@@ -281,7 +281,7 @@ def _digit_runs(text: str) -> Iterator[Span]:
         core = norm.lstrip("+(").rstrip(")")
         if _DATE.fullmatch(core) or _BOOK_WORDS.search(before):
             continue  # dates; ISBN / ISSN / EAN codes (named so in the text)
-        if isbn.is_valid(digits) and core.count("-") >= 3:
+        if core.count("-") >= 3 and isbn.is_valid(digits):  # the cheap test first
             continue  # a hyphenated ISBN (0-306-40615-2)
         if _card(core, digits):
             yield "card_number", start, end
