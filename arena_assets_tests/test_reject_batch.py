@@ -7,7 +7,12 @@ from __future__ import annotations
 
 from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.ingest import parse_lines
-from arena_assets.privacy.rejects import blank_reject_line, redact_rejects, scrub_reject_line
+from arena_assets.privacy.rejects import (
+    REDACT_WINDOW_CHARS,
+    blank_reject_line,
+    redact_rejects,
+    scrub_reject_line,
+)
 
 IP = "81.2.69.160"
 EMAIL = "jane.roe@example.org"
@@ -22,6 +27,10 @@ LINES = [
     (b'\xff\xfe{"ip":"' + IP.encode() + b'"}', "byte 0: invalid start byte"),
     (b"", ""),
     (b'{"judge":"u-judge-99","content":"nothing personal"}', "missing_type"),
+    # longer than the redaction window: an e-mail across the kept length, a phone past
+    # the window (never kept, never read)
+    (b'{"type":"chat","ip":"' + IP.encode() + b'","text":"' + b"y " * (REJECT_RAW_CHARS // 2 - 30)
+     + EMAIL.encode() + b" " + b"z " * REDACT_WINDOW_CHARS + PHONE.encode() + b'"}', "absurd_length"),
 ]
 
 
@@ -35,6 +44,18 @@ def test_batched_scrub_equals_one_at_a_time() -> None:
         assert len(r) <= REJECT_RAW_CHARS
         assert IP not in r and EMAIL not in r and IP not in d
     assert hashed[0] == f"h({IP})" and hashed[1] == "h(u-12345)" and hashed[4] is None
+    assert hashed[6] == f"h({IP})" and "<EMAIL>" in raws[6] and len(raws[6]) == REJECT_RAW_CHARS
+
+
+def test_redaction_reads_a_window_that_covers_what_is_kept() -> None:
+    """PII is redacted in the first REDACT_WINDOW_CHARS of a rejected line, then the text
+    is cut: a value straddling the kept length is caught whole however long the line."""
+    assert REDACT_WINDOW_CHARS >= 5 * REJECT_RAW_CHARS
+    for tail in (0, 10, 10 * REDACT_WINDOW_CHARS):
+        text = ("w " * (REJECT_RAW_CHARS // 2 - 4) + EMAIL + " " + "q" * tail).encode()
+        detail, raw, _ = scrub_reject_line(text, "line_too_long")
+        assert "<EMAIL>" in raw and "jane" not in raw and "example" not in raw
+        assert raw == redact_rejects([""], [text.decode()])[1][0]
 
 
 def test_parsed_rejects_hold_no_identity_or_pii() -> None:
