@@ -122,16 +122,6 @@ def _upload(local: str, url: str) -> None:
             fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(local).as_posix()}")
 
 
-def _rows_per_month_sql(con, lake, view: str) -> str:
-    """Rows per month of a catalog view; a table without a ``month`` column (the bench
-    tables) is counted per partition file instead (``<asset>/<YYYY-MM>.parquet``)."""
-    columns = {r[0] for r in con.execute(f'describe "{view}"').fetchall()}
-    if "month" in columns:
-        return f'select month, count(*) from "{view}" group by 1 order by 1'
-    return ("select regexp_extract(filename, '([0-9]{4}-[0-9]{2})[.]parquet$', 1) m, count(*) "
-            f"from read_parquet('{lake.glob_url(view)}', filename = true) group by 1 order by 1")
-
-
 def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     """Rows per asset and month, rejects by reason, and where everything is."""
     from arena_assets.storage import Lake, duckdb_connect
@@ -144,7 +134,8 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
             "select view_name from duckdb_views() where not internal order by 1").fetchall()]
         out.append("Rows per asset and month:")
         for view in views:
-            rows = con.execute(_rows_per_month_sql(con, lake, view)).fetchall()
+            rows = con.execute(
+                f'select month, count(*) from "{view}" group by 1 order by 1').fetchall()
             cells = ", ".join(f"{m}: {n:,}" for m, n in rows) or "empty"
             out.append(f"  {view:<22} {cells}")
         if "raw_rejects" in views:
