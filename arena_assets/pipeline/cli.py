@@ -8,6 +8,7 @@ run it makes shows up in `make ui` afterwards.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -34,14 +35,17 @@ def _env_setting(name: str, default: str) -> str:
 EVERY_ASSET_JOB = "monthly_refresh"
 
 
-def materialize(selection: str, month: str, partition_args: list[str] | None = None) -> None:
-    """One Dagster run for one month, or for the months of ``partition_args`` (multiprocess
-    executor, recorded in the instance).
+def materialize(selection: str, month: str, partition_args: list[str] | None = None,
+                executor: str | None = None) -> None:
+    """One Dagster run for one month, or for the months of ``partition_args``, recorded in
+    the instance.
 
     ``"*"`` for one month launches the named job covering every asset (`dg launch`), so the
     run and each materialization show that job in the UI (an ad-hoc asset selection shows
     "Job None"); other selections and partition ranges go through
-    `dagster asset materialize`, which takes a range and honours backfill policies."""
+    `dagster asset materialize`, which takes a range and honours backfill policies.
+    ``executor``: ``"in_process"`` or ``"multiprocess"`` (the run config of the code
+    location's default executor); None = the default, a process per step."""
     from arena_assets.envfile import dagster_workdir
 
     if selection == "*" and not partition_args:
@@ -52,7 +56,9 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
         dagster = Path(sys.executable).with_name("dagster")
         cmd = [str(dagster), "asset", "materialize", "-m", "arena_assets.definitions",
                "--select", selection, *(partition_args or ["--partition", month])]
-    started = time.perf_counter()
+    if executor:
+        cmd += ["--config-json", json.dumps({"execution": {"config": {executor: {}}}})]
+    started, cpu = time.perf_counter(), _children_cpu()
     # Dagster's CLI loads .env over the shell's variables; this working directory's .env
     # holds the merged values with the shell winning (the dotenv convention)
     with dagster_workdir(".") as (workdir, env):
@@ -60,7 +66,16 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-5000:] + proc.stderr[-5000:])
         raise SystemExit(f"materialization of {selection} for {month} failed")
-    print(f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s")
+    print(f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s "
+          f"(CPU {_children_cpu() - cpu:.1f}s)")
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished child processes so far."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _is_url(path: str) -> bool:
@@ -158,13 +173,24 @@ def run_demo(args: argparse.Namespace) -> int:
             _upload(local, raw_root)
     else:
         simulate_months(raw_root, months, args.per_month, seed=args.seed)
-    print("Materializing every asset through Dagster, month by month ...")
+    print(f"  simulated in {time.perf_counter() - started:.1f}s")
+    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
+          "executor), month by month ...")
     for month in months:
-        materialize("*", month)
+        materialize("*", month, executor=args.executor)
     print()
     print(summary(catalog, lake_root, raw_root))
-    print(f"\nDemo finished in {time.perf_counter() - started:.0f}s.")
+    print(f"\nDemo finished in {time.perf_counter() - started:.0f}s ({_cpu_seconds()}).")
     return 0
+
+
+def _cpu_seconds() -> str:
+    """CPU seconds of this process and of the Dagster runs it started (a figure that a
+    busy machine changes less than wall time)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return f"CPU {own.ru_utime + own.ru_stime:.0f}s here + {_children_cpu():.0f}s in the Dagster runs"
 
 
 def backfill_plan(first: str, last: str, select: str | None):
@@ -219,6 +245,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--seed", type=int, default=DEMO_SEED)
     demo.add_argument("--keep", dest="fresh", action="store_false",
                       help="keep existing raw data, lake and catalog")
+    demo.add_argument("--executor", choices=["in_process", "multiprocess"], default="in_process",
+                      help="the runs' executor: in_process (default; one process per month, the "
+                      "steps one after another) or multiprocess (a process per step, as a run "
+                      "launched from the UI without run config)")
     demo.set_defaults(func=run_demo)
     fill = sub.add_parser(
         "backfill", help="materialize a range of months through the Dagster instance",
