@@ -50,6 +50,21 @@ def test_labels_join_on_both_sides_and_refusal_on_either():
     assert attach_topic_labels(battles, None)["labelled"].sum() == 0
 
 
+def test_long_user_board_takes_prompts_of_500_tokens_measured_before_the_cut():
+    """LMArena's long_user board: first prompts of >= 500 tokens (2,000 characters here),
+    measured on the whole prompt (``prompt_chars`` is recorded before labelling cuts it)."""
+    from arena_assets.ranking.boards import LONG_USER_CHARS
+
+    battles = pl.DataFrame({"battle_id": ["short", "edge", "long"], "conv_id_a": ["a", "b", "c"],
+                            "conv_id_b": ["x", "y", "z"], "turn": [1, 1, 1]})
+    labels = _labels([{"conv_id": "a", "prompt_chars": 300},
+                      {"conv_id": "b", "prompt_chars": LONG_USER_CHARS - 1},
+                      {"conv_id": "c", "prompt_chars": 9000}])
+    out = attach_topic_labels(battles, labels)
+    picked = out.filter(CATEGORY_BOARDS["long_user"].fill_null(False))["battle_id"].to_list()
+    assert picked == ["long"]
+
+
 def test_boards_without_labels_say_why_and_multiturn_needs_none():
     from arena_assets.ranking import sample_bt_battles
 
