@@ -36,8 +36,10 @@ def ratings_with_intervals(board: pl.DataFrame, title: str, top: int = 30) -> by
 def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
     """Rating per snapshot month (column ``snapshot_month``) of the latest leaders."""
     latest = history["snapshot_month"].max()
-    leaders = (history.filter(pl.col("snapshot_month") == latest)
-               .sort("rating", descending=True).head(top)["model"].to_list())
+    # an empty history (no month has a board yet) still gets a plot, saying so
+    leaders = [] if latest is None else (
+        history.filter(pl.col("snapshot_month") == latest)
+        .sort("rating", descending=True).head(top)["model"].to_list())
     fig, ax = plt.subplots(figsize=(7, 4))
     for model in leaders:
         line = history.filter(pl.col("model") == model).sort("snapshot_month")
@@ -45,7 +47,8 @@ def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
         ax.fill_between(line["snapshot_month"].to_list(), line["lower"].to_list(),
                         line["upper"].to_list(), alpha=0.12)
     ax.set_ylabel("rating (Elo scale)")
-    ax.set_title(title, fontsize=9)
-    ax.legend(fontsize=6, loc="best")
+    ax.set_title(title if leaders else f"{title} (no board yet)", fontsize=9)
+    if leaders:
+        ax.legend(fontsize=6, loc="best")
     ax.grid(alpha=0.3)
     return _png(fig)
