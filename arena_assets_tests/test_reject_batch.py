@@ -66,3 +66,17 @@ def test_parsed_rejects_hold_no_identity_or_pii() -> None:
     for secret in (IP, EMAIL, PHONE, "u-12345", "u-judge-99"):
         assert secret not in text
     assert redact_rejects([], []) == ([], [])
+
+
+def test_a_window_that_shrinks_under_redaction_never_keeps_half_a_value() -> None:
+    """Placeholders are shorter than the values they replace: a window full of long
+    e-mails shrinks, and its cut end (here inside an e-mail) could fall inside the kept
+    text. Such lines are redacted whole, batched or not."""
+    long_mail = "a" * 980 + "@example.org"
+    head = " ".join([long_mail] * 19) + " "
+    pad = "w" * (REDACT_WINDOW_CHARS - len(head) - len("mail jane.roe@exa"))
+    text = head + pad + "mail " + EMAIL + " and more"
+    assert text[:REDACT_WINDOW_CHARS].endswith("mail jane.roe@exa")  # the window cuts the e-mail
+    _, raw, _ = scrub_reject_line(text.encode(), "line_too_long")
+    assert "jane.roe" not in raw and "aaaa@" not in raw
+    assert raw == redact_rejects([""], [text])[1][0]

@@ -18,6 +18,9 @@ run to hundreds of kilobytes, and redacting them whole was 15 % of a month's ing
 (140 such lines in a 200,000-session month, profiled). The kept text differs from a
 whole-line redaction only when one PII candidate runs on for more than the window's
 18,000 characters of context (e.g. a 20,000-character "word" ending in an e-mail domain).
+Placeholders are shorter than what they replace, so a window full of long values could
+shrink until its cut end falls inside the kept part: when the redacted window is shorter
+than ``REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS``, the whole line is redacted instead.
 
 Cost: this runs only on rejected lines (well under 1 % of real traffic); the hot path
 of accepted lines never reaches it.
@@ -36,6 +39,14 @@ from arena_assets.contracts import REJECT_RAW_CHARS
 
 # what PII redaction reads of a rejected line (see the module doc)
 REDACT_WINDOW_CHARS = 10 * REJECT_RAW_CHARS
+# what must be left after the kept part of a redacted window, or the line is redacted whole
+WINDOW_MARGIN_CHARS = 4 * REJECT_RAW_CHARS
+
+
+def _window_kept_enough(raw: str, redacted_window: str) -> bool:
+    """Whether the window's cut end stays far enough behind the kept part."""
+    return (len(raw) <= REDACT_WINDOW_CHARS
+            or len(redacted_window) >= REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS)
 
 # the fields that name a user in the native format and the adapters' formats, in the
 # order the validators prefer them (user_id, then judge, then ip)
@@ -178,8 +189,14 @@ def redact_rejects(details: list[str], raws: list[str]) -> tuple[list[str], list
     texts = pl.Series("text", [*window, *details], dtype=pl.String)
     done = texts.to_frame().select(scrub_raw_line(pl.col("text"))).to_series().to_list()
     n = len(raws)
+    kept = done[:n]
+    whole = [i for i, (r, s) in enumerate(zip(raws, kept, strict=True)) if not _window_kept_enough(r, s)]
+    if whole:  # rare: windows that shrank too much under redaction (see the module doc)
+        again = pl.Series("text", [raws[i] for i in whole], dtype=pl.String).to_frame()
+        for i, s in zip(whole, again.select(scrub_raw_line(pl.col("text"))).to_series(), strict=True):
+            kept[i] = s
     return ([d if not d else s for d, s in zip(details, done[n:], strict=True)],
-            [s[:REJECT_RAW_CHARS] for s in done[:n]])
+            [s[:REJECT_RAW_CHARS] for s in kept])
 
 
 def scrub_reject(
@@ -191,7 +208,10 @@ def scrub_reject(
     None. ``raw`` is at most ``REJECT_RAW_CHARS`` characters.
     """
     safe_detail, blanked, user_hash = blank_reject(text, detail, hash_user)
-    raw = scrub_raw_text(blanked[:REDACT_WINDOW_CHARS])[:REJECT_RAW_CHARS]
+    raw = scrub_raw_text(blanked[:REDACT_WINDOW_CHARS])
+    if not _window_kept_enough(blanked, raw):
+        raw = scrub_raw_text(blanked)
+    raw = raw[:REJECT_RAW_CHARS]
     return (scrub_raw_text(safe_detail) if safe_detail else safe_detail), raw, user_hash
 
 
