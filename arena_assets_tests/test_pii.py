@@ -80,7 +80,7 @@ def test_address_gates_pass_every_text_their_pattern_matches() -> None:
              "de la", "Paix", "Calle", "Via", "Mayor", "nº", "Hauptstraße", "Str.", "weg",
              "Platz", "10115", "Berlin", "SW1A 1AA", "P.O. Box", "Postfach", "apartado de correos",
              "東京都", "渋谷区", "1-2-3", "北京市", "路", "号", "ул.", "Ленина", "д.", ",", "\n",
-             "\u00a0", "\x1c", "ſt", "İ", "２", "٣", "\t"]
+             "\u00a0", "\x1c", "ſt", "İ", "２", "٣", "\t", "Vıa", "Pıazza", "Drıve", "SİNGEL"]
     texts = [row["text"] for row in load_corpus()]
     texts += [" ".join(rng.choice(parts) for _ in range(rng.randint(2, 9))) for _ in range(20_000)]
     series = pl.Series(texts, dtype=pl.String)
@@ -89,6 +89,40 @@ def test_address_gates_pass_every_text_their_pattern_matches() -> None:
         missed = [t for t, ok in zip(texts, passed) if not ok and pattern.search(t)]
         assert not missed, missed[:5]
         assert 0 < sum(passed) < len(texts)  # the gate is a real filter, not always-on
+
+
+def test_address_gates_fold_case_as_python_does() -> None:
+    """The gates run in Rust, the patterns in Python's ``re``: every character Python's
+    IGNORECASE takes for a letter of the gate words must pass the gate wherever that
+    letter does (the review found "Vıa" lost: Rust does not fold ``ı`` / ``İ`` to ``i``)."""
+    import sys
+    from re import _casefix
+
+    import _sre
+
+    from arena_assets.clean.pii_address import CORES_GATE
+
+    points = [c for c in range(sys.maxunicode + 1) if not 0xD800 <= c <= 0xDFFF]
+    every = pl.Series([chr(c) for c in points])
+    # what `re` does for a literal under IGNORECASE: the simple lower-case mapping, plus
+    # the extra cases of re._casefix
+    lower = {}
+    for c in points:
+        lower.setdefault(_sre.unicode_tolower(c), []).append(chr(c))
+    words = ["Via Garibaldi 12", "Piazza Navona 4", "12 Main Drive", "5 rue du Chemin ",
+             "Singel 3", "3 Oak Trail", "Avenida Paulista 1000", "Camino Real 9", "12 Elm Street"]
+    variants = []
+    for letter in sorted({c for w in words for c in w.lower() if c.isalpha()}):
+        rust = set(every.filter(every.str.contains(f"^(?i:{letter})$")).to_list())
+        python = {*lower[_sre.unicode_tolower(ord(letter))],
+                  *map(chr, _casefix._EXTRA_CASES.get(ord(letter), ()))}
+        extra = sorted(python - rust)
+        variants += [w.replace(letter, c) for w in words if letter in w for c in extra]
+    assert any("ı" in v for v in variants) and any("İ" in v for v in variants)
+    passed = pl.Series(words + variants, dtype=pl.String).str.contains(CORES_GATE).to_list()
+    assert all(passed), [t for t, ok in zip(words + variants, passed) if not ok]
+    for text in ("persönlich: Pıazza Navona 4", "in Italia: Vıa Garibaldi 12"):
+        assert "<STREET_ADDRESS>" in redact_text(text)[0], text
 
 
 @pytest.mark.parametrize("text", [

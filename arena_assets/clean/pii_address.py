@@ -91,17 +91,28 @@ _TAIL_PART = re.compile(
 # without the gates this detector was 40 % of the redaction's CPU in cleaning (most texts
 # that the prefilter's address group flags hold no address core).
 _S = r"[\s\x1c-\x1f]"
-_EN_GATE = ("street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|"
+
+
+def _fold(words: str) -> str:
+    """Gate words for Rust's ``(?i:...)``: Python's ``re.IGNORECASE`` also matches the
+    dotless ``ı`` (U+0131) and the dotted ``İ`` (U+0130) for ``i``, Rust's simple case
+    folding does not, so the gate spells them out. Every other letter of the gates folds
+    alike in both engines (``ſ``, ``K``... included): checked over every code point in
+    ``arena_assets_tests/test_pii.py``."""
+    return words.replace("i", "[iıİ]")
+
+
+_EN_GATE = _fold("street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|"
             "terrace|parkway|pkwy|highway|hwy|way|square|sq|crescent|trail|plaza")
-_FR_GATE = r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|quai|cours|route|passage"
-_ROMANCE_GATE = (r"calle|c/|avenida|avda\.|av\.|paseo|plaza|pza\.|carrera|camino|rua|travessa|largo|praça|"
+_FR_GATE = _fold(r"rue|avenue|av\.|boulevard|bd|place|allée|allee|impasse|chemin|quai|cours|route|passage")
+_ROMANCE_GATE = _fold(r"calle|c/|avenida|avda\.|av\.|paseo|plaza|pza\.|carrera|camino|rua|travessa|largo|praça|"
                  r"alameda|via|viale|piazza|corso|vicolo|strada")
 CORES_GATE = "|".join(f"(?:{p})" for p in (
     # number first: "12a bis, Elm Oak Lane": a digit token, <= 2 more number tokens and
     # <= 3 street words, then the type word on a right boundary
     rf"\d\S*(?:{_S}+\S+){{0,5}}{_S}+(?i:{_EN_GATE})(?:[^A-Za-z0-9]|$)",
     rf"\d\S*(?:{_S}+\S+){{0,2}}{_S}+(?i:{_FR_GATE}){_S}",
-    r"(?i:straße|strasse|str\.|gasse|allee|chaussee|straat|laan|gracht|plein|kade|singel)"
+    "(?i:" + _fold(r"straße|strasse|str\.|gasse|allee|chaussee|straat|laan|gracht|plein|kade|singel") + ")"
     rf"{_S}*\d",
     # type word, <= 2 link words and <= 4 name words, then "nº" and the house number
     rf"(?:^|[^A-Za-z0-9_])(?i:{_ROMANCE_GATE})\S*(?:{_S}+\S+){{0,6}}{_S}+(?:\S{{1,3}}{_S}*)?\d",
