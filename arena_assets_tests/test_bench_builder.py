@@ -120,6 +120,22 @@ def test_two_pass_relabel_hook() -> None:
     assert bench.stats["dropped"]["below_quality_after_relabel"] > 0
 
 
+def test_two_pass_drops_survivors_the_strong_labeler_could_not_label() -> None:
+    """A strong pass that fails (null criteria) or skips a prompt never leaves the cheap
+    labels standing: the prompt is dropped as below_quality_after_relabel."""
+    frame = _prompts().filter(~pl.col("has_image"))
+
+    def down(survivors: pl.DataFrame) -> pl.DataFrame:  # every call failed but the first
+        first = survivors.head(1)
+        failed = survivors.slice(1).select("prompt_id", *[pl.lit(None, pl.Boolean).alias(c)
+                                                          for c in CRITERIA])
+        return pl.concat([first.select("prompt_id", *CRITERIA), failed.head(failed.height // 2)])
+
+    bench = build_bench(frame, BenchOptions(size=30), month="2026-03", relabel=down)
+    assert bench.prompts.height <= 1
+    assert bench.stats["dropped"]["below_quality_after_relabel"] > 0
+
+
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="lack columns"):
         build_bench(pl.DataFrame({"prompt_id": ["a"]}), month="2026-01")

@@ -174,7 +174,9 @@ def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -
     strong = strong.select("prompt_id", *[pl.col(c).cast(pl.Boolean).alias(f"_s_{c}")
                                           for c in CRITERIA])
     out = frame.join(strong, on="prompt_id", how="left")
-    took = pl.col("_s_specificity").is_not_null() | pl.col(f"_s_{CRITERIA[-1]}").is_not_null()
+    # every survivor takes the strong labels, null where that call failed, was unparsed or
+    # returned no row: such a prompt is dropped below, never kept on the cheap labels
+    took = pl.col("reason").is_null()
     out = out.with_columns(
         [pl.when(took).then(pl.col(f"_s_{c}")).otherwise(pl.col(c)).alias(c) for c in CRITERIA]
     ).drop([f"_s_{c}" for c in CRITERIA])
