@@ -25,3 +25,21 @@ def test_every_view_has_the_month_of_its_file(tmp_path):
         assert [r[0] for r in con.execute('describe "conversations"').fetchall()] == ["conv_id", "month"]
         assert [r[0] for r in con.execute('describe "bench_prompts"').fetchall()] == [
             "prompt_id", "bench_version", "month"]
+
+
+def test_publish_remakes_an_older_view_without_month(tmp_path):
+    """A catalog made before bench views carried `month` (a plain SELECT * over files with
+    no month column) gets the new view on the next materialization, not a stale one."""
+    from dagster_duckdb import DuckDBResource
+
+    from arena_assets.defs.resources import ArenaStorage
+
+    lake_root, catalog = str(tmp_path / "lake"), str(tmp_path / "catalog.duckdb")
+    lake = Lake(lake_root)
+    lake.write("bench_prompts", "2024-01", pl.DataFrame({"prompt_id": ["p0"], "bench_version": ["v1"]}))
+    with duckdb.connect(catalog) as con:  # the view as an older release made it
+        con.execute(f"create view bench_prompts as select * from read_parquet('{lake.glob_url('bench_prompts')}')")
+    storage = ArenaStorage(catalog=DuckDBResource(database=catalog), lake_root=lake_root)
+    storage.publish("bench_prompts")
+    with duckdb.connect(catalog) as con:
+        assert con.execute("select month, count(*) from bench_prompts group by 1").fetchall() == [("2024-01", 1)]

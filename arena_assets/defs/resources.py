@@ -60,7 +60,8 @@ class ArenaStorage(dg.ConfigurableResource):
     def publish(self, asset: str, log=None) -> None:
         """Make sure the catalog has a view for ``asset`` (after its first file exists).
 
-        The view reads a glob, so it is created once (or again when the lake root moved).
+        The view reads a glob, so it is created once (or again when the lake root moved, or
+        when an older view lacks the ``month`` column every view now has).
         DuckDBResource retries with backoff while another process holds the catalog's
         write lock; if it stays locked (e.g. a `duckdb` shell opened without -readonly) the
         run still succeeds: Parquet is the system of record, and the warning says so.
@@ -71,7 +72,11 @@ class ArenaStorage(dg.ConfigurableResource):
                 found = con.execute(
                     "select sql from duckdb_views() where view_name = ? and not internal",
                     [asset]).fetchone()
-                if found is None or lake.glob_url(asset) not in found[0]:
+                # views made before every view had a `month` (bench tables) are made again
+                has_month = con.execute(
+                    "select count(*) from duckdb_columns() where table_name = ? "
+                    "and column_name = 'month'", [asset]).fetchone()[0] > 0
+                if found is None or lake.glob_url(asset) not in found[0] or not has_month:
                     create_view(con, lake, asset)
         except duckdb.Error as exc:
             if log is None:
