@@ -17,6 +17,17 @@ unexport PYTHONDONTWRITEBYTECODE
 # the locked set is installed by uv (a PyPI package, put into the venv by pip; ~10x faster
 # than pip on the same lock), plain pip when uv cannot be installed or fails
 UV_VERSION := 0.13.9
+# uv reads no pip configuration: a mirror given to pip by environment reaches uv too (one
+# set in pip.conf does not: there uv goes to PyPI, and falls back to pip if it cannot)
+ifneq ($(PIP_INDEX_URL),)
+export UV_INDEX_URL ?= $(PIP_INDEX_URL)
+endif
+ifneq ($(PIP_EXTRA_INDEX_URL),)
+export UV_EXTRA_INDEX_URL ?= $(PIP_EXTRA_INDEX_URL)
+endif
+ifneq ($(PIP_FIND_LINKS),)
+export UV_FIND_LINKS ?= $(PIP_FIND_LINKS)
+endif
 $(BIN)/arena-assets: pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	{ $(BIN)/python -m pip install -q 'uv==$(UV_VERSION)' && \
