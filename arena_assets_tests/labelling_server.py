@@ -2,8 +2,10 @@
 
 Only the protocol is faked here (the agreed ``task: <name>`` system line, ``<prompt>``
 blocks, one JSON object back); the client under test talks to it over real HTTP through
-the real ``openai`` package. The simulated arena endpoint will answer the same protocol
-from its prompt truth; until then this keeps the client's tests self-contained.
+the real ``openai`` package. The simulated arena endpoint (``simulator/endpoint.py``)
+answers the same protocol from its prompt truth; this second, much smaller server is kept
+on purpose so the client layer's tests do not depend on the simulator they help to score,
+and so their answers are a function a test can compute (``expected_answer``).
 
 Answers are a pure function of the prompt text (``expected_answer``), so tests can check
 what came back. Faults (429 with Retry-After, 500, garbage, empty, truncated JSON) are drawn

@@ -192,17 +192,8 @@ def boards_from_cells(
     by_language = (kept.group_by("language").agg(pl.col("n").sum())
                    .filter(pl.col("n") >= min_category_battles))
     for language in sorted(by_language["language"].drop_nulls().to_list()):
-        name = f"language:{language}"
-        try:
-            board = leaderboard_from_aggregated(
-                aggregate_cells(kept.filter(pl.col("language") == language), options.tie_mode),
-                options)
-        except RankingInputError as exc:  # too few models, or the anchor is not among them
-            info["boards"][name] = f"skipped: {exc}"
-            continue
-        frames.append(_board(board.table, month, name))
-        info["boards"][name] = board.meta["n_battles"]
-        info["left_out"][name] = board.left_out
+        _add_board(frames, info, f"language:{language}", month, lambda: leaderboard_from_aggregated(
+            aggregate_cells(kept.filter(pl.col("language") == language), options.tie_mode), options))
     if category_rows is not None:
         frames += _category_boards(category_rows, labels, month, options,
                                    min_category_battles, info)
@@ -228,12 +219,18 @@ def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str
         if subset.height < min_category_battles:
             info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
             continue
-        try:
-            board = fit_bt(subset, options)
-        except RankingInputError as exc:  # too few models, or the anchor is not among them
-            info["boards"][name] = f"skipped: {exc}"
-            continue
-        frames.append(_board(board.table, month, name))
-        info["boards"][name] = board.meta["n_battles"]
-        info["left_out"][name] = board.left_out
+        _add_board(frames, info, name, month, lambda: fit_bt(subset, options))
     return frames
+
+
+def _add_board(frames: list[pl.DataFrame], info: dict, name: str, month: str, fit) -> None:
+    """Fit one board with ``fit()`` and add it to ``frames`` and ``info``, or say in
+    ``info`` why it was skipped."""
+    try:
+        board = fit()
+    except RankingInputError as exc:  # too few models, or the anchor is not among them
+        info["boards"][name] = f"skipped: {exc}"
+        return
+    frames.append(_board(board.table, month, name))
+    info["boards"][name] = board.meta["n_battles"]
+    info["left_out"][name] = board.left_out
