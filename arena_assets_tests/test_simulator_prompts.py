@@ -55,6 +55,30 @@ def test_labels_follow_from_the_text(month):
         assert (copies["topic"] == copies["src_topic"]).all() and (copies["hard"] == copies["src_hard"]).all()
 
 
+def test_some_prompts_are_long_pastes_and_keep_their_labels(month):
+    """~8 % of composed first prompts carry pasted code or config (the share measured on
+    real 2024 first prompts), so LMArena's long_user board (>= 2,000 chars) gets votes; the
+    paste changes neither the prompt's labels (checked above for every prompt) nor its
+    language, and holds nothing the PII detectors take for personal data."""
+    from arena_assets.clean import contains_pii
+    from arena_assets.clean.language import detect_languages
+
+    prompts = read_prompt_truth(month, MONTH)
+    fresh = prompts.filter(pl.col("duplicate_of").is_null() & pl.col("near_duplicate_of").is_null()
+                           & ~pl.col("popular"))
+    long = fresh.filter(pl.col("text").str.contains("```") & (pl.col("text").str.len_chars() >= 2000))
+    share = long.height / fresh.height
+    assert 0.05 < share < 0.11, share
+    pastes = long.select(pl.col("text").str.extract(r"(?s)(```.*```)").alias("paste"))
+    assert pastes.select(contains_pii(pl.col("paste")).sum()).item() == 0
+    clean_long = long.filter(~pl.col("has_pii") & pl.col("toxic_category").is_null())
+    detected = detect_languages(clean_long["text"])["language"]
+    agree = (detected == clean_long["language"]).mean()
+    short = fresh.filter(~pl.col("text").str.contains("```") & ~pl.col("has_pii"))
+    base = (detect_languages(short["text"])["language"] == short["language"]).mean()
+    assert agree >= base - 0.05, (agree, base)
+
+
 def test_prompt_space_is_wide(month):
     prompts = read_prompt_truth(month, MONTH)
     fresh = prompts.filter(pl.col("duplicate_of").is_null() & pl.col("near_duplicate_of").is_null())

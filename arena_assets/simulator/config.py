@@ -69,6 +69,9 @@ class WorldConfig:
     popular_rate: float = 0.03  # "hi" / "hello"-like prompts
     self_mention_rate: float = 0.03  # answers where the model states an identity
     toxic_rate: float = 0.01  # prompts with a planted toxic marker phrase
+    # composed prompts followed by pasted code or config of 2,000+ chars (simulator/paste.py:
+    # 8 of the 100 real 2024 first prompts in ../shared/real are that long)
+    long_paste_rate: float = 0.08
     max_turns: int = 3
     hardness_gain: float = 0.6  # skill gap × (1 + gain·(criteria − 3)/4): hard prompts separate more
     cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse

@@ -22,6 +22,7 @@ from arena_assets.simulator.lexicon import (
     TOXIC_MARKERS,
     fake_pii,
 )
+from arena_assets.simulator.paste import pasted_material
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
 from arena_assets.simulator.votes import (
@@ -110,6 +111,8 @@ class SessionMaker:
                 row["near_duplicate_of"] = src_id
         else:
             text, labels = self.composer.compose(lang, category)
+            if rng.random() < cfg.long_paste_rate:
+                text += "\n\n" + pasted_material(rng)
             if rng.random() < cfg.toxic_rate:
                 toxic = rng.choice(TOXIC_KINDS)
                 text += SENTENCE_SEP[lang] + rng.choice(TOXIC_MARKERS[toxic]) + "."
