@@ -87,13 +87,20 @@ def test_vision_labels_and_refusals(client, raw):
         assert f1_score(prompts[f"vision_{label}"].to_list(), [g[label] for g in got]) >= 0.85, label
     # refusal-v1 judges the answer: the logged first answers of would_refuse prompts
     truth = load_truth(raw)
-    conv = truth["conversations"].filter(pl.col("month") == MONTH).head(400)
+    # 2,000 conversations (~30 refusals): with 400 (6) one labeler slip moved F1 by 0.08
+    conv = truth["conversations"].filter(pl.col("month") == MONTH).head(2000)
     answers = _first_answers(raw, set(conv["conv_id"]))
     rows = [(answers[c], r) for c, r in zip(conv["conv_id"], conv["refused"]) if c in answers]
-    assert sum(r for _, r in rows) >= 5
+    assert sum(r for _, r in rows) >= 20
     said = [ask(client, "sim-labeler-large", "refusal-v1", f"<prompt>...</prompt>\n<answer>{a}</answer>")["refusal"]
             for a, _ in rows]
-    assert f1_score([r for _, r in rows], said) >= 0.85
+    # error rates, not F1: refusals are ~1.5 % of answers, so F1 swings with the sample
+    # while a 2 % labeller's miss rate (p) and false-alarm rate (p/4) do not
+    truth_said = [(r, s) for (_, r), s in zip(rows, said, strict=True)]
+    missed = sum(r and not s for r, s in truth_said) / sum(r for r, _ in truth_said)
+    false_alarm = sum(s and not r for r, s in truth_said) / sum(not r for r, _ in truth_said)
+    # measured 2/31 and 11/1,969; the 18 % small labeller misses ~18 % and false-alarms ~4.5 %
+    assert missed <= 0.15 and false_alarm <= 0.02, (missed, false_alarm)
 
 
 def _first_answers(raw, wanted: set[str]) -> dict[str, str]:

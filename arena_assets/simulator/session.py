@@ -111,14 +111,15 @@ class SessionMaker:
                 row["near_duplicate_of"] = src_id
         else:
             text, labels = self.composer.compose(lang, category)
-            if rng.random() < cfg.long_paste_rate:
-                text += "\n\n" + pasted_material(rng)
             if rng.random() < cfg.toxic_rate:
                 toxic = rng.choice(TOXIC_KINDS)
                 text += SENTENCE_SEP[lang] + rng.choice(TOXIC_MARKERS[toxic]) + "."
                 row["toxic_category"] = toxic
                 labels = labels | {"would_refuse": True}
             text = self._plant(text, lang, cfg.pii_rate, pii)
+            if rng.random() < cfg.long_paste_rate:
+                # last, so a client that cuts long prompts keeps the request and any marker
+                text += "\n\n" + pasted_material(rng)
             if not pii and not toxic:  # only clean prompts get copied, so truth stays simple
                 entry = (pid, text, lang, cats, vision, labels)
                 if len(self.pool) < POOL_SIZE:
