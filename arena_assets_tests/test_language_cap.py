@@ -35,3 +35,19 @@ def test_cap_keeps_accuracy_and_agrees_on_real_prompts(real_data: Path) -> None:
     padded = [t + " Дополнительный текст на другом языке." * 20 for t in full]
     assert len(full) == 50 and _codes(detector, padded, MAX_DETECT_CHARS) == _codes(
         detector, full, MAX_DETECT_CHARS)
+
+
+def test_detection_text_folds_whitespace_like_plain_pattern(real_data: Path) -> None:
+    """detection_text folds only the whitespace runs that change; same text as `\\s+` -> " "."""
+    from arena_assets.clean.language import _NOISE_PATTERN
+
+    texts = [" a  b\tc\n\nd \t e\u00a0f\u3000g\u2028h\u0085i ", "", "   ", "x", "\r\n", "a \u200b b",
+             "Ｆｕｌｌ　ｗｉｄｔｈ", "see ```code\n  here``` and `x  y` at https://a.b/c  <EMAIL>  ok"]
+    for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
+        texts += [m["content"] for m in json.loads(line)["conversation_a"]]
+    frame = pl.DataFrame({"t": texts})
+    for chars in (MAX_DETECT_CHARS, 200, 10_000):
+        plain = frame.select(
+            pl.col("t").str.slice(0, 4 * chars).str.replace_all(_NOISE_PATTERN, " ")
+            .str.replace_all(r"\s+", " ").str.strip_chars().str.slice(0, chars)).to_series()
+        assert frame.select(detection_text(pl.col("t"), chars)).to_series().equals(plain)

@@ -67,6 +67,11 @@ UNDETERMINED = "und"
 MAX_DETECT_CHARS = 120  # chosen in the module docstring
 MIN_LETTERS = 3
 
+# the whitespace runs that `\s+ -> " "` would change: every run but a lone space. A match
+# starts where a run starts and takes it whole, so replacing these by " " equals replacing
+# `\s+`; the single spaces between words, most matches of `\s+`, are skipped (5x less CPU)
+WHITESPACE_TO_FOLD = r" \s+|[\s&&[^ ]]\s*"
+
 # fenced code blocks, inline code, URLs and PII/image placeholders say nothing about language
 _NOISE_PATTERN = r"(?s)```.*?(?:```|$)|`[^`\n]*`|https?://\S+|<[A-Z_]+>"
 
@@ -88,7 +93,7 @@ def detection_text(expr: pl.Expr, max_chars: int = MAX_DETECT_CHARS) -> pl.Expr:
         # cut first: the noise patterns need not scan text the detector never sees
         expr.str.slice(0, 4 * max_chars)
         .str.replace_all(_NOISE_PATTERN, " ")
-        .str.replace_all(r"\s+", " ")
+        .str.replace_all(WHITESPACE_TO_FOLD, " ")
         .str.strip_chars()
         .str.slice(0, max_chars)
     )
