@@ -37,17 +37,29 @@ def _per_conversation(snapshots: pl.DataFrame) -> pl.DataFrame:
     messages = redact_frame(messages, "content")
     is_user = pl.col("role") == "user"
     user_content = pl.col("content").filter(is_user)
-    return messages.group_by("_row", maintain_order=True).agg(
+    per_conv = messages.group_by("_row", maintain_order=True).agg(
         pl.struct("role", "content", "images").alias("messages"),
         is_user.sum().cast(pl.Int32).alias("turns"),
         pl.col("images").list.len().sum().cast(pl.Int32).alias("n_images"),
         pl.col("_tokens").filter(is_user).sum().alias("prompt_tokens"),
         pl.col("_tokens").filter(pl.col("role") == "assistant").sum().alias("response_tokens"),
-        *[pl.col(f"pii_{t}").sum().cast(pl.Int32) for t in PII_TYPES],
         user_content.first().alias("first_prompt"),
         pl.col("images").filter(is_user).first().alias("_first_images"),
         user_content.str.join(" ").alias("_user_text"),
     )
+    return per_conv.with_columns(_pii_counts(messages, per_conv.get_column("_row")))
+
+
+def _pii_counts(messages: pl.DataFrame, rows: pl.Series) -> list[pl.Series]:
+    """`pii_<type>` per conversation (`rows`: the ascending `_row` of each). Only the few
+    messages with a replacement are grouped: summing seven mostly-zero columns over every
+    conversation cost more than the rest of this step's aggregations together."""
+    columns = [f"pii_{t}" for t in PII_TYPES]
+    found = messages.filter(pl.any_horizontal(pl.col(columns) > 0)).group_by("_row").agg(
+        pl.col(columns).sum().cast(pl.Int32))
+    at = rows.search_sorted(found.get_column("_row"))
+    return [pl.zeros(len(rows), pl.Int32, eager=True).scatter(at, found.get_column(c)).alias(c)
+            for c in columns]
 
 
 def dedup_key(first_prompt: pl.Expr, first_images: pl.Expr) -> pl.Expr:
