@@ -53,3 +53,19 @@ def test_conversations_without_messages_leave_the_others_unchanged() -> None:
     assert blank.get_column("messages").list.len().max() == 0
     assert blank.select(pl.col("turns", "pii_email", "prompt_tokens").max()).row(0) == (0, 0, 0)
     assert set(blank.get_column("language")) == {"und"}
+
+
+def test_first_prompt_and_turns_when_user_turns_are_missing_or_empty() -> None:
+    snapshots = _snapshots(3)
+    dtype = SNAPSHOT_SCHEMA["messages"]
+    odd = [
+        [{"role": "assistant", "content": "Hello! How can I help?", "images": None}],
+        [{"role": "user", "content": None, "images": ["img-a"]},
+         {"role": "user", "content": "Wie funktioniert die Photosynthese bei Pflanzen genau?", "images": []}],
+    ]
+    snapshots = snapshots.with_columns(pl.Series("messages", [*odd, snapshots["messages"][2]], dtype=dtype))
+    out = clean_conversations(snapshots)
+    assert out.get_column("first_prompt").to_list()[:2] == [None, None]  # the first user turn's text
+    assert out.get_column("turns").to_list()[:2] == [0, 2]
+    assert out.get_column("language").to_list()[:2] == ["und", "de"]  # from the user turns only
+    assert out.get_column("first_prompt")[2] == PROMPTS[2].replace("ann@example.com", "<EMAIL>")
