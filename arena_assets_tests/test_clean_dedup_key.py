@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+import unicodedata
 from pathlib import Path
 
 import orjson
 import polars as pl
 import pytest
 
-from arena_assets.clean.conversations import dedup_key, dedup_keys
+from arena_assets.clean.conversations import NFKC_STABLE_RANGES, _nfkc, dedup_key, dedup_keys
 from arena_assets.simulator import simulate_months
 
 
@@ -123,3 +125,33 @@ def test_dedup_key_matches_reference_on_real_prompts(real_data: Path) -> None:
     images = [None] * len(prompts)
     assert len(prompts) > 600
     assert package_keys(prompts, images) == reference_keys(prompts, images)
+
+
+def test_nfkc_stable_ranges_hold_only_characters_nfkc_leaves_alone() -> None:
+    """The quick-check conditions, per code point: assigned, its own NFKC form (Python's and
+    polars' normaliser), combining class 0, never the second of a canonical composition."""
+    seconds = {0x1161 + i for i in range(21)} | {0x11A8 + i for i in range(27)}  # Hangul V, T
+    for cp in range(0x110000):
+        decomposition = unicodedata.decomposition(chr(cp)).split()
+        if len(decomposition) == 2 and not decomposition[0].startswith("<"):
+            seconds.add(int(decomposition[1], 16))
+    chars = [chr(cp) for a, b in NFKC_STABLE_RANGES for cp in range(a, b + 1)]
+    assert len(chars) > 30_000
+    by_polars = pl.Series(chars).str.normalize("NFKC").to_list()
+    bad = [hex(ord(c)) for c, p in zip(chars, by_polars)
+           if unicodedata.category(c) == "Cn" or unicodedata.combining(c) or ord(c) in seconds
+           or unicodedata.normalize("NFKC", c) != c or p != c]
+    assert bad == []
+    # and whole texts of them: random strings, NFKC by polars, unchanged
+    rng = random.Random(11)
+    texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 40))) for _ in range(3_000)]
+    series = pl.Series(texts)
+    assert series.str.normalize("NFKC").to_list() == texts
+    assert _nfkc(series).to_list() == texts
+
+
+def test_nfkc_skips_only_texts_that_are_already_nfkc() -> None:
+    texts = ["plain ascii", "Привет, мир", "你好世界", "ｆｕｌｌ", "ﬁ", "e\u0301", "가\u11a8", "x²",
+             "…", "\u00a0", "日本語、テスト。", "ＡＢＣ（全角）", "Ω Ω", None]
+    expected = [None if t is None else unicodedata.normalize("NFKC", t) for t in texts]
+    assert _nfkc(pl.Series(texts, dtype=pl.String)).to_list() == expected

@@ -111,11 +111,28 @@ def _normalise(texts: pl.Series) -> pl.Series:
     )
 
 
+# Code points that never make NFKC change a text: each is its own NFKC form, a starter
+# (combining class 0) and never the second character of a canonical composition, so a text
+# made of them only is already NFKC (Unicode's quick check answers YES). ASCII, Latin-1 and
+# Latin Extended-A letters, basic Greek and Cyrillic, common quotes and dashes, kana, CJK
+# ideographs, Hangul syllables: all assigned since Unicode 14 or earlier, so normalisation
+# stability keeps this true in later versions (each one checked in test_clean_dedup_key.py).
+NFKC_STABLE_RANGES = (
+    (0x00, 0x7F), (0xA1, 0xA7), (0xA9, 0xA9), (0xAB, 0xAE), (0xB0, 0xB1), (0xB6, 0xB7),
+    (0xBB, 0xBB), (0xBF, 0x131), (0x134, 0x13E), (0x141, 0x148), (0x14A, 0x17E),
+    (0x391, 0x3A1), (0x3A3, 0x3A9), (0x3B1, 0x3C9), (0x400, 0x45F), (0x2013, 0x2014),
+    (0x2018, 0x2019), (0x201C, 0x201D), (0x2022, 0x2022), (0x20AC, 0x20AC), (0x3001, 0x3002),
+    (0x300C, 0x300F), (0x3041, 0x3096), (0x30A1, 0x30FA), (0x30FC, 0x30FC), (0x4E00, 0x9FFF),
+    (0xAC00, 0xD7A3),
+)
+_NEEDS_NFKC = "[^" + "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in NFKC_STABLE_RANGES) + "]"
+
+
 def _nfkc(texts: pl.Series) -> pl.Series:
-    """NFKC of the texts that have a non-ASCII character; ASCII text is its own NFKC form,
-    and skipping it halves the cost of this step on arena traffic."""
-    # a non-ASCII character takes more than one byte: cheaper than a regex test
-    todo = (texts.str.len_bytes() != texts.str.len_chars()).fill_null(False).arg_true()
+    """NFKC of the texts that have a character outside NFKC_STABLE_RANGES; the others are
+    their own NFKC form, and skipping them (all ASCII text, most Cyrillic, CJK, kana and
+    Hangul text) cuts the cost of this step by two thirds on arena traffic."""
+    todo = texts.str.contains(_NEEDS_NFKC).fill_null(False).arg_true()
     if not len(todo):
         return texts
     return texts.clone().scatter(todo, texts.gather(todo).str.normalize("NFKC"))
