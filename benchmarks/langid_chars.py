@@ -1,6 +1,6 @@
 """How many characters the language identifier needs: agreement and accuracy per cap.
 
-    .venv/bin/python benchmarks/langid_chars.py [--chars 200 150 120 100] [--month-dir DIR]
+    .venv/bin/python benchmarks/langid_chars.py [--chars 200 150 120 100] [--sim RAW_ROOT] [--lake LAKE]
 
 For each cap on the detection text (``clean.language.detection_text``), fastText lid.176 as
 the pipeline runs it (``FastTextLid``, min score 0.30) is compared with the first cap
@@ -10,9 +10,10 @@ and on a simulated month's prompts: agreement = share of texts given the same co
 reference cap. Accuracy where a label exists: FastChat's ``language`` of the 2024 battles, the
 2023 votes (all English), MT-bench (English), the hand-written sentences of
 ``langid_compare.py``, and the simulator's truth language of each session's first prompt.
-CPU: process seconds of ``detect`` over the simulated month's distinct detection texts
-(the month's conversations' joined user turns when ``--month-dir`` has raw files and a
-lake is given, else the first prompts).
+CPU: process seconds of ``detect`` over each set's distinct detection texts; the largest set
+is a month's conversations (``--lake``: their user turns joined, as cleaning does).
+
+    .venv/bin/python benchmarks/langid_chars.py --lake benchmarks/out/lake-0 --month 2024-05
 """
 
 from __future__ import annotations
@@ -92,14 +93,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, nargs="+", default=[200, 150, 120, 100])
     parser.add_argument("--sim", type=Path, default=SIM, help="a simulated raw root with _truth")
-    parser.add_argument("--user-texts", type=Path, default=None,
-                        help="parquet with a _user_text column (a month's joined user turns)")
+    parser.add_argument("--lake", type=Path, default=None,
+                        help="a lake whose conversations/<month>.parquet gives the month's user texts")
+    parser.add_argument("--month", default="2024-05")
     args = parser.parse_args()
     detector = FastTextLid()
     detector.detect(["warm up the model"])
     sets = {**real_sets(), "hand-written (20 languages)": written_set(), **simulated_sets(args.sim)}
-    if args.user_texts:
-        texts = pl.read_parquet(args.user_texts, columns=["_user_text"])["_user_text"].fill_null("")
+    if args.lake:
+        conversations = pl.read_parquet(args.lake / "conversations" / f"{args.month}.parquet",
+                                        columns=["messages"])
+        texts = conversations.select(
+            pl.col("messages").list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
+                                         .struct.field("content")).list.join(" ")).to_series()
         sets["simulated month user texts"] = (texts.to_list(), [None] * len(texts))
     reference = args.chars[0]
     print(f"{'set':30} {'texts':>7} {'labelled':>8} " + " ".join(
