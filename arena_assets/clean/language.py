@@ -17,15 +17,41 @@ truncated to 200 chars, median of 3):
     py3langid                         0.926      1.000        8,404
     lingua low-accuracy, parallel     0.895      0.883        1,378
 
-At 500 chars fastText scored 0.937 / 0.983 at 17,917 texts/s, at 150 chars 0.947 / 0.983
-at 35,715 texts/s: 200 chars costs nothing in accuracy. fastText is best on real text
-and 3.6x faster than the runner-up; speed matters because language id is about half
-of the cleaning time (benchmarks/bench_clean.py). The predict call holds the GIL (two
-threads gave no speed-up), so parallelism has to come from processes (conv_id buckets).
+At 500 chars fastText scored 0.937 / 0.983 at 17,917 texts/s. fastText is best on real
+text and 3.6x faster than the runner-up; speed matters because language id is the
+largest single cost of cleaning (benchmarks/bench_clean.py). The predict call holds the
+GIL (two threads gave no speed-up), so parallelism has to come from processes.
+
+How much text: 120 characters. `benchmarks/langid_chars.py` compares caps with the
+pipeline's own settings (min score 0.30) on every real user prompt in ../shared/real and a
+simulated 200k-session month (accuracy where a label exists; agreement = same code as at
+200 chars; changed = texts whose code differs from 200 chars):
+
+    set (texts, labelled)             acc@200  acc@120  acc@100  changed@120  changed@100
+    arena battles 2024 (100, 95)       0.905    0.905    0.905       1            1
+    arena votes 2023, en (1135, 1135)  0.991    0.991    0.983       3           12
+    MT-bench, en (80, 80)              1.000    1.000    1.000       0            0
+    arena-hard v0.1 (500, -)             -        -        -         6            6
+    VisionArena candidates (95, -)       -        -        -         0            0
+    hand-written, 20 langs (60, 60)    0.983    0.983    0.983       0            0
+    simulated first prompts (200k)     0.981    0.981    0.981       0            0
+    simulated month user texts (315k)    -        -        -         0            0
+    simulated first prompts, pastes     0.980    0.980    0.980       0            0
+      (50k, after code pastes were added to the simulator)
+
+At 120 chars one real text turned right and one wrong (net zero); the six arena-hard
+changes are English prompts moving between "en" and "und" (3 each way). At 100 chars ten
+English 2023 votes fall to "und" (0.8 points of accuracy), so 100 is too short; 150 gives
+the same accuracy as 120 at more cost. fastText CPU over the simulated month's distinct
+detection texts (166k at 200 chars, 137k at 120: texts that differ only later now share
+one answer): 6.1-6.8 s at 200 chars, 4.2-4.8 s at 120, 2.7-3.5 s at 100 (two runs, shared
+machine). On the 20k- and 50k-session months of `benchmarks/output_digest.py` no
+conversation changed language from 200 to 120 chars; `language_score` changed on 55 % of
+rows (mean |change| 0.007, largest 0.43).
 
 Input text: the user turns joined with spaces, fenced code blocks and URLs removed (code
-is not a language; an all-code prompt would otherwise read as English), truncated to 200
-characters (enough for a stable answer; fastText cost grows with length). Output: ISO
+is not a language; an all-code prompt would otherwise read as English), truncated to
+MAX_DETECT_CHARS (120, see above; fastText cost grows with length). Output: ISO
 639-1 code (lid.176 labels are 639-1 where one exists, else 639-3 such as "ceb"), "und"
 when fewer than 3 letters remain or the top score is under `min_score`; the score is the
 top-1 probability.
@@ -44,8 +70,13 @@ from typing import Any, Protocol, Sequence
 import polars as pl
 
 UNDETERMINED = "und"
-MAX_DETECT_CHARS = 200
+MAX_DETECT_CHARS = 120  # chosen in the module docstring
 MIN_LETTERS = 3
+
+# the whitespace runs that `\s+ -> " "` would change: every run but a lone space. A match
+# starts where a run starts and takes it whole, so replacing these by " " equals replacing
+# `\s+`; the single spaces between words, most matches of `\s+`, are skipped (5x less CPU)
+WHITESPACE_TO_FOLD = r" \s+|[\s&&[^ ]]\s*"
 
 # fenced code blocks, inline code, URLs and PII/image placeholders say nothing about language
 _NOISE_PATTERN = r"(?s)```.*?(?:```|$)|`[^`\n]*`|https?://\S+|<[A-Z_]+>"
@@ -61,15 +92,16 @@ class LanguageDetector(Protocol):
         ...
 
 
-def detection_text(expr: pl.Expr) -> pl.Expr:
-    """The part of the user text that the detector sees (see module docstring)."""
+def detection_text(expr: pl.Expr, max_chars: int = MAX_DETECT_CHARS) -> pl.Expr:
+    """The part of the user text that the detector sees (see module docstring);
+    ``max_chars`` other than the default only for measuring (benchmarks/langid_chars.py)."""
     return (
         # cut first: the noise patterns need not scan text the detector never sees
-        expr.str.slice(0, 4 * MAX_DETECT_CHARS)
+        expr.str.slice(0, 4 * max_chars)
         .str.replace_all(_NOISE_PATTERN, " ")
-        .str.replace_all(r"\s+", " ")
+        .str.replace_all(WHITESPACE_TO_FOLD, " ")
         .str.strip_chars()
-        .str.slice(0, MAX_DETECT_CHARS)
+        .str.slice(0, max_chars)
     )
 
 
