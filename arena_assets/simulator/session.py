@@ -175,6 +175,8 @@ class SessionMaker:
         # a cautious model refuses a would_refuse prompt most of the time (votes.py)
         refused = [bool(prompt.labels["would_refuse"] and world.models[m].cautious
                         and rng.random() < cfg.refusal_rate) for m in sides]
+        # a refusal replaces the whole first answer, identity preface included: no leak then
+        leaks = [None if no else leak for leak, no in zip(leaks, refused, strict=True)]
         pii_rows: list[tuple[int, str, str]] = [(0, k, t) for k, t in prompt.pii]
         n_images = 0
         t = start
