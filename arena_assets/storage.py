@@ -136,8 +136,8 @@ class Lake:
     def write(self, asset: str, month: str, frame: pl.DataFrame) -> str:
         """Replace the partition with ``frame``; returns its URL.
 
-        Polars' writer chooses dictionary encoding per column already (top-level columns of
-        few distinct values, never the nested ones): the same rule as DICTIONARY_COLUMNS."""
+        Polars' writer already decides dictionary encoding per column from the data (top-level
+        columns with few distinct values, never nested text), so no DICTIONARY_COLUMNS here."""
         with self._atomic_target(asset, month) as tmp, self.fs.open(tmp, "wb") as fh:
             frame.write_parquet(
                 fh, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS, statistics=True
