@@ -64,7 +64,9 @@ def _index() -> dict:
 def parse_prompt(text: str) -> dict | None:
     """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
     idx = _index()
-    t = _norm(text)
+    # a composed prompt ends with any pasted material (simulator/paste.py), fenced, which
+    # holds no part: searching the parts' patterns through it was most of this call's time
+    t = _norm(text.split("```", 1)[0])
     toxic = any(p in t for p in idx["toxic"])
     if t.rstrip(_END + "!") in idx["greetings"]:
         return prompt_labels(GREETING)
