@@ -1,7 +1,8 @@
 """raw_logs -> conversations: latest snapshot per conversation, then cleaning.
 
-Two steps so that a large month can be streamed: `latest_snapshots` (DuckDB SQL, see
-`arena_assets.clean.snapshots`) needs every event of a conversation at once and runs out of core;
+Two steps so that a large month can be streamed: `latest_snapshots` (`arena_assets.clean.snapshots`:
+DuckDB decides on narrow key columns, out of core, then the winners' messages are gathered)
+needs every event of a conversation at once;
 `clean_conversations` is row-local, so the asset feeds it the snapshots batch by batch.
 """
 
