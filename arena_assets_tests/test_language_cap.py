@@ -26,7 +26,6 @@ def test_cap_keeps_accuracy_and_agrees_on_real_prompts(real_data: Path) -> None:
     assert {r["language"] for r in rows} == {"English"} and len(texts) > 1000
     detector = FastTextLid()
     long, capped = _codes(detector, texts, 200), _codes(detector, texts, MAX_DETECT_CHARS)
-    assert MAX_DETECT_CHARS < 200
     assert sum(c == "en" for c in capped) >= sum(c == "en" for c in long)
     assert sum(a == b for a, b in zip(long, capped)) / len(texts) >= 0.99
     # the cap is what the detector sees: text past it cannot change the answer

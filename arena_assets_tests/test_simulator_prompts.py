@@ -79,6 +79,32 @@ def test_some_prompts_are_long_pastes_and_keep_their_labels(month):
     assert agree >= base - 0.05, (agree, base)
 
 
+def test_pastes_hold_no_part_the_parser_looks_for():
+    """parse_prompt skips the paste at a prompt's end; that is only right while no paste
+    holds a topic phrase, part sentence, domain clause or toxic marker."""
+    import random
+
+    from arena_assets.simulator.paste import pasted_material
+    from arena_assets.simulator.prompt_truth import _index, _norm, parse_prompt
+
+    idx, rng = _index(), random.Random(0)
+    # 25 draws (~1,000 template chunks) use every template and word of paste.py; each draw
+    # costs ~0.25 s against the parser's hundreds of patterns
+    for _ in range(25):
+        paste = pasted_material(rng)
+        t = _norm(paste)
+        assert not any(phrase in t for phrase, _ in idx["topics"])
+        assert not any(pat.search(t) for pats in idx["parts"].values() for pat, _ in pats)
+        assert not any(p.search(t) for p in idx["domain"]) and not any(p in t for p in idx["toxic"])
+    # only a paste at the very end is skipped: code quoted before the request is still read
+    from arena_assets.simulator.compose import PromptComposer
+
+    prompt, labels = PromptComposer(random.Random(1)).compose("en", "coding")
+    assert parse_prompt(prompt) == labels
+    assert parse_prompt("```python\nx = 1\n```\n" + prompt) == labels
+    assert parse_prompt(prompt + "\n\n" + pasted_material(rng)) == labels
+
+
 def test_prompt_space_is_wide(month):
     prompts = read_prompt_truth(month, MONTH)
     fresh = prompts.filter(pl.col("duplicate_of").is_null() & pl.col("near_duplicate_of").is_null())

@@ -104,6 +104,50 @@ def test_streamed_snapshots_same_in_memory_and_spilled(
     assert buckets == [1, -(-expected.height // 8)]
 
 
+def test_buckets_sized_by_the_whole_file_not_only_its_first_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Short conversations first, long ones after: sized from the first slice alone, one
+    bucket would hold the whole month; the file's average splits it (review finding)."""
+    raw = random_raw(5, rows=600).with_row_index("_i")
+    long = pl.element().struct.with_fields(pl.field("content") + "x" * 4000)
+    raw = raw.with_columns(
+        pl.when(pl.col("_i") >= 100).then(pl.col(m).list.eval(long)).otherwise(pl.col(m)).alias(m)
+        for m in ("messages_a", "messages_b")).drop("_i")
+    lake = _lake_with_raw(tmp_path, raw, part_rows=100)
+    monkeypatch.setattr(snapshots, "READ_ROWS", 50)  # the first slice holds short rows only
+    counts: list[int] = []
+    init = snapshots._Buckets.__init__
+    monkeypatch.setattr(snapshots._Buckets, "__init__",
+                        lambda self, count, rows, folder: (counts.append(count),
+                                                           init(self, count, rows, folder))[1])
+    # a quarter of the long payload: the first slice's bytes per state would allow it all
+    batches = list(iter_latest_snapshots(lake, MONTH, batch_rows=8, gather_bytes=300_000))
+    assert pl.concat(batches).equals(by_the_rule(raw))
+    assert counts and counts[0] > 1, counts
+
+
+def test_a_raw_logs_file_changed_between_the_two_reads_stops_the_step(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    raw = random_raw(7, rows=200)
+    lake = _lake_with_raw(tmp_path, raw, part_rows=50)
+    reads = []
+    plain = snapshots._slices
+
+    def second_read_differs(pf, columns):
+        reads.append(columns)
+        for first_row, chunk in plain(pf, columns):
+            if len(reads) == 2:  # same rows, other ids: what a rewrite by key could give
+                ids = pl.from_arrow(chunk["conv_id_a"]).str.replace("^", "x").to_arrow()
+                chunk = chunk.set_column(chunk.schema.get_field_index("conv_id_a"), "conv_id_a", ids)
+            yield first_row, chunk
+
+    monkeypatch.setattr(snapshots, "_slices", second_read_differs)
+    with pytest.raises(RuntimeError, match="changed while it was read"):
+        list(iter_latest_snapshots(lake, MONTH, batch_rows=8))
+
+
 def test_month_without_conversations_gives_no_batch(tmp_path: Path) -> None:
     raw = random_raw(3, rows=20).with_columns(
         pl.lit(None, pl.String).alias("conv_id_a"), pl.lit(None, pl.String).alias("conv_id_b"))

@@ -1,7 +1,7 @@
 """CPU seconds of the cleaning step alone (``clean_month``) on an existing lake's raw_logs.
 
     .venv/bin/python benchmarks/bench_clean_step.py --lake benchmarks/out/lake-0 --repeats 3
-    .venv/bin/python benchmarks/bench_clean_step.py --lake ... --stage snapshots   # the SQL only
+    .venv/bin/python benchmarks/bench_clean_step.py --lake ... --stage snapshots   # the snapshot step
     .venv/bin/python benchmarks/bench_clean_step.py --lake ... --stage read        # reads only
 
 The month's raw_logs file is copied into a temporary lake once (``--rewrite`` re-encodes it

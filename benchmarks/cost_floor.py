@@ -71,7 +71,7 @@ def main() -> None:
         raw_logs, buffer, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS,
         use_dictionary=dictionary_columns(raw_logs.schema)), figures)
     data = buffer.getvalue()
-    timed("read raw_logs back", lambda: pq.read_table(io.BytesIO(data)), figures)
+    timed("read raw_logs back", lambda: pq.read_table(io.BytesIO(data), use_threads=False), figures)
     conversations = pl.read_parquet(next(Path(args.lake, "conversations").glob("*.parquet")))
     user_text = conversations.select(
         pl.col("messages").list.eval(pl.element().filter(pl.element().struct.field("role") == "user")

@@ -17,6 +17,10 @@ peak RSS 2.4 -> 1.5 GB (``benchmarks/bench_clean_step.py --stage snapshots``).
 Memory stays bounded: the winners land in buckets of consecutive ranks; one bucket is kept
 in memory, several (a month whose winners' messages exceed ``gather_bytes``) are spilled to
 Arrow IPC files and read back one at a time. The batches are the same whatever the count.
+A bucket is sized from the bytes per state (the larger of the first slice's and the file's
+average) and is at least one batch; while it is reordered it is held twice, so the step
+holds about 2 x ``gather_bytes`` of messages on months whose conversation sizes do not
+cluster by conv_id (ids are random hashes on the platform).
 """
 
 from __future__ import annotations
@@ -133,9 +137,12 @@ class _Buckets:
                 self.writers[k] = ipc.new_stream(self.folder / f"bucket-{k}.arrow", part.schema)
             self.writers[k].write_table(part)
 
-    def tables(self) -> Iterator[tuple[int, pa.Table | None]]:
+    def close(self) -> None:
+        """Finish the spill files (also on an error, so no handle outlives the step)."""
         for writer in self.writers.values():
             writer.close()
+
+    def tables(self) -> Iterator[tuple[int, pa.Table | None]]:
         for k in range(self.count):
             if self.count == 1:
                 parts, self.held = self.held, []
@@ -156,24 +163,37 @@ def _gather(
     batch_rows: int,
     gather_bytes: int,
     spill: str,
+    payload_bytes: int = 0,
 ) -> Iterator[pl.DataFrame]:
-    """The winners' snapshot rows in conv_id order, in batches of ``batch_rows``."""
+    """The winners' snapshot rows in conv_id order, in batches of ``batch_rows``.
+
+    ``payload_bytes``: the file's uncompressed payload size (Parquet metadata), so that a
+    first slice of short conversations cannot make the buckets too large for the rest."""
     n = winners.num_rows
     if n == 0:
         return
     rank_of = np.full(2 * rows, -1, dtype=np.int64)
     rank_of[pl.from_arrow(winners["pick"]).to_numpy()] = np.arange(n, dtype=np.int64)
+    states = pl.from_arrow(winners["snapshots"]).sum()
     buckets = None
-    for first_row, chunk in chunks:
-        if buckets is None:
-            # bytes per state measured on the first slice as decoded (Parquet's own sizes
-            # count dictionary-encoded text, which expands several times when decoded)
-            states = sum(chunk.num_rows - chunk[_SIDE[s][0]].null_count for s in _SIDE)
-            bucket_rows = _bucket_rows(chunk.nbytes / max(states, 1), n, batch_rows, gather_bytes)
-            buckets = _Buckets(max(1, math.ceil(n / bucket_rows)), bucket_rows, spill)
-        for piece in _pieces(chunk, first_row, rank_of):
-            buckets.add(piece)
+    try:
+        for first_row, chunk in chunks:
+            if buckets is None:
+                # bytes per state as decoded, from the first slice (Parquet's sizes undercount
+                # dictionary-encoded text), and never below the whole file's average
+                first = sum(chunk.num_rows - chunk[_SIDE[s][0]].null_count for s in _SIDE)
+                per_state = max(chunk.nbytes / max(first, 1), payload_bytes / max(states, 1))
+                bucket_rows = _bucket_rows(per_state, n, batch_rows, gather_bytes)
+                buckets = _Buckets(max(1, math.ceil(n / bucket_rows)), bucket_rows, spill)
+            for piece in _pieces(chunk, first_row, rank_of):
+                buckets.add(piece)
+    finally:
+        if buckets is not None:
+            buckets.close()
     del rank_of
+    if buckets is None:
+        raise RuntimeError(f"raw_logs had no rows on the second read, {n} conversations on "
+                           "the first: it changed while it was read")
     for k, table in buckets.tables():
         lo, hi = k * buckets.rows, min(n, (k + 1) * buckets.rows)
         if table is None or table.num_rows != hi - lo:
@@ -187,6 +207,12 @@ def _gather(
             snapshots=pl.from_arrow(winners["snapshots"].slice(lo, hi - lo)),
             first_tstamp=pl.from_arrow(winners["first_tstamp"].slice(lo, hi - lo)))
         del table
+        # the second read must see the file the first one decided on (on S3 the object is
+        # fetched again by key): the gathered ids are the decided ones, or nothing is written
+        decided = pl.from_arrow(winners["conv_id"].slice(lo, hi - lo))
+        if not frame.get_column("conv_id").equals(decided, check_names=False):
+            raise RuntimeError(f"conversation ids of ranks {lo}..{hi} differ from the ones "
+                               "decided on: raw_logs changed while it was read")
         for start in range(0, frame.height, batch_rows):
             yield _typed(frame.slice(start, batch_rows))
         del frame
@@ -250,5 +276,11 @@ def iter_latest_snapshots(
         sides = (batch for first_row, chunk in _slices(pf, keys)
                  for batch in _sides(chunk, first_row))
         winners = _winners(sides, memory_limit, spill)
-        yield from _gather(_slices(pf, PAYLOAD_COLUMNS), pf.metadata.num_rows, winners,
-                           batch_rows=batch_rows, gather_bytes=gather_bytes, spill=spill)
+        meta = pf.metadata
+        payload = sum(group.column(i).total_uncompressed_size
+                      for group in (meta.row_group(g) for g in range(meta.num_row_groups))
+                      for i in range(group.num_columns)
+                      if group.column(i).path_in_schema.split(".")[0] in PAYLOAD_COLUMNS)
+        yield from _gather(_slices(pf, PAYLOAD_COLUMNS), meta.num_rows, winners,
+                           batch_rows=batch_rows, gather_bytes=gather_bytes, spill=spill,
+                           payload_bytes=payload)

@@ -34,6 +34,8 @@ from arena_assets.simulator.topics import (
 from arena_assets.simulator.truth import TRUTH_DIR
 
 PREFIX_CHARS = 64
+# exactly what simulator/paste.py appends, and only at the very end of a prompt
+_PASTE_AT_END = re.compile(r"\n\n```(?:python|javascript|yaml)\n.*\n```\Z", re.S)
 _END = ".。!?！？ "
 
 
@@ -64,9 +66,9 @@ def _index() -> dict:
 def parse_prompt(text: str) -> dict | None:
     """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
     idx = _index()
-    # a composed prompt ends with any pasted material (simulator/paste.py), fenced, which
-    # holds no part: searching the parts' patterns through it was most of this call's time
-    t = _norm(text.split("```", 1)[0])
+    # a composed prompt may end with pasted material (simulator/paste.py), which holds no
+    # part (a test checks): searching the parts' patterns through it cost most of this call
+    t = _norm(_PASTE_AT_END.sub("", text))
     toxic = any(p in t for p in idx["toxic"])
     if t.rstrip(_END + "!") in idx["greetings"]:
         return prompt_labels(GREETING)

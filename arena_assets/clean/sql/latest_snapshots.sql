@@ -9,7 +9,7 @@
 -- source_file, line_no, side (0 = a, 1 = b) and pick = 2 * (row position in raw_logs) + side.
 -- The messages themselves stay out of the query (arena_assets/clean/snapshots.py gathers
 -- the winners' by pick): sorting the nested payload was what cost here.
-select pick, cast(snapshots as integer) as snapshots, first_tstamp
+select conv_id, pick, cast(snapshots as integer) as snapshots, first_tstamp
 from (
     select conv_id, pick,
            row_number() over (
