@@ -24,11 +24,13 @@ from pathlib import Path
 
 os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars loads: one thread, as stated
 
-import orjson  # noqa: E402
 import polars as pl  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_ingest import _decode_files  # noqa: E402
 
 from arena_assets.clean.language import CachedDetector, FastTextLid, detection_text  # noqa: E402
 from arena_assets.clean.tokens import approx_tokens  # noqa: E402
@@ -52,16 +54,11 @@ def main() -> None:
     parser.add_argument("lake", help="a lake holding that month's raw_logs and conversations")
     args = parser.parse_args()
     figures: dict[str, float] = {}
-    files = sorted(p for p in Path(args.month_dir).iterdir() if p.suffix == ".jsonl")
+    # the floor exactly as bench_ingest.py measures it, in one process here
+    files = sorted(str(p) for p in Path(args.month_dir).iterdir() if p.is_file())
 
     def decode() -> None:
-        for path in files:
-            for line in path.read_bytes().split(b"\n"):
-                if line:
-                    try:
-                        orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        pass
+        _decode_files(files)
 
     timed("floor: orjson.loads of every line", decode, figures)
     month = next(Path(args.lake, "raw_logs").glob("*.parquet"))
