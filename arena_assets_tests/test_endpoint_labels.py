@@ -283,3 +283,22 @@ def test_labeller_error_rates_are_configurable(raw, sample):
             client.chat.completions.create(model="sim-labeler-large", messages=[system("criteria-v1")])
     finally:
         ep.stop()
+
+
+def test_a_cut_long_prompt_gets_the_same_labels_with_or_without_the_truth_index(raw):
+    """A raw root on S3 gives the endpoint no truth index; prompts with pasted material are
+    longer than a client's cut, so the noisy labeller must answer the cut copy as it answers
+    the full prompt through the index (found by the S3 demo test)."""
+    from arena_assets.simulator import PromptTruthIndex
+    from arena_assets.simulator.labeling import label_answer
+
+    index = PromptTruthIndex.from_root(raw)
+    long = read_prompt_truth(raw, MONTH).filter(pl.col("text").str.len_chars() > 4000)["text"]
+    assert long.len() >= 10
+    for text in long.head(40):
+        cut = text[:4000]
+        with_index = label_answer("criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small",
+                                  0.18, index, False)
+        without = label_answer("criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small",
+                               0.18, None, False)
+        assert with_index == without

@@ -87,8 +87,11 @@ def label_answer(task: str, user_text: str, model: str, p: float,
     """The JSON object a labeller with error rate ``p`` answers (None: unknown task)."""
     prompts = [x.strip() for x in PROMPT_BLOCK.findall(user_text)]
     prompt = prompts[0] if prompts else user_text.strip()
-    # noise is keyed on the full prompt, so a cut copy of it gets the same answer
-    key = (index.resolve(prompt) if index is not None else None) or prompt
+    # noise is keyed on the full prompt (so a cut copy of it gets the same answer) before any
+    # pasted material: a client's cut keeps that part, with the truth index or without it
+    # (a raw root on S3 has none here), so both give the same labels
+    full = (index.resolve(prompt) if index is not None else None) or prompt
+    key = full.split("\n\n```", 1)[0]
     if task == "criteria-v1":
         truth, _ = lookup_prompt_truth(prompt, index, image)
         out = {c: _flip(bool(truth[c]), p, model, task, c, key) for c in CRITERIA}
