@@ -58,7 +58,7 @@ def test_labels_follow_from_the_text(month):
 def test_some_prompts_are_long_pastes_and_keep_their_labels(month):
     """~8 % of composed first prompts carry pasted code or config (the share measured on
     real 2024 first prompts), so LMArena's long_user board (>= 2,000 chars) gets votes; the
-    paste changes neither the prompt's labels (checked above for every prompt) nor its
+    paste changes neither the prompt's labels (test_pastes_hold_no_part_the_parser_looks_for) nor its
     language, and holds nothing the PII detectors take for personal data."""
     from arena_assets.clean import contains_pii
     from arena_assets.clean.language import detect_languages

@@ -76,8 +76,8 @@ def _sides(chunk: pa.Table, first_row: int) -> Iterator[pa.RecordBatch]:
     for side, (conv_id, _, messages) in _SIDE.items():
         n_messages = _list_lengths(chunk[messages])
         batch = pa.table({
-            "conv_id": chunk[conv_id], **{k: chunk[k] for k in _KEYS[:1]},
-            "n_messages": n_messages, **{k: chunk[k] for k in _KEYS[1:]},
+            "conv_id": chunk[conv_id], "tstamp": chunk["tstamp"], "n_messages": n_messages,
+            "source_file": chunk["source_file"], "line_no": chunk["line_no"],
             "side": pl.repeat(side, chunk.num_rows, dtype=pl.Int8, eager=True).to_arrow(),
             "pick": (pick + side).to_arrow(),
         })
@@ -86,7 +86,7 @@ def _sides(chunk: pa.Table, first_row: int) -> Iterator[pa.RecordBatch]:
 
 
 def _winners(sides: Iterable[pa.RecordBatch], memory_limit: str, spill: str) -> pa.Table:
-    """pick, snapshots and first_tstamp of each conversation, in conv_id order.
+    """conv_id, pick, snapshots and first_tstamp of each conversation, in conv_id order.
 
     The states go to DuckDB through a narrow Parquet file in the spill folder, not as a
     registered Arrow stream: registering one imports ``pyarrow.dataset`` and with it pandas
