@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
+# ../shared/real beside the checkout; ARENA_SHARED_REAL names it for a checkout elsewhere
+# (a git worktree one level deeper)
+REAL = Path(os.environ.get("ARENA_SHARED_REAL") or Path(__file__).resolve().parents[2] / "shared" / "real")
 
 
 @pytest.fixture
@@ -17,10 +20,9 @@ def real_data() -> Path:
     return REAL
 
 
-@pytest.fixture
-def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
-    """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
-    env = {
+def arena_env_values(tmp_path: Path) -> dict[str, str]:
+    """Every ARENA_* variable pointed at ``tmp_path``, as `.env.example` lists them."""
+    return {
         "ARENA_RAW_ROOT": str(tmp_path / "raw"),
         "ARENA_LAKE_ROOT": str(tmp_path / "lake"),
         "ARENA_CATALOG": str(tmp_path / "arena.duckdb"),
@@ -81,7 +83,21 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
+        "ARENA_P2L_LOSS": "bt",
+        "ARENA_P2L_RANK": "4",
+        "ARENA_P2L_REPLAY_MONTHS": "6",
+        "ARENA_P2L_MAX_BATTLES": "1000000",
+        "ARENA_P2L_MIN_MODEL_BATTLES": "20",
+        "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
+        "ARENA_ROUTER_PRICES": "",
+        "ARENA_ROUTER_BUDGETS": "",
     }
+
+
+@pytest.fixture
+def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
+    env = arena_env_values(tmp_path)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env

@@ -77,6 +77,10 @@ class WorldConfig:
     cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse
     refusal_rate: float = 0.85  # chance that a cautious model refuses such a prompt
     refusal_penalty: float = 300.0  # Elo points a refusing side loses in the vote
+    # per-prompt skill offsets (prompt_skill.py): sd (Elo) of a low-rank model x topic
+    # interaction (plus half as much model x language); 0 = off, every output as before
+    prompt_skill_spread: float = 0.0
+    prompt_skill_rank: int = 3
     extra: dict = field(default_factory=dict)  # free-form, recorded in the truth README
 
     def to_dict(self) -> dict:
