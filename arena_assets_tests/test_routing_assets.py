@@ -87,6 +87,9 @@ def test_embeddings_model_and_boards(routed):
     big = {f"cluster:{c}" for c in sizes.filter(pl.col("len") >= 20)["cluster_id"].to_list()}
     assert {s for s in sets if s.startswith("cluster:")} == big  # every cluster of >= 20 prompts
     assert (boards["lower"] <= boards["rating"]).all() and (boards["rating"] <= boards["upper"]).all()
+    # even with W = 0 (too few held-out battles here) an interval carries the intercepts' error
+    overall = boards.filter(pl.col("prompt_set") == "overall")
+    assert ((overall["upper"] - overall["lower"]) > 1.0).all()
     for _, board in boards.group_by("prompt_set"):
         assert sorted(board["model"].to_list()) == sorted(model.models)
         assert board["rating"].mean() == pytest.approx(1000.0)

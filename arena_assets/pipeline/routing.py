@@ -19,7 +19,8 @@ import polars as pl
 from arena_assets.labels.clusters import IMAGE_ONLY
 from arena_assets.labels.label import distinct_prompts
 from arena_assets.ranking.boards import month_seed
-from arena_assets.ranking.leaderboard import RatingScale
+from arena_assets.ranking.cells import BOTHBAD, TIE, aggregate_codes
+from arena_assets.ranking.leaderboard import RatingScale, bootstrap_betas
 from arena_assets.routing.boards import BoardOptions, p2l_boards
 from arena_assets.routing.data import BATTLE_COLUMNS, encode, labels_per_prompt, prompt_frame
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
@@ -111,6 +112,7 @@ class RoutingConfig:
     replay_months: int = 6  # earlier months replayed into each monthly fit
     max_battles: int = 1_000_000  # training battles per fit (the replay is sampled to fit)
     min_battles: int = 0  # the boards' rule: fewer battles -> not on the model at all
+    bootstrap_rounds: int = 100  # of the intercepts (the boards' interval, see intercept_bootstrap)
     seed: int = 0
 
 
@@ -141,6 +143,22 @@ def _training_battles(lake: Lake, month: str, cfg: RoutingConfig) -> tuple[pl.Da
     per_month = battles.group_by("month").len().sort("month")
     return battles, {"months": months, "battles_per_month": dict(zip(
         per_month["month"].to_list(), per_month["len"].to_list(), strict=True))}
+
+
+def intercept_bootstrap(coded: Coded, b: np.ndarray, rounds: int, seed: int) -> np.ndarray:
+    """(rounds × K) bootstrap shifts of the intercepts: the marginal board's multinomial
+    bootstrap of the training cells (ties as half wins, as the boards'), centred, minus
+    the point fit. The boards add them to their prompt resamples so an interval also
+    carries the battles' sampling error (exactly so while W = 0); NaN -> 0 (a round that
+    could not rate a model moves it by nothing)."""
+    if rounds <= 0 or coded.n == 0:
+        return np.zeros((0, len(coded.models)))
+    half = np.where(coded.outcome == BOTHBAD, TIE, coded.outcome)
+    agg = aggregate_codes(coded.models, coded.a, coded.b, half)
+    point = b - b.mean()
+    boot = bootstrap_betas(agg, point, rounds, seed)
+    boot = boot - np.nanmean(boot, axis=1, keepdims=True)
+    return np.nan_to_num(boot - point)
 
 
 def load_model(lake: Lake, month: str) -> P2LModel:
@@ -175,6 +193,8 @@ def p2l_model_month(lake: Lake, month: str, cfg: RoutingConfig = RoutingConfig()
     init = map_params(prev, enc.coded.models, space.dim, cfg.p2l) if prev is not None else None
     fit = fit_p2l(enc.coded, cfg.p2l, init)
     meta = {"month": month, **info, "left_out": enc.left_out, "dropped": enc.dropped,
+            "intercept_boot": intercept_bootstrap(enc.coded, fit.marginal.b, cfg.bootstrap_rounds,
+                                                  month_seed(cfg.seed, month)).tolist(),
             "path": fit.path, "fit": fit.info, "cut_tstamp": fit.cut_tstamp,
             "warm_start": init is not None, "marginal": fit.marginal.to_dict(),
             "holdout_marginal": fit.holdout_marginal.to_dict()}

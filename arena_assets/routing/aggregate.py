@@ -14,9 +14,8 @@ prompt at once, as P2L's batched loss does). That is a Bradley-Terry fit with on
 over the four outcomes (i wins, j wins, tie, both bad) of the grounded Rao-Kupper model,
 with P̄ the mean per-prompt outcome probabilities (each prompt with its own η(x)).
 
-Intervals: percentile bootstrap over the prompts of the set (multinomial resamples of the
-prompts, seeded): how much the board depends on which prompts the set holds. They do not
-include the P2L model's own estimation error.
+Bootstrap: multinomial resamples of the set's prompts (seeded): how much the board depends
+on which prompts the set holds (``boards.set_board`` adds the intercepts' sampling error).
 """
 
 from __future__ import annotations

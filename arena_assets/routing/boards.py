@@ -47,7 +47,10 @@ def prompt_sets(prompts: pl.DataFrame, clusters: pl.DataFrame | None) -> dict[st
 
 def set_board(model: P2LModel, X: np.ndarray, opts: BoardOptions, seed: int,
               params: Params | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(rating, lower, upper, prompts) on the Elo scale for the prompts X."""
+    """(rating, lower, upper, prompts) on the Elo scale for the prompts X. The interval's
+    rounds resample the prompts and add a bootstrap shift of the intercepts (stored with
+    the model), so a set's interval carries both which prompts it holds and the battles'
+    sampling error of the model's intercepts; W's own error is not in it."""
     prm = params or model.params
     etas = prm.eta(X) if model.config.loss == "grk" else None
     board = aggregate_board(prm.betas(X), loss=model.config.loss, etas=etas, rounds=opts.rounds,
@@ -55,7 +58,11 @@ def set_board(model: P2LModel, X: np.ndarray, opts: BoardOptions, seed: int,
     scale = RatingScale()
     rating = scale.ratings(board.ratings - board.ratings.mean(), model.models)
     if opts.rounds:
-        boot = scale.ratings(board.boot - board.boot.mean(axis=1, keepdims=True), model.models)
+        boot = board.boot
+        shifts = np.asarray(model.meta.get("intercept_boot") or np.zeros((0, len(model.models))))
+        if len(shifts):  # the intercepts' sampling error, round r with shift r (cycled)
+            boot = boot + shifts[np.arange(len(boot)) % len(shifts)]
+        boot = scale.ratings(boot - boot.mean(axis=1, keepdims=True), model.models)
         tail = (1 - opts.level) / 2
         lower, upper = np.quantile(boot, [tail, 1 - tail], axis=0)
         lower, upper = np.minimum(lower, rating), np.maximum(upper, rating)

@@ -13,8 +13,9 @@ O(battles·r + prompts·d·r).
 Nesting: W = 0 is the marginal Bradley-Terry board (the same likelihood as
 ``ranking.newton`` on the same battles); ``fit_p2l`` fits it first and keeps it unless a
 ridge on the path beats it on the held-out latest battles by more than one standard error
-(the one-standard-error rule: with no prompt effect, P2L stays the marginal board), and
-only when at least ``min_validation_battles`` battles are held out.
+(the one-standard-error rule, and a gain of at least ``MIN_GAIN``: with no prompt effect,
+P2L stays the marginal board), and only when at least ``min_validation_battles`` battles
+are held out.
 """
 
 from __future__ import annotations
@@ -46,10 +47,15 @@ class P2LConfig:
     validation_share: float = 0.1  # the latest battles, held out to pick the ridge
     # fewer held-out battles than this cannot tell a prompt effect from noise: W stays 0
     min_validation_battles: int = 200
-    max_search_battles: int = 300_000  # the ridge search fits on at most the latest this many
+    max_search_battles: int = 200_000  # the ridge search fits on at most the latest this many
     min_model_battles: int = 100  # a model with fewer keeps W's row at 0 (marginal only)
     max_iter: int = 400
+    # a low-rank fit stops when an iteration improves the mean log loss by under ~1e-8
+    # (relative) or the largest gradient entry is under gtol: far below the differences
+    # between ridges (1e-4 and up). The W = 0 fits (b only, cheap) run to 1e-13 so that
+    # they equal the boards' Newton fit.
     gtol: float = 1e-6
+    ftol: float = 1e-8
     seed: int = 0
     features: FeatureConfig = field(default_factory=FeatureConfig)
 
@@ -103,7 +109,8 @@ class Params:
 
     @property
     def w_is_zero(self) -> bool:
-        return float(np.abs(self.U).max(initial=0.0)) * float(np.abs(self.V).max(initial=0.0)) < 1e-10
+        """W = U Vᵀ negligible (every entry under 1e-6): the marginal board again."""
+        return float(np.abs(self.U @ self.V.T).max(initial=0.0)) < 1e-6
 
     def to_dict(self) -> dict:
         return {"b": self.b.tolist(), "U": self.U.tolist(), "V": self.V.tolist(),
@@ -175,8 +182,9 @@ class _Objective:
         beta_a = prm.b[self.a]
         beta_b = prm.b[self.b]
         if self.lowrank:
-            beta_a = beta_a + np.einsum("ij,ij->i", prm.U[self.a], z)
-            beta_b = beta_b + np.einsum("ij,ij->i", prm.U[self.b], z)
+            ua, ub = prm.U[self.a], prm.U[self.b]  # gathered once, used twice
+            beta_a = beta_a + np.einsum("ij,ij->i", ua, z)
+            beta_b = beta_b + np.einsum("ij,ij->i", ub, z)
         if self.grk:
             eta = prm.eta0 + ((self.X @ prm.g)[self.p] if self.lowrank and prm.g is not None else 0.0)
             nll, ga, gb, ge = grk_terms(beta_a, beta_b, np.broadcast_to(eta, beta_a.shape), self.o)
@@ -191,7 +199,7 @@ class _Objective:
         if self.lowrank:
             gU = (self.Sa @ (ga[:, None] * z) + self.Sb @ (gb[:, None] * z)) / n + self.alpha * prm.U
             gU *= self.mask[:, None]
-            h = self.P @ (ga[:, None] * prm.U[self.a] + gb[:, None] * prm.U[self.b])
+            h = self.P @ (ga[:, None] * ua + gb[:, None] * ub)
             gV = self.X.T @ h / n + self.alpha * prm.V
             penalty += 0.5 * self.alpha * (float((prm.U ** 2).sum()) + float((prm.V ** 2).sum()))
             grads += [gU.ravel(), gV.ravel()]
@@ -202,6 +210,16 @@ class _Objective:
                 penalty += 0.5 * self.alpha * float(prm.g @ prm.g)
                 grads.append(gg)
         return value + penalty, np.concatenate([np.asarray(g, float).ravel() for g in grads])
+
+    def w_gradient(self, prm: Params) -> np.ndarray:
+        """∂(mean NLL)/∂W at W = 0 (K × d): where a low-rank W should start from."""
+        beta_a, beta_b = prm.b[self.a], prm.b[self.b]
+        if self.grk:
+            _, ga, gb, _ = grk_terms(beta_a, beta_b, np.full(self.n, prm.eta0), self.o)
+        else:
+            _, ga, gb = bt_terms(beta_a - beta_b, self.y)
+        per_prompt = (self.Sa.multiply(ga) + self.Sb.multiply(gb)) @ self.P.T  # K × prompts
+        return np.asarray(per_prompt @ self.X) / self.n
 
     def nll(self, prm: Params) -> np.ndarray:
         """Per-battle negative log-likelihood (no penalty)."""
@@ -214,14 +232,34 @@ class _Objective:
 
 
 def _fit(obj: _Objective, start: Params, cfg: P2LConfig) -> tuple[Params, dict]:
+    tol = {"gtol": cfg.gtol, "ftol": cfg.ftol} if obj.lowrank else {"gtol": 1e-9, "ftol": 1e-13}
     res = minimize(obj, obj.pack(start), args=(start,), jac=True, method="L-BFGS-B",
-                   options={"maxiter": cfg.max_iter, "gtol": cfg.gtol, "ftol": 1e-12,
-                            "maxcor": 20})
+                   options={"maxiter": cfg.max_iter, "maxcor": 20, **tol})
     prm = obj.unpack(res.x, start)
     if obj.lowrank:
         prm.U[~obj.mask.astype(bool)] = 0.0
     return prm, {"iterations": int(res.nit), "converged": bool(res.success),
                  "objective": float(res.fun)}
+
+
+SPECTRAL_SIZE = 0.1  # ‖W‖_F of a restart
+
+
+def spectral_start(obj: _Objective, prm: Params, cfg: P2LConfig, size: float = SPECTRAL_SIZE) -> Params:
+    """U, V along the top singular directions of −∂L/∂W at W = 0 (the steepest low-rank
+    descent), scaled to ‖W‖_F = ``size``: a start the optimiser cannot mistake for the
+    saddle at W = 0, whatever the signal's strength."""
+    G = -obj.w_gradient(replace(prm, U=np.zeros_like(prm.U)))
+    G *= obj.mask[:, None]
+    u, sv, vt = np.linalg.svd(G, full_matrices=False)
+    r = cfg.rank
+    if not sv[:1].any():
+        return replace(prm, U=np.zeros_like(prm.U), V=start_params(obj.k, obj.d, cfg).V)
+    w = np.sqrt(size * sv[:r] / np.linalg.norm(sv[:r]))
+    U, V = np.zeros((obj.k, r)), np.zeros((obj.d, r))
+    m = min(r, len(sv))
+    U[:, :m], V[:, :m] = u[:, :m] * w[:m], vt[:m].T * w[:m]
+    return replace(prm, U=U, V=V)
 
 
 def start_params(k: int, d: int, cfg: P2LConfig, init: Params | None = None) -> Params:
@@ -280,8 +318,10 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
         if len(val) < cfg.min_validation_battles or not mask.any():
             break
         obj = _Objective(coded, search, cfg, alpha, True, mask)
-        if current.w_is_zero:  # W = 0 is a stationary point of U Vᵀ: restart off it
-            current = replace(current, V=start_params(k, d, cfg).V)
+        # W = 0 is a stationary point of U Vᵀ and a W shrunk near it barely moves: restart
+        # along the steepest low-rank direction whenever W is smaller than that start
+        if np.linalg.norm(current.U @ current.V.T) < SPECTRAL_SIZE:
+            current = spectral_start(obj, current, cfg)
         current, it = _fit(obj, current, cfg)
         fits[alpha] = current
         losses[alpha] = val_obj.nll(current)
@@ -312,14 +352,16 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
                   val, info)
 
 
+MIN_GAIN = 1e-4  # nats per battle: a smaller held-out gain is no reason to leave W = 0
+
+
 def _one_se_choice(losses: dict[float | None, np.ndarray]) -> float | None:
     """The largest ridge (None = W = 0, the largest of all) whose validation NLL is within
-    one standard error of the best one's (paired over the same battles)."""
+    one standard error (and MIN_GAIN) of the best one's (paired over the same battles)."""
     best = min(losses, key=lambda a: losses[a].mean())
     order = [None] + sorted((a for a in losses if a is not None), reverse=True)
     for a in order:
-        # (+1e-9: a ridge that shrank W to ~0 ties the marginal board to rounding)
-        if losses[a].mean() <= losses[best].mean() + _se(losses[a] - losses[best]) + 1e-9:
+        if losses[a].mean() <= losses[best].mean() + max(_se(losses[a] - losses[best]), MIN_GAIN):
             return a
     return best
 

@@ -109,9 +109,13 @@ def p2l_model(context: dg.AssetExecutionContext, storage: ArenaStorage,
     s = routing_settings
     cfg = step_lib.RoutingConfig(p2l=s.p2l_config(), replay_months=s.p2l_replay_months,
                                  max_battles=s.p2l_max_battles,
-                                 min_battles=leaderboard_settings.min_battles, seed=s.seed)
+                                 min_battles=leaderboard_settings.min_battles,
+                                 bootstrap_rounds=s.p2l_bootstrap_rounds, seed=s.seed)
     (month,) = months_in_window(context)
-    step = step_lib.p2l_model_month(storage.lake(), month, cfg)
+    try:
+        step = step_lib.p2l_model_month(storage.lake(), month, cfg)
+    except ValueError as exc:  # no battles or embeddings to fit on: say which, keep the old file
+        raise dg.Failure(description=f"{month}: {exc} (nothing was written)") from None
     path = pl.DataFrame(step.fit.path).select(
         pl.col("alpha").cast(pl.String).fill_null("W = 0"), pl.col("val_nll").round(5),
         pl.col("se_vs_marginal").round(5), "iterations")
