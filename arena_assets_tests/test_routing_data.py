@@ -101,3 +101,23 @@ def test_55k_csv_reads_as_routellm_reads_it():
     assert [x["question_id"] for x in lines] == train["battle_id"].to_list()
     assert lines[0]["conv_metadata"]["list_count_a"] == {"ordered": 1, "unordered": 1}
     assert "voter_hash" not in lines[0]  # the hash stays in the lake table
+
+
+def test_clean_battle_jsonl_reads_as_p2l_reads_it():
+    """P2L's train.py: model list = sorted unique model_a ∪ model_b of the file
+    (``get_model_list``); ``labels`` = (winner index, loser index, tie indicator: 0 none,
+    1 tie, 2 both bad); the collator takes ``prompt`` as a string or a list of user turns."""
+    battles, conv = _month(12)
+    battles = battles.with_columns(pl.Series("model_b", ["m2", "m0"] * 6))
+    rows, _ = build_training_rows("2024-01", battles, conv, None, {})
+    for split in ("train", "val", "test"):
+        lines = [json.loads(x) for x in layouts(rows)[f"{split}.jsonl"].decode().splitlines()]
+        models = sorted({x["model_a"] for x in lines} | {x["model_b"] for x in lines})
+        for x in lines:
+            win, lose, tie = x["labels"]
+            a, b = models.index(x["model_a"]), models.index(x["model_b"])
+            expected = {"model_a": [a, b, 0], "model_b": [b, a, 0], "tie": [a, b, 1],
+                        "tie (bothbad)": [a, b, 2]}[x["winner"]]
+            assert [win, lose, tie] == expected
+            assert isinstance(x["prompt"], list) and x["prompt"][0] == x["conversation_a"][0]["content"]
+            assert set(x["prompt_labels"]) >= {"math", "code"}

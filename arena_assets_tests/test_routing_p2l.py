@@ -170,6 +170,25 @@ def test_grk_aggregation_matches_the_anchor_loss():
     assert np.abs(ours - _anchor_grk_aggregate(betas, etas)).max() < 1e-3
 
 
+def test_two_model_bt_aggregate_is_the_logit_of_the_mean_probability():
+    """By hand: with two models the set's gap is logit(mean_t σ(β₁(x_t) − β₀(x_t))), which
+    is not the mean gap (Jensen): a set of one-sided prompts is not its average prompt."""
+    gaps = np.array([-2.0, 0.5, 3.0])
+    betas = np.stack([np.zeros(3), gaps], axis=1)
+    r = aggregate_board(betas, rounds=0).ratings
+    pbar = expit(gaps).mean()
+    assert r[1] - r[0] == pytest.approx(np.log(pbar / (1 - pbar)), abs=1e-6)
+    assert abs((r[1] - r[0]) - gaps.mean()) > 0.1
+
+
+def test_grk_aggregate_of_one_prompt_is_that_prompt():
+    """One prompt: its four-outcome probabilities are exactly a GRK model's, so the fit
+    returns its β (GRK's β has an absolute level) and η."""
+    beta, eta = np.array([[0.3, -0.4, 1.1]]), np.array([0.7])
+    r = aggregate_board(beta, loss="grk", etas=eta, rounds=0).ratings
+    assert np.abs(r - beta[0]).max() < 1e-4
+
+
 def test_aggregation_bootstrap_is_seeded_and_brackets_the_point():
     rng = np.random.default_rng(7)
     betas = rng.normal(size=(200, 6)) * [1, 1, 1, 2, 2, 2] + np.arange(6) * 0.3

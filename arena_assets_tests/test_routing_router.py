@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
-from arena_assets.routing.evaluate import apgr, cpt, evaluate_routers, random_curve, threshold_curve
+from arena_assets.routing.evaluate import (apgr, cpt, evaluate_routers, expected_calibration_error, log_loss,
+                                          random_curve, threshold_curve)
 from arena_assets.routing.router import Unfulfillable, lp_distribution, lp_route, router_rows, win_scores
 from arena_assets.routing.tiers import compute_tiers
 
@@ -48,6 +49,28 @@ def test_apgr_and_cpt_match_routellm_formula():
     assert apgr(curve, strong.mean(), weak.mean()) == pytest.approx(ref_apgr, abs=1e-12)
     assert cpt(curve, 0.5, strong.mean(), weak.mean()) == pytest.approx(ref_cpt, abs=1e-9)
     assert apgr(curve, strong.mean(), weak.mean()) > 0.55  # an informative score helps
+
+
+def test_apgr_and_cpt_on_a_hand_worked_case():
+    """Four prompts, two quantile bins: edges 0.1, 0.5, 0.9 -> (100 %, 0.75), (50 %, 0.75),
+    (0 %, 0.25) by hand; AUC = 0.625, APGR = (0.625 - 0.25) / (0.75 - 0.25) = 0.75;
+    CPT(50 %) = interp(0.5) = 25 %, CPT(80 %) = interp(0.65) = 40 %."""
+    strong, weak = np.array([1.0, 1, 1, 0]), np.array([0.0, 0, 1, 0])
+    scores = np.array([0.9, 0.8, 0.1, 0.2])
+    curve = threshold_curve(scores, strong, weak, num_results=2)
+    assert curve.strong_pct.tolist() == [0.0, 50.0, 100.0]
+    assert curve.quality.tolist() == [0.25, 0.75, 0.75]
+    assert apgr(curve, 0.75, 0.25) == pytest.approx(0.75, abs=1e-12)
+    assert cpt(curve, 0.5, 0.75, 0.25) == pytest.approx(25.0, abs=1e-12)
+    assert cpt(curve, 0.8, 0.75, 0.25) == pytest.approx(40.0, abs=1e-12)
+
+
+def test_expected_calibration_error_by_hand():
+    """Bins of width 0.1: {0.15, 0.15} with outcomes {1, 0} -> |0.5 - 0.15| = 0.35 on 2 of
+    4; {0.95, 0.95} with {1, 1} -> 0.05 on 2 of 4: ECE = (0.7 + 0.1) / 4 = 0.2."""
+    p, y = np.array([0.15, 0.15, 0.95, 0.95]), np.array([1.0, 0, 1, 1])
+    assert expected_calibration_error(p, y) == pytest.approx(0.2, abs=1e-12)
+    assert log_loss(np.array([0.5]), np.array([1.0]))[0] == pytest.approx(np.log(2))
 
 
 def test_random_router_recovers_half_the_gap():

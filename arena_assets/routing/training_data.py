@@ -13,8 +13,11 @@ split, so the anchors' own training code reads them:
 - FastChat ``clean_battle`` JSON lines (``<month>-<split>.jsonl``): question_id, model_a,
   model_b, winner, judge, conversation_a/b [{role, content}], turn, anony, language,
   tstamp (seconds), conv_metadata (sum_assistant_a/b_tokens; header_count_a/b and
-  bold_count_a/b as totals, list_count_a/b {ordered, unordered}), plus ``prompt`` (the user
-  turns, what P2L's data collator reads), ``prompt_id``, ``labels`` and ``tier_a/b``;
+  bold_count_a/b as totals, list_count_a/b {ordered, unordered}), plus what P2L's
+  ``train.py`` reads: ``prompt`` (the user turns) and ``labels`` = [winner, loser, tie]
+  (indices into the file's sorted model list, P2L's ``get_model_list``; tie 0 = none,
+  1 = tie, 2 = both bad; a tie lists model_a first), then ``prompt_id``,
+  ``prompt_labels`` (the topic labels) and ``tier_a/b``;
 - the 55k CSV (``<month>-<split>.csv``): id, model_a, model_b, prompt, response_a,
   response_b (JSON lists of strings, one per turn), winner_model_a, winner_model_b,
   winner_tie (a "both bad" tie is a tie), as RouteLLM's ``preprocess_battles`` reads.
@@ -111,6 +114,20 @@ def to_55k_csv(rows: pl.DataFrame) -> bytes:
     return buf.getvalue()
 
 
+def p2l_labels(rows: pl.DataFrame) -> pl.Expr:
+    """P2L's label triple per battle: (winner, loser, tie indicator), the models as indices
+    into the sorted models of these rows (what ``get_model_list`` rebuilds from the file)."""
+    models = sorted(set(rows["model_a"].to_list()) | set(rows["model_b"].to_list()))
+    index = {m: i for i, m in enumerate(models)}
+    a = pl.col("model_a").replace_strict(index, return_dtype=pl.Int32)
+    b = pl.col("model_b").replace_strict(index, return_dtype=pl.Int32)
+    w = pl.col("winner")
+    tie = (pl.when(w == "tie").then(1).when(w == "tie (bothbad)").then(2).otherwise(0)
+           .cast(pl.Int32))
+    return pl.concat_list(pl.when(w == "model_b").then(b).otherwise(a),
+                          pl.when(w == "model_b").then(a).otherwise(b), tie)
+
+
 def to_clean_battle_jsonl(rows: pl.DataFrame) -> bytes:
     turn = pl.element().struct.field
 
@@ -131,7 +148,8 @@ def to_clean_battle_jsonl(rows: pl.DataFrame) -> bytes:
         conv("conversation_b").alias("conversation_b"), "turn", pl.lit(True).alias("anony"),
         "language", (pl.col("tstamp").dt.epoch("us") / 1e6).alias("tstamp"),
         meta.alias("conv_metadata"), "prompt", "prompt_id", "split",
-        pl.struct(*TRAINING_LABELS).alias("labels"), "tier_a", "tier_b")
+        p2l_labels(rows).alias("labels"), pl.struct(*TRAINING_LABELS).alias("prompt_labels"),
+        "tier_a", "tier_b")
     buf = io.BytesIO()
     frame.write_ndjson(buf)
     return buf.getvalue()
