@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
+# ../shared/real beside the checkout; a worktree one level deeper (wt/<name>) finds it higher up
+REAL = next((p / "shared" / "real" for p in Path(__file__).resolve().parents[2:4]
+             if (p / "shared" / "real").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "real")
 
 
 @pytest.fixture
