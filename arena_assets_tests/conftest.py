@@ -83,6 +83,7 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
+        "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -41,7 +41,7 @@ def synthetic(args) -> None:
             print(f"  {method}: skipped above 10,000 points (quadratic time on 2 cores)")
             continue
         start = time.perf_counter()
-        ids, outlier = cluster_embeddings(x, ClusterConfig(method=method, k_max=300, min_cluster_size=10))
+        ids, outlier = cluster_embeddings(x, ClusterConfig(method=method, min_cluster_size=10))
         took = time.perf_counter() - start
         print(f"  synthetic {args.points} x {args.dim}, {args.topics} topics, noise {args.noise}: {method:13s} "
               f"k={len(set(ids.tolist())):4d} ARI {adjusted_rand_score(truth, ids):.3f} "

@@ -289,8 +289,9 @@ def bench_leaderboard(
     proto = get_protocol(protocol)
     weight = proto.weight if weight is None else weight
     rounds = proto.rounds if rounds is None else rounds
-    if "category" not in judgments.columns:
-        judgments = judgments.with_columns(category=pl.lit(proto.question_category(None)))
+    main = pl.lit(proto.question_category(None))
+    judgments = judgments.with_columns(
+        category=pl.col("category").fill_null(main) if "category" in judgments.columns else main)
     wins = pairwise_summary(judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed,
                             include_baseline=True)
     blocks = []

@@ -4,7 +4,8 @@
   (``arena_assets.llm.embed_texts``), else ``wordllama`` offline (``OfflineEmbedder``):
   its weights ship inside the wheel, so nothing is downloaded.
 - Clustering: kept implementations, seeded. ``agglomerative`` (Ward, scipy: one tree cut at
-  the k given or at the k with the best silhouette), ``kmeans`` (scikit-learn) and
+  the k given or at the k with the best silhouette, no fixed upper bound: the number of
+  clusters follows the data, as BERTopic's does in BenchBuilder), ``kmeans`` (scikit-learn) and
   ``hdbscan`` (scikit-learn; finds the number of clusters itself, its outliers are
   reassigned to the nearest centroid and flagged). Above ``max_direct_points`` prompts the
   quadratic methods are fitted on a seeded sample and the rest join the nearest centroid.
@@ -39,7 +40,9 @@ class ClusterConfig:
     max_direct_points: int = 6000  # agglomerative/hdbscan: fit on a seeded sample this big
     k_sample: int = 3000  # prompts sampled (seeded) to pick k
     k_min: int = 2
-    k_max: int = 150
+    # None: k follows the data (silhouette over k up to a third of the sampled prompts), as
+    # BERTopic's cluster count does; a fixed cap would bound a bench at cap x per_cluster
+    k_max: int | None = None
     min_cluster_size: int = 5  # hdbscan
     seed: int = 0
     max_embed_chars: int = 1000  # prompts are cut before embedding
@@ -66,7 +69,7 @@ class OfflineEmbedder:
 
 def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int) -> int:
     """Best silhouette over a coarse geometric grid of k, then a finer pass around it."""
-    hi = max(cfg.k_min, min(cfg.k_max, n // 3))
+    hi = max(cfg.k_min, min(cfg.k_max or n, n // 3))
     coarse = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=12)})
     scores = {k: score_fn(grid_fn(k)) for k in coarse}
     best = max(scores, key=scores.get)
