@@ -172,3 +172,42 @@ def test_judge_summary_cli_pairwise_and_bias(real_data, capsys) -> None:
     rep = json.loads(capsys.readouterr().out)
     assert rep["games"] == 14 and rep["pairs_with_both_games"] == 7
     assert main(["judge-summary", str(real_data / MT_SINGLE), "--bias"]) == 1
+
+
+def test_every_published_layout_is_read_and_others_named(tmp_path, capsys) -> None:
+    """Single-answer grade files without `turn`, Arena-Hard v2 judgments with categories and
+    per-record baselines; anything else gets one line naming what it lacks."""
+    grades = tmp_path / "grades.jsonl"
+    grades.write_text("\n".join(json.dumps(r) for r in [
+        {"question_id": 1, "model": "a", "score": 8, "judgment": "fine [[8]]", "user_prompt": "q"},
+        {"question_id": 2, "model": "a", "score": 6, "judgment": "ok [[6]]"},
+        {"question_id": 1, "model": "b", "score": -1, "judgment": "no grade"},
+        {"question_id": 2, "model": "b", "score": 4, "judgment": "[[4]]"}]) + "\n")
+    kind, frame = read_judgments(grades)
+    assert kind == "single" and set(frame["turn"]) == {1}
+    assert main(["judge-summary", str(grades), "--format", "csv"]) == 0
+    rows = {r["model"]: r for r in pl.read_csv(capsys.readouterr().out.encode()).to_dicts()}
+    assert rows["a"]["score"] == 7.0 and rows["b"]["score"] == 4.0 and rows["b"]["n_invalid"] == 1
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_text("\n".join(json.dumps({
+        "uid": f"u{i}", "category": cat, "judge": "gpt-4.1", "model": "m", "baseline": base,
+        "games": [{"score": s1, "judgment": {"answer": "..."}, "prompt": []},
+                  {"score": s2, "judgment": {"answer": "..."}, "prompt": []}]})
+        for i, (cat, base, s1, s2) in enumerate([
+            ("hard_prompt", "o3-mini", "A<B", "A>B"), ("hard_prompt", "o3-mini", "B>A", None),
+            ("creative_writing", "gemini-flash", "A=B", "A>>B")])) + "\n")
+    kind, frame = read_judgments(v2)
+    assert kind == "pairwise" and frame["verdict"].to_list() == ["B>A", "A>B", "B>A", None, "A=B", "A>>B"]
+    assert main(["judge-summary", str(v2), "--rounds", "10", "--format", "csv"]) == 0
+    table = pl.read_csv(capsys.readouterr().out.encode())
+    # v2 drops both games of u1 (one unparsed); u0: 1 + 1 (game 1 "A<B": B wins) -> 1.0;
+    # u2: 0.5 + 3 x 1 over 4 rows, and v2's score is the mean of the bootstrap means
+    rows = table.select("category", "baseline", "win_rate").sort("category").rows()
+    assert rows[1] == ("hard_prompt", "o3-mini", 1.0) and rows[0][:2] == ("creative_writing", "gemini-flash")
+    assert rows[0][2] == pytest.approx((0.5 + 3) / 4, abs=0.1)
+    assert table["dropped_games"].sum() == 2
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"question_id": 1, "model": "a", "rating": 3}) + "\n")
+    assert main(["judge-summary", str(odd)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "single-answer grades, which needs score" in err

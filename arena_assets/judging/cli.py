@@ -31,6 +31,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="pairwise only: print the judge-bias report (JSON) instead")
     p.set_defaults(func=run_judge_summary)
 
+    e = subparsers.add_parser(
+        "bench-export",
+        help="a month's bench as Arena-Hard-Auto's files (question.jsonl, model_answer/, model_judgment/)",
+        description="Writes the month's bench_prompts, model_answers and judgments from the lake "
+        "in Arena-Hard-Auto's layout, with the fields of the protocol version (its show_result.py "
+        "reads the folder as it is); judge-summary reads such a folder back.",
+    )
+    e.add_argument("--lake", required=True, help="the lake root (ARENA_LAKE_ROOT)")
+    e.add_argument("--month", required=True, help="YYYY-MM")
+    e.add_argument("--out", required=True, help="folder (or s3:// URL) to write")
+    e.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
+                   help="layout version (default: the judgments' own)")
+    e.set_defaults(func=run_bench_export)
+
     m = subparsers.add_parser(
         "bench-metrics",
         help="separability, agreement, Spearman, Kendall, Brier of a bench vs a human board",
@@ -50,8 +64,15 @@ def run_judge_summary(args: argparse.Namespace) -> int:
     from arena_assets.judging.readers import read_judgments
     from arena_assets.judging.summary import bias_report, pairwise_summary, single_summary
 
+    answers = None
     try:
-        kind, frame = read_judgments(args.file, baseline=args.baseline, protocol=args.protocol)
+        if (args.file / "model_judgment").is_dir():  # a bench folder: answers give style control
+            from arena_assets.judging.layout import read_layout
+
+            _, answers, frame = read_layout(args.file, args.baseline)
+            kind = "pairwise"
+        else:
+            kind, frame = read_judgments(args.file, baseline=args.baseline, protocol=args.protocol)
     except (ValueError, OSError, KeyError) as exc:
         print(f"judge-summary: {exc}", file=sys.stderr)
         return 1
@@ -72,12 +93,33 @@ def run_judge_summary(args: argparse.Namespace) -> int:
             return 0
         protocol = args.protocol or ("arena-hard-v2" if set(frame["category"].drop_nulls())
                                      & {"hard_prompt", "creative_writing"} else "arena-hard-v0.1")
-        table = pairwise_summary(frame, protocol=protocol, weight=args.weight, rounds=args.rounds,
-                                 seed=args.seed)
+        if answers is not None:
+            from arena_assets.judging.metrics import bench_leaderboard
+
+            table = bench_leaderboard(frame, answers, protocol=protocol, weight=args.weight, rounds=args.rounds,
+                                      seed=args.seed)
+        else:
+            table = pairwise_summary(frame, protocol=protocol, weight=args.weight, rounds=args.rounds,
+                                     seed=args.seed)
     if args.fmt == "csv":
         sys.stdout.write(table.write_csv())
     else:
         print(json.dumps({"kind": kind, "protocol": protocol, "models": table.to_dicts()}, indent=2))
+    return 0
+
+
+def run_bench_export(args: argparse.Namespace) -> int:
+    from arena_assets.judging.layout import write_layout
+    from arena_assets.release.write import bench_release_from_lake
+    from arena_assets.storage import Lake
+
+    release = bench_release_from_lake(Lake(args.lake), args.month)
+    if release is None:
+        print(f"bench-export: no bench_prompts for {args.month} in {args.lake}", file=sys.stderr)
+        return 1
+    paths = write_layout(args.out, release.prompts, release.answers, release.judgments,
+                         protocol=args.protocol or release.protocol, month=args.month)
+    print(f"{len(paths)} files ({args.protocol or release.protocol}) written under {args.out}")
     return 0
 
 
