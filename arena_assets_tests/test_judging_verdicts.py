@@ -210,4 +210,4 @@ def test_every_published_layout_is_read_and_others_named(tmp_path, capsys) -> No
     odd.write_text(json.dumps({"question_id": 1, "model": "a", "rating": 3}) + "\n")
     assert main(["judge-summary", str(odd)]) == 1
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "single-answer grades, which needs score" in err
+    assert len(err.splitlines()) == 1 and "single-answer grades (needs score)" in err

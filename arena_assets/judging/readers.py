@@ -68,11 +68,11 @@ def detect_layout(path: str | Path) -> str:
     for layout, need in LAYOUTS.items():
         if all(k in rec for k in need):
             return layout
-    closest = min(LAYOUTS, key=lambda k: sum(f not in rec for f in LAYOUTS[k]))
-    missing = [f for f in LAYOUTS[closest] if f not in rec]
-    raise ValueError(f"{files[0]}: not a judgment layout this reader knows: closest is "
-                     f"{_NAMES[closest]}, which needs {', '.join(missing)} (the record has "
-                     f"{', '.join(sorted(rec)[:12])})")
+    missing = {k: [f for f in need if f not in rec] for k, need in LAYOUTS.items()}
+    fewest = min(len(m) for m in missing.values())
+    closest = " or ".join(f"{_NAMES[k]} (needs {', '.join(m)})" for k, m in missing.items() if len(m) == fewest)
+    raise ValueError(f"{files[0]}: not a judgment layout this reader knows: closest is {closest}; "
+                     f"the record has {', '.join(sorted(rec)[:12])}")
 
 
 def _score(game: dict | None) -> tuple[str | None, str | None]:
