@@ -15,6 +15,7 @@ from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.pipeline.bench import (
     answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
@@ -32,7 +33,7 @@ LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
                     start_offset=-1, end_offset=-1))],
           backfill_policy=dg.BackfillPolicy.single_run())
 def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
-                  llm_cache: LLMCache, labeler: LLMTaskResource):
+                  llm_cache: LLMCache, labeler: LLMTaskResource, topic_settings: TopicSettings):
     """BenchBuilder's monthly bench, the paper's two passes: the month's labels keep prompts
     meeting at least `ARENA_BENCH_MIN_QUALITY` of the 7 hard-prompt criteria (default 5) in
     topic clusters whose mean is at least 3; with `ARENA_BENCH_RELABEL_MODEL` set, that
@@ -46,8 +47,8 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
     versions = {}
     for month in months_in_window(context):
-        relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage))
-                   if relabel_task else None)
+        relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
+                                 prompt_set=topic_settings.prompt_set()) if relabel_task else None)
         step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
         versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
