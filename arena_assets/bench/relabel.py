@@ -40,7 +40,7 @@ class StrongRelabel:
                               storage_options=self.storage_options)
         reqs = [LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
                 for pid, text in survivors.select("prompt_id", "prompt").iter_rows()]
-        results, report = run_batch(self.task, reqs, cache, lt.parse)
+        results, report = run_batch(self.task, reqs, cache, lt.parse_any)
         cache.flush()
         self.reports.append(report)
         # a failed or unparsed call gives null criteria: the builder drops that prompt

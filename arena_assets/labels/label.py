@@ -103,7 +103,7 @@ def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
 def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, reqs: list[LLMRequest], cfg: LabelConfig,
          cache_root: str, storage_options: dict | None, progress) -> tuple[list[LLMResult], BatchReport]:
     cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
-    return run_batch(task, reqs, cache, lt.parse, progress=progress)
+    return run_batch(task, reqs, cache, lt.parse_any, progress=progress)
 
 
 def _status(r: LLMResult | None, tag: str) -> str:
@@ -238,7 +238,7 @@ def _refusal_row(results: list[LLMResult], tag: str | None, report: LabelReport)
     if not results or tag is None:
         return {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
                 "refusal_status": "not_applicable", "_refusal_tag": None}
-    classes = [r.value[tag][0] if r.status == "ok" else None for r in results]
+    classes = [r.value[tag][0] if r.status == "ok" else None for r in results]  # parse_failed: unread
     statuses = [_status(r, tag) for r in results]
     report.unparsed[tag] = report.unparsed.get(tag, 0) + statuses.count("parse_failed")
     said = [c == "yes" if c is not None else None for c in classes]

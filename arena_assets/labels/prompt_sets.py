@@ -79,6 +79,16 @@ class LabelTask:
         return {tag: (_decision_value(tag, word), ok)}
 
 
+    def parse_any(self, content: str) -> dict[str, tuple[object, bool]]:
+        """``parse``, raising when no tag could be read at all: the batch runner then asks
+        again (``LLMTask.parse_retries``), which heals a transient garbled reply; a reply
+        that stays unreadable ends as ``parse_failed`` with the anchor's defaults."""
+        out = self.parse(content)
+        if not any(ok for _, ok in out.values()):
+            raise ValueError(f"no {self.output} answer for {', '.join(self.tags)} in the reply")
+        return out
+
+
 def _decision_value(tag: str, word: str | None) -> dict:
     key = _JSON_FIELD[tag]
     return {key: T.yes(word), "score": word} if key == "creative_writing" else {key: T.yes(word)}
