@@ -58,6 +58,11 @@ def test_labels_join_on_both_sides_and_refusal_on_either():
     assert picked["hard_6"] == ["b1"] and picked["math"] == ["b1"] and picked["if"] == ["b1"]
     assert picked["no_refusal"] == ["b2"] and picked["ocr"] == ["b2"] and picked["vision"] == ["b2"]
     assert attach_topic_labels(battles, None)["labelled"].sum() == 0
+    # every board's rule is written out for the leaderboard's metadata, maybe / unparsed included
+    from arena_assets.labels.tags import BOARD_NOTES, board_rules_markdown
+
+    assert set(BOARD_NOTES) == set(CATEGORY_BOARDS) and '"maybe"' in BOARD_NOTES["no_refusal"]
+    assert board_rules_markdown().count("\n| ") == len(CATEGORY_BOARDS)
 
 
 def test_long_user_board_takes_prompts_of_500_tokens_measured_before_the_cut():
@@ -225,3 +230,21 @@ def test_category_boards_recover_true_skills_and_hard_separates_more(tmp_path, c
     assert min(rho.values()) >= 0.9, rho
     assert all(rho_skill[b] >= 0.9 for b in ONE_CATEGORY if b in rho_skill), rho_skill
     assert _separated_share(hard) > max(shares), (_separated_share(hard), shares)
+
+
+def test_a_battle_file_with_category_tag_feeds_the_boards_without_a_labeller(real_data, tmp_path):
+    """LMArena's refusal test set carries `category_tag = {"refusal_v0.2": bool}` (12 of 100
+    true): `--category no_refusal` keeps the other 88 by LMArena's rule; boards the tag
+    cannot answer (hard_6: no criteria) hold nothing rather than guessing."""
+    from arena_assets.cli import main
+    from arena_assets.ranking.io import read_battles
+
+    path = real_data / "battles" / "clean_battles_2024_full_conversations.jsonl"
+    battles = read_battles(path)
+    assert battles["category_tag"].struct.field("refusal_v0.2").struct.field("refusal").sum() == 12
+    assert read_battles(path, category="no_refusal").height == 88
+    assert read_battles(path, category="multiturn").height == int((battles["turn"] > 1).sum())
+    assert read_battles(path, category="hard_6").height == 0
+    out = tmp_path / "board.parquet"
+    assert main(["leaderboard", str(path), "--category", "no_refusal", "--out", str(out)]) == 0
+    assert (pl.read_parquet(out)["category"] == "no_refusal").all()

@@ -295,6 +295,7 @@ def bench_leaderboard(
     wins = pairwise_summary(judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed,
                             include_baseline=True)
     blocks = []
+    inputs = style_inputs(features) if features is not None else None
     for (category,), part in judgments.group_by("category", maintain_order=True):
         block = wins.filter(pl.col("category") == category)
         try:
@@ -305,8 +306,7 @@ def bench_leaderboard(
                                       "upper": pl.Float64, "rank": pl.Int64})
         block = block.join(bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
                                      bt_rank="rank"), on="model", how="left")
-        if features is not None:
-            inputs = style_inputs(features)
+        if inputs is not None:
             tokens = inputs.group_by("model").agg(avg_tokens=pl.col("token_len").cast(pl.Float64).mean())
             block = block.join(tokens, on="model", how="left")
             if style_control:

@@ -137,13 +137,29 @@ BOARDS: dict[str, pl.Expr] = {
     **{v: _tag(f"{v}_v0.1", v) for v in VISION_TAGS},
     "creative_writing_vision": _tag("creative_writing_vision_v0.1", "creative_writing"),
 }
+# the battle column each board's rule reads (the others: category_tag)
+BOARD_INPUT = {"coding": "is_code", "long_user": "user_tokens", "multiturn": "turn", "vision": "is_vision"}
 BOARD_NOTES = {
     "hard_6": "at least 6 of the 7 criteria of criteria_v0.1",
-    "if": "if_v0.1.score >= 4 (the rubric: 4 = complex, 5 = advanced instruction following)",
-    "no_refusal": "no answer of either side classified a refusal (refusal_v0.2 where a file has it, "
-                  "else refusal_v0.1: \"yes\" counts; \"maybe\" and unparsed answers count as no refusal)",
+    "coding": "is_code (a file's flag; our labels: the code heuristic on the first prompt)",
+    "math": "math_v0.1.math",
+    "creative_writing": "creative_writing_v0.1.creative_writing",
+    "if": "if_v0.1.if: score >= 4 (the rubric: 4 = complex, 5 = advanced instruction following)",
     "long_user": "at least 500 user tokens over the conversation",
+    "multiturn": "more than one turn",
+    "no_refusal": "no answer of either side classified a refusal (refusal_v0.2 where a file has it, "
+                  "else refusal_v0.1: \"yes\" counts; \"maybe\" and unreadable answers count as no "
+                  "refusal; a battle with a failed classification and no \"yes\" is left out)",
+    "vision": "the first turn carries an image",
+    **{v: f"{v}_v0.1.{v}" for v in VISION_TAGS},
+    "creative_writing_vision": "creative_writing_vision_v0.1.creative_writing",
 }
+
+
+def board_rules_markdown() -> str:
+    """The membership rule of every category board, for a leaderboard's metadata."""
+    return "| board | battles it holds |\n|---|---|\n" + "\n".join(
+        f"| {b} | {BOARD_NOTES[b]} |" for b in BOARDS)
 
 
 def tag_from_flat() -> pl.Expr:

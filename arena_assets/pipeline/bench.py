@@ -189,8 +189,9 @@ def _judge_games(task: LLMTask, messages: dict[str, list[dict]], proto: BenchPro
                                                 {"role": "user", "content": FOLLOW_UP}], f"{PROMPT_VERSION}+follow-up"))
     if again:
         second, more = run_batch(task, again, cache, proto.parse)
-        for field in ("items", "unique_requests", "cache_hits", "calls", "prompt_tokens", "completion_tokens", "cost"):
-            setattr(report, field, getattr(report, field) + getattr(more, field))
+        for name in ("items", "unique_requests", "cache_hits", "calls", "prompt_tokens", "completion_tokens", "cost"):
+            setattr(report, name, getattr(report, name) + getattr(more, name))
+        report.statuses = {k: report.statuses.get(k, 0) + more.statuses.get(k, 0) for k in report.statuses}
         for r in second:
             game = out[r.item_id]
             # the anchor parses the whole judgment so far, both replies joined
@@ -307,7 +308,6 @@ class BenchLeaderboardMonth:
     markdown: str
     png: bytes
     urls: tuple[str, str]
-    style_meta: dict = field(default_factory=dict)
 
 
 def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProtocol = V01,

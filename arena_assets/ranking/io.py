@@ -21,9 +21,10 @@ computed from the text (the cl100k approximation of ``arena_assets.clean.tokens`
 ``user_tokens`` (the user turns of ``conversation_a``: their ``num_tokens`` or the token
 approximation) and ``is_vision``, so that ``--category`` with one of LMArena's board names
 (``hard_6``, ``math``, ``if``, ``no_refusal``, ``long_user``, ...) applies LMArena's membership
-rule to the tag without any labeller. Other names keep the battles where C is a true boolean
-column, is listed in the ``categories`` list column, or equals the ``category`` string column
-(in that order).
+rule to the tag without any labeller, when the table has what that rule reads. Other names
+(and board names the table cannot answer) keep the battles where C is a true boolean column,
+is listed in the ``categories`` list column, or equals the ``category`` string column (in
+that order).
 """
 
 from __future__ import annotations
@@ -185,9 +186,9 @@ def _with_tags(frame: pl.DataFrame, tags: list) -> pl.DataFrame:
 
 def filter_category(battles: pl.DataFrame, category: str) -> pl.DataFrame:
     """Battles in ``category`` (see the module docstring for the lookup order)."""
-    from arena_assets.labels.tags import BOARDS, in_board
+    from arena_assets.labels.tags import BOARD_INPUT, BOARDS, in_board
 
-    if category in BOARDS and (category != "coding" or "is_code" in battles.columns):
+    if category in BOARDS and BOARD_INPUT.get(category, "category_tag") in battles.columns:
         return in_board(battles, category)
     if category in battles.columns and battles.schema[category] == pl.Boolean:
         return battles.filter(pl.col(category).fill_null(False))
