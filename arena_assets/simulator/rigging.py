@@ -227,3 +227,22 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     pl.DataFrame(rows).write_parquet(path)
     return cast_total
+
+
+def simulate_attacks(out: str | Path, month: str, seed: int, config) -> int:
+    """Only the attacks of ``config`` for ``month`` (their ``rig-*`` files and truth) under
+    ``out``: the same files `simulate_months` would add to that month, without writing its
+    honest traffic again (a benchmark plants many attacks on one honest month)."""
+    from arena_assets.simulator.api import write_registry
+    from arena_assets.simulator.truth import MONTHLY_SCHEMAS, TruthSink
+    from arena_assets.simulator.world import World
+
+    out = Path(out)
+    world = World.build(config, seed)
+    write_registry(out, world)
+    (out / month).mkdir(parents=True, exist_ok=True)
+    sinks = {name: TruthSink(out, name, month) for name in MONTHLY_SCHEMAS}
+    cast = plant_attacks(world, out, month, sinks, compress=False)
+    for sink in sinks.values():
+        sink.close()
+    return cast
