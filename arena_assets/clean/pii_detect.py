@@ -181,7 +181,7 @@ _CPF_SHAPE = re.compile(r"^\d{3}\.\d{3}\.\d{3}-\d{2}$")
 _NIR_SHAPE = re.compile(r"^[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}$")
 _AADHAAR_SHAPE = re.compile(r"^\d{4}([ -])\d{4}\1\d{4}$")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}([./-])\d{1,2}\2\d{1,2}")
-_DOTTED_PHONE = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}")
+_DOTTED_PHONE = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}|\d{3}\.\d{4}")
 _BOOK_WORDS = re.compile(r"(?i)(?:isbn|issn|ean|gtin|upc|doi|arxiv)\W{0,3}$")
 _UUID_OR_HASH = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|[0-9a-fA-F]{24,}")
 
