@@ -67,20 +67,28 @@ def rank_of(frame: pl.DataFrame, model: str) -> int:
 
 
 def honest_world(root: Path, seed: int, sessions: int, users: int) -> dict:
-    raw, lake = root / f"raw-{seed}", Lake(str(root / f"lake-{seed}"))
+    raw, lake = root / f"raw-{seed}-{sessions}-{users}", Lake(str(root / f"lake-{seed}-{sessions}-{users}"))
     cfg = world_config(users)
-    simulate_months(raw, list(MONTHS), sessions, seed=seed, config=cfg)
-    models = {m["name"] for m in json.loads((raw / "models.json").read_text())}
-    for month in MONTHS[:2]:
-        ingest_month(lake, str(raw), month, salt=SALT, known_models=models)
-        clean_month(lake, month)
-        battles_month(lake, month, BattleConfig(seed=1))
-    parsed = parse_month(str(raw), MONTHS[2], salt=SALT, known_models=models)
-    conv = build_conversations(parsed.raw_logs, month=MONTHS[2])
+    models_file = raw / "models.json"
+    cached = root / f"month3-{seed}-{sessions}-{users}"
+    if not (cached / "conv.parquet").exists():  # a rerun reuses the honest world
+        simulate_months(raw, list(MONTHS), sessions, seed=seed, config=cfg)
+        models = {m["name"] for m in json.loads(models_file.read_text())}
+        for month in MONTHS[:2]:
+            ingest_month(lake, str(raw), month, salt=SALT, known_models=models)
+            clean_month(lake, month)
+            battles_month(lake, month, BattleConfig(seed=1))
+        parsed = parse_month(str(raw), MONTHS[2], salt=SALT, known_models=models)
+        cached.mkdir(parents=True, exist_ok=True)
+        parsed.raw_logs.write_parquet(cached / "raw_logs.parquet")
+        build_conversations(parsed.raw_logs, month=MONTHS[2]).write_parquet(cached / "conv.parquet")
+    models = {m["name"] for m in json.loads(models_file.read_text())}
+    raw_logs = pl.read_parquet(cached / "raw_logs.parquet")
+    conv = pl.read_parquet(cached / "conv.parquet")
     earlier = lake.read_months("battles", list(MONTHS[:2]))
     board = fit_bt(earlier.filter("keep").select("model_a", "model_b", "winner")).table.sort("rank")
     truth = load_truth(raw)["votes"].filter(pl.col("month") == MONTHS[2])
-    return {"raw": raw, "cfg": cfg, "models": models, "lake": lake, "raw_logs": parsed.raw_logs,
+    return {"raw": raw, "cfg": cfg, "models": models, "lake": lake, "raw_logs": raw_logs,
             "conv": conv, "earlier": earlier, "board": board["model"].to_list(),
             "abusive_ids": set(truth.filter("abusive")["event_id"].to_list()),
             "crowd": earlier_crowd(lake, list(MONTHS[:2])),
@@ -89,7 +97,7 @@ def honest_world(root: Path, seed: int, sessions: int, users: int) -> dict:
 
 def planted(root: Path, seed: int, world: dict, name: str, model: str, votes: int) -> dict:
     accounts, strategy = ATTACKS[name]
-    out = root / f"attack-{seed}-{name}-{model}"
+    out = root / f"attack-{seed}-{name}-{model}-{votes}"
     cfg = replace(world["cfg"], attacks=(Attack(MONTHS[2], model, votes, accounts=accounts,
                                                 strategy=strategy, seed=seed),))
     simulate_attacks(out, MONTHS[2], seed, cfg)
@@ -148,15 +156,13 @@ def main() -> None:
         world = honest_world(root, seed, args.sessions, args.users)
         print(f"world {seed}: {world['raw_logs'].filter(pl.col('type').is_in(['leftvote', 'rightvote', 'tievote', 'bothbad_vote'])).height} "
               f"votes in {MONTHS[2]}, {time.perf_counter() - t0:.0f} s", flush=True)
-        base = one_build(world, None, 0, world["board"][0])
-        print(f"  honest month: new rules removed {base['honest_removed_new']} of {base['honest']} honest votes; "
-              f"{base['meta']}", flush=True)
+        print(f"  board after {MONTHS[1]}: {world['board'][:10]}", flush=True)
         for rank in args.ranks:
             target = world["board"][rank - 1]
+            before = one_build(world, None, 0, target)
             for name in args.attacks:
                 model = world["board"][rank - 2] if ATTACKS[name][1] == "omnipresent" else target
                 attack = planted(root, seed, world, name, model, max(args.votes))
-                before = one_build(world, None, 0, target)
                 for n in args.votes:
                     r = one_build(world, attack, n, target)
                     row = {"world": seed, "rank": rank, "attack": name, "n": n,
@@ -164,6 +170,9 @@ def main() -> None:
                            **{k: r[k] for k in ("rigged", "rigged_removed", "honest", "honest_removed_new")}}
                     rows.append(row)
                     print("  " + json.dumps(row), flush=True)
+                    if n == min(args.votes) and name == args.attacks[0]:
+                        honest_base = {k: before[k] for k in ("honest", "honest_removed_new")}
+                        print(f"  honest month alone: {honest_base}; {before['meta']}", flush=True)
     table = pl.DataFrame(rows)
     table.write_csv(root / "rigging.csv")
     summary = (table.group_by("attack", "n").agg(
