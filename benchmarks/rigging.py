@@ -111,11 +111,20 @@ def one_build(world: dict, attack: dict | None, n: int, target: str) -> dict:
     raw, conv = world["raw_logs"], world["conv"]
     rigged_hashes: set[str] = set()
     if attack is not None and n > 0:
+        # the attack's first n votes: whole accounts in creation order, the last one cut
+        # after its k-th vote (everything it did up to that vote: its chats, served battles)
         acc = attack["accounts"].with_columns(pl.col("votes_cast").cum_sum().alias("_c"))
-        chosen = acc.filter(pl.col("_c") - pl.col("votes_cast") < n)["user_id"].to_list()
+        chosen = acc.filter(pl.col("_c") - pl.col("votes_cast") < n)
         checker = Checker(MONTHS[2], SALT, None)
-        rigged_hashes = {checker.user_hash(u) for u in chosen}
+        rigged_hashes = {checker.user_hash(u) for u in chosen["user_id"].to_list()}
         part = attack["raw_logs"].filter(pl.col("user_hash").is_in(list(rigged_hashes)))
+        last = chosen.tail(1).row(0, named=True)
+        keep_votes = n - (last["_c"] - last["votes_cast"])
+        if keep_votes < last["votes_cast"]:
+            own = pl.col("user_hash") == checker.user_hash(last["user_id"])
+            cut = (part.filter(own & pl.col("type").is_in(["leftvote", "rightvote", "tievote", "bothbad_vote"]))
+                   .sort("tstamp")["tstamp"][keep_votes - 1])
+            part = part.filter(~own | (pl.col("tstamp") <= cut))
         ids = set(part["conv_id_a"].drop_nulls().to_list()) | set(part["conv_id_b"].drop_nulls().to_list())
         raw = pl.concat([raw, part])
         conv = pl.concat([conv, attack["conv"].filter(pl.col("conv_id").is_in(list(ids)))])
@@ -138,6 +147,27 @@ def one_build(world: dict, attack: dict | None, n: int, target: str) -> dict:
     }
 
 
+def summarize(table: pl.DataFrame) -> None:
+    """Mean over worlds x targets per attack and N, and the cost of one rank."""
+    summary = (table.group_by("attack", "n").agg(
+        pl.len().alias("cases"), pl.col("rigged").mean().round(0).alias("rigged_votes"),
+        pl.col("gain_none").mean().round(2), pl.col("gain_old").mean().round(2), pl.col("gain_new").mean().round(2),
+        (pl.col("rigged_removed").sum() / pl.col("rigged").sum() * 100).round(1).alias("rigged_removed_%"),
+        (pl.col("honest_removed_new").sum() / pl.col("honest").sum() * 100).round(3).alias("honest_removed_new_%"),
+    ).sort("attack", "n"))
+    pl.Config.set_tbl_rows(100)
+    pl.Config.set_tbl_cols(20)
+    print(summary)
+    print("cost of one rank (smallest N whose mean gain >= 1):")
+    for name in summary["attack"].unique(maintain_order=True):
+        part = summary.filter(pl.col("attack") == name)
+        top = int(part["n"].max())
+        cost = {k: next((n for n, g in zip(part["n"], part[f"gain_{k}"]) if g >= 1), None) for k in ("none", "old", "new")}
+        ratio = ("-" if cost["none"] is None else
+                 f">{top / cost['none']:.0f}x" if cost["new"] is None else f"{cost['new'] / cost['none']:.1f}x")
+        print(f"  {name:14s} no filter {cost['none']}, voter rules {cost['old']}, all rules {cost['new']}: {ratio}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worlds", type=int, default=3)
@@ -146,12 +176,19 @@ def main() -> None:
     parser.add_argument("--votes", type=int, nargs="+", default=[50, 100, 200, 500, 1000, 2000])
     parser.add_argument("--attacks", nargs="+", default=list(ATTACKS))
     parser.add_argument("--ranks", type=int, nargs="+", default=[5, 10])
+    parser.add_argument("--seeds", type=int, nargs="+", help="world seeds (default 1..--worlds)")
     parser.add_argument("--out", default="benchmarks/out/rigging")
+    parser.add_argument("--summarize", nargs="+", metavar="CSV",
+                        help="print the table of earlier runs' CSV files and stop")
     args = parser.parse_args()
+    if args.summarize:
+        summarize(pl.concat([pl.read_csv(f) for f in args.summarize]))
+        return
     root = Path(args.out)
     root.mkdir(parents=True, exist_ok=True)
     rows = []
-    for seed in range(1, args.worlds + 1):
+    seeds = args.seeds or list(range(1, args.worlds + 1))
+    for seed in seeds:
         t0 = time.perf_counter()
         world = honest_world(root, seed, args.sessions, args.users)
         print(f"world {seed}: {world['raw_logs'].filter(pl.col('type').is_in(['leftvote', 'rightvote', 'tievote', 'bothbad_vote'])).height} "
@@ -174,23 +211,10 @@ def main() -> None:
                         honest_base = {k: before[k] for k in ("honest", "honest_removed_new")}
                         print(f"  honest month alone: {honest_base}; {before['meta']}", flush=True)
     table = pl.DataFrame(rows)
-    table.write_csv(root / "rigging.csv")
-    summary = (table.group_by("attack", "n").agg(
-        pl.len().alias("cases"), pl.col("rigged").mean().round(0).alias("rigged_votes"),
-        pl.col("gain_none").mean().round(2), pl.col("gain_old").mean().round(2), pl.col("gain_new").mean().round(2),
-        (pl.col("rigged_removed").sum() / pl.col("rigged").sum() * 100).round(1).alias("rigged_removed_%"),
-        (pl.col("honest_removed_new").sum() / pl.col("honest").sum() * 100).round(3).alias("honest_removed_new_%"),
-    ).sort("attack", "n"))
-    pl.Config.set_tbl_rows(100)
-    pl.Config.set_tbl_cols(20)
-    print(summary)
-    print("cost of one rank (smallest N whose mean gain >= 1):")
-    for name in args.attacks:
-        part = summary.filter(pl.col("attack") == name)
-        cost = {k: next((n for n, g in zip(part["n"], part[f"gain_{k}"]) if g >= 1), None) for k in ("none", "old", "new")}
-        ratio = ("-" if cost["none"] is None else
-                 f">{max(args.votes) / cost['none']:.0f}x" if cost["new"] is None else f"{cost['new'] / cost['none']:.1f}x")
-        print(f"  {name:14s} no filter {cost['none']}, voter rules {cost['old']}, all rules {cost['new']}: {ratio}")
+    name = f"rigging-{'-'.join(map(str, seeds))}-{'-'.join(args.attacks)}.csv"
+    table.write_csv(root / name)
+    print(f"rows: {root / name}")
+    summarize(table)
     sys.stdout.flush()
 
 

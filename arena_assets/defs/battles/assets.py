@@ -43,8 +43,8 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     model_b, tie, tie (bothbad)), language, voter hash, both conversation ids, style
     features of both answers, and flags with reasons (not anonymous, identity leak, top-prompt
     dedup, daily cap, anomalous voter, and per cluster of linked accounts or per voter who
-    votes only with one model on screen: see the README's vote-rigging section). `keep` marks the battles leaderboards use; the
-    VisionArena-Battle style release. The anomaly test's crowd includes the kept votes of
+    votes only with one model on screen: see the README's vote-rigging section). `keep`
+    marks the battles leaderboards use; the VisionArena-Battle style release. The anomaly test's crowd includes the kept votes of
     every earlier month already in the lake, so backfill months in order."""
     (month,) = months_in_window(context)
     lake = storage.lake()
