@@ -107,7 +107,7 @@ def planted(root: Path, seed: int, world: dict, name: str, model: str, votes: in
     return {"raw_logs": parsed.raw_logs, "conv": conv, "accounts": accounts_truth}
 
 
-def one_build(world: dict, attack: dict | None, n: int, target: str) -> dict:
+def one_build(world: dict, attack: dict | None, n: int, target: str, keep_battles: bool = False) -> dict:
     raw, conv = world["raw_logs"], world["conv"]
     rigged_hashes: set[str] = set()
     if attack is not None and n > 0:
@@ -130,6 +130,8 @@ def one_build(world: dict, attack: dict | None, n: int, target: str) -> dict:
         conv = pl.concat([conv, attack["conv"].filter(pl.col("conv_id").is_in(list(ids)))])
     result = build_battles(raw, conv, BattleConfig(seed=1), crowd=world["crowd"], history=world["history"])
     b = result.battles
+    if keep_battles:
+        return {"battles": b}
     rigged = pl.col("voter_hash").is_in(list(rigged_hashes))
     honest = ~rigged & ~pl.col("battle_id").is_in(list(world["abusive_ids"]))
     old_keep = ~pl.any_horizontal([pl.col(r) for r in OLD_RULES])
@@ -145,6 +147,34 @@ def one_build(world: dict, attack: dict | None, n: int, target: str) -> dict:
         "honest_removed_new": int(b.filter(honest & pl.col("removed_reason").is_in(list(RIGGING_FLAGS))).height),
         "meta": result.metadata["rigging"],
     }
+
+
+def alarm_figures(root: Path, seed: int, sessions: int, users: int, votes: list[int]) -> dict:
+    """z of the rating moves (`ranking.alarm.rating_moves`, month 3 vs month 2): every model
+    on the honest month, and the 10th model under the planted sybil attack of ``votes``
+    (unfiltered and filtered boards)."""
+    from arena_assets.ranking.alarm import rating_moves
+
+    cols = ["model_a", "model_b", "winner"]
+
+    def board(frame: pl.DataFrame) -> pl.DataFrame:
+        return fit_bt(frame.select(cols)).table.with_columns(pl.lit("overall").alias("board"))
+
+    world = honest_world(root, seed, sessions, users)
+    kept, everything = world["earlier"].filter("keep").select(cols), world["earlier"].select(cols)
+    honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
+    moves = rating_moves(board(pl.concat([kept, honest.filter("keep").select(cols)])), board(kept))
+    out = {"seed": seed, "models": moves.height, "honest_max_abs_z": round(float(moves["z"].abs().max()), 2)}
+    target = world["board"][9]
+    attack = planted(root, seed, world, "sybils", target, max(votes))
+    for n in votes:
+        b = one_build(world, attack, n, target, keep_battles=True)["battles"]
+        unfiltered = rating_moves(board(pl.concat([everything, b.select(cols)])), board(everything))
+        filtered = rating_moves(board(pl.concat([kept, b.filter("keep").select(cols)])), board(kept))
+        z = lambda m: round(float(m.filter(pl.col("model") == target)["z"][0]), 2)  # noqa: E731
+        out[f"N{n}"] = {"target_z_unfiltered": z(unfiltered), "target_z_filtered": z(filtered),
+                        "max_abs_z_filtered": round(float(filtered["z"].abs().max()), 2)}
+    return out
 
 
 def summarize(table: pl.DataFrame) -> None:
@@ -180,7 +210,13 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/out/rigging")
     parser.add_argument("--summarize", nargs="+", metavar="CSV",
                         help="print the table of earlier runs' CSV files and stop")
+    parser.add_argument("--alarm", action="store_true",
+                        help="print the rating-move z-scores (honest, and sybils at --votes) and stop")
     args = parser.parse_args()
+    if args.alarm:
+        for seed in args.seeds or range(1, args.worlds + 1):
+            print(json.dumps(alarm_figures(Path(args.out), seed, args.sessions, args.users, args.votes)))
+        return
     if args.summarize:
         summarize(pl.concat([pl.read_csv(f) for f in args.summarize]))
         return
