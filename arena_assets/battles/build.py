@@ -148,9 +148,9 @@ def build_battles(
     )
 
     tested = rows.filter(pl.col("anony") & ~pl.col("same_model"))
-    fresh = None if history is None else history["voter_hash"]
-    established = None if fresh is None else tested.filter(
-        pl.col("voter_hash").is_in(fresh.implode()))["voter_hash"].unique()
+    seen_before = None if history is None else history["voter_hash"]
+    established = None if seen_before is None else tested.filter(
+        pl.col("voter_hash").is_in(seen_before.implode()))["voter_hash"].unique()
     voters = anomalous_voters(tested, config.anomaly, crowd, established=established)
     rows = rows.join(
         voters.select("voter_hash", "anomalous", "anomaly_log_lr", "anomaly_alternative"),
