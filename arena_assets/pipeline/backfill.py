@@ -60,3 +60,19 @@ def plan_backfill(assets: list[tuple[str, str | None]], months: list[str]) -> li
         else:
             runs.extend(PlannedRun(tuple(names), (month,)) for month in months)
     return runs
+
+
+class MonthError(ValueError):
+    """A month argument that is not a real YYYY-MM month."""
+
+
+def parse_month(text: str, flag: str = "month") -> str:
+    """``text`` if it is a calendar month written ``YYYY-MM`` (``2024-03``), else
+    MonthError with one line saying what is wrong (``2024-13``, ``2024-1``, ``24-03``)."""
+    import re
+
+    if not re.fullmatch(r"\d{4}-\d{2}", text or ""):
+        raise MonthError(f"{flag} {text!r} is not a month: write YYYY-MM, e.g. 2024-03")
+    if not 1 <= int(text[5:]) <= 12:
+        raise MonthError(f"{flag} {text}: there is no month {text[5:]} (01-12)")
+    return text
