@@ -23,7 +23,6 @@ import pytest
 
 from arena_assets.storage import Lake
 from arena_assets_tests.conftest import arena_env_values
-from arena_assets_tests.harness import materialize
 from arena_assets_tests.site_pages import BoardPage
 
 MONTHS = ("2024-01", "2024-02")
@@ -60,7 +59,7 @@ def fastchat_rank_ub(rows: list[dict]) -> dict[str, int]:
 # -- fixtures ----------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory):
-    """Two simulated months through every asset but the release, then the site asset."""
+    """Two simulated months through the every-asset job (the site and the release too)."""
     from arena_assets.simulator import simulate_months
 
     root = tmp_path_factory.mktemp("site")
@@ -77,16 +76,20 @@ def simulated(tmp_path_factory):
             if entry["name"] == DEPRECATED:
                 entry["link"] = "javascript:alert(1)"  # never a link on a page
         registry_path.write_text(json.dumps(registry))
-        upstream = ("raw_logs,raw_rejects,conversations,battles,battle_cells,topic_labels,"
-                    "topic_clusters,arena_leaderboard,leaderboard_history,bench_prompts,"
-                    "model_answers,judgments,bench_leaderboard")
+        import dagster as dg
+
+        from arena_assets.definitions import defs
+
+        # the every-asset job (what `make demo` and the monthly schedule launch), on a clean
+        # instance: the release and the site come after what they read
+        job = defs().resolve_job_def("monthly_refresh")
         events = {}
-        for month in MONTHS:
-            assert materialize(month, upstream).success
-            result = materialize(month, "leaderboard_site")
-            assert result.success
-            events[month] = result
-        yield {**env, "ARENA_MIN_BATTLES": "15"}, events
+        with dg.DagsterInstance.ephemeral() as instance:
+            for month in MONTHS:
+                result = job.execute_in_process(partition_key=month, instance=instance)
+                assert result.success
+                events[month] = result
+            yield {**env, "ARENA_MIN_BATTLES": "15"}, events
 
 
 def kept_battles(lake: Lake, months, language: str | None = None):
@@ -218,6 +221,20 @@ def test_deprecated_models_views_and_downloads(simulated):
         page_url = event.metadata["page"].value
         assert page_url.endswith(f"/{m}/index.html") and Path(page_url[7:]).exists()
         assert all(c.passed for c in result.get_asset_check_evaluations())
+
+
+def test_release_waits_for_the_bench_in_the_every_asset_job(simulated):
+    """month_release reads the bench: on a clean instance the job runs it after the bench
+    assets, and the month's release holds arena-bench (issue: it ran first, "not released")."""
+    env, events = simulated
+    for month, result in events.items():
+        started = [e.step_key for e in result.all_events if e.event_type_value == "STEP_START"]
+        for bench_step in ("bench_prompts", "model_answers", "judgments"):
+            assert started.index(bench_step) < started.index("month_release"), (month, started)
+        (event,) = result.asset_materializations_for_node("month_release")
+        assert event.metadata["bench"].value == "released from bench_prompts"
+        assert "bench" in event.metadata["rows"].value
+        assert (Path(env["ARENA_RELEASE_ROOT"]) / f"arena-bench-{month}").is_dir()
 
 
 def test_downloads_read_back_as_arena_catalog_files(simulated, real_data):

@@ -287,7 +287,10 @@ def board_markdown(board: pl.DataFrame) -> str:
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
     fmt = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "bt_rating": "{:.0f}",
            "style_rating": "{:.0f}", "single_score": "{:.2f}", "avg_tokens": "{:.0f}"}
-    lines = ["| " + " | ".join("" if r[c] is None else fmt.get(c, "{}").format(r[c]) for c in cols) + " |"
+    from arena_assets.report import md_escape
+
+    lines = ["| " + " | ".join("" if r[c] is None else md_escape(str(r[c])) if c == "model"
+                               else fmt.get(c, "{}").format(r[c]) for c in cols) + " |"
              for r in board.select(cols).iter_rows(named=True)]
     return head + "\n".join(lines)
 

@@ -20,7 +20,8 @@ from arena_assets.pipeline.bench import (
     answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
     model_answers_month,
 )
-from arena_assets.report import counts_table, markdown_table
+from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.report import counts_table, markdown_table, rounded
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
 
@@ -114,7 +115,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
         played_by_month[month] = played.height
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
-                "bias_report": dg.MetadataValue.json(step.bias),
+                "bias_report": dg.MetadataValue.json(rounded(step.bias)),
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
         if bench_settings.grades_on():
             graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
@@ -139,7 +140,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
           kinds={"parquet", "numpy"}, backfill_policy=dg.BackfillPolicy.single_run(),
           check_specs=[dg.AssetCheckSpec("win_rates_in_range", asset="bench_leaderboard",
                                          description="Every win rate and bound lies in [0, 1].")])
-def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                      site_settings: SiteSettings):
     """The month's bench leaderboard: win rate against the baseline with bootstrap
     intervals, Bradley-Terry and style-controlled ratings from the judges' battles, mean
     answer tokens; and the bench against the same month's human `arena_leaderboard`:
@@ -155,10 +157,11 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
         rows[month] = b.height
         bad += b.filter(~(pl.col("win_rate").is_between(0, 1) & pl.col("lower").is_between(0, 1)
                           & pl.col("upper").is_between(0, 1))).height
-        meta = {**table_metadata(b, step.urls[0]), "month": month,
+        meta = {"month": month, "board": dg.MetadataValue.md(step.markdown),
+                "site_page": dg.MetadataValue.url(site_settings.page_url(month) + "#bench"),
+                **table_metadata(b, step.urls[0]),
                 "interval_level": s.ci_level,
-                "board": dg.MetadataValue.md(step.markdown),
-                "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+                "vs_human": dg.MetadataValue.json(rounded(step.vs_human or {}))}
         if step.png:  # no plot for an empty board
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
