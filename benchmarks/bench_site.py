@@ -22,50 +22,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-import polars as pl
-
-LANGUAGES = (("en", 0.55), ("zh", 0.12), ("ru", 0.08), ("es", 0.07), ("de", 0.06),
-             ("fr", 0.06), ("ja", 0.06))
-# share of battles with each label (roughly LMArena's category sizes)
-LABEL_RATES = {"hard": 0.25, "code": 0.18, "math": 0.08, "creative_writing": 0.10,
-               "is_vision": 0.08}
-
 
 def _cpu() -> float:
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def make_lake(lake, month: str, battles: int, models: int, seed: int) -> None:
-    from arena_assets.ranking.synthetic import sample_bt_battles
-
-    rng = np.random.default_rng(seed)
-    ratings = rng.normal(1000, 120, models)
-    frame = sample_bt_battles(ratings, battles, seed, tie_rate=0.15,
-                              style_coef={"sum_assistant_tokens": 0.3, "header_count": 0.05},
-                              popularity=np.exp(rng.normal(0, 0.6, models)))
-    codes, shares = zip(*LANGUAGES)
-    reasons = np.array([None, "identity_leak", "anomalous_voter", "daily_cap", "top_prompt_dedup"],
-                       dtype=object)
-    removed = rng.choice(len(reasons), battles, p=[0.9, 0.02, 0.03, 0.03, 0.02])
-    conv = np.arange(battles)
-    frame = frame.with_columns(
-        keep=pl.Series(removed == 0), removed_reason=pl.Series(reasons[removed].tolist(), dtype=pl.String),
-        language=pl.Series(np.array(codes)[rng.choice(len(codes), battles, p=shares)]),
-        conv_id_a=pl.Series([f"c{i}a" for i in conv]), conv_id_b=pl.Series([f"c{i}b" for i in conv]),
-        turn=pl.Series(1 + (rng.random(battles) < 0.15).astype(np.int64)))
-    lake.write("battles", month, frame)
-    labels = {"conv_id": frame["conv_id_a"], "refusal": rng.random(battles) < 0.05,
-              "if_score": rng.integers(0, 6, battles).astype(np.int32),
-              "prompt_chars": np.where(rng.random(battles) < 0.08, 3000, 300).astype(np.int32)}
-    for name, rate in LABEL_RATES.items():
-        labels[name] = rng.random(battles) < rate
-    vision = labels["is_vision"]
-    for name in ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram",
-                 "creative_writing"):
-        labels[f"vision_{name}"] = vision & (rng.random(battles) < 0.3)
-    lake.write("topic_labels", month, pl.DataFrame(labels))
 
 
 def main() -> None:
@@ -82,6 +42,7 @@ def main() -> None:
                                                     leaderboard_history_month)
     from arena_assets.pipeline.site import leaderboard_site_month
     from arena_assets.ranking.boards import board_options
+    from arena_assets.ranking.synthetic import synthetic_month
     from arena_assets.site.publish import SiteRoot
     from arena_assets.storage import Lake
 
@@ -89,7 +50,9 @@ def main() -> None:
     lake = Lake(str(work / "lake"))
     month = "2024-06"
     started = time.perf_counter()
-    make_lake(lake, month, args.battles, args.models, args.seed)
+    battles, labels = synthetic_month(args.battles, args.models, args.seed)
+    lake.write("battles", month, battles)
+    lake.write("topic_labels", month, labels)
     print(f"lake: {args.battles:,} battles, {args.models} models in {time.perf_counter() - started:.1f}s")
     started, cpu = time.perf_counter(), _cpu()
     battle_cells_month(lake, month)

@@ -4,18 +4,20 @@
 (function () {
   "use strict";
   var boxes = { style: "style-control", deprecated: "show-deprecated" };
+  // the view asked for in the URL; a box this page disables (no style-controlled board
+  // for the category) keeps the wish for the next page
+  var wanted = (window.location.hash || "").replace(/^#/, "").split(",");
 
   function state() {
     var on = [];
     Object.keys(boxes).forEach(function (name) {
       var box = document.getElementById(boxes[name]);
-      if (box && box.checked) on.push(name);
+      if (box && (box.disabled ? wanted.indexOf(name) >= 0 : box.checked)) on.push(name);
     });
     return on.join(",");
   }
 
   function restore() {
-    var wanted = (window.location.hash || "").replace(/^#/, "").split(",");
     Object.keys(boxes).forEach(function (name) {
       var box = document.getElementById(boxes[name]);
       if (box && !box.disabled) box.checked = wanted.indexOf(name) >= 0;
