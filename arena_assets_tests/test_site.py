@@ -220,7 +220,9 @@ def test_deprecated_models_views_and_downloads(simulated):
         (event,) = result.asset_materializations_for_node("leaderboard_site")
         page_url = event.metadata["page"].value
         assert page_url.endswith(f"/{m}/index.html") and Path(page_url[7:]).exists()
-        assert all(c.passed for c in result.get_asset_check_evaluations())
+        site_checks = [c for c in result.get_asset_check_evaluations()
+                       if c.asset_key.to_user_string() == "leaderboard_site"]
+        assert len(site_checks) == 2 and all(c.passed for c in site_checks)
 
 
 def test_release_waits_for_the_bench_in_the_every_asset_job(simulated):
@@ -235,6 +237,31 @@ def test_release_waits_for_the_bench_in_the_every_asset_job(simulated):
         assert event.metadata["bench"].value == "released from bench_prompts"
         assert "bench" in event.metadata["rows"].value
         assert (Path(env["ARENA_RELEASE_ROOT"]) / f"arena-bench-{month}").is_dir()
+
+
+def test_board_metadata_leads_with_the_rounded_board_and_links_the_site(simulated):
+    """The UI walk: rounded tops before the file's preview, each board's page linked, the
+    history preview on the month's own rows, no loopback address of the in-process arena."""
+    env, events = simulated
+    month = MONTHS[-1]
+    result = events[month]
+    meta = {e.asset_key.to_user_string(): e.metadata
+            for e in result.get_asset_materialization_events() for e in [e.materialization]}
+    keys = list(meta["arena_leaderboard"])
+    assert keys.index("top: overall") < keys.index("preview")
+    pages = _page_links(meta["arena_leaderboard"]["site_pages"].value)
+    assert pages and all(Path(p[7:]).exists() for p in pages), pages
+    assert meta["bench_leaderboard"]["site_page"].value.endswith(f"/{month}/index.html#bench")
+    preview = meta["leaderboard_history"]["preview"].value
+    assert month in preview and MONTHS[0] not in preview
+    for event in result.get_asset_materialization_events():
+        assert "127.0.0.1" not in str(event.materialization.metadata), event.asset_key
+
+
+def _page_links(markdown: str) -> list[str]:
+    import re
+
+    return re.findall(r"\]\((file://[^)]+)\)", markdown)
 
 
 def test_downloads_read_back_as_arena_catalog_files(simulated, real_data):

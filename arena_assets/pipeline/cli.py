@@ -151,6 +151,10 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
         "\"select month, count(*) from conversations group by 1\"",
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]
+    site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
+    if _is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
+        out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
+                   "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)")
     return "\n".join(out)
 
 
