@@ -456,3 +456,73 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     assert set(csv.filter(pl.col("status") == "unranked")["model"]) == set(left_out) - hidden
     assert sum(r["reason"] is not None for r in page.rows["plain"]) == \
         csv.filter(pl.col("status") == "unranked").height
+
+
+# -- where the site lives, and the command line ----------------------------------------------
+def _catalog_folder(folder: Path, models: int) -> Path:
+    folder.mkdir()
+    board = {f"m{i}": {"rating": 1100.0 - 10 * i, "rating_q975": 1105.0 - 10 * i,
+                       "rating_q025": 1095.0 - 10 * i} for i in range(models)}
+    (folder / "leaderboard-text.json").write_text(json.dumps({"full": board, "coding": board}))
+    return folder
+
+
+def _site_cli(*args: str, env: dict | None = None):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "arena_assets.cli", "site", *args],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+
+
+def test_site_on_s3_is_the_same_bytes_as_on_disk(arena_env, s3_endpoint, tmp_path):
+    import boto3
+    import fsspec
+
+    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test",
+                          aws_secret_access_key="test", region_name="us-east-1")
+    client.create_bucket(Bucket="site")
+    s3 = {"ARENA_S3_ENDPOINT_URL": s3_endpoint, "ARENA_S3_ACCESS_KEY_ID": "test",
+          "ARENA_S3_SECRET_ACCESS_KEY": "test", "ARENA_S3_REGION": "us-east-1"}
+    local = tmp_path / "local"
+    folders = {n: _catalog_folder(tmp_path / f"catalog-{n}", n) for n in (12, 9)}
+    for models, root in ((12, str(local)), (12, "s3://site/pub"), (9, "s3://site/pub")):
+        folder = folders[models]
+        done = _site_cli("--month", "2025-12", "--catalog", str(folder), "--root", root, env=s3)
+        assert done.returncode == 0, done.stderr[-2000:]
+        if root == str(local):
+            expected = {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+        elif models == 12:
+            fs = fsspec.filesystem("s3", key="test", secret="test",
+                                   client_kwargs={"endpoint_url": s3_endpoint, "region_name": "us-east-1"})
+            got = {p[len("site/pub/"):]: fs.cat(p) for p in fs.find("site/pub")}
+            assert got == expected and "2025-12/models/m11.html" in got
+    fs.invalidate_cache()
+    after = {p[len("site/pub/"):] for p in fs.find("site/pub")}
+    assert "2025-12/models/m11.html" not in after and "2025-12/models/m8.html" in after
+    assert not [p for p in after if p.endswith(".tmp")]  # a rebuild leaves exactly the build
+    refused = _site_cli("--month", "2025-12", "--root", "s3://site/pub", "--serve", env=s3)
+    assert refused.returncode != 0 and refused.stderr.strip().startswith(
+        "arena-assets site: --serve needs a local site root")
+
+
+@pytest.mark.parametrize(("month", "says"), [("2024-13", "there is no month 13"),
+                                             ("2024-1", "is not a month"),
+                                             ("2031-01", "no arena_leaderboard for 2031-01")])
+def test_site_command_refuses_in_one_line(arena_env, month, says):
+    done = _site_cli("--month", month)
+    line = done.stderr.strip()
+    assert done.returncode != 0 and "\n" not in line and says in line, line
+
+
+def test_site_library_is_pure():
+    """The pages, tables and figures are a library: usable without Dagster."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; import arena_assets.site.build, "
+         "arena_assets.site.publish, arena_assets.site.published, arena_assets.pipeline.site; "
+         "print('dagster' in sys.modules)"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]

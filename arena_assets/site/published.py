@@ -21,8 +21,11 @@ def catalog_site(folder, month: str) -> MonthSite:
         ranked = part.select("model", "rating", "lower", "upper",
                              pl.lit(None, pl.Int64).alias("battles"))
         boards.append(Board(key, ranked, style=style))
+    from pathlib import Path
+
+    names = sorted(p.name for p in Path(folder).glob("leaderboard-*.json"))
     return MonthSite(month=month, boards=boards,
-                     source=f"Published boards read from {folder} (arena-catalog layout: "
+                     source=f"Published boards ({', '.join(names)}; arena-catalog layout: "
                             "score with its 2.5 % and 97.5 % bootstrap quantiles).")
 
 
