@@ -526,3 +526,15 @@ def test_site_library_is_pure():
          "arena_assets.site.publish, arena_assets.site.published, arena_assets.pipeline.site; "
          "print('dagster' in sys.modules)"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]
+
+
+def test_figures_are_the_same_bytes_from_worker_processes():
+    from arena_assets.site.draw import POOL_MIN_JOBS, draw_all
+
+    jobs = [(f"plots/{i}.svg", "bars", dict(models=[f"m{j}" for j in range(i % 7 + 2)],
+                                            values=[0.1 * j for j in range(i % 7 + 2)],
+                                            title=f"<figure {i}>", ylabel="rate"))
+            for i in range(POOL_MIN_JOBS)]
+    here, pooled = draw_all(jobs, workers=1), draw_all(jobs, workers=2)
+    assert here == pooled and len(here) == POOL_MIN_JOBS
+    assert b"&lt;figure 3&gt;" in here["plots/3.svg"]  # SVG text escaped

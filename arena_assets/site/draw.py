@@ -12,6 +12,9 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 
+POOL_MIN_JOBS = 40
+
+
 def _draw(job: tuple) -> list[tuple[str, bytes]]:
     """A job is (path, plots function name, keyword arguments), or (tuple of paths, name,
     arguments) for a function that returns one figure per path."""
@@ -28,7 +31,9 @@ def _draw_chunk(jobs: list) -> list[tuple[str, bytes]]:
 
 def draw_all(jobs: list[tuple], workers: int = 1) -> dict[str, bytes]:
     """path -> SVG bytes for every job (see ``_draw``)."""
-    if workers <= 1 or len(jobs) < 8:
+    # a worker costs ~1 CPU-s to start (matplotlib's import): below ~40 figures (a month of
+    # a few boards, the demo's) one process is as fast
+    if workers <= 1 or len(jobs) < POOL_MIN_JOBS:
         return dict(_draw_chunk(jobs))
     # a few chunks per worker: one start-up (importing matplotlib) per process, balanced
     chunks = [jobs[i::workers * 2] for i in range(workers * 2)]
