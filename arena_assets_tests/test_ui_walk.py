@@ -53,7 +53,7 @@ def test_a_skipped_board_says_why_no_model_is_left():
     with pytest.raises(TooFewModels) as err:
         fit_bt(battles, min_battles=300)
     assert str(err.value).startswith("0 of 3 model(s) can be ranked, a leaderboard needs two: "
-                                     "3 have fewer than min_battles=300 battles (the most: 3)")
+                                     "3 have fewer than min_battles=300 battles (the most: 3,")
 
 
 def test_cluster_names_read_as_names():

@@ -236,8 +236,10 @@ def _too_few(agg: Aggregated, ranked: int, left_out: dict[str, str], min_battles
     for reason, models in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
         if reason == "under_min_battles":
             most = max(battles[m] for m in models)
+            # rankable() drops rare models repeatedly, taking their opponents' battles
+            # with them: a model may start above the minimum and end below it
             parts.append(f"{len(models)} have fewer than min_battles={min_battles} battles "
-                         f"(the most: {most:,})")
+                         f"(the most: {most:,}, counting battles against models left out)")
         else:
             parts.append(f"{len(models)} {reason.replace('_', ' ')}")
     return (f"{ranked} of {agg.n_models} model(s) can be ranked, a leaderboard needs two: "

@@ -232,6 +232,7 @@ def bench_vs_human(models: list[str], bench: list[float], human: list[float],
     """Each shared model's bench score against its arena score."""
     fig, ax = _figure(5.0, 4.0, 0.7, 0.6)
     ax.scatter(human, bench, color=BLUE, s=14)
+    ax.margins(x=0.2, y=0.1)  # room for the names beside the points
     for name, h, b in zip(models, human, bench):
         ax.annotate(name, (h, b), textcoords="offset points", xytext=(3, 3), fontsize=6)
     ax.set_xlabel("arena score (human votes)")
