@@ -22,7 +22,16 @@ def real_data() -> Path:
 @pytest.fixture
 def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
-    env = {
+    env = arena_env_values(tmp_path)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def arena_env_values(tmp_path: Path) -> dict[str, str]:
+    """The ``arena_env`` settings under ``tmp_path`` (for module-scoped fixtures, which
+    cannot use the function-scoped one)."""
+    return {
         "ARENA_RAW_ROOT": str(tmp_path / "raw"),
         "ARENA_LAKE_ROOT": str(tmp_path / "lake"),
         "ARENA_CATALOG": str(tmp_path / "arena.duckdb"),
@@ -86,10 +95,9 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
         "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
+        "ARENA_SITE_ROOT": str(tmp_path / "site"),
+        "ARENA_SITE_NAME": "Arena leaderboard",
     }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
 
 
 @pytest.fixture

@@ -72,7 +72,10 @@ EXPECTED = {
     },
     # publishing is a decision: no automation
     "month_release": {
-        "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH},
+        "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH,
+                                     # the bench is released with the month: it runs first
+                                     "bench_prompts": SAME_MONTH, "judgments": SAME_MONTH,
+                                     "model_answers": SAME_MONTH},
         "checks": [], "backfill": "SINGLE_RUN", "pool": None,
         "kinds": ["huggingface", "parquet"],
     },
@@ -97,6 +100,15 @@ EXPECTED = {
         "group": "bench", "deps": {"arena_leaderboard": SAME_MONTH, "judgments": SAME_MONTH},
         "checks": [("win_rates_in_range", False)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+    },
+    # the public site: every board month so far (cumulative), no automation (it publishes)
+    "leaderboard_site": {
+        "group": "site",
+        "deps": {"arena_leaderboard": "every earlier month", "battle_cells": "every earlier month",
+                 "battles": "every earlier month", "topic_labels": "every earlier month",
+                 "leaderboard_history": SAME_MONTH, "bench_leaderboard": SAME_MONTH},
+        "checks": [("pages_match_boards", False), ("votes_accounted", True)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["html", "svg"],
     },
 }
 

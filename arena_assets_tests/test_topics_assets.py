@@ -65,7 +65,7 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert clusters["cluster_name"].null_count() == 0
     cmeta = _meta(result, "topic_clusters")
     assert cmeta["clusters"] == lake.read("topic_cluster_summary", MONTH).height > 1
-    assert cmeta["embedding_calls"] > 0 and "cluster_id" in cmeta["cluster_summary"]
+    assert cmeta["embedding_calls"] > 0 and "cluster\\_id" in cmeta["cluster_summary"]
     assert Path(cmeta["clusters_png"]).stat().st_size > 1000
 
     # the same month again: every answer and vector comes from the cache

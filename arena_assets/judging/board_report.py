@@ -16,7 +16,11 @@ _FORMAT = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "sc_win_r
 def board_markdown(board: pl.DataFrame) -> str:
     cols = [c for c in _COLUMNS if c in board.columns]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-    lines = ["| " + " | ".join("" if r[c] is None else _FORMAT.get(c, "{}").format(r[c]) for c in cols) + " |"
+    from arena_assets.report import md_escape
+
+    # model and category names are user data: escaped so `<...>` or `|` cannot break the table
+    lines = ["| " + " | ".join("" if r[c] is None else md_escape(str(r[c])) if c in ("category", "model", "baseline")
+                               else _FORMAT.get(c, "{}").format(r[c]) for c in cols) + " |"
              for r in board.select(cols).iter_rows(named=True)]
     return head + "\n".join(lines)
 

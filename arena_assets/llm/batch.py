@@ -87,7 +87,9 @@ class BatchReport:
     elapsed_s: float = 0.0
 
     def as_metadata(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        from arena_assets.llm.simulated import public_base_url
+
+        return {**self.__dict__, "base_url": public_base_url(self.base_url)}
 
 
 ProgressFn = Callable[[Progress], None]

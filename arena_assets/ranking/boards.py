@@ -196,22 +196,33 @@ def boards_from_cells(
     return pl.concat(frames), info
 
 
-def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
-                     options: FitOptions, min_category_battles: int, info: dict
-                     ) -> list[pl.DataFrame]:
-    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+def labelled_battles(rows: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
+    """The kept battle rows with a winner (``CATEGORY_ROW_COLUMNS``) joined to their topic
+    labels: what every category board selects from (``category_subset``)."""
     for column in ("conv_id_a", "conv_id_b"):  # adapters' battles may lack conversation ids
         if column not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.String).alias(column))
     if "turn" not in rows.columns:
         rows = rows.with_columns(pl.lit(None, pl.Int64).alias("turn"))
-    kept = attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
+    return attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
                                labels)
+
+
+def category_subset(kept: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The battles of category board ``name`` among ``labelled_battles``."""
+    needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
+    return kept.filter(needs & CATEGORY_BOARDS[name].fill_null(False))
+
+
+def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
+                     options: FitOptions, min_category_battles: int, info: dict
+                     ) -> list[pl.DataFrame]:
+    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+    kept = labelled_battles(rows, labels)
     info["labelled_battles"] = int(kept["labelled"].sum())
     frames = []
-    for name, predicate in CATEGORY_BOARDS.items():
-        needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
-        subset = kept.filter(needs & predicate.fill_null(False))
+    for name in CATEGORY_BOARDS:
+        subset = category_subset(kept, name)
         if subset.height < min_category_battles:
             info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
             continue

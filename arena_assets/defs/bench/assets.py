@@ -21,7 +21,8 @@ from arena_assets.pipeline.bench import (
     answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
     model_answers_month,
 )
-from arena_assets.report import counts_table, markdown_table
+from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.report import counts_table, markdown_table, rounded
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
 
@@ -143,7 +144,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
         played_by_month[month] = played.height
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
-                "bias_report": dg.MetadataValue.json(step.bias),
+                "bias_report": dg.MetadataValue.json(rounded(step.bias)),
                 "protocol": protocol.name, "baselines": dg.MetadataValue.json(baseline),
                 "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in judges}),
                 "cap_hit_share": dg.MetadataValue.json(hits),
@@ -176,7 +177,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
           kinds={"parquet", "numpy"}, backfill_policy=dg.BackfillPolicy.single_run(),
           check_specs=[dg.AssetCheckSpec("win_rates_in_range", asset="bench_leaderboard",
                                          description="Every win rate and bound lies in [0, 1].")])
-def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                      site_settings: SiteSettings):
     """The month's bench leaderboard as Arena-Hard-Auto computes it (`ARENA_BENCH_PROTOCOL`):
     per question category, each candidate's score against that category's baseline with
     the protocol's bootstrap interval (v0.1 95 %, v2 90 %) and its style-controlled win
@@ -194,10 +196,11 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
         rows[month] = b.height
         ranged = [c for c in ("win_rate", "lower", "upper", "sc_win_rate", "sc_lower", "sc_upper") if c in b.columns]
         bad += b.filter(~pl.all_horizontal(pl.col(c).is_between(0, 1).fill_null(True) for c in ranged)).height
-        meta = {**table_metadata(b, step.urls[0]), "month": month,
+        meta = {"month": month, "board": dg.MetadataValue.md(step.markdown),
+                "site_page": dg.MetadataValue.url(site_settings.page_url(month) + "#bench"),
+                **table_metadata(b, step.urls[0]),
                 "protocol": s.bench_protocol().name, "interval_level": s.bench_protocol().level,
-                "board": dg.MetadataValue.md(step.markdown),
-                "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+                "vs_human": dg.MetadataValue.json(rounded(step.vs_human or {}))}
         if step.png:  # no plot for an empty board
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
