@@ -308,6 +308,8 @@ class BenchLeaderboardMonth:
     markdown: str
     png: bytes
     urls: tuple[str, str]
+    # judging.metrics.bench_leaderboard's meta: models without a win rate, style control per category
+    meta: dict = field(default_factory=dict)
 
 
 def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProtocol = V01,
@@ -335,8 +337,9 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
                                      "month": pl.String})
         urls = (lake.write(BENCH_LEADERBOARD, month, board), "")
         return BenchLeaderboardMonth(month, board, None, board_markdown(board), b"", urls)
+    meta: dict = {}
     board = bench_leaderboard(judged, feats, protocol=proto, weight=weight, rounds=rounds, seed=seed,
-                              style_control=style_control).with_columns(month=pl.lit(month))
+                              style_control=style_control, meta=meta).with_columns(month=pl.lit(month))
     if single_grades and lake.exists(ANSWER_GRADES, month):
         grades = single_summary(lake.read(ANSWER_GRADES, month)).select("model", single_score="score")
         board = board.join(grades, on="model", how="left")
@@ -352,4 +355,4 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
     md = board_markdown(board)
     png = board_png(board, month)
     urls = (lake.write(BENCH_LEADERBOARD, month, board), lake.write_blob(BENCH_LEADERBOARD, f"{month}.png", png))
-    return BenchLeaderboardMonth(month, board, vs_human, md, png, urls)
+    return BenchLeaderboardMonth(month, board, vs_human, md, png, urls, meta)

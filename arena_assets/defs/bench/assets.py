@@ -197,7 +197,11 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
         meta = {**table_metadata(b, step.urls[0]), "month": month,
                 "protocol": s.bench_protocol().name, "interval_level": s.bench_protocol().level,
                 "board": dg.MetadataValue.md(step.markdown),
-                "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+                "vs_human": dg.MetadataValue.json(step.vs_human or {}),
+                # a model whose games were all unparsed or dropped: its row, no score
+                "models_without_win_rate": step.meta.get("models_without_win_rate", 0),
+                "without_win_rate": dg.MetadataValue.json(step.meta.get("without_win_rate", {})),
+                "style_control": dg.MetadataValue.json(step.meta.get("style_control", {}))}
         if step.png:  # no plot for an empty board
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")
