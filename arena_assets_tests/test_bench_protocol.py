@@ -138,3 +138,6 @@ def test_baseline_setting_errors_say_what_to_set() -> None:
         "hard_prompt": "a", "creative_writing": "b"}
     with pytest.raises(ValueError, match="ARENA_BENCH_PROTOCOL='v3' is not a protocol"):
         get_protocol("v3")
+    # a per-category setting names every category: none is filled in silently
+    with pytest.raises(ValueError, match=r"no baseline for creative_writing: .*creative_writing=<model>"):
+        parse_baselines("hard_prompt=a", v2, ["a", "b"])
