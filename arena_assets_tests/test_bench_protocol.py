@@ -141,3 +141,24 @@ def test_baseline_setting_errors_say_what_to_set() -> None:
     # a per-category setting names every category: none is filled in silently
     with pytest.raises(ValueError, match=r"no baseline for creative_writing: .*creative_writing=<model>"):
         parse_baselines("hard_prompt=a", v2, ["a", "b"])
+
+
+def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint, tmp_path) -> None:
+    from arena_assets.release import bench_release_from_lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    _bench(lake, 4)
+    _answers(lake, endpoint, tmp_path, max_tokens=4096)
+    judge = [("sim-judge", _task(endpoint, "sim-judge", max_tokens=4096))]
+    judgments_month(lake, MONTH, judge, "atlas-8b-preview", cache_root=str(tmp_path / "j"), protocol="arena-hard-v0.1")
+    stored = lake.read("judgments", MONTH)
+    assert stored["protocol"].unique().to_list() == ["arena-hard-v0.1"]
+    with pytest.raises(ValueError, match=r"judgments of 2024-03 were played by arena-hard-v0.1, "
+                                         r"ARENA_BENCH_PROTOCOL is arena-hard-v2: .*"):
+        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=5)
+    assert bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5).board.height == 3
+    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v0.1"
+    # a v2 month whose categories would not tell (one question category): the column does
+    v2 = stored.with_columns(protocol=pl.lit("arena-hard-v2"), category=pl.lit("hard_prompt"))
+    lake.write("judgments", MONTH, v2.with_columns(category=pl.lit(None, pl.String)))
+    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v2"

@@ -167,7 +167,10 @@ class JudgmentsMonth:
         return {str(k): int(v) for k, v in played.group_by("attempts").len().sort("attempts").iter_rows()}
 
 
-JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {"status": pl.String, "attempts": pl.Int8, "hit_token_cap": pl.Boolean}
+# ``protocol``: the Arena-Hard-Auto version each game was played by (its caps, verdict rule
+# and re-ask); the board and the release read it instead of the current setting
+JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {"status": pl.String, "attempts": pl.Int8, "hit_token_cap": pl.Boolean,
+                                     "protocol": pl.String}
 
 
 def _judge_games(task: LLMTask, messages: dict[str, list[dict]], proto: BenchProtocol,
@@ -245,13 +248,29 @@ def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]
         for g in games:
             r = done.get(f"{g['question_id']}|{g['model']}|{g['game']}")
             rows.append(g | (r or {"judgment": None, "verdict": None, "status": "no_answer", "attempts": 0,
-                                   "hit_token_cap": False}) | {"parsed": bool(r and r["verdict"])})
+                                   "hit_token_cap": False}) | {"parsed": bool(r and r["verdict"]),
+                                                               "protocol": proto.name})
     frame = pl.DataFrame(rows, schema=JUDGMENTS_TABLE)
     feats = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer_tokens"])
     lengths = feats.rename({"answer_tokens": "tokens"})
     for (name,), part in frame.group_by("judge", maintain_order=True):
         bias[name] = bias_report(part.filter(pl.col("status") != "no_answer"), lengths)
     return JudgmentsMonth(month, frame, reports, bias, lake.write(JUDGMENTS, month, frame), proto.name)
+
+
+class ProtocolMismatchError(ValueError):
+    """A month's judgments were played by another protocol than the one asked to score them."""
+
+
+def judgments_protocol(judgments: pl.DataFrame) -> str | None:
+    """The protocol a judgments partition was played by (its ``protocol`` column); None for
+    a partition written before the column was kept. Two in one partition is an error."""
+    if "protocol" not in judgments.columns:
+        return None
+    found = sorted(set(judgments["protocol"].drop_nulls()))
+    if len(found) > 1:
+        raise ProtocolMismatchError(f"judgments mix protocols {found}: rematerialize the month")
+    return found[0] if found else None
 
 
 def duplicate_games(judgments: pl.DataFrame) -> int:
@@ -328,6 +347,10 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
 
     proto = get_protocol(protocol)
     judged = lake.read(JUDGMENTS, month).filter(pl.col("status") != "no_answer")
+    played = judgments_protocol(judged)
+    if played is not None and played != proto.name:  # scores by one version of games of another
+        raise ProtocolMismatchError(f"judgments of {month} were played by {played}, ARENA_BENCH_PROTOCOL is {proto.name}: "
+                         f"rematerialize judgments for {month}, or set ARENA_BENCH_PROTOCOL={played}")
     if "category" not in judged.columns:  # a partition written before categories were kept
         judged = judged.with_columns(category=pl.lit(proto.question_category(None)))
     feats = lake.read(MODEL_ANSWERS, month).filter(pl.col("status") == "ok")

@@ -54,16 +54,21 @@ class BenchRelease:
 
 def bench_release_from_lake(lake: "Lake", month: str) -> BenchRelease | None:
     """The month's bench tables from the lake (None without ``bench_prompts``); the
-    protocol is read from the judgments' question categories (v2's are hard_prompt and
-    creative_writing)."""
+    protocol is the one the judgments record (``protocol`` column); for a partition
+    written before that column, read from the question categories (v2's are hard_prompt
+    and creative_writing)."""
+    from arena_assets.pipeline.bench import judgments_protocol
+
     if not lake.exists("bench_prompts", month):
         return None
     answers = lake.read("model_answers", month) if lake.exists("model_answers", month) else None
     judgments = lake.read("judgments", month) if lake.exists("judgments", month) else None
-    v2 = judgments is not None and "category" in judgments.columns and bool(
-        set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
-    return BenchRelease(lake.read("bench_prompts", month), answers, judgments,
-                        "arena-hard-v2" if v2 else "arena-hard-v0.1")
+    protocol = judgments_protocol(judgments) if judgments is not None else None
+    if protocol is None:
+        v2 = judgments is not None and "category" in judgments.columns and bool(
+            set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
+        protocol = "arena-hard-v2" if v2 else "arena-hard-v0.1"
+    return BenchRelease(lake.read("bench_prompts", month), answers, judgments, protocol)
 
 
 def _fs(url: str, storage_options: dict | None):

@@ -18,8 +18,8 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.pipeline.bench import (
-    answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
-    model_answers_month,
+    ProtocolMismatchError, answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games,
+    judgments_month, model_answers_month,
 )
 from arena_assets.report import counts_table, markdown_table
 
@@ -187,9 +187,12 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
     bad, rows = 0, {}
     for month in months_in_window(context):
         s = bench_settings
-        step = bench_leaderboard_month(lake, month, protocol=s.bench_protocol(), weight=s.strong_weight,
-                                       rounds=s.bootstrap_rounds, seed=s.bootstrap_seed,
-                                       style_control=s.style_control, single_grades=s.grades_on())
+        try:
+            step = bench_leaderboard_month(lake, month, protocol=s.bench_protocol(), weight=s.strong_weight,
+                                           rounds=s.bootstrap_rounds, seed=s.bootstrap_seed,
+                                           style_control=s.style_control, single_grades=s.grades_on())
+        except ProtocolMismatchError as exc:  # judgments played by another protocol: one line, nothing written
+            raise dg.Failure(description=str(exc)) from None
         b = step.board
         rows[month] = b.height
         ranged = [c for c in ("win_rate", "lower", "upper", "sc_win_rate", "sc_lower", "sc_upper") if c in b.columns]
