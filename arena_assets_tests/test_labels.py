@@ -356,3 +356,17 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
         assign = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2)).assignments
     assert lake.read("topic_clusters", "2024-03").height == assign.height == labels["dedup_key"].n_unique()
     assert lake.read("topic_cluster_summary", "2024-03")["size"].sum() == assign.height
+
+
+def test_refusal_classifies_every_answer_of_a_long_conversation(tmp_path):
+    """LMArena's refusal classifier reads every (query, answer) pair of a conversation, so
+    a refusal in the tenth answer makes the conversation refused: no cap on answers."""
+    answers = [f"Here is part {i}." for i in range(11)] + ["Sorry, I cannot help with that."]
+    conv = _conversations([("long", "Tell me a long story in parts", [], answers)])
+    with LabellingServer() as srv:
+        task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
+        out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))
+    row = out.row(0, named=True)
+    assert row["answer_refusal_classes"] == ["no"] * 11 + ["yes"]
+    assert row["refusal"] is True and row["category_tag"]["refusal_v0.1"]["refusal"] is True
+    assert report.batches["refusal"].items == 12

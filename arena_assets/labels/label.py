@@ -43,7 +43,6 @@ VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
 class LabelConfig:
     max_prompt_chars: int = 12_500  # the joined user turns are cut here (LMArena's labeller)
     max_answer_chars: int = 12_500  # answers likewise, for the refusal classifier
-    max_answers: int = 8  # refusal is asked for at most this many answers per conversation
     label_refusals: bool = True
     label_vision: bool = True
     cache_chunk_size: int = 64
@@ -290,10 +289,10 @@ def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, 
     reqs = []
     for conv_id, messages in conversations.select("conv_id", "messages").iter_rows():
         last_user, n = "", 0
-        for m in messages or []:
+        for m in messages or []:  # every answer, as LMArena's refusal classifier reads them
             if m["role"] == "user":
                 last_user = m["content"] or ""
-            elif m["role"] == "assistant" and n < cfg.max_answers:
+            elif m["role"] == "assistant":
                 msgs = lt.messages(cut(last_user, cfg.max_prompt_chars), cut(m["content"] or "", cfg.max_answer_chars))
                 reqs.append(LLMRequest(f"{conv_id}\x1f{n}", msgs, ps.version(lt)))
                 n += 1
