@@ -67,6 +67,7 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_LABEL_MAX_PROMPT_CHARS": "12500",
         "ARENA_LABEL_PROMPTS": "",
         "ARENA_IMAGE_ROOT": "",
+        "ARENA_LABEL_REASK_UNREADABLE": "false",
         "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05",
         "ARENA_JUDGE_BASE_URL": "simulated",
         "ARENA_JUDGE_API_KEY": "",

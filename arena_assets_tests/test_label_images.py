@@ -118,3 +118,27 @@ def test_a_corrupt_data_url_is_refused_by_the_simulated_endpoint(endpoint) -> No
     with pytest.raises(openai.BadRequestError, match="not an image"):
         client.chat.completions.create(model="sim-labeler-large", messages=[
             {"role": "system", "content": "task: ocr_v0.1"}, {"role": "user", "content": content}])
+
+
+@pytest.mark.parametrize("reask", [False, True])
+def test_an_unreadable_label_reply_is_kept_unless_reasking_is_on(endpoint, tmp_path, reask) -> None:
+    """LMArena's labeller stores an unreadable reply as it is (the tag's default); asking
+    again is this project's departure, off unless ``reask_unreadable`` is set."""
+    from arena_assets.simulator.endpoint import Faults
+
+    conv = _conversations([("c1", "Explain photosynthesis to a child", [], [])])
+    endpoint.reset_counts()
+    endpoint.set_faults(Faults(script=["garbage"]))  # the first reply holds no tag
+    try:
+        labels, report = label_conversations(conv, _task(endpoint), month="2024-01",
+                                             cache_root=str(tmp_path / f"c{reask}"),
+                                             cfg=LabelConfig(reask_unreadable=reask))
+    finally:
+        endpoint.set_faults(Faults())
+    calls = endpoint.call_count(route="chat/completions")
+    if reask:
+        assert calls == 2 and labels["criteria_status"].to_list() == ["ok"]
+    else:
+        assert calls == 1 and labels["criteria_status"].to_list() == ["parse_failed"]
+        assert report.unparsed["criteria_v0.1"] == 1
+        assert labels["category_tag"][0]["criteria_v0.1"] == {c: False for c in labels["category_tag"][0]["criteria_v0.1"]}

@@ -12,7 +12,7 @@ kept for the asset's metadata.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -32,6 +32,7 @@ class StrongRelabel:
     max_prompt_chars: int = 12_500
     reports: list[BatchReport] = field(default_factory=list)
     prompt_set: PromptSet = field(default_factory=load_prompt_set)
+    reask_unreadable: bool = False  # as labels.label.LabelConfig: off = the anchor's single call
 
     def __call__(self, survivors: pl.DataFrame) -> pl.DataFrame:
         lt = next(t for t in self.prompt_set.tasks if "criteria_v0.1" in t.tags)
@@ -40,7 +41,8 @@ class StrongRelabel:
                               storage_options=self.storage_options)
         reqs = [LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
                 for pid, text in survivors.select("prompt_id", "prompt").iter_rows()]
-        results, report = run_batch(self.task, reqs, cache, lt.parse_any)
+        task = self.task if self.reask_unreadable else replace(self.task, parse_retries=0)
+        results, report = run_batch(task, reqs, cache, lt.parse_any)
         cache.flush()
         self.reports.append(report)
         # a failed or unparsed call gives null criteria: the builder drops that prompt

@@ -19,7 +19,7 @@ heuristic (no LLM).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 import polars as pl
@@ -51,6 +51,10 @@ class LabelConfig:
     # whether the endpoint reads sha256: references (only needed without image_root);
     # None = it does when it is the simulated arena of this process (labels.images)
     image_refs: bool | None = None
+    # ask again (once, the task's parse_retries) when a reply has no readable tag at all: a
+    # departure from LMArena's labeller, which stores such a reply as read (the tags'
+    # defaults); off by default (ARENA_LABEL_REASK_UNREADABLE)
+    reask_unreadable: bool = False
 
 
 @dataclass
@@ -108,6 +112,8 @@ def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
 def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, reqs: list[LLMRequest], cfg: LabelConfig,
          cache_root: str, storage_options: dict | None, progress) -> tuple[list[LLMResult], BatchReport]:
     cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
+    if not cfg.reask_unreadable:  # an unreadable (or empty) reply is kept as read, as the anchor keeps it
+        task = replace(task, parse_retries=0)
     return run_batch(task, reqs, cache, lt.parse_any, progress=progress)
 
 

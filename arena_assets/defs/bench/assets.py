@@ -48,7 +48,8 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     versions = {}
     for month in months_in_window(context):
         relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
-                                 prompt_set=topic_settings.prompt_set()) if relabel_task else None)
+                                 prompt_set=topic_settings.prompt_set(),
+                                 reask_unreadable=topic_settings.reask_on()) if relabel_task else None)
         step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
         versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
