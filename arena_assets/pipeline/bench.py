@@ -35,13 +35,23 @@ ANSWER_PROMPT_VERSION = "answer-v1"
 _VISION_CATS = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram")
 
 
-def labelled_prompts(lake: Lake, month: str) -> pl.DataFrame:
+def labelled_prompts(lake: Lake, month: str, max_prompt_chars: int = 12_500) -> pl.DataFrame:
     """One row per distinct first prompt of ``month``: BenchBuilder's input, joined from
-    ``topic_labels`` (criteria, category flags), ``topic_clusters`` and ``conversations``."""
+    ``topic_labels`` (criteria, category flags), ``topic_clusters`` and ``conversations``;
+    ``prompt`` is the first prompt (what the candidates answer), ``label_text`` what the
+    labels were asked on: the labelled conversation's user turns joined, cut at
+    ``max_prompt_chars`` (the strong pass reads it too)."""
+    from arena_assets.labels.label import label_inputs
+
     labels = lake.read("topic_labels", month).unique("dedup_key", keep="first", maintain_order=True)
     clusters = lake.read("topic_clusters", month, columns=["dedup_key", "cluster_id"])
     conv = (lake.read("conversations", month, columns=["dedup_key", "first_prompt", "language"])
             .unique("dedup_key", keep="first", maintain_order=True))
+    # the label input of the very conversation whose labels are used
+    labelled = lake.read("conversations", month, columns=["conv_id", "messages"]).filter(
+        pl.col("conv_id").is_in(labels["conv_id"].to_list()))
+    texts = label_inputs(labelled, max_prompt_chars).select("conv_id", "label_text")
+    labels = labels.join(texts, on="conv_id", how="left")
     vision = [c for c in _VISION_CATS if f"vision_{c}" in labels.columns]
     category = pl.when(pl.col("code")).then(pl.lit("coding")).when(pl.col("math")).then(pl.lit("math"))
     for c in vision:
@@ -51,7 +61,8 @@ def labelled_prompts(lake: Lake, month: str) -> pl.DataFrame:
         labels.join(clusters, on="dedup_key", how="inner").join(conv, on="dedup_key", how="inner")
         .select(prompt_id="dedup_key", prompt="first_prompt", language="language",
                 category=category, cluster_id=pl.col("cluster_id").cast(pl.Int64),
-                has_image="is_vision", *CRITERIA)
+                has_image="is_vision", *CRITERIA,
+                label_text=pl.coalesce("label_text", "first_prompt"))
         .sort("prompt_id")
     )
 
