@@ -162,3 +162,30 @@ def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint,
     v2 = stored.with_columns(protocol=pl.lit("arena-hard-v2"), category=pl.lit("hard_prompt"))
     lake.write("judgments", MONTH, v2.with_columns(category=pl.lit(None, pl.String)))
     assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v2"
+
+
+def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> None:
+    """The bench's caps, thresholds, seed and cap-hit limit are bound to ARENA_BENCH_*
+    variables (floats as strings: Dagster has no float EnvVar); empty means the default."""
+    from arena_assets.definitions import defs as load_defs
+
+    values = {"ARENA_BENCH_JUDGE_MAX_TOKENS": "1234", "ARENA_BENCH_ANSWER_MAX_TOKENS": "2345",
+              "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.02", "ARENA_BENCH_BOOTSTRAP_SEED": "5",
+              "ARENA_BENCH_MIN_CLUSTER_MEAN": "2.5", "ARENA_BENCH_STRONG_MIN_QUALITY": "7",
+              "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6.5"}
+    assert set(values) <= set(arena_env)  # the tests' environment lists them
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    assert (s.judge_max_tokens, s.answer_max_tokens, s.bootstrap_seed) == (1234, 2345, 5)
+    assert s.cap_hit_limit() == 0.02
+    o = s.bench_options()
+    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean) == (2.5, 7, 6.5)
+    monkeypatch.setenv("ARENA_BENCH_MAX_CAP_HIT_SHARE", "")
+    monkeypatch.setenv("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", "")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    assert s.cap_hit_limit() == 0.01 and s.bench_options().strong_min_cluster_mean == 6.0
+    monkeypatch.setenv("ARENA_BENCH_MIN_CLUSTER_MEAN", "three")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    with pytest.raises(ValueError, match="ARENA_BENCH_MIN_CLUSTER_MEAN must be a number, got 'three'"):
+        s.bench_options()

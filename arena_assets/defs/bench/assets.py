@@ -98,7 +98,7 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
                 pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
     yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
-    limit = bench_settings.max_cap_hit_share
+    limit = bench_settings.cap_hit_limit()
     yield dg.AssetCheckResult(check_name="answers_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
                               severity=dg.AssetCheckSeverity.WARN,
                               metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
@@ -167,7 +167,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
                               severity=dg.AssetCheckSeverity.WARN, metadata={"rate": rate, "games": games})
     yield dg.AssetCheckResult(check_name="no_duplicate_games", passed=dups == 0, metadata={"duplicates": dups})
-    limit = bench_settings.max_cap_hit_share
+    limit = bench_settings.cap_hit_limit()
     yield dg.AssetCheckResult(check_name="judgments_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
                               severity=dg.AssetCheckSeverity.WARN,
                               metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
