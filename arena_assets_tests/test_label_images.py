@@ -103,10 +103,28 @@ def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(e
     labels, _ = label_conversations(text, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"),
                                     cfg=LabelConfig(image_refs=False))
     assert labels["criteria_status"].to_list() == ["ok"]
-    # a real endpoint's URL (not the simulated arena's) without image root: refused, no call
-    real = LLMTask(model="gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="k")
-    with pytest.raises(LLMEndpointError, match="ARENA_IMAGE_ROOT is empty"):
-        label_conversations(conv, real, month="2024-01", cache_root=str(tmp_path / "c"))
+    # another endpoint (not a simulated arena) without image root: refused, no chat call
+    from arena_assets_tests.labelling_server import LabellingServer
+
+    with LabellingServer() as srv:
+        other = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
+        with pytest.raises(LLMEndpointError, match="ARENA_IMAGE_ROOT is empty"):
+            label_conversations(conv, other, month="2024-01", cache_root=str(tmp_path / "c"))
+        assert srv.calls == 0
+    # the simulated arena in another process (serve-arena) is known by its model list
+    from arena_assets.labels.images import reference_reader
+
+    assert reference_reader(_task(endpoint))  # in this process
+    endpoint_url = endpoint.base_url
+    from arena_assets.simulator import endpoint as sim
+
+    sim._SERVING.discard(endpoint_url)  # as if it ran elsewhere: only its model list tells
+    try:
+        assert reference_reader(_task(endpoint))
+        labels, _ = label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c2"))
+        assert labels["vision_status"].to_list() == ["ok"]
+    finally:
+        sim._SERVING.add(endpoint_url)
 
 
 def test_a_corrupt_data_url_is_refused_by_the_simulated_endpoint(endpoint) -> None:

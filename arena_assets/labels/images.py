@@ -55,9 +55,21 @@ def resolve_images(messages: list[dict], image_root: str) -> list[dict]:
     return out
 
 
-def reference_reader(base_url: str) -> bool:
-    """Whether the endpoint at ``base_url`` reads ``sha256:`` references itself: the
-    simulated arena running in this process."""
+SIMULATED_OWNER = "simulated-arena"  # /v1/models' owned_by of the simulated arena's own models
+
+
+def reference_reader(task) -> bool:
+    """Whether ``task``'s endpoint reads ``sha256:`` references itself: a simulated arena,
+    in this process or another (``arena-assets serve-arena``: its model list names the
+    labeller as owned by ``simulated-arena``). An endpoint that does not answer the list
+    counts as one: the batch's preflight then says what is wrong with it."""
+    from arena_assets.llm.client import make_client
     from arena_assets.simulator.endpoint import serving
 
-    return serving(base_url)
+    if serving(task.base_url):
+        return True
+    try:
+        models = make_client(task, max_retries=0, timeout=min(task.timeout, 15.0)).models.list()
+    except Exception:  # noqa: BLE001 - unreachable, refused key...: the preflight reports it
+        return True
+    return any(m.id == task.model and getattr(m, "owned_by", "") == SIMULATED_OWNER for m in models)

@@ -49,7 +49,7 @@ class LabelConfig:
     prompt_set: PromptSet = field(default_factory=load_prompt_set)
     image_root: str = ""  # where image files are (<root>/<sha256>.<ext>); "" = send the reference
     # whether the endpoint reads sha256: references (only needed without image_root);
-    # None = it does when it is the simulated arena of this process (labels.images)
+    # None = it does when it is a simulated arena (labels.images.reference_reader)
     image_refs: bool | None = None
     # ask again (once, the task's parse_retries) when a reply has no readable tag at all: a
     # departure from LMArena's labeller, which stores such a reply as read (the tags'
@@ -203,7 +203,7 @@ def _check_image_source(task: LLMTask, cfg: LabelConfig, images_to_send: bool) -
     that cannot read them (every vision call would fail)."""
     if not images_to_send or cfg.image_root.strip():
         return
-    reads_refs = cfg.image_refs if cfg.image_refs is not None else reference_reader(task.base_url)
+    reads_refs = cfg.image_refs if cfg.image_refs is not None else reference_reader(task)
     if not reads_refs:
         raise LLMEndpointError(
             f"ARENA_IMAGE_ROOT is empty: the vision labels would send {task.base_url} image references "
