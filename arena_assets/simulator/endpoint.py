@@ -48,6 +48,7 @@ import numpy as np
 import orjson
 
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
 from arena_assets.simulator.labeling import (
@@ -72,6 +73,16 @@ from arena_assets.simulator.responder import (
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
+# base URLs of the simulated arenas running in this process (they read sha256: image
+# references; labels.images asks before sending references instead of images)
+_SERVING: set[str] = set()
+
+
+def serving(base_url: str) -> bool:
+    """Whether ``base_url`` is a simulated arena running in this process."""
+    return base_url.rstrip("/") in _SERVING
+
+
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
@@ -84,6 +95,7 @@ class ArenaEndpoint:
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
+        self.images: Counter[tuple[str, str]] = Counter()  # simulator.images.image_name of each image part
         self.truth_root = Path(truth_root) if truth_root else None
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
@@ -139,6 +151,13 @@ class ArenaEndpoint:
         with self.lock:
             self.calls.clear()
             self.stats.clear()
+            self.images.clear()
+
+    def images_seen(self) -> dict[tuple[str, str], int]:
+        """Image parts received since the last reset: ("data", sha256 of the bytes) or
+        ("sha256", the reference) -> count."""
+        with self.lock:
+            return dict(self.images)
 
     def truth_index(self) -> PromptTruthIndex | None:
         """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
@@ -163,9 +182,11 @@ class ArenaEndpoint:
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
         self.thread.start()
+        _SERVING.add(self.base_url)
         return self
 
     def stop(self) -> None:
+        _SERVING.discard(self.base_url)
         self.server.shutdown()
         self.server.server_close()
         if self.thread:
@@ -290,6 +311,13 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._error(400, "streaming is not supported by the simulated arena", "unsupported")
             return
+        try:  # image parts as a real vision endpoint takes them
+            names = [n for n in map(image_name, image_urls(messages)) if n]
+        except ValueError as exc:
+            self._error(400, str(exc), "invalid_image_url")
+            return
+        with ep.lock:
+            ep.images.update(names)
         params = {k: body[k] for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
                   if k in body}
         n = int(body.get("n") or 1)
