@@ -93,6 +93,11 @@ class RowBuffer:
     def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
         cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 11
         eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b = cols
+        # release adapters' rows carry LMArena's own fields (releases.TaggedRow); native
+        # rows never do, so their parts skip the per-row lookups
+        tags = ([getattr(r, "category_tag", None) for r in self.rows],
+                [getattr(r, "release_tags", None) for r in self.rows]) \
+            if source_format != "native" else ([None] * len(self.rows),) * 2
         raw_logs = pl.DataFrame(
             {
                 "event_id": pl.Series(eid, dtype=pl.String),
@@ -107,6 +112,8 @@ class RowBuffer:
                 "conv_id_b": pl.Series(conv_b, dtype=pl.String),
                 "model_b": pl.Series(model_b, dtype=pl.String),
                 "messages_b": pl.from_arrow(_messages_arrow(msgs_b)),
+                "category_tag": pl.Series(tags[0], dtype=pl.String),
+                "release_tags": pl.Series(tags[1], dtype=pl.String),
             }
         ).with_columns(
             month=pl.lit(month, pl.String),
