@@ -81,6 +81,15 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
+        # evaluators stage
+        "ARENA_AGREEMENT_JUDGES": "sim-judge,reward:sim-reward,longer,markdown",
+        "ARENA_AGREEMENT_SAMPLE_SIZE": "120",
+        "ARENA_REWARD_BASE_URL": "simulated",
+        "ARENA_REWARD_API_KEY": "",
+        "ARENA_REWARD_MODEL": "sim-reward",
+        "ARENA_REWARD_MAX_CONCURRENCY": "8",
+        "ARENA_REWARD_PRICE_INPUT_PER_1M": "",
+        "ARENA_REWARD_PRICE_OUTPUT_PER_1M": "",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -13,6 +13,9 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``refusal-v1``: ``<prompt>...</prompt>`` and ``<answer>...</answer>``; answer
     ``{"refusal": bool}`` (did the answer refuse)
   - ``cluster-name-v1``: several ``<prompt>`` blocks; answer ``{"name": "short topic name"}``
+  - ``risk-v1`` (``evaluators.refusal``): a ``<prompt>`` block; answer ``{"sensitive": bool,
+    "harmful": bool}``: sensitive = the truth's ``would_refuse``, harmful = a planted toxic
+    marker in the text (what the simulated moderation flags)
 * The answer is one JSON object as the message content, nothing else.
 * The prompt is found by its text (``prompt_truth.lookup_prompt_truth``: truth table, then
   the part parser, then surface heuristics), so a prompt cut to a maximum length by the
@@ -38,6 +41,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from arena_assets.simulator.lexicon import TOXIC_MARKERS
 from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, topic_name
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
 
@@ -46,7 +50,7 @@ from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_
 LABELERS = {"sim-labeler-small": 0.18, "sim-labeler-large": 0.02}
 WORLD_MODEL_LABEL_NOISE = 0.08  # a candidate model asked to label: between the two labellers
 EMBEDDERS = {"sim-embed-small": 0.55, "sim-embed-large": 0.3}  # model -> noise scale
-TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1")
+TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1", "risk-v1")
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
 PROMPT_BLOCK = re.compile(r"<prompt>(.*?)(?:</prompt>|\Z)", re.S)
 ANSWER_BLOCK = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.S)
@@ -106,6 +110,12 @@ def label_answer(task: str, user_text: str, model: str, p: float,
         answers = ANSWER_BLOCK.findall(user_text)
         answer = answers[0] if answers else ""
         return {"refusal": _flip(is_refusal(answer), p, model, task, answer)}
+    if task == "risk-v1":
+        truth, _ = lookup_prompt_truth(prompt, index, image)
+        low = prompt.lower()
+        harmful = any(m.lower() in low for ms in TOXIC_MARKERS.values() for m in ms)
+        return {"sensitive": _flip(bool(truth["would_refuse"]), p, model, task, "s", key),
+                "harmful": _flip(harmful, p, model, task, "h", key)}
     if task == "cluster-name-v1":
         keys = [lookup_prompt_truth(x, index, image)[0]["topic"] for x in prompts]
         top, _ = Counter(k for k in keys if k).most_common(1)[0] if any(keys) else (None, 0)

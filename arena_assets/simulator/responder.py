@@ -131,10 +131,12 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
 
 
 def judge_completion(world: World, model: str, messages: list[dict],
-                     judges: dict[str, JudgeBias]) -> str | None:
+                     judges: dict[str, JudgeBias], battles=None) -> str | None:
     """The simulated judge's reply when the last user turn is one of our judge prompts
     (``judging.verdicts``), else None. ``model`` judges with ``judges[model]`` (noise from
-    its ``stream``); any other model asked to judge is a plain, noisier judge."""
+    its ``stream``); any other model asked to judge is a plain, noisier judge. Two sides
+    of an arena battle found in ``battles`` (``battle_judge.BattleTruth``) are judged on
+    their battle's truth, everything else on the answers' quality tags."""
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     text = message_text(last_user)
     bias = judges.get(model, JudgeBias(noise=0.8))
@@ -143,6 +145,13 @@ def judge_completion(world: World, model: str, messages: list[dict],
     pair = split_pairwise_prompt(text)
     if pair is not None:
         question, a, b = pair
+        if battles is not None:
+            from arena_assets.simulator.battle_judge import battle_verdict
+
+            text = battle_verdict(battles, key=key, question=question, answer_a=a, answer_b=b,
+                                  bias=bias, judge=stream)
+            if text is not None:
+                return text
         return judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream)[0]
     single = split_single_prompt(text)
     if single is not None:
@@ -152,13 +161,14 @@ def judge_completion(world: World, model: str, messages: list[dict],
 
 def chat_completion(world: World, model: str, messages: list[dict], params: dict,
                     index: PromptTruthIndex | None = None,
-                    judges: dict[str, JudgeBias] | None = None) -> tuple[str, str, float | None]:
+                    judges: dict[str, JudgeBias] | None = None,
+                    battles=None) -> tuple[str, str, float | None]:
     """(content, finish_reason, quality) of ``model`` answering ``messages``; quality is None
     for judge and legacy label requests, else see ``candidate_answer``."""
     rng = random.Random(request_seed(model, messages, params))
     full = "\n".join(message_text(m) for m in messages)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-    verdict = judge_completion(world, model, messages, judges or {})
+    verdict = judge_completion(world, model, messages, judges or {}, battles)
     if verdict is not None:
         return verdict, "stop", None
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
