@@ -90,6 +90,9 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_REWARD_MAX_CONCURRENCY": "8",
         "ARENA_REWARD_PRICE_INPUT_PER_1M": "",
         "ARENA_REWARD_PRICE_OUTPUT_PER_1M": "",
+        # completions stage
+        "ARENA_COMPLETIONS_ROOT": "",
+        "ARENA_COPILOT_MIN_BATTLES": "10",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
