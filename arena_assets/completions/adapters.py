@@ -98,10 +98,19 @@ def _text(value: Any, what: str) -> str | None:
 
 
 def _accepted(value: Any) -> int | None:
-    if value is None or value == -1:
+    """0 / 1, or None for "neither" (-1 or null). The release writes 0.0 / 1.0 (a float
+    column through pandas); JSON logs write integers."""
+    if value is None:
         return None
-    if type(value) is str and value.strip() in ("0", "1", "-1"):
-        return None if value.strip() == "-1" else int(value)
+    if type(value) is str:
+        try:
+            value = float(value.strip())
+        except ValueError:
+            raise Reject("bad_accepted_index", f"acceptedIndex is {short(value)}") from None
+    if type(value) is float and value.is_integer():
+        value = int(value)
+    if value == -1 and type(value) is int:
+        return None
     if type(value) is not int or value not in (0, 1):
         raise Reject("bad_accepted_index", f"acceptedIndex is {short(value)}")
     return value

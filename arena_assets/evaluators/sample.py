@@ -93,7 +93,7 @@ def judged_battles(battles: pl.DataFrame, conversations: pl.DataFrame,
             "question": question, "answer_a": answer_a, "answer_b": answer_b})
     texts = pl.DataFrame(rows, schema={"battle_id": pl.String, "category": pl.String, "hard": pl.Boolean,
                                        "question": pl.String, "answer_a": pl.String, "answer_b": pl.String})
-    return kept.join(texts, on="battle_id").select(
+    return kept.drop(*flags).join(texts, on="battle_id").select(
         "battle_id", "month", "model_a", "model_b", "winner", "language", "turn",
         pl.coalesce("dedup_key", "battle_id").alias("dedup_key"), "category", "hard",
         "question", "answer_a", "answer_b",
@@ -104,26 +104,22 @@ def judged_battles(battles: pl.DataFrame, conversations: pl.DataFrame,
 
 
 def allocate(sizes: dict[str, int], total: int, minimum: int = 1) -> dict[str, int]:
-    """Draws per stratum: proportional to ``sizes`` by largest remainder, each at least
-    ``minimum`` (capped by its size) while the total allows, never more than its size."""
+    """Draws per stratum: ``total`` split in proportion to ``sizes`` by largest remainder
+    (Hamilton's method, ties by name), then every stratum raised to ``minimum`` (capped by
+    its size) with draws taken from the largest allocations, while the total allows."""
     population = sum(sizes.values())
     if total >= population:
         return dict(sizes)
-    out = {k: min(n, minimum) for k, n in sizes.items()} if minimum * len(sizes) <= total \
-        else dict.fromkeys(sizes, 0)
-    left = total - sum(out.values())
-    room = {k: sizes[k] - out[k] for k in sizes}
-    while left > 0 and any(room.values()):
-        weight = sum(room.values())
-        share = {k: left * room[k] / weight for k in room}
-        take = {k: min(room[k], int(share[k])) for k in room}
-        if not any(take.values()):  # the remainders: largest first, ties by name
-            order = sorted((k for k in room if room[k]), key=lambda k: (-(share[k] % 1), k))
-            take = {k: 1 for k in order[:left]}
-        for k, n in take.items():
-            out[k] += n
-            room[k] -= n
-            left -= n
+    quota = {k: total * n / population for k, n in sizes.items()}
+    out = {k: int(q) for k, q in quota.items()}
+    for k in sorted(sizes, key=lambda k: (-(quota[k] - out[k]), k))[: total - sum(out.values())]:
+        out[k] += 1
+    if minimum * len(sizes) <= total:
+        for k in sorted(sizes):
+            while out[k] < min(minimum, sizes[k]):
+                donor = max((d for d in out if out[d] > minimum), key=lambda d: (out[d], d))
+                out[donor] -= 1
+                out[k] += 1
     return out
 
 

@@ -30,6 +30,7 @@ import calendar
 import datetime as dt
 import math
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,7 @@ FILE_SHARE = (0.38, 0.16, 0.14, 0.09, 0.07, 0.06, 0.06, 0.04)
 PRIVACY = ("Research", "Debug", "Private")
 PRIVACY_SHARE = (0.6, 0.3, 0.1)
 _IDENT = ("value", "items", "result", "config", "count", "data", "index", "total", "name", "path")
+_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _CALLS = ("len", "sorted", "sum", "max", "min", "print", "parse", "load", "fetch", "update")
 JUNK_KINDS = {"invalid_json": "invalid_json", "missing_pair_id": "missing_pair_id",
               "same_model": "same_model_battle", "bad_accepted_index": "bad_accepted_index",
@@ -72,17 +74,12 @@ def model_latency(world: World, config: CompletionConfig = CompletionConfig()) -
     return {m.name: round(float(x), 4) for m, x in zip(world.models, medians, strict=True)}
 
 
-def _code(rng: np.random.Generator, lines: int) -> str:
-    out = []
-    for _ in range(lines):
-        a, b = rng.choice(_IDENT, 2)
-        out.append(f"    {a} = {rng.choice(_CALLS)}({b})")
-    return "\n".join(out)
+def _code(rng: random.Random, lines: int) -> str:
+    return "\n".join(f"    {rng.choice(_IDENT)} = {rng.choice(_CALLS)}({rng.choice(_IDENT)})" for _ in range(lines))
 
 
-def _secret(rng: np.random.Generator) -> str:
-    alphabet = np.array(list("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"))
-    return "sk-proj-" + "".join(rng.choice(alphabet, 40))
+def _secret(rng: random.Random) -> str:
+    return "sk-proj-" + "".join(rng.choices(_ALPHABET, k=40))
 
 
 def _sigmoid(x: float) -> float:
@@ -105,24 +102,34 @@ def generate_completions(world: World, out: str | os.PathLike, month: str, n_pai
     start = dt.datetime(year, mon, 1, tzinfo=dt.UTC).timestamp()
     span = calendar.monthrange(year, mon)[1] * 86400 - 3600
     times = np.sort(start + rng.uniform(0, span, n_pairs))
+    # every per-pair number drawn up front (vectorised), the text from a seeded stdlib stream
+    first = rng.integers(len(pool), size=n_pairs)
+    second = rng.integers(len(pool) - 1, size=n_pairs)
+    second += second >= first  # two different models, each order equally likely
+    pairs = np.asarray(pool)[np.column_stack([first, second])]
+    users = rng.integers(len(honest), size=n_pairs)
+    call_noise = np.exp(rng.normal(0.0, config.call_spread, size=(n_pairs, 2)))
+    ftypes = rng.choice(len(FILE_TYPES), size=n_pairs, p=FILE_SHARE)
+    privacies = rng.choice(len(PRIVACY), size=n_pairs, p=PRIVACY_SHARE)
+    u_accept, u_top, u_secret, u_junk = rng.random((4, n_pairs))
+    text_rng = random.Random(int(rng.integers(1 << 62)))
     truth, junk, lines = [], [], []
     for k in range(n_pairs):
-        user = world.users.user_id[honest[int(rng.integers(len(honest)))]]
-        top, bottom = (world.models[i] for i in rng.choice(pool, 2, replace=False))
-        lat = [medians[m.name] * math.exp(rng.normal(0.0, config.call_spread)) for m in (top, bottom)]
-        ftype = str(rng.choice(FILE_TYPES, p=FILE_SHARE))
-        privacy = str(rng.choice(PRIVACY, p=PRIVACY_SHARE))
+        user = world.users.user_id[honest[int(users[k])]]
+        top, bottom = (world.models[int(i)] for i in pairs[k])
+        lat = [medians[m.name] * float(x) for m, x in zip((top, bottom), call_noise[k], strict=True)]
+        ftype, privacy = FILE_TYPES[int(ftypes[k])], PRIVACY[int(privacies[k])]
         gap = (top.skill("coding") - bottom.skill("coding")) * math.log(10) / 400
         p_top = _sigmoid(gap + config.position_bias + config.latency_effect * (lat[0] - lat[1]) / (lat[0] + lat[1]))
-        accepted = (0 if rng.random() < p_top else 1) if rng.random() < config.accept_rate else None
-        secret = rng.random() < config.secret_rate
-        prefix = f"def step_{k}(items):\n" + _code(rng, int(rng.integers(2, 12)))
+        accepted = (0 if u_top[k] < p_top else 1) if u_accept[k] < config.accept_rate else None
+        secret = bool(u_secret[k] < config.secret_rate)
+        prefix = f"def step_{k}(items):\n" + _code(text_rng, text_rng.randint(2, 11))
         if secret:
-            prefix = f'API_KEY = "{_secret(rng)}"\n' + prefix
+            prefix = f'API_KEY = "{_secret(text_rng)}"\n' + prefix
         suffix = "\n    return result\n"
-        texts = [_code(rng, int(rng.integers(1, 4))).lstrip() for _ in range(2)]
+        texts = [_code(text_rng, text_rng.randint(1, 3)).lstrip() for _ in range(2)]
         ts = int(times[k])
-        pair_id = f"pair-{month}-{k:06d}-{int(rng.integers(1 << 30)):08x}"
+        pair_id = f"pair-{month}-{k:06d}-{text_rng.getrandbits(32):08x}"
         items = []
         for idx, (model, latency, text) in enumerate(zip((top, bottom), lat, texts, strict=True)):
             item = {"completionId": f"{pair_id}-{idx}", "userId": user, "timestamp": ts, "model": model.name,
@@ -141,8 +148,8 @@ def generate_completions(world: World, out: str | os.PathLike, month: str, n_pai
                       "model_bottom": bottom.name, "latency_top": lat[0], "latency_bottom": lat[1],
                       "p_top": p_top, "accepted_index": accepted, "file_type": ftype, "privacy": privacy,
                       "planted_secret": bool(secret)})
-        if rng.random() < config.junk_rate:
-            kind = list(JUNK_KINDS)[int(rng.integers(len(JUNK_KINDS)))]
+        if u_junk[k] < config.junk_rate:
+            kind = text_rng.choice(list(JUNK_KINDS))
             bad = {"pairId": f"junk-{month}-{k}", "userId": user, "acceptedIndex": 0,
                    "completionItems": [dict(i, model=top.name) if kind == "same_model" else dict(i) for i in items]}
             if kind == "missing_pair_id":
