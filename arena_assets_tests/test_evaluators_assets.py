@@ -4,6 +4,8 @@ over-refusal board and plot, and a rerun that makes no call (counted at the endp
 
 from __future__ import annotations
 
+import json
+
 import polars as pl
 
 from arena_assets.llm.simulated import simulated_endpoint
@@ -50,3 +52,38 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
     again = materialize(MONTH, EVALUATORS)
     assert again.success and ep.call_count() == before
     assert lake.read("judge_human_agreement", MONTH).equals(table)
+
+
+def test_or_bench_import_through_the_cli(tmp_path) -> None:
+    """Prompt sets in OR-Bench's published layout (prompt, category), answered by a
+    planted over-refuser and by a model that never refuses, through the CLI."""
+    import csv
+
+    from arena_assets.cli import main
+    from arena_assets.simulator import read_prompt_truth
+
+    raw = tmp_path / "raw"
+    simulate_months(raw, [MONTH], 600, seed=7)
+    truth = read_prompt_truth(raw, MONTH).filter(~pl.col("popular")).unique("text")
+    sets = {"or-bench-hard-1k": truth.filter(pl.col("would_refuse") & pl.col("toxic_category").is_null()),
+            "or-bench-toxic": truth.filter(pl.col("toxic_category").is_not_null())}
+    for name, rows in sets.items():
+        with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["prompt", "category"])
+            w.writerows([t, "harmful"] for t in rows["text"])
+    models = pl.read_parquet(raw / "_truth" / "models.parquet")
+    cautious = models.filter(pl.col("cautious"))["name"][0]
+    candid = models.filter(~pl.col("cautious"))["name"][0]
+    cands = json.dumps([{"name": m, "base_url": "simulated"} for m in (cautious, candid)])
+    out = tmp_path / "answers.parquet"
+    code = main(["or-bench", str(tmp_path / "or-bench-hard-1k.csv"), str(tmp_path / "or-bench-toxic.csv"),
+                 "--candidates", cands, "--judge-base-url", "simulated", "--raw-root", str(raw),
+                 "--out", str(out), "--cache", str(tmp_path / "cache")])
+    assert code == 0
+    from arena_assets.evaluators.orbench import orbench_rates
+
+    rates = {(m, s): r for m, s, r in orbench_rates(pl.read_parquet(out)).select("model", "set", "rate").iter_rows()}
+    assert rates[cautious, "or-bench-hard-1k"] > 0.6 and rates[candid, "or-bench-hard-1k"] < 0.1
+    assert main(["or-bench", str(tmp_path / "answers.parquet"), "--candidates", cands, "--judge-base-url",
+                 "simulated", "--out", str(tmp_path / "x.parquet")]) == 2  # not an OR-Bench file: one line
