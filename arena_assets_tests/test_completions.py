@@ -143,6 +143,9 @@ def test_latency_control_removes_the_planted_effect(tmp_path: Path) -> None:
     for name in ("overall", "latency_controlled"):
         b = result.board.filter(pl.col("board") == name)
         rho[name] = stats.spearmanr(b["rating"], [skill[m] for m in b["model"]]).statistic
+    print(f"Spearman with true skill: plain {rho['overall']:.3f}, latency-controlled "
+          f"{rho['latency_controlled']:.3f}; latency coefficient {result.latency['coef']:.3f} "
+          f"[{result.latency['lower']:.3f}, {result.latency['upper']:.3f}]")
     assert result.latency["coef"] < 0 and result.latency["upper"] < 0  # slower side loses
     assert rho["latency_controlled"] > rho["overall"] and rho["latency_controlled"] > 0.9
     assert 0.45 < result.figures["top_share"] < 0.55  # no position bias planted

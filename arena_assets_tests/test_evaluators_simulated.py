@@ -121,6 +121,11 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
         assert row["decisive_votes"] == len(expected) > 900
         assert row["accuracy_lower"] <= planted <= row["accuracy_upper"], judge
     fair, biased = measured["sim-judge"], measured["sim-judge-biased"]
+    for name, row in measured.items():
+        print(f"{name}: A share {row['a_share']:.3f}, flip rate {row['flip_rate']:.3f}, length preference "
+              f"{row['length_preference']:.3f} (voters {row['human_length_preference']:.3f}), kappa "
+              f"{row['kappa']:.3f}, agreement w/o ties {row['agreement_without_ties']:.3f}, implied board "
+              f"Spearman {row['spearman']:.3f}, row-wise Pearson {row['row_wise_pearson']:.3f}")
     assert 0.42 < fair["a_share"] < 0.58 and biased["a_share"] > 0.6
     assert biased["flip_rate"] > fair["flip_rate"] + 0.1
     assert biased["length_preference"] > fair["length_preference"] + 0.08

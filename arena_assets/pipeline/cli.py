@@ -169,10 +169,13 @@ def run_demo(args: argparse.Namespace) -> int:
     if _is_url(raw_root):
         # the simulator writes local files; the platform's raw logs then live in the bucket
         with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(local, months, args.per_month, seed=args.seed)
+            simulate_months(local, months, args.per_month, seed=args.seed,
+                            completions_per_month=args.per_month // 2)
             _upload(local, raw_root)
     else:
-        simulate_months(raw_root, months, args.per_month, seed=args.seed)
+        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
+        simulate_months(raw_root, months, args.per_month, seed=args.seed,
+                        completions_per_month=args.per_month // 2)
     print(f"  simulated in {time.perf_counter() - started:.1f}s")
     print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
           "executor), month by month ...")
