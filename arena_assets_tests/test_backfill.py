@@ -41,6 +41,19 @@ def test_plan_runs_per_month_stages_in_order_and_single_run_stages_once():
     assert plan[0].partition_args == ["--partition", "2024-01"]
 
 
+def test_plan_places_an_independent_stage_by_its_dependencies():
+    assets = [("side_a", "single_run"), ("raw", None), ("clean", None), ("side_b", "single_run"),
+              ("cells", None), ("board", "single_run")]
+    deps = {"clean": {"raw"}, "side_b": {"side_a"}, "cells": {"clean"}, "board": {"cells"}}
+    plan = plan_backfill(assets, ["2024-01", "2024-02"], deps)
+    assert [(r.assets, r.months) for r in plan] == [
+        (("side_a", "side_b"), ("2024-01", "2024-02")),
+        (("raw", "clean", "cells"), ("2024-01",)), (("raw", "clean", "cells"), ("2024-02",)),
+        (("board",), ("2024-01", "2024-02"))]
+    # without the dependencies: consecutive assets of one kind, as listed
+    assert len(plan_backfill(assets, ["2024-01"])) == 5
+
+
 def test_cli_plan_from_the_code_location(arena_env):
     proc = subprocess.run(
         [sys.executable, "-m", "arena_assets.cli", "backfill", "--from", "2024-01", "--to",
@@ -50,14 +63,18 @@ def test_cli_plan_from_the_code_location(arena_env):
     # per month, in order: the multi-run stages (one month a run); the single-run ones take
     # the range in one run once the months they read exist
     upstream = ("raw_logs,raw_rejects,conversations,battles,topic_labels,battle_cells,"
-                "topic_clusters")
+                "judge_human_agreement,topic_clusters")
+    # the Copilot Arena tables depend on nothing else: one range run of their own, not a
+    # split of the chat chain wherever the topological order puts them
     assert lines == [
+        "dagster asset materialize --select completion_battles,copilot_leaderboard "
+        "--partition-range 2024-01...2024-02",
         f"dagster asset materialize --select {upstream} --partition 2024-01",
         f"dagster asset materialize --select {upstream} --partition 2024-02",
         "dagster asset materialize --select arena_leaderboard,bench_prompts,leaderboard_history "
         "--partition-range 2024-01...2024-02",
-        "dagster asset materialize --select model_answers,judgments --partition 2024-01",
-        "dagster asset materialize --select model_answers,judgments --partition 2024-02",
+        "dagster asset materialize --select model_answers,over_refusal,judgments --partition 2024-01",
+        "dagster asset materialize --select model_answers,over_refusal,judgments --partition 2024-02",
         "dagster asset materialize --select bench_leaderboard --partition-range 2024-01...2024-02",
     ]
 

@@ -81,7 +81,10 @@ def test_month_without_files_gives_empty_tables(arena_env):
         "month_over_month_drift": True, "battles_conserved": True,
         "values_in_range": True,
         "parse_failure_rate_low": True, "labels_in_range": True,
-        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
+        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
+        # evaluators and completions (an empty month: empty tables, every check passes)
+        "every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True,
+        "records_conserved": True, "no_code_without_consent": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

@@ -159,10 +159,15 @@ def _anony(record: dict) -> bool:
 
 # ---- messages: strings, lists of parts, images as bytes ------------------------------
 def image_ref(image: Any) -> Any:
-    """sha256 hex of an image given as bytes or a ``{bytes: ...}`` struct; anything else
-    unchanged (a hash is checked as one by the message validator)."""
+    """sha256 hex of an image given as bytes or a ``{bytes: ...}`` struct; an image given
+    only by a URL is named by the sha256 of its URL (the release kept no pixels); anything
+    else unchanged (a hash is checked as one by the message validator)."""
     if isinstance(image, bytes | bytearray):
         return hashlib.sha256(image).hexdigest()
+    if isinstance(image, str) and image.startswith(("http://", "https://", "data:")):
+        return hashlib.sha256(image.encode()).hexdigest()
+    if isinstance(image, dict) and isinstance(image.get("url"), str):
+        return image_ref(image["url"])
     if isinstance(image, dict):
         data = image.get("bytes")
         if isinstance(data, bytes | bytearray):

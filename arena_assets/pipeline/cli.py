@@ -203,10 +203,11 @@ def backfill_plan(first: str, last: str, select: str | None):
 
     graph = load_defs().resolve_asset_graph()
     chosen = set(select.split(",")) if select else None
-    assets = []
+    assets, deps = [], {}
     for key in graph.toposorted_asset_keys:
         node = graph.get(key)
         name = key.to_user_string()
+        deps[name] = {p.to_user_string() for p in node.parent_keys}
         # default: ingest through leaderboards; a release is published deliberately
         if (name not in chosen) if chosen is not None else node.group_name == "release":
             continue
@@ -214,7 +215,7 @@ def backfill_plan(first: str, last: str, select: str | None):
         assets.append((name, None if policy is None else policy.policy_type.value.lower()))
     if chosen is not None and chosen - {a for a, _ in assets}:
         raise SystemExit(f"unknown assets: {', '.join(sorted(chosen - {a for a, _ in assets}))}")
-    return plan_backfill(assets, months_between(first, last))
+    return plan_backfill(assets, months_between(first, last), deps)
 
 
 def run_backfill(args: argparse.Namespace) -> int:

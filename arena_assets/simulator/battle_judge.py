@@ -29,10 +29,12 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import orjson
 import polars as pl
 
 from arena_assets.evaluators.transcripts import first_answer
@@ -42,6 +44,7 @@ from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.votes import ELO_LOGIT, difficulty_gain
 from arena_assets.simulator.world import World
 
+LIST_EVERY_S = 1.0  # how often the endpoint looks for new truth files
 REWARD_MODELS = {
     "sim-reward": JudgeBias(noise=0.35),
     # prefers long answers: the bias a reward model is often accused of
@@ -77,7 +80,10 @@ class BattleTruth:
         facts = votes.join(answers, on="event_id", how="inner")
         self._sides: dict[str, list[Side]] = {}
         self.baseline = world.config.theta_mean * ELO_LOGIT
+        known = set(world.model_names)
         for row in facts.iter_rows(named=True):
+            if row["model_a"] not in known or row["model_b"] not in known:
+                continue  # a vote of another world: its strengths are not this world's
             for s in "ab":
                 u = side_strength(world, row[f"model_{s}"], row["category"],
                                   int(row["criteria_count"]), bool(row[f"refused_{s}"]))
@@ -85,15 +91,29 @@ class BattleTruth:
                     Side(row["event_id"], s, u))
 
     @classmethod
-    def from_root(cls, world: World, root: str | Path) -> BattleTruth | None:
-        base = Path(root) / TRUTH_DIR
-        votes = sorted((base / "votes").glob("*.parquet"))
-        answers = sorted((base / "battle_answers").glob("*.parquet"))
+    def from_files(cls, world: World, fs, votes: list[str], answers: list[str]) -> BattleTruth | None:
+        """None when there is no battle truth, or when it was written by another world
+        (another seed: its battles' strengths would be read from the wrong models)."""
         if not votes or not answers:
             return None
+        info = f"{votes[0].rsplit('/', 2)[0]}/world.json"
+        if fs.exists(info):
+            with fs.open(info, "rb") as fh:
+                if orjson.loads(fh.read()).get("seed") != world.seed:
+                    return None
         cols = ["event_id", "model_a", "model_b", "category", "criteria_count", "refused_a", "refused_b"]
-        return cls(world, pl.concat([pl.read_parquet(f, columns=cols) for f in votes]),
-                   pl.concat([pl.read_parquet(f) for f in answers]))
+
+        def read(path: str, columns=None) -> pl.DataFrame:
+            with fs.open(path, "rb") as fh:
+                return pl.read_parquet(fh, columns=columns)
+        return cls(world, pl.concat([read(f, cols) for f in votes]), pl.concat([read(f) for f in answers]))
+
+    @classmethod
+    def from_root(cls, world: World, root: str | Path) -> BattleTruth | None:
+        import fsspec
+
+        fs, base = fsspec.core.url_to_fs(f"{str(root).rstrip('/')}/{TRUTH_DIR}")
+        return cls.from_files(world, fs, *_truth_files(fs, base))
 
     def side(self, answer: str) -> Side | None:
         """A side whose first answer this is (any of them when a text repeats)."""
@@ -134,25 +154,45 @@ def reward_score(truth: BattleTruth | None, *, key: bytes, question: str, answer
     return float(u + deviation + bias.length_bias * math.tanh(tokens / bias.length_scale) + noise)
 
 
+def _truth_files(fs, base: str) -> tuple[list[str], list[str]]:
+    return tuple(sorted(fs.glob(f"{base}/{d}/*.parquet")) for d in ("votes", "battle_answers"))  # type: ignore[return-value]
+
+
 class BattleTruthCache:
-    """The endpoint's BattleTruth, rebuilt when the set of truth files changes."""
+    """The endpoint's BattleTruth, rebuilt when the set of truth files changes. The truth
+    is under the endpoint's local raw root, or under a remote one given with ``use``
+    (the demo on S3: the simulator wrote its truth to the bucket)."""
 
     def __init__(self, world: World, root: Path | None) -> None:
-        self.world, self.root = world, root
+        self.world = world
         self._lock = threading.Lock()
-        self._files: tuple[str, ...] = ()
+        self._files: tuple = ()
         self._truth: BattleTruth | None = None
+        self._fs, self._base = None, None
+        self._listed = 0.0
+        if root is not None:
+            self.use(str(root))
+
+    def use(self, root: str, storage_options: dict | None = None) -> None:
+        """Read the truth under ``root`` (a raw root: local path or fsspec URL)."""
+        import fsspec
+
+        with self._lock:
+            self._fs, self._base = fsspec.core.url_to_fs(f"{root.rstrip('/')}/{TRUTH_DIR}",
+                                                         **(storage_options or {}))
+            self._files = ()
 
     def get(self) -> BattleTruth | None:
-        if self.root is None:
-            return None
-        base = self.root / TRUTH_DIR
-        files = tuple(sorted(str(f) for d in ("votes", "battle_answers")
-                             for f in (base / d).glob("*.parquet")))
         with self._lock:
-            if files != self._files:
-                self._truth = BattleTruth.from_root(self.world, self.root)
-                self._files = files
+            if self._fs is None:
+                return None
+            # listing a bucket on every call would cost a request per judgment: once a second
+            if time.monotonic() - self._listed > LIST_EVERY_S or not self._files:
+                self._listed = time.monotonic()
+                files = _truth_files(self._fs, self._base)
+                if files != self._files:
+                    self._truth = BattleTruth.from_files(self.world, self._fs, *files)
+                    self._files = files
             return self._truth
 
 

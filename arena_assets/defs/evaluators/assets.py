@@ -53,7 +53,7 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
     published yardsticks beside. Per-battle verdicts in `judge_human_verdicts`."""
     lake = storage.lake()
     s = evaluator_settings
-    judge_task, reward_task = s.tasks(judge, reward_model, storage.raw_root)
+    judge_task, reward_task = s.tasks(judge, reward_model, storage)
     root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     bad, silent, per_month = 0, {}, {}
     for month in months_in_window(context):

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import dagster as dg
 
-from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
+from arena_assets.defs.llm_resources import LLMTaskResource, _number, llm_task_resource
+from arena_assets.defs.resources import ArenaStorage
 from arena_assets.evaluators.agreement import AgreementOptions
 from arena_assets.evaluators.judges import JudgeSpec, parse_judges
 from arena_assets.evaluators.refusal import RefusalOptions
 from arena_assets.llm import LLMTask
+from arena_assets.llm.simulated import SIMULATED, simulated_endpoint
 
 
 class EvaluatorSettings(dg.ConfigurableResource):
@@ -46,12 +48,19 @@ class EvaluatorSettings(dg.ConfigurableResource):
         return RefusalOptions(level=self.ci_level, threshold=self.refusal_threshold,
                               min_conversations=self.refusal_min_conversations)
 
-    def tasks(self, judge: LLMTaskResource, reward: LLMTaskResource, raw_root: str
+    def tasks(self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
               ) -> tuple[LLMTask | None, LLMTask | None]:
         """The judge and reward tasks the listed judges need (None where none is listed)."""
         kinds = {s.kind for s in self.judges()}
+        raw_root = storage.raw_root
         judge_task = judge.task(raw_root, max_tokens=512) if "llm" in kinds else None
         reward_task = reward.task(raw_root) if "reward" in kinds else None
+        for resource, task in ((judge, judge_task), (reward, reward_task)):
+            if task is not None and resource.base_url.strip() == SIMULATED and "://" in raw_root:
+                # the simulated arena reads a remote raw root's truth with the lake's credentials
+                # (a local one it finds itself): the judges need the battles' truth
+                simulated_endpoint(None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")) \
+                    .battles.use(raw_root, storage.raw_storage_options())
         return judge_task, reward_task
 
 
