@@ -10,7 +10,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from arena_assets.pipeline.backfill import PlannedRun, months_between, plan_backfill
+from arena_assets.pipeline.backfill import PlannedRun, months_between, plan_backfill, stage_order
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -45,7 +45,7 @@ def test_plan_places_an_independent_stage_by_its_dependencies():
     assets = [("side_a", "single_run"), ("raw", None), ("clean", None), ("side_b", "single_run"),
               ("cells", None), ("board", "single_run")]
     deps = {"clean": {"raw"}, "side_b": {"side_a"}, "cells": {"clean"}, "board": {"cells"}}
-    plan = plan_backfill(assets, ["2024-01", "2024-02"], deps)
+    plan = plan_backfill(stage_order(assets, deps), ["2024-01", "2024-02"])
     assert [(r.assets, r.months) for r in plan] == [
         (("side_a", "side_b"), ("2024-01", "2024-02")),
         (("raw", "clean", "cells"), ("2024-01",)), (("raw", "clean", "cells"), ("2024-02",)),

@@ -43,32 +43,16 @@ def months_between(first: str, last: str) -> list[str]:
     return out
 
 
-def plan_backfill(assets: list[tuple[str, str | None]], months: list[str],
-                  deps: dict[str, set[str]] | None = None) -> list[PlannedRun]:
+def plan_backfill(assets: list[tuple[str, str | None]], months: list[str]) -> list[PlannedRun]:
     """``assets``: (name, policy kind) in topological order; kind is "single_run" or
-    anything else (None, "multi_run"). Returns the runs in the order to launch them.
-
-    With ``deps`` (asset -> the assets it reads), an asset joins the earliest stage of its
-    kind that is not before any stage holding one of its dependencies, so an asset
-    independent of a chain (a stage of its own, e.g. the Copilot Arena tables beside the
-    chat ones) does not split that chain's stages wherever the topological order happens
-    to put it."""
+    anything else (None, "multi_run"). Returns the runs in the order to launch them."""
     stages: list[tuple[bool, list[str]]] = []
-    stage_of: dict[str, int] = {}
     for name, kind in assets:
         single = kind == SINGLE_RUN
-        if deps is None:
-            if not (stages and stages[-1][0] == single):
-                stages.append((single, []))
-            index = len(stages) - 1
+        if stages and stages[-1][0] == single:
+            stages[-1][1].append(name)
         else:
-            after = max((stage_of[d] for d in deps.get(name, ()) if d in stage_of and d != name), default=0)
-            index = next((i for i in range(after, len(stages)) if stages[i][0] == single), None)
-            if index is None:
-                stages.append((single, []))
-                index = len(stages) - 1
-        stages[index][1].append(name)
-        stage_of[name] = index
+            stages.append((single, [name]))
     runs = []
     for single, names in stages:
         if single:
@@ -76,3 +60,24 @@ def plan_backfill(assets: list[tuple[str, str | None]], months: list[str],
         else:
             runs.extend(PlannedRun(tuple(names), (month,)) for month in months)
     return runs
+
+
+def stage_order(assets: list[tuple], deps: dict[str, set[str]]) -> list[tuple]:
+    """``assets`` (name, policy kind, ...) reordered so that each joins the earliest stage
+    of its kind (single-run or not) that comes after every stage holding one of its
+    dependencies (``deps``: asset -> the assets it reads). Fed to :func:`plan_backfill`,
+    an asset independent of a chain (the Copilot Arena tables beside the chat ones) forms
+    its own stage instead of splitting the chain's stages wherever the topological order
+    happens to list it. A topological order stays topological."""
+    stages: list[tuple[bool, list[tuple]]] = []
+    stage_of: dict[str, int] = {}
+    for item in assets:
+        name, single = item[0], item[1] == SINGLE_RUN
+        after = max((stage_of[d] for d in deps.get(name, ()) if d in stage_of and d != name), default=0)
+        index = next((i for i in range(after, len(stages)) if stages[i][0] == single), None)
+        if index is None:
+            stages.append((single, []))
+            index = len(stages) - 1
+        stages[index][1].append(item)
+        stage_of[name] = index
+    return [item for _, items in stages for item in items]

@@ -199,7 +199,7 @@ def _cpu_seconds() -> str:
 def backfill_plan(first: str, last: str, select: str | None):
     """The runs of a backfill, from the code location's assets and backfill policies."""
     from arena_assets.definitions import defs as load_defs
-    from arena_assets.pipeline.backfill import months_between, plan_backfill
+    from arena_assets.pipeline.backfill import months_between, plan_backfill, stage_order
 
     graph = load_defs().resolve_asset_graph()
     chosen = set(select.split(",")) if select else None
@@ -215,7 +215,7 @@ def backfill_plan(first: str, last: str, select: str | None):
         assets.append((name, None if policy is None else policy.policy_type.value.lower()))
     if chosen is not None and chosen - {a for a, _ in assets}:
         raise SystemExit(f"unknown assets: {', '.join(sorted(chosen - {a for a, _ in assets}))}")
-    return plan_backfill(assets, months_between(first, last), deps)
+    return plan_backfill(stage_order(assets, deps), months_between(first, last))
 
 
 def run_backfill(args: argparse.Namespace) -> int:
