@@ -87,3 +87,19 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
     assert rates[cautious, "or-bench-hard-1k"] > 0.6 and rates[candid, "or-bench-hard-1k"] < 0.1
     assert main(["or-bench", str(tmp_path / "answers.parquet"), "--candidates", cands, "--judge-base-url",
                  "simulated", "--out", str(tmp_path / "x.parquet")]) == 2  # not an OR-Bench file: one line
+
+
+def test_battle_truth_belongs_to_its_world(tmp_path) -> None:
+    """The endpoint judges arena battles on the truth of its own world only: another
+    seed's truth is not read (its strengths would come from the wrong models)."""
+    from arena_assets.simulator import World
+    from arena_assets.simulator.battle_judge import BattleTruth, BattleTruthCache
+
+    simulate_months(tmp_path, [MONTH], 200, seed=3)
+    assert BattleTruth.from_root(World.build(seed=3), tmp_path) is not None
+    assert BattleTruth.from_root(World.build(seed=7), tmp_path) is None
+    cache = BattleTruthCache(World.build(seed=3), None)
+    assert cache.get() is None
+    cache.use(f"file://{tmp_path}")  # any fsspec URL (the S3 demo's bucket)
+    votes = pl.read_parquet(tmp_path / "_truth" / "battle_answers" / f"{MONTH}.parquet")
+    assert cache.get() is not None and votes.height > 0
