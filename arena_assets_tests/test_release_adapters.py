@@ -15,7 +15,6 @@ import orjson
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.ingest import parse_month
@@ -234,13 +233,11 @@ def test_real_clean_battles_carry_category_tag(real_data: Path, tmp_path: Path) 
     assert set(parsed.rejects["reason"]) <= {"tstamp_outside_month"}
 
 
-@pytest.mark.parametrize("name", ["arena-100k.parquet"])
-def test_release_tags_reach_battles(tmp_path: Path, name: str) -> None:
+def test_release_tags_reach_battles(tmp_path: Path) -> None:
     from arena_assets.battles.build import build_battles
-    from arena_assets.clean.conversations import clean_conversations  # noqa: F401 - import check
 
     folder = month_dir(tmp_path)
-    pq.write_table(pa.Table.from_pylist([preference_record("a1", "model_a")]), folder / name)
+    pq.write_table(pa.Table.from_pylist([preference_record("a1", "model_a")]), folder / "arena-100k.parquet")
     parsed = parse(tmp_path)
     conv = pl.DataFrame({"conv_id": ["a1-a"], "language": ["en"], "dedup_key": ["k"],
                          "tstamp": [JULY_3]})

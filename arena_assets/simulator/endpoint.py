@@ -383,7 +383,6 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
                          "results": results}, cut=fault == "truncated")
 
-
     def _pooling(self, body: dict, fault: str) -> None:
         """vLLM's Pooling API for reward models: ``messages`` (one conversation) or
         ``input`` (text or texts) -> one reward per input, as ``data[i].data``."""
