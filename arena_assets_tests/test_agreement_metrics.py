@@ -169,7 +169,10 @@ def test_transcripts_show_every_turn_and_the_first_answer_is_recoverable() -> No
 
 
 def test_judged_battles_category_from_labels_or_release_tags() -> None:
-    tag = json.dumps({"criteria_v0.1": dict.fromkeys(["a", "b", "c", "d", "e", "f"], True) | {"g": False},
+    from arena_assets.labels.tags import CRITERIA
+
+    # LMArena's v0.1 tags: 6 of the 7 criteria make a hard prompt
+    tag = json.dumps({"criteria_v0.1": dict.fromkeys(CRITERIA[:6], True) | {CRITERIA[6]: False},
                       "math_v0.1": {"math": True}})
     battles = pl.DataFrame({
         "battle_id": ["b1", "b2", "b3"], "month": ["2024-07"] * 3, "model_a": ["x"] * 3, "model_b": ["y"] * 3,

@@ -244,3 +244,52 @@ def test_release_tags_reach_battles(tmp_path: Path) -> None:
     battles = build_battles(parsed.raw_logs, conv).battles
     assert json.loads(battles["category_tag"][0]) == TAG
     assert json.loads(battles["release_tags"][0])["evaluation_order"] == 1
+
+
+def test_release_category_tags_feed_the_boards_without_a_labeller(arena_env) -> None:
+    """A 100k-layout release through Dagster: its conversations are not sent to the topic
+    labeller, and the category boards hold exactly the battles LMArena's own tags put there
+    (labels.tags' rules: math_v0.1.math, 6 of 7 criteria for hard_6)."""
+    import numpy as np
+
+    from arena_assets.labels.tags import CRITERIA
+    from arena_assets.llm.simulated import simulated_endpoint
+    from arena_assets.storage import Lake
+    from arena_assets_tests.harness import materialize
+
+    rng = np.random.default_rng(5)
+    skill = {f"model-{k}": 200.0 * k for k in range(5)}
+    records = []
+    for i in range(600):
+        a, b = rng.choice(list(skill), 2, replace=False)
+        p = 1 / (1 + 10 ** ((skill[b] - skill[a]) / 400))
+        tag = {"criteria_v0.1": dict.fromkeys(CRITERIA, bool(i % 3 == 0)),
+               "math_v0.1": {"math": bool(i % 2 == 0)}, "if_v0.1": {"if": False, "score": 1},
+               "creative_writing_v0.1": {"creative_writing": False, "score": "no"}}
+        records.append(preference_record(
+            f"r{i}", "model_a" if rng.random() < p else "model_b", model_a=a, model_b=b, category_tag=tag,
+            timestamp=JULY_3 + dt.timedelta(minutes=i),
+            conversation_a=[{"role": "user", "content": f"Question number {i}: solve x+{i}=0"},
+                            {"role": "assistant", "content": f"x = -{i}"}],
+            conversation_b=[{"role": "user", "content": f"Question number {i}: solve x+{i}=0"},
+                            {"role": "assistant", "content": f"The answer is -{i}."}]))
+    folder = Path(arena_env["ARENA_RAW_ROOT"]) / MONTH
+    folder.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(records), folder / "arena-100k.parquet")
+    ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    before = ep.call_count(route="chat/completions")
+    assert materialize(MONTH, "raw_logs,raw_rejects,conversations,topic_labels,battles,battle_cells,"
+                              "arena_leaderboard").success
+    assert ep.call_count(route="chat/completions") == before  # no labelling call
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    assert lake.read("topic_labels", MONTH).height == 0
+    battles = lake.read("battles", MONTH)
+    kept = battles.filter(pl.col("keep"))
+    assert kept.height > 500 and battles["category_tag"].is_not_null().all()
+    board = lake.read("arena_leaderboard", MONTH)
+    counts = dict(board.group_by("board").agg(pl.col("battles").sum() // 2).iter_rows())
+    math_ids = {f"r{i}" for i in range(0, 600, 2)}
+    hard_ids = {f"r{i}" for i in range(0, 600, 3)}
+    assert counts["math"] == kept.filter(pl.col("battle_id").is_in(math_ids)).height
+    assert counts["hard_6"] == kept.filter(pl.col("battle_id").is_in(hard_ids)).height
+    assert "creative_writing" not in counts  # no battle of the release is tagged so

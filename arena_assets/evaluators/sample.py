@@ -4,9 +4,9 @@ and markdown counts).
 
 Category of a battle, first that holds: ``coding``, ``math``, ``creative_writing``,
 ``vision``, else ``other`` (from the first prompt's ``topic_labels``; where a release
-carried LMArena's ``category_tag`` and the conversation has no topic labels, from the tag:
-see :func:`tag_labels`); ``hard`` = at least 6 of the 7 hard-prompt criteria. Battles with
-neither are ``unlabelled``.
+carried LMArena's ``category_tag`` and the conversation has no topic labels, from the tag
+by LMArena's rules: see :func:`tag_labels`); ``hard`` = at least 6 of the 7 hard-prompt
+criteria. Battles with neither are ``unlabelled``.
 
 Sampling: proportional allocation of ``size`` over the (category, language) strata by
 largest remainder, every non-empty stratum at least ``min_per_stratum`` (when the size
@@ -26,28 +26,21 @@ import polars as pl
 from arena_assets.evaluators.transcripts import side_text
 
 CATEGORY_ORDER = ("coding", "math", "creative_writing", "vision", "other")
-HARD_MIN = 6
 
 
 def tag_labels(category_tag: str | None, release_tags: str | None) -> dict:
-    """code / math / creative_writing / hard from a release's category_tag as published
-    (LMArena's v0.1 criteria: hard = at least 6 of 7; math_v0.1.math;
-    creative_writing_v0.1.creative_writing; is_code from the release's own column)."""
-    out = {"code": None, "math": None, "creative_writing": None, "hard": None, "is_vision": None}
-    tag = orjson.loads(category_tag) if category_tag else {}
+    """code / math / creative_writing / hard / is_vision of a battle from a release's
+    category_tag as published, by LMArena's membership rules (``labels.tags.BOARDS``:
+    hard_6, math, creative_writing, the vision tags; is_code from the release's column)."""
+    from arena_assets.labels.tags import BOARDS, VISION_TAGS, tag_frame
+
+    tag = orjson.loads(category_tag) if category_tag else None
     extra = orjson.loads(release_tags) if release_tags else {}
-    crit = tag.get("criteria_v0.1")
-    if isinstance(crit, dict):
-        out["hard"] = sum(bool(v) for v in crit.values()) >= HARD_MIN
-    if isinstance(tag.get("math_v0.1"), dict):
-        out["math"] = bool(tag["math_v0.1"].get("math"))
-    if isinstance(tag.get("creative_writing_v0.1"), dict):
-        out["creative_writing"] = bool(tag["creative_writing_v0.1"].get("creative_writing"))
-    if "is_code" in extra:
-        out["code"] = bool(extra["is_code"])
-    if any(str(k).startswith("vision") for k in tag):
-        out["is_vision"] = True
-    return out
+    row = pl.DataFrame([tag_frame([tag])]).with_columns(is_code=pl.lit(extra.get("is_code"), pl.Boolean))
+    flags = row.select(hard=BOARDS["hard_6"], math=BOARDS["math"],
+                       creative_writing=BOARDS["creative_writing"], code=BOARDS["coding"]).row(0, named=True)
+    vision = any(str(k).split("_v")[0] in VISION_TAGS for k in (tag or {}))
+    return flags | {"is_vision": True if vision else None}
 
 
 def _category(code, math, creative, vision) -> str:

@@ -13,16 +13,18 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from arena_assets.labels.tags import CRITERIA, VISION_TAGS
 from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
 from arena_assets.ranking.boards import CATEGORY_ROW_COLUMNS, LABEL_COLUMNS, boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
 from arena_assets.storage import Lake
 
-TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
-
-
-TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
+# what the category boards read from topic_labels; the flat labels and prompt_chars let a
+# partition written before `category_tag` and `user_tokens` were stored serve too
+TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal", "prompt_chars", *CRITERIA, "math",
+                       "creative_writing", "if_score", *(f"vision_{v}" for v in VISION_TAGS),
+                       "vision_creative_writing"]
 
 
 @dataclass
@@ -76,6 +78,19 @@ def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     return lake.read(asset, month, columns=[c for c in wanted if c in names])
 
 
+def _labels_of(lake: Lake, month: str) -> pl.DataFrame:
+    """A month's topic labels as the boards read them (``category_tag`` made from the flat
+    labels for a partition written before it was stored)."""
+    from arena_assets.labels.tags import tag_from_flat
+
+    frame = _read_present(lake, "topic_labels", month, TOPIC_LABEL_COLUMNS)
+    if "category_tag" not in frame.columns:
+        frame = frame.with_columns(category_tag=tag_from_flat())
+    if "user_tokens" not in frame.columns:
+        frame = frame.with_columns(user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
+    return frame.select("conv_id", *LABEL_COLUMNS)
+
+
 def arena_leaderboard_month(
     lake: Lake, month: str, options: FitOptions | None = None, *, min_category_battles: int = 1000
 ) -> LeaderboardMonth:
@@ -101,7 +116,7 @@ def arena_leaderboard_month(
         [_read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
         how="diagonal_relaxed")
     labelled = [m for m in months if lake.exists("topic_labels", m)]
-    labels = (lake.read_months("topic_labels", labelled, columns=TOPIC_LABEL_COLUMNS)
+    labels = (pl.concat([_labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
               if labelled else None)
     boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
                                      min_category_battles=min_category_battles,

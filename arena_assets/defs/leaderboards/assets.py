@@ -17,6 +17,7 @@ from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.metadata import table_metadata
+from arena_assets.labels.tags import board_rules_markdown
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.pipeline import quality
@@ -169,6 +170,7 @@ def arena_leaderboard(
             "boards": dg.MetadataValue.json(step.info["boards"]),
             "months_without_topic_labels": dg.MetadataValue.json(
                 step.info["months_without_topic_labels"]),
+            "category_board_rules": dg.MetadataValue.md(board_rules_markdown()),
             "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
             **tops,
             "ratings_plot": _png_markdown(step.png, "ratings"),
