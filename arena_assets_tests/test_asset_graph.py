@@ -60,8 +60,8 @@ EXPECTED = {
                                           # category boards join the conversations' labels
                                           "topic_labels": "every earlier month"},
         "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
-                   ("keys_unique_and_present", True), ("schema_matches", True),
-                   ("values_in_range", True)],
+                   ("keys_unique_and_present", True), ("rating_move_alarm", False),
+                   ("schema_matches", True), ("values_in_range", True)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
         "automation": FOLLOW,
     },

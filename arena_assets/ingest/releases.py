@@ -263,7 +263,7 @@ def arena_55k_row(checker: Checker, record: dict) -> Row:
         sides.append(messages(conv, key))
     user = _voter(checker, record, rid)
     row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, sides[0],
-           f"{rid}-b", model_b, sides[1])
+           f"{rid}-b", model_b, sides[1], None)
     return tagged(row, record)
 
 
@@ -276,7 +276,7 @@ def arena_preference_row(checker: Checker, record: dict) -> Row:
     msgs_b = release_messages(record.get("conversation_b"), "conversation_b")
     user = _voter(checker, record, rid)
     row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, msgs_a, f"{rid}-b",
-           model_b, msgs_b)
+           model_b, msgs_b, None)
     return tagged(row, record)
 
 
@@ -294,7 +294,7 @@ def vision_battle_row(checker: Checker, record: dict) -> Row:
     row = clean_battle_row(checker, plain)
     if images:
         refs = [image_ref(img) for img in images]
-        row = (*row[:7], with_images(row[7], refs), row[8], row[9], with_images(row[10], refs))
+        row = (*row[:7], with_images(row[7], refs), row[8], row[9], with_images(row[10], refs), *row[11:])
     return tagged(row, record)
 
 
@@ -310,7 +310,7 @@ def search_arena_row(checker: Checker, record: dict) -> Row:
         rid = "sa-" + hashlib.sha256(_json([ts, model_a, model_b, first]).encode()).hexdigest()[:20]
     user = _voter(checker, record, rid)
     row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, msgs_a, f"{rid}-b",
-           model_b, msgs_b)
+           model_b, msgs_b, None)
     return tagged(row, record)
 
 

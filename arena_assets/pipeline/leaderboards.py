@@ -68,6 +68,21 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
     return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
 
 
+def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
+    """Each model's rating move against the latest earlier snapshot as a z-score, and the
+    models past the alarm with the votes that moved them (`ranking/alarm.py`, issue 19)."""
+    from arena_assets.ranking.alarm import alarms, max_abs_z, rating_moves
+
+    earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
+    previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
+    moves = rating_moves(boards, previous)
+    battles = (_read_present(lake, "battles", month, ["battle_id", "model_a", "model_b", "winner", "keep",
+                                                      "voter_hash", "link_cluster", "voter_fresh"])
+               if lake.exists("battles", month) else None)
+    return {"rating_moves_vs": earlier[-1] if earlier else None, "max_abs_z": max_abs_z(moves),
+            "rating_alarms": alarms(moves, battles)}
+
+
 def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     """The ``wanted`` columns a partition has (battles imported from other formats may lack
     conversation ids or turns; the boards then treat them as unlabelled)."""
@@ -128,6 +143,7 @@ def arena_leaderboard_month(
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")
     png_url = lake.write_blob("arena_leaderboard", f"{month}.png", png)
     bad = boards.filter((pl.col("lower") > pl.col("rating")) | (pl.col("rating") > pl.col("upper")))
+    info |= rating_alarm_info(lake, month, boards)
     return LeaderboardMonth(month, boards, info, months, url, png, png_url, bad.height)
 
 
