@@ -25,6 +25,7 @@ COMMAND_MODULES = (
     "arena_assets.privacy.cli",
     "arena_assets.labels.cli",
     "arena_assets.site.cli",
+    "arena_assets.evaluators.cli",
 )
 
 

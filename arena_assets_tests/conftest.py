@@ -105,6 +105,18 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
         "ARENA_SITE_ROOT": str(tmp_path / "site"),
         "ARENA_SITE_NAME": "Arena leaderboard",
+        # evaluators stage
+        "ARENA_AGREEMENT_JUDGES": "sim-judge,reward:sim-reward,longer,markdown",
+        "ARENA_AGREEMENT_SAMPLE_SIZE": "120",
+        "ARENA_REWARD_BASE_URL": "simulated",
+        "ARENA_REWARD_API_KEY": "",
+        "ARENA_REWARD_MODEL": "sim-reward",
+        "ARENA_REWARD_MAX_CONCURRENCY": "8",
+        "ARENA_REWARD_PRICE_INPUT_PER_1M": "",
+        "ARENA_REWARD_PRICE_OUTPUT_PER_1M": "",
+        # completions stage
+        "ARENA_COMPLETIONS_ROOT": "",
+        "ARENA_COPILOT_MIN_BATTLES": "10",
     }
 
 

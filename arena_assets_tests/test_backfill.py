@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from arena_assets.pipeline.backfill import (MonthError, PlannedRun, months_between,
-                                            plan_backfill, within_partitions)
+                                            plan_backfill, stage_order, within_partitions)
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -58,27 +58,40 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=300)
 
 
+def test_plan_places_an_independent_stage_by_its_dependencies():
+    assets = [("side_a", "single_run"), ("raw", None), ("clean", None), ("side_b", "single_run"),
+              ("cells", None), ("board", "single_run")]
+    deps = {"clean": {"raw"}, "side_b": {"side_a"}, "cells": {"clean"}, "board": {"cells"}}
+    plan = plan_backfill(stage_order(assets, deps), ["2024-01", "2024-02"])
+    assert [(r.assets, r.months) for r in plan] == [
+        (("side_a", "side_b"), ("2024-01", "2024-02")),
+        (("raw", "clean", "cells"), ("2024-01",)), (("raw", "clean", "cells"), ("2024-02",)),
+        (("board",), ("2024-01", "2024-02"))]
+    # without the dependencies: consecutive assets of one kind, as listed
+    assert len(plan_backfill(assets, ["2024-01"])) == 5
+
+
 def test_cli_plan_from_the_code_location(arena_env):
     proc = _cli("--from", "2024-01", "--to", "2024-02", "--dry-run")
     assert proc.returncode == 0, proc.stderr[-3000:]
     runs = [line for line in proc.stdout.splitlines() if line.startswith("run ")]
     # in order, as the policies say: the monthly steps a month a run, the LLM stages up to
-    # 3 months a run, the single-run ones the range in one run
+    # 3 months a run, the single-run ones the range in one run; the Copilot Arena tables
+    # depend on nothing else, so they are a stage of their own instead of splitting the
+    # chat chain wherever the topological order lists them
     assert runs == [
-        "run 1/9: raw_logs,raw_rejects,conversations,battles for 2024-01",
-        "run 2/9: raw_logs,raw_rejects,conversations,battles for 2024-02",
-        "run 3/9: topic_labels for 2024-01..2024-02",
-        "run 4/9: battle_cells for 2024-01",
-        "run 5/9: battle_cells for 2024-02",
-        "run 6/9: topic_clusters for 2024-01..2024-02",
-        "run 7/9: arena_leaderboard,bench_prompts,leaderboard_history for 2024-01..2024-02",
-        "run 8/9: model_answers,judgments for 2024-01..2024-02",
-        "run 9/9: bench_leaderboard for 2024-01..2024-02",
+        "run 1/7: completion_battles,copilot_leaderboard for 2024-01..2024-02",
+        "run 2/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-01",
+        "run 3/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-02",
+        "run 4/7: topic_labels,judge_human_agreement,topic_clusters for 2024-01..2024-02",
+        "run 5/7: arena_leaderboard,bench_prompts,leaderboard_history for 2024-01..2024-02",
+        "run 6/7: model_answers,over_refusal,judgments for 2024-01..2024-02",
+        "run 7/7: bench_leaderboard for 2024-01..2024-02",
     ]
     # each run is the every-asset job restricted to its ops, so it carries the job's name
     assert "dagster job execute -m arena_assets.definitions -j monthly_refresh -o " \
-           "raw_logs,conversations,battles --tags" in proc.stdout
-    assert proc.stdout.count("overwrites 0 existing partition(s)") == 9  # a fresh lake
+           "raw_logs,conversations,battles,battle_cells --tags" in proc.stdout
+    assert proc.stdout.count("overwrites 0 existing partition(s)") == 7  # a fresh lake
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -79,14 +79,21 @@ def within_partitions(months: list[str], partitions: list[str]) -> list[str]:
     return months
 
 
+def _policy(item: tuple) -> tuple:
+    """(kind, months per run) of an (name, policy kind, max months per run) item: runs of
+    one stage share both."""
+    kind, per_run = item[1], item[2] if len(item) > 2 else None
+    return (SINGLE_RUN, None) if kind == SINGLE_RUN else ("multi_run", per_run or 1)
+
+
 def plan_backfill(assets: list[tuple[str, str | None, int | None]],
                   months: list[str]) -> list[PlannedRun]:
     """``assets``: (name, policy kind, max months per run) in topological order; the kind
     is "single_run", "multi_run" or None (no policy: one month a run). Returns the runs in
     the order to launch them."""
     stages: list[tuple[tuple, list[str]]] = []
-    for name, kind, per_run in assets:
-        policy = (SINGLE_RUN, None) if kind == SINGLE_RUN else ("multi_run", per_run or 1)
+    for item in assets:
+        name, policy = item[0], _policy(item)
         if stages and stages[-1][0] == policy:
             stages[-1][1].append(name)
         else:
@@ -97,3 +104,24 @@ def plan_backfill(assets: list[tuple[str, str | None, int | None]],
         runs += [PlannedRun(tuple(names), tuple(months[i:i + size]))
                  for i in range(0, len(months), size)]
     return runs
+
+
+def stage_order(assets: list[tuple], deps: dict[str, set[str]]) -> list[tuple]:
+    """``assets`` (name, policy kind, ...) reordered so that each joins the earliest stage
+    of its policy (kind and months per run) that comes after every stage holding one of its
+    dependencies (``deps``: asset -> the assets it reads). Fed to :func:`plan_backfill`,
+    an asset independent of a chain (the Copilot Arena tables beside the chat ones) forms
+    its own stage instead of splitting the chain's stages wherever the topological order
+    happens to list it. A topological order stays topological."""
+    stages: list[tuple[tuple, list[tuple]]] = []
+    stage_of: dict[str, int] = {}
+    for item in assets:
+        name, policy = item[0], _policy(item)
+        after = max((stage_of[d] for d in deps.get(name, ()) if d in stage_of and d != name), default=0)
+        index = next((i for i in range(after, len(stages)) if stages[i][0] == policy), None)
+        if index is None:
+            stages.append((policy, []))
+            index = len(stages) - 1
+        stages[index][1].append(item)
+        stage_of[name] = index
+    return [item for _, items in stages for item in items]

@@ -173,10 +173,13 @@ def run_demo(args: argparse.Namespace) -> int:
     if _is_url(raw_root):
         # the simulator writes local files; the platform's raw logs then live in the bucket
         with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(local, months, args.per_month, seed=args.seed)
+            simulate_months(local, months, args.per_month, seed=args.seed,
+                            completions_per_month=args.per_month // 2)
             _upload(local, raw_root)
     else:
-        simulate_months(raw_root, months, args.per_month, seed=args.seed)
+        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
+        simulate_months(raw_root, months, args.per_month, seed=args.seed,
+                        completions_per_month=args.per_month // 2)
     print(f"  simulated in {time.perf_counter() - started:.1f}s")
     print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
           "executor), month by month ...")
@@ -205,16 +208,17 @@ def backfill_plan(first: str, last: str, select: str | None):
     from arena_assets.definitions import defs as load_defs
     from arena_assets.defs.partitions import monthly_partitions
     from arena_assets.pipeline.backfill import (MonthError, months_between, plan_backfill,
-                                                within_partitions)
+                                                stage_order, within_partitions)
 
     months = within_partitions(months_between(first, last),
                                list(monthly_partitions.get_partition_keys()))
     graph = load_defs().resolve_asset_graph()
     chosen = set(select.split(",")) if select else None
-    assets, ops = [], {}
+    assets, ops, deps = [], {}, {}
     for key in graph.toposorted_asset_keys:
         node = graph.get(key)
         name = key.to_user_string()
+        deps[name] = {p.to_user_string() for p in node.parent_keys}
         # default: every stage but the publishing ones (release, site): publishing is a decision
         if (name not in chosen) if chosen is not None else node.group_name in ("release", "site"):
             continue
@@ -224,7 +228,9 @@ def backfill_plan(first: str, last: str, select: str | None):
         ops[name] = node.assets_def.op.name
     if chosen is not None and chosen - set(ops):
         raise MonthError(f"unknown assets: {', '.join(sorted(chosen - set(ops)))}")
-    return plan_backfill(assets, months), ops
+    # independent chains (the Copilot Arena tables beside the chat ones) form stages of
+    # their own instead of splitting the chain wherever the topological order lists them
+    return plan_backfill(stage_order(assets, deps), months), ops
 
 
 def _job_command(assets: tuple[str, ...], ops: dict[str, str], tags: dict[str, str]) -> list[str]:
