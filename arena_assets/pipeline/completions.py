@@ -17,6 +17,8 @@ from arena_assets.storage import Lake
 COMPLETION_BATTLES = "completion_battles"
 COMPLETION_REJECTS = "completion_rejects"
 COPILOT_LEADERBOARD = "copilot_leaderboard"
+_BOARD_COLUMNS = ("model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type",
+                  "source_format")
 
 
 @dataclass
@@ -61,10 +63,8 @@ def copilot_leaderboard_month(lake: Lake, month: str,
     """The board of every completion battle up to ``month`` (cumulative, like the arena's),
     and its data as JSON for a site page (``copilot_leaderboard/<month>.json``)."""
     months = lake.months(COMPLETION_BATTLES, upto=month)
-    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=[
-        "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type"])
-        if months else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in (
-            "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type")}))
+    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=list(_BOARD_COLUMNS)) if months
+               else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in _BOARD_COLUMNS}))
     result = copilot_leaderboard(battles, month, options)
     figures = result.figures | {"months": months}
     data = board_data(result.board, result.latency, figures, month)
