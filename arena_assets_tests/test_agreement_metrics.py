@@ -239,3 +239,18 @@ def test_baselines_on_real_battles_match_a_hand_count(real_data: Path) -> None:
     got = slice_metrics(frame, AgreementOptions(rounds=20))
     assert got["accuracy"] == pytest.approx(expected)
     assert 0.3 < got["accuracy"] < 0.8 and got["decisive_votes"] == len(decisive)
+
+
+def test_release_is_refusal_fills_missing_refusal_labels(tmp_path: Path) -> None:
+    """Release battles get no topic labels; is_refusal false says neither side refused,
+    true does not say which side did (unknown), absent says nothing."""
+    from arena_assets.pipeline.evaluators import release_refusals
+    from arena_assets.storage import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("battles", "2024-07", pl.DataFrame({
+        "battle_id": ["b1", "b2", "b3"], "conv_id_a": ["c1a", "c2a", "c3a"], "conv_id_b": ["c1b", "c2b", "c3b"],
+        "release_tags": [json.dumps({"is_refusal": False}), json.dumps({"is_refusal": True}), None]}))
+    got = release_refusals(lake, "2024-07").sort("conv_id")
+    assert got.rows() == [("c1a", False), ("c1b", False)]
+    assert release_refusals(lake, "2024-08").height == 0  # no battles that month

@@ -119,7 +119,8 @@ EXPECTED = {
     },
     "over_refusal": {
         "group": "evaluators",
-        "deps": {"arena_leaderboard": SAME_MONTH, "conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
+        "deps": {"arena_leaderboard": SAME_MONTH, "battles": SAME_MONTH, "conversations": SAME_MONTH,
+                 "topic_labels": SAME_MONTH},
         "checks": [("rates_in_range", True)],
         "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["matplotlib", "openai", "parquet"],
     },

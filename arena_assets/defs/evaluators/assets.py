@@ -100,7 +100,8 @@ def _out_of_range(table: pl.DataFrame) -> int:
 
 
 @dg.asset(partitions_def=monthly_partitions, group_name="evaluators", kinds={"openai", "parquet", "matplotlib"},
-          deps=["conversations", "topic_labels", "arena_leaderboard"], pool="llm", backfill_policy=LLM_BACKFILL,
+          deps=["conversations", "topic_labels", "arena_leaderboard", "battles"], pool="llm",
+          backfill_policy=LLM_BACKFILL,
           check_specs=[dg.AssetCheckSpec("rates_in_range", asset="over_refusal", blocking=True,
                                          description="Every refusal rate and bound in [0, 1], "
                                                      "lower <= rate <= upper.")])
@@ -135,6 +136,9 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
                 step.board.filter(pl.col("over_refuser").fill_null(False))["model"].to_list()),
             "prompt_classes": dg.MetadataValue.json(step.classes),
             "conversations_without_refusal_label": step.unlabelled,
+            # release battles carry no topic labels: their is_refusal (battle-level) says
+            # "neither side refused" where false (pipeline.evaluators.release_refusals)
+            "refusal_from_release_is_refusal": step.from_release,
             "no_refusal_board": dg.MetadataValue.json(step.relation),
             "risk_calls": dg.MetadataValue.json(step.report),
             "plot": dg.MetadataValue.md(f"![over- vs under-refusal](data:image/png;base64,{png})"),
