@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from arena_assets.evaluators.transcripts import side_text
 from arena_assets.simulator.battle_judge import (
     REWARD_MODELS,
     BattleTruthCache,
@@ -422,9 +423,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         messages, raw = body.get("messages"), body.get("input")
         if isinstance(messages, list) and messages and all(isinstance(m, dict) for m in messages):
-            users = [message_text(m) for m in messages if m.get("role") == "user"]
-            answers = [message_text(m) for m in messages if m.get("role") == "assistant"]
-            items = [(users[0] if users else "", answers[-1] if answers else "")]
+            # the whole conversation: the first prompt, and the side's answers with the
+            # later turns between them (what the battle truth is keyed and scored on)
+            items = [side_text([{"role": m.get("role"), "content": message_text(m)} for m in messages])]
         elif isinstance(raw, str) or (isinstance(raw, list) and raw and all(isinstance(t, str) for t in raw)):
             items = [("", t) for t in (raw if isinstance(raw, list) else [raw])]
         else:

@@ -22,7 +22,8 @@ from arena_assets.pipeline.evaluators import (
 from arena_assets.report import markdown_table
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
-_OVERALL = ("judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "agreement_with_ties",
+_OVERALL = ("judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "accuracy_tie_half",
+            "agreement_with_ties",
             "agreement_without_ties", "kappa", "flip_rate", "length_preference", "row_wise_pearson",
             "spearman", "kendall", "brier", "separability", "confidence_agreement")
 
@@ -88,7 +89,8 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
 
 
 def _out_of_range(table: pl.DataFrame) -> int:
-    unit = ("accuracy", "accuracy_lower", "accuracy_upper", "agreement_with_ties", "agreement_without_ties",
+    unit = ("accuracy", "accuracy_lower", "accuracy_upper", "accuracy_tie_half", "agreement_with_ties",
+            "agreement_without_ties",
             "flip_rate", "a_share", "length_preference", "separability", "confidence_agreement", "brier")
     signed = ("kappa", "row_wise_pearson", "spearman", "kendall")
     bad = 0
