@@ -71,3 +71,13 @@ def copilot_leaderboard_month(lake: Lake, month: str,
     urls = (lake.write(COPILOT_LEADERBOARD, month, result.board),
             lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()))
     return CopilotBoardMonth(month, result.board, result.latency, figures, result.left_out, urls)
+
+
+def read_board_data(lake: Lake, month: str) -> dict | None:
+    """The month's board data (what ``copilot_leaderboard_month`` writes beside the table),
+    or None when the board was not built for that month."""
+    path = f"{lake.root.rstrip('/')}/{COPILOT_LEADERBOARD}/_files/{month}.json"
+    if not lake.fs.exists(path):
+        return None
+    with lake.fs.open(path, "rb") as fh:
+        return json.loads(fh.read())

@@ -2,8 +2,8 @@
 
 The lake's tables are rebuilt with the same month steps the assets call: conversations
 and battles of every affected month from its (forgotten) raw_logs, then the arena
-leaderboard of every month from the first affected one to the last in the lake (a
-snapshot covers all battles up to its month). Leaderboard options: the library defaults,
+leaderboard and Copilot Arena's leaderboard of every month from the first affected one
+to the last in the lake (a snapshot covers all battles up to its month). Leaderboard options: the library defaults,
 or the same environment variables the Dagster resources read.
 """
 
@@ -50,4 +50,26 @@ def recompute_after_forget(lake: Lake, months: list[str], settings: dict | None 
             step = arena_leaderboard_month(lake, month, fit, min_category_battles=min_category)
             out.append(f"recomputed arena_leaderboard {month}: "
                        f"{step.info['battles_used']} battles used")
+    return out + recompute_copilot_leaderboard(lake, min(months))
+
+
+def copilot_options():
+    """``CopilotBoardOptions`` from the variables ``CompletionSettings`` reads."""
+    from arena_assets.defs.completions.resources import CompletionSettings
+
+    return CompletionSettings.from_env(setting).board_options()
+
+
+def recompute_copilot_leaderboard(lake: Lake, first: str) -> list[str]:
+    """Copilot Arena's board of every month from ``first`` on: ``completion_battles`` rows
+    of the user are gone (forget edits them in place), and each board covers every month
+    up to its own."""
+    from arena_assets.pipeline.completions import COPILOT_LEADERBOARD, copilot_leaderboard_month
+
+    options = copilot_options()
+    out = []
+    for month in lake.months(COPILOT_LEADERBOARD):
+        if month >= first:
+            step = copilot_leaderboard_month(lake, month, options)
+            out.append(f"recomputed copilot_leaderboard {month}: {step.figures['accepted_pairs']} accepted pairs")
     return out
