@@ -160,7 +160,8 @@ def board_data(board: pl.DataFrame, latency: dict, figures: dict, month: str) ->
     acceptance rate and median latency, plus the latency coefficient and the figures."""
     def rows(name: str) -> list[dict]:
         part = board.filter(pl.col("board") == name).sort("rank", "model")
-        return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
+        # 8 decimals: a page rounds again (a rate shown to 0.1 %) and must not round twice
+        return [{k: (round(v, 8) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
                 for r in part.iter_rows(named=True)]
     return {"month": month, "title": "Copilot Arena: code completions",
             "boards": {name: rows(name) for name in sorted(set(board["board"]))},

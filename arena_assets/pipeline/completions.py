@@ -66,7 +66,8 @@ def copilot_leaderboard_month(lake: Lake, month: str,
     battles = (lake.read_months(COMPLETION_BATTLES, months, columns=list(_BOARD_COLUMNS)) if months
                else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in _BOARD_COLUMNS}))
     result = copilot_leaderboard(battles, month, options)
-    figures = result.figures | {"months": months}
+    figures = result.figures | {"months": months, "ci_level": options.level,
+                                 "include_unaccepted": options.include_unaccepted}
     data = board_data(result.board, result.latency, figures, month)
     urls = (lake.write(COPILOT_LEADERBOARD, month, result.board),
             lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()))
