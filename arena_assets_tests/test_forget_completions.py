@@ -17,6 +17,8 @@ from arena_assets.pipeline.completions import (
     completion_battles_month, copilot_leaderboard_month, read_board_data,
 )
 from arena_assets.completions.board import CopilotBoardOptions
+from arena_assets.completions.settings import board_options_from
+from arena_assets.envfile import setting
 from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import World
 from arena_assets.simulator.completions import generate_completions
@@ -78,10 +80,13 @@ def test_settings_are_bound_to_documented_variables(tmp_path: Path, monkeypatch:
     assert (board.level, board.include_unaccepted) == (0.9, True)
     settings = evaluators.EvaluatorSettings(**completions.env_fields(evaluators.ENV)).process_config_and_initialize()
     assert settings.refusal_options().threshold == 0.35
-    monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "ninety")
+    monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "ninety")  # outside Dagster (forget --recompute) too
     with pytest.raises(ValueError, match="ARENA_COPILOT_CI_LEVEL must be a number, got 'ninety'"):
-        completions.CompletionSettings.from_env(lambda name, default: __import__("os").environ.get(name) or default) \
-            .board_options()
+        board_options_from(setting)
+    monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "0.8")
+    monkeypatch.setenv("ARENA_COPILOT_SEED", "seven")
+    with pytest.raises(ValueError, match="ARENA_COPILOT_SEED must be an integer, got 'seven'"):
+        board_options_from(setting)
 
 
 def test_dagster_rebuild_after_forget_includes_copilot_months() -> None:

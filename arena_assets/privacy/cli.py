@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_forget(args: argparse.Namespace) -> int:
     from arena_assets.envfile import setting
+    from arena_assets.privacy.copilot import completions_root_for
     from arena_assets.privacy.forget import forget_user, user_hash_of
     from arena_assets.storage import Lake
 
@@ -53,7 +54,7 @@ def run_forget(args: argparse.Namespace) -> int:
         user_hash = user_hash_of(args.user, salt)
     else:
         user_hash = args.user_hash
-    completions_root = setting("ARENA_COMPLETIONS_ROOT", "") or f"{raw_root.rstrip('/')}/_completions"
+    completions_root = completions_root_for(raw_root)  # Copilot Arena's records (privacy.copilot)
     report = forget_user(lake, user_hash=user_hash, raw_root=raw_root, salt=salt,
                          identity=args.user, dry_run=args.dry_run, purge_raw=args.purge_raw,
                          completions_root=completions_root)

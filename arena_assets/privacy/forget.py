@@ -222,4 +222,3 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
                 hit.purged = True
             report.raw.append(hit)
     return report
-

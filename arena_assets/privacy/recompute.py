@@ -2,9 +2,10 @@
 
 The lake's tables are rebuilt with the same month steps the assets call: conversations
 and battles of every affected month from its (forgotten) raw_logs, then the arena
-leaderboard and Copilot Arena's leaderboard of every month from the first affected one
-to the last in the lake (a snapshot covers all battles up to its month). Leaderboard options: the library defaults,
-or the same environment variables the Dagster resources read.
+leaderboard of every month from the first affected one to the last in the lake (a
+snapshot covers all battles up to its month), and Copilot Arena's (``privacy.copilot``).
+Leaderboard options: the library defaults, or the same environment variables the Dagster
+resources read.
 """
 
 from __future__ import annotations
@@ -50,26 +51,6 @@ def recompute_after_forget(lake: Lake, months: list[str], settings: dict | None 
             step = arena_leaderboard_month(lake, month, fit, min_category_battles=min_category)
             out.append(f"recomputed arena_leaderboard {month}: "
                        f"{step.info['battles_used']} battles used")
-    return out + recompute_copilot_leaderboard(lake, min(months))
+    from arena_assets.privacy.copilot import recompute_copilot_leaderboard
 
-
-def copilot_options():
-    """``CopilotBoardOptions`` from the variables ``CompletionSettings`` reads."""
-    from arena_assets.defs.completions.resources import CompletionSettings
-
-    return CompletionSettings.from_env(setting).board_options()
-
-
-def recompute_copilot_leaderboard(lake: Lake, first: str) -> list[str]:
-    """Copilot Arena's board of every month from ``first`` on: ``completion_battles`` rows
-    of the user are gone (forget edits them in place), and each board covers every month
-    up to its own."""
-    from arena_assets.pipeline.completions import COPILOT_LEADERBOARD, copilot_leaderboard_month
-
-    options = copilot_options()
-    out = []
-    for month in lake.months(COPILOT_LEADERBOARD):
-        if month >= first:
-            step = copilot_leaderboard_month(lake, month, options)
-            out.append(f"recomputed copilot_leaderboard {month}: {step.figures['accepted_pairs']} accepted pairs")
-    return out
+    return out + recompute_copilot_leaderboard(lake, min(months))  # Copilot Arena's board too

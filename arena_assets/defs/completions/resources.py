@@ -1,63 +1,26 @@
 """The completions stage's settings: where Copilot Arena's records are, and the board's fit.
 
 Every field is bound to an environment variable (``ENV``); fractions and switches arrive
-as strings, as elsewhere in the project (Dagster's ``EnvVar`` has no float form; an empty
-value means the default), and a value that is not one is refused in one line.
+as strings and are parsed by ``completions.settings`` (the same parsing ``forget
+--recompute`` uses outside Dagster), a value that is not one refused in one line.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import dagster as dg
 
+from arena_assets.completions import settings
 from arena_assets.completions.board import CopilotBoardOptions
 
-# field -> (variable, kind); ARENA_BOOTSTRAP_ROUNDS is shared with the arena boards
-ENV = {"root": ("ARENA_COMPLETIONS_ROOT", str), "bootstrap_rounds": ("ARENA_BOOTSTRAP_ROUNDS", int),
-       "ci_level": ("ARENA_COPILOT_CI_LEVEL", str), "seed": ("ARENA_COPILOT_SEED", int),
-       "min_battles": ("ARENA_COPILOT_MIN_BATTLES", int),
-       "min_file_type_battles": ("ARENA_COPILOT_MIN_FILE_TYPE_BATTLES", int),
-       "include_unaccepted": ("ARENA_COPILOT_INCLUDE_UNACCEPTED", str)}
-
-
-def fraction(value: str, name: str, default: float, lo: float = 0.0, hi: float = 1.0) -> float:
-    """A fractional setting from its string (empty = ``default``), in [lo, hi]."""
-    try:
-        out = float(value) if str(value).strip() else default
-    except ValueError:
-        raise ValueError(f"{name} must be a number, got {value!r}") from None
-    if not lo <= out <= hi:
-        raise ValueError(f"{name} must be between {lo} and {hi}, got {value!r}")
-    return out
-
-
-def switch(value: str, name: str) -> bool:
-    """A yes/no setting from its string (empty = no)."""
-    text = str(value).strip().lower()
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    if text in ("1", "true", "yes", "on"):
-        return True
-    raise ValueError(f"{name} must be true or false, got {value!r}")
+# field -> (variable, kind): the board's variables of completions.settings, and the root
+ENV = {"root": (settings.ROOT_VARIABLE, str),
+       **{f: (var, str if f in ("ci_level", "include_unaccepted") else int)
+          for f, (var, _) in settings.BOARD_VARIABLES.items()}}
 
 
 def env_fields(env: dict[str, tuple[str, type]]) -> dict:
     """Resource fields bound to their variables (``dg.EnvVar``)."""
     return {f: dg.EnvVar.int(var) if kind is int else dg.EnvVar(var) for f, (var, kind) in env.items()}
-
-
-def from_settings(env: dict[str, tuple[str, type]], defaults: dg.ConfigurableResource,
-                  get: Callable[[str, str], str]) -> dict:
-    """The same fields outside Dagster: ``get(variable, default)`` (``envfile.setting``)."""
-    out = {}
-    for f, (var, kind) in env.items():
-        value = get(var, str(getattr(defaults, f)))
-        try:
-            out[f] = kind(value)
-        except ValueError:
-            raise ValueError(f"{var} must be an integer, got {value!r}") from None
-    return out
 
 
 class CompletionSettings(dg.ConfigurableResource):
@@ -80,16 +43,7 @@ class CompletionSettings(dg.ConfigurableResource):
         return self.root.strip() or f"{raw_root.rstrip('/')}/_completions"
 
     def board_options(self) -> CopilotBoardOptions:
-        return CopilotBoardOptions(
-            bootstrap_rounds=self.bootstrap_rounds, seed=self.seed, min_battles=self.min_battles,
-            level=fraction(self.ci_level, "ARENA_COPILOT_CI_LEVEL", 0.95, 0.5, 0.999),
-            min_file_type_battles=self.min_file_type_battles,
-            include_unaccepted=switch(self.include_unaccepted, "ARENA_COPILOT_INCLUDE_UNACCEPTED"))
-
-    @classmethod
-    def from_env(cls, get: Callable[[str, str], str]) -> CompletionSettings:
-        """The settings the resource would read, outside Dagster (``forget --recompute``)."""
-        return cls(**from_settings(ENV, cls(), get))
+        return settings.board_options({f: getattr(self, f) for f in settings.BOARD_VARIABLES})
 
 
 @dg.definitions

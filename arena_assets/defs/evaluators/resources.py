@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import dagster as dg
 
-from arena_assets.defs.completions.resources import env_fields, fraction
+from arena_assets.completions.settings import fraction
+from arena_assets.defs.completions.resources import env_fields
 from arena_assets.defs.llm_resources import LLMTaskResource, _number, llm_task_resource
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.evaluators.agreement import AgreementOptions
