@@ -21,14 +21,7 @@ whose ``_truth/prompts`` tables are read, re-read when a month is added) and the
 parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
 counts characters).
 
-Faults apply to the POST /v1 routes: each request first takes the next entry of
-``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
-request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
-``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
-shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
-no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
-content (embeddings / moderations: an empty list); "truncated" cuts the content in half
-with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
+Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 """
 
 from __future__ import annotations
