@@ -22,7 +22,7 @@ from arena_assets.ranking.boards import month_seed
 from arena_assets.ranking.cells import BOTHBAD, TIE, aggregate_codes
 from arena_assets.ranking.leaderboard import RatingScale, bootstrap_betas
 from arena_assets.routing.boards import BoardOptions, p2l_boards
-from arena_assets.routing.data import BATTLE_COLUMNS, encode, labels_per_prompt, prompt_frame
+from arena_assets.routing.data import BATTLE_COLUMNS, BOARD_LABELS, encode, labels_per_prompt, prompt_frame
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
 from arena_assets.routing.holdout import prediction_figures, routing_rows
 from arena_assets.routing.p2l import Coded, P2LConfig, P2LFit, P2LModel, Params, fit_p2l, map_params
@@ -96,7 +96,7 @@ def month_prompts(lake: Lake, months: list[str], keys: list[str] | None = None
         if lake.exists("topic_labels", m):
             labels = lake.read("topic_labels", m)
             lab_parts.append(only_wanted(labels.select(
-                [c for c in labels.columns if c in ("conv_id", "dedup_key", *LABEL_FEATURES, "hard")])))
+                [c for c in labels.columns if c in ("conv_id", "dedup_key", *LABEL_FEATURES, *BOARD_LABELS)])))
     if not emb_parts:
         return pl.DataFrame(schema={k: v for k, v in PROMPT_EMBEDDINGS_SCHEMA.items()
                                     if k != "embedding"}), np.zeros((0, 1), np.float32)

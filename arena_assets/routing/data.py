@@ -11,6 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
+# the boards' own reading of topic_labels (category_tag, also for partitions written before it)
+from arena_assets.ranking.boards import _labels_with_tags as labels_with_tags
 from arena_assets.ranking.cells import BOTHBAD, TIE, TIES_KEPT, WINNER_CODES, aggregate_codes
 from arena_assets.ranking.identify import rankable
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
@@ -18,6 +20,8 @@ from arena_assets.routing.p2l import Coded, P2LInputError
 
 BATTLE_COLUMNS = ["battle_id", "month", "tstamp", "model_a", "model_b", "winner", "dedup_key", "keep"]
 _PROMPT_LABELS = [c for c in LABEL_FEATURES]
+# topic_labels columns the category boards' rules need besides the features
+BOARD_LABELS = ("hard", "category_tag", "user_tokens", "prompt_chars", "refusal")
 
 
 def labels_per_prompt(topic_labels: pl.DataFrame | None) -> pl.DataFrame:
@@ -27,8 +31,16 @@ def labels_per_prompt(topic_labels: pl.DataFrame | None) -> pl.DataFrame:
     if topic_labels is None or topic_labels.is_empty():
         return pl.DataFrame(schema={"dedup_key": pl.String})
     extra = [c for c in ("hard",) if c in topic_labels.columns]
+    # what the category boards' rules read (labels.tags.BOARDS): LMArena's category_tag,
+    # is_code and user_tokens (of the key's first conversation, as a battle takes side A's)
+    board = []
+    if "category_tag" in topic_labels.columns or "refusal" in topic_labels.columns:
+        topic_labels = labels_with_tags(topic_labels)
+        board = [pl.col("category_tag").first(), pl.col("user_tokens").first()]
+        if "code" in topic_labels.columns:
+            board.append(pl.col("code").first().alias("is_code"))
     return (topic_labels.sort("conv_id").group_by("dedup_key", maintain_order=True)
-            .agg(*[pl.col(c).first() for c in [*cols, *extra]]))
+            .agg(*[pl.col(c).first() for c in [*cols, *extra]], *board))
 
 
 def prompt_frame(embeddings: pl.DataFrame, labels: pl.DataFrame | None) -> tuple[pl.DataFrame, np.ndarray]:

@@ -1,8 +1,8 @@
 """OpenAI-compatible HTTP endpoint over the simulated world, with switchable faults.
 
 Stdlib only (``ThreadingHTTPServer`` in a background thread). Routes:
-``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/moderations``,
-``POST /v1/embeddings``, and the admin calls ``GET|POST /_faults`` (read / replace the fault
+``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``,
+``POST /v1/moderations`` and vLLM's ``POST /pooling`` (``scoring_routes.py``), and the admin calls ``GET|POST /_faults`` (read / replace the fault
 settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (alias
 ``GET /v1/_stats``: calls by route, model and status; ``ArenaEndpoint.call_count`` in
 process).
@@ -21,14 +21,7 @@ whose ``_truth/prompts`` tables are read, re-read when a month is added) and the
 parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
 counts characters).
 
-Faults apply to the POST /v1 routes: each request first takes the next entry of
-``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
-request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
-``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
-shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
-no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
-content (embeddings / moderations: an empty list); "truncated" cuts the content in half
-with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
+Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 """
 
 from __future__ import annotations
@@ -47,7 +40,9 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from arena_assets.simulator.battle_judge import REWARD_MODELS, BattleTruthCache
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
 from arena_assets.simulator.labeling import (
@@ -57,7 +52,7 @@ from arena_assets.simulator.labeling import (
     WORLD_MODEL_LABEL_NOISE,
     embed,
     find_task,
-    label_answer,
+    label_reply,
 )
 from arena_assets.simulator.prompt_truth import PromptTruthIndex
 from arena_assets.simulator.responder import (
@@ -65,12 +60,22 @@ from arena_assets.simulator.responder import (
     garbage,
     has_image,
     message_text,
-    moderation_result,
     request_seed,
     world_key,
 )
+from arena_assets.simulator.scoring_routes import ScoringRoutes
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
+
+# base URLs of the simulated arenas running in this process (they read sha256: image
+# references; labels.images asks before sending references instead of images)
+_SERVING: set[str] = set()
+
+
+def serving(base_url: str) -> bool:
+    """Whether ``base_url`` is a simulated arena running in this process."""
+    return base_url.rstrip("/") in _SERVING
+
 
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
@@ -84,12 +89,16 @@ class ArenaEndpoint:
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
+        self.images: Counter[tuple[str, str]] = Counter()  # simulator.images.image_name of each image part
         self.truth_root = Path(truth_root) if truth_root else None
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
         self._index_files: tuple[str, ...] = ()
         self.judges = dict(JUDGES)  # judge model -> its planted biases
         self.answer_key = world_key(world)  # reads the quality tags of candidate answers
+        # judges and reward models on arena battles find them by answer (battle_judge.py)
+        self.battles = BattleTruthCache(world, self.truth_root)
+        self.reward_models = dict(REWARD_MODELS)
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = ThreadingHTTPServer((host, port), handler)
@@ -139,6 +148,13 @@ class ArenaEndpoint:
         with self.lock:
             self.calls.clear()
             self.stats.clear()
+            self.images.clear()
+
+    def images_seen(self) -> dict[tuple[str, str], int]:
+        """Image parts received since the last reset: ("data", sha256 of the bytes) or
+        ("sha256", the reference) -> count."""
+        with self.lock:
+            return dict(self.images)
 
     def truth_index(self) -> PromptTruthIndex | None:
         """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
@@ -158,14 +174,17 @@ class ArenaEndpoint:
 
     @property
     def served_models(self) -> list[str]:
-        return self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
+        return (self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
+                + list(self.reward_models))
 
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
         self.thread.start()
+        _SERVING.add(self.base_url)
         return self
 
     def stop(self) -> None:
+        _SERVING.discard(self.base_url)
         self.server.shutdown()
         self.server.server_close()
         if self.thread:
@@ -178,7 +197,7 @@ class ArenaEndpoint:
         self.stop()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: scoring_routes.py
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
@@ -228,7 +247,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                     for m in ep.world.models]
             data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
-                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS)]
+                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS, *ep.reward_models)]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
@@ -260,7 +279,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in ROUTES:
             self._error(404, f"no route {path}", "not_found")
             return
-        self._call = (path.removeprefix("/v1/"), str(body.get("model") or ""))
+        self._call = (path.removeprefix("/v1/").lstrip("/"), str(body.get("model") or ""))
         if ep.faults.latency > 0:
             time.sleep(ep.faults.latency)
         fault = ep.next_fault()
@@ -290,6 +309,13 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._error(400, "streaming is not supported by the simulated arena", "unsupported")
             return
+        try:  # image parts as a real vision endpoint takes them
+            names = [n for n in map(image_name, image_urls(messages)) if n]
+        except ValueError as exc:
+            self._error(400, str(exc), "invalid_image_url")
+            return
+        with ep.lock:
+            ep.images.update(names)
         params = {k: body[k] for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
                   if k in body}
         n = int(body.get("n") or 1)
@@ -306,14 +332,14 @@ class _Handler(BaseHTTPRequestHandler):
                 content, finish = garbage(random.Random(seed + i)), "stop"
             elif task in TASKS:
                 user = [m for m in messages if m.get("role") == "user"]
-                answer = label_answer(task, message_text(user[-1]) if user else "", model,
+                content = label_reply(task, message_text(user[-1]) if user else "", model,
                                       ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
                                       any(has_image(m) for m in user))
-                content, finish = orjson.dumps(answer).decode(), "stop"
+                finish = "stop"
             else:
                 content, finish, _ = chat_completion(
                     ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index(),
-                    ep.judges)
+                    ep.judges, ep.battles.get())
             if fault == "empty":
                 content = ""
             elif fault == "truncated":
@@ -360,19 +386,6 @@ class _Handler(BaseHTTPRequestHandler):
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }, cut=fault == "truncated")
 
-    def _moderations(self, body: dict, fault: str) -> None:
-        raw = body.get("input")
-        inputs = raw if isinstance(raw, list) else [raw]
-        texts = [x if isinstance(x, str) else (x.get("text", "") if isinstance(x, dict) else "") for x in inputs]
-        results = [moderation_result(t) for t in texts]
-        if fault == "garbage":  # a plausible-looking but wrong answer: nothing flagged, scores missing
-            results = [{"flagged": False, "categories": {}, "category_scores": {}} for _ in texts]
-        elif fault == "empty":
-            results = []
-        seed = request_seed("moderation", texts)
-        self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
-                         "results": results}, cut=fault == "truncated")
-
 
 def _encode(vector: list[float], encoding: str) -> list[float] | str:
     # the openai client asks for base64 (little-endian float32) by default and decodes it
@@ -382,4 +395,6 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
 
 
 ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,
-          "/v1/embeddings": _Handler._embeddings}
+          "/v1/embeddings": _Handler._embeddings,
+          # vLLM serves its Pooling API (reward models) at the server root, not under /v1
+          "/pooling": _Handler._pooling, "/v1/pooling": _Handler._pooling}
