@@ -25,10 +25,12 @@ from arena_assets.routing.boards import BoardOptions, p2l_boards
 from arena_assets.routing.data import BATTLE_COLUMNS, BOARD_LABELS, encode, labels_per_prompt, prompt_frame
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
 from arena_assets.routing.holdout import prediction_figures, routing_rows
-from arena_assets.routing.p2l import Coded, P2LConfig, P2LFit, P2LModel, Params, fit_p2l, map_params
+from arena_assets.routing.p2l import (
+    Coded, P2LConfig, P2LFit, P2LInputError, P2LModel, Params, fit_p2l, map_params,
+)
 from arena_assets.routing.router import router_rows
 from arena_assets.routing.schema import (
-    P2L_MODEL_SCHEMA, PROMPT_EMBEDDINGS_SCHEMA, ROUTER_EVAL_SCHEMA, ROUTER_SCHEMA,
+    P2L_BOARDS_SCHEMA, P2L_MODEL_SCHEMA, PROMPT_EMBEDDINGS_SCHEMA, ROUTER_EVAL_SCHEMA, ROUTER_SCHEMA,
 )
 from arena_assets.routing.tiers import compute_tiers
 from arena_assets.routing.training_data import BATTLE_INPUT as TRAINING_INPUT
@@ -42,7 +44,7 @@ ELO = RatingScale()  # scale 400, base 10, mean 1000: the boards' scale
 
 
 def read_blob(lake: Lake, asset: str, name: str) -> bytes:
-    with lake.fs.open(f"{lake.partition_path(asset, 'x').rsplit('/', 1)[0]}/_files/{name}", "rb") as fh:
+    with lake.fs.open(_blob_path(lake, asset, name), "rb") as fh:
         return fh.read()
 
 
@@ -120,8 +122,8 @@ class RoutingConfig:
 class P2LMonth:
     month: str
     table: pl.DataFrame
-    model: P2LModel
-    fit: P2LFit
+    model: P2LModel | None  # None: nothing to fit (info["nothing_to_fit"] says why)
+    fit: P2LFit | None
     url: str
     model_url: str
     info: dict
@@ -165,9 +167,29 @@ def load_model(lake: Lake, month: str) -> P2LModel:
     return P2LModel.from_dict(json.loads(read_blob(lake, P2L_MODEL, f"{month}.json")))
 
 
+def _blob_path(lake: Lake, asset: str, name: str) -> str:
+    return f"{lake.partition_path(asset, 'x').rsplit('/', 1)[0]}/_files/{name}"
+
+
+def has_model(lake: Lake, month: str) -> bool:
+    """A month with nothing to fit (no battles, no embeddings) has an empty table and no model."""
+    return lake.fs.exists(_blob_path(lake, P2L_MODEL, f"{month}.json"))
+
+
 def _previous_model(lake: Lake, month: str) -> P2LModel | None:
-    earlier = [m for m in lake.months(P2L_MODEL) if m < month]
+    earlier = [m for m in lake.months(P2L_MODEL) if m < month and has_model(lake, m)]
     return load_model(lake, earlier[-1]) if earlier else None
+
+
+def _nothing_to_fit(lake: Lake, month: str, reason: str, info: dict) -> P2LMonth:
+    """An empty table and no model file (a stale one from an earlier run is removed, so the
+    boards and the router of the month say "no model" instead of reading it)."""
+    stale = _blob_path(lake, P2L_MODEL, f"{month}.json")
+    if lake.fs.exists(stale):
+        lake.fs.rm(stale)
+    table = pl.DataFrame(schema=P2L_MODEL_SCHEMA)
+    return P2LMonth(month, table, None, None, lake.write(P2L_MODEL, month, table), "",
+                    {**info, "nothing_to_fit": reason})
 
 
 def p2l_model_month(lake: Lake, month: str, cfg: RoutingConfig = RoutingConfig()) -> P2LMonth:
@@ -178,8 +200,16 @@ def p2l_model_month(lake: Lake, month: str, cfg: RoutingConfig = RoutingConfig()
     keys = battles.get_column("dedup_key").drop_nulls().unique().to_list()
     prompts, emb = month_prompts(lake, info["months"], keys)
     if prompts.is_empty():
-        raise ValueError(f"{month}: no prompt_embeddings for the battles' prompts: materialize "
-                         "prompt_embeddings first")
+        return _nothing_to_fit(lake, month, f"no prompt_embeddings for the {battles.height} "
+                               "training battles' prompts", info)
+    try:
+        return _fit_month(lake, month, cfg, battles, info, prompts, emb)
+    except P2LInputError as exc:  # e.g. no battle between two rankable models
+        return _nothing_to_fit(lake, month, str(exc), info)
+
+
+def _fit_month(lake: Lake, month: str, cfg: RoutingConfig, battles: pl.DataFrame, info: dict,
+               prompts: pl.DataFrame, emb: np.ndarray) -> P2LMonth:
     embedder = prompts.get_column("embedder")[0]
     prev = _previous_model(lake, month)
     if prev is not None and prev.features.embedder == embedder:
@@ -239,6 +269,9 @@ class BoardsMonth:
 
 
 def p2l_boards_month(lake: Lake, month: str, opts: BoardOptions = BoardOptions()) -> BoardsMonth:
+    if not has_model(lake, month):  # nothing was fitted this month: no boards
+        empty = pl.DataFrame(schema=P2L_BOARDS_SCHEMA)
+        return BoardsMonth(month, empty, lake.write(P2L_BOARDS, month, empty))
     model = load_model(lake, month)
     prompts, X = month_features(lake, month, model)
     clusters = lake.read("topic_clusters", month) if lake.exists("topic_clusters", month) else None
@@ -268,6 +301,9 @@ def opponent_mix(lake: Lake, month: str, models: list[str]) -> np.ndarray:
 
 def router_month(lake: Lake, month: str, prices: dict[str, float], budgets: list[float] | None,
                  *, max_prompts: int = 2000, seed: int = 0) -> RouterMonth:
+    if not has_model(lake, month):
+        empty = pl.DataFrame(schema=ROUTER_SCHEMA)
+        return RouterMonth(month, empty, lake.write(ROUTER, month, empty), {})
     model = load_model(lake, month)
     prompts, X = month_features(lake, month, model)
     if prompts.height > max_prompts:
@@ -293,6 +329,9 @@ class RouterEvalMonth:
 
 def router_eval_month(lake: Lake, month: str, seed: int = 0) -> RouterEvalMonth:
     """The model fitted before the month's validation cut, on the battles after it."""
+    if not has_model(lake, month):
+        empty = pl.DataFrame(schema=ROUTER_EVAL_SCHEMA)
+        return RouterEvalMonth(month, empty, {}, {}, lake.write(ROUTER_EVAL, month, empty))
     model = load_model(lake, month)
     battles = lake.read("battles", month, columns=BATTLE_COLUMNS)
     prompts, X = month_features(lake, month, model)

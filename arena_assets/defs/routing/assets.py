@@ -112,10 +112,18 @@ def p2l_model(context: dg.AssetExecutionContext, storage: ArenaStorage,
                                  min_battles=leaderboard_settings.min_battles,
                                  bootstrap_rounds=s.p2l_bootstrap_rounds, seed=s.seed)
     (month,) = months_in_window(context)
-    try:
-        step = step_lib.p2l_model_month(storage.lake(), month, cfg)
-    except ValueError as exc:  # no battles or embeddings to fit on: say which, keep the old file
-        raise dg.Failure(description=f"{month}: {exc} (nothing was written)") from None
+    step = step_lib.p2l_model_month(storage.lake(), month, cfg)
+    if step.model is None:  # an empty or tiny month: an empty table, no model, and why
+        context.log.warning(f"{month}: no P2L model: {step.info['nothing_to_fit']}")
+        storage.publish("p2l_model", context.log)
+        yield dg.MaterializeResult(metadata={
+            **table_metadata(step.table, step.url), "month": month,
+            "nothing_to_fit": step.info["nothing_to_fit"],
+            "training_battles": dg.MetadataValue.json(step.info["battles_per_month"])})
+        yield from _shape("p2l_model", step.table, tables.P2L_MODEL_SCHEMA, ["month", "model"])
+        yield dg.AssetCheckResult(check_name="chosen_ridge_not_worse_than_marginal", passed=True,
+                                  metadata={"note": "no model this month"})
+        return
     path = pl.DataFrame(step.fit.path).select(
         pl.col("alpha").cast(pl.String).fill_null("W = 0"), pl.col("val_nll").round(5),
         pl.col("se_vs_marginal").round(5), "iterations")
