@@ -137,7 +137,10 @@ def chunk(world: dict, name: str, model: str, k: int) -> dict:
     out = world["root"] / f"chunk-{world['seed']}-{name}-{model}-{k}-{world['key']}"
     if not (out / "rows.parquet").exists():
         plant = out / "raw"
-        cfg = replace(world["cfg"], attacks=(Attack(MONTHS[2], model, CHUNKS[k], accounts=accounts,
+        # one account cannot be split into chunks: its k-th plant is an account of the
+        # first k+1 chunks' votes (the grid takes its prefix)
+        votes = sum(CHUNKS[:k + 1]) if accounts == "single" else CHUNKS[k]
+        cfg = replace(world["cfg"], attacks=(Attack(MONTHS[2], model, votes, accounts=accounts,
                                                     strategy=strategy, seed=1000 * world["seed"] + k),))
         simulate_attacks(plant, MONTHS[2], world["seed"], cfg)
         raw = parse_month(str(plant), MONTHS[2], salt=SALT, known_models=world["models"]).raw_logs
@@ -211,17 +214,18 @@ def run_case(world: dict, rank: int, name: str, grid: list[int], before: dict, d
     victim = world["board"][rank - 2] if ATTACKS[name][1] == "omnipresent" else None
     model = victim or target
     chunks: list[dict] = []
+    planted = 0  # chunks planted so far (single: the latest plant is its one account)
     found = {"none": False, "new": False}
-    for n in grid:
+    for i, n in enumerate(grid):
         row = done.get((world["seed"], rank, name, n))
         if row is None:
-            while sum(int(c["accounts"]["votes_cast"].sum()) for c in chunks) < n and len(chunks) < len(CHUNKS):
-                if name == "single" and chunks:
-                    break  # one account: what it can cast in a month is the grid's end
-                chunks.append(chunk(world, name, model, len(chunks)))
+            while sum(int(c["accounts"]["votes_cast"].sum()) for c in chunks) < n and planted < len(CHUNKS):
+                new = chunk(world, name, model, planted)
+                chunks = [new] if name == "single" else [*chunks, new]
+                planted += 1
             available = sum(int(c["accounts"]["votes_cast"].sum()) for c in chunks)
-            if available < n and (n > grid[0] and available <= max(g for g in grid if g < n)):
-                break  # nothing more to plant
+            if available < n and i and available <= grid[i - 1]:
+                break  # the plant holds no more votes
             r = one_build(world, chunks, min(n, available), target, victim)
             row = {"world": world["seed"], "rank": rank, "attack": name, "n": n, "target": target,
                    "victim": victim or "", **{f"gain_{k}": before[f"rank_{k}"] - r[f"rank_{k}"] for k in ("none", "old", "new")},
