@@ -116,7 +116,9 @@ def battle_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame,
     (aliased), winner, conversation facts, style columns and the content flags
     (``not_anonymous``, ``same_model``, ``identity_leak``), sorted by (tstamp, battle_id).
     Nothing in a row depends on another row, so rows prepared apart may be concatenated
-    and passed to `judge_battles` (the rigging benchmark prepares its honest month once)."""
+    and passed to `judge_battles` (the rigging benchmark prepares its honest month once),
+    provided each part reads the same leak vocabulary: the month's models are part of it,
+    so give ``config.known_models`` when the parts may not all hold every model."""
     config = config or BattleConfig()
     rows = _base_rows(raw_logs, conversations, config)
     models = pl.concat([rows["model_a"], rows["model_b"], rows["model_a_raw"], rows["model_b_raw"]])
