@@ -1,7 +1,7 @@
 """Vote rigging against the battle filter (issue 19): the votes one rank costs, per attack.
 
     .venv/bin/python benchmarks/rigging.py [--seeds 1 2 3] [--sessions 76000] [--users 20000]
-        [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--tag NAME]
+        [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--enough 10] [--tag NAME]
     .venv/bin/python benchmarks/rigging.py --summarize benchmarks/out/rigging/rigging-NAME.csv
     .venv/bin/python benchmarks/rigging.py --alarm [--seeds ...] [--votes 500 2000]
 
@@ -11,10 +11,13 @@ with served events, identity fields and 10 % of users on shared campus networks.
 1-2 go through ingest, cleaning and `battles_month` (the asset's rules: known models and
 organisations in the leak vocabulary) into a lake; the attacker reads the board after
 month 2 and targets its 5th and 10th model (omnipresent: makes the model just above the
-target, the *victim*, lose whenever it shows).
+target on the live board, months 1-3 with month 3's honest votes, the *victim*, lose
+whenever it shows).
 
 Per (world, target, attack) case the grid of rigged votes N runs upwards until the rank
-gain of the target reaches 1 with every rule (and with no filter), or the grid ends; the
+gain of the target reaches 1 with every rule (and with no filter), or the grid ends, or
+(``--enough``) N is 10x the unfiltered cost with no filtered gain yet: the target is met
+and larger attacks are not planted. The
 cost is the smallest N whose gain reaches 1 (">= N" when it never does), the ratio is
 filtered / unfiltered (issue 19's target: >= 10x, with <= 0.1 % of honest votes removed
 by the new rules). The board is Bradley-Terry over months 1-3 (kept battles; "no filter":
@@ -208,14 +211,33 @@ def one_build(world: dict, chunks: list[dict] | None, n: int, target: str, victi
     return out
 
 
-def run_case(world: dict, rank: int, name: str, grid: list[int], before: dict, done: dict, emit) -> None:
-    """The grid upwards for one (world, target, attack) until both costs are found."""
+def live_board(world: dict) -> list[str]:
+    """The board the attack moves: months 1-3 with month 3's honest votes, every rule."""
+    honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
+    return board(pl.concat([world["earlier"].filter("keep").select(COLS),
+                            honest.filter("keep").select(COLS)])).sort("rank")["model"].to_list()
+
+
+def victim_of(world: dict, target: str) -> str:
+    """Omnipresent's victim: the model just above the target on the live board (on last
+    month's board it may already be below the target once month 3's votes are in, and
+    then no defeat of it can lift the target)."""
+    live = world["live"]
+    return live[max(live.index(target) - 1, 0)]
+
+
+def run_case(world: dict, rank: int, name: str, grid: list[int], before: dict, done: dict, emit,
+             enough: float = 0) -> None:
+    """The grid upwards for one (world, target, attack) until both costs are found, or
+    (``enough`` > 0) until the filtered cost is known to be at least ``enough`` times the
+    unfiltered one."""
     target = world["board"][rank - 1]
-    victim = world["board"][rank - 2] if ATTACKS[name][1] == "omnipresent" else None
+    victim = victim_of(world, target) if ATTACKS[name][1] == "omnipresent" else None
     model = victim or target
     chunks: list[dict] = []
     planted = 0  # chunks planted so far (single: the latest plant is its one account)
     found = {"none": False, "new": False}
+    cost_none = None
     for i, n in enumerate(grid):
         row = done.get((world["seed"], rank, name, n))
         if row is None:
@@ -238,7 +260,9 @@ def run_case(world: dict, rank: int, name: str, grid: list[int], before: dict, d
             emit(row)
         for k in found:
             found[k] |= row[f"gain_{k}"] >= 1
-        if all(found.values()):
+        if found["none"] and cost_none is None:
+            cost_none = row["rigged"]
+        if all(found.values()) or (enough and not found["new"] and cost_none and row["rigged"] >= enough * cost_none):
             break
 
 
@@ -246,6 +270,16 @@ def cost(part: pl.DataFrame, col: str) -> tuple[int, bool]:
     """(smallest rigged-vote count whose value is true, reached?); else (largest tested, False)."""
     hit = part.filter(pl.col(col)).sort("n")
     return (int(hit["rigged"][0]), True) if hit.height else (int(part["rigged"].max()), False)
+
+
+def _median(cases: pl.DataFrame, col: str) -> str:
+    """Median of a column of figures some of which are lower bounds (">=v"): the median of
+    the values, itself a lower bound ('>=') when any value is one."""
+    text = cases[col].cast(pl.String)
+    values = text.str.strip_prefix(">=").str.strip_suffix("x").cast(pl.Float64)
+    median = float(values.median())
+    shown = f"{median:.1f}x" if col == "ratio" else f"{median:,.0f}"
+    return (">=" if text.str.starts_with(">=").any() else "") + shown
 
 
 def summarize(table: pl.DataFrame) -> None:
@@ -274,7 +308,8 @@ def summarize(table: pl.DataFrame) -> None:
     pl.Config.set_tbl_cols(30)
     pl.Config.set_tbl_width_chars(250)
     print(cases.drop("_ratio", "_bound"))
-    print("worst case per attack (smallest ratio; '>=': the filtered gain never reached 1):")
+    print("per attack: medians over the cases, worst case (smallest ratio); '>=': a lower bound "
+          "(the filtered gain never reached 1 on the grid)")
     for name, part in cases.group_by("attack", maintain_order=True):
         rated = part.filter(pl.col("_ratio").is_not_null())
         if rated.height == 0:
@@ -282,8 +317,10 @@ def summarize(table: pl.DataFrame) -> None:
                   f"({part.height} cases; see victim_below / victim_points)")
             continue
         worst = rated.sort("_ratio").row(0, named=True)
-        print(f"  {name[0]:14s} {'>=' if worst['_bound'] else ''}{worst['_ratio']:.1f}x (world {worst['world']}, "
-              f"rank {worst['rank']}: {worst['cost_none']} -> {worst['cost_new']}); "
+        print(f"  {name[0]:14s} median cost {_median(rated, 'cost_none')} -> {_median(rated, 'cost_new')}, "
+              f"median ratio {_median(rated, 'ratio')}; worst {worst['ratio']} (world {worst['world']}, "
+              f"rank {worst['rank']}: {worst['cost_none']} -> {worst['cost_new']}); rigged votes removed "
+              f"{part['removed_at_max_%'].min()}-{part['removed_at_max_%'].max()} % at the largest N; "
               f"{part.height - rated.height} of {part.height} cases never moved unfiltered")
     honest = table.select(((pl.col("honest_removed_new") / pl.col("honest")).max() * 100).alias("max"),
                           (pl.col("honest_removed_new").sum() / pl.col("honest").sum() * 100).alias("all")).row(0)
@@ -314,6 +351,13 @@ def alarm_figures(world: dict, votes: list[int]) -> dict:
     return out
 
 
+def read_rows(path: Path | str) -> pl.DataFrame:
+    """A run's CSV; the omnipresent-only columns keep their types in a run without it."""
+    return pl.read_csv(path, infer_schema_length=None, schema_overrides={
+        **{f"victim_below_{k}": pl.Boolean for k in ("none", "new")},
+        **{f"victim_points_{k}": pl.Float64 for k in ("none", "new")}, "victim": pl.String})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3], help="world seeds")
@@ -322,6 +366,9 @@ def main() -> None:
     parser.add_argument("--votes", type=int, nargs="+", default=GRID, help="the grid of rigged votes")
     parser.add_argument("--attacks", nargs="+", default=list(ATTACKS))
     parser.add_argument("--ranks", type=int, nargs="+", default=[5, 10])
+    parser.add_argument("--enough", type=float, default=10.0,
+                        help="stop a case's grid once the filtered cost is >= this many times the "
+                             "unfiltered one (issue 19's 10x; 0: run the grid to its end)")
     parser.add_argument("--out", default="benchmarks/out/rigging")
     parser.add_argument("--tag", default="grid", help="rows go to <out>/rigging-<tag>.csv (a rerun resumes)")
     parser.add_argument("--summarize", nargs="+", metavar="CSV", help="print the cost table of CSV files and stop")
@@ -331,14 +378,14 @@ def main() -> None:
     root = Path(args.out)
     root.mkdir(parents=True, exist_ok=True)
     if args.summarize:
-        summarize(pl.concat([pl.read_csv(f, infer_schema_length=None) for f in args.summarize], how="diagonal_relaxed"))
+        summarize(pl.concat([read_rows(f) for f in args.summarize], how="diagonal_relaxed"))
         return
     if args.alarm:
         for seed in args.seeds:
             print(json.dumps(alarm_figures(honest_world(root, seed, args.sessions, args.users), args.votes)), flush=True)
         return
     csv = root / f"rigging-{args.tag}.csv"
-    done_rows = pl.read_csv(csv, infer_schema_length=None).to_dicts() if csv.exists() else []
+    done_rows = read_rows(csv).to_dicts() if csv.exists() else []
     done = {(r["world"], r["rank"], r["attack"], r["n"]): r for r in done_rows}
 
     def emit(row: dict) -> None:
@@ -352,15 +399,16 @@ def main() -> None:
         honest = world["rows"].filter(~pl.col("battle_id").is_in(world["abusive_ids"].implode()))
         print(f"world {seed}: {world['rows'].height} votes in {MONTHS[2]} ({honest.height} honest, "
               f"{honest['voter_hash'].n_unique()} honest voters), {time.perf_counter() - t0:.0f} s", flush=True)
-        print(f"  board after {MONTHS[1]}: {world['board'][:11]}", flush=True)
+        world["live"] = live_board(world)
+        print(f"  board after {MONTHS[1]}: {world['board'][:11]}\n  live board: {world['live'][:11]}", flush=True)
         for rank in args.ranks:
             target = world["board"][rank - 1]
-            before = one_build(world, None, 0, target, world["board"][rank - 2])
+            before = one_build(world, None, 0, target, victim_of(world, target))
             print(f"  rank {rank} ({target}), honest month alone: honest removed by the new rules "
                   f"{before['honest_removed_new']} of {before['honest']}; {before['meta']}", flush=True)
             for name in args.attacks:
                 t1 = time.perf_counter()
-                run_case(world, rank, name, sorted(args.votes), before, done, emit)
+                run_case(world, rank, name, sorted(args.votes), before, done, emit, args.enough)
                 print(f"  {name} done in {time.perf_counter() - t1:.0f} s", flush=True)
     summarize(pl.DataFrame(done_rows, infer_schema_length=None))
 
