@@ -308,6 +308,10 @@ def summarize(table: pl.DataFrame) -> None:
     pl.Config.set_tbl_cols(30)
     pl.Config.set_tbl_width_chars(250)
     print(cases.drop("_ratio", "_bound"))
+    cell = pl.format("{} -> {} ({})", "cost_none", "cost_new", "ratio")
+    print("votes for one rank, no filter -> every rule (ratio), per case:")
+    print(cases.with_columns(cell.alias("cell")).pivot("attack", index=["world", "rank"], values="cell")
+          .sort("world", "rank"))
     print("per attack: medians over the cases, worst case (smallest ratio); '>=': a lower bound "
           "(the filtered gain never reached 1 on the grid)")
     for name, part in cases.group_by("attack", maintain_order=True):
@@ -372,12 +376,17 @@ def main() -> None:
     parser.add_argument("--out", default="benchmarks/out/rigging")
     parser.add_argument("--tag", default="grid", help="rows go to <out>/rigging-<tag>.csv (a rerun resumes)")
     parser.add_argument("--summarize", nargs="+", metavar="CSV", help="print the cost table of CSV files and stop")
+    parser.add_argument("--markdown", action="store_true", help="--summarize prints the table as markdown")
     parser.add_argument("--alarm", action="store_true",
                         help="print the rating-move z-scores (honest, and sybils at --votes) and stop")
     args = parser.parse_args()
     root = Path(args.out)
     root.mkdir(parents=True, exist_ok=True)
     if args.summarize:
+        if args.markdown:
+            pl.Config.set_tbl_formatting("MARKDOWN")
+            pl.Config.set_tbl_hide_column_data_types(True)
+            pl.Config.set_tbl_hide_dataframe_shape(True)
         summarize(pl.concat([read_rows(f) for f in args.summarize], how="diagonal_relaxed"))
         return
     if args.alarm:
