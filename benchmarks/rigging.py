@@ -1,7 +1,8 @@
 """Vote rigging against the battle filter (issue 19): the votes one rank costs, per attack.
 
     .venv/bin/python benchmarks/rigging.py [--seeds 1 2 3] [--sessions 76000] [--users 20000]
-        [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--enough 10] [--tag NAME]
+        [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--enough 10] [--live filtered]
+        [--tag NAME]
     .venv/bin/python benchmarks/rigging.py --summarize benchmarks/out/rigging/rigging-NAME.csv
     .venv/bin/python benchmarks/rigging.py --alarm [--seeds ...] [--votes 500 2000]
 
@@ -211,11 +212,13 @@ def one_build(world: dict, chunks: list[dict] | None, n: int, target: str, victi
     return out
 
 
-def live_board(world: dict) -> list[str]:
-    """The board the attack moves: months 1-3 with month 3's honest votes, every rule."""
+def live_board(world: dict, filtered: bool = True) -> list[str]:
+    """The board the attack moves: months 1-3 with month 3's honest votes, every rule
+    (``filtered``) or every vote (the unfiltered board, whose neighbours may differ)."""
     honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
-    return board(pl.concat([world["earlier"].filter("keep").select(COLS),
-                            honest.filter("keep").select(COLS)])).sort("rank")["model"].to_list()
+    kept = pl.col("keep") if filtered else pl.lit(True)
+    return board(pl.concat([world["earlier"].filter(kept).select(COLS),
+                            honest.filter(kept).select(COLS)])).sort("rank")["model"].to_list()
 
 
 def victim_of(world: dict, target: str) -> str:
@@ -373,6 +376,9 @@ def main() -> None:
     parser.add_argument("--enough", type=float, default=10.0,
                         help="stop a case's grid once the filtered cost is >= this many times the "
                              "unfiltered one (issue 19's 10x; 0: run the grid to its end)")
+    parser.add_argument("--live", choices=["filtered", "unfiltered"], default="filtered",
+                        help="the board whose neighbour is omnipresent's victim (where the two "
+                             "boards' neighbours differ, each variant's cost needs its own run)")
     parser.add_argument("--out", default="benchmarks/out/rigging")
     parser.add_argument("--tag", default="grid", help="rows go to <out>/rigging-<tag>.csv (a rerun resumes)")
     parser.add_argument("--summarize", nargs="+", metavar="CSV", help="print the cost table of CSV files and stop")
@@ -408,7 +414,7 @@ def main() -> None:
         honest = world["rows"].filter(~pl.col("battle_id").is_in(world["abusive_ids"].implode()))
         print(f"world {seed}: {world['rows'].height} votes in {MONTHS[2]} ({honest.height} honest, "
               f"{honest['voter_hash'].n_unique()} honest voters), {time.perf_counter() - t0:.0f} s", flush=True)
-        world["live"] = live_board(world)
+        world["live"] = live_board(world, args.live == "filtered")
         print(f"  board after {MONTHS[1]}: {world['board'][:11]}\n  live board: {world['live'][:11]}", flush=True)
         for rank in args.ranks:
             target = world["board"][rank - 1]
