@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from arena_assets.battles import BattleConfig, build_battles
+from arena_assets.battles.build import battle_rows, judge_battles, served_rows
 from arena_assets.battles.config import AnomalyConfig
 from arena_assets.battles.linking import linked_clusters
 from arena_assets.battles.reference import _counts, _pair_frame, month_scale
@@ -227,3 +228,25 @@ def test_rating_alarm_names_the_moved_model_and_its_votes() -> None:
     assert [f["model"] for f in found] == ["a"]
     assert found[0]["net_wins"] == 3 and found[0]["top_voters"][0]["voter_or_cluster"] == "link:v1"
     assert found[0]["top_voters"][0]["battle_ids"] == ["x1", "x2"]
+
+
+def test_rows_prepared_apart_judge_like_the_whole_month() -> None:
+    """`battle_rows` is row-local: a month prepared in two parts (honest voters, then the
+    attack's accounts) and judged together gives the battles `build_battles` gives."""
+    def attack(month: Month) -> None:
+        for k in range(40):
+            month.target_only(f"syb-{k}", int(month.rng.integers(1, 6)), ip=f"ip-syb-{k}", net=f"net-syb-{k}")
+
+    month, whole = _month(attack)
+    raw, conv = month.frames()
+    config = BattleConfig(seed=1, known_models=tuple(NAMES))
+    history = pl.DataFrame({"voter_hash": [f"old-{v}" for v in range(300)]})
+    rigged = pl.col("user_hash").str.starts_with("syb-")
+    parts = [battle_rows(raw.filter(side), conv, config) for side in (~rigged, rigged)]
+    apart = judge_battles(pl.concat(parts), served_rows(raw, config), config, crowd=_honest_crowd(),
+                          history=history)
+    together = build_battles(raw, conv, config, crowd=_honest_crowd(), history=history)
+    assert apart.battles.sort("battle_id").equals(together.battles.sort("battle_id"))
+    assert apart.removed_by_reason == together.removed_by_reason
+    assert together.battles.filter(pl.col("voter_hash").str.starts_with("syb-"))["keep"].mean() < 0.1
+    assert whole.battles.height == together.battles.height

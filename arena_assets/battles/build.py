@@ -114,6 +114,34 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
     )
 
 
+def battle_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame,
+                config: BattleConfig | None = None) -> pl.DataFrame:
+    """The row-local part of `build_battles`: one row per vote event with its models
+    (aliased), winner, conversation facts, style columns and the content flags
+    (``not_anonymous``, ``same_model``, ``identity_leak``), sorted by (tstamp, battle_id).
+    Nothing in a row depends on another row, so rows prepared apart may be concatenated
+    and passed to `judge_battles` (the rigging benchmark prepares its honest month once),
+    provided each part reads the same leak vocabulary: the month's models are part of it,
+    so give ``config.known_models`` when the parts may not all hold every model."""
+    config = config or BattleConfig()
+    rows = _base_rows(raw_logs, conversations, config)
+    models = pl.concat([rows["model_a"], rows["model_b"], rows["model_a_raw"], rows["model_b_raw"]])
+    table = identity_table(models.drop_nulls().unique().to_list(), config)
+    names = [n for ns in table.values() for n in ns] + list(config.extra_identity_words)
+    pattern = identity_pattern(names)
+    rows = rows.with_columns(
+        leaked_names("messages_a", pattern).alias("leaked_names_a"),
+        leaked_names("messages_b", pattern).alias("leaked_names_b"),
+    ).drop("messages_a", "messages_b")
+    return rows.with_columns(
+        (~pl.col("anony")).alias("not_anonymous"),
+        (pl.col("model_a") == pl.col("model_b")).fill_null(False).alias("same_model"),
+        ((pl.col("leaked_names_a").list.len() > 0) | (pl.col("leaked_names_b").list.len() > 0)).alias(
+            "identity_leak"
+        ),
+    )
+
+
 def build_battles(
     raw_logs: pl.DataFrame,
     conversations: pl.DataFrame,
@@ -132,24 +160,24 @@ def build_battles(
     served without a vote) and identity hashes: the issue 19 stages read them.
     """
     config = config or BattleConfig()
-    rows = _base_rows(raw_logs, conversations, config)
+    return judge_battles(battle_rows(raw_logs, conversations, config), served_rows(raw_logs, config),
+                         config, crowd=crowd, history=history)
 
+
+def judge_battles(
+    rows: pl.DataFrame,
+    served: pl.DataFrame,
+    config: BattleConfig | None = None,
+    *,
+    crowd: pl.DataFrame | None = None,
+    history: pl.DataFrame | None = None,
+) -> BattleResult:
+    """The rules of `build_battles` on prepared rows (`battle_rows`) and the month's
+    served events (`served_rows`)."""
+    config = config or BattleConfig()
+    rows = rows.sort(["tstamp", "battle_id"]).with_columns(over_daily_cap(config.daily_vote_cap))
     models = pl.concat([rows["model_a"], rows["model_b"], rows["model_a_raw"], rows["model_b_raw"]])
     table = identity_table(models.drop_nulls().unique().to_list(), config)
-    names = [n for ns in table.values() for n in ns] + list(config.extra_identity_words)
-    pattern = identity_pattern(names)
-    rows = rows.with_columns(
-        leaked_names("messages_a", pattern).alias("leaked_names_a"),
-        leaked_names("messages_b", pattern).alias("leaked_names_b"),
-    ).drop("messages_a", "messages_b")
-    rows = rows.with_columns(
-        (~pl.col("anony")).alias("not_anonymous"),
-        (pl.col("model_a") == pl.col("model_b")).fill_null(False).alias("same_model"),
-        ((pl.col("leaked_names_a").list.len() > 0) | (pl.col("leaked_names_b").list.len() > 0)).alias(
-            "identity_leak"
-        ),
-        over_daily_cap(config.daily_vote_cap),
-    )
 
     tested = rows.filter(pl.col("anony") & ~pl.col("same_model"))
     seen_before = None if history is None else history["voter_hash"]
@@ -168,7 +196,6 @@ def build_battles(
     groups = pl.DataFrame()
     rig_meta: dict = {}
     if config.rigging.enabled:
-        served = _served_rows(raw_logs, config)
         flagged = set(voters.filter("anomalous")["voter_hash"].to_list()) if voters.height else set()
         rig = rigging_flags(rows, served, config, crowd, history, flagged)
         rows = rows.join(rig.flags, on="battle_id", how="left", maintain_order="left").with_columns(
@@ -211,7 +238,7 @@ def build_battles(
     return BattleResult(rows, removed_by_reason, flag_totals, voters, metadata, groups)
 
 
-def _served_rows(raw_logs: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
+def served_rows(raw_logs: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
     """The month's served events, aliased like the votes, in the rigging stages' columns."""
     rules = config.alias_rules()
     served = raw_logs.filter(pl.col("type") == SERVED_TYPE).with_columns(

@@ -185,8 +185,10 @@ def _with_accounts(world, accounts: list[dict], attack: Attack):
 
 def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> int:
     """Write every attack of ``month`` (``world.config.attacks``); returns the rigged votes
-    cast. Each account serves itself battles 20-60 s apart from a random start until its
-    votes are cast (about 15 battles a vote when its model is in 2 of 30 slots)."""
+    cast. Each account serves itself battles 80-120 s apart from a random start until its
+    votes are cast (about 15 battles a vote when its model is in 2 of 30 slots, 17 with
+    the non-anonymous ones it cannot use); one whose votes do not fit into the month at
+    that pace (a single account of thousands) goes faster."""
     from arena_assets.simulator.month import DayFile
     from arena_assets.simulator.session import SessionMaker
     from arena_assets.simulator.world import month_index
@@ -209,15 +211,20 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
         maker = SessionMaker(rigged, month, world.seed, rng, [int(s) for s in state[1:5]], sinks,
                              write, write if world.config.served_events else None)
         first = len(world.users)
+        # battles one rigged vote takes: its model in 2 of the pool's slots, anonymous only
+        per_vote = len(world.available(month)) / 2.0 / max(world.config.anony_share, 1e-9)
         for i, account in enumerate(accounts):
             t = rng.uniform(0.0, month_s - 86400.0) if attack.accounts != "single" else 0.0
+            # a battle every ~100 s is a person's pace; an account whose votes do not fit
+            # into the month at that pace goes as fast as it must (a script), 20 % spare
+            pace = min(1.0, (month_s - 3600.0) / (1.2 * 100.0 * per_vote * account["votes_planned"]))
             cast, sessions = 0, 0
             while cast < account["votes_planned"] and t < month_s - 3600.0 and sessions < 500 * account["votes_planned"]:
                 before = maker.stats["votes"]
                 maker.run(first + i, base + t, True, "en", False, rng.randrange(6), 1)
                 cast += maker.stats["votes"] - before
                 sessions += 1
-                t += rng.uniform(20.0, 60.0) + 60.0
+                t += (rng.uniform(20.0, 60.0) + 60.0) * pace
             rows.append({**{f"attack_{f}": v for f, v in asdict(attack).items()
                             if f in ("month", "model", "votes", "accounts", "strategy")},
                          "attack": k, **account, "votes_cast": cast, "battles_served": sessions})
