@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     "arena_assets.labels.cli",
     "arena_assets.site.cli",
     "arena_assets.evaluators.cli",
+    "arena_assets.routing.cli",
 )
 
 

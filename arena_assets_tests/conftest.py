@@ -129,6 +129,15 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_COPILOT_CI_LEVEL": "0.95",
         "ARENA_COPILOT_SEED": "0",
         "ARENA_COPILOT_INCLUDE_UNACCEPTED": "false",
+        # routing stage
+        "ARENA_P2L_LOSS": "bt",
+        "ARENA_P2L_RANK": "4",
+        "ARENA_P2L_REPLAY_MONTHS": "6",
+        "ARENA_P2L_MAX_BATTLES": "1000000",
+        "ARENA_P2L_MIN_MODEL_BATTLES": "20",
+        "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
+        "ARENA_ROUTER_PRICES": "",
+        "ARENA_ROUTER_BUDGETS": "",
     }
 
 

@@ -101,6 +101,46 @@ EXPECTED = {
         "checks": [("win_rates_in_range", False)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
     },
+    # routing: embeddings may call the embedding endpoint (pool llm); the P2L model replays
+    # earlier months and warm-starts from the previous month's model (months run in order)
+    "prompt_embeddings": {
+        "group": "routing", "deps": {"conversations": SAME_MONTH},
+        "checks": [("keys_unique_and_present", True), ("schema_matches", True)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["numpy", "openai", "parquet"],
+        "automation": FOLLOW,
+    },
+    "p2l_model": {
+        "group": "routing",
+        "deps": {"battles": "every earlier month", "prompt_embeddings": "every earlier month",
+                 "topic_labels": "every earlier month", "p2l_model": "previous month"},
+        "checks": [("chosen_ridge_not_worse_than_marginal", True), ("keys_unique_and_present", True), ("schema_matches", True)], "backfill": None, "pool": None, "kinds": ["numpy", "parquet", "scipy"],
+        "automation": FOLLOW,
+    },
+    "p2l_boards": {
+        "group": "routing", "deps": {"p2l_model": SAME_MONTH, "prompt_embeddings": SAME_MONTH,
+                                     "topic_labels": SAME_MONTH, "topic_clusters": SAME_MONTH},
+        "checks": [("intervals_contain_ratings", False), ("keys_unique_and_present", True), ("schema_matches", True)], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+        "automation": FOLLOW,
+    },
+    "router": {
+        "group": "routing", "deps": {"p2l_model": SAME_MONTH, "prompt_embeddings": SAME_MONTH,
+                                     "topic_labels": SAME_MONTH, "battles": SAME_MONTH},
+        "checks": [("keys_unique_and_present", True), ("schema_matches", True), ("within_budget", True)], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+        "automation": FOLLOW,
+    },
+    "router_eval": {
+        "group": "routing", "deps": {"p2l_model": SAME_MONTH, "prompt_embeddings": SAME_MONTH,
+                                     "topic_labels": SAME_MONTH, "battles": SAME_MONTH},
+        "checks": [("p2l_no_worse_than_marginal", False)], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+        "automation": FOLLOW,
+    },
+    "router_training_data": {
+        "group": "routing", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH,
+                                     "topic_labels": SAME_MONTH, "arena_leaderboard": SAME_MONTH},
+        "checks": [("battles_conserved", True), ("keys_unique_and_present", True),
+                   ("no_prompt_in_two_splits", True), ("schema_matches", True)], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet", "polars"],
+        "automation": FOLLOW,
+    },
     # the public site: every board month so far (cumulative), no automation (it publishes)
     "leaderboard_site": {
         "group": "site",

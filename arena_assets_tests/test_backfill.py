@@ -80,18 +80,22 @@ def test_cli_plan_from_the_code_location(arena_env):
     # depend on nothing else, so they are a stage of their own instead of splitting the
     # chat chain wherever the topological order lists them
     assert runs == [
-        "run 1/7: completion_battles,copilot_leaderboard for 2024-01..2024-02",
-        "run 2/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-01",
-        "run 3/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-02",
-        "run 4/7: topic_labels,judge_human_agreement,topic_clusters for 2024-01..2024-02",
-        "run 5/7: arena_leaderboard,bench_prompts,leaderboard_history for 2024-01..2024-02",
-        "run 6/7: model_answers,over_refusal,judgments for 2024-01..2024-02",
-        "run 7/7: bench_leaderboard for 2024-01..2024-02",
+        "run 1/9: completion_battles,copilot_leaderboard for 2024-01..2024-02",
+        "run 2/9: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-01",
+        "run 3/9: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-02",
+        "run 4/9: prompt_embeddings,topic_labels,judge_human_agreement,topic_clusters for 2024-01..2024-02",
+        # the P2L model warm-starts from the previous month's: a month a run, in order
+        "run 5/9: p2l_model for 2024-01",
+        "run 6/9: p2l_model for 2024-02",
+        "run 7/9: arena_leaderboard,bench_prompts,p2l_boards,router,router_eval,leaderboard_history,"
+        "router_training_data for 2024-01..2024-02",
+        "run 8/9: model_answers,over_refusal,judgments for 2024-01..2024-02",
+        "run 9/9: bench_leaderboard for 2024-01..2024-02",
     ]
     # each run is the every-asset job restricted to its ops, so it carries the job's name
     assert "dagster job execute -m arena_assets.definitions -j monthly_refresh -o " \
            "raw_logs,conversations,battles,battle_cells --tags" in proc.stdout
-    assert proc.stdout.count("overwrites 0 existing partition(s)") == 7  # a fresh lake
+    assert proc.stdout.count("overwrites 0 existing partition(s)") == 9  # a fresh lake
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -136,7 +136,10 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
         "answers_within_token_cap": True, "judgments_within_token_cap": True,
         "votes_accounted": True, "pages_match_boards": True,
         "every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True,
-        "records_conserved": True, "no_code_without_consent": True}
+        "records_conserved": True, "no_code_without_consent": True,
+        # routing stage
+        "chosen_ridge_not_worse_than_marginal": True, "p2l_no_worse_than_marginal": True,
+        "within_budget": True, "no_prompt_in_two_splits": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

@@ -85,13 +85,18 @@ def test_month_without_files_gives_empty_tables(arena_env):
         "answers_within_token_cap": True, "judgments_within_token_cap": True,
         "votes_accounted": True, "pages_match_boards": True,
         "every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True,
-        "records_conserved": True, "no_code_without_consent": True}
+        "records_conserved": True, "no_code_without_consent": True,
+        # routing stage: nothing to fit, empty tables
+        "chosen_ridge_not_worse_than_marginal": True, "p2l_no_worse_than_marginal": True,
+        "within_budget": True, "no_prompt_in_two_splits": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):
         frame = lake.read(asset, "2024-05")
         assert frame.height == 0 and frame.schema == pl.Schema(schema), asset
-    for asset in ("battles", "topic_labels", "topic_clusters", "arena_leaderboard", "leaderboard_history"):
+    for asset in ("battles", "topic_labels", "topic_clusters", "arena_leaderboard", "leaderboard_history",
+                  "prompt_embeddings", "p2l_model", "p2l_boards", "router", "router_eval",
+                  "router_training_data"):
         assert lake.read(asset, "2024-05").height == 0, asset
 
 

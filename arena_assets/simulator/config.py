@@ -86,6 +86,10 @@ class WorldConfig:
     shared_network_share: float = 0.0
     # planted vote-rigging attacks (rigging.Attack), each in its own month and file
     attacks: tuple = ()
+    # per-prompt skill offsets (prompt_skill.py): sd (Elo) of a low-rank model x topic
+    # interaction (plus half as much model x language); 0 = off, every output as before
+    prompt_skill_spread: float = 0.0
+    prompt_skill_rank: int = 3
     extra: dict = field(default_factory=dict)  # free-form, recorded in the truth README
 
     def to_dict(self) -> dict:

@@ -24,6 +24,7 @@ from arena_assets.simulator.lexicon import (
     fake_pii,
 )
 from arena_assets.simulator.paste import pasted_material
+from arena_assets.simulator.prompt_skill import PromptSkills
 from arena_assets.simulator.rigging import RIG_KINDS, identity_fields, rig_outcome, served_salt
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
@@ -82,6 +83,7 @@ class SessionMaker:
         self.text_pool = avail
         self.vision_pool = [i for i in avail if world.models[i].vision]
         self.stats = {"sessions": 0, "conversations": 0, "events": 0, "votes": 0}
+        self.prompt_skills = PromptSkills.of(world)  # no effect unless prompt_skill_spread > 0
 
     # ---- prompts -------------------------------------------------------------------------
     def _plant(self, text: str, lang: str, rate: float, pii: list[tuple[str, str]]) -> str:
@@ -241,11 +243,15 @@ class SessionMaker:
                 "answer_chars": chars[s], "answer_markdown": marks[s], "refused": refused[s],
             })
         if battle:
+            shift = (0.0, 0.0)
+            if self.prompt_skills.active:
+                off = self.prompt_skills.offsets(prompt.labels["topic"], lang)
+                shift = (float(off[sides[0]]), float(off[sides[1]]))
             self._vote(user, t, sides, conv_ids, msgs, chars, marks, cats[0], anony, who,
-                       int(prompt.labels["criteria_count"]), refused)
+                       int(prompt.labels["criteria_count"]), refused, shift)
 
     def _vote(self, user, t, sides, conv_ids, msgs, chars, marks, category, anony, who,
-              criteria_count, refused) -> None:
+              criteria_count, refused, shift=(0.0, 0.0)) -> None:
         cfg, rng, world = self.config, self.rng, self.world
         users = world.users
         kind = users.kind[user]
@@ -258,7 +264,9 @@ class SessionMaker:
         if not abusive and rng.random() >= users.vote_propensity[user]:
             self._served(t, a.name, b.name, anony, who)
             return
-        p = win_probability(a.skill(category), b.skill(category),
+        # shift: the prompt's skill offsets (prompt_skill.py), exactly 0.0 when off
+        skill_a, skill_b = a.skill(category) + shift[0], b.skill(category) + shift[1]
+        p = win_probability(skill_a, skill_b,
                             style_logit(chars[0], chars[1], marks[0], marks[1]), cfg,
                             difficulty_gain(criteria_count, cfg), refused[0], refused[1])
         if rig:
@@ -267,7 +275,7 @@ class SessionMaker:
             target = world.models[users.target[user]].name if users.target[user] >= 0 else None
             winner = abusive_outcome(rng, kind, target, users.burst_side[user], a.name, b.name)
         else:
-            mean_skill = (a.skill(category) + b.skill(category)) / 2.0
+            mean_skill = (skill_a + skill_b) / 2.0
             winner = honest_outcome(rng, p, mean_skill, float(users.tie_propensity[user]), cfg)
         event_id = self.event_id()
         tstamp = round(t + rng.uniform(2.0, 40.0), 3)

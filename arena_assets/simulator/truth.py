@@ -79,6 +79,9 @@ Written by `arena_assets.simulator`; never read by the pipeline, only by tests a
   theta + category offset (the strength votes use), verbosity, markdown habit, vision,
   organization, release_month, aliases (self-names planted in identity leaks), popularity,
   cautious (refuses most prompts with would_refuse; see votes.py).
+- `prompt_skills.parquet` (only when `prompt_skill_spread` > 0): one row per (model,
+  topic, language): the Elo offset added to the model's category skill on such prompts
+  (`prompt_skill.py`; `prompt_skill.true_strengths` gives each prompt's strengths).
 - `voters.parquet`: every user: user_id, ip, logs_ip (events carry ip, else user_id),
   kind (honest | always_for | burst), target_model (always_for), burst_side, language.
 - `conversations/<month>.parquet`: one row per conv_id (a battle gives two, side a / b,
@@ -165,6 +168,11 @@ def write_world_truth(out: Path, world: World) -> None:
         json.dumps({"seed": world.seed, "config": world.config.to_dict()}, indent=2, sort_keys=True)
     )
     (base / "README.md").write_text(README)
+    from arena_assets.simulator.prompt_skill import PromptSkills
+
+    skills = PromptSkills.of(world)
+    if skills.active:  # off by default: the truth folder stays as it was
+        skills.table(world.model_names).write_parquet(base / "prompt_skills.parquet")
 
 
 def load_truth(out: str | os.PathLike) -> dict[str, pl.DataFrame]:
