@@ -27,6 +27,7 @@ import orjson
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, preflight
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.plan import plan_requests, recording
 
 STATUSES = ("ok", "parse_failed", "failed")
 
@@ -103,6 +104,11 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     ids = [r.item_id for r in requests]
     if len(set(ids)) != len(ids):
         raise ValueError("run_batch: item_id values must be unique within a batch")
+    if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
+        what = ", ".join(dict.fromkeys(r.prompt_version for r in requests)) or "empty"
+        plans.append(plan_requests(task, requests, cache, what))
+        return ([LLMResult(r.item_id, "failed", error="planned") for r in requests],
+                BatchReport(model=task.model, base_url=task.base_url, items=len(requests)))
     report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests))
     started = time.monotonic()
     params = task.generation_params()

@@ -18,8 +18,8 @@ too (``endpoint.judges`` may add more, e.g. ``judge.judge_replicas``); answers a
 candidate answers carry, so answers from an earlier process (a cache) judge the same.
 Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
 whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part
-parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
-counts characters).
+parser; nothing but the noisy answer depends on the truth (ids hash the request; usage is
+counted like an OpenAI endpoint's, ``arena_assets.llm.tokens``).
 
 Faults apply to the POST /v1 routes: each request first takes the next entry of
 ``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
@@ -320,8 +321,10 @@ class _Handler(BaseHTTPRequestHandler):
                 content, finish = content[: len(content) // 2], "length"
             choices.append({"index": i, "message": {"role": "assistant", "content": content},
                             "finish_reason": finish, "logprobs": None})
-        prompt_tokens = sum(len(message_text(m)) for m in messages) // 4 + 1
-        completion_tokens = sum(len(c["message"]["content"]) for c in choices) // 4 + 1
+        # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
+        # counts the plan (arena_assets.llm.plan) estimates before a run
+        prompt_tokens = chat_prompt_tokens(messages)
+        completion_tokens = sum(text_tokens(c["message"]["content"]) for c in choices)
         self._send(200, {
             "id": f"chatcmpl-{seed:016x}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": choices, "system_fingerprint": "simulated-arena",
@@ -352,7 +355,7 @@ class _Handler(BaseHTTPRequestHandler):
         vectors = [] if fault == "empty" else [embed(t, model, dim, index) for t in texts]
         if fault == "garbage":
             vectors = [v[:3] for v in vectors]
-        tokens = sum(len(t) for t in texts) // 4 + 1
+        tokens = sum(text_tokens(t) for t in texts)
         self._send(200, {
             "object": "list", "model": model,
             "data": [{"object": "embedding", "index": i, "embedding": _encode(v, encoding)}

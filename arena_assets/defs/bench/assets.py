@@ -11,11 +11,13 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.bench.resources import BenchSettings
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.bench.relabel import StrongRelabel
+from arena_assets.pipeline.plan import plan_bench_prompts, plan_judgments, plan_model_answers
 from arena_assets.pipeline.bench import (
     answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
     model_answers_month,
@@ -41,6 +43,10 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     labeler re-labels the survivors of the cheap labels (its calls in `relabel_calls`)."""
     lake = storage.lake()
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
+    if relabel_task:  # only the optional second labelling pass calls an LLM
+        settings = month_settings(storage, llm_cache, labeler=labeler, bench_settings=bench_settings)
+        gate(context, [plan_bench_prompts(lake, m, settings) for m in months_in_window(context)],
+             labeler.budget())
     versions = {}
     for month in months_in_window(context):
         relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage))
@@ -70,6 +76,9 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     answer tokens and the battles' style features per answer; failed calls kept as rows."""
     lake = storage.lake()
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
+    settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
+    plans = {m: plan_model_answers(lake, m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     answered = {}
     for month in months_in_window(context):
         step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
@@ -79,7 +88,8 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
             **table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
             "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
             "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
-                pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
+                pl.col("answer_tokens").mean()).sort("model").iter_rows())),
+            **plan_metadata(plans[month])}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
     return dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
 
@@ -103,6 +113,9 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     lake = storage.lake()
     judges = bench_settings.judge_tasks(judge, storage.raw_root)
     baseline = bench_settings.baseline_model()
+    settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
+    plans = {m: plan_judgments(lake, m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     played_by_month, dups, unparsed, games = {}, 0, 0, 0
     cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     for month in months_in_window(context):
@@ -115,7 +128,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
                 "bias_report": dg.MetadataValue.json(step.bias),
-                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
+                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
+                **plan_metadata(plans[month])}
         if bench_settings.grades_on():
             graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
             meta |= {"single_grades": dg.MetadataValue.md(_grades_table(graded.summary)),
