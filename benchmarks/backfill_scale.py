@@ -47,24 +47,9 @@ def months_from(first: str, n: int) -> list[str]:
 
 
 def parallel_plan(months: list[str]):
-    """The code location's assets (the release left out) as plan_parallel's nodes."""
-    from arena_assets.definitions import defs as load_defs
-    from arena_assets.pipeline.backfill import AssetNode, plan_parallel
+    from arena_assets.pipeline.cli import parallel_backfill_plan
 
-    graph = load_defs().resolve_asset_graph()
-    nodes = []
-    for key in graph.toposorted_asset_keys:
-        node = graph.get(key)
-        if node.group_name == "release":
-            continue
-        deps = []
-        for parent in node.parent_keys:
-            mapping = graph.get_partition_mapping(key, parent)
-            deps.append((parent.to_user_string(), int(getattr(mapping, "start_offset", 0) or 0)))
-        policy = node.backfill_policy
-        nodes.append(AssetNode(key.to_user_string(),
-                               None if policy is None else policy.policy_type.value.lower(), tuple(deps)))
-    return plan_parallel(nodes, months)
+    return parallel_backfill_plan(months[0], months[-1])
 
 
 def lake_digest(lake: Path) -> dict[tuple[str, str], tuple[int, str]]:
