@@ -31,7 +31,10 @@ def base_env(root: Path, first: str, last: str, **overrides: str) -> dict[str, s
             "ARENA_PARTITIONS_START": first, "ARENA_PARTITIONS_END": last,
             "DAGSTER_HOME": str(home)}
     env |= overrides
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **env}
+    # as the Makefile does: a process that may not write bytecode compiles dagster, polars,
+    # sklearn... again every time it starts (seconds of CPU per run)
+    inherited = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    return {**inherited, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", **env}
 
 
 @dataclass
