@@ -7,8 +7,8 @@
 Simulates the month (``--conversations`` conversations, ``--models`` models, the
 simulator's usual vision share) and a second month on top, then materializes every asset
 of the month one `dagster asset materialize` run per asset (in-process executor, the
-project's instance under ``--out``), the LLM stages against the in-process simulated arena
-with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
+project's instance under ``--out``), the LLM stages against the simulated arena serving in
+its own process (as a real endpoint is elsewhere) with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
 ``--bench-size`` prompts, ``--candidates`` candidates, one judge). Per asset it prints the
 run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body
 time (from the instance), rows, LLM calls, tokens, estimated cost at the prices below and,
@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -49,13 +50,13 @@ PRICES = {"LABELER": ("0.15", "0.60"), "EMBED": ("0.02", "0"), "JUDGE": ("2.50",
 CANDIDATE_PRICE = (0.50, 1.50)
 
 
-def settings(out: Path, args) -> dict[str, str]:
+def settings(out: Path, args, url: str) -> dict[str, str]:
     from arena_assets.simulator.world import World
     from arena_assets.simulator.config import WorldConfig
 
     world = World.build(WorldConfig(n_models=args.models), args.seed)
     names = [m.name for m in world.models][: args.candidates]
-    candidates = [{"name": n, "base_url": "simulated",
+    candidates = [{"name": n, "base_url": url,
                    "params": {"max_concurrency": args.concurrency, "max_tokens": 1024,
                               "price_input_per_1m": CANDIDATE_PRICE[0],
                               "price_output_per_1m": CANDIDATE_PRICE[1]}} for n in names]
@@ -66,7 +67,8 @@ def settings(out: Path, args) -> dict[str, str]:
             "ARENA_MIN_BATTLES": "300", "ARENA_MIN_CATEGORY_BATTLES": "1000",
             "ARENA_INGEST_WORKERS": "2"}
     for task, (pin, pout) in PRICES.items():
-        over |= {f"ARENA_{task}_MAX_CONCURRENCY": str(args.concurrency),
+        over |= {f"ARENA_{task}_BASE_URL": url, f"ARENA_{task}_API_KEY": "sim",
+                 f"ARENA_{task}_MAX_CONCURRENCY": str(args.concurrency),
                  f"ARENA_{task}_PRICE_INPUT_PER_1M": pin, f"ARENA_{task}_PRICE_OUTPUT_PER_1M": pout}
     return base_env(out, MONTHS[0], MONTHS[-1], **over)
 
@@ -82,6 +84,25 @@ def simulate(out: Path, args, months: list[str]) -> None:
         simulate_months(out / "raw", todo, sessions, seed=args.seed,
                         config=WorldConfig(n_models=args.models))
         print(f"simulated {', '.join(todo)}: {sessions:,} sessions each in {time.perf_counter() - t:.0f} s")
+
+
+def start_endpoint(out: Path, args) -> tuple[subprocess.Popen, str]:
+    """The simulated arena in its own process, as a real endpoint is on other machines:
+    the month's runs pay only the client side of each call (its CPU and RSS apart)."""
+    proc = subprocess.Popen(
+        [str(BIN / "arena-assets"), "serve-arena", "--port", "0", "--world-seed", str(args.seed),
+         "--config", json.dumps({"n_models": args.models}), "--truth-root", str(out / "raw"),
+         "--latency", str(args.latency)], stdout=subprocess.PIPE, text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    return proc, proc.stdout.readline().split(" at ", 1)[1].split()[0]
+
+
+def endpoint_usage(pid: int) -> tuple[float, float]:
+    """(CPU seconds, resident GB) of the endpoint process so far."""
+    import psutil
+
+    p = psutil.Process(pid)
+    return sum(p.cpu_times()[:2]), p.memory_info().rss / 1024**3
 
 
 def floor(env: dict[str, str], out: Path) -> float:
@@ -175,7 +196,16 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     phases = args.phases.split(",")
     simulate(out, args, list(MONTHS if "second" in phases else MONTHS[:1]))
-    env = settings(out, args)
+    server, url = start_endpoint(out, args)
+    try:
+        run_phases(out, args, phases, server, url)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def run_phases(out: Path, args, phases: list[str], server: subprocess.Popen, url: str) -> None:
+    env = settings(out, args, url)
     floor_cpu = floor(env, out)
     print(f"{args.conversations:,} conversations a month, {args.models} models; latency "
           f"{args.latency} s, concurrency {args.concurrency}; bench {args.bench_size} prompts x "
@@ -184,8 +214,13 @@ def main() -> None:
     for phase in phases:
         month = MONTHS[1] if phase == "second" else MONTHS[0]
         print(f"\n== {phase}: {month}\n{HEAD}")
+        cpu0 = endpoint_usage(server.pid)[0]
         rows = run_month(month, env, out, args)
         results[phase] = {"rows": rows, "summary": summarize(rows, floor_cpu, f"{phase} {month}")}
+        cpu, rss = endpoint_usage(server.pid)
+        results[phase]["endpoint"] = {"cpu": cpu - cpu0, "rss_gb": rss}
+        print(f"-- the simulated endpoint (own process, not in the figures above): "
+              f"{cpu - cpu0:.0f} CPU-s, {rss:.2f} GB resident")
         (out / f"{phase}.json").write_text(json.dumps(results[phase], indent=1))
         if phase == "rerun" and "first" in results:
             first = results["first"]["summary"]

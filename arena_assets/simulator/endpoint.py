@@ -73,6 +73,12 @@ from arena_assets.simulator.responder import (
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
+class _Server(ThreadingHTTPServer):
+    # 64 clients connecting at once overflow the stdlib's backlog of 5: the extra SYNs are
+    # dropped and retried a second later
+    request_queue_size = 256
+
+
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
@@ -93,7 +99,7 @@ class ArenaEndpoint:
         self.answer_key = world_key(world)  # reads the quality tags of candidate answers
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
-        self.server = ThreadingHTTPServer((host, port), handler)
+        self.server = _Server((host, port), handler)
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
 
