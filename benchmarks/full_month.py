@@ -64,7 +64,9 @@ def settings(out: Path, args, url: str) -> dict[str, str]:
             "ARENA_CANDIDATES": json.dumps(candidates), "ARENA_BENCH_BASELINE": names[0],
             "ARENA_BENCH_JUDGES": "sim-judge", "ARENA_BENCH_SIZE": str(args.bench_size),
             "ARENA_BENCH_VISION_SIZE": "0", "ARENA_BENCH_MIN_QUALITY": "6",
-            "ARENA_MIN_BATTLES": "300", "ARENA_MIN_CATEGORY_BATTLES": "1000",
+            # real-traffic values (README) at 500k; smaller months scaled down, so boards exist
+            "ARENA_MIN_BATTLES": str(max(20, round(300 * args.conversations / 500_000))),
+            "ARENA_MIN_CATEGORY_BATTLES": str(max(100, round(1000 * args.conversations / 500_000))),
             "ARENA_INGEST_WORKERS": "2"}
     for task, (pin, pout) in PRICES.items():
         over |= {f"ARENA_{task}_BASE_URL": url, f"ARENA_{task}_API_KEY": "sim",
