@@ -151,6 +151,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))
+    ap.add_argument("--check-only", action="store_true",
+                    help="only the consistency checks, over the modes' folders already there")
     args = ap.parse_args()
     out = args.out.resolve()
     months = months_from(FIRST, args.months)
@@ -167,6 +169,9 @@ def main() -> None:
               f"{' (waits for the ' + waits + ')' if waits else ''}")
     results = []
     for mode in args.modes.split(","):
+        if args.check_only:
+            results.append({"mode": mode, "home": str(out / mode / "dagster_home"), "lake": out / mode / "lake"})
+            continue
         r = run_mode(mode, raw, out, months, args.workers)
         results.append(r)
         base = results[0]

@@ -117,7 +117,7 @@ def materializations(home: str) -> dict[tuple[str, str], int]:
     with dg.DagsterInstance.from_config(home) as instance:
         for key in instance.get_asset_keys():
             records = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=key), limit=100_000).records
+                dg.AssetRecordsFilter(asset_key=key), limit=10_000).records
             for r in records:
                 part = r.asset_materialization.partition
                 out[(key.to_user_string(), part)] = out.get((key.to_user_string(), part), 0) + 1
