@@ -144,3 +144,31 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
             else:  # no history yet: the max_tokens bound, never below
                 assert plan["completion_tokens"] >= completion
     assert compared == [(m, a) for m in MONTHS for a in ("topic_labels", "model_answers", "judgments")]
+
+
+def test_request_token_counts(real_data):
+    """One text at a time (``regex``) gives the polars column counts exactly, on every
+    message of the real battles (10+ languages), hence the same closeness to the cl100k
+    ``num_tokens`` FastChat stored (English); a request adds OpenAI's framing."""
+    import json
+
+    import polars as pl
+
+    from arena_assets.clean.tokens import approx_tokens
+    from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+
+    texts, reference = [], []
+    for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        for message in row["conversation_a"] + row["conversation_b"]:
+            texts.append(message["content"])
+            reference.append((row["language"], message["num_tokens"]))
+    column = pl.DataFrame({"t": texts}).select(approx_tokens(pl.col("t"))).to_series().to_list()
+    ours = [text_tokens(t) for t in texts]
+    assert ours == column
+    english = [(o, r) for o, (lang, r) in zip(ours, reference) if lang == "English"]
+    assert abs(sum(o for o, _ in english) / sum(r for _, r in english) - 1) < 0.10
+    # "Hello"+" world"+"!" = 3 tokens; + 3 for the message + 3 for the reply's priming
+    assert chat_prompt_tokens([{"role": "user", "content": "Hello world!"}]) == 9
+    assert chat_prompt_tokens([{"role": "user", "name": "x", "content": [
+        {"type": "text", "text": "Hello world!"}, {"type": "image_url", "image_url": {"url": "x"}}]}]) == 95
