@@ -134,6 +134,21 @@ def main() -> None:
                 bound = args.concurrency / latency
                 line += f"; {r['calls'] / r['wall'] / bound:.1%} of the bound {bound:.0f}/s"
             print(line, flush=True)
+        # the demo's and the tests' set-up: the simulated arena inside the client's process
+        from arena_assets.simulator import start_endpoint
+
+        with start_endpoint(seed=7, truth_root=raw) as ep:
+            task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8)
+            part = texts[2 * args.calls:2 * args.calls + args.phase_calls] or texts[:args.phase_calls]
+            reqs = [LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(part)]
+            ep.reset_counts()
+            c0, w0 = time.process_time(), time.perf_counter()
+            _, report = run_batch(task, reqs, ResponseCache(f"{tmp}/cache", "in-process"), parse_criteria)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            print(f"in-process simulated arena (the demo's set-up), concurrency 8: {report.calls} "
+                  f"calls in {wall:.1f} s, {cpu / report.calls * 1e3:.2f} ms CPU per call, of which "
+                  f"the server {ep.cpu_seconds / report.calls * 1e3:.2f} ms "
+                  f"({ep.cpu_seconds / cpu:.0%})")
         print(f"load average after {os.getloadavg()[0]:.1f}")
 
 

@@ -90,6 +90,7 @@ class ArenaEndpoint:
         self.names = set(world.model_names)
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
+        self.cpu_seconds = 0.0  # CPU its request handlers used (thread time)
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
         self.truth_root = Path(truth_root) if truth_root else None
         self.embedding_dim = embedding_dim
@@ -146,6 +147,11 @@ class ArenaEndpoint:
         with self.lock:
             self.calls.clear()
             self.stats.clear()
+            self.cpu_seconds = 0.0
+
+    def add_cpu(self, seconds: float) -> None:
+        with self.lock:
+            self.cpu_seconds += seconds
 
     def truth_index(self) -> PromptTruthIndex | None:
         """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
@@ -196,6 +202,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: tests and the CLI print what matters
+
+    def handle_one_request(self) -> None:
+        # the server's own CPU (parsing, answering, replying; not the wait for a request),
+        # so an in-process client can tell its cost from the simulator's
+        started = time.thread_time()
+        try:
+            super().handle_one_request()
+        finally:
+            self.endpoint.add_cpu(time.thread_time() - started)
 
     # ---- plumbing ------------------------------------------------------------------------
     def _send(self, status: int, body: object, headers: dict[str, str] | None = None,
