@@ -154,8 +154,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                 outcomes[key] = result
                 tick()
 
-        # a fixed set of workers pulling keys, not a future per key: at 64 threads the
-        # futures and their waiter cost ~0.1-0.3 ms of CPU a call (bench_llm_client.py)
+        # a fixed set of workers pulling keys, not a future per key: a production month's
+        # batch has ~10^6 keys, and a stop reaches the workers without cancelling them all
         pending = iter(todo)
         take = threading.Lock()
 
@@ -240,8 +240,9 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
         usage = data.get("usage") or {}
         pt = int(usage.get("prompt_tokens") or 0)
         ct = int(usage.get("completion_tokens") or 0)
-        choices = data.get("choices") or [{}]
-        message = (choices[0] or {}).get("message") or {}
+        choices = data.get("choices")
+        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        message = first.get("message") if isinstance(first.get("message"), dict) else {}
         content = message.get("content")
         # vLLM / DeepSeek put thinking in reasoning_content, others in reasoning: kept apart
         reasoning = message.get("reasoning_content") or message.get("reasoning")
