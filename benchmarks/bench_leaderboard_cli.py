@@ -1,7 +1,7 @@
 """`arena-assets leaderboard` end to end, as a user runs it from the shell (run by hand).
 
     .venv/bin/python benchmarks/bench_leaderboard_cli.py [--battles 1000000] [--models 100]
-        [--rounds 1000] [--repeats 3] [--shapes uniform arena rare] [--seed 1]
+        [--rounds 1000] [--repeats 3] [--shapes uniform arena rare] [--seed 1] [--before CHECKOUT]
 
 For each battle-graph shape (``arena_assets.ranking.synthetic.sample_shaped_battles``):
 ``uniform`` (every pair equally likely, 20 % ties), ``arena`` (a real month's graph: skewed
@@ -75,6 +75,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="a checkout of earlier code: its `leaderboard` command is timed too, "
+                    "alternating with this one, on the same files")
     args = ap.parse_args()
     print(f"{args.battles:,} battles, {args.models} models, {args.rounds} bootstrap rounds; "
           f"median of {args.repeats}; load average before {os.getloadavg()[0]:.1f}")
@@ -88,7 +91,17 @@ def main() -> None:
             figures = graph_shape(battles)
             kinds = round_kinds(battles, 200, args.seed)
             cmd = [CLI, "leaderboard", str(path), "--out", str(out), "--bootstrap", str(args.rounds)]
-            cli_wall, cli_cpu = timed(cmd, args.repeats)
+            before = None
+            if args.before:  # alternated, so that both see the same load
+                old = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                       "from arena_assets.cli import main; sys.exit(main())", str(args.before.resolve()),
+                       *cmd[1:]]
+                pairs = [(timed(old, 1), timed(cmd, 1)) for _ in range(args.repeats)]
+                before = (statistics.median(p[0][0] for p in pairs), statistics.median(p[0][1] for p in pairs))
+                cli_wall = statistics.median(p[1][0] for p in pairs)
+                cli_cpu = statistics.median(p[1][1] for p in pairs)
+            else:
+                cli_wall, cli_cpu = timed(cmd, args.repeats)
             options = FitOptions(ci="bootstrap", bootstrap_rounds=args.rounds)
             walls, cpus = [], []
             for _ in range(args.repeats):
@@ -98,9 +111,9 @@ def main() -> None:
                 cpus.append(time.process_time() - c)
             board = pl.read_parquet(out)
             rows.append((shape, figures, kinds, cli_wall, cli_cpu, statistics.median(walls),
-                         statistics.median(cpus), board.height))
+                         statistics.median(cpus), board.height, before))
     print(f"floor: arena-assets --help  {help_wall:5.2f} s wall, {help_cpu:5.2f} CPU-s")
-    for shape, fig, kinds, cli_wall, cli_cpu, fit_wall, fit_cpu, height in rows:
+    for shape, fig, kinds, cli_wall, cli_cpu, fit_wall, fit_cpu, height, before in rows:
         lo, hi = fig["battles_per_model"]
         print(f"\n[{shape}] pairs met {fig['pairs_met']:,} of {fig['pairs_possible']:,}, "
               f"{fig['pairs_under_5']:,} under 5 battles; battles per model {lo:,}-{hi:,}; "
@@ -112,6 +125,10 @@ def main() -> None:
               f"(target 3 s), {cli_cpu:5.2f} CPU-s; {height} models on the board")
         print(f"  read + fit_bt in-process                  {fit_wall:5.2f} s wall, "
               f"{fit_cpu:5.2f} CPU-s")
+        if before:
+            print(f"  the same command, --before code           {before[0]:5.2f} s wall, "
+                  f"{before[1]:5.2f} CPU-s: now {before[0] / cli_wall:.2f}x faster in wall, "
+                  f"{before[1] / cli_cpu:.2f}x in CPU")
     print(f"\nload average after {os.getloadavg()[0]:.1f}")
 
 
