@@ -128,7 +128,7 @@ def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
             written = (out / "lake" / asset / f"{month}.parquet").exists()
             if not (written and "blocking asset check failed" in m.tail):
                 sys.exit(f"{asset} {month} failed:\n{m.tail}")
-            note = f"blocking check failed: {', '.join(failed) or '?'}"
+            note = f"blocking check failed: {', '.join(dict.fromkeys(failed)) or '?'}"
             print(f"   ({asset} {month}: {note}; its partition was written, the month goes on)")
         rec = recorded(env["DAGSTER_HOME"], asset, month)
         row = {"asset": asset, "month": month, "wall": m.wall, "cpu": m.cpu, "peak_rss_gb": m.peak_rss_gb,
