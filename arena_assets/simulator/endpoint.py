@@ -49,6 +49,7 @@ import orjson
 
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.http_parse import FastRequestParsing
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
 from arena_assets.simulator.labeling import (
@@ -191,7 +192,7 @@ class ArenaEndpoint:
         self.stop()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(FastRequestParsing, BaseHTTPRequestHandler):
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
