@@ -24,6 +24,8 @@ def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=Non
     if labeler is not None and labeler.configured():
         s.labeler = labeler.task(raw)
     if topic_settings is not None:
+        s.relabel_prompt_set = topic_settings.prompt_set()
+        s.relabel_reask = topic_settings.reask_on()
         s.label_cfg = topic_settings.label_config()
         s.cluster_cfg = topic_settings.cluster_config()
         if topic_settings.name_clusters_by_llm:
@@ -37,7 +39,8 @@ def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=Non
         if judge is not None:
             s.candidates = bench_settings.candidate_tasks(judge, raw)
             s.judges = bench_settings.judge_tasks(judge, raw)
-            s.baseline = bench_settings.baseline_model()
+            s.baseline = bench_settings.baselines()
+            s.protocol = bench_settings.bench_protocol()
             s.single_grades = bench_settings.grades_on()
     return s
 

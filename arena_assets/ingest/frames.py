@@ -91,8 +91,18 @@ class RowBuffer:
         self.rej_user.append(user_hash)
 
     def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 11
-        eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b = cols
+        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 12
+        eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b, links = cols
+        if any(links):
+            ip_hash, net_hash, device_hash = (list(c) for c in zip(
+                *[(None, None, None) if x is None else x for x in links], strict=True))
+        else:  # no event of the part carries an identity field: one null column each
+            ip_hash = net_hash = device_hash = [None] * len(links)
+        # release adapters' rows carry LMArena's own fields (releases.TaggedRow); native
+        # rows never do, so their parts skip the per-row lookups
+        tags = ([getattr(r, "category_tag", None) for r in self.rows],
+                [getattr(r, "release_tags", None) for r in self.rows]) \
+            if source_format != "native" else ([None] * len(self.rows),) * 2
         raw_logs = pl.DataFrame(
             {
                 "event_id": pl.Series(eid, dtype=pl.String),
@@ -101,12 +111,17 @@ class RowBuffer:
                 "type": pl.Series(typ, dtype=pl.String),
                 "anony": pl.Series(anony, dtype=pl.Boolean),
                 "user_hash": pl.Series(user, dtype=pl.String),
+                "ip_hash": pl.Series(ip_hash, dtype=pl.String),
+                "net_hash": pl.Series(net_hash, dtype=pl.String),
+                "device_hash": pl.Series(device_hash, dtype=pl.String),
                 "conv_id_a": pl.Series(conv_a, dtype=pl.String),
                 "model_a": pl.Series(model_a, dtype=pl.String),
                 "messages_a": pl.from_arrow(_messages_arrow(msgs_a)),
                 "conv_id_b": pl.Series(conv_b, dtype=pl.String),
                 "model_b": pl.Series(model_b, dtype=pl.String),
                 "messages_b": pl.from_arrow(_messages_arrow(msgs_b)),
+                "category_tag": pl.Series(tags[0], dtype=pl.String),
+                "release_tags": pl.Series(tags[1], dtype=pl.String),
             }
         ).with_columns(
             month=pl.lit(month, pl.String),

@@ -16,13 +16,23 @@ RAW_LOGS_SCHEMA = {
     "type": pl.String,  # one of EVENT_TYPES
     "anony": pl.Boolean,
     "user_hash": pl.String,  # salted hash of ip / user_id; the raw value is never stored
+    # salted hashes of the optional identity fields (null when absent): the event's ip (also
+    # when user_id names the user), its /24 (IPv4) or /48 (IPv6) network, its device_id;
+    # the battle filter links accounts with them (battles/linking.py)
+    "ip_hash": pl.String,
+    "net_hash": pl.String,
+    "device_hash": pl.String,
     "conv_id_a": pl.String,
     "model_a": pl.String,
     "messages_a": pl.List(MESSAGE_TYPE),
     "conv_id_b": pl.String,
     "model_b": pl.String,
     "messages_b": pl.List(MESSAGE_TYPE),
-    "source_format": pl.String,  # native | clean_battle | conversation_dump
+    "source_format": pl.String,  # native | clean_battle | conversation_dump | a release (releases.py)
+    # a release's own per-battle fields, as published (JSON; null for native events):
+    # LMArena's category_tag, and language / is_code / evaluation_order / conv_metadata ...
+    "category_tag": pl.String,
+    "release_tags": pl.String,
 }
 
 RAW_REJECTS_SCHEMA = {

@@ -35,8 +35,12 @@ STATUSES = ("ok", "parse_failed", "failed")
 @dataclass(frozen=True)
 class LLMRequest:
     item_id: str  # the caller's id, unique in a batch
-    messages: list[dict]
+    messages: list[dict]  # what the cache key is made of
     prompt_version: str
+    # builds the messages actually sent, just before the call (e.g. image references ->
+    # data URLs read then, so a batch never holds every image at once); an OSError or
+    # ValueError it raises fails that item with the reason, without a call
+    prepare: Callable[[list[dict]], list[dict]] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -90,7 +94,9 @@ class BatchReport:
     elapsed_s: float = 0.0
 
     def as_metadata(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        from arena_assets.llm.simulated import public_base_url
+
+        return {**self.__dict__, "base_url": public_base_url(self.base_url)}
 
 
 ProgressFn = Callable[[Progress], None]
@@ -222,7 +228,11 @@ def post_chat(client: openai.OpenAI, body: dict) -> dict:
 def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
          parse: Callable[[str], Any], report: BatchReport, lock: threading.Lock) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
-    body = chat_body(task, req.messages)
+    try:
+        messages = req.prepare(req.messages) if req.prepare else req.messages
+    except (OSError, ValueError) as exc:
+        return LLMResult(req.item_id, "failed", error=f"{type(exc).__name__}: {exc}")
+    body = chat_body(task, messages)
     for _ in range(1 + task.parse_retries):
         try:
             data = post_chat(client, body)

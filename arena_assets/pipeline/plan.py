@@ -58,7 +58,10 @@ class MonthSettings:
     relabel: LLMTask | None = None
     candidates: Sequence[tuple[str, LLMTask]] = ()
     judges: Sequence[tuple[str, LLMTask]] = ()
-    baseline: str = ""
+    baseline: str | dict = ""  # the baseline model, or {question category: baseline}
+    protocol: object = None  # judging.protocol's BenchProtocol (None: judgments_month's default)
+    relabel_prompt_set: object = None  # labels' PromptSet of the second pass (None: the default)
+    relabel_reask: bool = False
     single_grades: bool = False
 
 
@@ -138,7 +141,9 @@ def plan_bench_prompts(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     if missing:
         return AssetPlan("bench_prompts", month, note=f"{', '.join(missing)} {month} not in the lake "
                          "yet: the second pass relabels only the prompts the labels let through")
-    relabel = StrongRelabel(s.relabel, s.cache_root, s.storage_options)
+    extra = {"prompt_set": s.relabel_prompt_set} if s.relabel_prompt_set is not None else {}
+    relabel = StrongRelabel(s.relabel, s.cache_root, s.storage_options,
+                            reask_unreadable=s.relabel_reask, **extra)
     return _planned("bench_prompts", month, lambda: bench_prompts_month(
         PlanLake(lake), month, s.bench_options, relabel=relabel))
 
@@ -201,8 +206,9 @@ def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
 
     if lake.exists("model_answers", month) and lake.exists("bench_prompts", month):
         def step() -> None:
+            extra = {"protocol": s.protocol} if s.protocol is not None else {}
             judgments_month(PlanLake(lake), month, s.judges, s.baseline, cache_root=s.cache_root,
-                            storage_options=s.storage_options)
+                            storage_options=s.storage_options, **extra)
             if s.single_grades:
                 answer_grades_month(PlanLake(lake), month, s.judges, cache_root=s.cache_root,
                                     storage_options=s.storage_options)

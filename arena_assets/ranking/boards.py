@@ -12,8 +12,12 @@ from __future__ import annotations
 import zlib
 from dataclasses import replace
 
+import orjson
 import polars as pl
 
+from arena_assets.labels.tags import (
+    BOARDS, TAG_DTYPE, TAG_NAMES, VISION_TAGS, refused, tag_frame, tag_from_flat, with_board_columns,
+)
 from arena_assets.ranking.battle_cells import (
     aggregate_cells,
     battle_cells,
@@ -28,64 +32,88 @@ from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
 
 
-# LMArena's long_user board: prompts of at least 500 user tokens (~4 characters a token)
-LONG_USER_CHARS = 2000
-
 # Category boards, named as LMArena publishes them (arena-catalog's leaderboard-text/-vision
-# categories): board -> predicate over a battle row after ``attach_topic_labels``. The
-# prompt labels come from the first conversation's ``topic_labels`` row (both sides share
-# the first prompt); ``refusal`` is true when either side's answer refused.
-CATEGORY_BOARDS: dict[str, pl.Expr] = {
-    "hard_6": pl.col("hard"),  # >= 6 of the 7 hard-prompt criteria
-    "coding": pl.col("code"),
-    "math": pl.col("math"),
-    "creative_writing": pl.col("creative_writing"),
-    "if": pl.col("if_score") >= 4,  # instruction following: >= 4 checkable constraints
-    "long_user": pl.col("prompt_chars") >= LONG_USER_CHARS,
-    "multiturn": pl.col("turn") > 1,
-    "no_refusal": ~pl.col("refusal"),
-    "vision": pl.col("is_vision"),
-    "captioning": pl.col("vision_captioning"),
-    "ocr": pl.col("vision_ocr"),
-    "entity_recognition": pl.col("vision_entity_recognition"),
-    "humor": pl.col("vision_humor"),
-    "homework": pl.col("vision_homework"),
-    "diagram": pl.col("vision_diagram"),
-    "creative_writing_vision": pl.col("vision_creative_writing"),
-}
+# categories), with LMArena's membership rules over a battle's `category_tag`
+# (`labels.tags.BOARDS`): the battle's prompt tags are side A's conversation's (both sides
+# share the prompt), its refusal is either side's; battle files that carry `category_tag`
+# (LMArena's releases) go through the same rules (`ranking.io`).
+CATEGORY_BOARDS: dict[str, pl.Expr] = BOARDS
 # the battle's own columns; every other board needs topic labels
 BOARDS_WITHOUT_LABELS = ("multiturn",)
-LABEL_COLUMNS = ("hard", "code", "math", "creative_writing", "if_score", "prompt_chars",
-                 "is_vision", "vision_captioning", "vision_ocr", "vision_entity_recognition",
-                 "vision_humor", "vision_homework", "vision_diagram", "vision_creative_writing")
+LABEL_COLUMNS = ("category_tag", "code", "user_tokens", "is_vision")
+
+
+def _labels_with_tags(labels: pl.DataFrame) -> pl.DataFrame:
+    """``topic_labels`` rows with ``category_tag`` (partitions written before the tag was
+    stored get it from their flat columns) and ``user_tokens``."""
+    if "category_tag" not in labels.columns:
+        labels = labels.with_columns(category_tag=tag_from_flat())
+    if "user_tokens" not in labels.columns:  # earlier partitions: ~4 characters a token
+        labels = labels.with_columns(user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
+    return labels
 
 
 def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
-    """``battles`` with the topic labels of their conversations (null where a conversation
-    has none) and ``labelled``: whether side A or B was found in ``labels``."""
-    cols = list(LABEL_COLUMNS)
+    """``battles`` with the columns the category boards read (``category_tag``, ``is_code``,
+    ``user_tokens``, ``is_vision``; null where a conversation has no labels) and
+    ``labelled``: whether side A was found in ``labels`` or the battle came from a release
+    that carries LMArena's own ``category_tag`` (``ingest/releases.py`` keeps it as JSON in
+    the battles table): those battles use the release's tag and fields as published, no
+    labeller involved."""
+    if battles.schema.get("category_tag") != pl.String:
+        return _attach_labels(battles, labels)
+    tags = [orjson.loads(t) if t else None for t in battles["category_tag"]]
+    extra = ([orjson.loads(t) if t else {} for t in battles["release_tags"]]
+             if "release_tags" in battles.columns else [{}] * battles.height)
+    meta = [e.get("conv_metadata") if isinstance(e.get("conv_metadata"), dict) else {} for e in extra]
+    released = battles.drop("category_tag", "release_tags", strict=False).with_columns(
+        tag_frame(tags).alias("_release_tag"),
+        pl.Series("_release_code", [e.get("is_code") for e in extra], dtype=pl.Boolean, strict=False),
+        pl.Series("_release_tokens", [m.get("sum_user_tokens") for m in meta], dtype=pl.Int64, strict=False),
+        pl.Series("_release_vision", [any(k.split("_v")[0] in VISION_TAGS for k in (t or {})) or None
+                                      for t in tags], dtype=pl.Boolean))
+    out = _attach_labels(released, labels)
+    tagged = pl.col("_release_tag").is_not_null()
+    return out.with_columns(
+        pl.when(tagged).then(pl.col("_release_tag")).otherwise(pl.col("category_tag")).alias("category_tag"),
+        pl.when(tagged).then(pl.col("_release_code")).otherwise(pl.col("is_code")).alias("is_code"),
+        pl.coalesce(pl.col("user_tokens").cast(pl.Int64), "_release_tokens").alias("user_tokens"),
+        pl.coalesce("is_vision", "_release_vision").alias("is_vision"),
+        (pl.col("labelled") | tagged).alias("labelled"),
+    ).drop("_release_tag", "_release_code", "_release_tokens", "_release_vision")
+
+
+def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
     if labels is None or labels.is_empty():
-        nulls = [pl.lit(None, pl.Int32 if c in ("if_score", "prompt_chars") else pl.Boolean).alias(c)
-                 for c in cols]
-        return battles.with_columns(*nulls, pl.lit(None, pl.Boolean).alias("refusal"),
-                                    pl.lit(False).alias("labelled"))
-    per_conv = labels.unique("conv_id", keep="last").select(
-        "conv_id", *cols, "refusal", pl.lit(True).alias("found"))
+        return with_board_columns(battles.drop([c for c in ("category_tag", "is_code", "user_tokens", "is_vision")
+                                                if c in battles.columns])).with_columns(labelled=pl.lit(False))
+    per_conv = _labels_with_tags(labels).unique("conv_id", keep="last").select(
+        "conv_id", "category_tag", pl.col("code").alias("is_code"), "user_tokens", "is_vision",
+        refusal=refused(), found=pl.lit(True))
     side_a = per_conv.rename({c: f"{c}__a" for c in per_conv.columns})
     side_b = per_conv.select("conv_id", "refusal").rename({"conv_id": "conv_id__b", "refusal": "refusal__b"})
     joined = (battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left")
               .join(side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"))
+    # a refusal on either side counts; unknown only when neither side's answers said yes
+    either = (pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
+              .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
+              .otherwise(None))
+    tag = pl.col("category_tag__a")
+    fields = [tag.struct.field(n).alias(n) for n in TAG_NAMES if n not in ("refusal_v0.1", "refusal_v0.2")]
     return joined.with_columns(
-        *[pl.col(f"{c}__a").alias(c) for c in cols],
-        # a refusal on either side counts; null (unknown) only when neither answer refused
-        pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
-        .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
-        .otherwise(None).alias("refusal"),
+        pl.struct(*fields, pl.struct(refusal=either, score=pl.lit(None, pl.String)).alias("refusal_v0.1"),
+                  pl.lit(None, TAG_DTYPE.to_schema()["refusal_v0.2"]).alias("refusal_v0.2"))
+        .alias("category_tag"),
+        *[pl.col(f"{c}__a").alias(c) for c in ("is_code", "user_tokens", "is_vision")],
         pl.col("found__a").fill_null(False).alias("labelled"),
     ).drop([c for c in joined.columns if c.endswith(("__a", "__b"))])
+
+
 # battle columns the category boards read besides the labels (rows: a category is not a
 # cell key, so these boards fit on the kept rows of the months so far)
-CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn")
+CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn",
+                        # a release's own labels, where its battles carry them (read when present)
+                        "category_tag", "release_tags")
 
 
 def month_seed(seed: int, month: str) -> int:
@@ -200,22 +228,33 @@ def boards_from_cells(
     return pl.concat(frames), info
 
 
-def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
-                     options: FitOptions, min_category_battles: int, info: dict
-                     ) -> list[pl.DataFrame]:
-    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+def labelled_battles(rows: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
+    """The kept battle rows with a winner (``CATEGORY_ROW_COLUMNS``) joined to their topic
+    labels: what every category board selects from (``category_subset``)."""
     for column in ("conv_id_a", "conv_id_b"):  # adapters' battles may lack conversation ids
         if column not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.String).alias(column))
     if "turn" not in rows.columns:
         rows = rows.with_columns(pl.lit(None, pl.Int64).alias("turn"))
-    kept = attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
+    return attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
                                labels)
+
+
+def category_subset(kept: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The battles of category board ``name`` among ``labelled_battles``."""
+    needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
+    return kept.filter(needs & CATEGORY_BOARDS[name].fill_null(False))
+
+
+def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
+                     options: FitOptions, min_category_battles: int, info: dict
+                     ) -> list[pl.DataFrame]:
+    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+    kept = labelled_battles(rows, labels)
     info["labelled_battles"] = int(kept["labelled"].sum())
     frames = []
-    for name, predicate in CATEGORY_BOARDS.items():
-        needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
-        subset = kept.filter(needs & predicate.fill_null(False))
+    for name in CATEGORY_BOARDS:
+        subset = category_subset(kept, name)
         if subset.height < min_category_battles:
             info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
             continue

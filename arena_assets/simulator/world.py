@@ -12,6 +12,8 @@ from arena_assets.simulator.lexicon import MODEL_BASES, MODEL_SIZES, MODEL_SUFFI
 MAX_MODELS = 3 * len(MODEL_BASES)  # issue 17's production month has 120
 
 ABUSE_KINDS = ("always_for", "burst")
+LICENSES = ("Proprietary", "Proprietary", "Apache 2.0", "MIT", "Llama 3.1 Community",
+            "CC BY-NC 4.0")
 
 
 def month_index(month: str) -> int:
@@ -53,9 +55,11 @@ class Users:
     activity: np.ndarray  # relative session rate
     vote_propensity: np.ndarray  # chance to vote at the end of a battle
     tie_propensity: np.ndarray  # multiplier of the tie probability
-    kind: list[str]  # "honest" | "always_for" | "burst"
-    target: np.ndarray  # model index for always_for voters, else -1
+    kind: list[str]  # "honest" | "always_for" | "burst" | rigging.RIG_KINDS (planted attacks)
+    target: np.ndarray  # model index for always_for voters and rigging accounts, else -1
     burst_side: list[str | None]  # "random" | "left" | "right" for burst voters
+    # device id per user when the world logs identity fields (simulator/rigging.py), else ()
+    device_id: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.user_id)
@@ -80,6 +84,10 @@ class World:
         caution = np.random.default_rng(np.random.SeedSequence([seed, 0xCA07])).random(len(models))
         models = tuple(replace(m, cautious=bool(c < config.cautious_fraction))
                        for m, c in zip(models, caution))
+        if config.identity_fields or config.shared_network_share:
+            from arena_assets.simulator.rigging import with_networks  # own random stream
+
+            users = with_networks(users, config, seed)
         return cls(config, seed, models, users)
 
     @property
@@ -101,8 +109,16 @@ class World:
         return out
 
     def registry(self) -> list[dict]:
-        """What the platform publishes in models.json: no skill, no style."""
-        return [{"name": m.name, "vision": m.vision, "organization": m.organization} for m in self.models]
+        """What the platform publishes in models.json: no skill, no style; a licence and a
+        knowledge cutoff (3-9 months before release) from a stream of their own, so adding
+        them changed no other draw of a seed."""
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0x11CE]))
+        licenses = rng.choice(len(LICENSES), size=len(self.models))
+        lags = rng.integers(3, 10, size=len(self.models))
+        return [{"name": m.name, "vision": m.vision, "organization": m.organization,
+                 "license": LICENSES[int(lic)],
+                 "knowledge_cutoff": month_name(month_index(m.release_month) - int(lag))}
+                for m, lic, lag in zip(self.models, licenses, lags)]
 
 
 def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelSpec, ...]:

@@ -24,6 +24,7 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
+from arena_assets.llm.simulated import public_base_url
 from arena_assets.pipeline.plan import plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
     TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
@@ -78,6 +79,9 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         "estimated_cost": dg.MetadataValue.float(float(rep["estimated_cost"])),
         "label_shares": dg.MetadataValue.json(_label_shares(step.labels)),
         "parse_failure_rate": dg.MetadataValue.json(step.parse_failure_rate),
+        "prompt_set": f"{step.labels['prompt_set'][0]} ({step.labels['prompt_set_hash'][0]})"
+        if step.labels.height else "",
+        "unparsed_by_tag": dg.MetadataValue.json(rep["unparsed_by_tag"]),
         "statuses": dg.MetadataValue.json({k: v.statuses for k, v in step.report.batches.items()}),
     }
 
@@ -105,16 +109,21 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
 )
 def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, labeler: LLMTaskResource,
                  llm_cache: LLMCache, topic_settings: TopicSettings):
-    """One row per conversation with the labels of its first prompt (asked once per distinct
-    prompt): the 7 hard-prompt criteria, `hard` (>= 6 of them), math, creative writing,
-    instruction-following score 0-5, code (a heuristic, no LLM), whether each answer
-    refused, and the vision categories of image prompts. Each label group records its
-    labeller model, prompt version and parse status; a failed parse is null, never guessed."""
+    """One row per conversation with LMArena's category labels, asked as its labeller asks
+    them: the conversation's user turns joined (cut at 12,500 characters) once per distinct
+    input for the 7 hard-prompt criteria (`hard` = at least 6), math and creative writing
+    (yes / no) and how well the prompt tests instruction following (0-5; the `if` board
+    takes >= 4); each answer classified as a refusal (yes / no / maybe); the vision
+    categories of image prompts, the image attached where LMArena's labeller looks at it;
+    code by a heuristic. Stored in LMArena's `category_tag` structure (what the category
+    boards read) and as flat columns (null unless parsed). The prompts come from
+    `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
+    hash every row records."""
     task = labeler.task(storage.raw_root)
     settings = month_settings(storage, llm_cache, labeler=labeler, topic_settings=topic_settings)
     plans = {m: plan_topic_labels(storage.lake(), m, settings) for m in months_in_window(context)}
     gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
-    context.log.info(f"labelling with {task.model} at {task.base_url}")
+    context.log.info(f"labelling with {task.model} at {public_base_url(task.base_url)}")
     threshold = topic_settings.parse_failure_threshold()
     per_month: dict[str, dict] = {}
     worst: dict[str, float] = {}
@@ -191,7 +200,7 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     if embedder.configured():
         etask = embedder.task(storage.raw_root)
         embed = _endpoint_embedder(etask, llm_cache.cache(storage, "embeddings"), reports)
-        source = f"{etask.model} at {etask.base_url}"
+        source = f"{etask.model} at {public_base_url(etask.base_url)}"
     else:
         embed, source = OfflineEmbedder(), "wordllama (offline)"
     namer = (labeler.task(storage.raw_root)
