@@ -95,3 +95,19 @@ def test_shapes_are_what_they_say() -> None:
     assert uniform["pairs_met"] == 4_950 and uniform["pairs_under_5"] == 0
     rare = graph_shape(sample_shaped_battles(100_000, 100, 0, "rare"))
     assert rare["battles_per_model"][0] < 50
+
+
+def test_a_singular_newton_system_marks_only_its_own_row():
+    """fit_batch's batched solve: one round whose Hessian became singular (a thin model's
+    p(1-p) underflowed; found on a real month's category board) must not stop the batch:
+    its row is NaN (fit_batch then restarts it with the line-searched solver), the other
+    rows are solved as alone."""
+    from arena_assets.ranking.newton import _solve_rows
+
+    good = np.array([[2.0, -1.0], [-1.0, 2.0]])
+    h = np.stack([good, np.ones((2, 2)), 3 * good])
+    grad = np.array([[1.0, 0.0], [1.0, 1.0], [0.0, 3.0]])
+    out = _solve_rows(h, grad)
+    assert np.isnan(out[1]).all()
+    assert np.allclose(out[0], np.linalg.solve(good, grad[0]))
+    assert np.allclose(out[2], np.linalg.solve(3 * good, grad[2]))

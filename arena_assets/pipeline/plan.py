@@ -88,7 +88,7 @@ def plan_topic_labels(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
 def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     """Embeddings of the distinct prompts (exact) and one naming call per cluster
     (projected: the configured k, else last month's count, else the largest k tried)."""
-    from arena_assets.labels.clusters import IMAGE_ONLY
+    from arena_assets.labels.clusters import IMAGE_ONLY, k_cap
     from arena_assets.labels.label import distinct_prompts
     from arena_assets.labels.prompts import CLUSTER_NAME_VERSION, cluster_name_messages
     from arena_assets.llm.embed import EMBED_VERSION
@@ -115,7 +115,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         elif earlier:
             k, how = lake.read("topic_cluster_summary", earlier[-1]).height, f"{earlier[-1]}'s clusters"
         else:
-            k, how = min(cfg.k_max, len(texts)), "the largest k tried (no earlier month)"
+            k, how = min(k_cap(cfg, len(texts)), len(texts)), "the largest k tried (no earlier month)"
         rng = random.Random(cfg.seed)
         sample = [texts[i] for i in rng.sample(range(len(texts)), min(len(texts), 400))]
         per = sum(chat_prompt_tokens(cluster_name_messages(sample[j: j + cfg.name_samples]))

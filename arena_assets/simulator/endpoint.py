@@ -385,7 +385,12 @@ class _Handler(FastRequestParsing, BaseHTTPRequestHandler):
         # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
         # counts the plan (arena_assets.llm.plan) estimates before a run
         prompt_tokens = chat_prompt_tokens(messages)
-        completion_tokens = sum(text_tokens(c["message"]["content"]) for c in choices)
+        # a reply cut at the cap used all of it, as a real endpoint's finish_reason "length"
+        # says (callers tell a cut answer by completion_tokens >= max_tokens)
+        cap = params.get("max_tokens") or params.get("max_completion_tokens")
+        completion_tokens = sum(
+            cap if c["finish_reason"] == "length" and isinstance(cap, int) and cap > 0
+            else text_tokens(c["message"]["content"]) for c in choices)
         self._send(200, {
             "id": f"chatcmpl-{seed:016x}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": choices, "system_fingerprint": "simulated-arena",
