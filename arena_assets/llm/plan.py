@@ -53,6 +53,13 @@ class BatchPlan:
     output_basis: str = ""  # how completion tokens were estimated
     exact: bool = True  # False: projected from settings and history (inputs not there yet)
 
+    def __post_init__(self) -> None:
+        from arena_assets.llm.simulated import public_base_url
+
+        # logs and metadata name the in-process simulated arena instead of its loopback
+        # port (a new one every process)
+        self.base_url = public_base_url(self.base_url)
+
     def as_dict(self) -> dict:
         return dict(self.__dict__)
 
