@@ -71,6 +71,7 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_EMBED_PRICE_INPUT_PER_1M": "",
         "ARENA_EMBED_PRICE_OUTPUT_PER_1M": "",
         "ARENA_LLM_CACHE_ROOT": "",
+        "ARENA_LLM_BUDGET_USD": "",
         "ARENA_SIM_WORLD_SEED": "7",
         "ARENA_SIM_LATENCY": "",
         "ARENA_LABEL_MAX_PROMPT_CHARS": "12500",

@@ -191,14 +191,18 @@ def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample)
     pad = "x" * abs(len(hard) - len(easy))
     hard, easy = (hard, easy + pad) if len(hard) > len(easy) else (hard + pad, easy)
     envelopes = []
+    from arena_assets.llm.tokens import chat_prompt_tokens
+
     for t in (hard, easy):
+        messages = [system("criteria-v1"), {"role": "user", "content": f"<prompt>{t}</prompt>"}]
         req = urllib.request.Request(endpoint.base_url + "/chat/completions", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"model": "sim-labeler-large", "messages": [
-                                         system("criteria-v1"), {"role": "user", "content": f"<prompt>{t}</prompt>"}]}).encode())
+                                     data=json.dumps({"model": "sim-labeler-large", "messages": messages}).encode())
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = json.loads(resp.read())
+            # usage is the request text's own token count (issue 17: billed like OpenAI)
             envelopes.append((sorted(k for k in resp.headers if k not in ("Date", "Content-Length")),
-                              body["usage"]["prompt_tokens"], body["system_fingerprint"], sorted(body)))
+                              body["usage"]["prompt_tokens"] - chat_prompt_tokens(messages),
+                              body["system_fingerprint"], sorted(body)))
     assert envelopes[0] == envelopes[1]
 
 

@@ -95,7 +95,8 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
     """(type, value) of each certain PII item left in `text` (empty: nothing found)."""
     # CJK text has no spaces: its characters separate tokens ("通过139.135.181.122联系我")
     norm = unicodedata.normalize("NFKC", text).translate(_CJK_AS_SPACE)
-    tokens = [t.strip(_PUNCT).rstrip(".") for t in norm.split()]
+    raw = norm.split()
+    tokens = [t.strip(_PUNCT).rstrip(".") for t in raw]
     found: list[tuple[str, str]] = []
     for i, token in enumerate(tokens):
         if token.isalpha() and token.lower() not in _STREET_WORDS:
@@ -123,6 +124,8 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
         if lower in _STREET_WORDS or lower.endswith(_STREET_SUFFIXES):
             # English puts the house number first ("12 Elm Street"), the others after it
             first = lower in _NUMBER_FIRST_WORDS
+            if not first and raw[i].endswith((".", "?", "!", ":", ";")):
+                continue  # its sentence ends here: "placa de rua?\n1. ..." lists, not a house
             window = tokens[max(0, i - 4):i][::-1] if first else tokens[i + 1:i + 5]
             window = window[:next((k for k, w in enumerate(window) if w.lower() in _LINK_WORDS), 4)]
             if any(w.rstrip(",").isdigit() and len(w.rstrip(",")) <= 5 for w in window):

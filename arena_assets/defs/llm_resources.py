@@ -48,6 +48,13 @@ class LLMTaskResource(dg.ConfigurableResource):
     price_output_per_1m: str = ""
     sim_seed: int = 7  # the simulated world's seed (only for base_url="simulated")
     sim_latency: str = ""  # seconds each simulated call waits (only for "simulated")
+    # US dollars an LLM asset may spend per month (its plan's estimate); empty = no limit
+    budget_usd: str = ""
+
+    def budget(self) -> float | None:
+        from arena_assets.llm.plan import parse_budget
+
+        return parse_budget(self.budget_usd)
 
     def configured(self) -> bool:
         return bool(self.base_url.strip()) and bool(self.model.strip())
@@ -102,6 +109,7 @@ def llm_task_resource(prefix: str) -> LLMTaskResource:
         price_output_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_OUTPUT_PER_1M"),
         sim_seed=dg.EnvVar.int("ARENA_SIM_WORLD_SEED"),
         sim_latency=dg.EnvVar("ARENA_SIM_LATENCY"),
+        budget_usd=dg.EnvVar("ARENA_LLM_BUDGET_USD"),
     )
 
 

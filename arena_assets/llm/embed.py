@@ -19,6 +19,7 @@ from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, preflight
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.plan import plan_embeddings, recording
 
 EMBED_VERSION = "embed-v1"
 
@@ -28,6 +29,9 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     """float32 matrix (len(texts) x dim), rows L2-normalised, in the order of ``texts``."""
     report = BatchReport(model=task.model, base_url=task.base_url, items=len(texts))
     keys = [request_key(task.model, t, {}, EMBED_VERSION) for t in texts]
+    if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
+        plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
+        return np.zeros((len(texts), 1), dtype=np.float32), report
     vectors: dict[str, list[float]] = {}
     for k in dict.fromkeys(keys):
         hit = cache.get(k)

@@ -42,9 +42,28 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
         ep = _endpoints.get(key)
         if ep is None:
             faults = Faults(latency=float(latency)) if latency else None
-            ep = start_endpoint(seed=int(seed), truth_root=root, faults=faults, port=0)
+            ep = start_endpoint(seed=int(seed), config=_world_config(root, int(seed)),
+                                truth_root=root, faults=faults, port=0)
             _endpoints[key] = ep
         return ep
+
+
+def _world_config(raw_root: str | None, seed: int):
+    """The world the raw logs were simulated with (``_truth/world.json``: e.g. 120 models
+    for a production-size month), when it has this seed; else the default world."""
+    import json
+    from pathlib import Path
+
+    from arena_assets.simulator.config import WorldConfig
+    from arena_assets.simulator.truth import TRUTH_DIR
+
+    path = Path(raw_root or "") / TRUTH_DIR / "world.json"
+    if raw_root is None or not path.is_file():
+        return None
+    world = json.loads(path.read_text())
+    if world.get("seed") != seed:
+        return None
+    return WorldConfig(**world["config"])
 
 
 def simulated_endpoint_url(truth_root: str | None, seed: int, latency: float = 0.0) -> str:

@@ -97,7 +97,9 @@ def candidate_task(c: CandidateModel, api_key: str | None = None, base: LLMTask 
     if api_key is None:
         api_key = os.environ.get(c.api_key_env, "") if c.api_key_env else ""
     params = dict(c.params)
-    known = {k: params.pop(k) for k in ("temperature", "max_tokens", "max_concurrency", "timeout") if k in params}
+    # settings of the call, not fields of the request (prices: the plan's and the metadata's cost)
+    known = {k: params.pop(k) for k in ("temperature", "max_tokens", "max_concurrency", "timeout",
+                                        "price_input_per_1m", "price_output_per_1m") if k in params}
     defaults = {"max_concurrency": base.max_concurrency, "timeout": base.timeout,
                 "max_retries": base.max_retries} if base else {}
     return LLMTask(model=c.served_model, base_url=c.base_url, api_key=api_key or "sk-no-key",

@@ -155,6 +155,20 @@ def _batch_laplacians(left: np.ndarray, right: np.ndarray, v: np.ndarray, k: int
     return out
 
 
+def _solve_rows(h: np.ndarray, grad: np.ndarray) -> np.ndarray:
+    """Newton steps of a batch (R×K×K, R×K); a row whose system is singular gets NaN."""
+    try:
+        return np.linalg.solve(h, grad[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        out = np.full(grad.shape, np.nan)
+        for i in range(len(h)):
+            try:
+                out[i] = np.linalg.solve(h[i], grad[i])
+            except np.linalg.LinAlgError:
+                pass
+        return out
+
+
 def fit_batch(
     left: np.ndarray,
     right: np.ndarray,
@@ -192,9 +206,13 @@ def fit_batch(
         if c is None:  # the identifiability constant J = c·11ᵀ (any c > 0 works)
             c = max(float(np.trace(h[0])) / k, 1.0) / k
         h += c
-        step = np.linalg.solve(h, grad[:, :, None])[:, :, 0]
+        step = _solve_rows(h, grad)
         size = np.abs(step).max(axis=1)
-        diverging = (size > 0.5 * prev[active]) & (it >= 2)
+        # a row whose Hessian became singular (a thin model's first step overshot, its
+        # p(1-p) underflowed to 0: seen on real months' category boards) restarts safely too
+        broken = ~np.isfinite(size)
+        step[broken] = 0.0
+        diverging = ((size > 0.5 * prev[active]) & (it >= 2)) | broken
         beta[active] = np.where(diverging[:, None], b, b + step)
         done = size < tol
         for row in active[diverging & ~done]:  # restart safely from β0

@@ -88,6 +88,80 @@ def true_ratings(
     return dict(zip(names, (values - values.mean() + init_rating).tolist()))
 
 
+# what a real arena month's pair graph looks like (issue 17, from one month of LMArena-like
+# traffic with 100 models): 4,801 of the 4,950 pairs met, 737 of them fewer than 5 times
+ARENA_SHAPE = {"absent_share": 149 / 4950, "thin_share": 737 / 4950, "popularity_ratio": 28.0}
+SHAPES = ("uniform", "arena", "rare")
+
+
+def sample_shaped_battles(
+    n: int, k: int, seed: int, shape: str = "arena", *, tie_rate: float = 0.2,
+    rare_models: int = 5,
+) -> pl.DataFrame:
+    """``n`` Bradley-Terry battles among ``k`` models whose pair graph has ``shape``.
+
+    ``uniform``: every pair equally likely (the old benchmark). ``arena``: a real month's
+    graph — popularity log-uniform over a 28x range (battles per model ~900-25,000 at
+    ~360k battles; the range scales with ``n``), 3 % of pairs never met (models released
+    or retired during the month) and 15 % met only 1-4 times (pairs of rarely shown
+    models), the rest drawn by the product of the two popularities. ``rare``: ``arena``
+    plus ``rare_models`` models of 15-45 battles each, rated 350 above or below the mean. Ties (``tie_rate``) are half
+    ``tie`` and half ``tie (bothbad)``. Ratings ~ N(1000, 120), names ``model-NNN``.
+    """
+    if shape not in SHAPES:
+        raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
+    rng = np.random.default_rng((seed, 17))
+    ratings = rng.normal(1000.0, 120.0, k)
+    left, right = np.triu_indices(k, 1)
+    pairs = len(left)
+    if shape == "uniform":
+        counts = rng.multinomial(n, np.full(pairs, 1.0 / pairs))
+    else:
+        pop = np.exp(rng.uniform(-math.log(ARENA_SHAPE["popularity_ratio"]), 0.0, k))
+        weight = pop[left] * pop[right]
+        # the rarest pairs are the ones between rarely shown models
+        order = rng.choice(pairs, pairs, replace=False, p=(1 / weight) / (1 / weight).sum())
+        absent = order[: round(ARENA_SHAPE["absent_share"] * pairs)]
+        thin = order[len(absent): len(absent) + round(ARENA_SHAPE["thin_share"] * pairs)]
+        counts = np.zeros(pairs, dtype=np.int64)
+        counts[thin] = rng.integers(1, 5, len(thin))
+        common = np.ones(pairs, dtype=bool)
+        common[absent] = common[thin] = False
+        counts[common] = rng.multinomial(n - counts.sum(), weight[common] / weight[common].sum())
+        if shape == "rare":  # a few models shown almost never (15-45 battles), far from the
+            # pack (a broken or a very strong new model), so some resamples cannot rate them
+            rare = rng.choice(k, rare_models, replace=False)
+            ratings[rare] = 1000.0 + np.where(np.arange(rare_models) % 2, 350.0, -350.0)
+            for m in rare:
+                mine = np.flatnonzero((left == m) | (right == m))
+                counts[mine] = 0
+                counts[rng.choice(mine, rng.integers(15, 46), replace=True)] += 1
+    a = np.repeat(left, counts)
+    b = np.repeat(right, counts)
+    swap = rng.random(len(a)) < 0.5  # which side each model sat on
+    a, b = np.where(swap, b, a), np.where(swap, a, b)
+    a_wins = rng.random(len(a)) < expit((ratings[a] - ratings[b]) * math.log(10) / 400)
+    u = rng.random(len(a))
+    winner = np.where(u < tie_rate / 2, "tie", np.where(
+        u < tie_rate, "tie (bothbad)", np.where(a_wins, "model_a", "model_b")))
+    names = np.array([f"model-{i:03d}" for i in range(k)], dtype=object)
+    order = rng.permutation(len(a))
+    return pl.DataFrame({"model_a": names[a][order], "model_b": names[b][order],
+                         "winner": winner[order]})
+
+
+def graph_shape(battles: pl.DataFrame) -> dict:
+    """The figures that describe a battle graph's shape: battles per model (min, max),
+    pairs met, pairs met fewer than 5 times, tie shares."""
+    pair = battles.select(lo=pl.min_horizontal("model_a", "model_b"),
+                          hi=pl.max_horizontal("model_a", "model_b")).group_by("lo", "hi").len()
+    per_model = pl.concat([battles["model_a"], battles["model_b"]]).value_counts()["count"]
+    k = per_model.len()
+    return {"models": k, "pairs_possible": k * (k - 1) // 2, "pairs_met": pair.height,
+            "pairs_under_5": int((pair["len"] < 5).sum()),
+            "battles_per_model": (int(per_model.min()), int(per_model.max())),
+            "tie_share": float((battles["winner"] == "tie").mean()),
+            "bothbad_share": float((battles["winner"] == "tie (bothbad)").mean())}
 # a month shaped like real traffic for the boards and the site (tests, benchmarks): the
 # language mix, removal reasons and category label rates of an arena month, roughly
 SYNTHETIC_LANGUAGES = (("en", 0.55), ("zh", 0.12), ("ru", 0.08), ("es", 0.07), ("de", 0.06),

@@ -18,8 +18,8 @@ too (``endpoint.judges`` may add more, e.g. ``judge.judge_replicas``); answers a
 candidate answers carry, so answers from an earlier process (a cache) judge the same.
 Labels and embeddings come from the prompt truth (``truth_root``: a simulated raw root
 whose ``_truth/prompts`` tables are read, re-read when a month is added) and the prompt part
-parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
-counts characters).
+parser; nothing but the noisy answer depends on the truth (ids hash the request; usage is
+counted like an OpenAI endpoint's, ``arena_assets.llm.tokens``).
 
 Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 """
@@ -40,8 +40,10 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.simulator.battle_judge import REWARD_MODELS, BattleTruthCache
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.http_parse import FastRequestParsing
 from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
@@ -67,6 +69,13 @@ from arena_assets.simulator.scoring_routes import ScoringRoutes
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
+
+class _Server(ThreadingHTTPServer):
+    # 64 clients connecting at once overflow the stdlib's backlog of 5: the extra SYNs are
+    # dropped and retried a second later
+    request_queue_size = 256
+
+
 # base URLs of the simulated arenas running in this process (they read sha256: image
 # references; labels.images asks before sending references instead of images)
 _SERVING: set[str] = set()
@@ -88,6 +97,7 @@ class ArenaEndpoint:
         self.names = set(world.model_names)
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
+        self.cpu_seconds = 0.0  # CPU its request handlers used (thread time)
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
         self.images: Counter[tuple[str, str]] = Counter()  # simulator.images.image_name of each image part
         self.truth_root = Path(truth_root) if truth_root else None
@@ -101,7 +111,7 @@ class ArenaEndpoint:
         self.reward_models = dict(REWARD_MODELS)
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
-        self.server = ThreadingHTTPServer((host, port), handler)
+        self.server = _Server((host, port), handler)
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
 
@@ -148,7 +158,12 @@ class ArenaEndpoint:
         with self.lock:
             self.calls.clear()
             self.stats.clear()
+            self.cpu_seconds = 0.0
             self.images.clear()
+
+    def add_cpu(self, seconds: float) -> None:
+        with self.lock:
+            self.cpu_seconds += seconds
 
     def images_seen(self) -> dict[tuple[str, str], int]:
         """Image parts received since the last reset: ("data", sha256 of the bytes) or
@@ -197,7 +212,7 @@ class ArenaEndpoint:
         self.stop()
 
 
-class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: scoring_routes.py
+class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: scoring_routes.py
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
@@ -208,6 +223,15 @@ class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: 
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
         pass  # quiet: tests and the CLI print what matters
+
+    def handle_one_request(self) -> None:
+        # the server's own CPU (parsing, answering, replying; not the wait for a request),
+        # so an in-process client can tell its cost from the simulator's
+        started = time.thread_time()
+        try:
+            super().handle_one_request()
+        finally:
+            self.endpoint.add_cpu(time.thread_time() - started)
 
     # ---- plumbing ------------------------------------------------------------------------
     def _send(self, status: int, body: object, headers: dict[str, str] | None = None,
@@ -346,8 +370,15 @@ class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: 
                 content, finish = content[: len(content) // 2], "length"
             choices.append({"index": i, "message": {"role": "assistant", "content": content},
                             "finish_reason": finish, "logprobs": None})
-        prompt_tokens = sum(len(message_text(m)) for m in messages) // 4 + 1
-        completion_tokens = sum(len(c["message"]["content"]) for c in choices) // 4 + 1
+        # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
+        # counts the plan (arena_assets.llm.plan) estimates before a run
+        prompt_tokens = chat_prompt_tokens(messages)
+        # a reply cut at the cap used all of it, as a real endpoint's finish_reason "length"
+        # says (callers tell a cut answer by completion_tokens >= max_tokens)
+        cap = params.get("max_tokens") or params.get("max_completion_tokens")
+        completion_tokens = sum(
+            cap if c["finish_reason"] == "length" and isinstance(cap, int) and cap > 0
+            else text_tokens(c["message"]["content"]) for c in choices)
         self._send(200, {
             "id": f"chatcmpl-{seed:016x}", "object": "chat.completion", "created": int(time.time()),
             "model": model, "choices": choices, "system_fingerprint": "simulated-arena",
@@ -378,7 +409,7 @@ class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: 
         vectors = [] if fault == "empty" else [embed(t, model, dim, index) for t in texts]
         if fault == "garbage":
             vectors = [v[:3] for v in vectors]
-        tokens = sum(len(t) for t in texts) // 4 + 1
+        tokens = sum(text_tokens(t) for t in texts)
         self._send(200, {
             "object": "list", "model": model,
             "data": [{"object": "embedding", "index": i, "embedding": _encode(v, encoding)}

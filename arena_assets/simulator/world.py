@@ -9,6 +9,8 @@ import numpy as np
 from arena_assets.simulator.config import CATEGORIES, LANGUAGE_SHARE, LANGUAGES, WorldConfig
 from arena_assets.simulator.lexicon import MODEL_BASES, MODEL_SIZES, MODEL_SUFFIXES, ORGANIZATIONS
 
+MAX_MODELS = 3 * len(MODEL_BASES)  # issue 17's production month has 120
+
 ABUSE_KINDS = ("always_for", "burst")
 LICENSES = ("Proprietary", "Proprietary", "Apache 2.0", "MIT", "Llama 3.1 Community",
             "CC BY-NC 4.0")
@@ -73,8 +75,8 @@ class World:
     @classmethod
     def build(cls, config: WorldConfig | None = None, seed: int = 0) -> "World":
         config = config or WorldConfig()
-        if not 2 <= config.n_models <= len(MODEL_BASES):
-            raise ValueError(f"n_models must be in [2, {len(MODEL_BASES)}]")
+        if not 2 <= config.n_models <= MAX_MODELS:
+            raise ValueError(f"n_models must be in [2, {MAX_MODELS}]")
         rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5EED]))
         models = _build_models(config, rng)
         users = _build_users(config, rng)
@@ -121,7 +123,10 @@ class World:
 
 def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelSpec, ...]:
     n = config.n_models
-    bases = rng.permutation(len(MODEL_BASES))[:n]
+    # beyond one model per base name, later generations of the same families ("aurora2-...")
+    # in the same order; worlds of up to len(MODEL_BASES) models are unchanged by this
+    order = rng.permutation(len(MODEL_BASES))
+    bases = [order[i % len(order)] for i in range(n)]
     first = month_index(config.first_month)
     n_initial = max(4, int(round(config.initial_model_share * n)))
     release = np.full(n, first)
@@ -138,7 +143,7 @@ def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelS
     popularity = np.exp(rng.normal(0.0, 0.5, size=n))
     models = []
     for i in range(n):
-        base = MODEL_BASES[bases[i]]
+        base = MODEL_BASES[bases[i]] + (str(i // len(MODEL_BASES) + 1) if i >= len(MODEL_BASES) else "")
         size = MODEL_SIZES[rng.integers(len(MODEL_SIZES))]
         suffix = MODEL_SUFFIXES[rng.integers(len(MODEL_SUFFIXES))]
         org = ORGANIZATIONS[rng.integers(len(ORGANIZATIONS))]

@@ -11,12 +11,14 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.bench.resources import BenchSettings
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
+from arena_assets.pipeline.plan import plan_bench_prompts, plan_judgments, plan_model_answers
 from arena_assets.pipeline.bench import (
     ProtocolMismatchError, answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games,
     judgments_month, model_answers_month,
@@ -46,6 +48,11 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     near-duplicates); each bench carries a `bench_version`."""
     lake = storage.lake()
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
+    if relabel_task:  # only the optional second labelling pass calls an LLM
+        settings = month_settings(storage, llm_cache, labeler=labeler, bench_settings=bench_settings,
+                                  topic_settings=topic_settings)
+        gate(context, [plan_bench_prompts(lake, m, settings) for m in months_in_window(context)],
+             labeler.budget())
     versions = {}
     for month in months_in_window(context):
         relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
@@ -82,6 +89,9 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     used the whole cap, per answer; failed calls kept as rows."""
     lake = storage.lake()
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
+    settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
+    plans = {m: plan_model_answers(lake, m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     answered, worst = {}, {}
     for month in months_in_window(context):
         step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
@@ -96,7 +106,8 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
             "cap_hit_share": dg.MetadataValue.json(hits),
             "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
             "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
-                pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
+                pl.col("answer_tokens").mean()).sort("model").iter_rows())),
+            **plan_metadata(plans[month])}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
     yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
     limit = bench_settings.cap_hit_limit()
@@ -131,6 +142,9 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     judges = bench_settings.judge_tasks(judge, storage.raw_root)
     baseline = bench_settings.baselines()
     protocol = bench_settings.bench_protocol()
+    settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
+    plans = {m: plan_judgments(lake, m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     played_by_month, dups, unparsed, games, worst = {}, 0, 0, 0, {}
     cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     for month in months_in_window(context):
@@ -150,7 +164,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
                 "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in judges}),
                 "cap_hit_share": dg.MetadataValue.json(hits),
                 "games_by_attempts": dg.MetadataValue.json(step.attempts()),
-                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
+                "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
+                **plan_metadata(plans[month])}
         if bench_settings.grades_on():
             graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
             meta |= {"single_grades": dg.MetadataValue.md(_grades_table(graded.summary)),

@@ -16,6 +16,7 @@ import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.assets import _png_markdown
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -24,6 +25,7 @@ from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
 from arena_assets.llm.simulated import public_base_url
+from arena_assets.pipeline.plan import plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
     TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
 )
@@ -69,6 +71,7 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         "month": step.month,
         "distinct_prompts": rep["distinct_prompts"],
         "calls_made": rep["llm_calls"],
+        "calls_by_group": dg.MetadataValue.json({k: b.calls for k, b in step.report.batches.items()}),
         "cache_hits": hits,
         "calls_avoided_by_dedup": rep["calls_avoided_by_dedup"],
         "prompt_tokens": rep["prompt_tokens"],
@@ -117,6 +120,9 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
     hash every row records."""
     task = labeler.task(storage.raw_root)
+    settings = month_settings(storage, llm_cache, labeler=labeler, topic_settings=topic_settings)
+    plans = {m: plan_topic_labels(storage.lake(), m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     context.log.info(f"labelling with {task.model} at {public_base_url(task.base_url)}")
     threshold = topic_settings.parse_failure_threshold()
     per_month: dict[str, dict] = {}
@@ -130,7 +136,7 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
                 progress=_progress_logger(context, f"{month} labels"))
         except LLMEndpointError as exc:
             raise _fail(exc) from exc
-        per_month[month] = _labels_metadata(step)
+        per_month[month] = _labels_metadata(step) | plan_metadata(plans[month])
         for group, rate in step.parse_failure_rate.items():
             worst[group] = max(worst.get(group, 0.0), rate)
         for rule, n in step.out_of_range.items():
@@ -185,6 +191,10 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     from arena_assets.labels.plots import topic_clusters_png
 
     lake = storage.lake()
+    settings = month_settings(storage, llm_cache, labeler=labeler, embedder=embedder,
+                              topic_settings=topic_settings)
+    plans = {m: plan_topic_clusters(lake, m, settings) for m in months_in_window(context)}
+    gate(context, list(plans.values()), embedder.budget())  # the bill first, before any call
     root, opts = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     reports: list[BatchReport] = []
     if embedder.configured():
@@ -204,7 +214,8 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
             raise _fail(exc) from exc
         png = topic_clusters_png(step.summary, f"Topic clusters {month}")
         png_url = lake.write_blob("topic_clusters", f"{month}.png", png)
-        per_month[month] = _clusters_metadata(step, reports, namer, source, png, png_url)
+        per_month[month] = (_clusters_metadata(step, reports, namer, source, png, png_url)
+                            | plan_metadata(plans[month]))
         reports.clear()
     storage.publish("topic_clusters", context.log)
     storage.publish(TOPIC_CLUSTER_SUMMARY, context.log)
@@ -233,6 +244,8 @@ def _clusters_metadata(step, reports: list[BatchReport], namer, source: str, png
         "embedding_cache_hits": sum(r.cache_hits for r in reports),
         "naming": f"llm {namer.model}" if namer else "c-TF-IDF keywords",
         "calls_made": calls,
+        "prompt_tokens": sum(r.prompt_tokens for r in reports) + (step.naming.prompt_tokens if step.naming else 0),
+        "completion_tokens": step.naming.completion_tokens if step.naming else 0,
         "estimated_cost": dg.MetadataValue.float(float(cost)),
         "summary_path": dg.MetadataValue.path(step.urls[1]),
         "cluster_summary": dg.MetadataValue.md(markdown_table(shown, 40)),

@@ -1,0 +1,64 @@
+"""The LLM assets' plans from their resources, and the gate every LLM run passes first.
+
+``month_settings`` turns the resources an asset holds into the plan's ``MonthSettings``;
+``gate`` writes each month's plan as the run's first log line, attaches it to the run, and
+refuses the run, before any call, when a month's estimated cost is over
+``ARENA_LLM_BUDGET_USD`` (per asset and month). ``arena-assets plan`` builds the same
+settings from every resource (``pipeline/plan_cli.py``).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget
+from arena_assets.pipeline.plan import MonthSettings
+
+
+def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=None,
+                   topic_settings=None, bench_settings=None) -> MonthSettings:
+    """The plan's view of the configured resources (any subset an asset holds)."""
+    raw = storage.raw_root
+    s = MonthSettings(cache_root=llm_cache.root_for(storage),
+                      storage_options=llm_cache.storage_options(storage))
+    if labeler is not None and labeler.configured():
+        s.labeler = labeler.task(raw)
+    if topic_settings is not None:
+        s.relabel_prompt_set = topic_settings.prompt_set()
+        s.relabel_reask = topic_settings.reask_on()
+        s.label_cfg = topic_settings.label_config()
+        s.cluster_cfg = topic_settings.cluster_config()
+        if topic_settings.name_clusters_by_llm:
+            s.namer = s.labeler
+    if embedder is not None and embedder.configured():
+        s.embedder = embedder.task(raw)
+    if bench_settings is not None:
+        s.bench_options = bench_settings.bench_options()
+        if labeler is not None and labeler.configured():
+            s.relabel = bench_settings.relabel_task(labeler, raw)
+        if judge is not None:
+            s.candidates = bench_settings.candidate_tasks(judge, raw)
+            s.judges = bench_settings.judge_tasks(judge, raw)
+            s.baseline = bench_settings.baselines()
+            s.protocol = bench_settings.bench_protocol()
+            s.single_grades = bench_settings.grades_on()
+    return s
+
+
+def gate(context: dg.AssetExecutionContext, plans: list[AssetPlan], budget: float | None) -> None:
+    """Log every month's plan (the run's first lines), then refuse the whole run if any
+    month is over budget: nothing has been called yet."""
+    for plan in plans:
+        context.log.info(plan.line())
+        if plan.note:
+            context.log.info(f"plan {plan.asset} {plan.month}: {plan.note}")
+    for plan in plans:
+        try:
+            check_budget(plan, budget)
+        except BudgetExceeded as exc:
+            raise dg.Failure(description=str(exc)) from exc
+
+
+def plan_metadata(plan: AssetPlan) -> dict:
+    """The plan beside the run's counted figures in the asset's metadata."""
+    return {"llm_plan": dg.MetadataValue.json(plan.as_metadata())}

@@ -1,0 +1,200 @@
+"""The bill before the run: what a batch of LLM requests will cost, computed without a call.
+
+``plan_requests(task, requests, cache)`` counts what ``run_batch`` would do with the same
+arguments: the distinct requests after dedup (same cache key), those the cache already
+answers, the calls left, their prompt tokens (``llm.tokens``: approximate cl100k plus
+OpenAI's message framing, what the simulated arena bills too) and their completion tokens,
+estimated from history: the mean completion tokens of the cache's answers to the same model
+and prompt version (earlier months, earlier runs). Without such history the estimate is
+the bound ``max_tokens`` per call, said so in ``output_basis``: a plan never under-states
+what it cannot know. Cost uses the task's price table.
+
+``planning()`` switches ``run_batch`` and ``embed_texts`` in this thread (a context
+variable) to recording mode: they return placeholders (status ``failed``, error
+``planned``) and append a ``BatchPlan`` instead of calling, so a stage's own function
+yields its exact plan without a copy of its request building.
+
+An asset's plan for a month is an ``AssetPlan`` (its batches); ``check_budget`` refuses
+one over ``ARENA_LLM_BUDGET_USD`` with one line naming the figure and the setting.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from arena_assets.llm.cache import ResponseCache, request_key
+from arena_assets.llm.config import LLMTask
+from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+
+BUDGET_SETTING = "ARENA_LLM_BUDGET_USD"
+# answers in the cache needed before their mean length stands for the next batch
+MIN_HISTORY = 20
+
+_PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
+
+
+@dataclass
+class BatchPlan:
+    """One batch of requests to one model at one endpoint."""
+
+    what: str  # e.g. "criteria-v1", "embeddings", "answers kelp-34b-pro"
+    model: str
+    base_url: str
+    items: int = 0  # requests handed over (before dedup)
+    distinct: int = 0  # after dedup by cache key
+    cached: int = 0  # of distinct, answered by the cache: no call
+    calls: int = 0  # distinct - cached (HTTP requests; embeddings: batches)
+    prompt_tokens: int = 0  # estimated, for the calls only
+    completion_tokens: int = 0
+    cost: float = 0.0
+    output_basis: str = ""  # how completion tokens were estimated
+    exact: bool = True  # False: projected from settings and history (inputs not there yet)
+
+    def __post_init__(self) -> None:
+        from arena_assets.llm.simulated import public_base_url
+
+        # logs and metadata name the in-process simulated arena instead of its loopback
+        # port (a new one every process)
+        self.base_url = public_base_url(self.base_url)
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass
+class AssetPlan:
+    """Every batch one LLM asset will send for one month."""
+
+    asset: str
+    month: str
+    batches: list[BatchPlan] = field(default_factory=list)
+    note: str = ""  # why figures are projected, or why there is no plan
+
+    @property
+    def calls(self) -> int:
+        return sum(b.calls for b in self.batches)
+
+    @property
+    def cost(self) -> float:
+        return sum(b.cost for b in self.batches)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(b.prompt_tokens for b in self.batches)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(b.completion_tokens for b in self.batches)
+
+    @property
+    def exact(self) -> bool:
+        return all(b.exact for b in self.batches)
+
+    def line(self) -> str:
+        """The run's first log line: the whole bill in one line."""
+        per = "; ".join(f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct "
+                        f"({b.cached:,} cached) to {b.model}" for b in self.batches) or "no batch"
+        kind = "" if self.exact else " (projected)"
+        return (f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
+                f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}")
+
+    def as_metadata(self) -> dict:
+        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens, "cost": round(self.cost, 6),
+                "exact": self.exact, "batches": [b.as_dict() for b in self.batches]}
+
+
+class BudgetExceeded(RuntimeError):
+    """A run's estimated cost is over the configured budget; raised before any call."""
+
+
+def parse_budget(value: str | float | None) -> float | None:
+    """The budget setting: empty or unset = no budget; otherwise a non-negative number."""
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        budget = float(value)
+    except ValueError:
+        raise ValueError(f"{BUDGET_SETTING} must be a number of US dollars, got {value!r}") from None
+    if budget < 0:
+        raise ValueError(f"{BUDGET_SETTING} must be >= 0, got {value!r}")
+    return budget
+
+
+def check_budget(plan: AssetPlan, budget: float | None) -> None:
+    """Raise ``BudgetExceeded`` (one line) when the plan costs more than ``budget``."""
+    if budget is not None and plan.cost > budget:
+        raise BudgetExceeded(
+            f"{plan.asset} {plan.month}: estimated cost ${plan.cost:,.2f} ({plan.calls:,} calls, "
+            f"~{plan.prompt_tokens:,} in / ~{plan.completion_tokens:,} out tokens) is over "
+            f"{BUDGET_SETTING}={budget:g} (per asset and month); nothing was called. Raise "
+            f"the setting, or see `arena-assets plan --month {plan.month}`")
+
+
+@contextlib.contextmanager
+def planning() -> Iterator[list[BatchPlan]]:
+    """Record (not send) every batch ``run_batch`` / ``embed_texts`` get in this context."""
+    plans: list[BatchPlan] = []
+    token = _PLANS.set(plans)
+    try:
+        yield plans
+    finally:
+        _PLANS.reset(token)
+
+
+def recording() -> list[BatchPlan] | None:
+    """The list a planning context records into, or None when calls are real."""
+    return _PLANS.get()
+
+
+def history(cache: ResponseCache, model: str, prompt_version: str) -> tuple[float, int] | None:
+    """(mean completion tokens, answers) of the cache's answers to ``model`` with
+    ``prompt_version``; None with fewer than ``MIN_HISTORY``."""
+    total = n = 0
+    for row in cache.entries():
+        if row["model"] == model and row["prompt_version"] == prompt_version:
+            total += row["completion_tokens"] or 0
+            n += 1
+    return (total / n, n) if n >= MIN_HISTORY else None
+
+
+def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) -> tuple[float, str]:
+    """Completion tokens expected per call, and the basis said in the plan."""
+    found = [h for v in dict.fromkeys(versions) if (h := history(cache, task.model, v))]
+    if found:
+        n = sum(h[1] for h in found)
+        mean = sum(h[0] * h[1] for h in found) / n
+        return mean, f"history: mean {mean:.0f} tokens over {n:,} cached answers"
+    return float(task.max_tokens), f"bound: max_tokens {task.max_tokens} (no history yet)"
+
+
+def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str) -> BatchPlan:
+    """What ``run_batch(task, requests, cache, …)`` would do (see module docstring)."""
+    params = task.generation_params()
+    first: dict[str, object] = {}
+    for r in requests:
+        first.setdefault(request_key(task.model, r.messages, params, r.prompt_version), r)
+    todo = [r for k, r in first.items() if cache.get(k) is None]
+    per_call, basis = output_estimate(task, cache, [r.prompt_version for r in todo])
+    plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
+                     cached=len(first) - len(todo), calls=len(todo),
+                     prompt_tokens=sum(chat_prompt_tokens(r.messages) for r in todo),
+                     completion_tokens=round(per_call * len(todo)), output_basis=basis)
+    plan.cost = task.cost(plan.prompt_tokens, plan.completion_tokens)
+    return plan
+
+
+def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], cache: ResponseCache,
+                    batch_size: int, what: str = "embeddings") -> BatchPlan:
+    """What ``embed_texts`` would do: texts not in the cache, sent ``batch_size`` a call."""
+    text_of = dict(zip(keys, texts))
+    todo = [k for k in text_of if cache.get(k) is None]
+    plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
+                     cached=len(text_of) - len(todo), calls=-(-len(todo) // batch_size),
+                     prompt_tokens=sum(text_tokens(text_of[k]) for k in todo),
+                     output_basis="embeddings: no output tokens")
+    plan.cost = task.cost(plan.prompt_tokens, 0)
+    return plan

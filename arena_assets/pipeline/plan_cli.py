@@ -1,0 +1,102 @@
+"""`arena-assets plan --month M`: the bill of a month's LLM assets before anything is called.
+
+Settings are the code location's own resources (every ``ARENA_*`` variable, the shell over
+``.env``), so the plan is the one the runs will print as their first log line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "plan", help="what a month's LLM assets will call and cost, before any call",
+        description="Per LLM asset of the month, per endpoint and model: items, distinct "
+        "requests after dedup, cached answers, calls left, estimated input / output tokens "
+        "and cost at the configured prices. Exact where the asset's inputs are in the lake, "
+        "projected from the settings otherwise (marked). ARENA_LLM_BUDGET_USD (per asset and "
+        "month) is the limit the runs enforce.")
+    p.add_argument("--month", required=True, metavar="YYYY-MM")
+    p.add_argument("--assets", default=None,
+                   help="comma-separated subset of topic_labels, topic_clusters, bench_prompts, "
+                        "model_answers, judgments (default: all)")
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+    p.set_defaults(func=run_plan)
+
+
+def _resources() -> dict:
+    """The code location's resources, their variables resolved (the shell over .env)."""
+    import os
+
+    import dagster as dg
+
+    from arena_assets.definitions import defs
+    from arena_assets.envfile import effective_env
+
+    os.environ.update(effective_env())
+    with dg.build_resources(defs().resources) as res:
+        return {name: getattr(res, name) for name in (
+            "storage", "llm_cache", "labeler", "embedder", "judge", "topic_settings", "bench_settings")}
+
+
+def _endpoint(url: str) -> str:
+    from arena_assets.llm import simulated
+
+    local = {ep.base_url for ep in simulated._endpoints.values()}
+    return "simulated (in-process)" if url in local else url
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from arena_assets.defs.llm_plan import month_settings
+    from arena_assets.llm.plan import BUDGET_SETTING
+    from arena_assets.pipeline.plan import LLM_ASSETS, plan_month
+
+    assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
+    unknown = sorted(set(assets) - set(LLM_ASSETS))
+    if unknown:
+        print(f"arena-assets plan: error: unknown LLM asset(s) {unknown}; choose from {LLM_ASSETS}",
+              file=sys.stderr)
+        return 2
+    try:
+        r = _resources()
+        budget = r["labeler"].budget()
+        settings = month_settings(r["storage"], r["llm_cache"], labeler=r["labeler"],
+                                  embedder=r["embedder"], judge=r["judge"],
+                                  topic_settings=r["topic_settings"], bench_settings=r["bench_settings"])
+        plans = plan_month(r["storage"].lake(), args.month, settings, assets)
+    except ValueError as exc:  # a setting that cannot be read: one line
+        print(f"arena-assets plan: error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps([{"asset": p.asset, "month": p.month, "note": p.note, **p.as_metadata()}
+                          for p in plans], indent=1))
+        return 0
+    print(f"LLM plan for {args.month} (cost at the configured prices; {BUDGET_SETTING}="
+          f"{'unset' if budget is None else f'{budget:g}'} per asset and month)")
+    head = (f"{'asset':15} {'endpoint / model':42} {'items':>9} {'distinct':>9} {'cached':>8} "
+            f"{'calls':>9} {'in tokens':>12} {'out tokens':>11} {'cost $':>10}")
+    print(head + "\n" + "-" * len(head))
+    for p in plans:
+        for b in p.batches:
+            mark = "" if b.exact else " *"
+            where = f"{_endpoint(b.base_url)} {b.model}"[:42]
+            print(f"{p.asset:15} {where:42} {b.items:>9,} {b.distinct:>9,} {b.cached:>8,} "
+                  f"{b.calls:>9,} {b.prompt_tokens:>12,} {b.completion_tokens:>11,} "
+                  f"{b.cost:>10.4f}{mark}")
+        over = budget is not None and p.cost > budget
+        state = "OVER BUDGET: the run will be refused" if over else ""
+        if p.batches:
+            print(f"{'':15} {'= ' + p.asset:42} {'':>9} {'':>9} {'':>8} {p.calls:>9,} "
+                  f"{p.prompt_tokens:>12,} {p.completion_tokens:>11,} {p.cost:>10.4f} {state}")
+        if p.note:
+            print(f"{'':15} note: {p.note}")
+    total = sum(p.cost for p in plans)
+    print(f"month total: {sum(p.calls for p in plans):,} calls, estimated ${total:,.4f}")
+    bases = {f"{b.model} {b.what}: {b.output_basis}" for p in plans for b in p.batches}
+    print("output tokens: " + "; ".join(sorted(bases)) if bases else "")
+    if any(not b.exact for p in plans for b in p.batches):
+        print("* projected: the asset's inputs are not in the lake yet (see the notes)")
+    return 0

@@ -1,0 +1,174 @@
+"""The bill before the run (issue 17 §3): a batch's plan against what run_batch then does
+and what the simulated arena counts; every LLM asset's plan against its run; the budget
+refusing a run before any call; `arena-assets plan` from the shell."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget, planning, plan_requests
+from arena_assets.llm.simulated import simulated_endpoint
+from arena_assets.simulator import read_prompt_truth, simulate_months, start_endpoint
+from arena_assets_tests.harness import materialize
+
+CLI = str(Path(sys.executable).with_name("arena-assets"))
+
+
+def _within(estimate: float, counted: float, tolerance: float = 0.15) -> bool:
+    return abs(estimate - counted) <= tolerance * counted
+
+
+def test_batch_plan_matches_the_run_it_announces(tmp_path):
+    """Dedup, cache hits and calls exactly as run_batch then does them; prompt tokens as the
+    simulated arena bills them; completion tokens from the cache's history within 15 %."""
+    raw = tmp_path / "raw"
+    simulate_months(raw, ["2024-01"], 300, seed=7)
+    texts = read_prompt_truth(raw, "2024-01")["text"].unique(maintain_order=True).to_list()[:160]
+    with start_endpoint(seed=7, truth_root=raw) as ep:
+        task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8,
+                       price_input_per_1m=0.15, price_output_per_1m=0.6)
+        cache = ResponseCache(str(tmp_path / "cache"), "labels")
+
+        def reqs(part: list[str]) -> list[LLMRequest]:  # every prompt twice: dedup
+            return [LLMRequest(f"{i}-{j}", criteria_messages(t), CRITERIA_VERSION)
+                    for i, t in enumerate(part) for j in range(2)]
+
+        first = plan_requests(task, reqs(texts[:80]), cache, "criteria")
+        assert first.output_basis.startswith("bound")  # no history: max_tokens per call
+        _, done = run_batch(task, reqs(texts[:80]), cache, parse_criteria)
+        assert (first.items, first.distinct, first.cached, first.calls) == (160, 80, 0, done.calls)
+        assert first.prompt_tokens == done.prompt_tokens
+        assert first.completion_tokens >= done.completion_tokens
+        # half old, half new: the old ones are cached, the new ones' answers are estimated
+        # from the 80 answers already in the cache
+        second = plan_requests(task, reqs(texts[40:120]), cache, "criteria")
+        assert second.output_basis.startswith("history")
+        calls_before = ep.call_count()
+        _, done2 = run_batch(task, reqs(texts[40:120]), cache, parse_criteria)
+        assert (second.distinct, second.cached, second.calls) == (80, 40, done2.calls) == (80, 40, 40)
+        assert ep.call_count() - calls_before == 40
+        assert second.prompt_tokens == done2.prompt_tokens
+        assert _within(second.completion_tokens, done2.completion_tokens)
+        assert second.cost == pytest.approx(task.cost(second.prompt_tokens, second.completion_tokens))
+        # planning mode: the same plan, placeholders back, and no call at all
+        with planning() as plans:
+            results, report = run_batch(task, reqs(texts[100:140]), cache, parse_criteria)
+        assert ep.call_count() - calls_before == 40 and report.calls == 0
+        assert {r.status for r in results} == {"failed"} and plans[0].calls == 20
+
+
+def test_budget_message_names_the_figure_and_the_setting():
+    plan = AssetPlan("topic_labels", "2024-05")
+    from arena_assets.llm.plan import BatchPlan
+
+    plan.batches.append(BatchPlan("criteria-v1", "gpt-4o-mini", "https://api.openai.com/v1",
+                                  calls=1000, prompt_tokens=500_000, completion_tokens=60_000, cost=12.5))
+    check_budget(plan, None)
+    check_budget(plan, 20.0)
+    with pytest.raises(BudgetExceeded) as err:
+        check_budget(plan, 10.0)
+    line = str(err.value)
+    assert "\n" not in line and "$12.50" in line and "ARENA_LLM_BUDGET_USD=10" in line
+
+
+MONTHS = ("2024-01", "2024-02")
+UPSTREAM = "raw_logs,raw_rejects,conversations,battles,arena_leaderboard"
+LLM_ASSETS = ("topic_labels", "topic_clusters", "bench_prompts", "model_answers", "judgments")
+
+
+def _counted(asset: str, meta: dict) -> tuple[int, int, int]:
+    """(calls, prompt tokens, completion tokens) an asset's run counted, from its metadata."""
+    if asset == "topic_labels":
+        return meta["calls_made"], meta["prompt_tokens"], meta["completion_tokens"]
+    reports = meta["calls"].values()
+    return (sum(r["calls"] for r in reports), sum(r["prompt_tokens"] for r in reports),
+            sum(r["completion_tokens"] for r in reports))
+
+
+@pytest.mark.slow
+def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
+    env = arena_env
+    for task in ("LABELER", "JUDGE"):
+        monkeypatch.setenv(f"ARENA_{task}_PRICE_INPUT_PER_1M", "2.5")
+        monkeypatch.setenv(f"ARENA_{task}_PRICE_OUTPUT_PER_1M", "10")
+    simulate_months(env["ARENA_RAW_ROOT"], list(MONTHS), 500, seed=int(env["ARENA_SIM_WORLD_SEED"]))
+    ep = simulated_endpoint(f"{env['ARENA_RAW_ROOT']}/_truth", int(env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    for month in MONTHS:
+        assert materialize(month, UPSTREAM).success
+    # before any LLM asset ran: topic_labels exact, the bench projected from the settings
+    out = subprocess.run([CLI, "plan", "--month", MONTHS[0]], capture_output=True, text=True,
+                         env={**env, "PATH": str(Path(sys.executable).parent)})
+    assert out.returncode == 0, out.stderr
+    for asset in LLM_ASSETS[:2] + LLM_ASSETS[3:]:
+        assert asset in out.stdout
+    assert "projected" in out.stdout and "month total" in out.stdout
+
+    # a budget below the plan refuses topic_labels with one line, before any call
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "0.0001")
+    calls = ep.call_count()
+    refused = materialize(MONTHS[0], "topic_labels", raise_on_error=False)
+    assert not refused.success and ep.call_count() == calls
+    failure = next(e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE)
+    message = failure.step_failure_data.user_failure_data.description
+    assert "ARENA_LLM_BUDGET_USD=0.0001" in message and "estimated cost $" in message
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "")
+
+    compared = []
+    for month in MONTHS:  # month 2's answers are estimated from month 1's in the cache
+        for asset in LLM_ASSETS:
+            result = materialize(month, asset)
+            assert result.success, (month, asset)
+            meta = {k: v.value for e in result.asset_materializations_for_node(asset)
+                    for k, v in e.metadata.items()}
+            if "llm_plan" not in meta:
+                continue
+            plan = meta["llm_plan"]
+            assert plan["exact"] or asset == "topic_clusters"
+            if asset == "topic_clusters":
+                continue  # naming is projected; embedding calls counted exactly below
+            calls, prompt, completion = _counted(asset, meta)
+            print(month, asset, plan["calls"], calls, plan["prompt_tokens"], prompt,
+                  plan["completion_tokens"], completion)
+            compared.append((month, asset))
+            assert plan["calls"] == calls, (month, asset)
+            assert _within(plan["prompt_tokens"], prompt), (month, asset, plan, prompt)
+            if month == MONTHS[1]:
+                assert _within(plan["completion_tokens"], completion), (month, asset, plan, completion)
+            else:  # no history yet: the max_tokens bound, never below
+                assert plan["completion_tokens"] >= completion
+    assert compared == [(m, a) for m in MONTHS for a in ("topic_labels", "model_answers", "judgments")]
+
+
+def test_request_token_counts(real_data):
+    """One text at a time (``regex``) gives the polars column counts exactly, on every
+    message of the real battles (10+ languages), hence the same closeness to the cl100k
+    ``num_tokens`` FastChat stored (English); a request adds OpenAI's framing."""
+    import json
+
+    import polars as pl
+
+    from arena_assets.clean.tokens import approx_tokens
+    from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+
+    texts, reference = [], []
+    for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        for message in row["conversation_a"] + row["conversation_b"]:
+            texts.append(message["content"])
+            reference.append((row["language"], message["num_tokens"]))
+    column = pl.DataFrame({"t": texts}).select(approx_tokens(pl.col("t"))).to_series().to_list()
+    ours = [text_tokens(t) for t in texts]
+    assert ours == column
+    english = [(o, r) for o, (lang, r) in zip(ours, reference) if lang == "English"]
+    assert abs(sum(o for o, _ in english) / sum(r for _, r in english) - 1) < 0.10
+    # "Hello"+" world"+"!" = 3 tokens; + 3 for the message + 3 for the reply's priming
+    assert chat_prompt_tokens([{"role": "user", "content": "Hello world!"}]) == 9
+    assert chat_prompt_tokens([{"role": "user", "name": "x", "content": [
+        {"type": "text", "text": "Hello world!"}, {"type": "image_url", "image_url": {"url": "x"}}]}]) == 95

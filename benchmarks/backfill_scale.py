@@ -1,0 +1,191 @@
+"""Backfilling history past one process: in-process, multiprocess, Celery (issue 17 §4; by hand).
+
+    .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
+        [--modes in_process,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
+
+Simulates ``--months`` months of ``--conversations`` conversations, then backfills every
+asset but the release over them once per mode, each mode on a fresh lake, LLM cache and
+Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_parallel``:
+
+- ``in_process``: one run at a time, the in-process executor (the baseline: one core);
+- ``multiprocess``: ``--workers`` runs at once, each with the multiprocess executor (a
+  process per step), as the daemon's queued coordinator launches a UI backfill;
+- ``celery``: the same runs through ``arena_assets.celery_location``: every step a Celery
+  task, ``--workers`` workers started from ``deploy/celery-worker.yaml`` (concurrency 1
+  each; broker and results as SQLite files on this machine, RabbitMQ/Redis in a cluster).
+
+Prints per mode the wall and CPU seconds (runs and workers), the speed-up over the
+baseline, the runs and which of them waited on the previous month; then checks that every
+(asset, month) was materialized exactly once per mode and that each mode's lake holds the
+same rows as the baseline's (per table and month: row count and a hash of the sorted rows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dagster_runs import BIN, PROJECT, base_env, materializations, materialize_cmd  # noqa: E402
+
+FIRST = "2024-07"  # months of a world whose launch models are all out
+
+
+def months_from(first: str, n: int) -> list[str]:
+    from arena_assets.pipeline.backfill import months_between
+
+    y, m = (int(p) for p in first.split("-"))
+    last_index = y * 12 + m - 1 + n - 1
+    return months_between(first, f"{last_index // 12:04d}-{last_index % 12 + 1:02d}")
+
+
+def parallel_plan(months: list[str]):
+    from arena_assets.pipeline.cli import parallel_backfill_plan
+
+    return parallel_backfill_plan(months[0], months[-1])
+
+
+def lake_digest(lake: Path) -> dict[tuple[str, str], tuple[int, str]]:
+    """(table, month) -> (rows, hash of the sorted rows) of every Parquet table in a lake."""
+    import polars as pl
+
+    out = {}
+    for path in sorted(lake.glob("*/*.parquet")):
+        frame = pl.read_parquet(path)
+        cols = [c for c, t in frame.schema.items() if not t.is_nested()]
+        digest = hashlib.sha256()
+        if frame.height and cols:
+            for row in frame.select(cols).sort(cols).iter_rows():
+                digest.update(repr(row).encode())
+        out[(path.parent.name, path.stem)] = (frame.height, digest.hexdigest()[:16])
+    return out
+
+
+def start_workers(env: dict, root: Path, n: int) -> list[subprocess.Popen]:
+    workers = []
+    for i in range(n):
+        log = (root / f"worker-{i}.log").open("w")
+        workers.append(subprocess.Popen(
+            [str(BIN / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
+             "-y", str(PROJECT / "deploy" / "celery-worker.yaml"), "--name", f"w{i}@%h",
+             "--", "--concurrency=1"],
+            cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+    return workers
+
+
+def process_tree_cpu(pid: int) -> float:
+    """user + sys CPU seconds of a live process and its children (from /proc)."""
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        total = sum(proc.cpu_times()[:2])
+        for child in proc.children(recursive=True):
+            try:
+                total += sum(child.cpu_times()[:2])
+            except psutil.NoSuchProcess:
+                pass
+        return total
+    except psutil.NoSuchProcess:
+        return 0.0
+
+
+def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -> dict:
+    from arena_assets.pipeline.backfill import run_parallel
+
+    root = out / mode
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    (root / "raw").symlink_to(raw)
+    over = {"ARENA_INGEST_WORKERS": "1"}
+    if mode == "celery":
+        over |= {"ARENA_CELERY_BROKER_URL": f"sqla+sqlite:///{root}/broker.sqlite",
+                 "ARENA_CELERY_BACKEND_URL": f"db+sqlite:///{root}/results.sqlite"}
+    env = base_env(root, months[0], months[-1], **over)
+    subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=root, check=True,
+                   capture_output=True)
+    plan = parallel_plan(months)
+    executor = {"in_process": "in_process", "multiprocess": "multiprocess", "celery": ""}[mode]
+    module = "arena_assets.celery_location" if mode == "celery" else "arena_assets.definitions"
+    logs = root / "runs"
+    logs.mkdir()
+    celery = start_workers(env, root, workers) if mode == "celery" else []
+
+    def launch(run):
+        name = f"{run.key[0]}-{'-'.join(map(str, run.key[1]))}-{run.months[0]}"
+        return subprocess.Popen(materialize_cmd(",".join(run.assets), run.partition_args, executor, module),
+                                env=env, cwd=root, stdout=(logs / f"{name}.log").open("w"),
+                                stderr=subprocess.STDOUT)
+
+    started, load0 = time.perf_counter(), os.getloadavg()[0]
+    try:
+        done = run_parallel(plan, launch, 1 if mode == "in_process" else workers)
+        worker_cpu = sum(process_tree_cpu(w.pid) for w in celery)
+    finally:
+        for w in celery:
+            os.killpg(w.pid, signal.SIGTERM)
+            w.wait(timeout=120)
+    wall = time.perf_counter() - started
+    failed = [k for k, v in done.items() if v[0] != 0]
+    if failed or len(done) != len(plan):
+        sys.exit(f"{mode}: runs failed or not started: {failed}; logs in {logs}")
+    return {"mode": mode, "wall": wall, "cpu": sum(v[2] for v in done.values()) + worker_cpu,
+            "worker_cpu": worker_cpu, "runs": len(plan), "load": (load0, os.getloadavg()[0]),
+            "home": env["DAGSTER_HOME"], "lake": root / "lake",
+            "peak_rss_gb": max(v[3] for v in done.values()) / 1024**3}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--months", type=int, default=6)
+    ap.add_argument("--conversations", type=int, default=50_000)
+    ap.add_argument("--modes", default="in_process,multiprocess,celery")
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))
+    ap.add_argument("--check-only", action="store_true",
+                    help="only the consistency checks, over the modes' folders already there")
+    args = ap.parse_args()
+    out = args.out.resolve()
+    months = months_from(FIRST, args.months)
+    raw = out / f"raw-{args.conversations}"
+    if not all((raw / m).exists() for m in months):
+        from arena_assets.simulator import simulate_months
+
+        simulate_months(raw, months, round(args.conversations / 1.55), seed=args.seed)
+    plan = parallel_plan(months)
+    print(f"{len(months)} months x {args.conversations:,} conversations; {len(plan)} runs:")
+    for run in plan:
+        waits = "previous month" if any(k[0] == "month" and k[1] == run.key[1] for k in run.after) else ""
+        print(f"  {'+'.join(run.assets)} [{run.months[0]}{'..' + run.months[-1] if len(run.months) > 1 else ''}]"
+              f"{' (waits for the ' + waits + ')' if waits else ''}")
+    results = []
+    for mode in args.modes.split(","):
+        if args.check_only:
+            results.append({"mode": mode, "home": str(out / mode / "dagster_home"), "lake": out / mode / "lake"})
+            continue
+        r = run_mode(mode, raw, out, months, args.workers)
+        results.append(r)
+        base = results[0]
+        print(f"{mode:13} {r['wall']:7.0f} s wall, {r['cpu']:7.0f} CPU-s ({r['worker_cpu']:.0f} in "
+              f"workers), speed-up {base['wall'] / r['wall']:4.2f}x over {base['mode']}, peak RSS "
+              f"{r['peak_rss_gb']:.2f} GB, load {r['load'][0]:.1f}-{r['load'][1]:.1f}", flush=True)
+    reference = lake_digest(results[0]["lake"])
+    for r in results:
+        counts = materializations(r["home"])
+        twice = {k: n for k, n in counts.items() if n != 1}
+        same = lake_digest(r["lake"]) == reference
+        print(f"{r['mode']:13} {len(counts)} (asset, month) materializations, written more than "
+              f"once: {twice or 'none'}; lake identical to {results[0]['mode']}'s: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+"""One production-size month through every asset, as a user runs it (issue 17 §2; by hand).
+
+    .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
+        [--latency 0.3] [--concurrency 64] [--bench-size 500] [--candidates 10]
+        [--out benchmarks/out/full_month] [--phases first,rerun,second]
+
+Simulates the month (``--conversations`` conversations, ``--models`` models, the
+simulator's usual vision share) and a second month on top, then materializes every asset
+of the month one `dagster asset materialize` run per asset (in-process executor, the
+project's instance under ``--out``), the LLM stages against the simulated arena serving in
+its own process (as a real endpoint is elsewhere) with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
+``--bench-size`` prompts, ``--candidates`` candidates, one judge). Per asset it prints the
+run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body
+time (from the instance), rows, LLM calls, tokens, estimated cost at the prices below and,
+for an LLM asset, the share of the concurrency bound reached: bound time
+calls / (concurrency / latency) over the step's time. Phases: ``first`` (the month),
+``rerun`` (the same again: every answer cached, targets 0 calls and <= 10 % of the first
+run's time), ``second`` (month 2: only its new distinct prompts are labelled). Targets on
+the 2-core machine: every non-LLM asset together <= 10 min, every LLM asset >= 90 % of the
+bound, peak RSS <= 6 GB. Figures go to ``<out>/<phase>.json`` too.
+
+Each run process first loads dagster and the code location; that floor is measured and
+printed (``floor``) so that the step bodies can be compared with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dagster_runs import BIN, base_env, llm_figures, materialize_cmd, measured, recorded  # noqa: E402
+
+MONTHS = ("2025-01", "2025-02")  # the simulated world's models are all released by then
+# every asset of a month, in graph order; raw_logs and raw_rejects are one step
+ASSETS = ("raw_logs", "conversations", "battles", "battle_cells", "topic_labels", "topic_clusters",
+          "arena_leaderboard", "leaderboard_history", "bench_prompts", "model_answers",
+          "judgments", "bench_leaderboard", "month_release")
+SELECT = {"raw_logs": "raw_logs,raw_rejects"}
+LLM = {"topic_labels", "topic_clusters", "model_answers", "judgments"}
+# prices at which the estimated cost is computed (USD per 1M tokens; of the order of a
+# small hosted model for labels, an embedding model, a strong judge, mid-size candidates)
+PRICES = {"LABELER": ("0.15", "0.60"), "EMBED": ("0.02", "0"), "JUDGE": ("2.50", "10.00")}
+CANDIDATE_PRICE = (0.50, 1.50)
+
+
+def settings(out: Path, args, url: str) -> dict[str, str]:
+    from arena_assets.simulator.world import World
+    from arena_assets.simulator.config import WorldConfig
+
+    world = World.build(WorldConfig(n_models=args.models), args.seed)
+    names = [m.name for m in world.models][: args.candidates]
+    candidates = [{"name": n, "base_url": url,
+                   "params": {"max_concurrency": args.concurrency, "max_tokens": 1024,
+                              "price_input_per_1m": CANDIDATE_PRICE[0],
+                              "price_output_per_1m": CANDIDATE_PRICE[1]}} for n in names]
+    over = {"ARENA_SIM_LATENCY": str(args.latency), "ARENA_SIM_WORLD_SEED": str(args.seed),
+            "ARENA_CANDIDATES": json.dumps(candidates), "ARENA_BENCH_BASELINE": names[0],
+            "ARENA_BENCH_JUDGES": "sim-judge", "ARENA_BENCH_SIZE": str(args.bench_size),
+            "ARENA_BENCH_VISION_SIZE": "0", "ARENA_BENCH_MIN_QUALITY": "6",
+            # real-traffic values (README) at 500k; smaller months scaled down, so boards exist
+            "ARENA_MIN_BATTLES": str(max(20, round(300 * args.conversations / 500_000))),
+            "ARENA_MIN_CATEGORY_BATTLES": str(max(100, round(1000 * args.conversations / 500_000))),
+            "ARENA_INGEST_WORKERS": "2"}
+    for task, (pin, pout) in PRICES.items():
+        over |= {f"ARENA_{task}_BASE_URL": url, f"ARENA_{task}_API_KEY": "sim",
+                 f"ARENA_{task}_MAX_CONCURRENCY": str(args.concurrency),
+                 f"ARENA_{task}_PRICE_INPUT_PER_1M": pin, f"ARENA_{task}_PRICE_OUTPUT_PER_1M": pout}
+    return base_env(out, MONTHS[0], MONTHS[-1], **over)
+
+
+def simulate(out: Path, args, months: list[str]) -> None:
+    from arena_assets.simulator import simulate_months
+    from arena_assets.simulator.config import WorldConfig
+
+    todo = [m for m in months if not (out / "raw" / m).exists()]
+    if todo:
+        sessions = round(args.conversations / 1.55)  # a battle is two conversations (55 %)
+        t = time.perf_counter()
+        simulate_months(out / "raw", todo, sessions, seed=args.seed,
+                        config=WorldConfig(n_models=args.models))
+        print(f"simulated {', '.join(todo)}: {sessions:,} sessions each in {time.perf_counter() - t:.0f} s")
+
+
+def start_endpoint(out: Path, args) -> tuple[subprocess.Popen, str]:
+    """The simulated arena in its own process, as a real endpoint is on other machines:
+    the month's runs pay only the client side of each call (its CPU and RSS apart)."""
+    proc = subprocess.Popen(
+        [str(BIN / "arena-assets"), "serve-arena", "--port", "0", "--world-seed", str(args.seed),
+         "--config", json.dumps({"n_models": args.models}), "--truth-root", str(out / "raw"),
+         "--latency", str(args.latency)], stdout=subprocess.PIPE, text=True,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    return proc, proc.stdout.readline().split(" at ", 1)[1].split()[0]
+
+
+def endpoint_usage(pid: int) -> tuple[float, float]:
+    """(CPU seconds, resident GB) of the endpoint process so far."""
+    import psutil
+
+    p = psutil.Process(pid)
+    return sum(p.cpu_times()[:2]), p.memory_info().rss / 1024**3
+
+
+def floor(env: dict[str, str], out: Path) -> float:
+    """CPU seconds a run process spends loading dagster and the code location (median of 3)."""
+    cmd = [str(BIN / "python"), "-c", "from arena_assets.definitions import defs; defs()"]
+    return statistics.median(measured(cmd, env, out).cpu for _ in range(3))
+
+
+def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
+    rows = []
+    bound_rate = args.concurrency / args.latency if args.latency else None
+    for asset in ASSETS:
+        m = measured(materialize_cmd(SELECT.get(asset, asset), ["--partition", month]), env, out,
+                     out / f"{month}-{asset}.log")
+        note = ""
+        if m.returncode:
+            # a blocking check that failed after the partition was written: said, and the
+            # month goes on (the next runs read the lake); anything else stops here
+            failed = [line.split(":", 1)[1].strip() for line in m.tail.splitlines()
+                      if line.startswith(f"{asset}:")]
+            written = (out / "lake" / asset / f"{month}.parquet").exists()
+            if not (written and "blocking asset check failed" in m.tail):
+                sys.exit(f"{asset} {month} failed:\n{m.tail}")
+            note = f"blocking check failed: {', '.join(dict.fromkeys(failed)) or '?'}"
+            print(f"   ({asset} {month}: {note}; its partition was written, the month goes on)")
+        rec = recorded(env["DAGSTER_HOME"], asset, month)
+        row = {"asset": asset, "month": month, "wall": m.wall, "cpu": m.cpu, "peak_rss_gb": m.peak_rss_gb,
+               "step": rec.step_seconds, "rows": rec.metadata.get("dagster/row_count"),
+               "load": m.load, "llm": asset in LLM, "note": note}
+        if asset in LLM or asset == "bench_prompts":
+            calls, pin, pout, cost = llm_figures(asset, rec.metadata)
+            row |= {"calls": calls, "prompt_tokens": pin, "completion_tokens": pout, "cost": cost}
+            if bound_rate and calls and rec.step_seconds:
+                row["bound_share"] = calls / bound_rate / rec.step_seconds
+        rows.append(row)
+        print(_line(row), flush=True)
+    return rows
+
+
+HEAD = (f"{'asset':20} {'wall s':>8} {'step s':>8} {'CPU s':>8} {'RSS GB':>7} {'rows':>10} "
+        f"{'calls':>9} {'in tok':>12} {'out tok':>11} {'cost $':>9} {'bound':>6} {'load':>9}")
+
+
+def _line(r: dict) -> str:
+    step = f"{r['step']:8.1f}" if r.get("step") is not None else f"{'-':>8}"
+    rows = f"{r['rows']:>10,}" if r.get("rows") is not None else f"{'-':>10}"
+    llm = (f"{r['calls']:>9,} {r['prompt_tokens']:>12,} {r['completion_tokens']:>11,} {r['cost']:>9.2f}"
+           if "calls" in r else f"{'':>9} {'':>12} {'':>11} {'':>9}")
+    bound = f"{r['bound_share']:6.0%}" if "bound_share" in r else f"{'':>6}"
+    return (f"{r['asset']:20} {r['wall']:8.1f} {step} {r['cpu']:8.1f} {r['peak_rss_gb']:7.2f} {rows} "
+            f"{llm} {bound} {r['load'][0]:4.1f}-{r['load'][1]:<4.1f}")
+
+
+def summarize(rows: list[dict], floor_cpu: float, title: str) -> dict:
+    non = [r for r in rows if not r["llm"]]
+    llm = [r for r in rows if r["llm"]]
+    s = {"title": title, "non_llm_wall": sum(r["wall"] for r in non),
+         "non_llm_step": sum(r["step"] or 0 for r in non), "llm_wall": sum(r["wall"] for r in llm),
+         "total_wall": sum(r["wall"] for r in rows), "total_cpu": sum(r["cpu"] for r in rows),
+         "peak_rss_gb": max(r["peak_rss_gb"] for r in rows), "calls": sum(r.get("calls", 0) for r in rows),
+         "cost": sum(r.get("cost", 0.0) for r in rows), "floor_cpu": floor_cpu,
+         "runs": len(rows)}
+    print(f"-- {title}: every non-LLM asset together {s['non_llm_wall'] / 60:.1f} min wall "
+          f"({s['non_llm_step'] / 60:.1f} min in the steps; target 10 min), LLM assets "
+          f"{s['llm_wall'] / 60:.1f} min, whole month {s['total_wall'] / 60:.1f} min / "
+          f"{s['total_cpu'] / 60:.1f} CPU-min; peak RSS {s['peak_rss_gb']:.2f} GB (target 6); "
+          f"{s['calls']:,} LLM calls, estimated ${s['cost']:,.2f}; each run's floor (loading "
+          f"dagster and the code location) {floor_cpu:.1f} CPU-s", flush=True)
+    return s
+
+
+def new_prompts(out: Path, first: str, second: str) -> tuple[int, int]:
+    """(distinct criteria requests of month 2, of which month 1 did not have)."""
+    import polars as pl
+
+    from arena_assets.labels.label import LabelConfig, cut, distinct_prompts
+
+    limit = LabelConfig().max_prompt_chars
+    texts = []
+    for month in (first, second):
+        conv = pl.read_parquet(out / "lake" / "conversations" / f"{month}.parquet",
+                               columns=["conv_id", "dedup_key", "first_prompt", "messages"])
+        texts.append({cut(t, limit) for t in distinct_prompts(conv)["first_prompt"].to_list() if t.strip()})
+    return len(texts[1]), len(texts[1] - texts[0])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--conversations", type=int, default=500_000)
+    ap.add_argument("--models", type=int, default=120)
+    ap.add_argument("--latency", type=float, default=0.3)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--bench-size", type=int, default=500)
+    ap.add_argument("--candidates", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--out", type=Path, default=Path("benchmarks/out/full_month"))
+    ap.add_argument("--phases", default="first,rerun,second")
+    args = ap.parse_args()
+    out = args.out.resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    phases = args.phases.split(",")
+    simulate(out, args, list(MONTHS if "second" in phases else MONTHS[:1]))
+    server, url = start_endpoint(out, args)
+    try:
+        run_phases(out, args, phases, server, url)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def run_phases(out: Path, args, phases: list[str], server: subprocess.Popen, url: str) -> None:
+    env = settings(out, args, url)
+    floor_cpu = floor(env, out)
+    print(f"{args.conversations:,} conversations a month, {args.models} models; latency "
+          f"{args.latency} s, concurrency {args.concurrency}; bench {args.bench_size} prompts x "
+          f"{args.candidates} candidates, one judge; load average {os.getloadavg()[0]:.1f}")
+    results = {}
+    for phase in phases:
+        month = MONTHS[1] if phase == "second" else MONTHS[0]
+        print(f"\n== {phase}: {month}\n{HEAD}")
+        cpu0 = endpoint_usage(server.pid)[0]
+        rows = run_month(month, env, out, args)
+        results[phase] = {"rows": rows, "summary": summarize(rows, floor_cpu, f"{phase} {month}")}
+        cpu, rss = endpoint_usage(server.pid)
+        results[phase]["endpoint"] = {"cpu": cpu - cpu0, "rss_gb": rss}
+        print(f"-- the simulated endpoint (own process, not in the figures above): "
+              f"{cpu - cpu0:.0f} CPU-s, {rss:.2f} GB resident")
+        (out / f"{phase}.json").write_text(json.dumps(results[phase], indent=1))
+        if phase == "rerun" and "first" in results:
+            first = results["first"]["summary"]
+            s = results[phase]["summary"]
+            print(f"-- rerun: {s['calls']} calls; {s['total_wall']:.0f} s = "
+                  f"{s['total_wall'] / first['total_wall']:.1%} of the first run's "
+                  f"{first['total_wall']:.0f} s (target <= 10 %)")
+        if phase == "second":
+            distinct, new = new_prompts(out, MONTHS[0], MONTHS[1])
+            meta = recorded(env["DAGSTER_HOME"], "topic_labels", MONTHS[1]).metadata
+            groups = meta.get("calls_by_group") or {}
+            print(f"-- month 2: {distinct:,} distinct prompts to grade, {new:,} of them not in "
+                  f"month 1; criteria calls {groups.get('criteria', 0):,} (target: = the new ones); "
+                  f"all topic_labels calls {groups} with {meta.get('cache_hits', 0):,} cache hits")
+            results[phase]["new_prompts"] = {"distinct": distinct, "new": new, "calls_by_group": groups}
+            (out / f"{phase}.json").write_text(json.dumps(results[phase], indent=1))
+
+
+if __name__ == "__main__":
+    main()
