@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena_assets.pipeline.backfill import ParallelRun, run_parallel
+from arena_assets.pipeline.backfill import AssetNode, ParallelRun, plan_parallel, run_parallel
 from arena_assets.pipeline.cli import parallel_backfill_plan
 
 MONTHS = ["2024-01", "2024-02", "2024-03"]
@@ -29,8 +29,11 @@ def test_plan_from_the_code_location_serialises_only_what_reads_earlier_months()
     # wait for their own month's conversations and the previous month's battles
     assert "battle_cells" in battles[0].assets and "topic_labels" not in battles[0].assets
     assert battles[0].after == {ingest[0].key}
+    # (p2l_model joins that run and reads every earlier month's prompts: earlier ingest
+    # runs may be waited for too, never a later month's)
     for i in (1, 2):
-        assert battles[i].after == {ingest[i].key, battles[i - 1].key}
+        assert {ingest[i].key, battles[i - 1].key} <= battles[i].after
+        assert battles[i].after <= {r.key for r in ingest[:i + 1] + battles[:i]}
     # the cumulative boards: one run over the range after every month they read
     boards = next(r for r in plan if "arena_leaderboard" in r.assets)
     assert boards.months == tuple(MONTHS) and {r.key for r in ingest + battles} <= boards.after
@@ -41,6 +44,19 @@ def test_plan_from_the_code_location_serialises_only_what_reads_earlier_months()
         seen.add(run.key)
     assert {a for r in plan for a in r.assets} >= {"judgments", "bench_leaderboard", "leaderboard_history"}
 
+
+
+def test_a_month_asset_reading_every_earlier_month_waits_only_for_earlier_months():
+    # a per-month asset on a cumulative mapping (p2l_model reads the replayed months) beside
+    # one that reads its own previous month: month i waits for months <= i, so no cycle
+    nodes = [AssetNode("ingest", None), AssetNode("battles", None, (("ingest", 0), ("battles", -1))),
+             AssetNode("model", None, (("ingest", -1200), ("battles", -1200)))]
+    plan = plan_parallel(nodes, MONTHS)
+    serial = [r for r in plan if "model" in r.assets]
+    assert [r.months for r in serial] == [(m,) for m in MONTHS]
+    for i, run in enumerate(serial):
+        waited = {m for k in run.after for m in (k[2:] if k[0] == "month" else ())}
+        assert waited <= set(MONTHS[:i + 1]) and set(MONTHS[:i]) <= waited
 
 CHILD = r"""
 import os, sys

@@ -190,12 +190,12 @@ def plan_parallel(nodes: list[AssetNode], months: list[str]) -> list[ParallelRun
                     ug = group_of[u]
                     if ug[1] == "range":
                         after.add(run_key(ug, None))
-                    elif gid[1] == "range" or off <= -len(months):
+                    elif gid[1] == "range":
                         after.update(run_key(ug, m) for m in months)
-                    else:
-                        j = i + off
-                        if 0 <= j < len(months):
-                            after.add(run_key(ug, months[j]))
+                    else:  # a month run reads months i+off..i (a window, or every earlier
+                        # month for a cumulative mapping), never a later one: waiting for
+                        # later months too would make a month-by-month asset a cycle
+                        after.update(run_key(ug, months[j]) for j in range(max(0, i + off), i + 1))
             key = run_key(gid, month)
             after.discard(key)
             runs.append(ParallelRun(key, tuple(names), tuple(months) if month is None else (month,),
