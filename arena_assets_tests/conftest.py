@@ -81,6 +81,8 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
+        # resilience (issue 16)
+        "ARENA_ALLOW_EMPTY_MONTH": "false",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -32,6 +32,14 @@ class ArenaStorage(dg.ConfigurableResource):
     s3_access_key_id: str = ""
     s3_secret_access_key: str = ""
     s3_region: str = ""
+    # "true" lets an empty result replace a month that has rows (a month deliberately
+    # emptied); otherwise such a write fails and the lake keeps the month (a wrong
+    # ARENA_RAW_ROOT or a vanished input must not empty it). A string: EnvVar has no bool.
+    allow_empty_month: str = "false"
+
+    @property
+    def empty_month_allowed(self) -> bool:
+        return self.allow_empty_month.strip().lower() in ("1", "true", "yes", "on")
 
     def storage_options(self) -> dict[str, Any]:
         """fsspec/s3fs options; applied only to s3:// URLs."""
@@ -55,7 +63,8 @@ class ArenaStorage(dg.ConfigurableResource):
         return self._options_for(self.raw_root)
 
     def lake(self) -> Lake:
-        return Lake(self.lake_root, self._options_for(self.lake_root))
+        return Lake(self.lake_root, self._options_for(self.lake_root),
+                    allow_empty=self.empty_month_allowed)
 
     def publish(self, asset: str, log=None) -> None:
         """Make sure the catalog has a view for ``asset`` (after its first file exists).
@@ -100,6 +109,7 @@ def resources() -> dg.Definitions:
                 s3_access_key_id=dg.EnvVar("ARENA_S3_ACCESS_KEY_ID"),
                 s3_secret_access_key=dg.EnvVar("ARENA_S3_SECRET_ACCESS_KEY"),
                 s3_region=dg.EnvVar("ARENA_S3_REGION"),
+                allow_empty_month=dg.EnvVar("ARENA_ALLOW_EMPTY_MONTH"),
             ),
         }
     )
