@@ -83,6 +83,7 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_SINGLE_GRADES": "false",
         # resilience (issue 16)
         "ARENA_ALLOW_EMPTY_MONTH": "false",
+        "ARENA_LABEL_MAX_MISSING_RATE": "0.05",
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -15,6 +15,9 @@ class TopicSettings(dg.ConfigurableResource):
     label_refusals: bool = True
     # the WARN check's threshold per label group; a string (no float env vars), empty = 0.05
     max_parse_failure_rate: str = "0.05"
+    # the blocking check's threshold: share of conversations per label group whose label
+    # call failed or did not parse (neither is cached: a rerun asks them again); a string
+    max_missing_label_rate: str = "0.05"
     cluster_method: str = "agglomerative"  # agglomerative | kmeans | hdbscan
     n_clusters: int = 0  # 0 = pick k by silhouette
     name_clusters_by_llm: bool = True  # False: c-TF-IDF keywords name the clusters
@@ -22,6 +25,9 @@ class TopicSettings(dg.ConfigurableResource):
 
     def parse_failure_threshold(self) -> float:
         return float(self.max_parse_failure_rate) if self.max_parse_failure_rate.strip() else 0.05
+
+    def missing_label_threshold(self) -> float:
+        return float(self.max_missing_label_rate) if self.max_missing_label_rate.strip() else 0.05
 
     def label_config(self) -> LabelConfig:
         return LabelConfig(max_prompt_chars=self.max_prompt_chars, label_refusals=self.label_refusals)
@@ -36,4 +42,5 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={"topic_settings": TopicSettings(
         max_prompt_chars=dg.EnvVar.int("ARENA_LABEL_MAX_PROMPT_CHARS"),
         max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
+        max_missing_label_rate=dg.EnvVar("ARENA_LABEL_MAX_MISSING_RATE"),
     )})
