@@ -24,6 +24,7 @@ COMMAND_MODULES = (
     "arena_assets.release.cli",
     "arena_assets.privacy.cli",
     "arena_assets.labels.cli",
+    "arena_assets.recover",
 )
 
 

@@ -37,6 +37,15 @@ def setting(name: str, default: str, path: str | Path = ".env") -> str:
     return os.environ.get(name) or dotenv_file(path).get(name) or default
 
 
+def apply_to_environ(path: str | Path = ".env") -> dict[str, str]:
+    """Put ``.env``'s values into ``os.environ`` where the shell has none (the rule of
+    :func:`setting`), for code that resolves Dagster ``EnvVar``\ s in this process (the
+    code location's resources in ``forget --recompute``); returns what was added."""
+    added = {k: v for k, v in dotenv_file(path).items() if not os.environ.get(k)}
+    os.environ.update(added)
+    return added
+
+
 def _absolute(value: str, base: Path) -> str:
     # relative paths in settings (./data/raw) are relative to the project directory
     return str((base / value).resolve()) if value.startswith(("./", "../")) else value

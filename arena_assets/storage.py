@@ -118,6 +118,11 @@ class Lake:
     def _path(self, asset: str, month: str) -> str:
         return f"{self._root_path}/{asset}/{month}.parquet"
 
+    def folder(self, name: str) -> str:
+        """A folder under the root on ``self.fs`` (no protocol), e.g. the lake's own
+        ``_forget`` journal."""
+        return f"{self._root_path}/{name}"
+
     def partition_path(self, asset: str, month: str) -> str:
         """The partition's path on ``self.fs`` (no protocol), for deletes and raw reads."""
         return self._path(asset, month)

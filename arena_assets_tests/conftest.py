@@ -20,7 +20,15 @@ def real_data() -> Path:
 @pytest.fixture
 def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
-    env = {
+    env = arena_settings(tmp_path)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    return env
+
+
+def arena_settings(tmp_path: Path) -> dict[str, str]:
+    """The arena_env values for a folder (module-scoped fixtures set them themselves)."""
+    return {
         "ARENA_RAW_ROOT": str(tmp_path / "raw"),
         "ARENA_LAKE_ROOT": str(tmp_path / "lake"),
         "ARENA_CATALOG": str(tmp_path / "arena.duckdb"),
@@ -83,11 +91,9 @@ def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]
         "ARENA_BENCH_SINGLE_GRADES": "false",
         # resilience (issue 16)
         "ARENA_ALLOW_EMPTY_MONTH": "false",
+        "ARENA_RELEASE_PUBLISHED": "",
         "ARENA_LABEL_MAX_MISSING_RATE": "0.05",
     }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    return env
 
 
 @pytest.fixture
