@@ -25,6 +25,8 @@ No Dagster here; the Dagster resource in ``arena_assets.defs.resources`` wraps t
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -96,6 +98,10 @@ class Lake:
     root: str
     storage_options: dict[str, Any] = field(default_factory=dict)
     allow_empty: bool = False
+    # catalog views name the files of a local lake relative to this folder (the project's,
+    # where the catalog is opened from) when the lake lies inside it, so a copied or moved
+    # checkout reads its own lake; None = absolute paths
+    relative_to: str | None = None
 
     def __post_init__(self) -> None:
         self.root = self.root.rstrip("/")
@@ -111,8 +117,13 @@ class Lake:
         return isinstance(self.fs, LocalFileSystem)
 
     def glob_url(self, asset: str) -> str:
-        # local views store the absolute path so the catalog works from any directory
+        """The files of ``asset`` as a catalog view names them (see ``relative_to``)."""
         base = self._root_path if self.is_local else self.root
+        if self.is_local and self.relative_to:
+            project = os.path.realpath(self.relative_to)
+            inside = os.path.realpath(self._root_path)
+            if os.path.commonpath([project, inside]) == project:
+                base = os.path.relpath(inside, project)
         return f"{base}/{asset}/*.parquet"
 
     def _path(self, asset: str, month: str) -> str:
@@ -181,11 +192,12 @@ class Lake:
         try:
             try:
                 yield target
-            except OSError as exc:  # a full disk or a quota: say where
-                if exc.filename is None and exc.errno is not None:
-                    raise OSError(exc.errno, f"{exc.strerror or exc}: writing {asset} {month} "
-                                  f"at {target[0]} (lake {self.root})") from exc
-                raise
+            except Exception as exc:  # a full disk or a quota: say where
+                code = _os_error_code(exc)
+                if code is None:
+                    raise
+                raise OSError(code, f"{os.strerror(code)}: writing {asset} {month} at "
+                              f"{target[0]} (lake {self.root})") from exc
             self._check_not_emptied(asset, month, target[1], empty_ok)
             self.fs.mv(target[0], final)
         finally:
@@ -260,6 +272,15 @@ class Lake:
         if not frames:
             raise FileNotFoundError(f"no partition of {asset!r} among the requested months")
         return pl.concat(frames, how="vertical_relaxed")
+
+
+def _os_error_code(exc: BaseException) -> int | None:
+    """The errno of an I/O failure that does not name its file: an ``OSError`` without a
+    filename, or a writer's error that wraps one (polars: "underlying IO error: [Errno 28]")."""
+    if isinstance(exc, OSError):
+        return exc.errno if exc.filename is None else None
+    found = re.search(r"\[Errno (\d+)\]", str(exc))
+    return int(found.group(1)) if found else None
 
 
 def _missing(lake: Lake, asset: str, month: str) -> MissingPartitionError:

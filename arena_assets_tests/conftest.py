@@ -92,6 +92,7 @@ def arena_settings(tmp_path: Path) -> dict[str, str]:
         # resilience (issue 16)
         "ARENA_ALLOW_EMPTY_MONTH": "false",
         "ARENA_RELEASE_PUBLISHED": "",
+        "ARENA_PROJECT_DIR": "",
         "ARENA_LABEL_MAX_MISSING_RATE": "0.05",
     }
 
