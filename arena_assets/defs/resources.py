@@ -46,8 +46,9 @@ class ArenaStorage(dg.ConfigurableResource):
     # ARENA_RAW_ROOT or a vanished input must not empty it). A string: EnvVar has no bool.
     allow_empty_month: str = "false"
     # the folder catalog views are relative to (the project's; empty = the working
-    # directory): a copied checkout then reads its own lake. `arena-assets ui/demo` set it
-    # for the Dagster processes they start from another folder (envfile.dagster_workdir)
+    # directory when ARENA_LAKE_ROOT is relative, else absolute paths): a copied checkout
+    # then reads its own lake. `arena-assets ui/demo` set it for the Dagster processes they
+    # start from another folder (envfile.dagster_workdir)
     project_dir: str = ""
 
     @property
@@ -103,9 +104,12 @@ class ArenaStorage(dg.ConfigurableResource):
 
     def lake(self) -> Lake:
         self.check_reachable(self.lake_root, "ARENA_LAKE_ROOT")
+        # views are relative to the project: the one named, else the working directory when
+        # the lake root is configured relative (./data/lake); an absolute root stays absolute
+        relative = not self.lake_root.startswith("/") and "://" not in self.lake_root
         return Lake(self.lake_root, self._options_for(self.lake_root),
                     allow_empty=self.empty_month_allowed,
-                    relative_to=self.project_dir or os.getcwd())
+                    relative_to=self.project_dir or (os.getcwd() if relative else None))
 
     def publish(self, asset: str, log=None) -> None:
         """Make sure the catalog has a view for ``asset`` (after its first file exists).

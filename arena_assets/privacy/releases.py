@@ -21,7 +21,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import fsspec
-import orjson
 import polars as pl
 
 from arena_assets.storage import Lake
@@ -109,7 +108,3 @@ def rewrite_release(target: ReleaseTarget, lake: Lake, month: str) -> None:
 
 def describe(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} {n}" for k, n in counts.items()) or "no dataset"
-
-
-def dumps(counts: dict[str, dict[str, int]]) -> str:
-    return orjson.dumps(counts).decode()
