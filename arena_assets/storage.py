@@ -326,6 +326,8 @@ def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
     """
     if not lake.is_local:
         con.register_filesystem(lake.fs)
+    if lake.relative_to:  # a relative glob is checked from the project, not this process's cwd
+        con.execute("SET file_search_path = ?", [os.path.realpath(lake.relative_to)])
     columns = {row[0] for row in con.execute(
         f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
     ).fetchall()}

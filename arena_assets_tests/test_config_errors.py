@@ -124,6 +124,17 @@ def test_catalog_views_are_relative_so_a_copied_checkout_reads_its_own_lake(
         monkeypatch.setenv(name, f"./{rel}")
     simulate_months("./data/raw", [MONTH], 10, seed=1)
     assert materialize(MONTH, "raw_logs,raw_rejects").success
+    # as `arena-assets ui / demo` run Dagster: from another folder, absolute settings, the
+    # project named by ARENA_PROJECT_DIR: the views are still relative to the project
+    (project / "data" / "arena.duckdb").unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for name, rel in (("ARENA_RAW_ROOT", "data/raw"), ("ARENA_LAKE_ROOT", "data/lake"),
+                      ("ARENA_CATALOG", "data/arena.duckdb")):
+        monkeypatch.setenv(name, str(project / rel))
+    monkeypatch.setenv("ARENA_PROJECT_DIR", str(project))
+    assert materialize(MONTH, "raw_logs,raw_rejects").success
     copy = tmp_path / "copy"
     shutil.copytree(project, copy)
     # the original's lake changes; the copy must still read its own

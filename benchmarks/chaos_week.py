@@ -190,9 +190,7 @@ class Week:
 
         simulate_months(self.env["ARENA_RAW_ROOT"], [*MONTHS, "2024-04"], self.per_month, seed=7)
         for month in MONTHS:
-            rc, out, s = run(dagster("launch", "--job", "monthly_refresh", "--partition", month,
-                                     "-m", "arena_assets.definitions", "--config-json", IN_PROCESS),
-                             self.env, self.work, 1800)
+            rc, out, s = run(materialize("*", month), self.env, self.work, 1800)
             assert rc == 0, out[-3000:]
             print(f"  built {month} in {s:.0f} s", flush=True)
         os.environ["DAGSTER_HOME"] = str(self.home)
