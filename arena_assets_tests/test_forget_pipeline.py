@@ -23,7 +23,6 @@ import polars as pl
 import pytest
 
 from arena_assets.cli import main as cli_main
-from arena_assets.privacy import journal
 from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
@@ -143,6 +142,8 @@ def _rematerialize(months=MONTHS) -> None:
 
 
 def test_forget_covers_every_table_and_the_releases(built, tmp_path, monkeypatch, capsys):
+    from arena_assets.privacy import journal
+
     env = _copy(built, tmp_path / "a", monkeypatch)
     identity, target = _user(env)
     lake = Lake(env["ARENA_LAKE_ROOT"])
@@ -178,6 +179,8 @@ def test_forget_covers_every_table_and_the_releases(built, tmp_path, monkeypatch
 
 def test_recompute_equals_a_dagster_rematerialization_and_resumes(built, tmp_path, monkeypatch,
                                                                   capsys):
+    from arena_assets.privacy import journal
+
     # reference: rows removed, then every asset rematerialized through Dagster
     ref = _copy(built, tmp_path / "ref", monkeypatch)
     identity, target = _user(ref)
@@ -218,6 +221,7 @@ def test_recompute_equals_a_dagster_rematerialization_and_resumes(built, tmp_pat
 @pytest.mark.slow
 def test_dagster_forget_job_and_sensors_rebuild_month_by_month(built, tmp_path, monkeypatch):
     from arena_assets.definitions import defs as load_defs
+    from arena_assets.privacy import journal
     from arena_assets.defs.privacy.jobs import (
         AFFECTED_TAG, rebuild_next_month_sensor, rematerialize_after_forget_sensor,
     )

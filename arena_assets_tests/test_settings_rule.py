@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena_assets.envfile import dotenv_file, shell_first, sync_env_file
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 
@@ -21,6 +20,8 @@ BIN = Path(sys.executable).parent
 
 
 def test_env_file_is_written_and_migrated_to_the_shell_first_form(tmp_path, monkeypatch):
+    from arena_assets.envfile import dotenv_file, shell_first, sync_env_file
+
     example = tmp_path / "example"
     example.write_text("# comment\nA=./data/raw\nB=\nC='[{\"json\": 1}]'\nD=2GB\n")
     target = tmp_path / ".env"
@@ -44,7 +45,11 @@ def test_env_file_is_written_and_migrated_to_the_shell_first_form(tmp_path, monk
 def test_the_shell_wins_for_the_dagster_cli_and_for_arena_assets(tmp_path):
     project = tmp_path / "project"
     project.mkdir()
-    sync_env_file(ROOT / ".env.example", project / ".env")
+    try:  # what `make install` writes
+        from arena_assets.envfile import sync_env_file
+        sync_env_file(ROOT / ".env.example", project / ".env")
+    except ImportError:  # a checkout before the rule: `make` copied the example
+        (project / ".env").write_text((ROOT / ".env.example").read_text())
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((ROOT / "dagster.yaml").read_text())

@@ -136,7 +136,7 @@ def headline(home: Path) -> str:
                 error = record.event_log_entry.dagster_event.step_failure_data.error
                 while error.cause is not None and (error.cls_name or "").startswith("Dagster"):
                     error = error.cause
-                return (error.message or "").strip().splitlines()[0][:220]
+                return (error.message or "").strip().splitlines()[0]
             failed = [r.event_log_entry.dagster_event.event_specific_data.asset_check_evaluation
                       for r in instance.get_records_for_run(
                           run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records]
@@ -178,7 +178,7 @@ class Week:
         self.results: list[dict] = []
 
     def say(self, case: str, lost_rows, told: str, seconds: float, **extra) -> None:
-        line = f"{case:<44} | lost {lost_rows!s:>5} | {told[:150]:<150} | {seconds:6.1f} s"
+        line = f"{case:<48} | lost {lost_rows!s:>5} | {told[:240]:<240} | {seconds:6.1f} s"
         print(line, flush=True)
         self.results.append({"case": case, "lost": lost_rows, "told": told, "seconds": round(seconds, 1), **extra})
 
@@ -281,14 +281,17 @@ class Week:
             gap = lambda f: int(f.select(pl.sum_horizontal(  # noqa: E731
                 [pl.col(c).is_in(["failed", "parse_failed"]).sum() for c in status])).item())
             missing = gap(labels)
+            asked = int(labels.select(pl.sum_horizontal(
+                [(pl.col(c) != "not_applicable").sum() for c in status])).item())
             request = urllib.request.Request(f"{url}/_faults", data=b"{}", method="POST",
                                              headers={"Content-Type": "application/json"})
             urllib.request.urlopen(request, timeout=10)  # the endpoint is healthy again
             rc2, _, took = run(materialize("topic_labels", TARGET), env, self.work, 900)
             labels = pl.read_parquet(Path(env["ARENA_LAKE_ROOT"]) / "topic_labels" / f"{TARGET}.parquet")
             self.say("labeller with ~30 % faults, then healed", gap(labels),
-                     f"faulty run rc {rc1}: {missing} labels failed/unparsed ({told1}); healed "
-                     f"rerun rc {rc2}", took)
+                     f"faulty run rc {rc1}: {missing} of {asked} labels failed/unparsed "
+                     f"({missing / max(asked, 1):.1%}; {told1}); healed rerun rc {rc2}, "
+                     f"{gap(labels)} left", took)
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
@@ -351,9 +354,12 @@ class Week:
             lines[-1] if rc else "run succeeded")
         named = "names " + setting if setting and setting in told else "does NOT name " + setting
         self.say(case, lost(before, digest(lake, set(tables))) if before else 0,
-                 f"rc {rc}, {len(lines)} output lines, {named}: {told}", took)
+                 f"rc {rc}, {len(lines)} output lines, {named}: {told.split(': ', 1)[-1][:200]}",
+                 took, told_in_full=told)
 
     def held_catalog(self, case: str, catalog: str, hold: bool) -> None:
+        if not hasattr(self, "free_catalog_s"):  # the same run with a free catalog, to compare
+            self.free_catalog_s = run(materialize("battle_cells", TARGET), self.env, self.work, 900)[2]
         holder = None
         if hold:
             ready = self.base / "holding"
@@ -371,7 +377,8 @@ class Week:
                 os.killpg(holder.pid, signal.SIGKILL)
                 holder.wait()
         warned = [x for x in out.splitlines() if "not updated for" in x]
-        self.say(case, 0, f"rc {rc}; warning: {warned[0].split(' - ')[-1][:120] if warned else 'none'}", took)
+        self.say(case, 0, f"rc {rc} in {took:.0f} s (free catalog: {self.free_catalog_s:.0f} s); "
+                 f"warning: {warned[0].split(' - ')[-1][:120] if warned else 'none'}", took)
 
     def partitions_range(self) -> None:
         rc, out, took = run(materialize("raw_logs,raw_rejects", TARGET),
@@ -384,8 +391,9 @@ class Week:
         mount = self.base / "tiny-disk"
         mount.mkdir()
         src = self.base / "lake-finished"
-        need = sum((src / t / f"{TARGET}.parquet").stat().st_size for t in ("raw_logs", "conversations"))
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={int(need * 1.3)}", "tmpfs", str(mount)],
+        sizes = [(src / t / f"{TARGET}.parquet").stat().st_size for t in ("raw_logs", "conversations")]
+        need = sum(sizes) + sizes[1] // 2 + 16 * 4096  # the new file cannot fit beside the old
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={need}", "tmpfs", str(mount)],
                           capture_output=True).returncode:
             self.say("disk full (tmpfs lake)", "n/a", "skipped: cannot mount a tmpfs here", 0.0)
             return
