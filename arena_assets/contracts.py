@@ -19,6 +19,16 @@ Parquet with the same field names; nested fields as JSON strings or structs):
        "models": ["model-x", "model-y"],   # names as shown to the voter ("" when anonymous)
        "states": [STATE_A, STATE_B]}       # left = model_a, right = model_b
 
+    served event (optional; type "served"): a battle shown to the user that ended without a
+    vote, the platform's impression log (real logs may not have it; nothing needs it)
+      {"event_id": "e-…", "type": "served", "tstamp": …, "ip": …, "anony": true,
+       "models": ["model-x", "model-y"]}  # the two models on screen, left then right
+
+    Identity fields, optional on every event: "device_id" (a device or browser id where the
+    platform sends one) and "ip" next to "user_id" (the address the account came from).
+    Ingest keeps only salted hashes of them (raw_logs ip_hash, net_hash = the /24 or /48
+    network, device_hash), which the battle filter uses to link accounts.
+
     STATE
       {"conv_id": "c-…", "model_name": "model-x", "offset": 0,
        "messages": [MESSAGE, …]}         # the whole conversation so far; re-logged as it grows
@@ -36,8 +46,9 @@ from __future__ import annotations
 
 import polars as pl
 
-EVENT_TYPES = ("chat", "leftvote", "rightvote", "tievote", "bothbad_vote")
-VOTE_TYPES = EVENT_TYPES[1:]
+EVENT_TYPES = ("chat", "leftvote", "rightvote", "tievote", "bothbad_vote", "served")
+VOTE_TYPES = ("leftvote", "rightvote", "tievote", "bothbad_vote")
+SERVED_TYPE = "served"  # a battle served without a vote (optional in real logs)
 # vote type -> battle winner, FastChat's vocabulary
 WINNER_OF_VOTE = {
     "leftvote": "model_a",
@@ -70,7 +81,7 @@ REJECT_REASONS = {
     "duplicate_event_id": "an earlier line of the month has the same event_id",
     "missing_user": "neither 'ip' nor 'user_id' present",
     "wrong_type": "a field has the wrong JSON type (detail names it)",
-    "missing_state": "chat event without 'state' / vote without two 'states'",
+    "missing_state": "chat event without 'state' / vote without two 'states' / served event without two 'models'",
     "missing_conv_id": "a state without 'conv_id'",
     "missing_model": "a state without 'model_name'",
     "unknown_model": "model not in the registry (models.json)",
@@ -78,7 +89,8 @@ REJECT_REASONS = {
     "empty_messages": "a state with no messages",
     "bad_message": "a message is not {role, content} (detail says why)",
     "bad_role": "a message role outside system/user/assistant",
-    "empty_content": "a user message with empty text and no image",
+    "empty_content": "a user message with no visible text (empty, blank or zero-width characters only) and no image",
+    "no_user_turn": "a conversation state without any user turn",
     "absurd_length": f"a message over {MAX_MESSAGE_CHARS} chars or over {MAX_MESSAGES} messages",
     "bad_image_ref": "an image reference that is not a 64-hex sha256",
     "unparseable_record": "an adapter record (clean_battle / conversation dump) missing required fields",

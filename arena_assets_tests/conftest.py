@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-REAL = Path(__file__).resolve().parents[2] / "shared" / "real"
+# ../shared/real beside the checkout; a worktree one level deeper (wt/<name>) finds it higher up
+REAL = next((p / "shared" / "real" for p in Path(__file__).resolve().parents[2:4]
+             if (p / "shared" / "real").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "real")
 
 
 @pytest.fixture
@@ -70,7 +72,9 @@ def arena_settings(tmp_path: Path) -> dict[str, str]:
         "ARENA_LLM_CACHE_ROOT": "",
         "ARENA_SIM_WORLD_SEED": "7",
         "ARENA_SIM_LATENCY": "",
-        "ARENA_LABEL_MAX_PROMPT_CHARS": "4000",
+        "ARENA_LABEL_MAX_PROMPT_CHARS": "12500",
+        "ARENA_LABEL_PROMPTS": "",
+        "ARENA_IMAGE_ROOT": "",
         "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05",
         "ARENA_JUDGE_BASE_URL": "simulated",
         "ARENA_JUDGE_API_KEY": "",
@@ -89,6 +93,7 @@ def arena_settings(tmp_path: Path) -> dict[str, str]:
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
+        "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
         # resilience (issue 16)
         "ARENA_ALLOW_EMPTY_MONTH": "false",
         "ARENA_RELEASE_PUBLISHED": "",

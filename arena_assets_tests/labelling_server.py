@@ -49,6 +49,16 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
         return {"refusal": answer.lower().startswith(("i can't", "i cannot", "sorry"))}
     if task == "cluster-name-v1":
         return {"name": "topic " + prompt.split()[0].lower() if prompt.split() else "misc"}
+    # the label prompt set's tasks (labels.prompt_sets), in LMArena's output formats
+    yes = lambda v: "yes" if v else "no"  # noqa: E731
+    if task == "prompt-tags":
+        out = expected_answer("criteria-v1", prompt)
+        return {"criteria": [i for i, c in enumerate(CRITERIA, start=1) if out[c]], "if_score": out["if_score"],
+                "math": yes(out["math"]), "creative_writing": yes(out["creative_writing"])}
+    if task == "vision-tags":
+        return {k: yes(v) for k, v in expected_answer("vision-v1", prompt).items()}
+    if task == "refusal":
+        return f"<classification>{yes(expected_answer('refusal-v1', prompt, answer)['refusal'])}</classification>"
     raise ValueError(task)
 
 
@@ -160,12 +170,14 @@ class _Handler(BaseHTTPRequestHandler):
         msgs = body.get("messages") or []
         system = next((m["content"] for m in msgs if m.get("role") == "system"), "")
         user = next((m["content"] for m in msgs if m.get("role") == "user"), "")
+        if isinstance(user, list):  # text and image parts
+            user = " ".join(p.get("text", "") for p in user if isinstance(p, dict))
         task = re.search(r"^task: (\S+)", system, re.M)
         prompts = re.findall(r"<prompt>\n?(.*?)\n?</prompt>", user, re.S)
         answer = re.search(r"<answer>\n?(.*?)\n?</answer>", user, re.S)
         if task and prompts:
-            content = orjson.dumps(expected_answer(task.group(1), prompts[0],
-                                                   answer.group(1) if answer else "")).decode()
+            said = expected_answer(task.group(1), prompts[0], answer.group(1) if answer else "")
+            content = said if isinstance(said, str) else orjson.dumps(said).decode()
         else:
             content = "Hello from the stand-in server."
         if fault == "garbage":

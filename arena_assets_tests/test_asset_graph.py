@@ -60,8 +60,8 @@ EXPECTED = {
                                           # category boards join the conversations' labels
                                           "topic_labels": "every earlier month"},
         "checks": [("interval_width_sane", False), ("intervals_contain_ratings", False),
-                   ("keys_unique_and_present", True), ("schema_matches", True),
-                   ("values_in_range", True)],
+                   ("keys_unique_and_present", True), ("rating_move_alarm", False),
+                   ("schema_matches", True), ("values_in_range", True)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
         "automation": FOLLOW,
     },
@@ -84,12 +84,13 @@ EXPECTED = {
         "checks": [], "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet", "polars"],
     },
     "model_answers": {
-        "group": "bench", "deps": {"bench_prompts": SAME_MONTH}, "checks": [],
+        "group": "bench", "deps": {"bench_prompts": SAME_MONTH}, "checks": [("answers_within_token_cap", False)],
         "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
     },
     "judgments": {
         "group": "bench", "deps": {"model_answers": SAME_MONTH},
-        "checks": [("judge_parse_failure_rate", False), ("no_duplicate_games", True)],
+        "checks": [("judge_parse_failure_rate", False), ("judgments_within_token_cap", False),
+                   ("no_duplicate_games", True)],
         "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
     },
     "bench_leaderboard": {

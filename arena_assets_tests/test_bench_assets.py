@@ -58,7 +58,8 @@ def test_bench_assets_two_months_and_cached_reruns(arena_env, monkeypatch):
                 assert record.asset_materialization.metadata["month"].value == month
             meta[asset] = {month: {k: v.value for k, v in m.items()} for month, m in by_month.items()}
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
+    assert checks == {"judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
+        "answers_within_token_cap": True, "judgments_within_token_cap": True}
     first, second = (lake.read("bench_prompts", m) for m in MONTHS)
     assert first.height > 0 and second.height > 0
     assert not set(first["text_hash"]) & set(second["text_hash"])  # decontaminated
@@ -83,8 +84,13 @@ def test_bench_assets_two_months_and_cached_reruns(arena_env, monkeypatch):
         assert set(board["model"]) == {"kelp-34b-pro", "atlas-8b-preview"}
         assert board["win_rate"].is_between(0, 1).all() and board["single_score"].is_between(1, 10).all()
         m = meta["bench_leaderboard"][month]
-        assert m["board"].startswith("| model |") and "data:image/png;base64," in m["plot"]
-        assert "single_score" in m["board"]
+        assert m["board"].startswith("| category | model |") and "data:image/png;base64," in m["plot"]
+        assert "single_score" in m["board"] and "sc_win_rate" in m["board"]
+        assert m["protocol"] == "arena-hard-v0.1" and m["interval_level"] == 0.95
+        assert board["sc_win_rate"].is_between(0, 1).all() and (board["category"] == "arena-hard-v0.1").all()
+        assert meta["judgments"][month]["max_tokens"] == {"sim-judge": 4096}
+        assert set(meta["judgments"][month]["cap_hit_share"].values()) == {0.0}
+        assert set(meta["model_answers"][month]["max_tokens"].values()) == {4096}
     # the stronger candidate wins more than half its games against the baseline
     board = lake.read("bench_leaderboard", MONTHS[1])
     assert board.filter(pl.col("model") == "kelp-34b-pro")["win_rate"][0] > 0.5

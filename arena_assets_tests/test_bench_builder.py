@@ -36,7 +36,8 @@ def test_selection_rules_and_accounting() -> None:
     bench = build_bench(frame, opts, month="2026-03")
     p, s = bench.prompts, bench.stats
     assert p.height == 40 and dict(p.schema) == BENCH_PROMPTS
-    assert p["quality"].min() >= 6 and p["cluster_mean_quality"].min() >= 4.0
+    # the anchor's first pass: quality >= 5 (BenchBuilder's README, step 1)
+    assert p["quality"].min() >= opts.min_quality == 5 and p["cluster_mean_quality"].min() >= 4.0
     assert p.group_by("cluster_id").len()["len"].max() <= 2
     assert s["prompts_in"] == p.height + sum(s["dropped"].values()) == frame.height
     assert s["dropped"]["low_quality"] > 0 and s["dropped"]["over_bench_size"] > 0
@@ -136,6 +137,63 @@ def test_two_pass_drops_survivors_the_strong_labeler_could_not_label() -> None:
     assert bench.stats["dropped"]["below_quality_after_relabel"] > 0
 
 
+def test_second_pass_uses_the_anchors_thresholds_and_rescored_clusters() -> None:
+    """Pass 2 keeps quality >= 6 in clusters whose mean over the survivors' strong labels is
+    >= 6 (BenchBuilder's README, step 2). Hand-made: cluster 0's survivors re-label to
+    7, 7, 6 (mean 6.7: all kept), cluster 1's to 7, 6, 4 (mean 5.7: none kept although two
+    prompts reach 6), cluster 2's to 5, 5, 5 (each below 6)."""
+    strong_quality = {0: (7, 7, 6), 1: (7, 6, 4), 2: (5, 5, 5)}
+    rows = []
+    for c, qs in strong_quality.items():
+        for i, _ in enumerate(qs):
+            rows.append({"prompt_id": f"c{c}-{i}", "prompt": f"prompt {c} {i}", "language": "en",
+                         "category": "other", "cluster_id": c, **{k: True for k in CRITERIA}})
+    frame = pl.DataFrame(rows)
+
+    def strong(survivors: pl.DataFrame) -> pl.DataFrame:
+        out = []
+        for pid in survivors["prompt_id"]:
+            c, i = (int(x) for x in pid[1:].split("-"))
+            q = strong_quality[c][i]
+            out.append({"prompt_id": pid, **{k: j < q for j, k in enumerate(CRITERIA)}})
+        return pl.DataFrame(out)
+
+    bench = build_bench(frame, BenchOptions(size=10, per_cluster=3), month="2026-03", relabel=strong)
+    assert sorted(bench.prompts["prompt_id"]) == ["c0-0", "c0-1", "c0-2"]
+    d = bench.stats["dropped"]
+    assert d["cluster_below_threshold_after_relabel"] == 2 and d["below_quality_after_relabel"] == 4
+    assert bench.prompts["cluster_mean_quality"].round(3).to_list() == [round(20 / 3, 3)] * 3
+    assert "2 in clusters re-scored below 6" in bench.stats["shortfall"]
+
+
+def test_shortfall_says_why_and_a_full_bench_says_nothing() -> None:
+    frame = _prompts().filter(~pl.col("has_image"))
+    full = build_bench(frame, BenchOptions(size=30), month="2026-03")
+    assert full.stats["shortfall"] is None
+    short = build_bench(frame, BenchOptions(size=500), month="2026-03")
+    assert short.prompts.height < 500
+    why = short.stats["shortfall"]
+    assert why.startswith(f"{short.prompts.height} of 500 prompts") and "at most 2 each" in why
+    assert f"from {short.stats['clusters_used']} clusters" in why
+
+
+def test_selection_over_the_published_v01_prompts_keeps_two_per_cluster(real_data) -> None:
+    """BenchBuilder's selection step over Arena-Hard v0.1's 500 published prompts with
+    their 250 clusters (the quality filter already passed: every criterion true) gives the
+    published bench back: all 500, 2 per cluster."""
+    import json
+
+    recs = [json.loads(x) for x in (real_data / "arena_hard_v0.1/question.jsonl").read_text().splitlines()]
+    names = sorted({r["cluster"] for r in recs})
+    frame = pl.DataFrame([{"prompt_id": r["uid"], "prompt": r["prompt"], "language": "en", "category": "other",
+                           "cluster_id": names.index(r["cluster"]), **{k: True for k in CRITERIA}}
+                          for r in recs])
+    bench = build_bench(frame, BenchOptions(size=500), month="2024-04")
+    assert len(names) == 250 and bench.prompts.height == 500
+    assert set(bench.prompts.group_by("cluster_id").len()["len"]) == {2}
+    assert bench.stats["shortfall"] is None and bench.stats["dropped"]["duplicate_within_month"] == 0
+
+
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="lack columns"):
         build_bench(pl.DataFrame({"prompt_id": ["a"]}), month="2026-01")
@@ -144,3 +202,25 @@ def test_bad_input() -> None:
         build_bench(pl.concat([frame, frame]), month="2026-01")
     nulls = frame.with_columns(specificity=pl.lit(None, dtype=pl.Boolean))
     assert build_bench(nulls, month="2026-01").stats["dropped"]["unlabelled"] == frame.height
+
+
+def test_cluster_count_follows_the_data_so_a_500_prompt_bench_is_reachable() -> None:
+    """260 topics of 24 prompts each: the clustering finds about as many clusters as topics
+    (no fixed cap of 150, which bounded a bench at 300 prompts), and the bench of 500 at 2
+    per cluster fills up."""
+    from arena_assets.labels.clusters import ClusterConfig, cluster_embeddings
+
+    rng = np.random.default_rng(3)
+    centroids = rng.normal(size=(260, 48))
+    centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
+    truth = np.repeat(np.arange(260), 24)
+    x = centroids[truth] + rng.normal(scale=0.08, size=(truth.size, 48))
+    ids, _ = cluster_embeddings((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32),
+                                ClusterConfig())
+    assert len(set(ids.tolist())) >= 250
+    frame = pl.DataFrame({"prompt_id": [f"p{i:05d}" for i in range(truth.size)],
+                          "prompt": [f"prompt {i}" for i in range(truth.size)], "language": "en",
+                          "category": "other", "cluster_id": ids.astype(np.int64),
+                          **{k: [True] * truth.size for k in CRITERIA}})
+    bench = build_bench(frame, BenchOptions(size=500), month="2026-03")
+    assert bench.prompts.height == 500 and bench.stats["shortfall"] is None

@@ -13,21 +13,30 @@ import polars as pl
 import pytest
 from scipy.stats import spearmanr
 
+from arena_assets.labels.tags import CRITERIA, VISION_TAGS, tag_from_flat
 from arena_assets.ranking.boards import (
     BOARDS_WITHOUT_LABELS,
     CATEGORY_BOARDS,
-    LABEL_COLUMNS,
     arena_boards,
     attach_topic_labels,
     board_options,
 )
 
+# topic_labels' flat columns; `category_tag` is made from them as the boards read it
+FLAT = {**{c: pl.Boolean for c in CRITERIA}, "math": pl.Boolean, "creative_writing": pl.Boolean,
+        "if_score": pl.Int8, "code": pl.Boolean, "is_vision": pl.Boolean, "refusal": pl.Boolean,
+        "user_tokens": pl.Int32, **{f"vision_{v}": pl.Boolean for v in (*VISION_TAGS, "creative_writing")}}
+
 
 def _labels(rows: list[dict]) -> pl.DataFrame:
-    base = {c: None for c in LABEL_COLUMNS} | {"refusal": None}
-    return pl.DataFrame([base | r for r in rows], schema={
-        "conv_id": pl.String, **{c: (pl.Int32 if c in ("if_score", "prompt_chars") else pl.Boolean)
-                                 for c in LABEL_COLUMNS}, "refusal": pl.Boolean})
+    """Hand-written label rows; ``hard`` sets all seven criteria (True) or none (False)."""
+    out = []
+    for r in rows:
+        r = dict(r)
+        hard = r.pop("hard", None)
+        out.append(dict.fromkeys(FLAT) | ({c: hard for c in CRITERIA} if hard is not None else {}) | r)
+    frame = pl.DataFrame(out, schema={"conv_id": pl.String, **FLAT})
+    return frame.with_columns(category_tag=tag_from_flat())
 
 
 def test_labels_join_on_both_sides_and_refusal_on_either():
@@ -41,25 +50,29 @@ def test_labels_join_on_both_sides_and_refusal_on_either():
     ])
     out = attach_topic_labels(battles, labels).sort("battle_id")
     assert out["labelled"].to_list() == [True, True, False]
-    assert out["refusal"].to_list() == [True, False, None]  # b3: side A has no labels
-    assert out["hard"].to_list() == [True, False, None]
+    tag = out["category_tag"].struct
+    assert tag.field("refusal_v0.1").struct.field("refusal").to_list() == [True, False, None]  # b3: no labels
+    assert tag.field("criteria_v0.1").struct.field("creativity").to_list() == [True, False, None]
     picked = {name: out.filter(pred.fill_null(False) & pl.col("labelled"))["battle_id"].to_list()
               for name, pred in CATEGORY_BOARDS.items()}
     assert picked["hard_6"] == ["b1"] and picked["math"] == ["b1"] and picked["if"] == ["b1"]
     assert picked["no_refusal"] == ["b2"] and picked["ocr"] == ["b2"] and picked["vision"] == ["b2"]
     assert attach_topic_labels(battles, None)["labelled"].sum() == 0
+    # every board's rule is written out for the leaderboard's metadata, maybe / unparsed included
+    from arena_assets.labels.tags import BOARD_NOTES, board_rules_markdown
+
+    assert set(BOARD_NOTES) == set(CATEGORY_BOARDS) and '"maybe"' in BOARD_NOTES["no_refusal"]
+    assert board_rules_markdown().count("\n| ") == len(CATEGORY_BOARDS)
 
 
 def test_long_user_board_takes_prompts_of_500_tokens_measured_before_the_cut():
-    """LMArena's long_user board: first prompts of >= 500 tokens (2,000 characters here),
-    measured on the whole prompt (``prompt_chars`` is recorded before labelling cuts it)."""
-    from arena_assets.ranking.boards import LONG_USER_CHARS
-
+    """LMArena's long_user board: at least 500 user tokens over the conversation, measured
+    on the whole text (``user_tokens`` is recorded before labelling cuts it)."""
     battles = pl.DataFrame({"battle_id": ["short", "edge", "long"], "conv_id_a": ["a", "b", "c"],
                             "conv_id_b": ["x", "y", "z"], "turn": [1, 1, 1]})
-    labels = _labels([{"conv_id": "a", "prompt_chars": 300},
-                      {"conv_id": "b", "prompt_chars": LONG_USER_CHARS - 1},
-                      {"conv_id": "c", "prompt_chars": 9000}])
+    labels = _labels([{"conv_id": "a", "user_tokens": 80},
+                      {"conv_id": "b", "user_tokens": 499},
+                      {"conv_id": "c", "user_tokens": 3200}])
     out = attach_topic_labels(battles, labels)
     picked = out.filter(CATEGORY_BOARDS["long_user"].fill_null(False))["battle_id"].to_list()
     assert picked == ["long"]
@@ -90,15 +103,20 @@ def _separated_share(board: pl.DataFrame) -> float:
 
 
 def _true_labels(raw: str, month: str) -> pl.DataFrame:
-    """Every conversation's labels from the simulator's truth, named as ``topic_labels``."""
+    """Every conversation's labels from the simulator's truth, named as ``topic_labels``,
+    in LMArena's ``category_tag`` (the long_user board measures the truth's whole first
+    prompt with the same token counter)."""
+    from arena_assets.clean.tokens import approx_tokens
+
     prompts = pl.read_parquet(f"{raw}/_truth/prompts/{month}.parquet")
     labels = prompts.select(
-        "prompt_id", "hard", "code", "math", "creative_writing", pl.col("if_score").cast(pl.Int32),
-        pl.col("text").str.len_chars().cast(pl.Int32).alias("prompt_chars"),
+        "prompt_id", *CRITERIA, "code", "math", "creative_writing", pl.col("if_score").cast(pl.Int8),
+        approx_tokens(pl.col("text")).cast(pl.Int32).alias("user_tokens"),
         pl.col("image").alias("is_vision"), pl.col("^vision_.*$"))
     convs = pl.read_parquet(f"{raw}/_truth/conversations/{month}.parquet")
     return (convs.select("conv_id", "prompt_id", pl.col("refused").alias("refusal"))
-            .join(labels, on="prompt_id", how="left").drop("prompt_id"))
+            .join(labels, on="prompt_id", how="left").drop("prompt_id")
+            .with_columns(category_tag=tag_from_flat()))
 
 
 def _true_board_skills(kept: pl.DataFrame, raw: str, month: str, config) -> dict[str, pl.DataFrame]:
@@ -212,3 +230,21 @@ def test_category_boards_recover_true_skills_and_hard_separates_more(tmp_path, c
     assert min(rho.values()) >= 0.9, rho
     assert all(rho_skill[b] >= 0.9 for b in ONE_CATEGORY if b in rho_skill), rho_skill
     assert _separated_share(hard) > max(shares), (_separated_share(hard), shares)
+
+
+def test_a_battle_file_with_category_tag_feeds_the_boards_without_a_labeller(real_data, tmp_path):
+    """LMArena's refusal test set carries `category_tag = {"refusal_v0.2": bool}` (12 of 100
+    true): `--category no_refusal` keeps the other 88 by LMArena's rule; boards the tag
+    cannot answer (hard_6: no criteria) hold nothing rather than guessing."""
+    from arena_assets.cli import main
+    from arena_assets.ranking.io import read_battles
+
+    path = real_data / "battles" / "clean_battles_2024_full_conversations.jsonl"
+    battles = read_battles(path)
+    assert battles["category_tag"].struct.field("refusal_v0.2").struct.field("refusal").sum() == 12
+    assert read_battles(path, category="no_refusal").height == 88
+    assert read_battles(path, category="multiturn").height == int((battles["turn"] > 1).sum())
+    assert read_battles(path, category="hard_6").height == 0
+    out = tmp_path / "board.parquet"
+    assert main(["leaderboard", str(path), "--category", "no_refusal", "--out", str(out)]) == 0
+    assert (pl.read_parquet(out)["category"] == "no_refusal").all()

@@ -302,3 +302,44 @@ def test_a_cut_long_prompt_gets_the_same_labels_with_or_without_the_truth_index(
         without = label_answer("criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small",
                                0.18, None, False)
         assert with_index == without
+
+
+def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample):
+    """The simulated labeller answers the label prompt sets in LMArena's output formats
+    (our default's JSON; the anchor-style set's lists, <score>, <decision>,
+    <classification>), each label the same as the first contract's JSON, so the simulator
+    scores every label against its truth whichever set is used; vision calls carry the
+    image."""
+    from arena_assets.labels.prompt_sets import ANCHOR_STYLE, load_prompt_set
+
+    default, anchor = load_prompt_set(), load_prompt_set(ANCHOR_STYLE)
+
+    def ask_set(ps, scope, prompt, answer="", images=()):
+        out = {}
+        for lt in ps.by_scope(scope):
+            reply = client.chat.completions.create(model="sim-labeler-large", temperature=0, messages=lt.messages(
+                prompt, answer, images)).choices[0].message.content
+            for tag, (value, ok) in lt.parse(reply).items():
+                assert ok, (lt.id, reply)
+                out[tag] = value
+        return out
+
+    for text in sample["text"].head(40):
+        old = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
+        for ps in (default, anchor):
+            tags = ask_set(ps, "prompt", text)
+            assert tags["criteria_v0.1"] == {c: old[c] for c in CRITERIA}
+            assert tags["if_v0.1"] == {"if": old["if_score"] >= 4, "score": old["if_score"]}
+            assert tags["math_v0.1"]["math"] == old["math"]
+            assert tags["creative_writing_v0.1"]["creative_writing"] == old["creative_writing"]
+    images = read_prompt_truth(raw, MONTH).filter("image").unique("text").head(15)
+    for text in images["text"]:
+        old = ask(client, "sim-labeler-large", "vision-v1", f"<prompt>{text}</prompt>")
+        for ps in (default, anchor):
+            tags = ask_set(ps, "image", text, images=("sha256:" + "0" * 64,))
+            assert {v: tags[f"{v}_v0.1"][v] for v in VISION_LABELS if v != "creative_writing"} == {
+                v: old[v] for v in VISION_LABELS if v != "creative_writing"}
+            assert tags["creative_writing_vision_v0.1"]["creative_writing"] == old["creative_writing"]
+    for answer, want in (("I'm sorry, but I can't help with that request.", "yes"), ("Sure: here it is.", "no")):
+        for ps in (default, anchor):
+            assert ask_set(ps, "answer", "Do it", answer)["refusal_v0.1"] == want

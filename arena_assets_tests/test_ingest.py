@@ -150,6 +150,7 @@ def test_reason_table_covers_every_native_reason() -> None:
     covered = {reason for reason, _ in BAD_LINES} | {"duplicate_event_id", "unknown_model"}
     # the reasons added for issue 7 have their own hand-written lines in test_bad_input.py
     covered |= {"truncated_file", "models_mismatch", "shared_conv_id", "duplicate_key"}
+    covered |= {"no_user_turn"}  # issue 19: test_bad_input.py
     # unparseable_record belongs to the adapters (test_adapters.py)
     assert covered == set(REJECT_REASONS) - {"unparseable_record"}
 
@@ -390,7 +391,7 @@ def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> No
     # simulator.malformed.EXTRA_MALFORMED_KINDS, test_bad_input.py)
     assert set(planted["expected_reason"]) == set(REJECT_REASONS) - {
         "unparseable_record", "line_too_long", "truncated_file", "models_mismatch",
-        "shared_conv_id", "duplicate_key"}
+        "shared_conv_id", "duplicate_key", "no_user_turn"}  # the last: issue 19, not planted
 
 
 def test_any_fsspec_url_works_like_a_folder() -> None:

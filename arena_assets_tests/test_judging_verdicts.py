@@ -9,38 +9,30 @@ import polars as pl
 import pytest
 
 from arena_assets.cli import main
-from arena_assets.judging.summary import (
-    bias_report,
-    ensemble_summary,
-    judge_battles,
-    pairwise_summary,
-    single_summary,
-)
-from arena_assets.judging.verdicts import (
-    game_positions,
-    import_fastchat_pairwise,
-    judgment_frame,
-    parse_rating,
-    parse_verdict,
-    read_judgments,
-)
+from arena_assets.judging.readers import import_fastchat_pairwise, read_judgments
+from arena_assets.judging.summary import bias_report, judge_battles, pairwise_summary, single_summary
+from arena_assets.judging.verdicts import game_positions, judgment_frame, parse_rating, parse_verdict
 
 MT_SINGLE = "mt_bench/gpt-4_single_judgments_two_models.jsonl"
 
 
-@pytest.mark.parametrize("text,want", [
-    ("Options [[A>>B]] ... [[A>B]] ... final: [[B>A]]", "B>A"),
-    ("My final verdict is tie: [[A=B]]", "A=B"),
-    ("[[ A >> B ]]", "A>>B"),
-    ("[[A<<B]]", "B>>A"),
-    ("[[B<A]]", "A>B"),
-    ("A is better [[A>B]] then garbage [[C>D]]", "A>B"),
-    ("no verdict here", None),
-    ("[[A>A]]", None),
-    ("", None),
+@pytest.mark.parametrize("text,v01,v2", [
+    # v0.1 wants one distinct [[label]]; v2 takes the last, upper-cases, accepts [label]
+    ("Options [[A>>B]] ... [[A>B]] ... final: [[B>A]]", None, "B>A"),
+    ("My final verdict is tie: [[A=B]]", "A=B", "A=B"),
+    ("[[A>B]] and again [[A>B]]", "A>B", "A>B"),
+    ("[[ A >> B ]]", None, None),  # neither anchor allows spaces inside the label
+    ("[[A<<B]]", None, "B>>A"),  # v2's ten spellings; v0.1 knows five
+    ("[[B<A]]", None, "A>B"),
+    ("verdict: [b>>a]", None, "B>>A"),
+    ("A is better [[A>B]] then garbage [[C>D]]", "A>B", "A>B"),
+    ("no verdict here", None, None),
+    ("[[A>A]]", None, None),
+    ("", None, None),
 ])
-def test_parse_verdict(text: str, want: str | None) -> None:
-    assert parse_verdict(text) == want
+def test_parse_verdict(text: str, v01: str | None, v2: str | None) -> None:
+    assert parse_verdict(text, "arena-hard-v0.1") == v01
+    assert parse_verdict(text, "arena-hard-v2") == v2
 
 
 @pytest.mark.parametrize("text,want", [
@@ -58,7 +50,7 @@ def test_parsers_on_real_judgments(real_data) -> None:
     ah = [json.loads(x) for x in
           (real_data / "arena_hard_v0.1/model_judgment_sample.jsonl").read_text().splitlines()]
     games = [g for r in ah for g in r["games"]]
-    assert len(games) == 14 and all(parse_verdict(g["judgment"]) == g["score"] for g in games)
+    assert len(games) == 14 and all(parse_verdict(g["judgment"], "arena-hard-v0.1") == g["score"] for g in games)
 
 
 def test_single_summary_real_against_plain_python(real_data) -> None:
@@ -108,10 +100,10 @@ def test_pairwise_weighting_hand_computed() -> None:
     assert battles.height == 9 and battles.filter(pl.col("winner") == "tie").height == 1
 
 
-def test_ensemble_averages_judges() -> None:
+def test_several_judges_are_pooled() -> None:
     j1 = _games("m", [("B>A", "A>B")] * 4, judge="j1")  # all wins -> 1.0
     j2 = _games("m", [("A>B", "B>A")] * 4, judge="j2")  # all losses -> 0.0
-    row = ensemble_summary(pl.concat([j1, j2]), rounds=0).row(0, named=True)
+    row = pairwise_summary(pl.concat([j1, j2]), rounds=0).row(0, named=True)
     assert row["win_rate"] == pytest.approx(0.5) and row["judges"] == "j1,j2"
 
 
@@ -142,9 +134,8 @@ def test_fastchat_pairwise_import(tmp_path) -> None:
     assert pairwise_summary(frame, rounds=0)["win_rate"][0] == pytest.approx(0.75)
 
 
-def test_prompt_round_trip_and_retry() -> None:
+def test_prompt_round_trip_and_plan() -> None:
     from arena_assets.judging.verdicts import (
-        judge_with_retry,
         pairwise_messages,
         plan_games,
         single_messages,
@@ -155,20 +146,18 @@ def test_prompt_round_trip_and_retry() -> None:
     q, a, b = "Sum 2+2?\n\nShow work.", "4\n\n<|End of Answer A|> fake", "five"
     msgs = pairwise_messages(q, a, b)
     assert "[[A>>B]]" in msgs[0]["content"] and split_pairwise_prompt(msgs[1]["content"]) == (q, a, b)
+    assert "own answer" in msgs[0]["content"]
+    assert "own answer" not in pairwise_messages(q, a, b, own_answer_first=False)[0]["content"]
     assert split_single_prompt(single_messages(q, a)[1]["content"]) == (q, a)
     assert split_pairwise_prompt("free text") is None
-    replies = iter(["I cannot decide", "after all [[B>A]]"])
-    calls = []
-
-    def ask(messages, attempt):
-        calls.append(attempt)
-        return next(replies)
-
-    assert judge_with_retry(ask, msgs) == ("after all [[B>A]]", "B>A", 2) and calls == [0, 1]
-    assert judge_with_retry(lambda m, i: "none", msgs, retries=1) == ("none", None, 2)
     plan = plan_games(["q1", "q2"], ["m1", "m2", "base"], "base", ["j1", "j2"])
     assert plan.height == 2 * 2 * 2 * 2
     assert plan.filter(pl.col("game") == 1)["model_a"].unique().to_list() == ["base"]
+    # v2: each question against its category's baseline
+    plan = plan_games(["q1", "q2"], ["m1", "m2", "base"], {"hard_prompt": "base", "creative_writing": "m2"},
+                      ["j"], ["hard_prompt", "creative_writing"])
+    assert plan.group_by("question_id").agg(pl.col("baseline").first()).sort("question_id")["baseline"].to_list() \
+        == ["base", "m2"]
 
 
 def test_judge_summary_cli_pairwise_and_bias(real_data, capsys) -> None:
@@ -183,3 +172,42 @@ def test_judge_summary_cli_pairwise_and_bias(real_data, capsys) -> None:
     rep = json.loads(capsys.readouterr().out)
     assert rep["games"] == 14 and rep["pairs_with_both_games"] == 7
     assert main(["judge-summary", str(real_data / MT_SINGLE), "--bias"]) == 1
+
+
+def test_every_published_layout_is_read_and_others_named(tmp_path, capsys) -> None:
+    """Single-answer grade files without `turn`, Arena-Hard v2 judgments with categories and
+    per-record baselines; anything else gets one line naming what it lacks."""
+    grades = tmp_path / "grades.jsonl"
+    grades.write_text("\n".join(json.dumps(r) for r in [
+        {"question_id": 1, "model": "a", "score": 8, "judgment": "fine [[8]]", "user_prompt": "q"},
+        {"question_id": 2, "model": "a", "score": 6, "judgment": "ok [[6]]"},
+        {"question_id": 1, "model": "b", "score": -1, "judgment": "no grade"},
+        {"question_id": 2, "model": "b", "score": 4, "judgment": "[[4]]"}]) + "\n")
+    kind, frame = read_judgments(grades)
+    assert kind == "single" and set(frame["turn"]) == {1}
+    assert main(["judge-summary", str(grades), "--format", "csv"]) == 0
+    rows = {r["model"]: r for r in pl.read_csv(capsys.readouterr().out.encode()).to_dicts()}
+    assert rows["a"]["score"] == 7.0 and rows["b"]["score"] == 4.0 and rows["b"]["n_invalid"] == 1
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_text("\n".join(json.dumps({
+        "uid": f"u{i}", "category": cat, "judge": "gpt-4.1", "model": "m", "baseline": base,
+        "games": [{"score": s1, "judgment": {"answer": "..."}, "prompt": []},
+                  {"score": s2, "judgment": {"answer": "..."}, "prompt": []}]})
+        for i, (cat, base, s1, s2) in enumerate([
+            ("hard_prompt", "o3-mini", "A<B", "A>B"), ("hard_prompt", "o3-mini", "B>A", None),
+            ("creative_writing", "gemini-flash", "A=B", "A>>B")])) + "\n")
+    kind, frame = read_judgments(v2)
+    assert kind == "pairwise" and frame["verdict"].to_list() == ["B>A", "A>B", "B>A", None, "A=B", "A>>B"]
+    assert main(["judge-summary", str(v2), "--rounds", "10", "--format", "csv"]) == 0
+    table = pl.read_csv(capsys.readouterr().out.encode())
+    # v2 drops both games of u1 (one unparsed); u0: 1 + 1 (game 1 "A<B": B wins) -> 1.0;
+    # u2: 0.5 + 3 x 1 over 4 rows, and v2's score is the mean of the bootstrap means
+    rows = table.select("category", "baseline", "win_rate").sort("category").rows()
+    assert rows[1] == ("hard_prompt", "o3-mini", 1.0) and rows[0][:2] == ("creative_writing", "gemini-flash")
+    assert rows[0][2] == pytest.approx((0.5 + 3) / 4, abs=0.1)
+    assert table["dropped_games"].sum() == 2
+    odd = tmp_path / "odd.jsonl"
+    odd.write_text(json.dumps({"question_id": 1, "model": "a", "rating": 3}) + "\n")
+    assert main(["judge-summary", str(odd)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "single-answer grades (needs score)" in err

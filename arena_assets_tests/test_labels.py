@@ -137,6 +137,8 @@ ROWS = [
 
 
 def test_label_conversations_once_per_prompt(tmp_path):
+    """LMArena's labeller input: every user turn joined by newlines, cut; identical inputs
+    share one call. Flat labels and LMArena's category_tag agree."""
     conv = _conversations(ROWS)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
@@ -144,30 +146,39 @@ def test_label_conversations_once_per_prompt(tmp_path):
         out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
         assert out.schema == pl.Schema(TOPIC_LABELS_SCHEMA)
         assert out["conv_id"].to_list() == [r[0] for r in ROWS]
-        # c1/c2 and c4/c6 share a dedup key: 5 distinct prompts (one without text, not asked);
-        # 1 vision prompt with text; 7 answers (all distinct)
-        assert report.distinct_prompts == 5 and report.calls_avoided_by_dedup == 2
-        assert srv.calls == 4 + 1 + 7
         by = {r["conv_id"]: r for r in out.iter_rows(named=True)}
-        assert by["c7"]["criteria_status"] == by["c7"]["vision_status"] == "not_applicable"
+        # inputs: c4 ("Tell me a joke" + its second turn) differs from c6; c1 and c2 differ
+        # in case: 7 distinct, 6 with text (prompt tags), 2 with an image, 7 answers
+        assert report.distinct_prompts == 7 and srv.calls == 6 + 2 + 7
+        inputs = {"c4": "Tell me a joke\nand then? (1)", "c5": "x" * 100}
+        assert by["c7"]["criteria_status"] == "not_applicable" and by["c7"]["vision_status"] == "ok"
         assert by["c7"]["hard"] is None and by["c7"]["refusal"] is False
         for cid, prompt, *_ in ROWS[:6]:
-            shown = distinct_prompts(conv).filter(pl.col("dedup_key") == by[cid]["dedup_key"])["first_prompt"][0][:100]
-            want = expected_answer("criteria-v1", shown)
-            assert {c: by[cid][c] for c in want} == want
+            want = expected_answer("criteria-v1", inputs.get(cid, prompt))
+            assert {c: by[cid][c] for c in want} == want, cid
             assert by[cid]["criteria_count"] == sum(want[c] for c in CRITERIA)
             assert by[cid]["hard"] == (by[cid]["criteria_count"] >= 6)
             assert by[cid]["code"] == is_code(prompt)
+            tag = by[cid]["category_tag"]
+            assert tag["criteria_v0.1"] == {c: want[c] for c in CRITERIA}
+            assert tag["if_v0.1"] == {"if": want["if_score"] >= 4, "score": want["if_score"]}
+            assert tag["math_v0.1"] == {"math": want["math"]}
+        assert by["c4"]["prompt_chars"] == len(inputs["c4"]) and by["c4"]["label_key"] != by["c6"]["label_key"]
         assert by["c5"]["prompt_cut"] and by["c5"]["prompt_chars"] == 300 and not by["c1"]["prompt_cut"]
         assert by["c3"]["vision_status"] == "ok" and by["c1"]["vision_status"] == "not_applicable"
         assert {c: by["c3"][f"vision_{c}"] for c in expected_answer("vision-v1", "")} == expected_answer("vision-v1", "Describe this picture")
-        assert by["c1"]["vision_captioning"] is None
-        assert by["c2"]["answer_refusals"] == [True] and by["c2"]["refusal"]
+        assert by["c3"]["category_tag"]["ocr_v0.1"] == {"ocr": by["c3"]["vision_ocr"]}
+        assert by["c1"]["vision_captioning"] is None and by["c1"]["category_tag"]["ocr_v0.1"] is None
+        assert by["c2"]["answer_refusal_classes"] == ["yes"] and by["c2"]["refusal"]
         assert by["c4"]["answer_refusals"] == [False, True] and by["c4"]["refusal"]
+        assert by["c4"]["category_tag"]["refusal_v0.1"] == {"refusal": True, "score": "['no', 'yes']"}
         assert by["c1"]["refusal"] is False and by["c6"]["refusal_status"] == "not_applicable"
-        assert by["c1"]["criteria_model"] == "labeler-strong" and by["c1"]["criteria_prompt_version"] == "criteria-v1"
+        assert by["c1"]["criteria_model"] == "labeler-strong"
+        set_name, set_hash = cfg.prompt_set.name, cfg.prompt_set.hash
+        assert by["c1"]["criteria_prompt_version"] == f"{set_name}@{set_hash}/prompt-tags"
+        assert (out["prompt_set"] == set_name).all() and (out["prompt_set_hash"] == set_hash).all()
         again, report2 = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
-        assert srv.calls == 12 and again.equals(out)
+        assert srv.calls == 15 and again.equals(out)
     assert set(out_of_range(out).values()) == {0}
     assert parse_failure_rate(out) == {"criteria": 0.0, "vision": 0.0, "refusal": 0.0}
     broken = out.with_columns(pl.lit(7, dtype=pl.Int8).alias("if_score"), pl.lit(True).alias("hard"))
@@ -175,6 +186,8 @@ def test_label_conversations_once_per_prompt(tmp_path):
 
 
 def test_label_faults_recorded_never_guessed(tmp_path):
+    """Unparsed replies: flat labels null (never guessed), category_tag the anchor's default
+    (no criterion met), counted; failed calls: both null."""
     rows = [(f"c{i}", f"Question number {i} about gardening", [], [f"answer {i}"]) for i in range(60)]
     conv = _conversations(rows)
     with LabellingServer(fault_rate=0.3, seed=5) as srv:
@@ -187,9 +200,13 @@ def test_label_faults_recorded_never_guessed(tmp_path):
     assert (out["criteria_status"] != "ok").sum() > 0  # the faults did show
     bad = out.filter(pl.col("criteria_status") != "ok")
     assert bad.select([pl.col(c).is_null().all() for c in (*CRITERIA, "if_score", "hard")]).row(0) == (True,) * 9
+    unparsed = out.filter(pl.col("criteria_status") == "parse_failed")
+    assert unparsed.height == report.unparsed["criteria_v0.1"] > 0
+    assert all(t["criteria_v0.1"] == dict.fromkeys(CRITERIA, False) for t in unparsed["category_tag"])
+    assert all(t is None or t["criteria_v0.1"] is None
+               for t in out.filter(pl.col("criteria_status") == "failed")["category_tag"])
     good = out.filter(pl.col("criteria_status") == "ok")
     assert good["hard"].null_count() == 0
-    assert report.batches["criteria"].statuses["ok"] == good.height
     rate = parse_failure_rate(out)["criteria"]
     assert 0 < rate < 0.5 and set(out_of_range(out).values()) == {0}
 

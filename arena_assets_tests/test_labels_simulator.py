@@ -92,8 +92,8 @@ def test_faults_at_the_simulator_every_item_finishes_once(month):
         ep.set_faults(Faults())
     conv = lake.read("conversations", MONTH, columns=["conv_id"])
     assert step.labels.height == conv.height and step.labels["conv_id"].n_unique() == conv.height
-    st = step.report.batches["criteria"].statuses
-    asked = step.labels.unique("dedup_key").filter(pl.col("criteria_status") != "not_applicable").height
+    st = step.report.batches["prompt-tags"].statuses
+    asked = step.labels.unique("label_key").filter(pl.col("criteria_status") != "not_applicable").height
     assert sum(st.values()) == asked  # every distinct prompt finished once, in some status
     assert st["parse_failed"] > 0 and st["ok"] > 0.9 * asked  # faults showed; retries healed most
     assert ep.call_count(status=429) > 0 and ep.call_count(status=500) > 0

@@ -127,12 +127,13 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
     assert {c.check_name: c.passed for c in evaluations
             if c.check_name != "interval_width_sane"} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True,
+        "intervals_contain_ratings": True, "rating_move_alarm": True,
         "schema_matches": True, "keys_unique_and_present": True,
         "month_over_month_drift": True, "battles_conserved": True,
         "values_in_range": True,
         "parse_failure_rate_low": True, "labels_in_range": True, "labels_answered": True,
-        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
+        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
+        "answers_within_token_cap": True, "judgments_within_token_cap": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

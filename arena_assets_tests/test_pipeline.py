@@ -79,12 +79,13 @@ def test_month_without_files_gives_empty_tables(arena_env):
     assert result.success
     assert {c.check_name: c.passed for c in result.get_asset_check_evaluations()} == {"lines_conserved": True, "no_partial_files": True, "snapshots_conserved": True, "no_raw_pii": True,
         "required_columns_present": True, "votes_conserved": True, "removals_accounted": True,
-        "intervals_contain_ratings": True, "interval_width_sane": True,
+        "intervals_contain_ratings": True, "rating_move_alarm": True, "interval_width_sane": True,
         "schema_matches": True, "keys_unique_and_present": True,
         "month_over_month_drift": True, "battles_conserved": True,
         "values_in_range": True,
         "parse_failure_rate_low": True, "labels_in_range": True, "labels_answered": True,
-        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True}
+        "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
+        "answers_within_token_cap": True, "judgments_within_token_cap": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

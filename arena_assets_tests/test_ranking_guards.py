@@ -223,7 +223,7 @@ def test_assets_list_left_out_models_in_metadata(arena_env: dict[str, str], monk
     result = materialize("2024-01", "arena_leaderboard,leaderboard_history")
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"intervals_contain_ratings": True, "interval_width_sane": True,
+    assert checks == {"intervals_contain_ratings": True, "rating_move_alarm": True, "interval_width_sane": True,
                       "schema_matches": True, "keys_unique_and_present": True,
                       "values_in_range": True}
     meta = {e.asset_key.path[-1]: e.materialization.metadata

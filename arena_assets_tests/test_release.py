@@ -91,10 +91,13 @@ def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_pa
     assert battle.height == int(month_tables["battles"]["keep"].sum()) > 0
 
     with duckdb.connect() as con:
-        for kind in ("chat", "battle", "bench"):
+        for kind in ("chat", "battle"):
             glob = f"{summary.datasets[kind]}/data/*.parquet"
             assert con.execute(f"select count(*) from read_parquet('{glob}')").fetchone()[0] \
                 == summary.rows[kind], kind
+        # the bench is in Arena-Hard-Auto's own layout (question.jsonl, model_answer/, ...)
+        question = f"{summary.datasets['bench']}/question.jsonl"
+        assert con.execute(f"select count(*) from read_json('{question}')").fetchone()[0] == summary.rows["bench"]
 
     # the `datasets` library in a fresh process, offline, with every proxy pointed at a
     # closed loopback port so any attempt to reach the network fails
@@ -102,7 +105,8 @@ def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_pa
         "import json, sys, datasets\n"
         "out = {}\n"
         "for kind, folder in json.loads(sys.argv[1]).items():\n"
-        "    by_files = datasets.load_dataset('parquet', data_files=folder + '/data/*.parquet', split='train')\n"
+        "    kind_of, files = ('json', '/question.jsonl') if kind == 'bench' else ('parquet', '/data/*.parquet')\n"
+        "    by_files = datasets.load_dataset(kind_of, data_files=folder + files, split='train')\n"
         "    by_card = datasets.load_dataset(folder, split='train')  # the card's configs\n"
         "    out[kind] = [by_files.num_rows, by_card.num_rows, sorted(by_card.column_names)]\n"
         "row = datasets.load_dataset(json.loads(sys.argv[1])['chat'], split='train')[0]\n"

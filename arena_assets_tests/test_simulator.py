@@ -160,7 +160,8 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
     # truncated_file is a file-level defect, and the extra kinds (models_mismatch,
     # shared_conv_id, duplicate_key) are planted only on request (malformed.py)
     expected = set(REJECT_REASONS) - {"unparseable_record", "line_too_long", "truncated_file",
-                                      "models_mismatch", "shared_conv_id", "duplicate_key"}
+                                      "models_mismatch", "shared_conv_id", "duplicate_key",
+                                      "no_user_turn"}  # issue 19: hand-written lines only
     for month in MONTHS:
         planted = truth["malformed"].filter(month=month)
         assert set(planted["expected_reason"]) == expected

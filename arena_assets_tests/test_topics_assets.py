@@ -50,7 +50,9 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert (labels["criteria_status"] == "ok").mean() > 0.95
     meta = _meta(result, "topic_labels")
     assert meta["calls_made"] > 0 and meta["cache_hits"] == 0
-    assert meta["distinct_prompts"] == conv["dedup_key"].n_unique()
+    # asked once per distinct labeller input (all user turns joined), as recorded per row
+    assert meta["distinct_prompts"] == labels["label_key"].n_unique() >= conv["dedup_key"].n_unique()
+    assert meta["prompt_set"] == f"arena-assets-default ({labels['prompt_set_hash'][0]})"
     assert meta["prompt_tokens"] > 0
     # ARENA_LABELER_PRICE_* are set in the fixture: the cost follows from the tokens
     expected = (meta["prompt_tokens"] * 0.15 + meta["completion_tokens"] * 0.6) / 1e6

@@ -1,6 +1,6 @@
 """Topic clustering: adjusted Rand index against known topics, and time.
 
-    .venv/bin/python benchmarks/bench_clusters.py [--points 20000] [--topics 100] [--dim 64]
+    .venv/bin/python benchmarks/bench_clusters.py [--points 20000] [--topics 100] [--dim 64] [--k-max 150]
 
 1. Synthetic topic embeddings (what an endpoint whose vectors carry the topic plus noise
    returns): ``--topics`` random unit centroids, each point its centroid + Gaussian noise
@@ -36,14 +36,18 @@ def synthetic(args) -> None:
     truth = rng.choice(args.topics, size=args.points, p=weights / weights.sum())
     x = centroids[truth] + rng.normal(scale=args.noise, size=(args.points, args.dim))
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
-    for method in ("agglomerative", "kmeans", "hdbscan"):
+    runs = [(m, None) for m in ("agglomerative", "kmeans", "hdbscan")]
+    if args.k_max:  # the same data with a fixed cap on k (the earlier default was 150)
+        runs.insert(1, ("agglomerative", args.k_max))
+    for method, k_max in runs:
         if method == "hdbscan" and args.points > 10000:
             print(f"  {method}: skipped above 10,000 points (quadratic time on 2 cores)")
             continue
         start = time.perf_counter()
-        ids, outlier = cluster_embeddings(x, ClusterConfig(method=method, k_max=300, min_cluster_size=10))
+        ids, outlier = cluster_embeddings(x, ClusterConfig(method=method, min_cluster_size=10, k_max=k_max))
         took = time.perf_counter() - start
         print(f"  synthetic {args.points} x {args.dim}, {args.topics} topics, noise {args.noise}: {method:13s} "
+              f"{f'(k <= {k_max}) ' if k_max else ''}"
               f"k={len(set(ids.tolist())):4d} ARI {adjusted_rand_score(truth, ids):.3f} "
               f"outliers {outlier.mean():.1%} in {took:.1f}s")
 
@@ -75,9 +79,12 @@ def main() -> None:
     p.add_argument("--dim", type=int, default=64)
     p.add_argument("--noise", type=float, default=0.08)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k-max", type=int, default=0, help="also run agglomerative with k capped here")
+    p.add_argument("--synthetic-only", action="store_true")
     args = p.parse_args()
     synthetic(args)
-    offline(args)
+    if not args.synthetic_only:
+        offline(args)
 
 
 if __name__ == "__main__":

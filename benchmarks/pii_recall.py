@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/pii_recall.py [--sessions 3000]
 
 Corpus: `arena_assets_tests/data/pii_corpus.jsonl` (split "dev": written before the rules
-were tuned and then tuned on; split "heldout": written after, never tuned on), scored by
+were tuned and then tuned on; split "heldout": written after, never tuned on; "tail": the
+formats issue 19 found leaking, tuned on; "heldout3": written after those fixes, run once,
+never tuned on), scored by
 `arena_assets_tests.pii_scoring` (found = every letter and digit of the labelled span
 redacted; decoys flagged = any detection in a line with no PII). Simulator: every item
 planted in a simulated month (`_truth/pii`), looked up in the message that carries it;
@@ -72,7 +74,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=3000)
     args = parser.parse_args()
-    for split in ("dev", "heldout", "heldout2"):
+    for split in ("dev", "heldout", "heldout2", "tail", "heldout3"):
         rows = load_corpus(split)
         if not rows:
             continue

@@ -5,7 +5,13 @@ Pure library (no Dagster). Entry point: `build_battles`.
 
 from arena_assets.battles.anomaly import anomalous_voters
 from arena_assets.battles.build import BattleResult, build_battles
-from arena_assets.battles.config import AliasRule, AnomalyConfig, BattleConfig, derived_identity_names
+from arena_assets.battles.config import (
+    AliasRule,
+    AnomalyConfig,
+    BattleConfig,
+    RiggingConfig,
+    derived_identity_names,
+)
 from arena_assets.battles.schema import REMOVAL_REASONS, STYLE_FEATURES
 from arena_assets.battles.style import style_features
 
@@ -15,6 +21,7 @@ __all__ = [
     "BattleConfig",
     "BattleResult",
     "REMOVAL_REASONS",
+    "RiggingConfig",
     "STYLE_FEATURES",
     "anomalous_voters",
     "build_battles",

@@ -4,9 +4,11 @@ The test
 --------
 For every vote the *crowd* says how likely each outcome is on that model pair: the
 frequencies of model_x wins / model_y wins / tie / both bad among all *other* voters' votes
-on the pair (this month, plus an optional cumulative ``crowd`` table), smoothed towards the
-month's overall outcome mix by a Dirichlet prior of ``crowd_prior_votes`` pseudo-votes.
-Leaving the voter out matters: a heavy voter must not be judged against their own votes.
+on the pair, smoothed towards the month's overall outcome mix by a Dirichlet prior of
+``crowd_prior_votes`` pseudo-votes. Leaving the voter out matters: a heavy voter must not
+be judged against their own votes. The crowd is robust (``reference.py``, issue 19): the
+earlier months' kept votes, plus this month's votes of established voters only, this
+month's weight per pair capped, so an attack cannot become its own reference.
 
 H0: the voter's outcomes follow the crowd's probabilities.
 
@@ -55,82 +57,9 @@ import math
 import polars as pl
 
 from arena_assets.battles.config import AnomalyConfig
+from arena_assets.battles.reference import _pair_frame, crowd_counts, reference_probabilities
 
-_OUTCOMES = ("x", "y", "tie", "bothbad")  # in the (x, y) = sorted pair frame
 _LOG_CAP = 200.0  # LR_k kept below e^200: far past any threshold, far from overflow
-
-
-def _pair_frame(votes: pl.DataFrame) -> pl.DataFrame:
-    """Orientation-free view: x < y by name, outcome in that frame."""
-    a, b = pl.col("model_a"), pl.col("model_b")
-    swapped = a > b
-    winner = pl.col("winner")
-    return votes.with_columns(
-        pl.when(swapped).then(b).otherwise(a).alias("_x"),
-        pl.when(swapped).then(a).otherwise(b).alias("_y"),
-        pl.when(winner == "tie")
-        .then(pl.lit("tie"))
-        .when(winner == "tie (bothbad)")
-        .then(pl.lit("bothbad"))
-        .when((winner == "model_a") ^ swapped)
-        .then(pl.lit("x"))
-        .otherwise(pl.lit("y"))
-        .alias("_outcome"),
-    )
-
-
-def _counts(frame: pl.DataFrame, keys: list[str], weight: str | None = None) -> pl.DataFrame:
-    w = pl.col(weight) if weight else pl.lit(1.0)
-    return frame.group_by(keys).agg(
-        [(w * (pl.col("_outcome") == o)).sum().cast(pl.Float64).alias(f"_n_{o}") for o in _OUTCOMES]
-    )
-
-
-def crowd_counts(crowd: pl.DataFrame | None) -> pl.DataFrame | None:
-    """Normalise a prior crowd table (``model_a, model_b, winner`` and optional ``n``)."""
-    if crowd is None or crowd.height == 0:
-        return None
-    frame = crowd if "n" in crowd.columns else crowd.with_columns(pl.lit(1.0).alias("n"))
-    return _counts(_pair_frame(frame.with_columns(pl.col("n").cast(pl.Float64))), ["_x", "_y"], "n")
-
-
-def _crowd_probabilities(
-    votes: pl.DataFrame, exclude: pl.Expr, prior: pl.DataFrame | None, cfg: AnomalyConfig
-) -> pl.DataFrame:
-    """Adds p(model_a wins) and p(model_b wins) from everyone but the voter."""
-    pool = votes.filter(~exclude)
-    pair = _counts(pool, ["_x", "_y"])
-    if prior is not None:
-        pair = pl.concat([pair, prior], how="vertical").group_by(["_x", "_y"]).sum()
-    own = _counts(pool, ["voter_hash", "_x", "_y"])
-    totals = pool.select([(pl.col("_outcome") == o).sum().alias(o) for o in _OUTCOMES]).row(0)
-    n_all = max(sum(totals), 1)
-    win_share = (totals[0] + totals[1]) / n_all / 2
-    mix = {"x": win_share, "y": win_share, "tie": totals[2] / n_all, "bothbad": totals[3] / n_all}
-    if sum(mix.values()) == 0:
-        mix = {"x": 0.5, "y": 0.5, "tie": 0.0, "bothbad": 0.0}
-    s = cfg.crowd_prior_votes
-    joined = (
-        votes.join(pair, on=["_x", "_y"], how="left")
-        .join(own, on=["voter_hash", "_x", "_y"], how="left", suffix="_own")
-        .with_columns(
-            [
-                (
-                    pl.col(f"_n_{o}").fill_null(0)
-                    - pl.col(f"_n_{o}_own").fill_null(0)
-                    + s * mix[o]
-                ).alias(f"_c_{o}")
-                for o in _OUTCOMES
-            ]
-        )
-    )
-    total = pl.sum_horizontal([pl.col(f"_c_{o}") for o in _OUTCOMES])
-    p_x, p_y = pl.col("_c_x") / total, pl.col("_c_y") / total
-    a_is_x = pl.col("model_a") == pl.col("_x")
-    return joined.with_columns(
-        pl.when(a_is_x).then(p_x).otherwise(p_y).clip(1e-3, 1 - 1e-3).alias("_p_a"),
-        pl.when(a_is_x).then(p_y).otherwise(p_x).clip(1e-3, 1 - 1e-3).alias("_p_b"),
-    ).drop([c for c in joined.columns if c.startswith(("_n_", "_c_"))])
 
 
 _FAMILIES = ("for", "against", "side")
@@ -279,12 +208,27 @@ def _sequential_test(votes: pl.DataFrame, n_models: int, cfg: AnomalyConfig) -> 
 
 
 def anomalous_voters(
-    votes: pl.DataFrame, cfg: AnomalyConfig, crowd: pl.DataFrame | None = None
+    votes: pl.DataFrame,
+    cfg: AnomalyConfig,
+    crowd: pl.DataFrame | None = None,
+    *,
+    established: pl.Series | list[str] | None = None,
+    exclude: pl.Series | list[str] | None = None,
+    members: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Run the test on `votes` (columns battle_id, voter_hash, tstamp, model_a, model_b,
     winner; anonymous votes only is the intended use). Returns one row per voter:
     voter_hash, anomalous, anomaly_log_lr, anomaly_alternative, anomaly_votes_tested,
-    anomaly_crossing_vote (1-based index in time order of the vote where LR crossed)."""
+    anomaly_crossing_vote (1-based index in time order of the vote where LR crossed).
+
+    The reference is `reference.reference_probabilities`: ``crowd`` (earlier months' kept
+    votes) plus this month's votes of the ``established`` voters (None: every voter),
+    never those of ``exclude`` nor of the voters flagged by the first pass, the month's
+    weight per model pair capped. With ``members`` (columns voter_hash, group) the unit
+    tested is the group: its members' votes pooled in time order, one row per group in
+    the result (``voter_hash`` then holds the group id), each group judged against a
+    reference without its own members' votes.
+    """
     schema_out = {
         "voter_hash": pl.String,
         "anomalous": pl.Boolean,
@@ -296,22 +240,37 @@ def anomalous_voters(
     votes = votes.filter(pl.col("model_a") != pl.col("model_b"))
     if votes.height == 0:
         return pl.DataFrame(schema=schema_out)
-    votes = _pair_frame(votes.sort(["voter_hash", "tstamp", "battle_id"])).with_columns(
-        pl.int_range(pl.len()).over("voter_hash").alias("_order")
-    )
+    framed = _pair_frame(votes)
+    pool = framed if established is None else framed.filter(
+        pl.col("voter_hash").is_in(pl.Series(list(established), dtype=pl.String).implode()))
+    if members is None:
+        tested, links = framed.with_columns(pl.col("voter_hash").alias("_member")), None
+    else:
+        links = members.select("voter_hash", pl.col("group").alias("_group")).unique()
+        tested = framed.join(links, on="voter_hash").rename(
+            {"voter_hash": "_member", "_group": "voter_hash"})
+        if tested.height == 0:
+            return pl.DataFrame(schema=schema_out)
+    tested = tested.sort(["voter_hash", "tstamp", "battle_id"]).with_columns(
+        pl.int_range(pl.len()).over("voter_hash").alias("_order"))
     prior = crowd_counts(crowd)
     n_models = pl.concat([votes["model_a"], votes["model_b"]]).n_unique()
+    fixed = set(exclude if exclude is not None else [])
     flagged: set[str] = set()
     result = None
     for _ in range(max(cfg.passes, 1)):
-        exclude = pl.col("voter_hash").is_in(list(flagged))
-        probs = _crowd_probabilities(votes, exclude, prior, cfg)
+        out = set(fixed)
+        if flagged:
+            out |= (flagged if links is None else
+                    set(links.filter(pl.col("_group").is_in(list(flagged)))["voter_hash"]))
+        reference = pool.filter(~pl.col("voter_hash").is_in(pl.Series(list(out), dtype=pl.String).implode()))
+        probs = reference_probabilities(tested, reference, prior, cfg, links)
         result = _sequential_test(probs, n_models, cfg)
         new = set(result.filter("anomalous")["voter_hash"].to_list())
         if new == flagged:
             break
         flagged = new
-    counts = votes.group_by("voter_hash").agg(pl.len().alias("anomaly_votes_tested"))
+    counts = tested.group_by("voter_hash").agg(pl.len().alias("anomaly_votes_tested"))
     return (
         result.join(counts, on="voter_hash")
         .with_columns((pl.col("_cross_order") + 1).cast(pl.Int64).alias("anomaly_crossing_vote"))

@@ -8,10 +8,14 @@ Order of the rules (fixed; a removed battle is counted once, under its first rea
 4. ``anomalous_voter`` the voter failed the sequential test (`anomaly`), all their votes;
 5. ``vote_burst``      the vote sits in a dense burst of the same voter's votes;
 6. ``daily_cap``       the voter's votes beyond the daily cap;
-7. ``dedup_sampled_out`` an over-popular prompt's battle outside the seeded sample.
+7. ``linked_anomalous``, ``linked_burst``, ``linked_daily_cap``  rules 4-6 per cluster of
+   linked accounts (`linking.py`);
+8. ``selective_voter``, ``selective_cluster``  served but not voted: votes cast only with
+   one model on screen, per voter and per signature group (`selective.py`);
+9. ``dedup_sampled_out`` an over-popular prompt's battle outside the seeded sample.
 
-Rules 1-6 are evaluated on every vote (the voter rules look at behaviour, whatever else
-happened to the vote); rule 7 draws its sample among the votes that survive 1-6, so a
+Rules 1-8 are evaluated on every vote (the voter rules look at behaviour, whatever else
+happened to the vote); rule 9 draws its sample among the votes that survive 1-8, so a
 popular prompt ends with exactly the threshold number of kept battles. Aliasing is not a
 removal; its count is reported. Raw messages are not carried (they are unredacted): the
 release joins the redacted conversations on ``conv_id_a`` / ``conv_id_b``.
@@ -26,10 +30,11 @@ import polars as pl
 from arena_assets.battles.anomaly import anomalous_voters
 from arena_assets.battles.config import BattleConfig, identity_table
 from arena_assets.battles.content import apply_aliases, identity_pattern, leaked_names
+from arena_assets.battles.rigging import RIGGING_FLAGS, rigging_flags
 from arena_assets.battles.sampling import dedup_sampled_out, in_burst, over_daily_cap
 from arena_assets.battles.schema import REMOVAL_REASONS, TAIL_COLUMNS
 from arena_assets.battles.style import style_columns
-from arena_assets.contracts import VOTE_TYPES, WINNER_OF_VOTE
+from arena_assets.contracts import SERVED_TYPE, VOTE_TYPES, WINNER_OF_VOTE
 
 @dataclass
 class BattleResult:
@@ -38,6 +43,8 @@ class BattleResult:
     flag_totals: dict[str, int]  # every battle carrying each flag
     voters: pl.DataFrame  # per-voter outcome of the sequential test
     metadata: dict = field(default_factory=dict)
+    # per linked cluster / signature group: the sequential test's outcome (rigging.py)
+    groups: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def kept(self) -> pl.DataFrame:
@@ -88,6 +95,8 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
         user_turns.cast(pl.Int32).alias("turn"),
         pl.coalesce("language_a", "language_b").alias("language"),
         pl.col("user_hash").alias("voter_hash"),
+        *[pl.col(c) if c in votes.columns else pl.lit(None, dtype=pl.String).alias(c)
+          for c in ("ip_hash", "net_hash", "device_hash")],
         "conv_id_a",
         "conv_id_b",
         pl.coalesce("dedup_key_a", "dedup_key_b").alias("dedup_key"),
@@ -107,11 +116,16 @@ def build_battles(
     config: BattleConfig | None = None,
     *,
     crowd: pl.DataFrame | None = None,
+    history: pl.DataFrame | None = None,
 ) -> BattleResult:
     """Battles of one month (see module docstring for the rules and their order).
 
     `crowd`: optional earlier votes (``model_a, model_b, winner`` and optional count ``n``)
-    that strengthen the crowd the anomaly test compares voters with.
+    that strengthen the crowd the anomaly test compares voters with. `history`: the
+    voters (``voter_hash``) of earlier months; those not in it are fresh accounts, and
+    only established voters' votes of this month enter the reference (None: no history,
+    every voter is fresh and counts). ``raw_logs`` may hold ``served`` events (battles
+    served without a vote) and identity hashes: the issue 19 stages read them.
     """
     config = config or BattleConfig()
     rows = _base_rows(raw_logs, conversations, config)
@@ -134,7 +148,10 @@ def build_battles(
     )
 
     tested = rows.filter(pl.col("anony") & ~pl.col("same_model"))
-    voters = anomalous_voters(tested, config.anomaly, crowd)
+    seen_before = None if history is None else history["voter_hash"]
+    established = None if seen_before is None else tested.filter(
+        pl.col("voter_hash").is_in(seen_before.implode()))["voter_hash"].unique()
+    voters = anomalous_voters(tested, config.anomaly, crowd, established=established)
     rows = rows.join(
         voters.select("voter_hash", "anomalous", "anomaly_log_lr", "anomaly_alternative"),
         on="voter_hash",
@@ -144,6 +161,18 @@ def build_battles(
     rows = rows.with_columns(
         in_burst(rows, config.anomaly.burst_min_votes, config.anomaly.burst_window_s)
     )
+    groups = pl.DataFrame()
+    rig_meta: dict = {}
+    if config.rigging.enabled:
+        served = _served_rows(raw_logs, config)
+        flagged = set(voters.filter("anomalous")["voter_hash"].to_list()) if voters.height else set()
+        rig = rigging_flags(rows, served, config, crowd, history, flagged)
+        rows = rows.join(rig.flags, on="battle_id", how="left", maintain_order="left").with_columns(
+            [pl.col(c).fill_null(False) for c in RIGGING_FLAGS] + [pl.col("voter_fresh").fill_null(False)])
+        groups, rig_meta = rig.groups, rig.metadata
+    else:
+        rows = rows.with_columns([pl.lit(False).alias(c) for c in (*RIGGING_FLAGS, "voter_fresh")]
+                                 + [pl.lit(None, dtype=pl.String).alias("link_cluster")])
 
     earlier = pl.any_horizontal([pl.col(r) for r in REMOVAL_REASONS[:-1]])
     dedup, threshold = dedup_sampled_out(
@@ -173,5 +202,18 @@ def build_battles(
         "voters_tested": voters.height,
         "identity_names": table,
         "reason_order": list(REMOVAL_REASONS),
+        "rigging": rig_meta,
     }
-    return BattleResult(rows, removed_by_reason, flag_totals, voters, metadata)
+    return BattleResult(rows, removed_by_reason, flag_totals, voters, metadata, groups)
+
+
+def _served_rows(raw_logs: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
+    """The month's served events, aliased like the votes, in the rigging stages' columns."""
+    rules = config.alias_rules()
+    served = raw_logs.filter(pl.col("type") == SERVED_TYPE).with_columns(
+        pl.col("tstamp").dt.date().alias("_date"))
+    return served.select(
+        pl.col("user_hash").alias("voter_hash"), "tstamp", pl.col("anony").fill_null(False),
+        apply_aliases("model_a", rules).alias("model_a"), apply_aliases("model_b", rules).alias("model_b"),
+        *[pl.col(c) if c in served.columns else pl.lit(None, dtype=pl.String).alias(c)
+          for c in ("ip_hash", "net_hash", "device_hash")])

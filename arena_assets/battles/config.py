@@ -59,6 +59,14 @@ class AnomalyConfig:
     # Dirichlet smoothing of the crowd's outcome frequencies on a model pair: pseudo-votes
     # spread like the month's overall outcome mix; keeps thin pairs close to "no opinion".
     crowd_prior_votes: float = 4.0
+    # robust reference (reference.py): this month's weight on a model pair is at most
+    # crowd_month_cap_ratio x the earlier months' kept votes on it (and at least
+    # crowd_month_cap_min votes' worth); a pair with no history, at most
+    # crowd_first_cap_ratio x the month's median pair. 1.0: the month can at most double
+    # a pair's history, so an attack cannot become its own reference.
+    crowd_month_cap_ratio: float = 1.0
+    crowd_month_cap_min: float = 30.0
+    crowd_first_cap_ratio: float = 2.0
     # second pass recomputes the crowd without the voters flagged in the first pass
     passes: int = 2
     # burst rule: a vote inside any window of `burst_window_s` seconds holding at least
@@ -67,6 +75,26 @@ class AnomalyConfig:
     # two answers, so an honest session of a few votes stays well below it.
     burst_min_votes: int = 15
     burst_window_s: float = 900.0
+
+
+@dataclass(frozen=True)
+class RiggingConfig:
+    """The issue 19 stages (linked identities, served-but-not-voted); ``enabled=False``
+    gives the filter as it was before them (the robust reference stays)."""
+
+    enabled: bool = True
+    # an ip / device / network shared by more accounts links none of them: a carrier NAT,
+    # a VPN exit or a campus proxy is not one person (linking.py)
+    link_max_accounts: int = 50
+    # per linked cluster: twice the per-voter burst (15 in 15 min) and daily cap (50); a
+    # cluster of a few honest housemates stays below, a farm of accounts does not
+    cluster_burst_min_votes: int = 30
+    cluster_daily_cap: int = 100
+    # served-but-not-voted (selective.py): the hit rate of its alternatives, and the
+    # selection ratio C(n,k)/C(n_m,k) a fresh account needs to join a signature group
+    # (4: one vote after skipping three battles without the model)
+    selective_q: float = 0.9
+    signature_min_ratio: float = 4.0
 
 
 @dataclass(frozen=True)
@@ -91,6 +119,7 @@ class BattleConfig:
     # what an honest person reads in a day (two answers per vote) yet leaves sessions alone.
     daily_vote_cap: int = 50
     anomaly: AnomalyConfig = field(default_factory=AnomalyConfig)
+    rigging: RiggingConfig = field(default_factory=RiggingConfig)
     seed: int = 0
 
     def alias_rules(self) -> list[AliasRule]:

@@ -14,6 +14,13 @@ REMOVAL_REASONS = (
     "anomalous_voter",
     "vote_burst",
     "daily_cap",
+    # issue 19: the same rules per linked cluster (linking.py), and served-but-not-voted
+    # per voter and per signature group (selective.py)
+    "linked_anomalous",
+    "linked_burst",
+    "linked_daily_cap",
+    "selective_voter",
+    "selective_cluster",
     "dedup_sampled_out",
 )
 # the last columns of every battle row: all flags raised, the first one, kept or not

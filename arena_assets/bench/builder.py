@@ -1,12 +1,16 @@
 """BenchBuilder: a month's labelled prompts -> a small bench of hard, diverse prompts.
 
-The recipe of Arena-Hard-Auto (Li et al. 2024): a prompt's quality is the number of the
-seven criteria it meets; a topic cluster's score is the mean quality of its prompts; keep
-prompts of quality >= ``min_quality`` from clusters whose mean reaches
-``min_cluster_mean``, at most ``per_cluster`` per cluster (a seeded draw), best clusters
-first, up to ``size`` prompts. Image prompts make a separate vision bench. Before drawing,
-prompts that repeat an earlier bench (exact or near duplicate) are removed, so a month's
-bench never re-uses a prompt an earlier month published.
+The recipe of Arena-Hard-Auto (Li et al. 2024; BenchBuilder's README and ``filter.py``): a
+prompt's quality is the number of the seven criteria it meets; a topic cluster's score is
+the mean quality of its prompts. Pass 1, on the month's (cheap) labels: keep prompts of
+quality >= ``min_quality`` (5) from clusters whose mean reaches ``min_cluster_mean`` (3).
+Pass 2, when a strong labeler is given (``relabel``): it re-labels the survivors, and
+those of quality >= ``strong_min_quality`` (6) in clusters whose mean over the survivors'
+new labels reaches ``strong_min_cluster_mean`` (6) stay. Then at most ``per_cluster`` (2)
+per cluster (a seeded draw), best clusters first, up to ``size`` prompts; when fewer
+qualify, ``stats["shortfall"]`` says why. Image prompts make a separate vision bench.
+Before drawing, prompts that repeat an earlier bench (exact or near duplicate) are
+removed, so a month's bench never re-uses a prompt an earlier month published.
 
 Every input row ends either in the bench or with one drop reason (``schema.DROP_REASONS``):
 counts in = bench + dropped.
@@ -34,8 +38,10 @@ Relabel = Callable[[pl.DataFrame], pl.DataFrame]
 class BenchOptions:
     size: int = 500
     vision_size: int = 500
-    min_quality: int = 6
+    min_quality: int = 5
     min_cluster_mean: float = 3.0
+    strong_min_quality: int = 6
+    strong_min_cluster_mean: float = 6.0
     per_cluster: int = 2
     seed: int = 0
     near_duplicate_threshold: float = 0.8
@@ -44,8 +50,18 @@ class BenchOptions:
     def __post_init__(self) -> None:
         if self.size < 1 or self.vision_size < 0 or self.per_cluster < 1:
             raise ValueError("size and per_cluster must be >= 1, vision_size >= 0")
-        if not 0 <= self.min_quality <= len(CRITERIA):
-            raise ValueError(f"min_quality must be in 0..{len(CRITERIA)}")
+        for name in ("min_quality", "strong_min_quality"):
+            if not 0 <= getattr(self, name) <= len(CRITERIA):
+                raise ValueError(f"{name} must be in 0..{len(CRITERIA)}")
+
+    def describe(self, two_passes: bool) -> str:
+        """The selection rule in words (the asset's metadata)."""
+        rule = (f"pass 1: quality >= {self.min_quality} of {len(CRITERIA)} criteria in clusters of mean "
+                f">= {self.min_cluster_mean:g}")
+        if two_passes:
+            rule += (f"; pass 2 (strong labeler): quality >= {self.strong_min_quality} in clusters "
+                     f"re-scored >= {self.strong_min_cluster_mean:g}")
+        return rule + f"; then {self.per_cluster} per cluster, up to {self.size} prompts"
 
 
 @dataclass
@@ -145,6 +161,7 @@ def build_bench(
         "bench_version": version, "kind": kind, "month": month, "prompts_in": n_in,
         "prompts": prompts.height, "dropped": dropped,
         "clusters_used": prompts["cluster_id"].n_unique(),
+        "clusters_total": int(frame["cluster_id"].n_unique()),
         "clusters_eligible": int(means.filter(
             pl.col("cluster_mean_quality") >= options.min_cluster_mean).height),
         "quality_histogram": _counts(frame.filter(pl.col("quality").is_not_null()), "quality"),
@@ -152,7 +169,9 @@ def build_bench(
         "category_mix": _counts(prompts, "category"),
         "language_mix": _counts(prompts, "language"),
         "options": asdict(options),
+        "two_passes": relabel is not None,
     }
+    stats["shortfall"] = shortfall(stats, options, size, relabel is not None)
     return Bench(prompts, stats, version)
 
 
@@ -163,7 +182,9 @@ def _counts(frame: pl.DataFrame, col: str) -> dict:
 
 
 def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -> pl.DataFrame:
-    """The strong labeler re-labels the survivors; its criteria replace the cheap ones."""
+    """The strong labeler re-labels the survivors; its criteria replace the cheap ones. A
+    survivor stays when its new quality reaches ``strong_min_quality`` and the mean new
+    quality of its cluster's survivors reaches ``strong_min_cluster_mean``."""
     survivors = frame.filter(pl.col("reason").is_null())
     if survivors.height == 0:
         return frame
@@ -183,10 +204,40 @@ def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -
     out = out.with_columns(_quality())
     failed = (pl.col("reason").is_null()
               & (pl.any_horizontal(pl.col(c).is_null() for c in CRITERIA)
-                 | (pl.col("quality") < options.min_quality)))
-    return out.with_columns(
-        reason=pl.when(failed).then(pl.lit("below_quality_after_relabel"))
-        .otherwise(pl.col("reason")))
+                 | (pl.col("quality") < options.strong_min_quality)))
+    out = out.with_columns(reason=pl.when(failed).then(pl.lit("below_quality_after_relabel"))
+                           .otherwise(pl.col("reason")))
+    # the cluster's score again, now over its survivors' strong labels (nulls count as 0)
+    rescored = (out.filter(took | (pl.col("reason") == "below_quality_after_relabel"))
+                .filter(pl.col("prompt_id").is_in(survivors["prompt_id"].to_list()))
+                .group_by("cluster_id").agg(_strong_mean=pl.col("quality").fill_null(0).mean()))
+    out = out.join(rescored, on="cluster_id", how="left").with_columns(
+        cluster_mean_quality=pl.when(pl.col("_strong_mean").is_not_null()).then(pl.col("_strong_mean"))
+        .otherwise(pl.col("cluster_mean_quality")))
+    low = pl.col("reason").is_null() & (pl.col("_strong_mean") < options.strong_min_cluster_mean)
+    return out.with_columns(reason=pl.when(low).then(pl.lit("cluster_below_threshold_after_relabel"))
+                            .otherwise(pl.col("reason"))).drop("_strong_mean")
+
+
+def shortfall(stats: dict, options: BenchOptions, size: int, two_passes: bool) -> str | None:
+    """Why a bench holds fewer than ``size`` prompts, in words (None when it is full)."""
+    if stats["prompts"] >= size:
+        return None
+    d = stats["dropped"]
+    parts = [f"{stats['prompts']} of {size} prompts"]
+    qualify = stats["prompts"] + d["over_cluster_cap"] + d["over_bench_size"]
+    parts.append(f"{qualify} of {stats['prompts_in']} prompts passed every rule "
+                 f"({d['low_quality']} below quality {options.min_quality}, {d['cluster_below_threshold']} "
+                 f"in clusters of mean below {options.min_cluster_mean:g}"
+                 + (f", {d['below_quality_after_relabel']} below {options.strong_min_quality} and "
+                    f"{d['cluster_below_threshold_after_relabel']} in clusters re-scored below "
+                    f"{options.strong_min_cluster_mean:g} by the strong labeler" if two_passes else "")
+                 + f", {d['unlabelled']} unlabelled, {d['duplicate_within_month']} duplicates, "
+                 f"{d['exact_duplicate_of_earlier_bench'] + d['near_duplicate_of_earlier_bench']} "
+                 "in an earlier bench)")
+    parts.append(f"they come from {stats['clusters_used']} clusters (of {stats['clusters_total']} in the "
+                 f"month), at most {options.per_cluster} each")
+    return "; ".join(parts)
 
 
 def build_benches(

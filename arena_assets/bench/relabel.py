@@ -3,9 +3,11 @@ criteria for the prompts that survived the cheap labeler's pass (``builder.Relab
 
 Labelling every prompt of a month with a strong model is the expensive way; the cheap
 labeler (``topic_labels``) filters first and only the few hundred survivors reach the
-strong one. Its calls are cached like every LLM call (namespace
-``bench_relabel/<criteria prompt version>``, keyed by model and prompt), and the batch
-report is kept for the asset's metadata.
+strong one. It asks the task of the label prompt set that answers the criteria
+(``criteria_v0.1``; the whole prompt set's definitions and output format, read by the
+anchor's rule); its calls are cached like every LLM call (namespace
+``bench_relabel/<prompt set>/<task>``, keyed by model and prompt), and the batch report is
+kept for the asset's metadata.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.bench.schema import CRITERIA
-from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+from arena_assets.labels.prompt_sets import PromptSet, load_prompt_set
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 
 
@@ -27,22 +29,26 @@ class StrongRelabel:
     task: LLMTask
     cache_root: str
     storage_options: dict = field(default_factory=dict)
-    max_prompt_chars: int = 4000
+    max_prompt_chars: int = 12_500
     reports: list[BatchReport] = field(default_factory=list)
+    prompt_set: PromptSet = field(default_factory=load_prompt_set)
 
     def __call__(self, survivors: pl.DataFrame) -> pl.DataFrame:
-        cache = ResponseCache(self.cache_root, f"bench_relabel/{CRITERIA_VERSION}",
+        lt = next(t for t in self.prompt_set.tasks if "criteria_v0.1" in t.tags)
+        version = self.prompt_set.version(lt)
+        cache = ResponseCache(self.cache_root, f"bench_relabel/{self.prompt_set.name}/{lt.id}",
                               storage_options=self.storage_options)
-        reqs = [LLMRequest(pid, criteria_messages(text[: self.max_prompt_chars]), CRITERIA_VERSION)
+        reqs = [LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
                 for pid, text in survivors.select("prompt_id", "prompt").iter_rows()]
-        results, report = run_batch(self.task, reqs, cache, parse_criteria)
+        results, report = run_batch(self.task, reqs, cache, lt.parse_any)
         cache.flush()
         self.reports.append(report)
         # a failed or unparsed call gives null criteria: the builder drops that prompt
         # (below_quality_after_relabel) rather than keeping the cheap labeler's say-so
+        parsed = [r.value["criteria_v0.1"] if r.status == "ok" else (None, False) for r in results]
         return pl.DataFrame(
             {"prompt_id": [r.item_id for r in results],
-             **{c: [getattr(r.value, c) if r.status == "ok" else None for r in results] for c in CRITERIA}},
+             **{c: [v[c] if ok else None for v, ok in parsed] for c in CRITERIA}},
             schema={"prompt_id": pl.String, **{c: pl.Boolean for c in CRITERIA}})
 
     def as_metadata(self) -> dict:

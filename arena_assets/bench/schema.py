@@ -43,11 +43,12 @@ BENCH_PROMPTS = {
 DROP_REASONS = (
     "unlabelled",  # a criterion is null (label parse failure)
     "duplicate_within_month",  # same normalised text as an earlier row of this month
-    "low_quality",  # fewer criteria than min_quality
+    "low_quality",  # fewer criteria than min_quality (pass 1)
     "cluster_below_threshold",  # its cluster's mean quality is under the threshold
     "exact_duplicate_of_earlier_bench",
     "near_duplicate_of_earlier_bench",
     "below_quality_after_relabel",  # the strong labeler's second pass disagreed
+    "cluster_below_threshold_after_relabel",  # its cluster's re-scored mean is too low
     "over_cluster_cap",  # its cluster already gave per_cluster prompts
     "over_bench_size",  # the bench was full
 )

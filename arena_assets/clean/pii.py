@@ -62,6 +62,10 @@ _PREFILTER_GROUPS = {
         rf"(?:{_cased('secret|token|api_key|api-key|apikey|access_key|access-key|password|passwd|pwd')})"
         r"[A-Za-z0-9_-]*[\"']? *[:=]",
     ),
+    "passport": (
+        "(?i:passport|passeport|pasaporte|passaporto|passaporte|reisepass|paspoort|paszport)"
+        "|паспорт|Паспорт|ПАСПОРТ|护照|護照|パスポート|여권",
+    ),
     "address": (
         # number, 1-3 words, street type ("221B Baker Street", "42 wallaby way")
         rf"[0-9][A-Za-z]?,? +(?:[0-9A-Za-zÀ-ž'’.-]+ +){{0,3}}(?:{_cased(_STREET_WORDS)})(?-u:\b)",
@@ -143,8 +147,34 @@ _RAW_USER_FIELD = r'("(?:ip|user_id)"\s*:\s*)"(?:[^"\\]|\\.)*"'
 
 def scrub_raw_line(expr: pl.Expr) -> pl.Expr:
     """A raw log line made safe to keep in raw_rejects: the user's ``ip`` / ``user_id``
-    values blanked to ``"<USER>"`` and every PII pattern replaced, as in conversations."""
-    return redact_expr(expr.str.replace_all(_RAW_USER_FIELD, '${1}"<USER>"'))
+    values blanked to ``"<USER>"`` and every PII pattern replaced, as in conversations,
+    but found in the line's JSON-decoded view (`arena_assets.clean.pii_json`): inside a
+    raw line a message's text is escaped ("Hauptstra\\u00dfe 5", "\\n07700 900123"), which
+    hides it from patterns written for text."""
+    return expr.str.replace_all(_RAW_USER_FIELD, '${1}"<USER>"').map_batches(
+        _redact_raw_strings, return_dtype=pl.String)
+
+
+def _redact_raw_strings(texts: pl.Series) -> pl.Series:
+    """`_redact_strings` of raw JSON text: detection on each text's unescaped view, the
+    spans mapped back onto the escaped characters they came from."""
+    from arena_assets.clean.pii_json import redact_escaped, unescaped_view
+
+    values = texts.to_list()
+    views = [unescaped_view(t) if t is not None and "\\" in t else None for t in values]
+    if not any(views):
+        return _redact_strings(texts)
+    plain = pl.Series([t if v is None else v[0] for t, v in zip(values, views, strict=True)],
+                      dtype=pl.String)
+    hit = plain.str.contains(PREFILTER).fill_null(False).arg_true().to_list()
+    if not hit:
+        return texts
+    out = list(values)
+    for i, groups in zip(hit, _matched_groups(plain.gather(hit)), strict=True):
+        view = views[i]
+        out[i] = (redact_text(values[i], groups)[0] if view is None
+                  else redact_escaped(values[i], view, detect_spans(view[0], groups)))
+    return pl.Series(out, dtype=pl.String)
 
 
 def scrub_raw_text(text: str) -> str:

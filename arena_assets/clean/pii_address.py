@@ -46,7 +46,8 @@ _ROMANCE_TYPES = (r"calle|c/|avenida|avda\.|av\.|paseo|plaza|pza\.|carrera|camin
 _ROMANCE_LINK = r"(?:(?:de la|de los|de las|del|de|da|do|dos|das|della|dei|di|delle)\s+)?"
 _NAME_FIRST = (
     rf"\b[\w-]*{_DE_SUFFIX}\s*{_NO}{_RB}"
-    rf"|(?<![\w])(?:{_ROMANCE_TYPES})\s*{_ROMANCE_LINK}{_WORD}(?:\s+{_WORD}){{0,3}}?,?\s+(?:n[º°o]\.?\s*)?{_NO}{_RB}")
+    # a type word ends at a word boundary: "called Passport to 2049" is no "calle" (issue 19)
+    rf"|(?<![\w])(?:(?:{_ROMANCE_TYPES})(?![^\W\d_])|(?:{_ROMANCE_TYPES})(?<=[/.]))\s*{_ROMANCE_LINK}{_WORD}(?:\s+{_WORD}){{0,3}}?,?\s+(?:n[º°o]\.?\s*)?{_NO}{_RB}")
 _DE_CASED = rf"\b[A-ZÄÖÜ][\w-]*(?:weg|ring|damm|ufer|platz|steig|markt)\s+{_NO}\b|\b[A-ZÄÖÜ][\w-]+\s+(?:Straße|Strasse|Str\.|Weg|Allee|Platz|Ring)\s+{_NO}\b"
 # postcodes of the countries whose addresses are written "name number, code city"
 _POSTCODE = (r"(?:\d{5}-\d{3}|\d{4}-\d{3}|\d{5}|\d{4}\s?[A-Z]{2}\b|\d{4}|\d{2}-\d{3}"

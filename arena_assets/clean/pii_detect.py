@@ -97,6 +97,11 @@ def _secrets(text: str) -> Iterator[Span]:
 # ---------------------------------------------------------------- IP addresses
 _V4 = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_]|\.\d)")
 _V6 = re.compile(r"(?<![A-Za-z0-9_:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?(?![A-Za-z0-9_:]|\.\d)")
+# a fully written address (8 groups) right after a label and a colon ("IPv6:2a02:...",
+# "ip:fe80:..."): _V6 cannot start after a colon (it would start inside an address)
+_V6_AFTER_LABEL = re.compile(r"(?<=:)[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?![0-9A-Za-z_:]|\.\d)")
+_LABEL_BEFORE = re.compile(r"[\w.-]*$")
+_HEX_GROUP = re.compile(r"[0-9A-Fa-f]{0,4}")
 # RFC 5737 / RFC 3849: never assigned to anyone, so an address there is an example, not a user
 _DOCUMENTATION = [ipaddress.ip_network(n) for n in
                   ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
@@ -136,6 +141,12 @@ def _ips(text: str) -> Iterator[Span]:
             continue
         if _personal_ip(addr.ipv4_mapped or addr):  # ::ffff:a.b.c.d is judged as a.b.c.d
             yield "ip_address", m.start(), m.end()
+    for m in _V6_AFTER_LABEL.finditer(text):
+        label = _LABEL_BEFORE.search(text, 0, m.start() - 1).group()
+        if not label or _HEX_GROUP.fullmatch(label):
+            continue  # the colon belongs to a longer hex run, not to a label
+        if _personal_ip(ipaddress.IPv6Address(m.group())):
+            yield "ip_address", m.start(), m.end()
 
 
 # ---------------------------------------------------------------- digit runs
@@ -143,7 +154,10 @@ def _ips(text: str) -> Iterator[Span]:
 # optional leading "+" / "(": one candidate for cards, national ids and phones alike.
 _D = "0-9\uff10-\uff19"
 _RUN = re.compile(
-    rf"(?<![A-Za-z0-9_\uff10-\uff19.,#/-])(?:[+\uff0b]\s?)?[(\uff08]?[{_D}]"
+    # a run may follow "No." / "Nr." / "Tel." glued on ("No.4736150721484000"): an
+    # abbreviation's dot, not a decimal point or a version's
+    rf"(?:(?<=\b[Nn][OoRr]\.)|(?<=\b[Tt]el\.)|(?<![A-Za-z0-9_\uff10-\uff19.,#/-]))"
+    rf"(?:[+\uff0b]\s?)?[(\uff08]?[{_D}]"
     rf"(?:[{_D}]|[ \u00a0.\-/()\u2010-\u2013\uff0d\uff0e\uff08\uff09]{{1,3}}(?=[{_D}]))*"
     rf"(?![A-Za-z0-9_\uff10-\uff19])")
 _MATH = re.compile(r"[=*^×÷<>]\s*$|^\s*(?:[=*^×÷<>]|[+\-/]\s+\d)")
@@ -160,13 +174,14 @@ _ID_KEYWORDS = {
 }
 _PHONE_WORDS = re.compile(
     r"(?i)(?:tel|phone|call|mobile|cell|whatsapp|fax|handy|ruf|anruf|appel|portable|móvil|movil|"
+    r"my number(?!s)|number is|reach me|text me|ring me|contact me|nummer|numéro|número|tlf|sms|"
     r"llam|celular|telefone|cellulare|chiam|телефон|звон|номер|电话|手机|電話|携帯|नंबर|फ़ोन|फोन|कॉल)")
 _SSN_SHAPE = re.compile(r"^\d{3}([- ])\d{2}\1\d{4}$")
 _CPF_SHAPE = re.compile(r"^\d{3}\.\d{3}\.\d{3}-\d{2}$")
 _NIR_SHAPE = re.compile(r"^[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}$")
 _AADHAAR_SHAPE = re.compile(r"^\d{4}([ -])\d{4}\1\d{4}$")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}([./-])\d{1,2}\2\d{1,2}")
-_DOTTED_PHONE = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}")
+_DOTTED_PHONE = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}|\d{3}\.\d{4}")
 _BOOK_WORDS = re.compile(r"(?i)(?:isbn|issn|ean|gtin|upc|doi|arxiv)\W{0,3}$")
 _UUID_OR_HASH = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|[0-9a-fA-F]{24,}")
 
@@ -239,6 +254,11 @@ def _phone(raw: str, digits: str, before: str, after: str) -> bool:
             return False
         return phonenumbers.is_possible_number(number)
     keyword = bool(_PHONE_WORDS.search(before))
+    small = all(len(g) <= 2 for g in groups) and not text.startswith(("+", "("))
+    if small and (any(len(g) == 1 for g in groups) or not (keyword or groups[0].startswith("0"))):
+        return False  # "42 17 8 99 23": a list of small numbers (spaced pairs need a trunk 0)
+    if keyword and len(digits) == 7 and re.fullmatch(r"\d{3}[ .\-]\d{4}", text):
+        return True  # "call me at 538-2701": a local number, dialled without its area code
     if len(digits) < 9 and not keyword:
         return False  # national numbers are 9+ digits nearly everywhere; shorter ones need a word
     if not separated and not keyword and not (
@@ -304,6 +324,23 @@ def _letter_ids(text: str) -> Iterator[Span]:
             yield "national_id", m.start(), m.end()
 
 
+# ---------------------------------------------------------------- passport numbers
+# Only after a passport word: a passport number has no checksum shared across countries and
+# looks like any other code (US/UK 9 digits, DE "C01X00T47", FR "12AB34567"), so the word
+# is the evidence. Counted as national_id (an identity document number).
+PASSPORT_WORDS = ("passport|passeport|pasaporte|passaporto|passaporte|reisepass|paspoort|"
+                  "paszport|паспорт|护照|護照|パスポート|여권")
+_PASSPORT = re.compile(
+    rf"(?i:{PASSPORT_WORDS})(?:[^\n\d]{{0,30}}?)(?<![A-Za-z0-9])"
+    r"((?=[A-Z0-9]{6,10}(?![A-Za-z0-9]))[A-Z]{0,3}[0-9][A-Z0-9]{4,9})(?![A-Za-z0-9])")
+
+
+def _passports(text: str) -> Iterator[Span]:
+    for m in _PASSPORT.finditer(text):
+        if sum(c.isdigit() for c in m.group(1)) >= 4:
+            yield "national_id", m.start(1), m.end(1)
+
+
 # ---------------------------------------------------------------- IBAN
 # country code, check digits, then groups; a space after the country only in capitals
 # ("IT 60 X 05428 ..."), else "to 41 11 1111 ..." would be read as a candidate
@@ -329,6 +366,7 @@ DETECTORS = {
     "email": (_emails,),
     "number": (_ibans, _letter_ids, _ips, _digit_runs),
     "address": (address_spans,),
+    "passport": (_passports,),
 }
 # on overlap the longer span wins; on a tie, the earlier type in this order
 _PRIORITY = {t: i for i, t in enumerate(

@@ -103,7 +103,8 @@ def clean_battle_row(checker: Checker, record: dict) -> Row:
         msgs_a = messages(prompts, "turns")
         msgs_b = (list(msgs_a[0]), list(msgs_a[1]), list(msgs_a[2]))
     user = _voter(checker, record, qid)
-    return (qid, ts, vote, anony, user, f"{qid}-a", model_a, msgs_a, f"{qid}-b", model_b, msgs_b)
+    return (qid, ts, vote, anony, user, f"{qid}-a", model_a, msgs_a, f"{qid}-b", model_b, msgs_b,
+            None)
 
 
 def conversation_dump_row(checker: Checker, record: dict) -> Row:
@@ -128,7 +129,7 @@ def conversation_dump_row(checker: Checker, record: dict) -> Row:
         conv = _attach_images(conv, extra)
     msgs: Messages = messages(conv, "conversation")
     user = _voter(checker, record, cid)
-    return (cid, ts, "chat", anony, user, cid, model, msgs, None, None, None)
+    return (cid, ts, "chat", anony, user, cid, model, msgs, None, None, None, None)
 
 
 def _attach_images(conv: list, images: Any) -> list:

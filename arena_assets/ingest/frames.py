@@ -91,8 +91,13 @@ class RowBuffer:
         self.rej_user.append(user_hash)
 
     def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 11
-        eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b = cols
+        cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 12
+        eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b, links = cols
+        if any(links):
+            ip_hash, net_hash, device_hash = (list(c) for c in zip(
+                *[(None, None, None) if x is None else x for x in links], strict=True))
+        else:  # no event of the part carries an identity field: one null column each
+            ip_hash = net_hash = device_hash = [None] * len(links)
         raw_logs = pl.DataFrame(
             {
                 "event_id": pl.Series(eid, dtype=pl.String),
@@ -101,6 +106,9 @@ class RowBuffer:
                 "type": pl.Series(typ, dtype=pl.String),
                 "anony": pl.Series(anony, dtype=pl.Boolean),
                 "user_hash": pl.Series(user, dtype=pl.String),
+                "ip_hash": pl.Series(ip_hash, dtype=pl.String),
+                "net_hash": pl.Series(net_hash, dtype=pl.String),
+                "device_hash": pl.Series(device_hash, dtype=pl.String),
                 "conv_id_a": pl.Series(conv_a, dtype=pl.String),
                 "model_a": pl.Series(model_a, dtype=pl.String),
                 "messages_a": pl.from_arrow(_messages_arrow(msgs_a)),

@@ -16,6 +16,12 @@ RAW_LOGS_SCHEMA = {
     "type": pl.String,  # one of EVENT_TYPES
     "anony": pl.Boolean,
     "user_hash": pl.String,  # salted hash of ip / user_id; the raw value is never stored
+    # salted hashes of the optional identity fields (null when absent): the event's ip (also
+    # when user_id names the user), its /24 (IPv4) or /48 (IPv6) network, its device_id;
+    # the battle filter links accounts with them (battles/linking.py)
+    "ip_hash": pl.String,
+    "net_hash": pl.String,
+    "device_hash": pl.String,
     "conv_id_a": pl.String,
     "model_a": pl.String,
     "messages_a": pl.List(MESSAGE_TYPE),

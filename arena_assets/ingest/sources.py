@@ -157,13 +157,24 @@ class TruncatedStream(Exception):  # noqa: N818 - a signal carrying data, not a 
         self.cause = cause
 
 
+def compression_of(fs: Any, path: str) -> str | None:
+    """"gzip" for a file that starts with the gzip magic bytes, else None, whatever its name.
+
+    Issue 19 decision: a plain text file named ``.gz`` (a log shipper that forgot to
+    compress) is read as the plain text it is, so each of its lines gets its own outcome;
+    before, the whole file was one ``truncated_file`` reject at byte 0. The reverse (gzip
+    data named ``.jsonl``) is read as gzip too."""
+    with fs.open(path, "rb") as raw:
+        return "gzip" if raw.read(2) == b"\x1f\x8b" else None
+
+
 def _salvage(fs: Any, path: str, skip: int) -> tuple[bytes, BaseException | None]:
     """The decompressed bytes after the first ``skip`` up to a break, read again in small
     pieces: a large ``read`` that meets the break loses everything it had decompressed,
     whereas ``read1`` returns each piece as soon as it is decompressed."""
     pos = 0
     pieces: list[bytes] = []
-    with fs.open(path, "rb", compression="infer") as stream:
+    with fs.open(path, "rb", compression=compression_of(fs, path)) as stream:
         try:
             while True:
                 piece = stream.read1(SALVAGE_READ_BYTES)
@@ -189,7 +200,7 @@ def iter_line_blocks(
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     broken: BaseException | None = None
     consumed = 0  # decompressed bytes taken from the stream
-    with fs.open(path, "rb", compression="infer") as stream:
+    with fs.open(path, "rb", compression=compression_of(fs, path)) as stream:
         rest = b""
         first = True
         while broken is None:
@@ -216,7 +227,7 @@ def iter_line_blocks(
 
 def read_bytes(url: str, storage_options: dict | None = None) -> bytes:
     fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
-    with fs.open(path, "rb", compression="infer") as stream:
+    with fs.open(path, "rb", compression=compression_of(fs, path)) as stream:
         return stream.read()
 
 

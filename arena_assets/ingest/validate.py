@@ -22,7 +22,10 @@ is applied there too, last, on lines that passed everything else):
     absurd_length(too many messages), then per message in order:
     bad_message (shape), wrong_type (role type), bad_role, wrong_type (content type),
     wrong_type(images not a list), bad_message (images on a non-user turn),
-    empty_content, absurd_length, bad_image_ref
+    empty_content, absurd_length, bad_image_ref; then no_user_turn (the state holds no
+    user turn at all)
+10. served events (optional impression log): missing_state / wrong_type (models not two),
+    missing_model / wrong_type / unknown_model per name, same_model_battle
 
 Decisions (agreed with the simulator's planted defects): ``anony`` absent or null is
 False; a null ``content`` is "" (an assistant turn still streaming) and counts as empty for
@@ -32,6 +35,11 @@ case-insensitively ("USER" is user) but no aliases ("human", "gpt", "bot" are ba
 a state's ``offset`` (FastChat: number of leading few-shot messages) drops those
 messages; image hashes are lower-cased; empty strings count as absent for ids, models and
 users. ``user_hash`` is BLAKE2b keyed with the salt, 10 bytes as 20 hex characters.
+A user turn whose text is only whitespace or invisible characters (zero-width space,
+joiners, BOM, soft hyphen: ``INVISIBLE``) is ``empty_content``: nothing a model or a voter
+could read. A state without any user turn (only system / assistant messages) is
+``no_user_turn``: no prompt, so no battle, label or release row can come from it (issue 19
+decided both; before, they were accepted and became conversations without a prompt).
 
 Why exceptions and plain ``type(x) is`` tests: this runs once per line, on the path that
 sets the whole pipeline's throughput; rejections are rare, so raising is cheap overall.
@@ -41,10 +49,12 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import ipaddress
 import re
+from itertools import repeat
 from typing import Any
 
-from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, ROLES
+from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, ROLES, SERVED_TYPE
 
 from .sources import month_bounds_us
 
@@ -62,8 +72,23 @@ _USER_CACHE_MAX = 1_000_000
 
 # A state's messages in columnar form: (roles, contents, images per message).
 Messages = tuple[list[str], list[str], list[list[str]]]
-# (event_id, tstamp_us, type, anony, user_hash, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b)
-Row = tuple[str, int, str, bool, str, str, str, Messages, str | None, str | None, Messages | None]
+# (ip_hash, net_hash, device_hash) of an event's optional identity fields, or None
+Links = tuple[str | None, str | None, str | None] | None
+# (event_id, tstamp_us, type, anony, user_hash, conv_a, model_a, msgs_a, conv_b, model_b,
+#  msgs_b, links); a served event has no conversation ids and no messages
+Row = tuple[str, int, str, bool, str, str | None, str, Messages | None, str | None, str | None,
+            Messages | None, Links]
+# characters that carry no text: a user turn made only of these (and whitespace) is empty
+# (zero-width space / joiners, word joiner, BOM, soft hyphen, Mongolian vowel separator,
+# combining grapheme joiner, Hangul fillers, invisible math operators)
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u034f\u3164\u115f\u1160\u2061\u2062\u2063\u2064"
+_BLANK = INVISIBLE + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004" \
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+
+
+def blank_text(text: str) -> bool:
+    """True for a text with nothing visible in it: empty, whitespace or invisible characters."""
+    return not text.strip(_BLANK)
 
 
 class Reject(Exception):
@@ -100,6 +125,7 @@ class Checker:
         self.known_models = known_models
         self._key = salt_key(salt)
         self._user_cache: dict[str, str] = {}
+        self._ip_cache: dict[str, tuple[str, str | None]] = {}
 
     # -- scalar fields -------------------------------------------------------------------
     def user_hash(self, value: str) -> str:
@@ -153,6 +179,41 @@ class Checker:
                 raise Reject("wrong_type", f"{key} is {tname(value)}, expected string")
             return self.user_hash(value)
         raise Reject("missing_user", "neither ip nor user_id present")
+
+    def links_of(self, obj: dict) -> Links:
+        """Salted hashes of the event's ``ip`` (even when ``user_id`` names the user), its
+        network (/24 for IPv4, /48 for IPv6; null when the ip is no address) and its
+        ``device_id``. An ``ip`` that is not a string next to a ``user_id`` is ignored (it
+        was never read before these links existed); a ``device_id`` that is not a string is
+        ``wrong_type``."""
+        ip, device = obj.get("ip"), obj.get("device_id")
+        if ip is None and device is None:
+            return None
+        ip_hash = net_hash = device_hash = None
+        if type(ip) is str and ip:
+            cached = self._ip_cache.get(ip)
+            if cached is None:
+                if len(self._ip_cache) >= _USER_CACHE_MAX:
+                    self._ip_cache.clear()
+                cached = (self.user_hash(ip), self._net_hash(ip))
+                self._ip_cache[ip] = cached
+            ip_hash, net_hash = cached
+        if device is not None and device != "":
+            if type(device) is not str:
+                raise Reject("wrong_type", f"device_id is {tname(device)}, expected string")
+            device_hash = self.user_hash("device\x1f" + device)
+        return ip_hash, net_hash, device_hash
+
+    def _net_hash(self, ip: str) -> str | None:
+        try:
+            addr = ipaddress.ip_address(ip.strip().split("%", 1)[0])
+        except ValueError:
+            return None
+        if addr.version == 6 and addr.ipv4_mapped is not None:
+            addr = addr.ipv4_mapped
+        prefix = 24 if addr.version == 4 else 48
+        net = ipaddress.ip_network(f"{addr}/{prefix}", strict=False)
+        return self.user_hash(f"net\x1f{net}")
 
     @staticmethod
     def anony_of(obj: dict) -> bool:
@@ -209,6 +270,7 @@ class Checker:
             raise Reject("wrong_type", f"event_id is {tname(eid)}, expected string")
         ts = self.tstamp_us(obj.get("tstamp"))
         user = self.user_of(obj)
+        links = self.links_of(obj)
         if typ == "chat":
             state = obj.get("state")
             if state is None:
@@ -216,7 +278,9 @@ class Checker:
             anony = self.anony_of(obj)
             conv, model = self.state_head(state, "state")
             return (eid, ts, typ, anony, user, conv, model,
-                    self.state_messages(state, "state"), None, None, None)
+                    self.state_messages(state, "state"), None, None, None, links)
+        if typ == SERVED_TYPE:
+            return self._served(obj, eid, ts, user, links)
         states = obj.get("states")
         if type(states) is not list or len(states) != 2:
             if states is None:
@@ -239,7 +303,27 @@ class Checker:
             _check_shown(shown, model_a, model_b)
         return (eid, ts, typ, anony, user, conv_a, model_a,
                 self.state_messages(state_a, "states[0]"), conv_b, model_b,
-                self.state_messages(state_b, "states[1]"))
+                self.state_messages(state_b, "states[1]"), links)
+
+    def _served(self, obj: dict, eid: str, ts: int, user: str, links: Links) -> Row:
+        """A battle served without a vote: the two model names shown, no conversations."""
+        models = obj.get("models")
+        if type(models) is not list or len(models) != 2:
+            if models is None:
+                raise Reject("missing_state", "served event without models")
+            if type(models) is list:
+                raise Reject("missing_state", f"served event has {len(models)} models, expected 2")
+            raise Reject("wrong_type", f"models is {tname(models)}, expected list")
+        for i, name in enumerate(models):
+            if name is None or name == "":
+                raise Reject("missing_model", f"models[{i}] is empty")
+            if type(name) is not str:
+                raise Reject("wrong_type", f"models[{i}] is {tname(name)}, expected string")
+            self.check_model(name)
+        if models[0] == models[1]:
+            raise Reject("same_model_battle", f"both sides are {short(models[0])}")
+        return (eid, ts, SERVED_TYPE, self.anony_of(obj), user, None, models[0], None, None,
+                models[1], None, links)
 
 
 def _check_shown(shown: list, model_a: str, model_b: str) -> None:
@@ -277,7 +361,8 @@ def messages(msgs: Any, where: str) -> Messages:
         if (
             plain
             and "" not in contents
-            and not any(map(str.isspace, contents))
+            and "user" in roles
+            and "" not in map(str.strip, contents, repeat(_BLANK, len(contents)))
             and (total <= MAX_MESSAGE_CHARS or max(map(len, contents)) <= MAX_MESSAGE_CHARS)
         ):
             if sum(map(len, msgs)) == 2 * len(msgs):  # exactly {role, content} each
@@ -352,7 +437,7 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
                 raise Reject("bad_message", f"{where}.messages[{i}] is a {role} turn with images")
         elif imgs is not None and type(imgs) is not list:
             raise Reject("wrong_type", f"{where}.messages[{i}].images is {tname(imgs)}")
-        if role == "user" and not imgs and (not content or content.isspace()):
+        if role == "user" and not imgs and blank_text(content):
             raise Reject("empty_content", f"{where}.messages[{i}] is a user turn without text")
         if len(content) > MAX_MESSAGE_CHARS:
             raise Reject("absurd_length",
@@ -361,6 +446,8 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
         roles.append(role)
         contents.append(content)
         images.append(imgs)
+    if "user" not in roles:
+        raise Reject("no_user_turn", f"{where} has no user turn")
     return roles, contents, images
 
 

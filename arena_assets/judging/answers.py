@@ -105,9 +105,23 @@ def answer_features(answers: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _answer_content(rec: dict) -> tuple[str, str | None, dict]:
+    """(text, reasoning field, metadata) of one answer record, v0.1 or v2 layout."""
+    if "messages" in rec:  # v2: the last message is the assistant's, content {answer, reasoning?}
+        content = rec["messages"][-1].get("content")
+        if isinstance(content, dict):
+            return str(content.get("answer") or ""), content.get("reasoning"), rec.get("metadata") or {}
+        return str(content or ""), None, rec.get("metadata") or {}
+    turns = rec["choices"][0]["turns"]
+    meta = dict(rec.get("conv_metadata") or {})
+    meta.setdefault("token_len", sum(t.get("token_len", 0) for t in turns))
+    return "\n\n".join(t.get("content") or "" for t in turns), None, meta
+
+
 def import_arena_hard_answers(path: str | Path) -> pl.DataFrame:
-    """Arena-Hard-Auto ``model_answer/*.jsonl`` (a file or the folder) -> answer frame with
-    the file's ``token_len`` and markdown counts (``src_*``; turns joined by blank lines)."""
+    """Arena-Hard-Auto ``model_answer/*.jsonl`` (a file or the folder; v0.1's ``choices`` /
+    ``conv_metadata`` or v2's ``messages`` / ``metadata``) -> answer frame with the file's
+    ``token_len`` and markdown counts (``src_*``; turns joined by blank lines)."""
     path = Path(path)
     files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
     rows = []
@@ -116,24 +130,25 @@ def import_arena_hard_answers(path: str | Path) -> pl.DataFrame:
             if not line.strip():
                 continue
             rec = json.loads(line)
-            turns = rec["choices"][0]["turns"]
-            meta = rec.get("conv_metadata") or {}
-            content = "\n\n".join(t.get("content") or "" for t in turns)
-            answer, reasoning = split_reasoning(content)
-            lists = meta.get("list_count") or {}
+            content, reasoning_field, meta = _answer_content(rec)
+            answer, reasoning = split_reasoning(content, reasoning_field)
             rows.append({
                 "question_id": str(rec.get("question_id", rec.get("uid"))),
                 "model": rec.get("model_id") or rec.get("model"),
-                "answer": answer,
+                "answer": answer if reasoning else content,  # the file's text as it is
                 "reasoning": reasoning,
-                "token_len": meta.get("token_len", sum(t.get("token_len", 0) for t in turns)),
+                "token_len": meta.get("token_len"),
                 "src_header_count": sum((meta.get("header_count") or {}).values()),
-                "src_list_count": sum(lists.values()),
+                "src_list_count": sum((meta.get("list_count") or {}).values()),
                 "src_bold_count": sum((meta.get("bold_count") or {}).values()),
+                # kept so that an export writes the file's own ids and counts back
+                "answer_id": rec.get("answer_id", rec.get("ans_id")), "tstamp": rec.get("tstamp"),
+                "metadata": json.dumps(meta, ensure_ascii=False),
             })
     return pl.DataFrame(rows, schema={**ANSWER_SCHEMA, "token_len": pl.Int64,
                                       "src_header_count": pl.Int64, "src_list_count": pl.Int64,
-                                      "src_bold_count": pl.Int64})
+                                      "src_bold_count": pl.Int64, "answer_id": pl.String,
+                                      "tstamp": pl.Float64, "metadata": pl.String})
 
 
 def average_tokens(answers: pl.DataFrame, column: str = "token_len") -> pl.DataFrame:

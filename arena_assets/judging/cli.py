@@ -11,20 +11,39 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "judge-summary",
-        help="each model's score from a judgment file (MT-Bench single/pairwise, Arena-Hard)",
-        description="Single-answer grades: mean over valid ratings, turns pooled (FastChat). "
-        "Pairwise judgments: win rate against the baseline, strong verdicts weighted.",
+        help="each model's score from a judgment file (Arena-Hard v0.1/v2, MT-Bench, grades)",
+        description="Single-answer grades (MT-Bench, or any question_id/model/score file): mean "
+        "over valid ratings, turns pooled (FastChat). Pairwise judgments: Arena-Hard-Auto's "
+        "score against the baseline and its bootstrap interval, by the protocol version "
+        "(v0.1: 95 %%, rows pooled; v2: 90 %%, per model, per question category).",
     )
     p.add_argument("file", type=Path, help="judgment JSONL (or folder, or our Parquet)")
     p.add_argument("--format", choices=("json", "csv"), default="json", dest="fmt")
-    p.add_argument("--baseline", default=None, help="baseline model of pairwise files")
+    p.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
+                   help="pairwise: the anchor version (default: the file's own; ours: v0.1)")
+    p.add_argument("--baseline", default=None,
+                   help="pairwise: keep games against this baseline (v0.1 files do not name "
+                   "theirs: gpt-4-0314 unless given)")
     p.add_argument("--weight", type=int, default=3, help="weight of a strong verdict (default 3)")
     p.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
-    p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42, the anchor's)")
     p.add_argument("--bias", action="store_true",
                    help="pairwise only: print the judge-bias report (JSON) instead")
     p.set_defaults(func=run_judge_summary)
+
+    e = subparsers.add_parser(
+        "bench-export",
+        help="a month's bench as Arena-Hard-Auto's files (question.jsonl, model_answer/, model_judgment/)",
+        description="Writes the month's bench_prompts, model_answers and judgments from the lake "
+        "in Arena-Hard-Auto's layout, with the fields of the protocol version (its show_result.py "
+        "reads the folder as it is); judge-summary reads such a folder back.",
+    )
+    e.add_argument("--lake", required=True, help="the lake root (ARENA_LAKE_ROOT)")
+    e.add_argument("--month", required=True, help="YYYY-MM")
+    e.add_argument("--out", required=True, help="folder (or s3:// URL) to write")
+    e.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
+                   help="layout version (default: the judgments' own)")
+    e.set_defaults(func=run_bench_export)
 
     m = subparsers.add_parser(
         "bench-metrics",
@@ -42,19 +61,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_judge_summary(args: argparse.Namespace) -> int:
-    from arena_assets.judging.summary import (
-        bias_report,
-        ensemble_summary,
-        pairwise_summary,
-        single_summary,
-    )
-    from arena_assets.judging.verdicts import read_judgments
+    from arena_assets.judging.readers import read_judgments
+    from arena_assets.judging.summary import bias_report, pairwise_summary, single_summary
 
+    answers = None
     try:
-        kind, frame = read_judgments(args.file, baseline=args.baseline)
-    except (ValueError, OSError) as exc:
+        if (args.file / "model_judgment").is_dir():  # a bench folder: answers give style control
+            from arena_assets.judging.layout import read_layout
+
+            _, answers, frame = read_layout(args.file, args.baseline)
+            kind = "pairwise"
+        else:
+            kind, frame = read_judgments(args.file, baseline=args.baseline, protocol=args.protocol)
+    except (ValueError, OSError, KeyError) as exc:
         print(f"judge-summary: {exc}", file=sys.stderr)
         return 1
+    protocol = None
     if kind == "single":
         if args.bias:
             print("judge-summary: --bias needs pairwise judgments", file=sys.stderr)
@@ -69,14 +91,35 @@ def run_judge_summary(args: argparse.Namespace) -> int:
         if args.bias:
             print(json.dumps(bias_report(frame), indent=2))
             return 0
-        # several judges: each judge's win rates, averaged (an ensemble)
-        summarise = ensemble_summary if frame["judge"].n_unique() > 1 else pairwise_summary
-        table = summarise(frame, weight=args.weight, rounds=args.rounds, level=args.level,
-                          seed=args.seed)
+        protocol = args.protocol or ("arena-hard-v2" if set(frame["category"].drop_nulls())
+                                     & {"hard_prompt", "creative_writing"} else "arena-hard-v0.1")
+        if answers is not None:
+            from arena_assets.judging.metrics import bench_leaderboard
+
+            table = bench_leaderboard(frame, answers, protocol=protocol, weight=args.weight, rounds=args.rounds,
+                                      seed=args.seed)
+        else:
+            table = pairwise_summary(frame, protocol=protocol, weight=args.weight, rounds=args.rounds,
+                                     seed=args.seed)
     if args.fmt == "csv":
         sys.stdout.write(table.write_csv())
     else:
-        print(json.dumps({"kind": kind, "models": table.to_dicts()}, indent=2))
+        print(json.dumps({"kind": kind, "protocol": protocol, "models": table.to_dicts()}, indent=2))
+    return 0
+
+
+def run_bench_export(args: argparse.Namespace) -> int:
+    from arena_assets.judging.layout import write_layout
+    from arena_assets.release.write import bench_release_from_lake
+    from arena_assets.storage import Lake
+
+    release = bench_release_from_lake(Lake(args.lake), args.month)
+    if release is None:
+        print(f"bench-export: no bench_prompts for {args.month} in {args.lake}", file=sys.stderr)
+        return 1
+    paths = write_layout(args.out, release.prompts, release.answers, release.judgments,
+                         protocol=args.protocol or release.protocol, month=args.month)
+    print(f"{len(paths)} files ({args.protocol or release.protocol}) written under {args.out}")
     return 0
 
 

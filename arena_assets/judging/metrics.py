@@ -34,6 +34,7 @@ import polars as pl
 from scipy import stats
 
 from arena_assets.ranking.newton import NoMaximumLikelihood
+from arena_assets.ranking.options import RankingInputError
 
 # interval columns by source: (lower, upper)
 _INTERVAL_COLUMNS = (("lower", "upper"), ("rating_q025", "rating_q975"))
@@ -253,42 +254,78 @@ def bench_vs_human(
     }
 
 
+def style_inputs(answers: pl.DataFrame) -> pl.DataFrame:
+    """``question_id, model, token_len, header_count, list_count, bold_count`` of answers:
+    an imported file's own counts (``token_len``, ``src_*``) where it has them, else the
+    counts ``judging.answers.answer_features`` made."""
+    def pick(*names: str) -> pl.Expr:
+        return pl.coalesce([pl.col(n) for n in names if n in answers.columns]).cast(pl.Int64)
+    return answers.select(
+        "question_id", "model", token_len=pick("token_len", "answer_tokens"),
+        header_count=pick("src_header_count", "header_count"), list_count=pick("src_list_count", "list_count"),
+        bold_count=pick("src_bold_count", "bold_count"))
+
+
 def bench_leaderboard(
     judgments: pl.DataFrame,
     features: pl.DataFrame | None = None,
     *,
-    weight: int = 3,
-    rounds: int = 100,
-    level: float = 0.95,
-    seed: int = 0,
+    protocol: str = "arena-hard-v0.1",
+    weight: int | None = None,
+    rounds: int | None = None,
+    seed: int = 42,
     style_control: bool = True,
 ) -> pl.DataFrame:
-    """One row per model (baseline included): win rate against the baseline with its
-    bootstrap interval (``level``), Bradley-Terry rating of the judge's battles with its
-    bootstrap interval, and, given answer ``features`` (``answer_features`` output), the
-    style-controlled rating and the mean answer tokens."""
-    from arena_assets.judging.summary import (
-        bt_leaderboard,
-        pairwise_summary,
-        style_controlled_leaderboard,
-    )
+    """One row per (question category, model), each category's baseline included:
+    Arena-Hard-Auto's score against that baseline with its interval (``win_rate, lower,
+    upper`` at the protocol's level) and game counts; given answer ``features``
+    (``answer_features`` output or imported answers) the anchor's style-controlled win rate
+    (``sc_win_rate, sc_lower, sc_upper``) and the mean answer tokens; and, from the same
+    battles, our Bradley-Terry rating and style-controlled rating with bootstrap intervals."""
+    from arena_assets.judging.arena_hard import expanded_rows, style_win_rates
+    from arena_assets.judging.protocol import get_protocol
+    from arena_assets.judging.summary import bt_leaderboard, pairwise_summary, style_controlled_leaderboard
 
-    wins = pairwise_summary(judgments, weight=weight, rounds=rounds, level=level, seed=seed,
+    proto = get_protocol(protocol)
+    weight = proto.weight if weight is None else weight
+    rounds = proto.rounds if rounds is None else rounds
+    main = pl.lit(proto.question_category(None))
+    judgments = judgments.with_columns(
+        category=pl.col("category").fill_null(main) if "category" in judgments.columns else main)
+    wins = pairwise_summary(judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed,
                             include_baseline=True)
-    bt = bt_leaderboard(judgments, weight=weight, rounds=rounds, level=level, seed=seed).table
-    board = wins.join(
-        bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
-                  bt_rank="rank"), on="model", how="left")
-    if features is not None:
-        tokens = features.group_by("model").agg(avg_tokens=pl.col("answer_tokens").mean())
-        board = board.join(tokens, on="model", how="left")
-        if style_control:
-            try:
-                styled = style_controlled_leaderboard(judgments, features, weight=weight).table
-            except (np.linalg.LinAlgError, NoMaximumLikelihood):  # too few games for style
-                styled = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
-                                              "upper": pl.Float64, "rank": pl.Int64})
-            board = board.join(
-                styled.select("model", style_rating="rating", style_lower="lower",
-                              style_upper="upper", style_rank="rank"), on="model", how="left")
-    return board.sort("win_rate", descending=True)
+    blocks = []
+    inputs = style_inputs(features) if features is not None else None
+    for (category,), part in judgments.group_by("category", maintain_order=True):
+        block = wins.filter(pl.col("category") == category)
+        try:
+            bt = bt_leaderboard(part, weight=weight, rounds=rounds, level=proto.level, seed=seed,
+                                protocol=proto).table
+        except (RankingInputError, NoMaximumLikelihood):  # e.g. one candidate won every game
+            bt = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
+                                      "upper": pl.Float64, "rank": pl.Int64})
+        block = block.join(bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
+                                     bt_rank="rank"), on="model", how="left")
+        if inputs is not None:
+            tokens = inputs.group_by("model").agg(avg_tokens=pl.col("token_len").cast(pl.Float64).mean())
+            block = block.join(tokens, on="model", how="left")
+            if style_control:
+                rows, _ = expanded_rows(part, proto, weight)
+                sc, _ = style_win_rates(rows, inputs, proto, rounds=rounds, seed=seed)
+                base = pl.col("model") == pl.col("baseline")
+                block = block.join(sc.select("model", "sc_win_rate", "sc_lower", "sc_upper"), on="model",
+                                   how="left").with_columns(
+                    [pl.when(base).then(0.5).otherwise(pl.col(c)).alias(c)
+                     for c in ("sc_win_rate", "sc_lower", "sc_upper")])
+                try:
+                    ours = inputs.rename({"token_len": "sum_assistant_tokens"})
+                    styled = style_controlled_leaderboard(part, ours, weight=weight, protocol=proto).table
+                except (np.linalg.LinAlgError, NoMaximumLikelihood, RankingInputError):  # too few games
+                    styled = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
+                                                  "upper": pl.Float64, "rank": pl.Int64})
+                block = block.join(
+                    styled.select("model", style_rating="rating", style_lower="lower",
+                                  style_upper="upper", style_rank="rank"), on="model", how="left")
+        blocks.append(block)
+    return pl.concat(blocks, how="diagonal_relaxed").sort(
+        ["category", "win_rate"], descending=[False, True], nulls_last=True)

@@ -6,9 +6,8 @@ model's score is the mean over every remaining row, both turns pooled (per-turn 
 are reported beside it).
 
 Pairwise (Arena-Hard-Auto ``show_result``): each game gives the candidate 1 / 0.5 / 0,
-repeated ``weight`` times for a strong verdict; the win rate is the mean of those
-weighted scores; its interval comes from resampling each model's games with replacement
-(seeded), percentile bounds at the stated level.
+repeated ``weight`` times for a strong verdict; score and interval as the protocol version
+computes them (``judging.arena_hard``, the table in ``judging.protocol``).
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from arena_assets.judging.arena_hard import ANCHOR_SEED, expanded_rows, win_rates
+from arena_assets.judging.protocol import V01, BenchProtocol, get_protocol
 from arena_assets.judging.verdicts import candidate_score, is_strong
 from arena_assets.ranking import STYLE_FEATURES, fit_bt, fit_style_controlled
 
@@ -51,108 +52,86 @@ def scored_games(judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT) -> pl.Da
         score=pl.Series(scores, dtype=pl.Float64), copies=pl.Series(copies, dtype=pl.Int64))
 
 
-def _win_rate(scores: np.ndarray, copies: np.ndarray) -> float:
-    total = copies.sum()
-    return float((scores * copies).sum() / total) if total else float("nan")
-
-
 def pairwise_summary(
     judgments: pl.DataFrame,
     *,
-    weight: int = DEFAULT_WEIGHT,
-    rounds: int = 100,
-    level: float = 0.95,
-    seed: int = 0,
+    protocol: str | BenchProtocol = V01,
+    weight: int | None = None,
+    rounds: int | None = None,
+    seed: int = ANCHOR_SEED,
     include_baseline: bool = False,
     keep_bootstrap: bool = False,
 ) -> pl.DataFrame:
-    """Per candidate: win rate against the baseline with a bootstrap interval, game
-    counts (won / tied / lost / unparsed). ``include_baseline`` adds the baseline at 0.5
-    with a zero-width interval (as Arena-Hard-Auto lists it); ``keep_bootstrap`` keeps the
-    replicates in ``results`` (the layout of the published bootstrap files)."""
-    games = scored_games(judgments, weight)
-    rng = np.random.default_rng(seed)
-    q = ((1 - level) / 2, (1 + level) / 2)
-    rows = []
-    for (model,), part in games.sort("question_id", "game").group_by("model", maintain_order=True):
-        ok = part.filter(pl.col("score").is_not_null())
-        s, c = ok["score"].to_numpy(), ok["copies"].to_numpy()
-        point = _win_rate(s, c)
-        lower = upper = float("nan")
-        boot = np.array([])
-        if rounds > 0 and len(s):
-            idx = rng.integers(0, len(s), size=(rounds, len(s)))
-            boot = (s[idx] * c[idx]).sum(axis=1) / np.maximum(c[idx].sum(axis=1), 1)
-            lower, upper = (float(v) for v in np.quantile(boot, q))
-        rows.append({
-            "model": model, "baseline": part["baseline"][0], "win_rate": point,
-            "lower": lower, "upper": upper, "level": level,
-            "games": part.height, "won": int((ok["score"] == 1).sum()),
-            "tied": int((ok["score"] == 0.5).sum()), "lost": int((ok["score"] == 0).sum()),
-            "unparsed": part.height - ok.height,
-            "results": boot.tolist(),
-        })
-    if include_baseline and rows:
-        base = rows[0]["baseline"]
-        rows.append({"model": base, "baseline": base, "win_rate": 0.5, "lower": 0.5,
-                     "upper": 0.5, "level": level, "games": 0, "won": 0, "tied": 0, "lost": 0,
-                     "unparsed": 0, "results": [0.5] * (rounds if rounds > 0 else 0)})
-    table = pl.DataFrame(rows, schema_overrides={"results": pl.List(pl.Float64)})
+    """Per (category, candidate): Arena-Hard-Auto's score against the baseline with its
+    bootstrap interval, for ``protocol`` (``judging.arena_hard.win_rates``), and the game
+    counts (won / tied / lost / unparsed, and the games the protocol's rule dropped).
+    Several judges are pooled (their rows together, as the anchor's v2 loads several
+    judges' folders). ``include_baseline`` adds each baseline at 0.5 with a zero-width
+    interval (as the anchor lists it); ``keep_bootstrap`` keeps the replicates in
+    ``results`` (the layout of the published bootstrap files)."""
+    proto = get_protocol(protocol)
+    rows, _ = expanded_rows(judgments, proto, weight)
+    rates = win_rates(rows, proto, rounds=rounds, seed=seed)
+    games = scored_games(judgments, proto.weight if weight is None else weight)
+    if "category" not in games.columns:
+        games = games.with_columns(category=pl.lit(None, pl.String))
+    played = rows.group_by("category", "model").agg(_kept=pl.struct("judge", "question_id", "game").n_unique())
+    counts = games.group_by("category", "model").agg(
+        games=pl.len().cast(pl.Int64), won=(pl.col("score") == 1).sum().cast(pl.Int64),
+        tied=(pl.col("score") == 0.5).sum().cast(pl.Int64), lost=(pl.col("score") == 0).sum().cast(pl.Int64),
+        unparsed=pl.col("score").is_null().sum().cast(pl.Int64),
+        judges=pl.col("judge").unique().sort().str.join(","))
+    table = (rates.join(counts, on=["category", "model"], how="left", nulls_equal=True)
+             .join(played, on=["category", "model"], how="left", nulls_equal=True)
+             .with_columns(dropped_games=pl.col("games") - pl.col("_kept").fill_null(0),
+                           protocol=pl.lit(proto.name)).drop("_kept", "rows"))
+    if include_baseline and table.height:
+        bases = table.select("category", "baseline").unique(maintain_order=True)
+        n = len(table["results"][0])
+        extra = bases.with_columns(
+            model=pl.col("baseline"), win_rate=pl.lit(0.5), lower=pl.lit(0.5), upper=pl.lit(0.5),
+            level=pl.lit(proto.level), results=pl.lit([0.5] * n, dtype=pl.List(pl.Float64)),
+            games=pl.lit(0, pl.Int64), won=pl.lit(0, pl.Int64), tied=pl.lit(0, pl.Int64),
+            lost=pl.lit(0, pl.Int64), unparsed=pl.lit(0, pl.Int64), judges=pl.lit(None, pl.String),
+            dropped_games=pl.lit(0, pl.Int64), protocol=pl.lit(proto.name))
+        table = pl.concat([table, extra.select(table.columns)])
     if not keep_bootstrap:
         table = table.drop("results")
-    return table.sort("win_rate", descending=True)
+    return table.sort(["category", "win_rate"], descending=[False, True], nulls_last=True)
 
 
-def ensemble_summary(judgments: pl.DataFrame, **kwargs) -> pl.DataFrame:
-    """Several judges: each judge's win rates, then their mean per model (``win_rate``);
-    the interval is the mean of the judges' bounds (a simple, conservative combination)."""
-    per_judge = [
-        pairwise_summary(part, **kwargs).with_columns(judge=pl.lit(judge))
-        for (judge,), part in judgments.group_by("judge", maintain_order=True)
-    ]
-    allj = pl.concat(per_judge)
-    return (
-        allj.group_by("model").agg(
-            pl.col("baseline").first(), pl.col("win_rate").mean(), pl.col("lower").mean(),
-            pl.col("upper").mean(), pl.col("level").first(), pl.col("games").sum(),
-            pl.col("unparsed").sum(), judges=pl.col("judge").sort().str.join(","),
-        ).sort("win_rate", descending=True)
-    )
-
-
-def judge_battles(judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT) -> pl.DataFrame:
-    """Games as battles (``model_a, model_b, winner``) for the ranking library; a strong
-    verdict is repeated ``weight`` times, unparsed games are left out."""
-    games = scored_games(judgments, weight).filter(pl.col("copies") > 0)
-    winner = (
-        pl.when(pl.col("verdict") == "A=B").then(pl.lit("tie"))
-        .when(pl.col("verdict").str.starts_with("A")).then(pl.lit("model_a"))
-        .otherwise(pl.lit("model_b"))
-    )
-    return (
-        games.select("question_id", "game", "model_a", "model_b", "copies", winner=winner)
-        # copies >= 1 here, so no list is empty
-        .with_columns(pl.int_ranges(0, pl.col("copies")).alias("_r"))
-        .explode("_r", empty_as_null=False)
-        .drop("_r", "copies")
-    )
+def judge_battles(judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT,
+                  protocol: str | BenchProtocol = V01) -> pl.DataFrame:
+    """Games as battles (``model_a, model_b, winner``) for the ranking library: the
+    protocol's expanded rows (a strong verdict repeated ``weight`` times, unparsed games
+    dropped by the protocol's rule), each with the positions of its game."""
+    rows, _ = expanded_rows(judgments, protocol, weight)
+    cand_a = pl.col("model_a") == pl.col("model")
+    winner = (pl.when(pl.col("score") == 0.5).then(pl.lit("tie"))
+              .when((pl.col("score") == 1) == cand_a).then(pl.lit("model_a"))
+              .otherwise(pl.lit("model_b")))
+    return rows.select(
+        "question_id", "game", "model_a",
+        model_b=pl.when(cand_a).then(pl.col("baseline")).otherwise(pl.col("model")), winner=winner)
 
 
 def bt_leaderboard(
     judgments: pl.DataFrame, *, weight: int = DEFAULT_WEIGHT, rounds: int = 100,
     level: float = 0.95, seed: int = 0, anchor: tuple[str, float] | None = None,
+    protocol: str | BenchProtocol = V01,
 ):
     """Bradley-Terry ratings of the judge's battles through the ranking library."""
-    return fit_bt(judge_battles(judgments, weight), ci="bootstrap" if rounds else "sandwich",
+    return fit_bt(judge_battles(judgments, weight, protocol), ci="bootstrap" if rounds else "sandwich",
                   bootstrap_rounds=rounds, level=level, seed=seed, anchor=anchor)
 
 
 def styled_judge_battles(
-    judgments: pl.DataFrame, features: pl.DataFrame, weight: int = DEFAULT_WEIGHT
+    judgments: pl.DataFrame, features: pl.DataFrame, weight: int = DEFAULT_WEIGHT,
+    protocol: str | BenchProtocol = V01,
 ) -> pl.DataFrame:
     """Judge battles with ``{feature}_a`` / ``{feature}_b`` style columns joined from
     ``features`` (``question_id, model`` + STYLE_FEATURES, e.g. ``answer_features``)."""
-    battles = judge_battles(judgments, weight)
+    battles = judge_battles(judgments, weight, protocol)
     feats = features.select("question_id", "model", *STYLE_FEATURES)
     for side in ("a", "b"):
         battles = battles.join(
@@ -163,11 +142,12 @@ def styled_judge_battles(
 
 def style_controlled_leaderboard(
     judgments: pl.DataFrame, features: pl.DataFrame, *, weight: int = DEFAULT_WEIGHT,
-    rounds: int = 0, level: float = 0.95, seed: int = 0,
+    rounds: int = 0, level: float = 0.95, seed: int = 0, protocol: str | BenchProtocol = V01,
 ):
-    """Bradley-Terry net of length and markdown on the judge's battles (ranking library)."""
+    """Bradley-Terry net of length and markdown on the judge's battles (ranking library;
+    our rating, kept beside the anchor's style-controlled win rate)."""
     return fit_style_controlled(
-        styled_judge_battles(judgments, features, weight),
+        styled_judge_battles(judgments, features, weight, protocol),
         ci="bootstrap" if rounds else "sandwich", bootstrap_rounds=rounds, level=level, seed=seed)
 
 

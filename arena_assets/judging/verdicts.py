@@ -1,47 +1,64 @@
-"""Judge prompts (our own wording), verdict parsers, and judgment files of other projects.
+"""Judge prompts (our own wording), verdict parsers and the judgment frame.
 
 Pairwise protocol: every (question, candidate) is judged twice against the baseline with
 the positions swapped; game 1 shows the baseline as Assistant A, game 2 the candidate as
-A (the Arena-Hard-Auto layout). A verdict is one of five labels; the *last* label in the
-judge's text counts (judges often restate the options before deciding). Scores are from
-the candidate's side: win 1, tie 0.5, loss 0; a strong verdict (``>>``) counts ``weight``
-times (Arena-Hard-Auto uses 3).
+A (the Arena-Hard-Auto layout). A verdict is one of five labels, read by the protocol
+version's rule (``judging.protocol``: v0.1 wants exactly one distinct ``[[...]]`` label,
+v2 takes the last one and also single brackets). Scores are from the candidate's side:
+win 1, tie 0.5, loss 0; a strong verdict (``>>``) counts ``weight`` times (3).
+
+The judge prompt is ours, with the anchor's meaning and output format: the judge writes
+its own answer first (v2's creative-writing judge does not), then compares both answers
+for mistakes, helpfulness, relevance, concision and missing information, and ends with one
+of the five labels. Files of other projects are read by ``judging.readers``.
 
 Judgment frame (one row per game), the common shape of our judgments and of imports:
-``question_id, model, baseline, judge, game, model_a, model_b, judgment, verdict,
-parsed`` (verdict null when unparsed).
+``question_id, category, model, baseline, judge, game, model_a, model_b, judgment,
+verdict, parsed`` (verdict null when unparsed).
 """
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Iterable, Mapping
 
 import polars as pl
 
-PROMPT_VERSION = "pairwise-v1"
+PROMPT_VERSION = "pairwise-v2"
 SINGLE_PROMPT_VERSION = "single-v1"
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 # spellings other judges use for the same five outcomes
 _EQUIVALENT = {"A<<B": "B>>A", "A<B": "B>A", "B=A": "A=B", "B<A": "A>B", "B<<A": "A>>B"}
-_VERDICT_RE = re.compile(r"\[\[\s*([AB])\s*(>>|<<|>|<|=)\s*([AB])\s*\]\]")
 _RATING_RE = re.compile(r"\[\[\s*(\d+(?:\.\d+)?)\s*\]\]")
 _RATING_BACKUP_RE = re.compile(r"\[\s*(\d+(?:\.\d+)?)\s*\]")
 
-PAIRWISE_SYSTEM = (
-    "You compare two AI assistants' answers to the same user request and decide which "
-    "one serves the user better.\n"
-    "First write your own short answer to the request, so you know what a good answer "
-    "contains. Then check each assistant's answer for mistakes, missing pieces, and "
-    "whether it actually does what was asked; a concise answer that is correct beats a "
-    "long one that is not. Do not let the order of the answers, their length or their "
-    "formatting sway you.\n"
-    "End with exactly one verdict on its own line, chosen from:\n"
-    "[[A>>B]] A is much better; [[A>B]] A is better; [[A=B]] about the same;\n"
-    "[[B>A]] B is better; [[B>>A]] B is much better."
+_PAIRWISE_INTRO = (
+    "You are an impartial judge. Two AI assistants answered the same user request, shown "
+    "below; decide which answer serves the user better.\n"
 )
+_OWN_ANSWER = (
+    "Before you look at their answers, write your own answer to the request, so you know "
+    "what a good one contains. Then compare each assistant's answer with yours, and point "
+    "out and correct every mistake or inaccuracy.\n"
+)
+_COMPARE = (
+    "Compare the two answers and point out and correct every mistake or inaccuracy.\n"
+)
+_CRITERIA = (
+    "Judge whether each answer is helpful (it does what was asked; where the request is "
+    "ambiguous, asking the user to clarify beats guessing), relevant (every part bears on "
+    "the request) and concise (clear, not padded). Where it matters, weigh creativity and "
+    "novelty, and name anything important an answer leaves out. The order of the answers, "
+    "their length and their formatting must not sway you.\n"
+    "After your explanation, give exactly one of these labels as your final verdict:\n"
+    "[[A>>B]] Assistant A is much better\n[[A>B]] Assistant A is better\n"
+    "[[A=B]] a tie, about the same\n[[B>A]] Assistant B is better\n"
+    "[[B>>A]] Assistant B is much better\n"
+    "For example: \"Final verdict: [[A=B]]\"."
+)
+PAIRWISE_SYSTEM = _PAIRWISE_INTRO + _OWN_ANSWER + _CRITERIA
+# v2's creative-writing judge compares without writing its own answer first
+PAIRWISE_SYSTEM_NO_OWN_ANSWER = _PAIRWISE_INTRO + _COMPARE + _CRITERIA
 PAIRWISE_USER = (
     "<|User Request|>\n{question}\n\n"
     "<|Answer of Assistant A|>\n{answer_a}\n<|End of Answer A|>\n\n"
@@ -55,9 +72,9 @@ SINGLE_SYSTEM = (
 SINGLE_USER = "<|User Request|>\n{question}\n\n<|Answer|>\n{answer}\n<|End of Answer|>"
 
 
-def pairwise_messages(question: str, answer_a: str, answer_b: str) -> list[dict]:
+def pairwise_messages(question: str, answer_a: str, answer_b: str, own_answer_first: bool = True) -> list[dict]:
     return [
-        {"role": "system", "content": PAIRWISE_SYSTEM},
+        {"role": "system", "content": PAIRWISE_SYSTEM if own_answer_first else PAIRWISE_SYSTEM_NO_OWN_ANSWER},
         {"role": "user", "content": PAIRWISE_USER.format(
             question=question, answer_a=answer_a, answer_b=answer_b)},
     ]
@@ -91,37 +108,28 @@ def split_single_prompt(user_text: str) -> tuple[str, str] | None:
     return (m["q"], m["a"]) if m else None
 
 
-def judge_with_retry(
-    ask: Callable[[list[dict], int], str | None], messages: list[dict], retries: int = 1
-) -> tuple[str | None, str | None, int]:
-    """(last judge text, verdict or None, attempts). ``ask(messages, attempt)`` makes the
-    call; the attempt number must enter the call's cache key, or a retry would only read
-    back the cached unparseable answer."""
-    text = None
-    for attempt in range(retries + 1):
-        text = ask(messages, attempt)
-        verdict = parse_verdict(text)
-        if verdict is not None:
-            return text, verdict, attempt + 1
-    return text, None, retries + 1
-
-
 def plan_games(
-    question_ids: Iterable[str], models: Iterable[str], baseline: str, judges: Iterable[str]
+    question_ids: Iterable[str], models: Iterable[str], baseline: str | Mapping[str, str],
+    judges: Iterable[str], categories: Iterable[str] | None = None,
 ) -> pl.DataFrame:
-    """Every game to play: question x candidate x judge x two position orders."""
-    rows = [
-        {"question_id": q, "model": m, "baseline": baseline, "judge": j, "game": g,
-         "model_a": a, "model_b": b}
-        for q in question_ids for m in models if m != baseline for j in judges
-        for g, a, b in game_positions(m, baseline)
-    ]
+    """Every game to play: question x candidate x judge x two position orders. With
+    ``categories`` (one per question) and ``baseline`` a {category: model} mapping, each
+    question is played against its category's baseline (Arena-Hard v2)."""
+    qids = list(question_ids)
+    cats = list(categories) if categories is not None else [None] * len(qids)
+    models, judges = list(models), list(judges)
+    rows = []
+    for q, c in zip(qids, cats):
+        base = baseline[c] if isinstance(baseline, Mapping) else baseline
+        rows += [{"question_id": q, "category": c, "model": m, "baseline": base, "judge": j, "game": g,
+                  "model_a": a, "model_b": b}
+                 for m in models if m != base for j in judges for g, a, b in game_positions(m, base)]
     return pl.DataFrame(rows, schema={k: JUDGMENT_SCHEMA[k] for k in (
-        "question_id", "model", "baseline", "judge", "game", "model_a", "model_b")})
+        "question_id", "category", "model", "baseline", "judge", "game", "model_a", "model_b")})
 
 
 def normalise_verdict(label: str | None) -> str | None:
-    """One of VERDICTS, or None for anything else."""
+    """One of VERDICTS, or None for anything else (the ten spellings v2 accepts)."""
     if label is None:
         return None
     label = re.sub(r"\s+", "", label)
@@ -129,16 +137,11 @@ def normalise_verdict(label: str | None) -> str | None:
     return label if label in VERDICTS else None
 
 
-def parse_verdict(text: str | None) -> str | None:
-    """The last ``[[X?Y]]`` label in a judge's text, normalised; None when there is none."""
-    if not text:
-        return None
-    matches = _VERDICT_RE.findall(text)
-    for a, op, b in reversed(matches):
-        label = normalise_verdict(f"{a}{op}{b}")
-        if label is not None and a != b:
-            return label
-    return None
+def parse_verdict(text: str | None, protocol: str = "arena-hard-v2") -> str | None:
+    """The verdict of a judge's text by ``protocol``'s rule (``judging.protocol``)."""
+    from arena_assets.judging.protocol import get_protocol
+
+    return get_protocol(protocol).parse(text)[0]
 
 
 def parse_rating(text: str | None) -> float:
@@ -173,6 +176,7 @@ def game_positions(model: str, baseline: str) -> list[tuple[int, str, str]]:
 
 JUDGMENT_SCHEMA = {
     "question_id": pl.String,
+    "category": pl.String,  # the anchor's question category (arena-hard-v0.1, hard_prompt...)
     "model": pl.String,
     "baseline": pl.String,
     "judge": pl.String,
@@ -185,119 +189,18 @@ JUDGMENT_SCHEMA = {
 }
 
 
-def judgment_frame(rows: list[dict]) -> pl.DataFrame:
-    """Rows -> the judgment frame; verdicts normalised, ``parsed`` derived."""
+def judgment_frame(rows: list[dict], protocol: str | None = None) -> pl.DataFrame:
+    """Rows -> the judgment frame; verdicts read as ``protocol`` reads a stored label (v0.1:
+    the five labels only; v2 or None: the ten spellings), ``parsed`` derived."""
+    strict = protocol == "arena-hard-v0.1"
     out = []
     for r in rows:
-        verdict = normalise_verdict(r.get("verdict"))
+        label = r.get("verdict")
+        verdict = (label if label in VERDICTS else None) if strict else normalise_verdict(label)
         out.append({**{k: r.get(k) for k in JUDGMENT_SCHEMA}, "verdict": verdict,
                     "parsed": verdict is not None})
     return pl.DataFrame(out, schema=JUDGMENT_SCHEMA)
 
 
-def _read_jsonl(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
-def import_arena_hard_judgments(path: str | Path, baseline: str = "gpt-4-0314") -> pl.DataFrame:
-    """Arena-Hard-Auto ``model_judgment`` JSONL (file or folder) -> judgment frame.
-
-    Each record holds two games: game 1 with the baseline as A, game 2 with the model as A;
-    ``score`` is the label the judge gave (null when it could not be parsed).
-    """
-    path = Path(path)
-    files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
-    rows = []
-    for f in files:
-        for rec in _read_jsonl(f):
-            qid = str(rec.get("question_id", rec.get("uid")))
-            positions = game_positions(rec["model"], baseline)
-            for game, (g, a, b) in zip(rec.get("games", []), positions):
-                game = game or {}
-                rows.append({"question_id": qid, "model": rec["model"], "baseline": baseline,
-                             "judge": str(rec.get("judge")), "game": g, "model_a": a,
-                             "model_b": b, "judgment": game.get("judgment"),
-                             "verdict": game.get("score")})
-    return judgment_frame(rows)
-
-
-def import_fastchat_pairwise(path: str | Path, baseline: str | None = None) -> pl.DataFrame:
-    """FastChat MT-Bench pairwise JSONL (``model_1, model_2, g1_winner, g2_winner``).
-
-    FastChat reports each game's winner by model name (game 2 already mapped back from the
-    swapped order); we restate them as A/B verdicts of games with positions
-    (model_1, model_2) and (model_2, model_1). ``baseline`` defaults to ``model_2``.
-    """
-    rows = []
-    for rec in _read_jsonl(Path(path)):
-        m1, m2 = rec["model_1"], rec["model_2"]
-        base = baseline or m2
-        model = m1 if base == m2 else m2
-        judge = rec.get("judge")
-        judge = judge[0] if isinstance(judge, list) else judge
-        qid = f"{rec['question_id']}:t{rec.get('turn', 1)}"
-        for g, (a, b), key in ((1, (m1, m2), "g1"), (2, (m2, m1), "g2")):
-            winner = rec.get(f"{key}_winner")
-            verdict = {a: "A>B", b: "B>A", "tie": "A=B"}.get(winner)
-            rows.append({"question_id": qid, "model": model, "baseline": base, "judge": judge,
-                         "game": g, "model_a": a, "model_b": b,
-                         "judgment": rec.get(f"{key}_judgment"), "verdict": verdict})
-    return judgment_frame(rows)
-
-
 SINGLE_SCHEMA = {"question_id": pl.String, "model": pl.String, "judge": pl.String,
                  "turn": pl.Int64, "judgment": pl.String, "score": pl.Float64}
-
-
-def import_fastchat_single(path: str | Path) -> pl.DataFrame:
-    """FastChat MT-Bench single-answer JSONL -> ``question_id, model, judge, turn,
-    judgment, score`` (score -1 where the grade was not parsed)."""
-    rows = []
-    for rec in _read_jsonl(Path(path)):
-        judge = rec.get("judge")
-        rows.append({
-            "question_id": str(rec["question_id"]), "model": rec["model"],
-            "judge": "/".join(judge) if isinstance(judge, list) else str(judge),
-            "turn": int(rec.get("turn", 1)), "judgment": rec.get("judgment"),
-            "score": float(rec["score"]) if rec.get("score") is not None else -1.0,
-        })
-    return pl.DataFrame(rows, schema=SINGLE_SCHEMA)
-
-
-def detect_format(path: str | Path) -> str:
-    """'arena_hard', 'fastchat_pairwise', 'fastchat_single' or 'judgments' (ours)."""
-    path = Path(path)
-    if path.suffix == ".parquet":
-        return "judgments"
-    first = next((f for f in ([path] if path.is_file() else sorted(path.glob("*.jsonl")))), None)
-    if first is None:
-        raise ValueError(f"{path}: no judgment file")
-    with open(first) as fh:
-        line = next((ln for ln in fh if ln.strip()), "")
-    rec = json.loads(line) if line else {}
-    if "games" in rec:
-        return "arena_hard"
-    if "g1_winner" in rec:
-        return "fastchat_pairwise"
-    if "score" in rec and "turn" in rec:
-        return "fastchat_single"
-    if "verdict" in rec and "game" in rec:
-        return "judgments"
-    raise ValueError(f"{first}: not a judgment format this reader knows (keys {sorted(rec)})")
-
-
-def read_judgments(path: str | Path, baseline: str | None = None) -> tuple[str, pl.DataFrame]:
-    """(kind, frame): kind 'single' (single-answer grades) or 'pairwise' (judgment frame)."""
-    fmt = detect_format(path)
-    if fmt == "fastchat_single":
-        return "single", import_fastchat_single(path)
-    if fmt == "arena_hard":
-        return "pairwise", import_arena_hard_judgments(path, baseline or "gpt-4-0314")
-    if fmt == "fastchat_pairwise":
-        return "pairwise", import_fastchat_pairwise(path, baseline)
-    path = Path(path)
-    if path.suffix == ".parquet":
-        frame = pl.read_parquet(path)
-    else:
-        frame = pl.DataFrame(_read_jsonl(path), infer_schema_length=None)
-    return "pairwise", judgment_frame(frame.to_dicts())

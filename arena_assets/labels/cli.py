@@ -14,14 +14,17 @@ from pathlib import Path
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "label-topics", help="LLM topic labels (and clusters) for a conversations file",
-        description="Label each distinct first prompt through an OpenAI-compatible endpoint "
-        "(criteria, vision, refusals; code by heuristic); optionally cluster the prompts.")
+        description="Label each conversation with LMArena's categories through an OpenAI-compatible "
+        "endpoint (criteria, instruction following, math, creative writing, refusals, vision; asked "
+        "once per distinct input of all user turns; code by heuristic); optionally cluster the prompts.")
     p.add_argument("conversations", type=Path, help="conversations Parquet (the lake's file)")
     p.add_argument("--base-url", required=True, help="OpenAI-compatible root, e.g. http://127.0.0.1:8089/v1")
     p.add_argument("--model", required=True, help="labeler model the endpoint serves")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the key (default OPENAI_API_KEY)")
     p.add_argument("--concurrency", type=int, default=8)
-    p.add_argument("--max-prompt-chars", type=int, default=4000)
+    p.add_argument("--max-prompt-chars", type=int, default=12_500,
+                   help="the joined user turns are cut here (LMArena's labeller: 12,500)")
+    p.add_argument("--prompts", default="", help="label prompt set YAML (default: the project's)")
     p.add_argument("--cache", default="./data/lake/_llm_cache", help="cache root (folder or s3:// URL)")
     p.add_argument("--month", default="", help="month column value (default: the file's own)")
     p.add_argument("--out", type=Path, required=True, help="topic_labels Parquet to write")
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
         ClusterConfig, LabelConfig, OfflineEmbedder, build_topic_clusters, distinct_prompts,
         label_conversations,
     )
+    from arena_assets.labels.prompt_sets import load_prompt_set
     from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts
 
     conv = pl.read_parquet(args.conversations)
@@ -48,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         labels, report = label_conversations(
             conv, task, month=month, cache_root=args.cache,
-            cfg=LabelConfig(max_prompt_chars=args.max_prompt_chars),
+            cfg=LabelConfig(max_prompt_chars=args.max_prompt_chars, prompt_set=load_prompt_set(args.prompts)),
             progress=lambda p: print(f"  {p}", file=sys.stderr))
         labels.write_parquet(args.out)
         print(f"{args.out}: {labels.height} rows; {report.as_metadata()}")

@@ -4,7 +4,9 @@
   (``arena_assets.llm.embed_texts``), else ``wordllama`` offline (``OfflineEmbedder``):
   its weights ship inside the wheel, so nothing is downloaded.
 - Clustering: kept implementations, seeded. ``agglomerative`` (Ward, scipy: one tree cut at
-  the k given or at the k with the best silhouette), ``kmeans`` (scikit-learn) and
+  the k given or at the k with the best silhouette, up to one cluster per 8 prompts (never
+  under 150): the number of clusters follows the data, as BERTopic's does in BenchBuilder),
+  ``kmeans`` (scikit-learn) and
   ``hdbscan`` (scikit-learn; finds the number of clusters itself, its outliers are
   reassigned to the nearest centroid and flagged). Above ``max_direct_points`` prompts the
   quadratic methods are fitted on a seeded sample and the rest join the nearest centroid.
@@ -39,7 +41,11 @@ class ClusterConfig:
     max_direct_points: int = 6000  # agglomerative/hdbscan: fit on a seeded sample this big
     k_sample: int = 3000  # prompts sampled (seeded) to pick k
     k_min: int = 2
-    k_max: int = 150
+    # None: k follows the data: up to one cluster per min_topic_size prompts (BenchBuilder
+    # runs BERTopic with --min-topic-size 8), never under 150; a fixed cap would bound a
+    # bench at cap x per_cluster prompts whatever the month holds
+    k_max: int | None = None
+    min_topic_size: int = 8
     min_cluster_size: int = 5  # hdbscan
     seed: int = 0
     max_embed_chars: int = 1000  # prompts are cut before embedding
@@ -64,9 +70,14 @@ class OfflineEmbedder:
         return np.asarray(self.model.embed(texts, norm=True), dtype=np.float32)
 
 
-def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int) -> int:
+def k_cap(cfg: ClusterConfig, n_prompts: int) -> int:
+    """The largest k the silhouette search may pick for ``n_prompts`` prompts."""
+    return cfg.k_max or max(150, n_prompts // cfg.min_topic_size)
+
+
+def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int, cap: int | None = None) -> int:
     """Best silhouette over a coarse geometric grid of k, then a finer pass around it."""
-    hi = max(cfg.k_min, min(cfg.k_max, n // 3))
+    hi = max(cfg.k_min, min(cap or k_cap(cfg, n), n // 3))
     coarse = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=12)})
     scores = {k: score_fn(grid_fn(k)) for k in coarse}
     best = max(scores, key=scores.get)
@@ -95,7 +106,7 @@ def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
 
     sample = x[_sample(x.shape[0], cfg.k_sample, cfg.seed)]
     return _best_k(lambda k: KMeans(k, n_init=2, random_state=cfg.seed).fit_predict(sample),
-                   _silhouette(sample, cfg.seed), cfg, sample.shape[0])
+                   _silhouette(sample, cfg.seed), cfg, sample.shape[0], k_cap(cfg, x.shape[0]))
 
 
 def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -124,7 +135,8 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
             sub = cut(min(n, cfg.n_clusters))
         else:
             check = _sample(len(rows), cfg.k_sample, cfg.seed)  # silhouette on a sub-sample
-            sub = cut(_best_k(lambda k: cut(k)[check], _silhouette(fit[check], cfg.seed), cfg, len(check)))
+            sub = cut(_best_k(lambda k: cut(k)[check], _silhouette(fit[check], cfg.seed), cfg, len(check),
+                              k_cap(cfg, n)))
     elif cfg.method == "hdbscan":
         sub = HDBSCAN(min_cluster_size=cfg.min_cluster_size, copy=True).fit_predict(fit)
         if (sub < 0).all():

@@ -1,45 +1,60 @@
-"""topic_labels: LLM labels per distinct first prompt, spread back to every conversation.
+"""topic_labels: LMArena's category labels per conversation, asked once per distinct input.
 
-Each distinct first prompt (the conversations' ``dedup_key``) is asked once for the 7
-criteria + math + creative writing + instruction-following score, and once more for the
-vision categories when it came with images; each assistant answer is asked once whether it
-refuses (identical prompt/answer pairs share one call). Prompts and answers longer than the
-configured limits are cut before labelling. The code label is a heuristic (no LLM).
+What is asked, as LMArena's labeller asks it (``fastchat/serve/monitor/classify``): the
+conversation's user turns joined by newlines and cut at ``max_prompt_chars`` (12,500) is
+the input of the prompt tags (criteria, instruction following, math, creative writing);
+identical inputs share one call. Image inputs also get the vision tags (the first image
+of the first turn attached where the task says so). Every assistant answer, with the user
+turn before it, gets the refusal classifier (identical pairs share one call). The prompts
+and output formats come from a prompt set (``labels.prompt_sets``, ``ARENA_LABEL_PROMPTS``);
+replies are read by the anchor's rules (``labels.tags``).
+
+Each row holds the labels twice: in LMArena's ``category_tag`` structure (what the anchor
+would store: an unparsed reply gives the tag's default, a failed call leaves it null) and
+as flat columns (null unless that label parsed: never guessed), with each group's status,
+labeller, prompt version, and the prompt set's name and hash. The code label is a
+heuristic (no LLM).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 
 import polars as pl
 
+from arena_assets.clean.tokens import approx_tokens
+from arena_assets.labels import tags as T
 from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
-from arena_assets.labels.prompts import (
-    CRITERIA, CRITERIA_VERSION, HARD_MIN_CRITERIA, REFUSAL_VERSION, VISION_CATEGORIES,
-    VISION_VERSION, criteria_messages, parse_criteria, parse_refusal, parse_vision,
-    refusal_messages, vision_messages,
-)
+from arena_assets.labels.images import image_url
+from arena_assets.labels.prompt_sets import LabelTask, PromptSet, load_prompt_set
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA
 from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch
 from arena_assets.llm.batch import ProgressFn
 
+VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
+    "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")}
+
 
 @dataclass(frozen=True)
 class LabelConfig:
-    max_prompt_chars: int = 4000  # prompts are cut to this many characters before labelling
-    max_answer_chars: int = 2000  # answers likewise, for the refusal label
+    max_prompt_chars: int = 12_500  # the joined user turns are cut here (LMArena's labeller)
+    max_answer_chars: int = 12_500  # answers likewise, for the refusal classifier
     max_answers: int = 8  # refusal is asked for at most this many answers per conversation
     label_refusals: bool = True
     label_vision: bool = True
     cache_chunk_size: int = 64
+    prompt_set: PromptSet = field(default_factory=load_prompt_set)
+    image_root: str = ""  # where image files are (<root>/<sha256>.<ext>); "" = send the reference
 
 
 @dataclass
 class LabelReport:
     conversations: int = 0
-    distinct_prompts: int = 0
-    calls_avoided_by_dedup: int = 0  # criteria requests not sent because prompts repeat
+    distinct_prompts: int = 0  # distinct label inputs
+    calls_avoided_by_dedup: int = 0  # prompt-task requests not sent because inputs repeat
     batches: dict[str, BatchReport] = field(default_factory=dict)
+    unparsed: dict[str, int] = field(default_factory=dict)  # tag -> replies without an answer
 
     def as_metadata(self) -> dict:
         calls = sum(b.calls for b in self.batches.values())
@@ -48,6 +63,7 @@ class LabelReport:
                 "prompt_tokens": sum(b.prompt_tokens for b in self.batches.values()),
                 "completion_tokens": sum(b.completion_tokens for b in self.batches.values()),
                 "estimated_cost": round(sum(b.cost for b in self.batches.values()), 6),
+                "unparsed_by_tag": dict(self.unparsed),
                 **{f"{k}_statuses": b.statuses for k, b in self.batches.items()}}
 
 
@@ -68,19 +84,34 @@ def distinct_prompts(conversations: pl.DataFrame) -> pl.DataFrame:
                  pl.len().cast(pl.Int32).alias("n_conversations")))
 
 
-def _answer_requests(conversations: pl.DataFrame, cfg: LabelConfig) -> list[LLMRequest]:
-    reqs = []
-    for conv_id, messages in conversations.select("conv_id", "messages").iter_rows():
-        last_user, n = "", 0
-        for m in messages or []:
-            if m["role"] == "user":
-                last_user = m["content"] or ""
-            elif m["role"] == "assistant" and n < cfg.max_answers:
-                reqs.append(LLMRequest(f"{conv_id}\x1f{n}", refusal_messages(
-                    cut(last_user, cfg.max_prompt_chars), cut(m["content"] or "", cfg.max_answer_chars)),
-                    REFUSAL_VERSION))
-                n += 1
-    return reqs
+def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
+    """Per conversation: ``label_text`` (user turns joined by newlines, cut), its length and
+    tokens before the cut, the first turn's images, and ``label_key`` (hash of text + images)."""
+    user = pl.element().filter(pl.element().struct.field("role") == "user")
+    out = conversations.select(
+        "conv_id",
+        pl.col("messages").list.eval(user.struct.field("content").fill_null("")).list.join("\n").alias("_full"),
+        pl.col("messages").list.eval(user.struct.field("images")).list.first().fill_null([]).alias("images"),
+    ).with_columns(prompt_chars=pl.col("_full").str.len_chars().cast(pl.Int32),
+                   user_tokens=approx_tokens(pl.col("_full")).cast(pl.Int32),
+                   label_text=pl.col("_full").str.slice(0, max_chars))
+    keys = [hashlib.blake2b(f"{t}\x1f{','.join(i or [])}".encode(), digest_size=12).hexdigest()
+            for t, i in out.select("label_text", "images").iter_rows()]
+    return out.drop("_full").with_columns(label_key=pl.Series(keys, dtype=pl.String))
+
+
+def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, reqs: list[LLMRequest], cfg: LabelConfig,
+         cache_root: str, storage_options: dict | None, progress) -> tuple[list[LLMResult], BatchReport]:
+    cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
+    return run_batch(task, reqs, cache, lt.parse_any, progress=progress)
+
+
+def _status(r: LLMResult | None, tag: str) -> str:
+    if r is None:
+        return "not_applicable"
+    if r.status == "failed":
+        return "failed"
+    return "ok" if r.status == "ok" and r.value[tag][1] else "parse_failed"
 
 
 def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: str,
@@ -90,90 +121,155 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     """Rows of TOPIC_LABELS_SCHEMA, one per conversation (see module docstring).
 
     ``conversations`` needs conv_id, dedup_key, first_prompt and messages (the conversations
-    table). Raises ``LLMEndpointError`` before any call when the endpoint cannot serve.
-    """
-    def cache(version: str) -> ResponseCache:
-        return ResponseCache(cache_root, f"labels/{version}", cfg.cache_chunk_size,
-                             storage_options or {})
-
+    table). Raises ``LLMEndpointError`` before any call when the endpoint cannot serve."""
+    ps = cfg.prompt_set
     report = LabelReport(conversations=conversations.height)
-    prompts = distinct_prompts(conversations)
-    report.distinct_prompts = prompts.height
-    report.calls_avoided_by_dedup = conversations.height - prompts.height
-    texts = prompts.get_column("first_prompt").to_list()
-    keys = prompts.get_column("dedup_key").to_list()
+    inputs = label_inputs(conversations, cfg.max_prompt_chars)
+    first = inputs.unique("label_key", keep="first", maintain_order=True)
+    report.distinct_prompts = first.height
+    report.calls_avoided_by_dedup = inputs.height - first.height
+    keys = first["label_key"].to_list()
+    texts = first["label_text"].to_list()
+    images = first["images"].to_list()
+    answers: dict[str, LLMResult] = {}  # "<key or conv>\x1f<task>" -> result
 
-    # a prompt with no text (images only) has nothing to grade: not_applicable, no call
-    has_text = [bool(t.strip()) for t in texts]
-    crit_reqs = [LLMRequest(k, criteria_messages(cut(t, cfg.max_prompt_chars)), CRITERIA_VERSION)
-                 for k, t, ok in zip(keys, texts, has_text) if ok]
-    asked, report.batches["criteria"] = run_batch(task, crit_reqs, cache(CRITERIA_VERSION),
-                                                  parse_criteria, progress=progress)
-    by_key = {r.item_id: r for r in asked}
-    crit = [by_key.get(k) or LLMResult(k, "not_applicable") for k in keys]
-    per_prompt = pl.DataFrame({
-        "dedup_key": keys,
-        "prompt_chars": [len(t) for t in texts],
-        "prompt_cut": [len(t) > cfg.max_prompt_chars for t in texts],
-        **{c: [r.value.__getattribute__(c) if r.status == "ok" else None for r in crit]
-           for c in (*CRITERIA, "math", "creative_writing", "if_score")},
-        "criteria_status": [r.status for r in crit],
-        "code": [is_code(t) for t in texts],
-    }, schema_overrides={"if_score": pl.Int8, **{c: pl.Boolean for c in (*CRITERIA, "math", "creative_writing")}})
+    for lt in ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else []):
+        picked = [i for i, (t, im) in enumerate(zip(texts, images))
+                  if (t.strip() if lt.scope == "prompt" else bool(im))]
+        urls = {i: tuple(image_url(h, cfg.image_root) for h in images[i][:1]) for i in picked} if lt.image else {}
+        reqs = [LLMRequest(keys[i], lt.messages(texts[i], image_urls=urls.get(i, ())), ps.version(lt))
+                for i in picked]
+        results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
+        answers |= {f"{r.item_id}\x1f{lt.id}": r for r in results}
+    refusal_tasks = ps.by_scope("answer") if cfg.label_refusals else []
+    per_conv: dict[str, list[LLMResult]] = {}
+    for lt in refusal_tasks:
+        reqs = _answer_requests(conversations, lt, ps, cfg)
+        results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
+        for r in results:
+            per_conv.setdefault(r.item_id.split("\x1f")[0], []).append(r)
 
-    vision_rows = {}
-    if cfg.label_vision:
-        vis_idx = [i for i, v in enumerate(prompts.get_column("is_vision").to_list()) if v and has_text[i]]
-        vis_reqs = [LLMRequest(keys[i], vision_messages(cut(texts[i], cfg.max_prompt_chars)), VISION_VERSION)
-                    for i in vis_idx]
-        vis, report.batches["vision"] = run_batch(task, vis_reqs, cache(VISION_VERSION),
-                                                  parse_vision, progress=progress)
-        vision_rows = {r.item_id: r for r in vis}
-    per_prompt = per_prompt.with_columns(
-        *[pl.Series(f"vision_{c}", [getattr(vision_rows[k].value, c)
-                                     if k in vision_rows and vision_rows[k].status == "ok" else None
-                                     for k in keys], dtype=pl.Boolean) for c in VISION_CATEGORIES],
-        pl.Series("vision_status", [vision_rows[k].status if k in vision_rows else "not_applicable"
-                                    for k in keys], dtype=pl.String))
-
-    answers: dict[str, list] = {}
-    if cfg.label_refusals:
-        ref, report.batches["refusal"] = run_batch(task, _answer_requests(conversations, cfg),
-                                                   cache(REFUSAL_VERSION), parse_refusal,
-                                                   progress=progress)
-        for r in ref:
-            answers.setdefault(r.item_id.split("\x1f")[0], []).append(r)
-    conv_ids = conversations.get_column("conv_id").to_list()
-    refusal_lists = [[r.value.refusal if r.status == "ok" else None for r in answers.get(c, [])]
-                     for c in conv_ids]
-    refusal_status = [_worst([r.status for r in answers.get(c, [])]) for c in conv_ids]
-
-    criteria_count = pl.sum_horizontal([pl.col(c).cast(pl.Int8) for c in CRITERIA])
-    any_null = pl.any_horizontal([pl.col(c).is_null() for c in CRITERIA])
-    out = (conversations.select("conv_id", "dedup_key")
-           .join(per_prompt, on="dedup_key", how="left", maintain_order="left")
-           .join(prompts.select("dedup_key", "is_vision"), on="dedup_key", how="left",
-                 maintain_order="left")
-           .with_columns(
-               pl.lit(month).alias("month"),
-               pl.when(any_null).then(None).otherwise(criteria_count).alias("criteria_count"),
-               pl.lit(task.model).alias("criteria_model"),
-               pl.lit(CRITERIA_VERSION).alias("criteria_prompt_version"),
-               pl.lit(CODE_LABELER).alias("code_model"), pl.lit(CODE_VERSION).alias("code_prompt_version"),
-               pl.lit("ok").alias("code_status"),
-               pl.Series("answer_refusals", refusal_lists, dtype=pl.List(pl.Boolean)),
-               pl.Series("refusal_status", refusal_status, dtype=pl.String),
-               pl.lit(task.model).alias("refusal_model"),
-               pl.lit(REFUSAL_VERSION).alias("refusal_prompt_version"),
-               pl.when(pl.col("vision_status") == "not_applicable").then(None)
-               .otherwise(pl.lit(task.model)).alias("vision_model"),
-               pl.when(pl.col("vision_status") == "not_applicable").then(None)
-               .otherwise(pl.lit(VISION_VERSION)).alias("vision_prompt_version"))
-           .with_columns(
-               (pl.col("criteria_count") >= HARD_MIN_CRITERIA).alias("hard"),
-               pl.when(pl.col("refusal_status") == "ok")
-               .then(pl.col("answer_refusals").list.any()).otherwise(None).alias("refusal")))
+    tag_task = {tag: lt for lt in ps.tasks for tag in lt.tags}
+    per_key = [_prompt_row(k, answers, tag_task, report) for k in keys]
+    rows = pl.DataFrame(per_key, schema=_PROMPT_ROW_SCHEMA)
+    refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
+    conv_rows = [_refusal_row(per_conv.get(c, []), refusal_tag, report) for c in conversations["conv_id"]]
+    out = (conversations.select("conv_id", "dedup_key", "first_prompt")
+           .join(inputs.select("conv_id", "label_key", "prompt_chars", "user_tokens", "images",
+                               "label_text"), on="conv_id", how="left", maintain_order="left")
+           .join(rows, on="label_key", how="left", maintain_order="left")
+           .with_columns(pl.DataFrame(conv_rows, schema=_REFUSAL_ROW_SCHEMA).to_struct("_r"))
+           .unnest("_r"))
+    out = out.with_columns(
+        month=pl.lit(month), is_vision=pl.col("images").list.len() > 0,
+        prompt_cut=pl.col("prompt_chars") > cfg.max_prompt_chars,
+        code=pl.col("first_prompt").fill_null("").map_elements(is_code, return_dtype=pl.Boolean),
+        criteria_model=pl.lit(task.model), criteria_prompt_version=pl.lit(_version(ps, tag_task, "criteria_v0.1")),
+        code_model=pl.lit(CODE_LABELER), code_prompt_version=pl.lit(CODE_VERSION), code_status=pl.lit("ok"),
+        refusal_model=pl.lit(task.model), refusal_prompt_version=pl.lit(_version(ps, tag_task, "refusal_v0.1")),
+        prompt_set=pl.lit(ps.name), prompt_set_hash=pl.lit(ps.hash))
+    out = out.with_columns(
+        vision_status=pl.when(~pl.col("is_vision") | ~pl.lit(cfg.label_vision)).then(pl.lit("not_applicable"))
+        .otherwise(pl.col("vision_status")))
+    na = pl.col("vision_status") == "not_applicable"
+    out = out.with_columns(
+        vision_model=pl.when(na).then(None).otherwise(pl.lit(task.model)),
+        vision_prompt_version=pl.when(na).then(None).otherwise(pl.lit(_version(ps, tag_task, "ocr_v0.1"))),
+        category_tag=_category_tag(),
+        criteria_count=pl.when(pl.any_horizontal(pl.col(c).is_null() for c in T.CRITERIA)).then(None)
+        .otherwise(pl.sum_horizontal(pl.col(c).cast(pl.Int8) for c in T.CRITERIA)))
+    out = out.with_columns(hard=pl.col("criteria_count") >= T.HARD_MIN_CRITERIA)
     return out.select([pl.col(c).cast(t) for c, t in TOPIC_LABELS_SCHEMA.items()]), report
+
+
+def _version(ps: PromptSet, tag_task: dict[str, LabelTask], tag: str) -> str | None:
+    return ps.version(tag_task[tag]) if tag in tag_task else None
+
+
+_PROMPT_ROW_SCHEMA = {
+    "label_key": pl.String, **{c: pl.Boolean for c in T.CRITERIA}, "math": pl.Boolean,
+    "creative_writing": pl.Boolean, "if_score": pl.Int8, "criteria_status": pl.String,
+    **{flat: pl.Boolean for flat, _ in VISION_FLAT.values()}, "vision_status": pl.String,
+    "_tags": pl.Struct({n: pl.String for n in T.TAG_NAMES}),  # anchor values as JSON, null = not asked
+}
+_REFUSAL_ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
+                       "refusal": pl.Boolean, "refusal_status": pl.String, "_refusal_tag": pl.String}
+
+
+def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, LabelTask],
+                report: LabelReport) -> dict:
+    import orjson
+
+    row: dict = {"label_key": key}
+    tags: dict[str, str | None] = {}
+    vision = []
+    for tag, lt in tag_task.items():
+        if lt.scope == "answer":
+            continue
+        r = answers.get(f"{key}\x1f{lt.id}")
+        status = _status(r, tag)
+        if status == "parse_failed":
+            report.unparsed[tag] = report.unparsed.get(tag, 0) + 1
+        # an empty reply (run_batch's parse_failed) is read like any other: the anchor's default
+        value = ((r.value if r.status == "ok" else lt.parse(r.content or ""))[tag][0]
+                 if r is not None and r.status != "failed" else None)
+        tags[tag] = orjson.dumps(value).decode() if value is not None else None
+        ok = status == "ok"
+        if tag == "criteria_v0.1":
+            row |= {c: value[c] if ok else None for c in T.CRITERIA} | {"criteria_status": status}
+        elif tag == "if_v0.1":
+            row["if_score"] = value["score"] if ok else None
+        elif tag in ("math_v0.1", "creative_writing_v0.1"):
+            name = tag.removesuffix("_v0.1")
+            row[name] = value[name] if ok else None
+        elif tag in VISION_FLAT:
+            flat, field = VISION_FLAT[tag]
+            row[flat] = value[field] if ok else None
+            vision.append(status)
+    row["vision_status"] = _worst(vision)
+    row["_tags"] = tags
+    return row
+
+
+def _refusal_row(results: list[LLMResult], tag: str | None, report: LabelReport) -> dict:
+    """A conversation's answers classified: yes / no / maybe, null when unparsed or failed."""
+    import orjson
+
+    if not results or tag is None:
+        return {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
+                "refusal_status": "not_applicable", "_refusal_tag": None}
+    classes = [r.value[tag][0] if r.status == "ok" else None for r in results]  # parse_failed: unread
+    statuses = [_status(r, tag) for r in results]
+    report.unparsed[tag] = report.unparsed.get(tag, 0) + statuses.count("parse_failed")
+    said = [c == "yes" if c is not None else None for c in classes]
+    refusal = True if any(said) else (False if all(s is not None for s in said) else None)
+    # the anchor's tag: "yes" anywhere is a refusal, maybe / unparsed are not; a failed call: unknown
+    tag_value = None if "failed" in statuses else orjson.dumps(T.refusal_value(classes)).decode()
+    return {"answer_refusal_classes": classes, "answer_refusals": said, "refusal": refusal,
+            "refusal_status": _worst(statuses), "_refusal_tag": tag_value}
+
+
+def _category_tag() -> pl.Expr:
+    """The JSON values of each tag decoded into LMArena's ``category_tag`` struct."""
+    fields = []
+    for name, dtype in T.TAG_DTYPE.to_schema().items():
+        src = pl.col("_refusal_tag") if name == "refusal_v0.1" else pl.col("_tags").struct.field(name)
+        fields.append(src.str.json_decode(dtype).alias(name))
+    return pl.struct(fields)
+
+
+def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, cfg: LabelConfig) -> list[LLMRequest]:
+    reqs = []
+    for conv_id, messages in conversations.select("conv_id", "messages").iter_rows():
+        last_user, n = "", 0
+        for m in messages or []:
+            if m["role"] == "user":
+                last_user = m["content"] or ""
+            elif m["role"] == "assistant" and n < cfg.max_answers:
+                msgs = lt.messages(cut(last_user, cfg.max_prompt_chars), cut(m["content"] or "", cfg.max_answer_chars))
+                reqs.append(LLMRequest(f"{conv_id}\x1f{n}", msgs, ps.version(lt)))
+                n += 1
+    return reqs
 
 
 def _worst(statuses: list[str]) -> str:
@@ -182,16 +278,17 @@ def _worst(statuses: list[str]) -> str:
     for s in ("failed", "parse_failed"):
         if s in statuses:
             return s
-    return "ok"
+    return "ok" if "ok" in statuses else "not_applicable"
 
 
 def parse_failure_rate(labels: pl.DataFrame) -> dict[str, float]:
     """Share of answered labels that failed to parse, per label group (for a WARN check).
 
-    Computed over distinct prompts for the prompt labels (a popular prompt counts once).
+    Computed over distinct label inputs for the prompt labels (a popular prompt counts once).
     """
     out = {}
-    for group, per in (("criteria", "dedup_key"), ("vision", "dedup_key"), ("refusal", "conv_id")):
+    per_input = "label_key" if "label_key" in labels.columns else "dedup_key"
+    for group, per in (("criteria", per_input), ("vision", per_input), ("refusal", "conv_id")):
         st = labels.unique(per).get_column(f"{group}_status")
         answered = st.is_in(["ok", "parse_failed"]).sum()
         out[group] = float((st == "parse_failed").sum() / answered) if answered else 0.0
@@ -200,11 +297,11 @@ def parse_failure_rate(labels: pl.DataFrame) -> dict[str, float]:
 
 def out_of_range(labels: pl.DataFrame) -> dict[str, int]:
     """Rows breaking a label invariant, per rule (a blocking check wants all zeros)."""
-    count = pl.sum_horizontal([pl.col(c).cast(pl.Int8) for c in CRITERIA])
+    count = pl.sum_horizontal([pl.col(c).cast(pl.Int8) for c in T.CRITERIA])
     rules = {
         "if_score_outside_0_5": ~pl.col("if_score").is_between(0, 5),
         "criteria_count_mismatch": pl.col("criteria_count") != count,
-        "hard_mismatch": pl.col("hard") != (pl.col("criteria_count") >= HARD_MIN_CRITERIA),
+        "hard_mismatch": pl.col("hard") != (pl.col("criteria_count") >= T.HARD_MIN_CRITERIA),
         "label_without_ok_status": (pl.col("criteria_status") != "ok") & pl.col("criteria_count").is_not_null(),
         "unknown_status": ~pl.all_horizontal([pl.col(f"{g}_status").is_in(LABEL_STATUSES)
                                               for g in ("criteria", "code", "refusal", "vision")]),

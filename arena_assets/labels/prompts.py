@@ -1,4 +1,9 @@
-"""Labelling prompts (our own words, versioned) and their strict parsers.
+"""The first labelling contract (strict JSON per task) and the cluster-name prompt.
+
+topic_labels now asks LMArena's tags from a prompt set (``labels.prompt_sets``, read by
+``labels.tags``); the criteria / vision / refusal JSON prompts below are the contract the
+LLM client layer's tests and ``benchmarks/bench_labels.py`` exercise (the simulated arena
+still answers them). The cluster-name prompt is in use.
 
 Protocol shared with the simulated arena endpoint: the system message carries a line
 ``task: <version>``; the user message carries the text between ``<prompt>`` and

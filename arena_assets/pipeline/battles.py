@@ -1,6 +1,7 @@
 """The battles step: the month's vote events and conversations -> the lake's ``battles``.
 
-The anomaly test's crowd includes the kept votes of every earlier month in the lake.
+The anomaly test's crowd includes the kept votes of every earlier month in the lake, and
+its voters tell this month's fresh accounts from established ones (issue 19).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from arena_assets.battles import BattleConfig, BattleResult, build_battles
-from arena_assets.contracts import VOTE_TYPES
+from arena_assets.contracts import SERVED_TYPE, VOTE_TYPES
 from arena_assets.storage import Lake
 
 
@@ -26,6 +27,14 @@ def earlier_crowd(lake: Lake, months: list[str]) -> pl.DataFrame | None:
         .agg(pl.len().alias("n"))
         .sort("model_a", "model_b", "winner")
     )
+
+
+def earlier_voters(lake: Lake, months: list[str]) -> pl.DataFrame | None:
+    """Every voter of ``months`` (``voter_hash``): the established accounts; those not in
+    it are fresh this month (account age, issue 19). None without earlier months."""
+    if not months:
+        return None
+    return lake.read_months("battles", months, columns=["voter_hash"]).unique().sort("voter_hash")
 
 
 @dataclass
@@ -50,11 +59,13 @@ class BattlesMonth:
 
 def battles_month(lake: Lake, month: str, config: BattleConfig | None = None) -> BattlesMonth:
     """The month's vote events joined to its conversations -> the lake's ``battles``."""
-    votes = lake.read("raw_logs", month, filters=[("type", "in", list(VOTE_TYPES))])
+    events = lake.read("raw_logs", month, filters=[("type", "in", [*VOTE_TYPES, SERVED_TYPE])])
     convs = lake.read("conversations", month,
                       columns=["conv_id", "tstamp", "language", "dedup_key"])
     crowd_months = [m for m in lake.months("battles", upto=month) if m != month]
-    result = build_battles(votes, convs, config, crowd=earlier_crowd(lake, crowd_months))
+    result = build_battles(events, convs, config, crowd=earlier_crowd(lake, crowd_months),
+                           history=earlier_voters(lake, crowd_months))
+    votes = events.filter(pl.col("type").is_in(VOTE_TYPES))
     result.metadata["crowd_months"] = crowd_months
     result.battles = result.battles.sort("battle_id")
     url = lake.write("battles", month, result.battles)

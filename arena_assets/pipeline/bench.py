@@ -9,20 +9,21 @@ partition last, so a failure leaves the previous partition intact.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
 from arena_assets.bench.builder import Bench, BenchOptions, Relabel, build_benches
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 from arena_assets.judging.answers import CandidateModel, answer_features, split_reasoning
+from arena_assets.judging.protocol import FOLLOW_UP, V01, BenchProtocol, get_protocol
 from arena_assets.judging.summary import bias_report, single_summary
 from arena_assets.judging.verdicts import (
     JUDGMENT_SCHEMA, PROMPT_VERSION, SINGLE_PROMPT_VERSION, SINGLE_SCHEMA, pairwise_messages,
-    parse_rating, parse_verdict, plan_games, single_messages,
+    parse_rating, plan_games, single_messages,
 )
-from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch
 from arena_assets.storage import Lake
 
 BENCH_PROMPTS_ASSET = "bench_prompts"
@@ -77,8 +78,10 @@ def bench_prompts_month(lake: Lake, month: str, options: BenchOptions = BenchOpt
     return BenchPromptsMonth(month, prompts, benches, lake.write(BENCH_PROMPTS_ASSET, month, prompts))
 
 
-def candidate_task(c: CandidateModel, api_key: str | None = None, base: LLMTask | None = None) -> LLMTask:
-    """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras.
+def candidate_task(c: CandidateModel, api_key: str | None = None, base: LLMTask | None = None,
+                   max_tokens: int = 4096) -> LLMTask:
+    """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras
+    (``max_tokens`` otherwise: the protocol's answer cap, 4,096 in Arena-Hard v0.1).
     The key is ``api_key``, else the variable ``c.api_key_env`` names, read now (run time)."""
     if api_key is None:
         api_key = os.environ.get(c.api_key_env, "") if c.api_key_env else ""
@@ -87,7 +90,7 @@ def candidate_task(c: CandidateModel, api_key: str | None = None, base: LLMTask 
     defaults = {"max_concurrency": base.max_concurrency, "timeout": base.timeout,
                 "max_retries": base.max_retries} if base else {}
     return LLMTask(model=c.served_model, base_url=c.base_url, api_key=api_key or "sk-no-key",
-                   **(defaults | {"max_tokens": 1024} | known), extra_params=params)
+                   **(defaults | {"max_tokens": max_tokens} | known), extra_params=params)
 
 
 def _text(value: str) -> str:
@@ -107,6 +110,12 @@ class ModelAnswersMonth:
     def failed(self) -> int:
         return int((self.answers["status"] != "ok").sum())
 
+    def cap_hits(self) -> dict[str, float]:
+        """Per model, the share of its ok answers that used the whole token cap (cut)."""
+        ok = self.answers.filter(pl.col("status") == "ok")
+        return {m: round(float(v), 4) for m, v in ok.group_by("model").agg(
+            pl.col("hit_token_cap").mean()).sort("model").iter_rows()}
+
 
 def model_answers_month(lake: Lake, month: str, candidates: Sequence[tuple[str, LLMTask]], *,
                         cache_root: str, storage_options: dict | None = None) -> ModelAnswersMonth:
@@ -123,11 +132,18 @@ def model_answers_month(lake: Lake, month: str, candidates: Sequence[tuple[str, 
         for r, kind in zip(results, bench["bench_kind"]):
             answer, reasoning = split_reasoning(r.content, r.reasoning) if r.status == "ok" else ("", "")
             rows.append({"question_id": r.item_id, "bench_kind": kind, "model": name, "answer": answer,
-                         "reasoning": reasoning, "status": r.status, "error": r.error})
+                         "reasoning": reasoning, "status": r.status, "error": r.error,
+                         "hit_token_cap": hit_cap(r, task)})
     answers = answer_features(pl.DataFrame(rows, schema={
         "question_id": pl.String, "bench_kind": pl.String, "model": pl.String, "answer": pl.String,
-        "reasoning": pl.String, "status": pl.String, "error": pl.String}))
+        "reasoning": pl.String, "status": pl.String, "error": pl.String, "hit_token_cap": pl.Boolean}))
     return ModelAnswersMonth(month, answers, reports, lake.write(MODEL_ANSWERS, month, answers))
+
+
+def hit_cap(result: LLMResult, task: LLMTask) -> bool:
+    """The call used its whole ``max_tokens`` (the endpoint's usage; what finish_reason
+    "length" means): its text was cut."""
+    return bool(result.status != "failed" and task.max_tokens and result.completion_tokens >= task.max_tokens)
 
 
 @dataclass
@@ -137,56 +153,105 @@ class JudgmentsMonth:
     reports: dict[str, BatchReport]
     bias: dict[str, dict]  # per judge: bias_report
     url: str = ""
+    protocol: str = V01
+
+    def cap_hits(self) -> dict[str, float]:
+        """Per judge, the share of judged games whose judge reply used the whole token cap."""
+        played = self.judgments.filter(pl.col("status").is_in(["ok", "parse_failed"]))
+        return {j: round(float(v), 4) for j, v in played.group_by("judge").agg(
+            pl.col("hit_token_cap").mean()).sort("judge").iter_rows()}
+
+    def attempts(self) -> dict[str, int]:
+        """Games by the number of judge calls they took (2 = the continued conversation)."""
+        played = self.judgments.filter(pl.col("attempts") > 0)
+        return {str(k): int(v) for k, v in played.group_by("attempts").len().sort("attempts").iter_rows()}
 
 
-def _verdict(text: str) -> str:
-    v = parse_verdict(text)
-    if v is None:
-        raise ValueError("no [[verdict]] label in the judge's answer")
-    return v
+JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {"status": pl.String, "attempts": pl.Int8, "hit_token_cap": pl.Boolean}
 
 
-def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]], baseline: str, *,
-                    cache_root: str, storage_options: dict | None = None) -> JudgmentsMonth:
-    """Two games per (prompt, candidate, judge) against ``baseline``, positions swapped.
-    The task's ``parse_retries`` re-asks once after an unparseable verdict; what stays
-    unparsed is kept (``parsed`` false, ``status`` parse_failed); a call that failed after
-    the client's retries is recorded as ``failed``. Prompts where the baseline or the
-    candidate has no answer are recorded as ``no_answer``."""
-    bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt"])
+def _judge_games(task: LLMTask, messages: dict[str, list[dict]], proto: BenchProtocol,
+                 cache: ResponseCache) -> tuple[dict[str, dict], BatchReport]:
+    """Every game's judge call; the games without a label (v0.1) continue the same
+    conversation once more: the judge's reply, then the follow-up asking for the label.
+    -> {game id: {judgment, verdict, status, attempts, hit_token_cap}}."""
+    task = replace(task, parse_retries=0)  # a re-ask is the continued conversation, not a resend
+    ids = list(messages)
+    first, report = run_batch(task, [LLMRequest(i, messages[i], PROMPT_VERSION) for i in ids], cache, proto.parse)
+    out = {}
+    again = []
+    for r in first:
+        label, retry = r.value if r.status == "ok" else (None, r.status == "parse_failed")
+        out[r.item_id] = {"judgment": r.content, "verdict": label, "attempts": 1, "hit_token_cap": hit_cap(r, task),
+                          "status": "ok" if label else ("failed" if r.status == "failed" else "parse_failed")}
+        if label is None and retry and proto.attempts > 1 and r.status != "failed":
+            again.append(LLMRequest(r.item_id, [*messages[r.item_id], {"role": "assistant", "content": r.content or ""},
+                                                {"role": "user", "content": FOLLOW_UP}], f"{PROMPT_VERSION}+follow-up"))
+    if again:
+        second, more = run_batch(task, again, cache, proto.parse)
+        for name in ("items", "unique_requests", "cache_hits", "calls", "prompt_tokens", "completion_tokens", "cost"):
+            setattr(report, name, getattr(report, name) + getattr(more, name))
+        report.statuses = {k: report.statuses.get(k, 0) + more.statuses.get(k, 0) for k in report.statuses}
+        for r in second:
+            game = out[r.item_id]
+            # the anchor parses the whole judgment so far, both replies joined
+            text = "\n".join(t for t in (game["judgment"], r.content) if t)
+            label = proto.parse(text)[0] if r.status != "failed" else None
+            game.update(judgment=text, verdict=label, attempts=2,
+                        hit_token_cap=game["hit_token_cap"] or hit_cap(r, task),
+                        status="ok" if label else ("failed" if r.status == "failed" else "parse_failed"))
+    return out, report
+
+
+def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]],
+                    baseline: str | Mapping[str, str], *, cache_root: str,
+                    storage_options: dict | None = None,
+                    protocol: str | BenchProtocol = V01) -> JudgmentsMonth:
+    """Two games per (prompt, candidate, judge) against the baseline, positions swapped,
+    by Arena-Hard-Auto ``protocol`` (``judging.protocol``): its verdict rule, its
+    follow-up (v0.1: a game without a label continues the conversation once), and in v2 a
+    baseline per question category (``baseline`` a {category: model} mapping; one name
+    serves every category). What stays unparsed is kept (``parsed`` false, ``status``
+    parse_failed); a call that failed after the client's retries is recorded as
+    ``failed``; prompts where the baseline or the candidate has no answer as ``no_answer``.
+    The judges' tasks carry their own ``max_tokens`` (the protocol's cap, set by the asset)."""
+    proto = get_protocol(protocol)
+    bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt", "category"])
     answers = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer", "status"])
     if bench.height == 0:  # an empty bench (a tiny month): an empty, well-typed table
-        frame = pl.DataFrame(schema=JUDGMENT_SCHEMA | {"status": pl.String})
-        return JudgmentsMonth(month, frame, {}, {}, lake.write(JUDGMENTS, month, frame))
-    if baseline not in set(answers["model"]):
-        raise ValueError(f"baseline {baseline!r} has no answers this month; candidates: "
-                         f"{sorted(set(answers['model']))}")
+        frame = pl.DataFrame(schema=JUDGMENTS_TABLE)
+        return JudgmentsMonth(month, frame, {}, {}, lake.write(JUDGMENTS, month, frame), proto.name)
+    categories = [proto.question_category(c) for c in bench["category"]]
+    bases = dict.fromkeys(set(categories), baseline) if isinstance(baseline, str) else dict(baseline)
+    have = set(answers["model"])
+    missing = sorted({bases[c] for c in set(categories)} - have)
+    if missing:
+        raise ValueError(f"baseline {', '.join(map(repr, missing))} has no answers this month; "
+                         f"candidates: {sorted(have)}")
     text = dict(zip(bench["prompt_id"], bench["prompt"]))
     ok = {(q, m): a for q, m, a, s in answers.iter_rows() if s == "ok"}
-    models = sorted(set(answers["model"]) - {baseline})
+    models = sorted(have)
     rows, reports, bias = [], {}, {}
     for name, task in judges:
-        games = plan_games(bench["prompt_id"].to_list(), models, baseline, [name]).to_dicts()
-        playable = [g for g in games if (g["question_id"], g["model_a"]) in ok and (g["question_id"], g["model_b"]) in ok]
+        games = plan_games(bench["prompt_id"].to_list(), models, bases, [name], categories).to_dicts()
+        playable = {f"{g['question_id']}|{g['model']}|{g['game']}": g for g in games
+                    if (g["question_id"], g["model_a"]) in ok and (g["question_id"], g["model_b"]) in ok}
+        messages = {i: pairwise_messages(text[g["question_id"]], ok[g["question_id"], g["model_a"]],
+                                         ok[g["question_id"], g["model_b"]], proto.own_answer_first(g["category"]))
+                    for i, g in playable.items()}
         cache = ResponseCache(cache_root, f"judgments/{name}", storage_options=storage_options or {})
-        reqs = [LLMRequest(f"{g['question_id']}|{g['model']}|{g['game']}", pairwise_messages(
-            text[g["question_id"]], ok[g["question_id"], g["model_a"]], ok[g["question_id"], g["model_b"]]),
-            PROMPT_VERSION) for g in playable]
-        results, reports[name] = run_batch(task, reqs, cache, _verdict)
+        done, reports[name] = _judge_games(task, messages, proto, cache)
         cache.flush()
-        done = {r.item_id: r for r in results}
         for g in games:
             r = done.get(f"{g['question_id']}|{g['model']}|{g['game']}")
-            status = r.status if r else "no_answer"
-            rows.append(g | {"judgment": r.content if r else None,
-                             "verdict": r.value if r and r.status == "ok" else None,
-                             "parsed": bool(r and r.status == "ok"), "status": status})
-    frame = pl.DataFrame(rows, schema=JUDGMENT_SCHEMA | {"status": pl.String})
+            rows.append(g | (r or {"judgment": None, "verdict": None, "status": "no_answer", "attempts": 0,
+                                   "hit_token_cap": False}) | {"parsed": bool(r and r["verdict"])})
+    frame = pl.DataFrame(rows, schema=JUDGMENTS_TABLE)
     feats = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer_tokens"])
     lengths = feats.rename({"answer_tokens": "tokens"})
     for (name,), part in frame.group_by("judge", maintain_order=True):
         bias[name] = bias_report(part.filter(pl.col("status") != "no_answer"), lengths)
-    return JudgmentsMonth(month, frame, reports, bias, lake.write(JUDGMENTS, month, frame))
+    return JudgmentsMonth(month, frame, reports, bias, lake.write(JUDGMENTS, month, frame), proto.name)
 
 
 def duplicate_games(judgments: pl.DataFrame) -> int:
@@ -245,24 +310,32 @@ class BenchLeaderboardMonth:
     urls: tuple[str, str]
 
 
-def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: int = 100,
-                            level: float = 0.95, seed: int = 0, style_control: bool = True,
-                            single_grades: bool = False) -> BenchLeaderboardMonth:
-    """Win rate against the baseline (bootstrap interval at ``level``), Bradley-Terry and
-    style-controlled ratings on the judges' battles (every judge's games pooled: an
-    ensemble), mean answer tokens, and with ``single_grades`` each model's mean
-    single-answer grade (``single_score``, judges pooled); compared with the same month's human
-    ``arena_leaderboard`` (overall board) when the lake has it."""
+def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProtocol = V01,
+                            weight: int | None = None, rounds: int | None = None, seed: int = 42,
+                            style_control: bool = True, single_grades: bool = False) -> BenchLeaderboardMonth:
+    """Arena-Hard-Auto's board of the month by ``protocol``: per question category, each
+    candidate's score against that category's baseline with the protocol's interval, the
+    style-controlled win rate and interval, and beside them our Bradley-Terry and
+    style-controlled ratings of the same battles (every judge's games pooled), mean answer
+    tokens, and with ``single_grades`` each model's mean single-answer grade
+    (``single_score``, judges pooled); the main category (v0.1's only one, v2's
+    ``hard_prompt``) compared with the same month's human ``arena_leaderboard`` (overall
+    board) when the lake has it."""
+    from arena_assets.judging.board_report import board_markdown, board_png
     from arena_assets.judging.metrics import bench_leaderboard, bench_vs_human, score_table
 
+    proto = get_protocol(protocol)
     judged = lake.read(JUDGMENTS, month).filter(pl.col("status") != "no_answer")
+    if "category" not in judged.columns:  # a partition written before categories were kept
+        judged = judged.with_columns(category=pl.lit(proto.question_category(None)))
     feats = lake.read(MODEL_ANSWERS, month).filter(pl.col("status") == "ok")
     if not judged["parsed"].any():  # nothing judged (an empty bench): an empty board
-        board = pl.DataFrame(schema={"model": pl.String, "win_rate": pl.Float64, "lower": pl.Float64,
-                                     "upper": pl.Float64, "month": pl.String})
+        board = pl.DataFrame(schema={"protocol": pl.String, "category": pl.String, "model": pl.String,
+                                     "win_rate": pl.Float64, "lower": pl.Float64, "upper": pl.Float64,
+                                     "month": pl.String})
         urls = (lake.write(BENCH_LEADERBOARD, month, board), "")
         return BenchLeaderboardMonth(month, board, None, board_markdown(board), b"", urls)
-    board = bench_leaderboard(judged, feats, weight=weight, rounds=rounds, level=level, seed=seed,
+    board = bench_leaderboard(judged, feats, protocol=proto, weight=weight, rounds=rounds, seed=seed,
                               style_control=style_control).with_columns(month=pl.lit(month))
     if single_grades and lake.exists(ANSWER_GRADES, month):
         grades = single_summary(lake.read(ANSWER_GRADES, month)).select("model", single_score="score")
@@ -270,7 +343,8 @@ def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: 
     vs_human = None
     if lake.exists("arena_leaderboard", month):
         human = lake.read("arena_leaderboard", month).filter(pl.col("board") == "overall")
-        bench = board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper").drop_nulls()
+        main = board.filter(pl.col("category") == proto.question_category(None))
+        bench = main.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper").drop_nulls()
         try:
             vs_human = bench_vs_human(score_table(bench, "bench"), score_table(human, "arena"))
         except ValueError as exc:  # fewer than two shared models: said, not guessed
@@ -279,39 +353,3 @@ def bench_leaderboard_month(lake: Lake, month: str, *, weight: int = 3, rounds: 
     png = board_png(board, month)
     urls = (lake.write(BENCH_LEADERBOARD, month, board), lake.write_blob(BENCH_LEADERBOARD, f"{month}.png", png))
     return BenchLeaderboardMonth(month, board, vs_human, md, png, urls)
-
-
-def board_markdown(board: pl.DataFrame) -> str:
-    cols = [c for c in ("model", "win_rate", "lower", "upper", "bt_rating", "style_rating", "single_score",
-                        "avg_tokens") if c in board.columns]
-    head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-    fmt = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "bt_rating": "{:.0f}",
-           "style_rating": "{:.0f}", "single_score": "{:.2f}", "avg_tokens": "{:.0f}"}
-    lines = ["| " + " | ".join("" if r[c] is None else fmt.get(c, "{}").format(r[c]) for c in cols) + " |"
-             for r in board.select(cols).iter_rows(named=True)]
-    return head + "\n".join(lines)
-
-
-def board_png(board: pl.DataFrame, month: str) -> bytes:
-    """Win rate against the baseline with its interval, one bar per model."""
-    import io
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    b = board.sort("win_rate")
-    fig, ax = plt.subplots(figsize=(6, 0.4 * b.height + 1.2))
-    wr = b["win_rate"].to_numpy()
-    err = [wr - b["lower"].to_numpy(), b["upper"].to_numpy() - wr]
-    ax.barh(b["model"].to_list(), wr, xerr=err, color="#4c72b0", capsize=3)
-    ax.set_xlim(0, 1)
-    level = b["level"][0] if "level" in b.columns else 0.95
-    ax.set_xlabel(f"win rate vs baseline ({level:.0%} bootstrap interval)")
-    ax.set_title(f"bench leaderboard {month}")
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()

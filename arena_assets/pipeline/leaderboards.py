@@ -13,16 +13,18 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from arena_assets.labels.tags import CRITERIA, VISION_TAGS
 from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
 from arena_assets.ranking.boards import CATEGORY_ROW_COLUMNS, LABEL_COLUMNS, boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
 from arena_assets.storage import Lake
 
-TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
-
-
-TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal"]
+# what the category boards read from topic_labels; the flat labels and prompt_chars let a
+# partition written before `category_tag` and `user_tokens` were stored serve too
+TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal", "prompt_chars", *CRITERIA, "math",
+                       "creative_writing", "if_score", *(f"vision_{v}" for v in VISION_TAGS),
+                       "vision_creative_writing"]
 
 
 @dataclass
@@ -66,6 +68,21 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
     return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
 
 
+def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
+    """Each model's rating move against the latest earlier snapshot as a z-score, and the
+    models past the alarm with the votes that moved them (`ranking/alarm.py`, issue 19)."""
+    from arena_assets.ranking.alarm import alarms, max_abs_z, rating_moves
+
+    earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
+    previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
+    moves = rating_moves(boards, previous)
+    battles = (_read_present(lake, "battles", month, ["battle_id", "model_a", "model_b", "winner", "keep",
+                                                      "voter_hash", "link_cluster", "voter_fresh"])
+               if lake.exists("battles", month) else None)
+    return {"rating_moves_vs": earlier[-1] if earlier else None, "max_abs_z": max_abs_z(moves),
+            "rating_alarms": alarms(moves, battles)}
+
+
 def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     """The ``wanted`` columns a partition has (battles imported from other formats may lack
     conversation ids or turns; the boards then treat them as unlabelled)."""
@@ -74,6 +91,19 @@ def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     with lake.fs.open(lake.partition_path(asset, month), "rb") as fh:
         names = set(pq.read_schema(fh).names)
     return lake.read(asset, month, columns=[c for c in wanted if c in names])
+
+
+def _labels_of(lake: Lake, month: str) -> pl.DataFrame:
+    """A month's topic labels as the boards read them (``category_tag`` made from the flat
+    labels for a partition written before it was stored)."""
+    from arena_assets.labels.tags import tag_from_flat
+
+    frame = _read_present(lake, "topic_labels", month, TOPIC_LABEL_COLUMNS)
+    if "category_tag" not in frame.columns:
+        frame = frame.with_columns(category_tag=tag_from_flat())
+    if "user_tokens" not in frame.columns:
+        frame = frame.with_columns(user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
+    return frame.select("conv_id", *LABEL_COLUMNS)
 
 
 def arena_leaderboard_month(
@@ -101,7 +131,7 @@ def arena_leaderboard_month(
         [_read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
         how="diagonal_relaxed")
     labelled = [m for m in months if lake.exists("topic_labels", m)]
-    labels = (lake.read_months("topic_labels", labelled, columns=TOPIC_LABEL_COLUMNS)
+    labels = (pl.concat([_labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
               if labelled else None)
     boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
                                      min_category_battles=min_category_battles,
@@ -113,6 +143,7 @@ def arena_leaderboard_month(
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")
     png_url = lake.write_blob("arena_leaderboard", f"{month}.png", png)
     bad = boards.filter((pl.col("lower") > pl.col("rating")) | (pl.col("rating") > pl.col("upper")))
+    info |= rating_alarm_info(lake, month, boards)
     return LeaderboardMonth(month, boards, info, months, url, png, png_url, bad.height)
 
 

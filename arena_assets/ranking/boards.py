@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import polars as pl
 
+from arena_assets.labels.tags import BOARDS, TAG_DTYPE, TAG_NAMES, refused, tag_from_flat, with_board_columns
 from arena_assets.ranking.battle_cells import (
     aggregate_cells,
     battle_cells,
@@ -28,61 +29,56 @@ from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
 
 
-# LMArena's long_user board: prompts of at least 500 user tokens (~4 characters a token)
-LONG_USER_CHARS = 2000
-
 # Category boards, named as LMArena publishes them (arena-catalog's leaderboard-text/-vision
-# categories): board -> predicate over a battle row after ``attach_topic_labels``. The
-# prompt labels come from the first conversation's ``topic_labels`` row (both sides share
-# the first prompt); ``refusal`` is true when either side's answer refused.
-CATEGORY_BOARDS: dict[str, pl.Expr] = {
-    "hard_6": pl.col("hard"),  # >= 6 of the 7 hard-prompt criteria
-    "coding": pl.col("code"),
-    "math": pl.col("math"),
-    "creative_writing": pl.col("creative_writing"),
-    "if": pl.col("if_score") >= 4,  # instruction following: >= 4 checkable constraints
-    "long_user": pl.col("prompt_chars") >= LONG_USER_CHARS,
-    "multiturn": pl.col("turn") > 1,
-    "no_refusal": ~pl.col("refusal"),
-    "vision": pl.col("is_vision"),
-    "captioning": pl.col("vision_captioning"),
-    "ocr": pl.col("vision_ocr"),
-    "entity_recognition": pl.col("vision_entity_recognition"),
-    "humor": pl.col("vision_humor"),
-    "homework": pl.col("vision_homework"),
-    "diagram": pl.col("vision_diagram"),
-    "creative_writing_vision": pl.col("vision_creative_writing"),
-}
+# categories), with LMArena's membership rules over a battle's `category_tag`
+# (`labels.tags.BOARDS`): the battle's prompt tags are side A's conversation's (both sides
+# share the prompt), its refusal is either side's; battle files that carry `category_tag`
+# (LMArena's releases) go through the same rules (`ranking.io`).
+CATEGORY_BOARDS: dict[str, pl.Expr] = BOARDS
 # the battle's own columns; every other board needs topic labels
 BOARDS_WITHOUT_LABELS = ("multiturn",)
-LABEL_COLUMNS = ("hard", "code", "math", "creative_writing", "if_score", "prompt_chars",
-                 "is_vision", "vision_captioning", "vision_ocr", "vision_entity_recognition",
-                 "vision_humor", "vision_homework", "vision_diagram", "vision_creative_writing")
+LABEL_COLUMNS = ("category_tag", "code", "user_tokens", "is_vision")
+
+
+def _labels_with_tags(labels: pl.DataFrame) -> pl.DataFrame:
+    """``topic_labels`` rows with ``category_tag`` (partitions written before the tag was
+    stored get it from their flat columns) and ``user_tokens``."""
+    if "category_tag" not in labels.columns:
+        labels = labels.with_columns(category_tag=tag_from_flat())
+    if "user_tokens" not in labels.columns:  # earlier partitions: ~4 characters a token
+        labels = labels.with_columns(user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
+    return labels
 
 
 def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
-    """``battles`` with the topic labels of their conversations (null where a conversation
-    has none) and ``labelled``: whether side A or B was found in ``labels``."""
-    cols = list(LABEL_COLUMNS)
+    """``battles`` with the columns the category boards read (``category_tag``, ``is_code``,
+    ``user_tokens``, ``is_vision``; null where a conversation has no labels) and
+    ``labelled``: whether side A was found in ``labels``."""
     if labels is None or labels.is_empty():
-        nulls = [pl.lit(None, pl.Int32 if c in ("if_score", "prompt_chars") else pl.Boolean).alias(c)
-                 for c in cols]
-        return battles.with_columns(*nulls, pl.lit(None, pl.Boolean).alias("refusal"),
-                                    pl.lit(False).alias("labelled"))
-    per_conv = labels.unique("conv_id", keep="last").select(
-        "conv_id", *cols, "refusal", pl.lit(True).alias("found"))
+        return with_board_columns(battles.drop([c for c in ("category_tag", "is_code", "user_tokens", "is_vision")
+                                                if c in battles.columns])).with_columns(labelled=pl.lit(False))
+    per_conv = _labels_with_tags(labels).unique("conv_id", keep="last").select(
+        "conv_id", "category_tag", pl.col("code").alias("is_code"), "user_tokens", "is_vision",
+        refusal=refused(), found=pl.lit(True))
     side_a = per_conv.rename({c: f"{c}__a" for c in per_conv.columns})
     side_b = per_conv.select("conv_id", "refusal").rename({"conv_id": "conv_id__b", "refusal": "refusal__b"})
     joined = (battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left")
               .join(side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"))
+    # a refusal on either side counts; unknown only when neither side's answers said yes
+    either = (pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
+              .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
+              .otherwise(None))
+    tag = pl.col("category_tag__a")
+    fields = [tag.struct.field(n).alias(n) for n in TAG_NAMES if n not in ("refusal_v0.1", "refusal_v0.2")]
     return joined.with_columns(
-        *[pl.col(f"{c}__a").alias(c) for c in cols],
-        # a refusal on either side counts; null (unknown) only when neither answer refused
-        pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
-        .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
-        .otherwise(None).alias("refusal"),
+        pl.struct(*fields, pl.struct(refusal=either, score=pl.lit(None, pl.String)).alias("refusal_v0.1"),
+                  pl.lit(None, TAG_DTYPE.to_schema()["refusal_v0.2"]).alias("refusal_v0.2"))
+        .alias("category_tag"),
+        *[pl.col(f"{c}__a").alias(c) for c in ("is_code", "user_tokens", "is_vision")],
         pl.col("found__a").fill_null(False).alias("labelled"),
     ).drop([c for c in joined.columns if c.endswith(("__a", "__b"))])
+
+
 # battle columns the category boards read besides the labels (rows: a category is not a
 # cell key, so these boards fit on the kept rows of the months so far)
 CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn")

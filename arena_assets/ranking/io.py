@@ -17,8 +17,14 @@ style columns directly, and ``num_tokens`` on every assistant message of
 ``conversation_a/_b`` gives ``sum_assistant_tokens_a/_b``; only the counts a file lacks are
 computed from the text (the cl100k approximation of ``arena_assets.clean.tokens``).
 
-``--category C`` keeps the battles where C is a true boolean column, is listed in the
-``categories`` list column, or equals the ``category`` string column (in that order).
+``category_tag`` itself is kept too (LMArena's structure, ``labels.tags``), with
+``user_tokens`` (the user turns of ``conversation_a``: their ``num_tokens`` or the token
+approximation) and ``is_vision``, so that ``--category`` with one of LMArena's board names
+(``hard_6``, ``math``, ``if``, ``no_refusal``, ``long_user``, ...) applies LMArena's membership
+rule to the tag without any labeller, when the table has what that rule reads. Other names
+(and board names the table cannot answer) keep the battles where C is a true boolean column,
+is listed in the ``categories`` list column, or equals the ``category`` string column (in
+that order).
 """
 
 from __future__ import annotations
@@ -58,6 +64,10 @@ def _record_row(rec: dict) -> dict:
         row["categories"] = [str(c) for c in rec["categories"]]
     elif "category_tag" in rec:
         row["categories"] = _true_paths(rec["category_tag"])
+    if isinstance(rec.get("category_tag"), dict):
+        row["_tag"] = rec["category_tag"]
+    if isinstance(rec.get("conversation_a"), list):
+        row.update(_user_side(rec["conversation_a"]))
     meta = rec.get("conv_metadata")
     if isinstance(meta, dict):
         row.update(_metadata_style(meta))
@@ -73,6 +83,18 @@ def _record_row(rec: dict) -> dict:
             if counted and all(isinstance(t, int) for t in counted):
                 row[f"_tokens_{side}"] = sum(counted)
     return row
+
+
+def _user_side(conversation: list) -> dict:
+    """``user_tokens`` (the file's ``num_tokens`` when every user turn has it, else None:
+    counted later) and ``is_vision`` of a battle's first conversation."""
+    users = [m for m in conversation if isinstance(m, dict) and m.get("role") == "user"]
+    counted = [m.get("num_tokens") for m in users]
+    texts = [m.get("content") if isinstance(m.get("content"), str) else
+             str((m.get("content") or [""])[0]) for m in users]
+    vision = any(isinstance(m.get("content"), list) and len(m["content"]) > 1 and m["content"][1] for m in users)
+    return {"user_tokens": sum(counted) if counted and all(isinstance(t, int) for t in counted) else None,
+            "_user_text": "\n".join(texts), "is_vision": vision}
 
 
 def _metadata_style(meta: dict) -> dict:
@@ -136,7 +158,10 @@ def read_battles(path: str | Path, category: str | None = None) -> pl.DataFrame:
     elif path.suffix == ".parquet":
         frame = pl.read_parquet(path)
     elif path.suffix in {".jsonl", ".json", ".ndjson"}:
-        frame = _with_style(pl.DataFrame(_read_json_records(path), infer_schema_length=None))
+        records = _read_json_records(path)
+        tags = [r.pop("_tag", None) for r in records]
+        frame = _with_style(pl.DataFrame(records, infer_schema_length=None))
+        frame = _with_tags(frame, tags)
     else:
         raise ValueError(f"unsupported battle file {path} (Parquet, JSONL or JSON)")
     missing = [c for c in REQUIRED if c not in frame.columns]
@@ -145,8 +170,26 @@ def read_battles(path: str | Path, category: str | None = None) -> pl.DataFrame:
     return filter_category(frame, category) if category else frame
 
 
+def _with_tags(frame: pl.DataFrame, tags: list) -> pl.DataFrame:
+    """``category_tag`` as LMArena's struct, ``user_tokens`` counted where the file had none."""
+    from arena_assets.labels.tags import tag_frame
+
+    if any(t is not None for t in tags):
+        frame = frame.with_columns(tag_frame(tags))
+    if "_user_text" in frame.columns:
+        from arena_assets.clean.tokens import approx_tokens
+
+        frame = frame.with_columns(user_tokens=pl.col("user_tokens").cast(pl.Int64).fill_null(
+            approx_tokens(pl.col("_user_text")).cast(pl.Int64))).drop("_user_text")
+    return frame
+
+
 def filter_category(battles: pl.DataFrame, category: str) -> pl.DataFrame:
     """Battles in ``category`` (see the module docstring for the lookup order)."""
+    from arena_assets.labels.tags import BOARD_INPUT, BOARDS, in_board
+
+    if category in BOARDS and BOARD_INPUT.get(category, "category_tag") in battles.columns:
+        return in_board(battles, category)
     if category in battles.columns and battles.schema[category] == pl.Boolean:
         return battles.filter(pl.col(category).fill_null(False))
     if "categories" in battles.columns:

@@ -10,7 +10,8 @@ _EXPORTS = {
     "BATTLE_SCHEMA": ".frames", "CHAT_SCHEMA": ".frames", "UnsafeReleaseError": ".frames",
     "battle_frame": ".frames", "bench_frame": ".frames", "chat_frame": ".frames",
     "rekey": ".frames", "release_salt": ".frames",
-    "ReleaseSummary": ".write", "sft_lines": ".write", "write_dataset": ".write",
+    "BenchRelease": ".write", "ReleaseSummary": ".write", "bench_release_from_lake": ".write",
+    "sft_lines": ".write", "write_bench_dataset": ".write", "write_dataset": ".write",
     "write_month_release": ".write",
 }
 

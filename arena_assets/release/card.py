@@ -147,19 +147,31 @@ def battle_card(battle: pl.DataFrame, counts: Mapping, *, name: str, month: str,
 
 
 def bench_card(bench: pl.DataFrame, *, name: str, month: str, license: str,
-               data_files: str = "data/train-*") -> str:
+               data_files: str = "question.jsonl", answers: pl.DataFrame | None = None,
+               judgments: pl.DataFrame | None = None, protocol: str = "arena-hard-v0.1") -> str:
     langs = language_codes(bench)
     header = _header(pretty_name=f"Arena bench {month}", license=license, languages=langs,
                      rows=bench.height, task_categories=["text-generation"],
                      data_files=data_files, tags=["arena", "benchmark", "llm-as-a-judge"])
+    played = judgments.filter(pl.col("status") != "no_answer") if judgments is not None else None
     body = [
         f"# {name}\n",
         f"Hard, diverse prompts chosen automatically from the arena's traffic of {month}, "
         "for judging models against a baseline with an LLM judge.\n",
+        "## Layout\n",
+        f"Arena-Hard-Auto's own files, fields of `{protocol}`: `question.jsonl` (the prompts), "
+        "`model_answer/<model>.jsonl` (each candidate's answers with their token and markdown "
+        "counts) and `model_judgment/<judge>/<model>.jsonl` (one record per question and model, "
+        "two games with positions swapped; `score` is the verdict, null when unparsed). "
+        "Arena-Hard-Auto's `show_result.py` reads the folder as it is.\n",
         "## Counts\n",
         f"- prompts: {bench.height:,}",
         *([f"- categories: {bench['category'].n_unique():,}"] if "category" in bench.columns else []),
         *([f"- clusters: {bench['cluster'].n_unique():,}"] if "cluster" in bench.columns else []),
+        *([f"- answers: {answers.height:,} from {answers['model'].n_unique():,} models"]
+          if answers is not None else []),
+        *([f"- games judged: {played.height:,} ({int((~played['parsed']).sum()):,} unparsed) by "
+           f"{played['judge'].n_unique():,} judge(s)"] if played is not None else []),
         "",
         *(["## Categories\n", _table(bench, "category", "category")] if "category" in bench.columns else []),
         *(["## Languages\n", _table(bench, "language", "language")] if "language" in bench.columns else []),

@@ -2,7 +2,9 @@
 
     <release_root>/arena-chat-<YYYY-MM>/README.md                       dataset card
     <release_root>/arena-chat-<YYYY-MM>/data/train-00000-of-00002.parquet
-    <release_root>/arena-battle-<YYYY-MM>/...   arena-bench-<YYYY-MM>/...
+    <release_root>/arena-battle-<YYYY-MM>/...
+    <release_root>/arena-bench-<YYYY-MM>/question.jsonl, model_answer/<model>.jsonl,
+        model_judgment/<judge>/<model>.jsonl                            Arena-Hard-Auto's layout
     <release_root>/arena-sft-<YYYY-MM>/data/train.jsonl                 OpenAI chat messages
 
 A dataset folder is replaced as a whole (old shards removed first, the card written last),
@@ -13,6 +15,7 @@ are sorted by their id and written with fixed Parquet options: a rerun gives the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import fsspec
 import orjson
@@ -20,6 +23,9 @@ import polars as pl
 
 from arena_assets.release.card import battle_card, bench_card, chat_card, language_codes, sft_card
 from arena_assets.release.frames import battle_frame, bench_frame, chat_frame
+
+if TYPE_CHECKING:
+    from arena_assets.storage import Lake
 
 ROWS_PER_SHARD = 200_000
 ROLES = ("system", "user", "assistant")
@@ -33,6 +39,31 @@ class ReleaseSummary:
     files: dict[str, list[str]] = field(default_factory=dict)
     battle_counts: dict = field(default_factory=dict)
     sft_skipped: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class BenchRelease:
+    """The bench of a month as released: its prompts (``bench_prompts``) and, when the month
+    has them, the candidates' answers and the judge's games, in the protocol's layout."""
+
+    prompts: pl.DataFrame
+    answers: pl.DataFrame | None = None
+    judgments: pl.DataFrame | None = None
+    protocol: str = "arena-hard-v0.1"
+
+
+def bench_release_from_lake(lake: "Lake", month: str) -> BenchRelease | None:
+    """The month's bench tables from the lake (None without ``bench_prompts``); the
+    protocol is read from the judgments' question categories (v2's are hard_prompt and
+    creative_writing)."""
+    if not lake.exists("bench_prompts", month):
+        return None
+    answers = lake.read("model_answers", month) if lake.exists("model_answers", month) else None
+    judgments = lake.read("judgments", month) if lake.exists("judgments", month) else None
+    v2 = judgments is not None and "category" in judgments.columns and bool(
+        set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
+    return BenchRelease(lake.read("bench_prompts", month), answers, judgments,
+                        "arena-hard-v2" if v2 else "arena-hard-v0.1")
 
 
 def _fs(url: str, storage_options: dict | None):
@@ -84,20 +115,45 @@ def sft_lines(chat: pl.DataFrame) -> tuple[list[bytes], dict[str, int]]:
     return lines, skipped
 
 
+def write_bench_dataset(url: str, release: BenchRelease, month: str, license: str = "other",
+                        storage_options: dict | None = None) -> tuple[pl.DataFrame, list[str]]:
+    """Replace the bench folder ``url`` with Arena-Hard-Auto's layout (``judging.layout``)
+    and its card: (the released prompts, the files written). The prompts pass the release's
+    checks (``bench_frame``: redacted text only)."""
+    from arena_assets.judging.layout import write_layout
+
+    prompts = bench_frame(release.prompts)
+    fs, root = _fs(url, storage_options)
+    if fs.exists(root):
+        fs.rm(root, recursive=True)
+    if "cluster_id" in release.prompts.columns and "cluster" not in prompts.columns:
+        ids = release.prompts.select(question_id="prompt_id", cluster="cluster_id") \
+            if "prompt_id" in release.prompts.columns else None
+        prompts = prompts.join(ids, on="question_id", how="left") if ids is not None else prompts
+    paths = write_layout(url, prompts, release.answers, release.judgments, protocol=release.protocol,
+                         month=month, storage_options=storage_options)
+    card = bench_card(prompts, name=f"arena-bench-{month}", month=month, license=license,
+                      answers=release.answers, judgments=release.judgments, protocol=release.protocol)
+    with fs.open(f"{root}/README.md", "wb") as fh:
+        fh.write(card.encode())
+    return prompts, paths
+
+
 def write_month_release(
     month: str,
     release_root: str,
     *,
     conversations: pl.DataFrame,
     battles: pl.DataFrame | None,
-    bench: pl.DataFrame | None,
+    bench: "pl.DataFrame | BenchRelease | None",
     salt: bytes,
     license: str = "other",
     rows_per_shard: int = ROWS_PER_SHARD,
     storage_options: dict | None = None,
 ) -> ReleaseSummary:
-    """Chat, Battle (when `battles` is given), Bench (when `bench` is given) and the SFT
-    export of one month under `release_root`; every user hash re-keyed with `salt`."""
+    """Chat, Battle (when `battles` is given), Bench (when `bench` is given: the prompts, or a
+    ``BenchRelease`` with answers and judgments, written in Arena-Hard-Auto's layout) and the
+    SFT export of one month under `release_root`; every user hash re-keyed with `salt`."""
     root = release_root.rstrip("/")
     summary = ReleaseSummary(month)
     chat = chat_frame(conversations, salt)
@@ -111,10 +167,11 @@ def write_month_release(
         parts.append(("battle", battle, battle_card(battle, counts, name=name, month=month,
                                                     license=license)))
     if bench is not None:
-        prompts = bench_frame(bench)
-        name = f"arena-bench-{month}"
-        parts.append(("bench", prompts, bench_card(prompts, name=name, month=month,
-                                                   license=license)))
+        release = bench if isinstance(bench, BenchRelease) else BenchRelease(bench)
+        url = f"{root}/arena-bench-{month}"
+        prompts, summary.files["bench"] = write_bench_dataset(url, release, month, license, storage_options)
+        summary.datasets["bench"] = url
+        summary.rows["bench"] = prompts.height
     for kind, frame, card in parts:
         url = f"{root}/arena-{kind}-{month}"
         summary.datasets[kind] = url

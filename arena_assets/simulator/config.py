@@ -77,7 +77,22 @@ class WorldConfig:
     cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse
     refusal_rate: float = 0.85  # chance that a cautious model refuses such a prompt
     refusal_penalty: float = 300.0  # Elo points a refusing side loses in the vote
+    # issue 19 (simulator/rigging.py), all off by default so a seed's logs stay as they were:
+    # battles served without a vote logged as "served" events (in served-*.jsonl files)
+    served_events: bool = False
+    # every event also carries "device_id", and "ip" next to "user_id"
+    identity_fields: bool = False
+    # share of users moved onto shared networks (campus /24s, some behind one NAT address)
+    shared_network_share: float = 0.0
+    # planted vote-rigging attacks (rigging.Attack), each in its own month and file
+    attacks: tuple = ()
     extra: dict = field(default_factory=dict)  # free-form, recorded in the truth README
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        out = asdict(self)
+        # the issue 19 knobs appear only when set: world.json of older seeds stays as it was
+        for key, default in (("served_events", False), ("identity_fields", False),
+                             ("shared_network_share", 0.0), ("attacks", ())):
+            if out[key] in (default, []):
+                del out[key]
+        return out

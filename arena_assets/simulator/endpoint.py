@@ -57,7 +57,7 @@ from arena_assets.simulator.labeling import (
     WORLD_MODEL_LABEL_NOISE,
     embed,
     find_task,
-    label_answer,
+    label_reply,
 )
 from arena_assets.simulator.prompt_truth import PromptTruthIndex
 from arena_assets.simulator.responder import (
@@ -306,10 +306,10 @@ class _Handler(BaseHTTPRequestHandler):
                 content, finish = garbage(random.Random(seed + i)), "stop"
             elif task in TASKS:
                 user = [m for m in messages if m.get("role") == "user"]
-                answer = label_answer(task, message_text(user[-1]) if user else "", model,
+                content = label_reply(task, message_text(user[-1]) if user else "", model,
                                       ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
                                       any(has_image(m) for m in user))
-                content, finish = orjson.dumps(answer).decode(), "stop"
+                finish = "stop"
             else:
                 content, finish, _ = chat_completion(
                     ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index(),

@@ -182,7 +182,9 @@ def judge_verdict(
         label = "A>>B" if d >= bias.strong else "A>B"
     else:
         label = "B>>A" if -d >= bias.strong else "B>A"
-    text = (f"Both answers address the request. Weighing correctness and completeness, "
+    # the judge writes its own short answer first, as the prompt asks, then the verdict
+    text = (f"My own answer: a correct reply addresses each part of the request directly.\n\n"
+            f"Both answers address the request. Weighing correctness and completeness, "
             f"my verdict is: [[{label}]]")
     return text, float(d)
 

@@ -2,7 +2,18 @@
 
 Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these requests):
 
-* A chat completion whose system message holds a line ``task: <name>``:
+* A chat completion whose system message holds a line ``task: <name>``. The label tasks of
+  ``labels.prompt_sets`` (the prompt between ``<prompt>`` and ``</prompt>``, or
+  ``<user_prompt>``; an answer between ``<answer>`` or ``<llm_response>`` tags), answered in
+  LMArena's output formats:
+  - ``prompt-tags``: ``{"criteria": [numbers 1-7 met], "if_score": 0-5, "math": "yes"|"no",
+    "creative_writing": "yes"|"no"}``; ``vision-tags``: ``{"captioning": "yes"|"no", ...}``;
+    ``refusal``: ``<classification>yes|no</classification>``;
+  - one tag each (the anchor's shape): ``criteria_v0.1`` ``[1, 3, 4]`` (``[]`` for none),
+    ``if_v0.1`` ``<score>N</score>``, ``math_v0.1`` / ``creative_writing_v0.1`` and the
+    vision tags ``<decision>yes|no</decision>``, ``refusal_v0.1`` ``<classification>``.
+  A label's noise does not depend on the format it is asked in (both shapes give the same
+  labels). The JSON tasks of the first contract version remain:
   - ``criteria-v1``: user message has the prompt between ``<prompt>`` and ``</prompt>``;
     answer ``{"specificity": bool, "domain_knowledge": bool, "complexity": bool,
     "problem_solving": bool, "creativity": bool, "technical_accuracy": bool,
@@ -37,6 +48,7 @@ from collections import Counter
 from functools import lru_cache
 
 import numpy as np
+import orjson
 
 from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, topic_name
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
@@ -46,10 +58,15 @@ from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_
 LABELERS = {"sim-labeler-small": 0.18, "sim-labeler-large": 0.02}
 WORLD_MODEL_LABEL_NOISE = 0.08  # a candidate model asked to label: between the two labellers
 EMBEDDERS = {"sim-embed-small": 0.55, "sim-embed-large": 0.3}  # model -> noise scale
-TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1")
+_TAG_TASKS = {"criteria_v0.1": "list", "if_v0.1": "score", "math_v0.1": "math",
+              "creative_writing_v0.1": "creative_writing", "refusal_v0.1": "refusal",
+              **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
+              "creative_writing_vision_v0.1": "creative_writing_vision"}
+TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1", "prompt-tags", "vision-tags",
+         "refusal", *_TAG_TASKS)
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
-PROMPT_BLOCK = re.compile(r"<prompt>(.*?)(?:</prompt>|\Z)", re.S)
-ANSWER_BLOCK = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.S)
+PROMPT_BLOCK = re.compile(r"<(?:prompt|user_prompt|user_query)>(.*?)(?:</(?:prompt|user_prompt|user_query)>|\Z)", re.S)
+ANSWER_BLOCK = re.compile(r"<(?:answer|llm_response)>(.*?)(?:</(?:answer|llm_response)>|\Z)", re.S)
 _REFUSALS = tuple(s.lower()[:24] for px in PARTS.values() for s in px["refuse"]) + (
     "i can't help", "i cannot help", "i can't assist", "i cannot assist", "i'm sorry, but i can",
     "i won't be able to", "i am unable to")
@@ -82,16 +99,47 @@ def is_refusal(answer: str) -> bool:
     return any(r in low for r in _REFUSALS)
 
 
+def _yes(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def label_reply(task: str, user_text: str, model: str, p: float,
+                index: PromptTruthIndex | None, image: bool) -> str | None:
+    """The reply text of a labeller with error rate ``p`` (None: unknown task)."""
+    if task in ("prompt-tags", "criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"):
+        out = label_answer("criteria-v1", user_text, model, p, index, image)
+        crit = [i for i, c in enumerate(CRITERIA, start=1) if out[c]]
+        return {"prompt-tags": lambda: orjson.dumps({"criteria": crit, "if_score": out["if_score"],
+                                                     "math": _yes(out["math"]),
+                                                     "creative_writing": _yes(out["creative_writing"])}).decode(),
+                "criteria_v0.1": lambda: "[" + ", ".join(map(str, crit)) + "]",
+                "if_v0.1": lambda: f"<score>{out['if_score']}</score>",
+                "math_v0.1": lambda: f"<decision>\n{_yes(out['math'])}\n</decision>",
+                "creative_writing_v0.1": lambda: f"<decision>\n{_yes(out['creative_writing'])}\n</decision>",
+                }[task]()
+    if task == "vision-tags" or (task in _TAG_TASKS and task != "refusal_v0.1"):
+        out = label_answer("vision-v1", user_text, model, p, index, True)
+        if task == "vision-tags":
+            return orjson.dumps({v: _yes(out[v]) for v in VISION_LABELS}).decode()
+        name = _TAG_TASKS[task].removesuffix("_vision")
+        return f"<decision>\n{_yes(out[name])}\n</decision>"
+    if task in ("refusal", "refusal_v0.1"):
+        return f"<classification>{_yes(label_answer('refusal-v1', user_text, model, p, index, image)['refusal'])}</classification>"
+    out = label_answer(task, user_text, model, p, index, image)
+    return None if out is None else orjson.dumps(out).decode()
+
+
 def label_answer(task: str, user_text: str, model: str, p: float,
                  index: PromptTruthIndex | None, image: bool) -> dict | None:
     """The JSON object a labeller with error rate ``p`` answers (None: unknown task)."""
     prompts = [x.strip() for x in PROMPT_BLOCK.findall(user_text)]
     prompt = prompts[0] if prompts else user_text.strip()
-    # noise is keyed on the full prompt (so a cut copy of it gets the same answer) before any
-    # pasted material: a client's cut keeps that part, with the truth index or without it
-    # (a raw root on S3 has none here), so both give the same labels
+    # noise is keyed on the first prompt before any pasted material: a client's cut keeps
+    # that part, with the truth index or without it (a raw root on S3 has none here), so
+    # both give the same labels; so do the user turns joined after it (the labeller's input
+    # is every user turn; a simulated first prompt holds no newline before its paste)
     full = (index.resolve(prompt) if index is not None else None) or prompt
-    key = full.split("\n\n```", 1)[0]
+    key = full.split("\n", 1)[0]
     if task == "criteria-v1":
         truth, _ = lookup_prompt_truth(prompt, index, image)
         out = {c: _flip(bool(truth[c]), p, model, task, c, key) for c in CRITERIA}

@@ -118,8 +118,9 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
     rng = random.Random(int(state[0]))
     month_dir = out / month
     month_dir.mkdir(parents=True, exist_ok=True)
-    for old in month_dir.glob("events-*"):  # a rerun replaces the month, never appends
-        old.unlink()
+    for pattern in ("events-*", "served-*", "rig-*"):  # a rerun replaces the month, never appends
+        for old in month_dir.glob(pattern):
+            old.unlink()
     plan = _plan(world, month, n_sessions, np_rng)
     sinks = {name: TruthSink(out, name, month) for name in MONTHLY_SCHEMAS}
     kinds = list(MALFORMED_KINDS)
@@ -146,7 +147,13 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
             sinks["malformed"].add({"month": month, "source_file": rel_name[0], "line_no": line_no,
                                     "kind": kind, "expected_reason": MALFORMED_KINDS[kind]})
 
-    sessions = SessionMaker(world, month, world.seed, rng, [int(s) for s in state[1:5]], sinks, emit)
+    served_file: list[DayFile | None] = [None]
+
+    def emit_served(event: dict) -> None:
+        served_file[0].write(orjson.dumps(event))
+
+    sessions = SessionMaker(world, month, world.seed, rng, [int(s) for s in state[1:5]], sinks, emit,
+                            emit_served if world.config.served_events else None)
 
     def other_model(name: str) -> str:
         i = names.index(name)
@@ -164,12 +171,22 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
         name = f"events-{month}-{d + 1:02d}.jsonl" + (".gz" if compress else "")
         rel_name[0] = f"{month}/{name}"
         day_file[0] = DayFile(month_dir / name, compress)
+        if world.config.served_events:  # the impression log: its own file per day
+            served_file[0] = DayFile(month_dir / name.replace("events-", "served-"), compress)
         for i in range(lo, hi):
             sessions.run(int(plan["user"][i]), base + float(plan["sec"][i]), bool(plan["battle"][i]),
                          LANGUAGES[int(plan["lang"][i])], bool(plan["vision"][i]),
                          int(plan["category"][i]), int(plan["turns"][i]))
         totals["bytes"] += day_file[0].close()
         totals["files"] += 1
+        if served_file[0] is not None:
+            totals["bytes"] += served_file[0].close()
+            totals["files"] += 1
+            served_file[0] = None
+    if world.config.attacks:
+        from arena_assets.simulator.rigging import plant_attacks  # their own random streams
+
+        plant_attacks(world, out, month, sinks, compress)
     for sink in sinks.values():
         sink.close()
     st = sessions.stats

@@ -152,6 +152,8 @@ class PromptTruthIndex:
         hits = [full for full in bucket if full.startswith(text)]
         if not hits:  # a client may also have stripped the trailing space of its cut
             hits = [full for full in bucket if full.startswith(text.rstrip())]
+        if not hits:  # the text goes on after a stored prompt: the user turns after the first
+            hits = [full for full in bucket if text.startswith(full + "\n")]
         return max(hits, key=lambda h: (self.seen[h], h)) if hits else None
 
     def get(self, text: str) -> dict | None:
@@ -165,7 +167,9 @@ def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image:
         row = index.get(text)
         if row is not None:
             return row, "table"
-    row = parse_prompt(text)
+    # the labeller's input joins every user turn by newlines; a simulated first prompt has
+    # none before its paste, so its first line carries its parts
+    row = (parse_prompt(text.split("\n", 1)[0]) if "\n" in text else None) or parse_prompt(text)
     if row is not None:
         return row, "parsed"
     return heuristic_labels(text, image), "heuristic"

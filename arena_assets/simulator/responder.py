@@ -132,21 +132,24 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
 
 def judge_completion(world: World, model: str, messages: list[dict],
                      judges: dict[str, JudgeBias]) -> str | None:
-    """The simulated judge's reply when the last user turn is one of our judge prompts
+    """The simulated judge's reply when a user turn is one of our judge prompts
     (``judging.verdicts``), else None. ``model`` judges with ``judges[model]`` (noise from
-    its ``stream``); any other model asked to judge is a plain, noisier judge."""
-    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-    text = message_text(last_user)
+    its ``stream``); any other model asked to judge is a plain, noisier judge. When the judge
+    prompt is not the last user turn, the conversation continues (Arena-Hard v0.1's
+    follow-up after a reply without a label): the reply is the verdict label alone."""
+    users = [message_text(m) for m in messages if m.get("role") == "user"]
     bias = judges.get(model, JudgeBias(noise=0.8))
     stream = bias.stream or model
     key = world_key(world)
-    pair = split_pairwise_prompt(text)
-    if pair is not None:
-        question, a, b = pair
-        return judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream)[0]
-    single = split_single_prompt(text)
-    if single is not None:
-        return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=stream)
+    for i, text in enumerate(users):
+        pair = split_pairwise_prompt(text)
+        if pair is not None:
+            question, a, b = pair
+            reply, _ = judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream)
+            return reply if i == len(users) - 1 else "Final verdict: " + reply.rsplit(" ", 1)[-1]
+        single = split_single_prompt(text)
+        if single is not None:
+            return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=stream)
     return None
 
 
@@ -160,11 +163,20 @@ def chat_completion(world: World, model: str, messages: list[dict], params: dict
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     verdict = judge_completion(world, model, messages, judges or {})
     if verdict is not None:
-        return verdict, "stop", None
+        return _capped(verdict, params)
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
         return orjson.dumps({"category": guess_category(full, has_image(last_user)),
                              "categories": sorted(rng.sample(CATEGORIES, 2))}).decode(), "stop", None
     return candidate_answer(world, model, messages, params, index)
+
+
+def _capped(text: str, params: dict) -> tuple[str, str, None]:
+    """A judge's reply cut at its ``max_tokens`` (~4 characters a token, as the usage the
+    endpoint reports), with finish_reason "length" when cut."""
+    max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
+    if isinstance(max_tokens, int) and max_tokens > 0 and len(text) > 4 * max_tokens:
+        return text[: 4 * max_tokens], "length", None
+    return text, "stop", None
 
 
 def moderation_result(text: str) -> dict:

@@ -23,6 +23,7 @@ from arena_assets.simulator.lexicon import (
     fake_pii,
 )
 from arena_assets.simulator.paste import pasted_material
+from arena_assets.simulator.rigging import RIG_KINDS, identity_fields, rig_outcome, served_salt
 from arena_assets.simulator.text import TextMaker
 from arena_assets.simulator.truth import TruthSink
 from arena_assets.simulator.votes import (
@@ -53,7 +54,8 @@ class Prompt:
 class SessionMaker:
     def __init__(self, world: World, month: str, seed: int, rng: random.Random,
                  salts: list[int], sinks: dict[str, TruthSink],
-                 emit: Callable[[dict], None]) -> None:
+                 emit: Callable[[dict], None],
+                 emit_served: Callable[[dict], None] | None = None) -> None:
         self.world, self.config, self.month, self.seed = world, world.config, month, seed
         self.rng = rng
         self.text = TextMaker(rng)
@@ -64,6 +66,9 @@ class SessionMaker:
         self.conv_id = IdMaker("c", salts[1])
         self.session_id = IdMaker("s", salts[2])
         self.prompt_id = IdMaker("p", salts[3])
+        # served events (simulator/rigging.py): ids of their own, salted apart from the rest
+        self.emit_served = emit_served
+        self.served_id = IdMaker("e", served_salt(seed, month, salts))
         self.images = 0
         self.pool: list[tuple[str, str, str, list[str], bool, dict]] = []
         self.popular_first: dict[str, str] = {}
@@ -158,7 +163,7 @@ class SessionMaker:
         vision = cats[0] in VISION_CATEGORIES and len(self.vision_pool) >= 2
         sides = self._pick_models(vision, battle, user)
         anony = battle and rng.random() < cfg.anony_share
-        who = ("ip", users.ip[user]) if users.logs_ip[user] else ("user_id", users.user_id[user])
+        who = identity_fields(world, user)
         session_id = self.session_id()
         conv_ids = [self.conv_id() for _ in sides]
         msgs: list[list[dict]] = [[] for _ in sides]
@@ -210,7 +215,7 @@ class SessionMaker:
                 msgs[s].append(user_msg)
                 msgs[s].append({"role": "assistant", "content": content})
                 self.emit({"event_id": self.event_id(), "type": "chat",
-                           "tstamp": round(t + rng.uniform(1.0, 20.0), 3), who[0]: who[1],
+                           "tstamp": round(t + rng.uniform(1.0, 20.0), 3), **who,
                            "anony": anony, "state": self._state(conv_ids[s], spec.name, msgs[s])})
             t += 20.0
         self.stats["sessions"] += 1
@@ -239,13 +244,20 @@ class SessionMaker:
         users = world.users
         kind = users.kind[user]
         abusive = kind != "honest"
-        if not abusive and rng.random() >= users.vote_propensity[user]:
-            return
         a, b = (world.models[i] for i in sides)
+        rig = kind in RIG_KINDS
+        if rig and not (anony and int(users.target[user]) in sides):
+            self._served(t, a.name, b.name, anony, who)  # not the model it rigs: no vote
+            return
+        if not abusive and rng.random() >= users.vote_propensity[user]:
+            self._served(t, a.name, b.name, anony, who)
+            return
         p = win_probability(a.skill(category), b.skill(category),
                             style_logit(chars[0], chars[1], marks[0], marks[1]), cfg,
                             difficulty_gain(criteria_count, cfg), refused[0], refused[1])
-        if abusive:
+        if rig:
+            winner = rig_outcome(kind, world.models[users.target[user]].name, a.name)
+        elif abusive:
             target = world.models[users.target[user]].name if users.target[user] >= 0 else None
             winner = abusive_outcome(rng, kind, target, users.burst_side[user], a.name, b.name)
         else:
@@ -254,7 +266,7 @@ class SessionMaker:
         event_id = self.event_id()
         tstamp = round(t + rng.uniform(2.0, 40.0), 3)
         self.emit({"event_id": event_id, "type": VOTE_OF_WINNER[winner], "tstamp": tstamp,
-                   who[0]: who[1], "anony": anony,
+                   **who, "anony": anony,
                    "models": ["", ""] if anony else [a.name, b.name],
                    "states": [self._state(conv_ids[0], a.name, msgs[0]),
                               self._state(conv_ids[1], b.name, msgs[1])]})
@@ -268,6 +280,16 @@ class SessionMaker:
             "md_a": marks[0], "md_b": marks[1], "criteria_count": criteria_count,
             "refused_a": refused[0], "refused_b": refused[1],
         })
+
+    def _served(self, t: float, model_a: str, model_b: str, anony: bool, who: dict) -> None:
+        """The impression log's line for a battle that ended without a vote (when the
+        world logs them): no random draw, ids from their own maker, its own output, so the
+        other events of a seed stay byte-identical whether or not it is on."""
+        if self.emit_served is None:
+            return
+        self.emit_served({"event_id": self.served_id(), "type": "served",
+                          "tstamp": round(t + 30.0, 3), **who, "anony": anony,
+                          "models": [model_a, model_b]})
 
     @staticmethod
     def _state(conv_id: str, model: str, messages: list[dict]) -> dict:

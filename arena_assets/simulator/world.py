@@ -51,9 +51,11 @@ class Users:
     activity: np.ndarray  # relative session rate
     vote_propensity: np.ndarray  # chance to vote at the end of a battle
     tie_propensity: np.ndarray  # multiplier of the tie probability
-    kind: list[str]  # "honest" | "always_for" | "burst"
-    target: np.ndarray  # model index for always_for voters, else -1
+    kind: list[str]  # "honest" | "always_for" | "burst" | rigging.RIG_KINDS (planted attacks)
+    target: np.ndarray  # model index for always_for voters and rigging accounts, else -1
     burst_side: list[str | None]  # "random" | "left" | "right" for burst voters
+    # device id per user when the world logs identity fields (simulator/rigging.py), else ()
+    device_id: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.user_id)
@@ -78,6 +80,10 @@ class World:
         caution = np.random.default_rng(np.random.SeedSequence([seed, 0xCA07])).random(len(models))
         models = tuple(replace(m, cautious=bool(c < config.cautious_fraction))
                        for m, c in zip(models, caution))
+        if config.identity_fields or config.shared_network_share:
+            from arena_assets.simulator.rigging import with_networks  # own random stream
+
+            users = with_networks(users, config, seed)
         return cls(config, seed, models, users)
 
     @property

@@ -42,8 +42,9 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
     """Every vote of the month as a battle: model_a / model_b, the winner (model_a,
     model_b, tie, tie (bothbad)), language, voter hash, both conversation ids, style
     features of both answers, and flags with reasons (not anonymous, identity leak, top-prompt
-    dedup, daily cap, anomalous voter). `keep` marks the battles leaderboards use; the
-    VisionArena-Battle style release. The anomaly test's crowd includes the kept votes of
+    dedup, daily cap, anomalous voter, and per cluster of linked accounts or per voter who
+    votes only with one model on screen: see the README's vote-rigging section). `keep`
+    marks the battles leaderboards use; the VisionArena-Battle style release. The anomaly test's crowd includes the kept votes of
     every earlier month already in the lake, so backfill months in order."""
     (month,) = months_in_window(context)
     lake = storage.lake()
@@ -61,6 +62,7 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
             "flag_totals": dg.MetadataValue.json(result.flag_totals),
             "aliases_applied": result.metadata.get("alias_applied", 0),
             "anomalous_voters": result.metadata.get("anomalous_voters", 0),
+            "rigging": dg.MetadataValue.json(result.metadata.get("rigging", {})),
             "crowd_months": dg.MetadataValue.json(result.metadata["crowd_months"]),
             "winners": dg.MetadataValue.json(
                 dict(frame.filter("keep")["winner"].value_counts().iter_rows())),

@@ -20,6 +20,9 @@ class BattleRules(dg.ConfigurableResource):
     # the sequential test's false-alarm bound per honest voter (see battles/anomaly.py);
     # a string because Dagster's EnvVar has no float form
     anomaly_alpha: str = "0.001"
+    # issue 19's stages (linked identities, served-but-not-voted); off = the filter as it
+    # was before them, e.g. to compare in the Launchpad (battles/config.py RiggingConfig)
+    rigging_filters: bool = True
     seed: int = 0
 
     def config(self, registry: list[dict] | None = None):
@@ -30,6 +33,7 @@ class BattleRules(dg.ConfigurableResource):
         import json
 
         from arena_assets.battles import AnomalyConfig, BattleConfig
+        from arena_assets.battles.config import RiggingConfig
 
         aliases: list[tuple] = []
         if self.alias_table:  # fsspec: the table may live next to the logs on S3
@@ -48,7 +52,7 @@ class BattleRules(dg.ConfigurableResource):
             extra_identity_words=tuple(sorted(
                 {str(r["organization"]).lower() for r in registry if r.get("organization")})),
             daily_vote_cap=self.daily_vote_cap, anomaly=AnomalyConfig(alpha=float(self.anomaly_alpha)),
-            seed=self.seed,
+            rigging=RiggingConfig(enabled=self.rigging_filters), seed=self.seed,
         )
 
 

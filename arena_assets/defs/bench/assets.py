@@ -15,6 +15,7 @@ from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.pipeline.bench import (
     answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
@@ -32,23 +33,27 @@ LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
                     start_offset=-1, end_offset=-1))],
           backfill_policy=dg.BackfillPolicy.single_run())
 def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
-                  llm_cache: LLMCache, labeler: LLMTaskResource):
-    """BenchBuilder's monthly bench: prompts meeting at least 6 of the 7 hard-prompt
-    criteria, from topic clusters whose mean quality passes the threshold, at most 2 per
-    cluster (seeded), up to the bench size; a separate vision bench from image prompts.
-    Decontaminated against every earlier month's bench (exact and MinHash near-duplicates);
-    each bench carries a `bench_version`. With `ARENA_BENCH_RELABEL_MODEL` set, that strong
-    labeler re-labels the survivors of the cheap labels (its calls in `relabel_calls`)."""
+                  llm_cache: LLMCache, labeler: LLMTaskResource, topic_settings: TopicSettings):
+    """BenchBuilder's monthly bench, the paper's two passes: the month's labels keep prompts
+    meeting at least `ARENA_BENCH_MIN_QUALITY` of the 7 hard-prompt criteria (default 5) in
+    topic clusters whose mean is at least 3; with `ARENA_BENCH_RELABEL_MODEL` set, that
+    strong labeler re-labels the survivors and keeps those meeting at least 6 in clusters
+    whose re-scored mean is at least 6 (its calls in `relabel_calls`). Then 2 prompts per
+    cluster (seeded), best clusters first, up to the bench size; a separate vision bench
+    from image prompts. The thresholds used and, when the bench is short, why, are in the
+    metadata. Decontaminated against every earlier month's bench (exact and MinHash
+    near-duplicates); each bench carries a `bench_version`."""
     lake = storage.lake()
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
     versions = {}
     for month in months_in_window(context):
-        relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage))
-                   if relabel_task else None)
+        relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
+                                 prompt_set=topic_settings.prompt_set()) if relabel_task else None)
         step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
         versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
                 "bench_versions": dg.MetadataValue.json(versions[month]),
+                "selection_rule": bench_settings.bench_options().describe(relabel is not None),
                 "relabel_calls": dg.MetadataValue.json(relabel.as_metadata() if relabel else {"model": None})}
         for kind, b in step.benches.items():
             meta[f"{kind}_stats"] = dg.MetadataValue.json(b.stats)
@@ -61,27 +66,41 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
 
 
 @dg.asset(partitions_def=monthly_partitions, deps=[bench_prompts], group_name="bench", kinds={"parquet", "openai"},
-          pool="llm", backfill_policy=LLM_BACKFILL)
+          pool="llm", backfill_policy=LLM_BACKFILL,
+          check_specs=[dg.AssetCheckSpec(
+              "answers_within_token_cap", asset="model_answers",
+              description="Share of answers that used the whole token cap (cut), per model (WARN over 1 %).")])
 def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
                   llm_cache: LLMCache,
                   judge: LLMTaskResource):
     """Every candidate model's answer to every bench prompt (candidates from
-    `ARENA_CANDIDATES`), cached; reasoning (`<think>` blocks, reasoning fields) kept apart;
-    answer tokens and the battles' style features per answer; failed calls kept as rows."""
+    `ARENA_CANDIDATES`), cached, capped at the protocol's answer tokens (4,096 in Arena-Hard
+    v0.1) unless a candidate's params say otherwise; reasoning (`<think>` blocks, reasoning
+    fields) kept apart; answer tokens, the battles' style features and whether the answer
+    used the whole cap, per answer; failed calls kept as rows."""
     lake = storage.lake()
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
-    answered = {}
+    answered, worst = {}, {}
     for month in months_in_window(context):
         step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
                                    storage_options=llm_cache.storage_options(storage))
         answered[month] = step.answers.height
+        hits = step.cap_hits()
+        worst = {m: max(worst.get(m, 0.0), v) for m, v in hits.items()}
         context.add_asset_metadata({
             **table_metadata(step.answers, step.url), "month": month, "failed_answers": step.failed,
+            "protocol": bench_settings.bench_protocol().name,
+            "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in tasks}),
+            "cap_hit_share": dg.MetadataValue.json(hits),
             "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
             "avg_tokens": dg.MetadataValue.json(dict(step.answers.group_by("model").agg(
                 pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
-    return dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
+    yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
+    limit = bench_settings.max_cap_hit_share
+    yield dg.AssetCheckResult(check_name="answers_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
+                              severity=dg.AssetCheckSeverity.WARN,
+                              metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
 
 
 @dg.asset(partitions_def=monthly_partitions, deps=[model_answers], group_name="bench", kinds={"parquet", "openai"},
@@ -91,22 +110,32 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
                                 description="Share of games whose verdict stayed unparsed (WARN over 5 %)."),
               dg.AssetCheckSpec("no_duplicate_games", asset="judgments", blocking=True,
                                 description="One row per (question, model, judge, game)."),
+              dg.AssetCheckSpec("judgments_within_token_cap", asset="judgments",
+                                description="Share of judge replies that used the whole token cap, "
+                                            "per judge (WARN over 1 %)."),
           ])
 def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
               llm_cache: LLMCache,
               judge: LLMTaskResource):
-    """Pairwise LLM-judge games against the baseline: two per prompt and candidate with the
-    positions swapped, for each judge of `ARENA_BENCH_JUDGES`; one re-ask on an
-    unparseable verdict, what stays unparsed kept and counted, failed calls recorded.
+    """Pairwise LLM-judge games as Arena-Hard-Auto plays them (`ARENA_BENCH_PROTOCOL`,
+    arena-hard-v0.1 or arena-hard-v2): two per prompt and candidate with the positions
+    swapped against `ARENA_BENCH_BASELINE` (v2: one per question category), for each judge
+    of `ARENA_BENCH_JUDGES`, capped at the protocol's judge tokens; the protocol's verdict
+    rule, and in v0.1 a reply without a label continued once in the same conversation; what
+    stays unparsed kept and counted, failed calls recorded.
     With `ARENA_BENCH_SINGLE_GRADES=true` every judge also grades each answer alone,
     MT-Bench style (`Rating: [[x]]`, -1 unparsed), into the `answer_grades` table."""
     lake = storage.lake()
     judges = bench_settings.judge_tasks(judge, storage.raw_root)
-    baseline = bench_settings.baseline_model()
-    played_by_month, dups, unparsed, games = {}, 0, 0, 0
+    baseline = bench_settings.baselines()
+    protocol = bench_settings.bench_protocol()
+    played_by_month, dups, unparsed, games, worst = {}, 0, 0, 0, {}
     cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     for month in months_in_window(context):
-        step = judgments_month(lake, month, judges, baseline, cache_root=cache_root, storage_options=options)
+        step = judgments_month(lake, month, judges, baseline, cache_root=cache_root, storage_options=options,
+                               protocol=protocol)
+        hits = step.cap_hits()
+        worst = {j: max(worst.get(j, 0.0), v) for j, v in hits.items()}
         dups += duplicate_games(step.judgments)
         played = step.judgments.filter(pl.col("status") != "no_answer")
         games += played.height
@@ -115,6 +144,10 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
                 "bias_report": dg.MetadataValue.json(step.bias),
+                "protocol": protocol.name, "baselines": dg.MetadataValue.json(baseline),
+                "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in judges}),
+                "cap_hit_share": dg.MetadataValue.json(hits),
+                "games_by_attempts": dg.MetadataValue.json(step.attempts()),
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()})}
         if bench_settings.grades_on():
             graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
@@ -133,6 +166,10 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
                               severity=dg.AssetCheckSeverity.WARN, metadata={"rate": rate, "games": games})
     yield dg.AssetCheckResult(check_name="no_duplicate_games", passed=dups == 0, metadata={"duplicates": dups})
+    limit = bench_settings.max_cap_hit_share
+    yield dg.AssetCheckResult(check_name="judgments_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
+                              severity=dg.AssetCheckSeverity.WARN,
+                              metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
 
 
 @dg.asset(partitions_def=monthly_partitions, deps=[judgments, "arena_leaderboard"], group_name="bench",
@@ -140,23 +177,25 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
           check_specs=[dg.AssetCheckSpec("win_rates_in_range", asset="bench_leaderboard",
                                          description="Every win rate and bound lies in [0, 1].")])
 def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
-    """The month's bench leaderboard: win rate against the baseline with bootstrap
-    intervals, Bradley-Terry and style-controlled ratings from the judges' battles, mean
-    answer tokens; and the bench against the same month's human `arena_leaderboard`:
-    separability, agreement with confidence, Spearman, Kendall, Brier."""
+    """The month's bench leaderboard as Arena-Hard-Auto computes it (`ARENA_BENCH_PROTOCOL`):
+    per question category, each candidate's score against that category's baseline with
+    the protocol's bootstrap interval (v0.1 95 %, v2 90 %) and its style-controlled win
+    rate and interval; beside them our Bradley-Terry and style-controlled ratings of the
+    same battles and the mean answer tokens; and the bench against the same month's human
+    `arena_leaderboard`: separability, agreement with confidence, Spearman, Kendall, Brier."""
     lake = storage.lake()
     bad, rows = 0, {}
     for month in months_in_window(context):
         s = bench_settings
-        step = bench_leaderboard_month(lake, month, weight=s.strong_weight, rounds=s.bootstrap_rounds,
-                                       level=s.ci_level, seed=s.seed, style_control=s.style_control,
-                                       single_grades=s.grades_on())
+        step = bench_leaderboard_month(lake, month, protocol=s.bench_protocol(), weight=s.strong_weight,
+                                       rounds=s.bootstrap_rounds, seed=s.bootstrap_seed,
+                                       style_control=s.style_control, single_grades=s.grades_on())
         b = step.board
         rows[month] = b.height
-        bad += b.filter(~(pl.col("win_rate").is_between(0, 1) & pl.col("lower").is_between(0, 1)
-                          & pl.col("upper").is_between(0, 1))).height
+        ranged = [c for c in ("win_rate", "lower", "upper", "sc_win_rate", "sc_lower", "sc_upper") if c in b.columns]
+        bad += b.filter(~pl.all_horizontal(pl.col(c).is_between(0, 1).fill_null(True) for c in ranged)).height
         meta = {**table_metadata(b, step.urls[0]), "month": month,
-                "interval_level": s.ci_level,
+                "protocol": s.bench_protocol().name, "interval_level": s.bench_protocol().level,
                 "board": dg.MetadataValue.md(step.markdown),
                 "vs_human": dg.MetadataValue.json(step.vs_human or {})}
         if step.png:  # no plot for an empty board

@@ -15,6 +15,7 @@ import dagster as dg
 from arena_assets.bench.builder import BenchOptions
 from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
 from arena_assets.judging.answers import parse_candidates
+from arena_assets.judging.protocol import BenchProtocol, get_protocol, parse_baselines
 from arena_assets.llm import LLMTask
 from arena_assets.llm.simulated import SIMULATED
 from arena_assets.pipeline.bench import candidate_task
@@ -23,19 +24,31 @@ from arena_assets.pipeline.bench import candidate_task
 class BenchSettings(dg.ConfigurableResource):
     """BenchBuilder sizes and thresholds, candidates, baseline, judges, board settings."""
 
+    # Arena-Hard-Auto version whose judging rules, caps and arithmetic apply (judging.protocol)
+    protocol: str = "arena-hard-v0.1"
     size: int = 500
     vision_size: int = 100
-    min_quality: int = 6
+    # BenchBuilder's passes (the anchor's thresholds): the cheap labels keep prompts meeting
+    # >= min_quality criteria in clusters whose mean is >= min_cluster_mean; the strong
+    # labeler (relabel_model) keeps >= strong_min_quality in clusters re-scored >= strong_min_cluster_mean
+    min_quality: int = 5
     min_cluster_mean: float = 3.0
+    strong_min_quality: int = 6
+    strong_min_cluster_mean: float = 6.0
     per_cluster: int = 2
     seed: int = 0
+    bootstrap_seed: int = 42  # the anchor's v0.1 seed: its resamples are drawn the same way
+    # token caps; 0 = the protocol's (judge 4,096 / 16,000; answers 4,096 / 16,000)
+    judge_max_tokens: int = 0
+    answer_max_tokens: int = 0
+    # a WARN check fires when more than this share of answers or judgments used the whole cap
+    max_cap_hit_share: float = 0.01
     # JSON/YAML list of {name, base_url (or "simulated"), api_key_env, model, params}
     candidates: str = ""
     baseline: str = ""
     judges: str = "sim-judge"  # comma-separated judge models on the ARENA_JUDGE endpoint
     strong_weight: int = 3
     bootstrap_rounds: int = 100
-    ci_level: float = 0.95
     style_control: bool = True
     # optional second labelling pass: this strong labeler model, on the labeler endpoint
     # (ARENA_LABELER_*), re-labels the prompts the cheap labels let through; "" = one pass
@@ -46,9 +59,13 @@ class BenchSettings(dg.ConfigurableResource):
     def grades_on(self) -> bool:
         return self.single_grades.strip().lower() in ("1", "true", "yes", "on")
 
+    def bench_protocol(self) -> BenchProtocol:
+        return get_protocol(self.protocol)
+
     def bench_options(self) -> BenchOptions:
         return BenchOptions(size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
-                            min_cluster_mean=self.min_cluster_mean, per_cluster=self.per_cluster,
+                            min_cluster_mean=self.min_cluster_mean, strong_min_quality=self.strong_min_quality,
+                            strong_min_cluster_mean=self.strong_min_cluster_mean, per_cluster=self.per_cluster,
                             seed=self.seed)
 
     def relabel_task(self, labeler: LLMTaskResource, raw_root: str) -> LLMTask | None:
@@ -66,19 +83,20 @@ class BenchSettings(dg.ConfigurableResource):
         for c in cands:
             if c.base_url.strip() == SIMULATED:  # the judge resource knows the simulated world
                 c = dataclasses.replace(c, base_url=judge.resolved_base_url(raw_root))
-            out.append((c.name, candidate_task(c)))
+            out.append((c.name, candidate_task(
+                c, max_tokens=self.answer_max_tokens or self.bench_protocol().answer_max_tokens)))
         return out
 
-    def baseline_model(self) -> str:
+    def baselines(self) -> dict[str, str]:
+        """{question category: baseline model}; an empty ARENA_BENCH_BASELINE is an error
+        that says what to set (it never falls back to a candidate silently)."""
         names = [c.name for c in parse_candidates(self.candidates)]
-        base = self.baseline.strip() or (names[0] if names else "")
-        if base not in names:
-            raise ValueError(f"baseline {base!r} is not among the candidates {names}")
-        return base
+        return parse_baselines(self.baseline, self.bench_protocol(), names)
 
     def judge_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
         names = [j.strip() for j in self.judges.split(",") if j.strip()] or [judge.model]
-        base = judge.task(raw_root, max_tokens=512)
+        cap = self.judge_max_tokens or self.bench_protocol().judge_max_tokens
+        base = judge.task(raw_root, max_tokens=cap)
         return [(n, dataclasses.replace(base, model=n)) for n in names]
 
 
@@ -87,6 +105,7 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "judge": llm_task_resource("JUDGE"),
         "bench_settings": BenchSettings(
+            protocol=dg.EnvVar("ARENA_BENCH_PROTOCOL"),
             size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
             vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
             min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),

@@ -17,6 +17,7 @@ from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.metadata import table_metadata
+from arena_assets.labels.tags import board_rules_markdown
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.pipeline import quality
@@ -25,6 +26,7 @@ from arena_assets.pipeline.leaderboards import (
     battle_cells_month,
     leaderboard_history_month,
 )
+from arena_assets.ranking.alarm import Z_ALARM
 from arena_assets.ranking.boards import board_options
 from arena_assets.ranking.schema import BOARD_SCHEMA, HISTORY_SCHEMA
 from arena_assets.report import counts_table
@@ -93,9 +95,17 @@ def battle_cells(context: dg.AssetExecutionContext, storage: ArenaStorage):
                                         "counted": int(step.cells["n"].sum())})
 
 
-def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]:
+def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.AssetCheckResult]:
     problems = quality.interval_problems(boards)
+    alarms = info.get("rating_alarms", [])
     return [
+        dg.AssetCheckResult(
+            asset_key="arena_leaderboard", check_name="rating_move_alarm", severity=checks.WARN,
+            passed=not alarms,
+            metadata={"month": month, "compared_with": str(info.get("rating_moves_vs")),
+                      "max_abs_z": dg.MetadataValue.float(float(info.get("max_abs_z", float("nan")))),
+                      "z_alarm": Z_ALARM, "models": ", ".join(a["model"] for a in alarms) or "none",
+                      "alarms": dg.MetadataValue.json(alarms)}),
         *checks.table_results("arena_leaderboard", boards, BOARD_SCHEMA,
                               ["month", "board", "model"]),
         checks.range_result("arena_leaderboard", quality.board_range_problems(boards)),
@@ -133,6 +143,11 @@ def _board_checks(month: str, boards: pl.DataFrame) -> list[dg.AssetCheckResult]
                           description="WARN when an interval is wider than "
                                       f"{quality.MAX_INTERVAL_WIDTH:.0f} rating points (too few "
                                       "battles to read the board)."),
+        dg.AssetCheckSpec("rating_move_alarm", asset="arena_leaderboard",
+                          description="WARN when a model's overall rating moved more than "
+                                      f"{Z_ALARM} standard errors since the previous snapshot "
+                                      "(possible vote rigging); names the model and the votes "
+                                      "that moved it."),
     ],
 )
 def arena_leaderboard(
@@ -169,13 +184,14 @@ def arena_leaderboard(
             "boards": dg.MetadataValue.json(step.info["boards"]),
             "months_without_topic_labels": dg.MetadataValue.json(
                 step.info["months_without_topic_labels"]),
+            "category_board_rules": dg.MetadataValue.md(board_rules_markdown()),
             "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
             **tops,
             "ratings_plot": _png_markdown(step.png, "ratings"),
             "ratings_png": dg.MetadataValue.path(step.png_url),
         }, partition_key=month)
         used[month] = step.info["battles_used"]
-        results = _board_checks(month, step.boards) if not results or all(
+        results = _board_checks(month, step.boards, step.info) if not results or all(
             r.passed for r in results) else results  # keep the first failing month's figures
     storage.publish("arena_leaderboard", context.log)
     yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(used)})

@@ -25,14 +25,14 @@ def month_release(context: dg.AssetExecutionContext, storage: ArenaStorage,
     (when the lake has `bench_prompts` for the month) and arena-sft-MONTH (OpenAI chat JSONL).
     User hashes are re-keyed with a per-release salt, so they join neither across releases
     nor to the lake."""
-    from arena_assets.release import release_salt, write_month_release
+    from arena_assets.release import bench_release_from_lake, release_salt, write_month_release
 
     lake = storage.lake()
     options = storage._options_for(release_settings.release_root)
     for month in months_in_window(context):
         battles = lake.read("battles", month) if lake.exists("battles", month) else None
         has_bench = lake.exists("bench_prompts", month)
-        bench = lake.read("bench_prompts", month) if has_bench else None
+        bench = bench_release_from_lake(lake, month)  # prompts, answers, judgments: Arena-Hard layout
         summary = write_month_release(
             month, release_settings.release_root, conversations=lake.read("conversations", month),
             battles=battles, bench=bench, salt=release_salt(release_settings.secret, month),

@@ -76,6 +76,9 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         "estimated_cost": dg.MetadataValue.float(float(rep["estimated_cost"])),
         "label_shares": dg.MetadataValue.json(_label_shares(step.labels)),
         "parse_failure_rate": dg.MetadataValue.json(step.parse_failure_rate),
+        "prompt_set": f"{step.labels['prompt_set'][0]} ({step.labels['prompt_set_hash'][0]})"
+        if step.labels.height else "",
+        "unparsed_by_tag": dg.MetadataValue.json(rep["unparsed_by_tag"]),
         "statuses": dg.MetadataValue.json({k: v.statuses for k, v in step.report.batches.items()}),
     }
 
@@ -108,11 +111,16 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
 )
 def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, labeler: LLMTaskResource,
                  llm_cache: LLMCache, topic_settings: TopicSettings):
-    """One row per conversation with the labels of its first prompt (asked once per distinct
-    prompt): the 7 hard-prompt criteria, `hard` (>= 6 of them), math, creative writing,
-    instruction-following score 0-5, code (a heuristic, no LLM), whether each answer
-    refused, and the vision categories of image prompts. Each label group records its
-    labeller model, prompt version and parse status; a failed parse is null, never guessed."""
+    """One row per conversation with LMArena's category labels, asked as its labeller asks
+    them: the conversation's user turns joined (cut at 12,500 characters) once per distinct
+    input for the 7 hard-prompt criteria (`hard` = at least 6), math and creative writing
+    (yes / no) and how well the prompt tests instruction following (0-5; the `if` board
+    takes >= 4); each answer classified as a refusal (yes / no / maybe); the vision
+    categories of image prompts, the image attached where LMArena's labeller looks at it;
+    code by a heuristic. Stored in LMArena's `category_tag` structure (what the category
+    boards read) and as flat columns (null unless parsed). The prompts come from
+    `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
+    hash every row records."""
     task = labeler.task(storage.raw_root)
     context.log.info(f"labelling with {task.model} at {task.base_url}")
     threshold = topic_settings.parse_failure_threshold()

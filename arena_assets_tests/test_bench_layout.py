@@ -1,0 +1,109 @@
+"""The bench in Arena-Hard-Auto's file layout, both ways: the published v0.1 files read and
+written back field for field; a month of ours (simulated arena, both protocols) exported and
+imported to the same frames and the same board; the release's bench dataset in that layout."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from arena_assets.cli import main
+from arena_assets.judging.layout import read_layout, write_layout
+from arena_assets.storage import Lake
+from arena_assets_tests.test_bench_protocol import MODELS, MONTH, _answers, _bench, _task
+
+
+def _jsonl(path: Path) -> list[dict]:
+    return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+
+def test_published_v01_files_read_and_written_back(real_data, tmp_path) -> None:
+    src = tmp_path / "published"
+    shutil.copytree(real_data / "arena_hard_v0.1" / "model_answer", src / "model_answer")
+    shutil.copy(real_data / "arena_hard_v0.1" / "question.jsonl", src / "question.jsonl")
+    (src / "model_judgment" / "gemini-1.5-pro-api-preview").mkdir(parents=True)
+    shutil.copy(real_data / "arena_hard_v0.1" / "model_judgment_sample.jsonl",
+                src / "model_judgment" / "gemini-1.5-pro-api-preview" / "phi-3-medium-4k-instruct.jsonl")
+    questions, answers, judgments = read_layout(src)
+    assert questions.height == 500 and answers.height == 4 * 500 and judgments.height == 14
+    out = tmp_path / "again"
+    write_layout(str(out), questions, answers, judgments, protocol="arena-hard-v0.1")
+    assert _jsonl(out / "question.jsonl") == _jsonl(src / "question.jsonl")
+    for f in sorted((src / "model_answer").glob("*.jsonl")):
+        assert _jsonl(out / "model_answer" / f.name) == _jsonl(f), f.name
+    # a judgment record: the file's games (verdicts, judge texts) come back; user_prompt is
+    # rebuilt in our judge's template (the answers of phi-3 are not published)
+    got = _jsonl(out / "model_judgment/gemini-1.5-pro-api-preview/phi-3-medium-4k-instruct.jsonl")
+    want = _jsonl(src / "model_judgment/gemini-1.5-pro-api-preview/phi-3-medium-4k-instruct.jsonl")
+    assert [(r["question_id"], r["model"], r["judge"]) for r in got] == \
+        [(r["question_id"], r["model"], r["judge"]) for r in want]
+    assert [[(g["judgment"], g["score"]) for g in r["games"]] for r in got] == \
+        [[(g["judgment"], g["score"]) for g in r["games"]] for r in want]
+
+
+@pytest.mark.parametrize("protocol", ["arena-hard-v0.1", "arena-hard-v2"])
+def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
+    from arena_assets.pipeline.bench import bench_leaderboard_month, judgments_month
+    from arena_assets.simulator import start_endpoint
+    from arena_assets.simulator.endpoint import Faults
+
+    ep = start_endpoint(seed=7)
+    try:
+        lake = Lake(str(tmp_path / "lake"))
+        _bench(lake, 9)
+        _answers(lake, ep, tmp_path, max_tokens=4096)
+        ep.set_faults(Faults(rate_garbage=0.4, seed=2))  # some games stay unparsed
+        judgments_month(lake, MONTH, [("sim-judge", _task(ep, "sim-judge"))], "atlas-8b-preview",
+                        cache_root=str(tmp_path / "c"), protocol=protocol)
+    finally:
+        ep.set_faults(Faults())
+        ep.stop()
+    prompts, answers, judged = (lake.read(t, MONTH) for t in ("bench_prompts", "model_answers", "judgments"))
+    out = tmp_path / "export"
+    write_layout(str(out), prompts, answers, judged, protocol=protocol, month=MONTH)
+    questions, back_answers, back_judged = read_layout(out)
+    assert questions.select("question_id", "prompt").equals(prompts.select(question_id="prompt_id", prompt="prompt"))
+    cols = ["question_id", "model", "answer"]
+    assert back_answers.select(cols).sort(cols).equals(answers.select(cols).sort(cols))
+    assert back_answers["token_len"].sort().to_list() == answers["answer_tokens"].sort().to_list()
+    keys = ["question_id", "category", "model", "baseline", "judge", "game", "model_a", "model_b", "verdict", "parsed"]
+    assert back_judged.select(keys).sort(keys).equals(judged.select(keys).sort(keys))
+    assert not back_judged["parsed"].all()  # the unparsed games travel as null scores
+    # the same board from the exported folder as from the lake
+    board = bench_leaderboard_month(lake, MONTH, protocol=protocol, rounds=30).board
+    assert main(["judge-summary", str(out / "model_judgment"), "--rounds", "30", "--format", "csv",
+                 "--protocol", protocol]) == 0
+    table = pl.read_csv(capsys.readouterr().out.encode())
+    ours = board.filter(pl.col("model") != pl.col("baseline")).select("category", "model", "win_rate", "lower")
+    assert table.select(ours.columns).sort("category", "model").equals(ours.sort("category", "model"))
+    # the folder itself: style control from its answers, as the board
+    assert main(["judge-summary", str(out), "--rounds", "30", "--format", "csv", "--protocol", protocol]) == 0
+    table = pl.read_csv(capsys.readouterr().out.encode())
+    sc = board.select("category", "model", "sc_win_rate").sort("category", "model")
+    assert table.select(sc.columns).sort("category", "model").equals(sc)
+    # the CLI's export of the lake writes the same files
+    assert main(["bench-export", "--lake", str(tmp_path / "lake"), "--month", MONTH,
+                 "--out", str(tmp_path / "cli")]) == 0
+    assert all((tmp_path / "cli" / p.relative_to(out)).read_bytes() == p.read_bytes() for p in out.rglob("*.jsonl"))
+    # a rerun writes the same bytes
+    again = tmp_path / "export-again"
+    write_layout(str(again), prompts, answers, judged, protocol=protocol, month=MONTH)
+    assert all((again / p.relative_to(out)).read_bytes() == p.read_bytes() for p in out.rglob("*.jsonl"))
+    assert sorted(p.name for p in (out / "model_answer").iterdir()) == sorted(f"{m}.jsonl" for m in MODELS)
+    # the release's bench dataset: the same layout, its card on top, read back alike
+    from arena_assets.release import bench_release_from_lake, parse_card, write_bench_dataset
+
+    release = bench_release_from_lake(lake, MONTH)
+    assert release.protocol == protocol
+    prompts_out, files = write_bench_dataset(str(tmp_path / "rel"), release, MONTH, "cc-by-4.0")
+    _, rel_answers, rel_judged = read_layout(tmp_path / "rel")
+    assert rel_answers.height == answers.height and rel_judged.select(keys).sort(keys).equals(
+        judged.select(keys).sort(keys))
+    header, body = parse_card((tmp_path / "rel" / "README.md").read_text())
+    assert header["configs"][0]["data_files"][0]["path"] == "question.jsonl"
+    assert f"- prompts: {prompts_out.height}" in body and f"fields of `{protocol}`" in body
+    assert f"- answers: {answers.height} from {len(MODELS)} models" in body
