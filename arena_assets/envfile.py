@@ -49,13 +49,21 @@ def setting(name: str, default: str, path: str | Path = ".env") -> str:
     return os.environ.get(name) or dotenv_file(path).get(name) or default
 
 
-def apply_to_environ(path: str | Path = ".env") -> dict[str, str]:
-    """Put ``.env``'s values into ``os.environ`` where the shell has none (the rule of
-    :func:`setting`), for code that resolves Dagster ``EnvVar``\ s in this process (the
-    code location's resources in ``forget --recompute``); returns what was added."""
-    added = {k: v for k, v in dotenv_file(path).items() if not os.environ.get(k)}
-    os.environ.update(added)
-    return added
+@contextlib.contextmanager
+def applied_to_environ(path: str | Path = ".env", overrides: Mapping[str, str | None] | None = None
+                       ) -> Iterator[None]:
+    """``.env``'s values in ``os.environ`` where the shell has none (the rule of
+    :func:`setting`), then the non-empty ``overrides``, for code that resolves Dagster
+    ``EnvVar`` settings in this process (the code location's resources in
+    ``forget --recompute``); the environment is restored afterwards."""
+    saved = dict(os.environ)
+    try:
+        os.environ.update({k: v for k, v in dotenv_file(path).items() if not os.environ.get(k)})
+        os.environ.update({k: v for k, v in (overrides or {}).items() if v})
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def _absolute(value: str, base: Path) -> str:

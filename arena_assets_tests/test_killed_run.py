@@ -60,11 +60,12 @@ def killed(arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.Monkey
     child = subprocess.Popen(
         [sys.executable, "-m", "arena_assets_tests.run_kill_child", str(marker),
          "conversations/_tmp", *MATERIALIZE],
-        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "child.err").open("w"),
         start_new_session=True)
     try:
         _wait(lambda: marker.exists() or child.poll() is not None, 300, "the write to start")
-        assert child.poll() is None, "the run ended before it was killed"
+        assert child.poll() is None, ("the run ended before it was killed: "
+                                      + (tmp_path / "child.err").read_text()[-3000:])
         with dg.DagsterInstance.get() as instance:
             (run,) = instance.get_runs()
             # alive: the launcher sees the worker

@@ -43,21 +43,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    import os
+    from arena_assets.envfile import applied_to_environ, setting
 
-    from arena_assets.envfile import apply_to_environ, setting
-
-    apply_to_environ()  # the code location's EnvVars resolve here, the shell winning
-    for name, value in (("ARENA_LAKE_ROOT", args.lake), ("ARENA_RAW_ROOT", args.raw_root),
-                        ("ARENA_USER_SALT", args.salt)):
-        if value:  # an option wins, for the rebuild's resources too
-            os.environ[name] = value
-    salt = setting("ARENA_USER_SALT", "")
-    if args.user is not None and not salt:
-        print("error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
-              file=sys.stderr)
-        return 2
-    return _forget(args, salt)
+    # the code location's EnvVars resolve in this process, the shell winning over .env and
+    # an option over both (for the rebuild's resources too)
+    options = {"ARENA_LAKE_ROOT": args.lake, "ARENA_RAW_ROOT": args.raw_root,
+               "ARENA_USER_SALT": args.salt}
+    with applied_to_environ(overrides=options):
+        salt = setting("ARENA_USER_SALT", "")
+        if args.user is not None and not salt:
+            print("error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
+                  file=sys.stderr)
+            return 2
+        return _forget(args, salt)
 
 
 def _storage():
