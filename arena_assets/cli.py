@@ -24,6 +24,8 @@ COMMAND_MODULES = (
     "arena_assets.release.cli",
     "arena_assets.privacy.cli",
     "arena_assets.labels.cli",
+    "arena_assets.site.cli",
+    "arena_assets.evaluators.cli",
     "arena_assets.recover",
 )
 

@@ -39,7 +39,8 @@ Parquet with the same field names; nested fields as JSON strings or structs):
 
 A model registry may sit beside the month folders at `<raw_root>/models.json`
 (`[{"name": …, "vision": bool, "organization": …}, …]`); when present, a state whose
-model is not listed is rejected as `unknown_model`.
+model is not listed is rejected as `unknown_model`. The leaderboard site also shows an
+entry's optional `license`, `knowledge_cutoff`, `link` and `deprecated` (bool).
 """
 
 from __future__ import annotations

@@ -22,14 +22,15 @@ def real_data() -> Path:
 @pytest.fixture
 def arena_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Every ARENA_* variable pointed at a fresh folder, as `.env.example` lists them."""
-    env = arena_settings(tmp_path)
+    env = arena_env_values(tmp_path)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     return env
 
 
-def arena_settings(tmp_path: Path) -> dict[str, str]:
-    """The arena_env values for a folder (module-scoped fixtures set them themselves)."""
+def arena_env_values(tmp_path: Path) -> dict[str, str]:
+    """The ``arena_env`` settings under ``tmp_path`` (for module-scoped fixtures, which
+    cannot use the function-scoped one)."""
     return {
         "ARENA_RAW_ROOT": str(tmp_path / "raw"),
         "ARENA_LAKE_ROOT": str(tmp_path / "lake"),
@@ -75,6 +76,7 @@ def arena_settings(tmp_path: Path) -> dict[str, str]:
         "ARENA_LABEL_MAX_PROMPT_CHARS": "12500",
         "ARENA_LABEL_PROMPTS": "",
         "ARENA_IMAGE_ROOT": "",
+        "ARENA_LABEL_REASK_UNREADABLE": "false",
         "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05",
         "ARENA_JUDGE_BASE_URL": "simulated",
         "ARENA_JUDGE_API_KEY": "",
@@ -89,11 +91,32 @@ def arena_settings(tmp_path: Path) -> dict[str, str]:
         "ARENA_BENCH_SIZE": "20",
         "ARENA_BENCH_VISION_SIZE": "0",
         "ARENA_BENCH_MIN_QUALITY": "5",
+        "ARENA_BENCH_MIN_CLUSTER_MEAN": "3",
+        "ARENA_BENCH_STRONG_MIN_QUALITY": "6",
+        "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6",
+        "ARENA_BENCH_JUDGE_MAX_TOKENS": "0",
+        "ARENA_BENCH_ANSWER_MAX_TOKENS": "0",
+        "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.01",
+        "ARENA_BENCH_BOOTSTRAP_SEED": "42",
         "ARENA_BENCH_STRONG_WEIGHT": "3",
         "ARENA_BENCH_BOOTSTRAP_ROUNDS": "20",
         "ARENA_BENCH_RELABEL_MODEL": "",
         "ARENA_BENCH_SINGLE_GRADES": "false",
         "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
+        "ARENA_SITE_ROOT": str(tmp_path / "site"),
+        "ARENA_SITE_NAME": "Arena leaderboard",
+        # evaluators stage
+        "ARENA_AGREEMENT_JUDGES": "sim-judge,reward:sim-reward,longer,markdown",
+        "ARENA_AGREEMENT_SAMPLE_SIZE": "120",
+        "ARENA_REWARD_BASE_URL": "simulated",
+        "ARENA_REWARD_API_KEY": "",
+        "ARENA_REWARD_MODEL": "sim-reward",
+        "ARENA_REWARD_MAX_CONCURRENCY": "8",
+        "ARENA_REWARD_PRICE_INPUT_PER_1M": "",
+        "ARENA_REWARD_PRICE_OUTPUT_PER_1M": "",
+        # completions stage
+        "ARENA_COMPLETIONS_ROOT": "",
+        "ARENA_COPILOT_MIN_BATTLES": "10",
         # resilience (issue 16)
         "ARENA_ALLOW_EMPTY_MONTH": "false",
         "ARENA_RELEASE_PUBLISHED": "",

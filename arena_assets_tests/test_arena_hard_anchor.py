@@ -81,41 +81,38 @@ def _logistic(x, y, ridge=0.0, init=0.0):
     return minimize(f, np.full(x.shape[1], init), jac=g, method="BFGS", options={"gtol": 1e-10, "maxiter": 5000}).x
 
 
-def ref_mle_winrates(battles, models):
+def ref_mle_winrates(battles, models, baseline):
     """compute_mle_elo (duplicated rows, a tie = one win each way, no penalty), then the
-    win rate against the baseline as predict_win_rate gives it."""
+    win rate against ``baseline`` (model_a of every battle) as predict_win_rate gives it."""
     idx = {m: i for i, m in enumerate(models)}
     n = len(battles)
     x = np.zeros((2 * n, len(models)))
     y = np.zeros(2 * n)
     for i, (_, model, winner) in enumerate(battles):
         for row in (i, i + n):
-            x[row, idx[BASE_OF[model]]] = np.log(10)
+            x[row, idx[baseline]] = np.log(10)
             x[row, idx[model]] = -np.log(10)
         y[i] = 1.0 if winner in ("model_a", "tie") else 0.0
         y[i + n] = 1.0 if winner == "model_a" else 0.0
-    keep = [j for j, m in enumerate(models) if m not in BASE_OF.values()]  # gauge: baseline at 0
+    keep = [j for j, m in enumerate(models) if m != baseline]  # gauge: baseline at 0
     w = np.zeros(len(models))
     w[keep] = _logistic(x[:, keep], y)
     elo = 400 * w + 1000
     return {m: elo[idx[m]] for m in models}
 
 
-BASE_OF: dict[str, str] = {}
-
-
-def ref_v01(records):
+def ref_v01(records, baseline=BASE):
     battles = ref_battles_v01(records)
-    models = list(dict.fromkeys([BASE] + [m for _, m, _ in battles]))
-    point = ref_mle_winrates(battles, models)
+    models = list(dict.fromkeys([baseline] + [m for _, m, _ in battles]))
+    point = ref_mle_winrates(battles, models, baseline)
     rs = np.random.RandomState(42)
     boots = []
     for _ in range(100):
         draw = rs.choice(len(battles), size=len(battles), replace=True)
-        boots.append(ref_mle_winrates([battles[i] for i in draw], models))
+        boots.append(ref_mle_winrates([battles[i] for i in draw], models, baseline))
     out = {}
     for m in models:
-        if m == BASE:
+        if m == baseline:
             continue
         rate = lambda e: 1 / (1 + 10 ** ((1000 - e) / 400))  # noqa: E731
         out[m] = (rate(point[m]), rate(np.percentile([b[m] for b in boots], 2.5)),
@@ -305,8 +302,6 @@ def _check(folders: dict, meta: dict | None, features) -> None:
     scores = [g["score"] for r in recs01 for g in r["games"]]
     assert 0 < scores.count(None) < 0.06 * len(scores)  # unparsed games: no label, or two
     assert {"A>>B", "B>>A", "A=B"} <= set(scores)
-    BASE_OF.clear()
-    BASE_OF.update({r["model"]: BASE for r in recs01})
     ours01 = bench_leaderboard(import_arena_hard_judgments(folders[V01]), features, protocol=V01,
                                style_control=features is not None)
     assert _compare(ours01, ref_v01(recs01), ("win_rate", "lower", "upper")) >= 1
@@ -355,8 +350,6 @@ def test_scores_and_intervals_on_the_real_answers(real_data, tmp_path) -> None:
 def test_the_published_judgment_records(real_data) -> None:
     path = real_data / "arena_hard_v0.1" / "model_judgment_sample.jsonl"
     recs = [json.loads(line) for line in path.read_text().splitlines()]
-    BASE_OF.clear()
-    BASE_OF.update({r["model"]: BASE for r in recs})
     ours = bench_leaderboard(import_arena_hard_judgments(path), protocol=V01)
     _compare(ours, ref_v01(recs), ("win_rate", "lower", "upper"))
 

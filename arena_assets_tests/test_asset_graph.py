@@ -72,7 +72,10 @@ EXPECTED = {
     },
     # publishing is a decision: no automation
     "month_release": {
-        "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH},
+        "group": "release", "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH,
+                                     # the bench is released with the month: it runs first
+                                     "bench_prompts": SAME_MONTH, "judgments": SAME_MONTH,
+                                     "model_answers": SAME_MONTH},
         "checks": [], "backfill": "SINGLE_RUN", "pool": None,
         "kinds": ["huggingface", "parquet"],
     },
@@ -97,6 +100,39 @@ EXPECTED = {
         "group": "bench", "deps": {"arena_leaderboard": SAME_MONTH, "judgments": SAME_MONTH},
         "checks": [("win_rates_in_range", False)],
         "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"],
+    },
+    # the public site: every board month so far (cumulative), no automation (it publishes)
+    "leaderboard_site": {
+        "group": "site",
+        "deps": {"arena_leaderboard": "every earlier month", "battle_cells": "every earlier month",
+                 "battles": "every earlier month", "topic_labels": "every earlier month",
+                 "leaderboard_history": SAME_MONTH, "bench_leaderboard": SAME_MONTH},
+        "checks": [("pages_match_boards", False), ("votes_accounted", True)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["html", "svg"],
+    },
+    # evaluators: LLM calls (judges, reward models, the risk labeller): no automation
+    "judge_human_agreement": {
+        "group": "evaluators",
+        "deps": {"battles": SAME_MONTH, "conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
+        "checks": [("every_judge_answered", False), ("metrics_in_range", True)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet"],
+    },
+    "over_refusal": {
+        "group": "evaluators",
+        "deps": {"arena_leaderboard": SAME_MONTH, "conversations": SAME_MONTH, "topic_labels": SAME_MONTH},
+        "checks": [("rates_in_range", True)],
+        "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["matplotlib", "openai", "parquet"],
+    },
+    # completions: Copilot Arena's files are read like raw logs; the board follows them
+    "completion_battles": {
+        "group": "completions", "deps": {},
+        "checks": [("no_code_without_consent", True), ("records_conserved", True)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["parquet", "polars"],
+    },
+    "copilot_leaderboard": {
+        "group": "completions", "deps": {"completion_battles": "every earlier month"},
+        "checks": [("intervals_contain_ratings", False)],
+        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["numpy", "parquet"], "automation": FOLLOW,
     },
 }
 

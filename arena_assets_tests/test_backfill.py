@@ -10,7 +10,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from arena_assets.pipeline.backfill import PlannedRun, months_between, plan_backfill
+from arena_assets.pipeline.backfill import (MonthError, PlannedRun, months_between,
+                                            plan_backfill, stage_order, within_partitions)
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -18,48 +19,107 @@ from arena_assets_tests.harness import materialize
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 
 
-def test_months_between_crosses_years_and_rejects_reversed_ranges():
+def test_months_between_crosses_years_and_rejects_bad_months():
     assert months_between("2023-11", "2024-02") == ["2023-11", "2023-12", "2024-01", "2024-02"]
     assert months_between("2024-05", "2024-05") == ["2024-05"]
-    with pytest.raises(ValueError, match="before"):
+    with pytest.raises(MonthError, match="before"):
         months_between("2024-05", "2024-04")
+    for bad, says in (("2024-13", "no month 13"), ("2024-1", "not a month"),
+                      ("24-03", "not a month"), ("2024-00", "no month 00")):
+        with pytest.raises(MonthError, match=says):
+            months_between(bad, "2024-12")
+    assert within_partitions(["2024-01"], ["2024-01", "2024-02"]) == ["2024-01"]
+    with pytest.raises(MonthError, match="2024-03 outside the partition range 2024-01..2024-02"):
+        within_partitions(["2024-02", "2024-03"], ["2024-01", "2024-02"])
 
 
-def test_plan_runs_per_month_stages_in_order_and_single_run_stages_once():
-    assets = [("raw_logs", None), ("conversations", None), ("topics", "multi_run"),
-              ("arena_leaderboard", "single_run"), ("leaderboard_history", "single_run"),
-              ("judgments", "multi_run")]
-    plan = plan_backfill(assets, ["2024-01", "2024-02"])
+def test_plan_follows_each_stages_policy():
+    """No policy: a month a run; multi-run of N: chunks of N months; single-run: the range."""
+    assets = [("raw_logs", None, None), ("conversations", None, None),
+              ("topic_labels", "multi_run", 3), ("arena_leaderboard", "single_run", None),
+              ("leaderboard_history", "single_run", None), ("judgments", "multi_run", 3)]
+    months = ["2024-01", "2024-02", "2024-03", "2024-04"]
+    plan = plan_backfill(assets, months)
     assert plan == [
-        PlannedRun(("raw_logs", "conversations", "topics"), ("2024-01",)),
-        PlannedRun(("raw_logs", "conversations", "topics"), ("2024-02",)),
-        PlannedRun(("arena_leaderboard", "leaderboard_history"), ("2024-01", "2024-02")),
-        PlannedRun(("judgments",), ("2024-01",)),
-        PlannedRun(("judgments",), ("2024-02",)),
+        *(PlannedRun(("raw_logs", "conversations"), (m,)) for m in months),
+        PlannedRun(("topic_labels",), ("2024-01", "2024-02", "2024-03")),
+        PlannedRun(("topic_labels",), ("2024-04",)),
+        PlannedRun(("arena_leaderboard", "leaderboard_history"), tuple(months)),
+        PlannedRun(("judgments",), ("2024-01", "2024-02", "2024-03")),
+        PlannedRun(("judgments",), ("2024-04",)),
     ]
-    assert plan[2].partition_args == ["--partition-range", "2024-01...2024-02"]
-    assert plan[0].partition_args == ["--partition", "2024-01"]
+    assert plan[0].partition_tags == {"dagster/partition": "2024-01"}
+    assert plan[6].partition_tags == {"dagster/asset_partition_range_start": "2024-01",
+                                      "dagster/asset_partition_range_end": "2024-04"}
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena_assets.cli", "backfill", *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_plan_places_an_independent_stage_by_its_dependencies():
+    assets = [("side_a", "single_run"), ("raw", None), ("clean", None), ("side_b", "single_run"),
+              ("cells", None), ("board", "single_run")]
+    deps = {"clean": {"raw"}, "side_b": {"side_a"}, "cells": {"clean"}, "board": {"cells"}}
+    plan = plan_backfill(stage_order(assets, deps), ["2024-01", "2024-02"])
+    assert [(r.assets, r.months) for r in plan] == [
+        (("side_a", "side_b"), ("2024-01", "2024-02")),
+        (("raw", "clean", "cells"), ("2024-01",)), (("raw", "clean", "cells"), ("2024-02",)),
+        (("board",), ("2024-01", "2024-02"))]
+    # without the dependencies: consecutive assets of one kind, as listed
+    assert len(plan_backfill(assets, ["2024-01"])) == 5
 
 
 def test_cli_plan_from_the_code_location(arena_env):
-    proc = subprocess.run(
-        [sys.executable, "-m", "arena_assets.cli", "backfill", "--from", "2024-01", "--to",
-         "2024-02", "--dry-run"], capture_output=True, text=True, timeout=300)
+    proc = _cli("--from", "2024-01", "--to", "2024-02", "--dry-run")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    lines = proc.stdout.strip().splitlines()
-    # per month, in order: the multi-run stages (one month a run); the single-run ones take
-    # the range in one run once the months they read exist
-    upstream = ("raw_logs,raw_rejects,conversations,battles,topic_labels,battle_cells,"
-                "topic_clusters")
-    assert lines == [
-        f"dagster asset materialize --select {upstream} --partition 2024-01",
-        f"dagster asset materialize --select {upstream} --partition 2024-02",
-        "dagster asset materialize --select arena_leaderboard,bench_prompts,leaderboard_history "
-        "--partition-range 2024-01...2024-02",
-        "dagster asset materialize --select model_answers,judgments --partition 2024-01",
-        "dagster asset materialize --select model_answers,judgments --partition 2024-02",
-        "dagster asset materialize --select bench_leaderboard --partition-range 2024-01...2024-02",
+    runs = [line for line in proc.stdout.splitlines() if line.startswith("run ")]
+    # in order, as the policies say: the monthly steps a month a run, the LLM stages up to
+    # 3 months a run, the single-run ones the range in one run; the Copilot Arena tables
+    # depend on nothing else, so they are a stage of their own instead of splitting the
+    # chat chain wherever the topological order lists them
+    assert runs == [
+        "run 1/7: completion_battles,copilot_leaderboard for 2024-01..2024-02",
+        "run 2/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-01",
+        "run 3/7: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-02",
+        "run 4/7: topic_labels,judge_human_agreement,topic_clusters for 2024-01..2024-02",
+        "run 5/7: arena_leaderboard,bench_prompts,leaderboard_history for 2024-01..2024-02",
+        "run 6/7: model_answers,over_refusal,judgments for 2024-01..2024-02",
+        "run 7/7: bench_leaderboard for 2024-01..2024-02",
     ]
+    # each run is the every-asset job restricted to its ops, so it carries the job's name
+    assert "dagster job execute -m arena_assets.definitions -j monthly_refresh -o " \
+           "raw_logs,conversations,battles,battle_cells --tags" in proc.stdout
+    assert proc.stdout.count("overwrites 0 existing partition(s)") == 7  # a fresh lake
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (("--from", "2024-03", "--to", "2024-01"), "--to 2024-01 is before --from 2024-03"),
+    (("--from", "2024-13", "--to", "2024-12"), "--from 2024-13: there is no month 13"),
+    (("--from", "2024-1", "--to", "2024-02"), "--from '2024-1' is not a month"),
+    (("--from", "2024-01", "--to", "2024-05"),
+     "2024-04, 2024-05 outside the partition range 2024-01..2024-03"),
+    (("--from", "2024-01", "--to", "2024-01", "--select", "arena_leaderboard,nope"),
+     "unknown assets: nope"),
+])
+def test_cli_refuses_bad_months_in_one_line(arena_env, monkeypatch, args, says):
+    monkeypatch.setenv("ARENA_PARTITIONS_END", "2024-03")
+    proc = _cli(*args, "--dry-run")
+    assert proc.returncode != 0 and proc.stdout == ""
+    line = proc.stderr.strip()
+    assert "\n" not in line and line.startswith(f"arena-assets backfill: {says}"), line
+
+
+def test_dry_run_names_the_partitions_it_would_overwrite(arena_env):
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    lake.write("battle_cells", "2024-02", pl.DataFrame({"n": [1]}))
+    proc = _cli("--from", "2024-01", "--to", "2024-02", "--select", "battle_cells", "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[0] == "run 1/2: battle_cells for 2024-01"
+    assert "overwrites 0 existing partition(s)" in lines[2]
+    assert lines[5] == "  overwrites 1 existing partition(s): battle_cells 2024-02"
 
 
 def test_single_run_backfill_records_each_months_own_metadata(arena_env):

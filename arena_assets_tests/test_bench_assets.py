@@ -88,6 +88,11 @@ def test_bench_assets_two_months_and_cached_reruns(arena_env, monkeypatch):
         assert "single_score" in m["board"] and "sc_win_rate" in m["board"]
         assert m["protocol"] == "arena-hard-v0.1" and m["interval_level"] == 0.95
         assert board["sc_win_rate"].is_between(0, 1).all() and (board["category"] == "arena-hard-v0.1").all()
+        assert set(judged["protocol"]) == {"arena-hard-v0.1"}  # each game names its protocol
+        assert m["models_without_win_rate"] == 0 and m["without_win_rate"] == {}
+        style = m["style_control"]["arena-hard-v0.1"]
+        assert style["models_left_out"] == {} and style["rows_without_features"] == 0 and style["coefficients"]
+        assert board.filter(pl.col("model") != pl.col("baseline"))["sc_rows"].min() > 0
         assert meta["judgments"][month]["max_tokens"] == {"sim-judge": 4096}
         assert set(meta["judgments"][month]["cap_hit_share"].values()) == {0.0}
         assert set(meta["model_answers"][month]["max_tokens"].values()) == {4096}

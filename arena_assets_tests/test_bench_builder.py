@@ -177,21 +177,48 @@ def test_shortfall_says_why_and_a_full_bench_says_nothing() -> None:
     assert f"from {short.stats['clusters_used']} clusters" in why
 
 
-def test_selection_over_the_published_v01_prompts_keeps_two_per_cluster(real_data) -> None:
-    """BenchBuilder's selection step over Arena-Hard v0.1's 500 published prompts with
-    their 250 clusters (the quality filter already passed: every criterion true) gives the
-    published bench back: all 500, 2 per cluster."""
+def test_selection_over_the_published_v01_prompts(real_data) -> None:
+    """BenchBuilder's selection step over Arena-Hard v0.1's 500 published prompts and their
+    250 clusters, with the rules given work to do: 40 pairs of clusters merged (4 prompts:
+    the 2-per-cluster cap bites), in 5 of them 3 prompts of quality 1 (cluster mean 2.5:
+    its good prompt goes with the cluster), in 20 clusters one prompt of quality 4. What
+    stays is worked out here from the rules alone; then a bench of 200 takes the best
+    clusters first."""
     import json
+    from collections import defaultdict
 
     recs = [json.loads(x) for x in (real_data / "arena_hard_v0.1/question.jsonl").read_text().splitlines()]
     names = sorted({r["cluster"] for r in recs})
-    frame = pl.DataFrame([{"prompt_id": r["uid"], "prompt": r["prompt"], "language": "en", "category": "other",
-                           "cluster_id": names.index(r["cluster"]), **{k: True for k in CRITERIA}}
-                          for r in recs])
+    assert len(names) == 250 and len(recs) == 500
+    rows, seen = [], defaultdict(int)
+    for r in recs:
+        c = names.index(r["cluster"])
+        c = c - c % 2 if c < 80 else c  # clusters 2k and 2k+1 merged
+        nth = seen[c]
+        seen[c] += 1
+        quality = 1 if (c < 10 and nth > 0) else 4 if (100 <= c < 120 and nth == 0) else 7
+        rows.append({"prompt_id": r["uid"], "prompt": r["prompt"], "language": "en", "category": "other",
+                     "cluster_id": c, **{k: i < quality for i, k in enumerate(CRITERIA)}})
+    frame = pl.DataFrame(rows)
+    # the rules, restated: quality >= 5, cluster mean (all its prompts) >= 3, then 2 per cluster
+    by_cluster = defaultdict(list)
+    for r in rows:
+        by_cluster[r["cluster_id"]].append(sum(r[k] for k in CRITERIA))
+    mean = {c: sum(q) / len(q) for c, q in by_cluster.items()}
+    good = {c: sum(q >= 5 for q in qs) for c, qs in by_cluster.items() if mean[c] >= 3}
+    expected = {c: min(2, n) for c, n in good.items() if n}
     bench = build_bench(frame, BenchOptions(size=500), month="2024-04")
-    assert len(names) == 250 and bench.prompts.height == 500
-    assert set(bench.prompts.group_by("cluster_id").len()["len"]) == {2}
-    assert bench.stats["shortfall"] is None and bench.stats["dropped"]["duplicate_within_month"] == 0
+    got = dict(bench.prompts.group_by("cluster_id").len().iter_rows())
+    assert got == expected and bench.prompts.height == sum(expected.values()) == 390
+    assert bench.prompts["quality"].min() >= 5 and bench.prompts["cluster_mean_quality"].min() >= 3
+    d = bench.stats["dropped"]
+    assert (d["low_quality"], d["cluster_below_threshold"], d["over_cluster_cap"]) == (35, 5, 70)
+    assert bench.stats["shortfall"].startswith("390 of 500 prompts")
+    small = build_bench(frame, BenchOptions(size=200), month="2024-04")
+    used = set(small.prompts["cluster_id"])
+    assert small.prompts.height == 200 and set(small.prompts.group_by("cluster_id").len()["len"]) == {2}
+    assert min(mean[c] for c in used) >= max(mean[c] for c in expected if c not in used)
+    assert small.stats["dropped"]["over_bench_size"] == 190
 
 
 def test_bad_input() -> None:

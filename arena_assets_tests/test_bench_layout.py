@@ -107,3 +107,50 @@ def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
     assert header["configs"][0]["data_files"][0]["path"] == "question.jsonl"
     assert f"- prompts: {prompts_out.height}" in body and f"fields of `{protocol}`" in body
     assert f"- answers: {answers.height} from {len(MODELS)} models" in body
+
+
+def _v2_record(uid: str, model: str, baseline: str, s1: str | None, s2: str | None) -> dict:
+    return {"uid": uid, "category": "hard_prompt", "judge": "j", "model": model, "baseline": baseline,
+            "games": [{"score": s, "judgment": {"answer": f"[[{s}]]" if s else "none"}, "prompt": []}
+                      for s in (s1, s2)]}
+
+
+def test_judge_summary_baseline_keeps_only_the_games_against_it(tmp_path, capsys) -> None:
+    """--baseline: a v2 file's and an MT-Bench pairwise file's records against another
+    model are left out (a pairwise record without the baseline is not a game against it);
+    a v0.1 file does not name its baseline: there the option names it."""
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_text("".join(json.dumps(r) + "\n" for r in [
+        _v2_record("q1", "m", "b1", "B>A", "A>B"), _v2_record("q2", "m", "b1", "B>A", "A=B"),
+        _v2_record("q1", "m", "b2", "A>B", "B>A"), _v2_record("q1", "n", "b2", "A>B", "B>A")]))
+    assert main(["judge-summary", str(v2), "--baseline", "b1", "--rounds", "0"]) == 0
+    models = json.loads(capsys.readouterr().out)["models"]
+    assert [(r["model"], r["baseline"], r["games"]) for r in models] == [("m", "b1", 4)]
+    assert main(["judge-summary", str(v2), "--baseline", "b3", "--rounds", "0"]) == 1
+    assert "no games against b3: the file's baselines are b1, b2" in capsys.readouterr().err
+    pair = tmp_path / "pair.jsonl"
+    pair.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question_id": 1, "model_1": "x", "model_2": "base", "g1_winner": "x", "g2_winner": "x", "turn": 1},
+        {"question_id": 1, "model_1": "x", "model_2": "y", "g1_winner": "y", "g2_winner": "y", "turn": 1},
+        {"question_id": 2, "model_1": "base", "model_2": "z", "g1_winner": "base", "g2_winner": "tie", "turn": 1}]))
+    assert main(["judge-summary", str(pair), "--baseline", "base", "--rounds", "0"]) == 0
+    models = {r["model"]: r for r in json.loads(capsys.readouterr().out)["models"]}
+    assert set(models) == {"x", "z"} and models["x"]["win_rate"] == 1.0 and models["z"]["win_rate"] == 0.25
+
+
+def test_judge_summary_reads_a_bench_folder_by_the_protocol_asked(tmp_path, capsys) -> None:
+    """--protocol reaches the folder reader: a v2 spelling (``B<A``) in a v0.1-layout
+    folder is unparsed by v0.1's rule and a verdict by v2's."""
+    root = tmp_path / "bench"
+    (root / "model_judgment" / "j").mkdir(parents=True)
+    (root / "question.jsonl").write_text(json.dumps({"uid": "q1", "category": "arena-hard-v0.1",
+                                                     "cluster": "c", "prompt": "p"}) + "\n")
+    (root / "model_judgment" / "j" / "m.jsonl").write_text(json.dumps(
+        {"question_id": "q1", "model": "m", "judge": "j",
+         "games": [{"user_prompt": "", "judgment": "[[B<A]]", "score": "B<A"},
+                   {"user_prompt": "", "judgment": "[[A>B]]", "score": "A>B"}]}) + "\n")
+    got = {}
+    for protocol in ("arena-hard-v0.1", "arena-hard-v2"):
+        assert main(["judge-summary", str(root), "--rounds", "0", "--protocol", protocol]) == 0
+        got[protocol] = json.loads(capsys.readouterr().out)["models"][0]["unparsed"]
+    assert got == {"arena-hard-v0.1": 1, "arena-hard-v2": 0}

@@ -138,3 +138,54 @@ def test_baseline_setting_errors_say_what_to_set() -> None:
         "hard_prompt": "a", "creative_writing": "b"}
     with pytest.raises(ValueError, match="ARENA_BENCH_PROTOCOL='v3' is not a protocol"):
         get_protocol("v3")
+    # a per-category setting names every category: none is filled in silently
+    with pytest.raises(ValueError, match=r"no baseline for creative_writing: .*creative_writing=<model>"):
+        parse_baselines("hard_prompt=a", v2, ["a", "b"])
+
+
+def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint, tmp_path) -> None:
+    from arena_assets.release import bench_release_from_lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    _bench(lake, 4)
+    _answers(lake, endpoint, tmp_path, max_tokens=4096)
+    judge = [("sim-judge", _task(endpoint, "sim-judge", max_tokens=4096))]
+    judgments_month(lake, MONTH, judge, "atlas-8b-preview", cache_root=str(tmp_path / "j"), protocol="arena-hard-v0.1")
+    stored = lake.read("judgments", MONTH)
+    assert stored["protocol"].unique().to_list() == ["arena-hard-v0.1"]
+    with pytest.raises(ValueError, match=r"judgments of 2024-03 were played by arena-hard-v0.1, "
+                                         r"ARENA_BENCH_PROTOCOL is arena-hard-v2: .*"):
+        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=5)
+    assert bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5).board.height == 3
+    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v0.1"
+    # a v2 month whose categories would not tell (one question category): the column does
+    v2 = stored.with_columns(protocol=pl.lit("arena-hard-v2"), category=pl.lit("hard_prompt"))
+    lake.write("judgments", MONTH, v2.with_columns(category=pl.lit(None, pl.String)))
+    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v2"
+
+
+def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> None:
+    """The bench's caps, thresholds, seed and cap-hit limit are bound to ARENA_BENCH_*
+    variables (floats as strings: Dagster has no float EnvVar); empty means the default."""
+    from arena_assets.definitions import defs as load_defs
+
+    values = {"ARENA_BENCH_JUDGE_MAX_TOKENS": "1234", "ARENA_BENCH_ANSWER_MAX_TOKENS": "2345",
+              "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.02", "ARENA_BENCH_BOOTSTRAP_SEED": "5",
+              "ARENA_BENCH_MIN_CLUSTER_MEAN": "2.5", "ARENA_BENCH_STRONG_MIN_QUALITY": "7",
+              "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6.5"}
+    assert set(values) <= set(arena_env)  # the tests' environment lists them
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    assert (s.judge_max_tokens, s.answer_max_tokens, s.bootstrap_seed) == (1234, 2345, 5)
+    assert s.cap_hit_limit() == 0.02
+    o = s.bench_options()
+    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean) == (2.5, 7, 6.5)
+    monkeypatch.setenv("ARENA_BENCH_MAX_CAP_HIT_SHARE", "")
+    monkeypatch.setenv("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", "")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    assert s.cap_hit_limit() == 0.01 and s.bench_options().strong_min_cluster_mean == 6.0
+    monkeypatch.setenv("ARENA_BENCH_MIN_CLUSTER_MEAN", "three")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    with pytest.raises(ValueError, match="ARENA_BENCH_MIN_CLUSTER_MEAN must be a number, got 'three'"):
+        s.bench_options()

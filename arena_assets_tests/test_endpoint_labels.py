@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import urllib.request
 
 import numpy as np
@@ -125,7 +126,8 @@ def test_cluster_names_and_prompts_cut_by_the_client(client, raw, sample):
     blocks = "\n".join(f"<prompt>{t}</prompt>" for t in texts)
     name = ask(client, "sim-labeler-large", "cluster-name-v1", f"Name the topic of:\n{blocks}")["name"]
     assert isinstance(name, str) and 3 <= len(name) <= 60
-    assert name.split()[0].lower() in topic  # e.g. "Python function removes duplicates"
+    # e.g. "Python function that removes duplicates" for coding/python-function-removes-...
+    assert set(topic.split("/")[1].split("-")) <= set(re.findall(r"[a-z0-9+#]+", name.lower()))
     # a prompt cut to a maximum length gets the labels of the prompt it came from (when
     # no other prompt of the month starts with the same characters)
     texts = prompts["text"].unique().to_list()

@@ -26,7 +26,7 @@ from arena_assets.cli import main as cli_main
 from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
-from arena_assets_tests.conftest import arena_settings
+from arena_assets_tests.conftest import arena_env_values
 from arena_assets_tests.harness import materialize
 
 MONTHS = ("2024-01", "2024-02")
@@ -36,7 +36,7 @@ MONTHS = ("2024-01", "2024-02")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """raw + lake + release of two months, every asset materialized in-process."""
     base = tmp_path_factory.mktemp("forget-built")
-    env = arena_settings(base)
+    env = arena_env_values(base)
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)

@@ -142,7 +142,8 @@ def test_label_conversations_once_per_prompt(tmp_path):
     conv = _conversations(ROWS)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
-        cfg = LabelConfig(max_prompt_chars=100, cache_chunk_size=4)
+        # this test server reads the image references itself, as the simulated arena does
+        cfg = LabelConfig(max_prompt_chars=100, cache_chunk_size=4, image_refs=True)
         out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
         assert out.schema == pl.Schema(TOPIC_LABELS_SCHEMA)
         assert out["conv_id"].to_list() == [r[0] for r in ROWS]
@@ -277,7 +278,7 @@ def test_label_topics_cli(tmp_path, capsys, monkeypatch):
     conv = _conversations(ROWS).with_columns(pl.lit("2024-02").alias("month"))
     conv.write_parquet(tmp_path / "conv.parquet")
     with LabellingServer() as srv:
-        common = ["label-topics", str(tmp_path / "conv.parquet"), "--base-url", srv.base_url,
+        common = ["label-topics", str(tmp_path / "conv.parquet"), "--base-url", srv.base_url, "--image-refs",
                   "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "labels.parquet")]
         assert main(common + ["--model", "labeler-strong", "--api-key-env", "NO_SUCH_VAR"]) == 2
         assert "refused the API key" in capsys.readouterr().err
@@ -341,16 +342,31 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
     lake.write("conversations", "2024-03", conv)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
-        step = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"))
+        cfg = LabelConfig(image_refs=True)  # the test server reads image references
+        step = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"), cfg=cfg)
         labels = step.labels
         assert set(step.out_of_range.values()) == {0} and step.parse_failure_rate["criteria"] == 0
         before = (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes()
         for bad in (LLMTask(model="nope", base_url=srv.base_url, api_key="test-key"),
                     LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="wrong")):
             with pytest.raises(LLMEndpointError):
-                topic_labels_month(lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"))
+                topic_labels_month(lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"), cfg=cfg)
         assert (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes() == before
         emb = lambda texts: np.eye(len(texts), 8, dtype=np.float32)  # noqa: E731 - any vectors
         assign = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2)).assignments
     assert lake.read("topic_clusters", "2024-03").height == assign.height == labels["dedup_key"].n_unique()
     assert lake.read("topic_cluster_summary", "2024-03")["size"].sum() == assign.height
+
+
+def test_refusal_classifies_every_answer_of_a_long_conversation(tmp_path):
+    """LMArena's refusal classifier reads every (query, answer) pair of a conversation, so
+    a refusal in the tenth answer makes the conversation refused: no cap on answers."""
+    answers = [f"Here is part {i}." for i in range(11)] + ["Sorry, I cannot help with that."]
+    conv = _conversations([("long", "Tell me a long story in parts", [], answers)])
+    with LabellingServer() as srv:
+        task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
+        out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))
+    row = out.row(0, named=True)
+    assert row["answer_refusal_classes"] == ["no"] * 11 + ["yes"]
+    assert row["refusal"] is True and row["category_tag"]["refusal_v0.1"]["refusal"] is True
+    assert report.batches["refusal"].items == 12

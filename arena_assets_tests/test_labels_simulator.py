@@ -95,7 +95,9 @@ def test_faults_at_the_simulator_every_item_finishes_once(month):
     st = step.report.batches["prompt-tags"].statuses
     asked = step.labels.unique("label_key").filter(pl.col("criteria_status") != "not_applicable").height
     assert sum(st.values()) == asked  # every distinct prompt finished once, in some status
-    assert st["parse_failed"] > 0 and st["ok"] > 0.9 * asked  # faults showed; retries healed most
+    # faults showed: garbled, empty and cut replies stay unread (LMArena's labeller asks once;
+    # ARENA_LABEL_REASK_UNREADABLE is off), 429 / 500 are retried by the client
+    assert st["parse_failed"] > 0 and st["ok"] > 0.7 * asked
     assert ep.call_count(status=429) > 0 and ep.call_count(status=500) > 0
     before = ep.call_count()
     again = topic_labels_month(lake, MONTH, task, cache_root=str(root / "cache-faults"))

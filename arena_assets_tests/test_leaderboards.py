@@ -133,7 +133,10 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
         "values_in_range": True,
         "parse_failure_rate_low": True, "labels_in_range": True, "labels_answered": True,
         "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
-        "answers_within_token_cap": True, "judgments_within_token_cap": True}
+        "answers_within_token_cap": True, "judgments_within_token_cap": True,
+        "votes_accounted": True, "pages_match_boards": True,
+        "every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True,
+        "records_conserved": True, "no_code_without_consent": True}
     # recomputing January now that February exists gives January's files byte for byte
     assert materialize("2024-01").success
     assert {a: _digest(lake.url(a, "2024-01")) for a in january} == january

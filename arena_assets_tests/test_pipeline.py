@@ -85,7 +85,10 @@ def test_month_without_files_gives_empty_tables(arena_env):
         "values_in_range": True,
         "parse_failure_rate_low": True, "labels_in_range": True, "labels_answered": True,
         "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
-        "answers_within_token_cap": True, "judgments_within_token_cap": True}
+        "answers_within_token_cap": True, "judgments_within_token_cap": True,
+        "votes_accounted": True, "pages_match_boards": True,
+        "every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True,
+        "records_conserved": True, "no_code_without_consent": True}
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     for asset, schema in (("raw_logs", RAW_LOGS_SCHEMA), ("raw_rejects", RAW_REJECTS_SCHEMA),
                           ("conversations", CONVERSATIONS_SCHEMA)):

@@ -276,7 +276,7 @@ def test_style_follows_the_hidden_habits(rich):
 
 def test_registry_and_releases(rich):
     registry = json.loads((rich / "models.json").read_text())
-    assert {"name", "vision", "organization"} == set(registry[0])
+    assert {"name", "vision", "organization", "license", "knowledge_cutoff"} == set(registry[0])
     world = World.build(RICH, 11)
     assert len(world.available("2024-01")) < len(world.available("2024-12"))
     conv = load_truth(rich)["conversations"]

@@ -66,7 +66,7 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert clusters["cluster_name"].null_count() == 0
     cmeta = _meta(result, "topic_clusters")
     assert cmeta["clusters"] == lake.read("topic_cluster_summary", MONTH).height > 1
-    assert cmeta["embedding_calls"] > 0 and "cluster_id" in cmeta["cluster_summary"]
+    assert cmeta["embedding_calls"] > 0 and "cluster\\_id" in cmeta["cluster_summary"]
     assert Path(cmeta["clusters_png"]).stat().st_size > 1000
 
     # the same month again: every answer and vector comes from the cache
@@ -87,9 +87,20 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     ({"ARENA_LABELER_BASE_URL": "gone"}, "cannot reach the LLM endpoint"),
 ])
 def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypatch, setting, message):
+    from arena_assets_tests.test_label_images import _png
+
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 60, seed=7)
     assert materialize(MONTH, UPSTREAM).success
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    # an endpoint other than the simulated arena needs the images themselves: a folder of
+    # them, as the platform stores uploads (<sha256>.png)
+    images = Path(arena_env["ARENA_LAKE_ROOT"]).parent / "images"
+    images.mkdir()
+    shas = lake.read("conversations", MONTH).select(
+        pl.col("messages").list.eval(pl.element().struct.field("images").explode()).explode().drop_nulls().unique())
+    for sha in shas.to_series():
+        (images / f"{sha}.png").write_bytes(_png(4, 4, 1))
+    monkeypatch.setenv("ARENA_IMAGE_ROOT", str(images))
     with LabellingServer() as srv:
         monkeypatch.setenv("ARENA_LABELER_BASE_URL", srv.base_url)
         monkeypatch.setenv("ARENA_LABELER_MODEL", "labeler-strong")

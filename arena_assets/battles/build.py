@@ -81,6 +81,9 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
     fa = facts.rename({c: f"{c}_a" for c in facts.columns})
     fb = facts.rename({c: f"{c}_b" for c in facts.columns})
     votes = votes.join(fa, on="conv_id_a", how="left").join(fb, on="conv_id_b", how="left")
+    # a release's own fields (ingest/releases.py), absent from lakes ingested before them
+    tags = [pl.col(c) if c in votes.columns else pl.lit(None, pl.String).alias(c)
+            for c in ("category_tag", "release_tags")]
     user_turns = pl.col("messages_a").list.eval(
         (pl.element().struct.field("role") == "user").cast(pl.Int32)
     ).list.sum()
@@ -103,6 +106,7 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
         "model_a_raw",
         "model_b_raw",
         "alias_applied",
+        *tags,
         *style_columns("messages_a", "_a"),
         *style_columns("messages_b", "_b"),
         "messages_a",

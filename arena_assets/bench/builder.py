@@ -29,8 +29,9 @@ import polars as pl
 from arena_assets.bench.decontam import Contamination, text_hash
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA, DROP_REASONS, check_labelled
 
-# relabel hook of the two-pass mode: gets the survivors (prompt_id, prompt, language,
-# category, criteria...) and returns prompt_id plus the strong labeler's criteria
+# relabel hook of the two-pass mode: gets the survivors (prompt_id, prompt, label_text when
+# the input has it, language, category, criteria...) and returns prompt_id plus the strong
+# labeler's criteria
 Relabel = Callable[[pl.DataFrame], pl.DataFrame]
 
 
@@ -188,7 +189,8 @@ def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -
     survivors = frame.filter(pl.col("reason").is_null())
     if survivors.height == 0:
         return frame
-    strong = relabel(survivors.select("prompt_id", "prompt", "language", "category", *CRITERIA))
+    text = ["label_text"] if "label_text" in survivors.columns else []  # what the cheap labels read
+    strong = relabel(survivors.select("prompt_id", "prompt", *text, "language", "category", *CRITERIA))
     missing = [c for c in ("prompt_id", *CRITERIA) if c not in strong.columns]
     if missing:
         raise ValueError(f"relabel function returned no {missing}")

@@ -1,5 +1,7 @@
 """BenchBuilder's optional second labelling pass: the strong labeler re-asks the seven
-criteria for the prompts that survived the cheap labeler's pass (``builder.Relabel``).
+criteria for the prompts that survived the cheap labeler's pass (``builder.Relabel``), on
+the same input the cheap labels were asked on (``label_text``: every user turn joined, cut
+at 12,500 characters).
 
 Labelling every prompt of a month with a strong model is the expensive way; the cheap
 labeler (``topic_labels``) filters first and only the few hundred survivors reach the
@@ -12,7 +14,7 @@ kept for the asset's metadata.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import polars as pl
 
@@ -32,15 +34,19 @@ class StrongRelabel:
     max_prompt_chars: int = 12_500
     reports: list[BatchReport] = field(default_factory=list)
     prompt_set: PromptSet = field(default_factory=load_prompt_set)
+    reask_unreadable: bool = False  # as labels.label.LabelConfig: off = the anchor's single call
 
     def __call__(self, survivors: pl.DataFrame) -> pl.DataFrame:
         lt = next(t for t in self.prompt_set.tasks if "criteria_v0.1" in t.tags)
         version = self.prompt_set.version(lt)
         cache = ResponseCache(self.cache_root, f"bench_relabel/{self.prompt_set.name}/{lt.id}",
                               storage_options=self.storage_options)
+        # the input the cheap labels read (all user turns joined), else the prompt
+        source = "label_text" if "label_text" in survivors.columns else "prompt"
         reqs = [LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
-                for pid, text in survivors.select("prompt_id", "prompt").iter_rows()]
-        results, report = run_batch(self.task, reqs, cache, lt.parse_any)
+                for pid, text in survivors.select("prompt_id", source).iter_rows()]
+        task = self.task if self.reask_unreadable else replace(self.task, parse_retries=0)
+        results, report = run_batch(task, reqs, cache, lt.parse_any)
         cache.flush()
         self.reports.append(report)
         # a failed or unparsed call gives null criteria: the builder drops that prompt

@@ -8,7 +8,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.privacy.preview import safe_preview
-from arena_assets.report import markdown_table
+from arena_assets.report import markdown_table, md_escape
 
 PREVIEW_ROWS = 5
 
@@ -16,12 +16,14 @@ PREVIEW_ROWS = 5
 def table_metadata(frame: pl.DataFrame | None, url: str, rows: int | None = None,
                    descriptions: dict[str, str] | None = None) -> dict[str, Any]:
     """Row count, where the file is, its columns (with ``descriptions`` where given) and a
-    preview of a few rows."""
+    preview of a few rows (escaped, floats rounded: ``report.markdown_table``)."""
     n = rows if rows is not None else (frame.height if frame is not None else 0)
     meta: dict[str, Any] = {"dagster/row_count": n, "path": dg.MetadataValue.path(url)}
     if frame is not None:
         meta["dagster/column_schema"] = dg.TableSchema(
-            columns=[dg.TableColumn(name, str(dtype), (descriptions or {}).get(name))
+            # descriptions are Markdown in the UI: "language:<code>" must stay text
+            columns=[dg.TableColumn(name, str(dtype),
+                                    md_escape(d) if (d := (descriptions or {}).get(name)) else None)
                      for name, dtype in frame.schema.items()]
         )
         # never message text or a raw identity: metadata outlives every table (no

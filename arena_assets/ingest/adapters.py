@@ -8,8 +8,11 @@ format):
 - ``model_a`` and ``winner`` present             -> ``clean_battle`` (FastChat clean_battle)
 - ``conversation_id`` and ``conversation`` present -> ``conversation_dump``
   (LMSYS-Chat-1M, VisionArena-Chat)
+- the public preference releases (55k CSV, 100k / 140k Parquet, VisionArena-Battle,
+  Search Arena) by their own keys, checked first -> see ``releases.py``
 - anything else                                  -> ``native`` (its lines are then rejected
-  with ``missing_type``, which is the most useful thing to tell the user)
+  with ``missing_type``, whose detail then lists the keys seen and the layouts known:
+  the most useful thing to tell the user)
 
 clean_battle record -> vote row: ``type`` from ``winner`` (model_a→leftvote,
 model_b→rightvote, tie→tievote, tie (bothbad)→bothbad_vote), ``event_id`` = question_id,
@@ -39,9 +42,11 @@ import orjson
 
 from arena_assets.contracts import WINNER_OF_VOTE
 
+from .releases import RELEASE_FORMATS, ROW_FUNCTIONS, detect_release, tagged
 from .validate import Checker, Messages, Reject, Row, messages, short, tname
 
 NATIVE, CLEAN_BATTLE, CONVERSATION_DUMP = "native", "clean_battle", "conversation_dump"
+KNOWN_LAYOUTS = (NATIVE, CLEAN_BATTLE, CONVERSATION_DUMP, *RELEASE_FORMATS)
 VOTE_OF_WINNER = {winner: vote for vote, winner in WINNER_OF_VOTE.items()}
 _CLEAN_BATTLE_REQUIRED = ("question_id", "model_a", "model_b", "winner", "tstamp")
 
@@ -49,11 +54,38 @@ _CLEAN_BATTLE_REQUIRED = ("question_id", "model_a", "model_b", "winner", "tstamp
 def detect_format(record: dict) -> str:
     if "type" in record:
         return NATIVE
+    release = detect_release(record)
+    if release is not None:
+        return release
     if "model_a" in record and "winner" in record:
         return CLEAN_BATTLE
     if "conversation_id" in record and "conversation" in record:
         return CONVERSATION_DUMP
     return NATIVE
+
+
+def matches_no_layout(record: dict) -> bool:
+    """A record without ``type`` whose keys fit no adapter: its file is read as native
+    events, and each missing_type reject says what was seen instead."""
+    return "type" not in record and detect_format(record) == NATIVE
+
+
+def unknown_layout_detail(record: dict) -> str:
+    keys = sorted(map(str, record))[:12]
+    return (f"no type field, and the file's first record matches no known layout "
+            f"({', '.join(KNOWN_LAYOUTS)}); its keys: {keys}")
+
+
+def row_function(fmt: str, checker: Checker):
+    """The record -> row function of format ``fmt``."""
+    if fmt == CLEAN_BATTLE:
+        return lambda obj: tagged(clean_battle_row(checker, obj), obj)
+    if fmt == CONVERSATION_DUMP:
+        return lambda obj: conversation_dump_row(checker, obj)
+    if fmt in ROW_FUNCTIONS:
+        adapter = ROW_FUNCTIONS[fmt]
+        return lambda obj: adapter(checker, obj)
+    return checker.native
 
 
 def _required_str(record: dict, key: str) -> str:

@@ -98,6 +98,11 @@ class RowBuffer:
                 *[(None, None, None) if x is None else x for x in links], strict=True))
         else:  # no event of the part carries an identity field: one null column each
             ip_hash = net_hash = device_hash = [None] * len(links)
+        # release adapters' rows carry LMArena's own fields (releases.TaggedRow); native
+        # rows never do, so their parts skip the per-row lookups
+        tags = ([getattr(r, "category_tag", None) for r in self.rows],
+                [getattr(r, "release_tags", None) for r in self.rows]) \
+            if source_format != "native" else ([None] * len(self.rows),) * 2
         raw_logs = pl.DataFrame(
             {
                 "event_id": pl.Series(eid, dtype=pl.String),
@@ -115,6 +120,8 @@ class RowBuffer:
                 "conv_id_b": pl.Series(conv_b, dtype=pl.String),
                 "model_b": pl.Series(model_b, dtype=pl.String),
                 "messages_b": pl.from_arrow(_messages_arrow(msgs_b)),
+                "category_tag": pl.Series(tags[0], dtype=pl.String),
+                "release_tags": pl.Series(tags[1], dtype=pl.String),
             }
         ).with_columns(
             month=pl.lit(month, pl.String),

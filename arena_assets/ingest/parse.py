@@ -46,14 +46,7 @@ from arena_assets.privacy.rejects import (
 from arena_assets.contracts import MAX_LINE_BYTES
 
 from . import sources
-from .adapters import (
-    CLEAN_BATTLE,
-    CONVERSATION_DUMP,
-    NATIVE,
-    clean_battle_row,
-    conversation_dump_row,
-    detect_format,
-)
+from .adapters import NATIVE, detect_format, matches_no_layout, row_function, unknown_layout_detail
 from .dupkeys import conflicting_key
 from .frames import RowBuffer
 from .validate import Checker, Reject, Row, short, tname
@@ -199,16 +192,13 @@ class FileParser:
         self.parts = 0
 
     def _dispatch(self, fmt: str) -> Any:
-        checker = self.checker
-        if fmt == CLEAN_BATTLE:
-            return lambda obj: clean_battle_row(checker, obj)
-        if fmt == CONVERSATION_DUMP:
-            return lambda obj: conversation_dump_row(checker, obj)
-        return checker.native
+        return row_function(fmt, self.checker)
 
     def _detect(self, obj: dict) -> Row:
         self.source_format = detect_format(obj)
         self.row_of = self._dispatch(self.source_format)
+        if matches_no_layout(obj):  # each missing_type reject then says what was seen
+            self.row_of = _explained(self.row_of, unknown_layout_detail(obj))
         return self.row_of(obj)
 
     def _accept(self, line_no: int, row: Row) -> None:
@@ -293,12 +283,26 @@ class FileParser:
                           read)
 
 
+def _explained(row_of: Any, detail: str) -> Any:
+    def row(obj: dict) -> Row:
+        try:
+            return row_of(obj)
+        except Reject as rej:
+            if rej.reason == "missing_type":
+                raise Reject("missing_type", detail) from None
+            raise
+    return row
+
+
 def iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, list]]:
     """('lines', [bytes]) or ('records', [obj]) / ('rows', [dict]) blocks of one file."""
     kind = sources.file_kind(url)
     if kind == "parquet":
         for batch in sources.iter_parquet_records(url, storage_options):
             yield "rows", batch
+    elif kind == "csv":
+        for batch in sources.iter_csv_records(url, storage_options):
+            yield "records", batch
     elif kind == "json":
         data = sources.read_bytes(url, storage_options)
         try:

@@ -28,7 +28,11 @@ RAW_LOGS_SCHEMA = {
     "conv_id_b": pl.String,
     "model_b": pl.String,
     "messages_b": pl.List(MESSAGE_TYPE),
-    "source_format": pl.String,  # native | clean_battle | conversation_dump
+    "source_format": pl.String,  # native | clean_battle | conversation_dump | a release (releases.py)
+    # a release's own per-battle fields, as published (JSON; null for native events):
+    # LMArena's category_tag, and language / is_code / evaluation_order / conv_metadata ...
+    "category_tag": pl.String,
+    "release_tags": pl.String,
 }
 
 RAW_REJECTS_SCHEMA = {

@@ -14,8 +14,10 @@ only allows parsing it whole.
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import gzip
+import io
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,7 +28,9 @@ import orjson
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 
-RAW_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".parquet")
+RAW_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".parquet",
+                  # the public releases published as CSV (lmsys-arena-human-preference-55k)
+                  ".csv", ".csv.gz")
 # what a broken compressed stream raises (truncated: EOFError; corrupt: the others)
 DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 SALVAGE_READ_BYTES = 1 << 16
@@ -137,10 +141,12 @@ def relative_name(raw_root: str, url: str, storage_options: dict | None = None) 
 
 
 def file_kind(url: str) -> str:
-    """'jsonl' (JSON lines, plain or gzipped), 'json' (a JSON list) or 'parquet'."""
+    """'jsonl' (JSON lines, plain or gzipped), 'json' (a JSON list), 'parquet' or 'csv'."""
     low = url.lower()
     if low.endswith(".parquet"):
         return "parquet"
+    if low.endswith((".csv", ".csv.gz")):
+        return "csv"
     if low.endswith(".json"):
         return "json"
     return "jsonl"
@@ -239,6 +245,30 @@ def iter_parquet_records(
     with fs.open(path, "rb") as stream:
         for batch in pq.ParquetFile(stream).iter_batches(batch_size=batch_rows):
             yield batch.to_pylist()
+
+
+def iter_csv_records(
+    url: str, storage_options: dict | None = None, batch_rows: int = PARQUET_BATCH_ROWS
+) -> Iterator[list[dict]]:
+    """Rows of a CSV file with a header line, as dicts of strings, in batches (row numbers
+    are implied, 1-based after the header). The stdlib reader: quoted fields may span lines
+    (the 55k release's prompts do) and every value stays a string, as the file wrote it;
+    pyarrow's reader would infer types from the first block and fail on a later one. A row
+    with more or fewer fields than the header keeps them under the ``None`` key or as
+    missing keys, for the adapter to reject."""
+    csv.field_size_limit(1 << 30)  # one field may hold a whole conversation
+    fs, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
+    with fs.open(path, "rb", compression="infer") as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
+        reader = csv.DictReader(text)
+        batch: list[dict] = []
+        for row in reader:
+            batch.append(row)
+            if len(batch) >= batch_rows:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
 
 
 def load_model_records(

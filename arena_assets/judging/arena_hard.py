@@ -186,20 +186,45 @@ def _style_matrix(rows: pl.DataFrame, features: pl.DataFrame, proto: BenchProtoc
     return joined, x, [n for n, k in zip(names, keep) if k]
 
 
+def _coverage(rows: pl.DataFrame, features: pl.DataFrame) -> dict[str, tuple[int, int]]:
+    """{model: (rows, rows whose two answers both have style features)}."""
+    feats = features.select("question_id", "model").unique()
+    has = (rows.join(feats.with_columns(_m=pl.lit(True)), on=["question_id", "model"], how="left")
+           .join(feats.rename({"model": "baseline"}).with_columns(_b=pl.lit(True)),
+                 on=["question_id", "baseline"], how="left"))
+    both = pl.col("_m").fill_null(False) & pl.col("_b").fill_null(False)
+    counts = has.group_by("model").agg(n=pl.len(), ok=both.sum())
+    return {m: (int(n), int(ok)) for m, n, ok in counts.iter_rows()}
+
+
 def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | BenchProtocol, *,
                     rounds: int | None = None, seed: int = ANCHOR_SEED) -> tuple[pl.DataFrame, dict]:
-    """(one row per (category, model): ``sc_win_rate, sc_lower, sc_upper``; meta with the
-    style coefficients per category and the rows without features). ``features``:
-    ``question_id, model`` + ``STYLE_INPUTS`` (token count and markdown counts of each
-    answer, the anchor's ``conv_metadata``)."""
+    """(one row per (category, model): ``sc_win_rate, sc_lower, sc_upper, sc_rows``; meta per
+    category: the style ``coefficients``, ``rows_without_features``, ``features_left_out``
+    (constant ones) and ``models_left_out`` with the reason). ``features``: ``question_id,
+    model`` + ``STYLE_INPUTS`` (token count and markdown counts of each answer, the
+    anchor's ``conv_metadata``). A model some of whose rows lack features (its answer's or
+    the baseline's) is left out of the fit, its rate null (``sc_rows`` 0): the anchor has
+    every answer's counts, and a fit on part of a model's games would be another number;
+    the other models are fitted as if it had not been judged."""
     proto = get_protocol(protocol)
     rounds = proto.rounds if rounds is None else rounds
     lo, hi = (1 - proto.level) / 2, (1 + proto.level) / 2
-    out, meta = [], {"coefficients": {}, "rows_without_features": 0, "features_left_out": {}}
+    out, meta = [], {}
+    # an answer counts as featured when every count is there (one row per answer)
+    features = (features.select("question_id", "model", *STYLE_INPUTS).drop_nulls()
+                .unique(["question_id", "model"], keep="first", maintain_order=True))
     for (category,), part in rows.group_by("category", maintain_order=True):
-        joined, style, kept = _style_matrix(part, features, proto)
-        meta["rows_without_features"] += part.height - joined.height
-        meta["features_left_out"][str(category)] = [f for f in STYLE_INPUTS if f not in kept]
+        cover = _coverage(part, features)
+        partial = {m: f"{n - ok} of {n} rows without style features (its answers' or the baseline's): "
+                      "no style-controlled rate" for m, (n, ok) in sorted(cover.items()) if ok < n}
+        fit_rows = part.filter(~pl.col("model").is_in(list(partial)))
+        joined, style, kept = _style_matrix(fit_rows, features, proto)
+        meta[str(category)] = {
+            "coefficients": {}, "rows_without_features": sum(n - ok for n, ok in cover.values()),
+            "features_left_out": [f for f in STYLE_INPUTS if f not in kept], "models_left_out": partial}
+        out += [{"category": category, "model": m, "baseline": part["baseline"][0], "sc_win_rate": None,
+                 "sc_lower": None, "sc_upper": None, "sc_rows": 0} for m in partial]
         if joined.height == 0:
             continue
         baseline = joined["baseline"][0]
@@ -227,7 +252,7 @@ def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | 
         for r in range(rounds):
             draw = rng.choice(len(score), size=len(score), replace=True) if idx is None else idx[r]
             boot[r] = rate(_fit(x, s, np.bincount(draw, minlength=len(score)).astype(float), scale, ridge))
-        meta["coefficients"][str(category)] = dict(zip(kept, np.round(full[-len(kept):], 4).tolist())) if kept else {}
+        meta[str(category)]["coefficients"] = dict(zip(kept, np.round(full[-len(kept):], 4).tolist())) if kept else {}
         point = rate(full)
         for m, model in enumerate(models):
             if proto.name == V01:
@@ -236,7 +261,8 @@ def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | 
             else:
                 value, *bounds = _quantiles(boot[:, m], (0.5, lo, hi)) if rounds else [float(point[m]), np.nan, np.nan]
             out.append({"category": category, "model": model, "baseline": baseline,
-                        "sc_win_rate": value, "sc_lower": bounds[0], "sc_upper": bounds[1]})
+                        "sc_win_rate": value, "sc_lower": bounds[0], "sc_upper": bounds[1],
+                        "sc_rows": int((code == m).sum())})
     schema = {"category": pl.String, "model": pl.String, "baseline": pl.String,
-              "sc_win_rate": pl.Float64, "sc_lower": pl.Float64, "sc_upper": pl.Float64}
+              "sc_win_rate": pl.Float64, "sc_lower": pl.Float64, "sc_upper": pl.Float64, "sc_rows": pl.Int64}
     return pl.DataFrame(out, schema=schema), meta

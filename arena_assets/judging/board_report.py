@@ -6,8 +6,8 @@ import io
 
 import polars as pl
 
-_COLUMNS = ("category", "model", "baseline", "win_rate", "lower", "upper", "sc_win_rate", "sc_lower",
-            "sc_upper", "bt_rating", "style_rating", "single_score", "avg_tokens")
+_COLUMNS = ("category", "model", "baseline", "win_rate", "lower", "upper", "games", "unparsed", "sc_win_rate",
+            "sc_lower", "sc_upper", "sc_rows", "bt_rating", "style_rating", "single_score", "avg_tokens")
 _FORMAT = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "sc_win_rate": "{:.3f}",
            "sc_lower": "{:.3f}", "sc_upper": "{:.3f}", "bt_rating": "{:.0f}", "style_rating": "{:.0f}",
            "single_score": "{:.2f}", "avg_tokens": "{:.0f}"}
@@ -16,7 +16,11 @@ _FORMAT = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "sc_win_r
 def board_markdown(board: pl.DataFrame) -> str:
     cols = [c for c in _COLUMNS if c in board.columns]
     head = "| " + " | ".join(cols) + " |\n|" + "---|" * len(cols) + "\n"
-    lines = ["| " + " | ".join("" if r[c] is None else _FORMAT.get(c, "{}").format(r[c]) for c in cols) + " |"
+    from arena_assets.report import md_escape
+
+    # model and category names are user data: escaped so `<...>` or `|` cannot break the table
+    lines = ["| " + " | ".join("" if r[c] is None else md_escape(str(r[c])) if c in ("category", "model", "baseline")
+                               else _FORMAT.get(c, "{}").format(r[c]) for c in cols) + " |"
              for r in board.select(cols).iter_rows(named=True)]
     return head + "\n".join(lines)
 
@@ -28,7 +32,7 @@ def board_png(board: pl.DataFrame, month: str) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    b = board.sort("win_rate")
+    b = board.filter(pl.col("win_rate").is_not_null()).sort("win_rate")  # unscored: table only
     labels = b["model"].to_list()
     if "category" in b.columns and b["category"].n_unique() > 1:
         labels = [f"{c}: {m}" for c, m in zip(b["category"], b["model"])]

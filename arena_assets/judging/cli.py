@@ -22,8 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
                    help="pairwise: the anchor version (default: the file's own; ours: v0.1)")
     p.add_argument("--baseline", default=None,
-                   help="pairwise: keep games against this baseline (v0.1 files do not name "
-                   "theirs: gpt-4-0314 unless given)")
+                   help="pairwise: keep only the games against this baseline (v2 and MT-Bench "
+                   "pairwise records name theirs; v0.1 files do not: there it names it, "
+                   "gpt-4-0314 unless given)")
     p.add_argument("--weight", type=int, default=3, help="weight of a strong verdict (default 3)")
     p.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42, the anchor's)")
@@ -69,24 +70,29 @@ def run_judge_summary(args: argparse.Namespace) -> int:
         if (args.file / "model_judgment").is_dir():  # a bench folder: answers give style control
             from arena_assets.judging.layout import read_layout
 
-            _, answers, frame = read_layout(args.file, args.baseline)
+            _, answers, frame = read_layout(args.file, args.baseline, args.protocol)
             kind = "pairwise"
+            if frame is None:
+                raise ValueError(f"{args.file}: no judgment file under model_judgment/")
         else:
             kind, frame = read_judgments(args.file, baseline=args.baseline, protocol=args.protocol)
+            if kind == "pairwise" and args.baseline and frame.height == 0:
+                # the readers kept only the games against it: say which baselines there are
+                _, every = read_judgments(args.file, protocol=args.protocol)
+                raise ValueError(f"no games against {args.baseline}: the file's baselines are "
+                                 f"{', '.join(sorted(set(every['baseline'].drop_nulls())))}")
     except (ValueError, OSError, KeyError) as exc:
         print(f"judge-summary: {exc}", file=sys.stderr)
         return 1
-    protocol = None
+    protocol, meta = None, {}
     if kind == "single":
         if args.bias:
             print("judge-summary: --bias needs pairwise judgments", file=sys.stderr)
             return 1
         table = single_summary(frame)
     else:
-        if args.baseline:
-            frame = frame.filter(frame["baseline"] == args.baseline)
         if frame.height == 0:
-            print("judge-summary: no games for that baseline", file=sys.stderr)
+            print("judge-summary: no games in the file", file=sys.stderr)
             return 1
         if args.bias:
             print(json.dumps(bias_report(frame), indent=2))
@@ -97,14 +103,16 @@ def run_judge_summary(args: argparse.Namespace) -> int:
             from arena_assets.judging.metrics import bench_leaderboard
 
             table = bench_leaderboard(frame, answers, protocol=protocol, weight=args.weight, rounds=args.rounds,
-                                      seed=args.seed)
+                                      seed=args.seed, meta=meta)
         else:
             table = pairwise_summary(frame, protocol=protocol, weight=args.weight, rounds=args.rounds,
                                      seed=args.seed)
     if args.fmt == "csv":
         sys.stdout.write(table.write_csv())
     else:
-        print(json.dumps({"kind": kind, "protocol": protocol, "models": table.to_dicts()}, indent=2))
+        # meta (a bench folder): models without a score, style control per category
+        out = {"kind": kind, "protocol": protocol, "models": table.to_dicts()}
+        print(json.dumps(out | ({"meta": meta} if meta else {}), indent=2))
     return 0
 
 

@@ -181,9 +181,10 @@ def import_arena_hard_questions(path: str | Path) -> pl.DataFrame:
                                       "cluster": pl.String, "subcategory": pl.String})
 
 
-def read_layout(root: str | Path, baseline: str | None = None
+def read_layout(root: str | Path, baseline: str | None = None, protocol: str | None = None
                 ) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
-    """(questions, answers or None, judgments or None) of a folder in the anchor's layout."""
+    """(questions, answers or None, judgments or None) of a folder in the anchor's layout;
+    ``baseline`` and ``protocol`` as ``readers.import_arena_hard_judgments`` takes them."""
     from arena_assets.judging.answers import import_arena_hard_answers
     from arena_assets.judging.readers import import_arena_hard_judgments
 
@@ -197,5 +198,5 @@ def read_layout(root: str | Path, baseline: str | None = None
         # was not judged (the anchor leaves it out of model_list)
         unjudged = sorted(set(answers["model"]) - {f.stem for f in files})
         baseline = unjudged[0] if len(unjudged) == 1 else None
-    judgments = import_arena_hard_judgments(judged, baseline) if files else None
+    judgments = import_arena_hard_judgments(judged, baseline, protocol) if files else None
     return questions, answers, judgments

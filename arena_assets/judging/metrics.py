@@ -275,13 +275,20 @@ def bench_leaderboard(
     rounds: int | None = None,
     seed: int = 42,
     style_control: bool = True,
+    meta: dict | None = None,
 ) -> pl.DataFrame:
     """One row per (question category, model), each category's baseline included:
     Arena-Hard-Auto's score against that baseline with its interval (``win_rate, lower,
-    upper`` at the protocol's level) and game counts; given answer ``features``
+    upper`` at the protocol's level) and game counts (a model whose games were all
+    unparsed or dropped keeps its row, score null); given answer ``features``
     (``answer_features`` output or imported answers) the anchor's style-controlled win rate
-    (``sc_win_rate, sc_lower, sc_upper``) and the mean answer tokens; and, from the same
-    battles, our Bradley-Terry rating and style-controlled rating with bootstrap intervals."""
+    (``sc_win_rate, sc_lower, sc_upper``, fitted on ``sc_rows`` rows; null for a model
+    some of whose answers lack features) and the mean answer tokens over the category's
+    questions; and, from the same battles, our Bradley-Terry rating and style-controlled
+    rating with bootstrap intervals. ``meta``, when given, is filled with what the board's
+    metadata shows: ``models_without_win_rate`` (count) and ``without_win_rate`` (per
+    category, model: why), and ``style_control`` per category (coefficients, rows without
+    features, features left out, models left out and why)."""
     from arena_assets.judging.arena_hard import expanded_rows, style_win_rates
     from arena_assets.judging.protocol import get_protocol
     from arena_assets.judging.summary import bt_leaderboard, pairwise_summary, style_controlled_leaderboard
@@ -289,11 +296,18 @@ def bench_leaderboard(
     proto = get_protocol(protocol)
     weight = proto.weight if weight is None else weight
     rounds = proto.rounds if rounds is None else rounds
+    meta = {} if meta is None else meta
     main = pl.lit(proto.question_category(None))
     judgments = judgments.with_columns(
         category=pl.col("category").fill_null(main) if "category" in judgments.columns else main)
     wins = pairwise_summary(judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed,
                             include_baseline=True)
+    unscored = wins.filter(pl.col("win_rate").is_null())
+    meta["models_without_win_rate"] = unscored.height
+    meta["without_win_rate"] = {}
+    for c, m, g, u, d in unscored.select("category", "model", "games", "unparsed", "dropped_games").iter_rows():
+        meta["without_win_rate"].setdefault(c, {})[m] = f"{g} games: {u} unparsed, {d} dropped"
+    meta["style_control"] = {}
     blocks = []
     inputs = style_inputs(features) if features is not None else None
     for (category,), part in judgments.group_by("category", maintain_order=True):
@@ -307,14 +321,16 @@ def bench_leaderboard(
         block = block.join(bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
                                      bt_rank="rank"), on="model", how="left")
         if inputs is not None:
-            tokens = inputs.group_by("model").agg(avg_tokens=pl.col("token_len").cast(pl.Float64).mean())
+            asked = inputs.filter(pl.col("question_id").is_in(part["question_id"].unique().to_list()))
+            tokens = asked.group_by("model").agg(avg_tokens=pl.col("token_len").cast(pl.Float64).mean())
             block = block.join(tokens, on="model", how="left")
             if style_control:
                 rows, _ = expanded_rows(part, proto, weight)
-                sc, _ = style_win_rates(rows, inputs, proto, rounds=rounds, seed=seed)
+                sc, sc_meta = style_win_rates(rows, inputs, proto, rounds=rounds, seed=seed)
+                meta["style_control"] |= sc_meta
                 base = pl.col("model") == pl.col("baseline")
-                block = block.join(sc.select("model", "sc_win_rate", "sc_lower", "sc_upper"), on="model",
-                                   how="left").with_columns(
+                block = block.join(sc.select("model", "sc_win_rate", "sc_lower", "sc_upper", "sc_rows"),
+                                   on="model", how="left").with_columns(
                     [pl.when(base).then(0.5).otherwise(pl.col(c)).alias(c)
                      for c in ("sc_win_rate", "sc_lower", "sc_upper")])
                 try:

@@ -128,8 +128,8 @@ def parse_v2(text: str | None) -> str | None:
 def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -> dict[str, str]:
     """``ARENA_BENCH_BASELINE`` -> {question category: baseline model}.
 
-    One model name serves every category; v2 also takes ``hard_prompt=M1,creative_writing=M2``
-    (a category left out uses the first one given). Empty is an error that says what to set."""
+    One model name serves every category; v2 also takes ``hard_prompt=M1,creative_writing=M2``,
+    which must name every category. Empty is an error that says what to set."""
     text = (text or "").strip()
     cats = protocol.categories or (protocol.question_category(None),)
     if not text:
@@ -147,8 +147,11 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
                 raise ValueError(f"ARENA_BENCH_BASELINE: {part.strip()!r} is not <category>=<model> "
                                  f"with a category of {protocol.name} ({', '.join(cats)})")
             out[cat] = model
-        first = next(iter(out.values()))
-        out = {c: out.get(c, first) for c in cats}
+        missing = [c for c in cats if c not in out]
+        if missing:  # never filled in from another category: say which one to add
+            raise ValueError(f"ARENA_BENCH_BASELINE: no baseline for {', '.join(missing)}: add "
+                             f"{','.join(f'{c}=<model>' for c in missing)} (or give one model name for every category)")
+        out = {c: out[c] for c in cats}
     unknown = sorted(set(out.values()) - set(candidates))
     if unknown:
         raise ValueError(f"ARENA_BENCH_BASELINE names {unknown}, not among the candidates {candidates}")

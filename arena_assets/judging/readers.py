@@ -89,12 +89,16 @@ def import_arena_hard_judgments(path: str | Path, baseline: str | None = None,
     """Arena-Hard-Auto ``model_judgment`` JSONL (v0.1 or v2; a file or a folder) ->
     judgment frame. Game 1 shows the baseline as A, game 2 the model. The stored ``score``
     is the label the anchor parsed (null when it could not); it is read as ``protocol``
-    reads labels (default: the file's own version)."""
+    reads labels (default: the file's own version). ``baseline``: a v2 record names its
+    own, and only the records against this one are kept; a v0.1 record names none, so
+    this names it (default ``gpt-4-0314``)."""
     rows = []
     version = protocol
     for rec in _records(Path(path)):
         v2 = "uid" in rec
         version = version or ("arena-hard-v2" if v2 else "arena-hard-v0.1")
+        if baseline and rec.get("baseline") and rec["baseline"] != baseline:
+            continue
         base = rec.get("baseline") or baseline or V01_BASELINE
         qid = str(rec.get("uid") if v2 else rec.get("question_id"))
         category = rec.get("category") if v2 else "arena-hard-v0.1"
@@ -113,11 +117,14 @@ def import_fastchat_pairwise(path: str | Path, baseline: str | None = None) -> p
 
     FastChat reports each game's winner by model name (game 2 already mapped back from the
     swapped order); we restate them as A/B verdicts of games with positions
-    (model_1, model_2) and (model_2, model_1). ``baseline`` defaults to ``model_2``.
+    (model_1, model_2) and (model_2, model_1). ``baseline`` defaults to each record's
+    ``model_2``; given, only the records where it plays are kept.
     """
     rows = []
     for rec in _records(Path(path)):
         m1, m2 = rec["model_1"], rec["model_2"]
+        if baseline and baseline not in (m1, m2):
+            continue
         base = baseline or m2
         model = m1 if base == m2 else m2
         judge = rec.get("judge")

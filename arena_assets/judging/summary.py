@@ -76,18 +76,23 @@ def pairwise_summary(
     if "category" not in games.columns:
         games = games.with_columns(category=pl.lit(None, pl.String))
     played = rows.group_by("category", "model").agg(_kept=pl.struct("judge", "question_id", "game").n_unique())
-    counts = games.group_by("category", "model").agg(
+    counts = games.group_by("category", "model", maintain_order=True).agg(
+        pl.col("baseline").first(),
         games=pl.len().cast(pl.Int64), won=(pl.col("score") == 1).sum().cast(pl.Int64),
         tied=(pl.col("score") == 0.5).sum().cast(pl.Int64), lost=(pl.col("score") == 0).sum().cast(pl.Int64),
         unparsed=pl.col("score").is_null().sum().cast(pl.Int64),
         judges=pl.col("judge").unique().sort().str.join(","))
-    table = (rates.join(counts, on=["category", "model"], how="left", nulls_equal=True)
+    # every model with a game keeps its row: one whose games were all unparsed or dropped
+    # has no rows to score (win_rate null) but its counts stay (games in = rows out)
+    table = (counts.join(rates.drop("baseline"), on=["category", "model"], how="left", nulls_equal=True)
              .join(played, on=["category", "model"], how="left", nulls_equal=True)
              .with_columns(dropped_games=pl.col("games") - pl.col("_kept").fill_null(0),
-                           protocol=pl.lit(proto.name)).drop("_kept", "rows"))
+                           level=pl.lit(proto.level), protocol=pl.lit(proto.name))
+             .select("category", "model", "baseline", "win_rate", "lower", "upper", "level", "results", "games",
+                     "won", "tied", "lost", "unparsed", "judges", "dropped_games", "protocol"))
     if include_baseline and table.height:
         bases = table.select("category", "baseline").unique(maintain_order=True)
-        n = len(table["results"][0])
+        n = rounds if rounds is not None else proto.rounds
         extra = bases.with_columns(
             model=pl.col("baseline"), win_rate=pl.lit(0.5), lower=pl.lit(0.5), upper=pl.lit(0.5),
             level=pl.lit(proto.level), results=pl.lit([0.5] * n, dtype=pl.List(pl.Float64)),

@@ -25,6 +25,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--max-prompt-chars", type=int, default=12_500,
                    help="the joined user turns are cut here (LMArena's labeller: 12,500)")
     p.add_argument("--prompts", default="", help="label prompt set YAML (default: the project's)")
+    p.add_argument("--image-root", default="",
+                   help="folder or s3:// prefix holding the images as <sha256>.<ext>: vision labels get "
+                   "each image as a data URL (without it, image prompts need --image-refs)")
+    p.add_argument("--image-refs", action="store_true",
+                   help="the endpoint reads sha256:<hex> image references itself (a simulated arena)")
     p.add_argument("--cache", default="./data/lake/_llm_cache", help="cache root (folder or s3:// URL)")
     p.add_argument("--month", default="", help="month column value (default: the file's own)")
     p.add_argument("--out", type=Path, required=True, help="topic_labels Parquet to write")
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         labels, report = label_conversations(
             conv, task, month=month, cache_root=args.cache,
-            cfg=LabelConfig(max_prompt_chars=args.max_prompt_chars, prompt_set=load_prompt_set(args.prompts)),
+            cfg=LabelConfig(max_prompt_chars=args.max_prompt_chars, prompt_set=load_prompt_set(args.prompts),
+                            image_root=args.image_root, image_refs=args.image_refs or None),
             progress=lambda p: print(f"  {p}", file=sys.stderr))
         labels.write_parquet(args.out)
         print(f"{args.out}: {labels.height} rows; {report.as_metadata()}")

@@ -210,7 +210,8 @@ def build_topic_clusters(prompts: pl.DataFrame, labels: pl.DataFrame | None, emb
         members.setdefault(c, []).append(i)
     samples = {c: [texts[i] for i in sorted(rng.sample(rows, min(len(rows), cfg.name_samples)))]
                for c, rows in sorted(members.items())}
-    names = {c: " / ".join(keywords.get(c, [])[:3]) or f"cluster {c}" for c in members}
+    # without a namer (or where it failed): the top keywords as a readable label
+    names = {c: ", ".join(keywords.get(c, [])[:3]).capitalize() or f"Cluster {c}" for c in members}
     source = {c: "c-tf-idf" for c in members}
     report = None
     if namer is not None and members:

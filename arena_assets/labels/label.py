@@ -19,17 +19,20 @@ heuristic (no LLM).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import partial
 
 import polars as pl
 
 from arena_assets.clean.tokens import approx_tokens
 from arena_assets.labels import tags as T
 from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
-from arena_assets.labels.images import image_url
+from arena_assets.labels.images import image_ref, reference_reader, resolve_images
 from arena_assets.labels.prompt_sets import LabelTask, PromptSet, load_prompt_set
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA
-from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch
+from arena_assets.llm import (
+    BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch,
+)
 from arena_assets.llm.batch import ProgressFn
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
@@ -40,12 +43,18 @@ VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
 class LabelConfig:
     max_prompt_chars: int = 12_500  # the joined user turns are cut here (LMArena's labeller)
     max_answer_chars: int = 12_500  # answers likewise, for the refusal classifier
-    max_answers: int = 8  # refusal is asked for at most this many answers per conversation
     label_refusals: bool = True
     label_vision: bool = True
     cache_chunk_size: int = 64
     prompt_set: PromptSet = field(default_factory=load_prompt_set)
     image_root: str = ""  # where image files are (<root>/<sha256>.<ext>); "" = send the reference
+    # whether the endpoint reads sha256: references (only needed without image_root);
+    # None = it does when it is a simulated arena (labels.images.reference_reader)
+    image_refs: bool | None = None
+    # ask again (once, the task's parse_retries) when a reply has no readable tag at all: a
+    # departure from LMArena's labeller, which stores such a reply as read (the tags'
+    # defaults); off by default (ARENA_LABEL_REASK_UNREADABLE)
+    reask_unreadable: bool = False
 
 
 @dataclass
@@ -103,6 +112,8 @@ def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
 def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, reqs: list[LLMRequest], cfg: LabelConfig,
          cache_root: str, storage_options: dict | None, progress) -> tuple[list[LLMResult], BatchReport]:
     cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
+    if not cfg.reask_unreadable:  # an unreadable (or empty) reply is kept as read, as the anchor keeps it
+        task = replace(task, parse_retries=0)
     return run_batch(task, reqs, cache, lt.parse_any, progress=progress)
 
 
@@ -133,11 +144,16 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     images = first["images"].to_list()
     answers: dict[str, LLMResult] = {}  # "<key or conv>\x1f<task>" -> result
 
-    for lt in ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else []):
+    tasks = ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else [])
+    _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
+    # image tasks hold the reference; with an image root it becomes the image's data URL
+    # as each request is sent (labels.images), a failure failing that item alone
+    fetch = partial(resolve_images, image_root=cfg.image_root) if cfg.image_root.strip() else None
+    for lt in tasks:
         picked = [i for i, (t, im) in enumerate(zip(texts, images))
                   if (t.strip() if lt.scope == "prompt" else bool(im))]
-        urls = {i: tuple(image_url(h, cfg.image_root) for h in images[i][:1]) for i in picked} if lt.image else {}
-        reqs = [LLMRequest(keys[i], lt.messages(texts[i], image_urls=urls.get(i, ())), ps.version(lt))
+        reqs = [LLMRequest(keys[i], lt.messages(texts[i], image_urls=tuple(map(image_ref, images[i][:1]))),
+                           ps.version(lt), prepare=fetch if lt.image else None)
                 for i in picked]
         results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
         answers |= {f"{r.item_id}\x1f{lt.id}": r for r in results}
@@ -182,6 +198,19 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     return out.select([pl.col(c).cast(t) for c, t in TOPIC_LABELS_SCHEMA.items()]), report
 
 
+def _check_image_source(task: LLMTask, cfg: LabelConfig, images_to_send: bool) -> None:
+    """One line before any call when the images would go as references to an endpoint
+    that cannot read them (every vision call would fail)."""
+    if not images_to_send or cfg.image_root.strip():
+        return
+    reads_refs = cfg.image_refs if cfg.image_refs is not None else reference_reader(task)
+    if not reads_refs:
+        raise LLMEndpointError(
+            f"ARENA_IMAGE_ROOT is empty: the vision labels would send {task.base_url} image references "
+            "(sha256:<hex>), which only the simulated arena reads; set ARENA_IMAGE_ROOT to the folder or "
+            "s3:// prefix holding the images as <sha256>.<ext> (nothing was called)")
+
+
 def _version(ps: PromptSet, tag_task: dict[str, LabelTask], tag: str) -> str | None:
     return ps.version(tag_task[tag]) if tag in tag_task else None
 
@@ -190,6 +219,7 @@ _PROMPT_ROW_SCHEMA = {
     "label_key": pl.String, **{c: pl.Boolean for c in T.CRITERIA}, "math": pl.Boolean,
     "creative_writing": pl.Boolean, "if_score": pl.Int8, "criteria_status": pl.String,
     **{flat: pl.Boolean for flat, _ in VISION_FLAT.values()}, "vision_status": pl.String,
+    "vision_error": pl.String,
     "_tags": pl.Struct({n: pl.String for n in T.TAG_NAMES}),  # anchor values as JSON, null = not asked
 }
 _REFUSAL_ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
@@ -202,7 +232,7 @@ def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, Lab
 
     row: dict = {"label_key": key}
     tags: dict[str, str | None] = {}
-    vision = []
+    vision, errors = [], []
     for tag, lt in tag_task.items():
         if lt.scope == "answer":
             continue
@@ -226,7 +256,10 @@ def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, Lab
             flat, field = VISION_FLAT[tag]
             row[flat] = value[field] if ok else None
             vision.append(status)
+            if status == "failed" and r.error not in errors:
+                errors.append(r.error)
     row["vision_status"] = _worst(vision)
+    row["vision_error"] = "; ".join(e or "call failed" for e in errors) or None
     row["_tags"] = tags
     return row
 
@@ -262,10 +295,10 @@ def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, 
     reqs = []
     for conv_id, messages in conversations.select("conv_id", "messages").iter_rows():
         last_user, n = "", 0
-        for m in messages or []:
+        for m in messages or []:  # every answer, as LMArena's refusal classifier reads them
             if m["role"] == "user":
                 last_user = m["content"] or ""
-            elif m["role"] == "assistant" and n < cfg.max_answers:
+            elif m["role"] == "assistant":
                 msgs = lt.messages(cut(last_user, cfg.max_prompt_chars), cut(m["content"] or "", cfg.max_answer_chars))
                 reqs.append(LLMRequest(f"{conv_id}\x1f{n}", msgs, ps.version(lt)))
                 n += 1

@@ -82,7 +82,8 @@ class LabelTask:
     def parse_any(self, content: str) -> dict[str, tuple[object, bool]]:
         """``parse``, raising when no tag could be read at all: the batch runner then asks
         again (``LLMTask.parse_retries``), which heals a transient garbled reply; a reply
-        that stays unreadable ends as ``parse_failed`` with the anchor's defaults."""
+        that stays unreadable ends as ``parse_failed`` with the anchor's defaults. Used
+        only with ``reask_unreadable`` on: LMArena's labeller does not ask again."""
         out = self.parse(content)
         if not any(ok for _, ok in out.values()):
             raise ValueError(f"no {self.output} answer for {', '.join(self.tags)} in the reply")

@@ -44,6 +44,7 @@ TOPIC_LABELS_SCHEMA = {
     **_provenance("refusal"),
     **{f"vision_{c}": pl.Boolean for c in VISION_CATEGORIES},  # null for text prompts
     **_provenance("vision"),
+    "vision_error": pl.String,  # why vision_status is failed (e.g. the image is not under ARENA_IMAGE_ROOT)
     "category_tag": TAG_DTYPE,  # LMArena's structure (labels.tags); the boards read it
     "prompt_set": pl.String,  # name of the label prompt set (ARENA_LABEL_PROMPTS)
     "prompt_set_hash": pl.String,  # hash of its content

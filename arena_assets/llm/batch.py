@@ -36,8 +36,12 @@ STATUSES = ("ok", "parse_failed", "failed")
 @dataclass(frozen=True)
 class LLMRequest:
     item_id: str  # the caller's id, unique in a batch
-    messages: list[dict]
+    messages: list[dict]  # what the cache key is made of
     prompt_version: str
+    # builds the messages actually sent, just before the call (e.g. image references ->
+    # data URLs read then, so a batch never holds every image at once); an OSError or
+    # ValueError it raises fails that item with the reason, without a call
+    prepare: Callable[[list[dict]], list[dict]] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -91,7 +95,9 @@ class BatchReport:
     elapsed_s: float = 0.0
 
     def as_metadata(self) -> dict:
-        return {k: v for k, v in self.__dict__.items()}
+        from arena_assets.llm.simulated import public_base_url
+
+        return {**self.__dict__, "base_url": public_base_url(self.base_url)}
 
 
 ProgressFn = Callable[[Progress], None]
@@ -180,10 +186,14 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
          parse: Callable[[str], Any], report: BatchReport, lock: threading.Lock) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
+    try:
+        messages = req.prepare(req.messages) if req.prepare else req.messages
+    except (OSError, ValueError) as exc:
+        return LLMResult(req.item_id, "failed", error=f"{type(exc).__name__}: {exc}")
     for _ in range(1 + task.parse_retries):
         try:
             resp = client.chat.completions.create(
-                model=task.model, messages=req.messages, temperature=task.temperature,
+                model=task.model, messages=messages, temperature=task.temperature,
                 max_tokens=task.max_tokens, extra_body=task.extra_params or None)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)

@@ -50,3 +50,13 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
 def simulated_endpoint_url(truth_root: str | None, seed: int, latency: float = 0.0) -> str:
     """Base URL ``http://127.0.0.1:<port>/v1`` of the in-process simulated arena."""
     return simulated_endpoint(truth_root, seed, latency).base_url
+
+
+def public_base_url(url: str) -> str:
+    """``url`` as metadata and logs show it: the in-process simulated arena's loopback
+    address (a new free port every process, useless once the run ends) is named, not shown."""
+    with _lock:
+        for (_, seed, latency), ep in _endpoints.items():
+            if ep.base_url == url:
+                return f"simulated (in-process arena, world seed {seed})"
+    return url

@@ -35,13 +35,23 @@ ANSWER_PROMPT_VERSION = "answer-v1"
 _VISION_CATS = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram")
 
 
-def labelled_prompts(lake: Lake, month: str) -> pl.DataFrame:
+def labelled_prompts(lake: Lake, month: str, max_prompt_chars: int = 12_500) -> pl.DataFrame:
     """One row per distinct first prompt of ``month``: BenchBuilder's input, joined from
-    ``topic_labels`` (criteria, category flags), ``topic_clusters`` and ``conversations``."""
+    ``topic_labels`` (criteria, category flags), ``topic_clusters`` and ``conversations``;
+    ``prompt`` is the first prompt (what the candidates answer), ``label_text`` what the
+    labels were asked on: the labelled conversation's user turns joined, cut at
+    ``max_prompt_chars`` (the strong pass reads it too)."""
+    from arena_assets.labels.label import label_inputs
+
     labels = lake.read("topic_labels", month).unique("dedup_key", keep="first", maintain_order=True)
     clusters = lake.read("topic_clusters", month, columns=["dedup_key", "cluster_id"])
     conv = (lake.read("conversations", month, columns=["dedup_key", "first_prompt", "language"])
             .unique("dedup_key", keep="first", maintain_order=True))
+    # the label input of the very conversation whose labels are used
+    labelled = lake.read("conversations", month, columns=["conv_id", "messages"]).filter(
+        pl.col("conv_id").is_in(labels["conv_id"].to_list()))
+    texts = label_inputs(labelled, max_prompt_chars).select("conv_id", "label_text")
+    labels = labels.join(texts, on="conv_id", how="left")
     vision = [c for c in _VISION_CATS if f"vision_{c}" in labels.columns]
     category = pl.when(pl.col("code")).then(pl.lit("coding")).when(pl.col("math")).then(pl.lit("math"))
     for c in vision:
@@ -51,7 +61,8 @@ def labelled_prompts(lake: Lake, month: str) -> pl.DataFrame:
         labels.join(clusters, on="dedup_key", how="inner").join(conv, on="dedup_key", how="inner")
         .select(prompt_id="dedup_key", prompt="first_prompt", language="language",
                 category=category, cluster_id=pl.col("cluster_id").cast(pl.Int64),
-                has_image="is_vision", *CRITERIA)
+                has_image="is_vision", *CRITERIA,
+                label_text=pl.coalesce("label_text", "first_prompt"))
         .sort("prompt_id")
     )
 
@@ -167,7 +178,10 @@ class JudgmentsMonth:
         return {str(k): int(v) for k, v in played.group_by("attempts").len().sort("attempts").iter_rows()}
 
 
-JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {"status": pl.String, "attempts": pl.Int8, "hit_token_cap": pl.Boolean}
+# ``protocol``: the Arena-Hard-Auto version each game was played by (its caps, verdict rule
+# and re-ask); the board and the release read it instead of the current setting
+JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {"status": pl.String, "attempts": pl.Int8, "hit_token_cap": pl.Boolean,
+                                     "protocol": pl.String}
 
 
 def _judge_games(task: LLMTask, messages: dict[str, list[dict]], proto: BenchProtocol,
@@ -245,13 +259,29 @@ def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]
         for g in games:
             r = done.get(f"{g['question_id']}|{g['model']}|{g['game']}")
             rows.append(g | (r or {"judgment": None, "verdict": None, "status": "no_answer", "attempts": 0,
-                                   "hit_token_cap": False}) | {"parsed": bool(r and r["verdict"])})
+                                   "hit_token_cap": False}) | {"parsed": bool(r and r["verdict"]),
+                                                               "protocol": proto.name})
     frame = pl.DataFrame(rows, schema=JUDGMENTS_TABLE)
     feats = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer_tokens"])
     lengths = feats.rename({"answer_tokens": "tokens"})
     for (name,), part in frame.group_by("judge", maintain_order=True):
         bias[name] = bias_report(part.filter(pl.col("status") != "no_answer"), lengths)
     return JudgmentsMonth(month, frame, reports, bias, lake.write(JUDGMENTS, month, frame), proto.name)
+
+
+class ProtocolMismatchError(ValueError):
+    """A month's judgments were played by another protocol than the one asked to score them."""
+
+
+def judgments_protocol(judgments: pl.DataFrame) -> str | None:
+    """The protocol a judgments partition was played by (its ``protocol`` column); None for
+    a partition written before the column was kept. Two in one partition is an error."""
+    if "protocol" not in judgments.columns:
+        return None
+    found = sorted(set(judgments["protocol"].drop_nulls()))
+    if len(found) > 1:
+        raise ProtocolMismatchError(f"judgments mix protocols {found}: rematerialize the month")
+    return found[0] if found else None
 
 
 def duplicate_games(judgments: pl.DataFrame) -> int:
@@ -308,6 +338,8 @@ class BenchLeaderboardMonth:
     markdown: str
     png: bytes
     urls: tuple[str, str]
+    # judging.metrics.bench_leaderboard's meta: models without a win rate, style control per category
+    meta: dict = field(default_factory=dict)
 
 
 def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProtocol = V01,
@@ -326,6 +358,10 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
 
     proto = get_protocol(protocol)
     judged = lake.read(JUDGMENTS, month).filter(pl.col("status") != "no_answer")
+    played = judgments_protocol(judged)
+    if played is not None and played != proto.name:  # scores by one version of games of another
+        raise ProtocolMismatchError(f"judgments of {month} were played by {played}, ARENA_BENCH_PROTOCOL is {proto.name}: "
+                         f"rematerialize judgments for {month}, or set ARENA_BENCH_PROTOCOL={played}")
     if "category" not in judged.columns:  # a partition written before categories were kept
         judged = judged.with_columns(category=pl.lit(proto.question_category(None)))
     feats = lake.read(MODEL_ANSWERS, month).filter(pl.col("status") == "ok")
@@ -335,8 +371,9 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
                                      "month": pl.String})
         urls = (lake.write(BENCH_LEADERBOARD, month, board), "")
         return BenchLeaderboardMonth(month, board, None, board_markdown(board), b"", urls)
+    meta: dict = {}
     board = bench_leaderboard(judged, feats, protocol=proto, weight=weight, rounds=rounds, seed=seed,
-                              style_control=style_control).with_columns(month=pl.lit(month))
+                              style_control=style_control, meta=meta).with_columns(month=pl.lit(month))
     if single_grades and lake.exists(ANSWER_GRADES, month):
         grades = single_summary(lake.read(ANSWER_GRADES, month)).select("model", single_score="score")
         board = board.join(grades, on="model", how="left")
@@ -352,4 +389,4 @@ def bench_leaderboard_month(lake: Lake, month: str, *, protocol: str | BenchProt
     md = board_markdown(board)
     png = board_png(board, month)
     urls = (lake.write(BENCH_LEADERBOARD, month, board), lake.write_blob(BENCH_LEADERBOARD, f"{month}.png", png))
-    return BenchLeaderboardMonth(month, board, vs_human, md, png, urls)
+    return BenchLeaderboardMonth(month, board, vs_human, md, png, urls, meta)

@@ -166,6 +166,10 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
         "\"select month, count(*) from conversations group by 1\"",
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]
+    site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
+    if _is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
+        out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
+                   "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)")
     return "\n".join(out)
 
 
@@ -184,10 +188,13 @@ def run_demo(args: argparse.Namespace) -> int:
     if _is_url(raw_root):
         # the simulator writes local files; the platform's raw logs then live in the bucket
         with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(local, months, args.per_month, seed=args.seed)
+            simulate_months(local, months, args.per_month, seed=args.seed,
+                            completions_per_month=args.per_month // 2)
             _upload(local, raw_root)
     else:
-        simulate_months(raw_root, months, args.per_month, seed=args.seed)
+        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
+        simulate_months(raw_root, months, args.per_month, seed=args.seed,
+                        completions_per_month=args.per_month // 2)
     print(f"  simulated in {time.perf_counter() - started:.1f}s")
     print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
           "executor), month by month ...")
@@ -209,39 +216,106 @@ def _cpu_seconds() -> str:
 
 
 def backfill_plan(first: str, last: str, select: str | None):
-    """The runs of a backfill, from the code location's assets and backfill policies."""
+    """The runs of a backfill, from the code location's assets and backfill policies, and
+    each asset's op (a run selects ops of the every-asset job). One-line errors (MonthError)
+    for a month that is not YYYY-MM, a reversed range, a month outside the partitions, or
+    an unknown asset."""
     from arena_assets.definitions import defs as load_defs
-    from arena_assets.pipeline.backfill import months_between, plan_backfill
+    from arena_assets.defs.partitions import monthly_partitions
+    from arena_assets.pipeline.backfill import (MonthError, months_between, plan_backfill,
+                                                stage_order, within_partitions)
 
+    months = within_partitions(months_between(first, last),
+                               list(monthly_partitions.get_partition_keys()))
     graph = load_defs().resolve_asset_graph()
     chosen = set(select.split(",")) if select else None
-    assets = []
+    assets, ops, deps = [], {}, {}
     for key in graph.toposorted_asset_keys:
         node = graph.get(key)
         name = key.to_user_string()
-        # default: ingest through leaderboards; a release is published deliberately
-        if (name not in chosen) if chosen is not None else node.group_name == "release":
+        deps[name] = {p.to_user_string() for p in node.parent_keys}
+        # default: every stage but the publishing ones (release, site): publishing is a decision
+        if (name not in chosen) if chosen is not None else node.group_name in ("release", "site"):
             continue
         policy = node.backfill_policy
-        assets.append((name, None if policy is None else policy.policy_type.value.lower()))
-    if chosen is not None and chosen - {a for a, _ in assets}:
-        raise SystemExit(f"unknown assets: {', '.join(sorted(chosen - {a for a, _ in assets}))}")
-    return plan_backfill(assets, months_between(first, last))
+        assets.append((name, None if policy is None else policy.policy_type.value.lower(),
+                       None if policy is None else policy.max_partitions_per_run))
+        ops[name] = node.assets_def.op.name
+    if chosen is not None and chosen - set(ops):
+        raise MonthError(f"unknown assets: {', '.join(sorted(chosen - set(ops)))}")
+    # independent chains (the Copilot Arena tables beside the chat ones) form stages of
+    # their own instead of splitting the chain wherever the topological order lists them
+    return plan_backfill(stage_order(assets, deps), months), ops
+
+
+def _job_command(assets: tuple[str, ...], ops: dict[str, str], tags: dict[str, str]) -> list[str]:
+    """`dagster job execute` of the every-asset job, restricted to the run's ops, so the run
+    and its materializations carry the job's name (an ad-hoc asset selection has none, which
+    the UI's partition pages show as "Job None")."""
+    selected = list(dict.fromkeys(ops[a] for a in assets))
+    dagster = Path(sys.executable).with_name("dagster")
+    return [str(dagster), "job", "execute", "-m", "arena_assets.definitions",
+            "-j", EVERY_ASSET_JOB, "-o", ",".join(selected), "--tags", json.dumps(tags)]
+
+
+def _overwrites(run, lake_root: str, site_root: str) -> list[str]:
+    """``asset month`` for every partition of the run that already has a file."""
+    from arena_assets.storage import Lake
+
+    lake = Lake(lake_root, _storage_options(lake_root))
+    out = []
+    for asset in run.assets:
+        for month in run.months:
+            if asset == "leaderboard_site":
+                import fsspec
+
+                fs, root = fsspec.core.url_to_fs(site_root, **_storage_options(site_root))
+                present = fs.exists(f"{root.rstrip('/')}/{month}/summary.json")
+            else:
+                present = lake.exists(asset, month)
+            if present:
+                out.append(f"{asset} {month}")
+    return out
 
 
 def run_backfill(args: argparse.Namespace) -> int:
+    import shlex
+
+    from arena_assets.pipeline.backfill import MonthError
+
     started = time.perf_counter()
-    plan = backfill_plan(args.first, args.last, args.select)
-    for run in plan:
-        where = " ".join(run.partition_args)
+    try:
+        plan, ops = backfill_plan(args.first, args.last, args.select)
+    except MonthError as exc:
+        raise SystemExit(f"arena-assets backfill: {exc}") from None
+    lake_root = _env_setting("ARENA_LAKE_ROOT", "./data/lake")
+    site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
+    for i, run in enumerate(plan, 1):
+        command = _job_command(run.assets, ops, run.partition_tags)
         if args.dry_run:
-            print(f"dagster asset materialize --select {','.join(run.assets)} {where}")
+            print(f"run {i}/{len(plan)}: {','.join(run.assets)} for {run.label}")
+            print(f"  {shlex.join(['dagster', *command[1:]])}")
+            existing = _overwrites(run, lake_root, site_root)
+            print(f"  overwrites {len(existing)} existing partition(s)"
+                  + (f": {', '.join(existing)}" if existing else ""))
             continue
-        materialize(",".join(run.assets), run.months[0], run.partition_args)
+        _launch(command, f"{','.join(run.assets)} for {run.label}")
     if not args.dry_run:
         print(f"Backfill {args.first}..{args.last}: {len(plan)} runs in "
               f"{time.perf_counter() - started:.0f}s")
     return 0
+
+
+def _launch(cmd: list[str], what: str) -> None:
+    from arena_assets.envfile import dagster_workdir
+
+    started, cpu = time.perf_counter(), _children_cpu()
+    with dagster_workdir(".") as (workdir, env):
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir, env=env)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-5000:] + proc.stderr[-5000:])
+        raise SystemExit(f"the run of {what} failed")
+    print(f"  {what}: {time.perf_counter() - started:.1f}s (CPU {_children_cpu() - cpu:.1f}s)")
 
 
 def run_summary(args: argparse.Namespace) -> int:
@@ -267,14 +341,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.set_defaults(func=run_demo)
     fill = sub.add_parser(
         "backfill", help="materialize a range of months through the Dagster instance",
-        description="Runs in order: assets without a single-run policy one month per run "
-        "(in month order), single-run assets (the boards) one run for the whole range. "
-        "Every run is recorded in the instance (DAGSTER_HOME) and shows in the UI.")
+        description="Runs in order, as the assets' backfill policies say (as a backfill "
+        "from the UI runs them): assets without a policy one month per run, the LLM stages "
+        "up to 3 months per run, single-run assets (the boards) one run for the whole "
+        "range; months in order. Each run is the monthly_refresh job restricted to its "
+        "assets, recorded in the instance (DAGSTER_HOME) and shown in the UI.")
     fill.add_argument("--from", dest="first", required=True, help="first month, YYYY-MM")
     fill.add_argument("--to", dest="last", required=True, help="last month, YYYY-MM")
     fill.add_argument("--select", default=None,
-                      help="comma-separated assets (default: every asset but the release)")
-    fill.add_argument("--dry-run", action="store_true", help="print the runs, launch nothing")
+                      help="comma-separated assets (default: every asset but the release and "
+                      "the site, which publish)")
+    fill.add_argument("--dry-run", action="store_true",
+                      help="print the runs and the existing partitions each would overwrite; "
+                      "launch nothing")
     fill.set_defaults(func=run_backfill)
     summ = sub.add_parser("summary", help="rows per asset and month, rejects, locations")
     summ.set_defaults(func=run_summary)

@@ -76,14 +76,25 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
     earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
     previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
     moves = rating_moves(boards, previous)
-    battles = (_read_present(lake, "battles", month, ["battle_id", "model_a", "model_b", "winner", "keep",
+    battles = (read_present(lake, "battles", month, ["battle_id", "model_a", "model_b", "winner", "keep",
                                                       "voter_hash", "link_cluster", "voter_fresh"])
                if lake.exists("battles", month) else None)
     return {"rating_moves_vs": earlier[-1] if earlier else None, "max_abs_z": max_abs_z(moves),
             "rating_alarms": alarms(moves, battles)}
 
 
-def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
+def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
+    """The ``battle_cells`` of ``months``; a month whose cells were never written (a lake
+    from before battle_cells, a library caller that rebuilt battles only) is counted from
+    its rows here, not written."""
+    counted = set(lake.months("battle_cells"))
+    return pl.concat([
+        lake.read("battle_cells", m) if m in counted
+        else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
+        for m in months])
+
+
+def read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     """The ``wanted`` columns a partition has (battles imported from other formats may lack
     conversation ids or turns; the boards then treat them as unlabelled)."""
     import pyarrow.parquet as pq
@@ -93,12 +104,12 @@ def _read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     return lake.read(asset, month, columns=[c for c in wanted if c in names])
 
 
-def _labels_of(lake: Lake, month: str) -> pl.DataFrame:
+def labels_of(lake: Lake, month: str) -> pl.DataFrame:
     """A month's topic labels as the boards read them (``category_tag`` made from the flat
     labels for a partition written before it was stored)."""
     from arena_assets.labels.tags import tag_from_flat
 
-    frame = _read_present(lake, "topic_labels", month, TOPIC_LABEL_COLUMNS)
+    frame = read_present(lake, "topic_labels", month, TOPIC_LABEL_COLUMNS)
     if "category_tag" not in frame.columns:
         frame = frame.with_columns(category_tag=tag_from_flat())
     if "user_tokens" not in frame.columns:
@@ -118,20 +129,14 @@ def arena_leaderboard_month(
     months = lake.months("battles", upto=month)
     if not months:
         raise FileNotFoundError(f"no battles up to {month} in the lake")
-    counted = set(lake.months("battle_cells", upto=month))
-    # a month whose cells were never written (a lake from before battle_cells, a library
-    # caller that rebuilt battles only) is counted from its rows here, not written
-    cells = pl.concat([
-        lake.read("battle_cells", m) if m in counted
-        else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
-        for m in months])
+    cells = cells_of(lake, months)
     style_rows = lake.read_months("battles", months, columns=style_columns(options))
     # category boards: the rows' few columns joined to the topic labels of those months
     category_rows = pl.concat(
-        [_read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
+        [read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
         how="diagonal_relaxed")
     labelled = [m for m in months if lake.exists("topic_labels", m)]
-    labels = (pl.concat([_labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
+    labels = (pl.concat([labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
               if labelled else None)
     boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
                                      min_category_battles=min_category_battles,
@@ -139,12 +144,40 @@ def arena_leaderboard_month(
     # a month without topic labels gives no category boards for its battles (said here)
     info["months_without_topic_labels"] = [m for m in months if m not in labelled]
     url = lake.write("arena_leaderboard", month, boards)
+    # what the table cannot hold (left-out models and why, skipped boards, style
+    # coefficients), beside it for readers after this run (the leaderboard site)
+    lake.write_blob("arena_leaderboard", f"{month}.json", info_json(info))
     overall = boards.filter(pl.col("board") == "overall")
     png = ratings_with_intervals(overall, f"Arena leaderboard up to {month}")
     png_url = lake.write_blob("arena_leaderboard", f"{month}.png", png)
     bad = boards.filter((pl.col("lower") > pl.col("rating")) | (pl.col("rating") > pl.col("upper")))
     info |= rating_alarm_info(lake, month, boards)
     return LeaderboardMonth(month, boards, info, months, url, png, png_url, bad.height)
+
+
+def info_json(info: dict) -> bytes:
+    """``boards_from_cells``' info as JSON (NaN -> null), keys sorted: same info, same bytes."""
+    import json
+    import math
+
+    coef = info.get("style_coefficients")
+    rows = coef.to_dicts() if isinstance(coef, pl.DataFrame) else []
+    rows = [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+            for r in rows]
+    keep = {k: v for k, v in info.items() if k != "style_coefficients"}
+    return json.dumps({**keep, "style_coefficients": rows}, sort_keys=True, indent=1,
+                      allow_nan=False).encode()
+
+
+def read_info(lake: Lake, month: str) -> dict | None:
+    """The info ``arena_leaderboard_month`` wrote beside the month's boards (None if absent)."""
+    import json
+
+    path = f"{lake.partition_path('arena_leaderboard', month).rsplit('/', 1)[0]}/_files/{month}.json"
+    if not lake.fs.exists(path):
+        return None
+    with lake.fs.open(path, "rb") as fh:
+        return json.loads(fh.read())
 
 
 @dataclass

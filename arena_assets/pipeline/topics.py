@@ -53,8 +53,11 @@ class TopicClustersMonth:
 def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str,
                        cfg: LabelConfig = LabelConfig(), storage_options: dict | None = None,
                        progress: ProgressFn | None = None) -> TopicLabelsMonth:
-    """conversations of ``month`` -> the lake's ``topic_labels`` partition."""
+    """conversations of ``month`` -> the lake's ``topic_labels`` partition. Conversations of
+    battles read from a release that carries LMArena's own ``category_tag`` are not sent
+    to the labeller: the boards read that tag (``ranking.boards.attach_topic_labels``)."""
     conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
+    conv = conv.filter(~pl.col("conv_id").is_in(release_tagged_conversations(lake, month)))
     if conv.is_empty():  # a month without traffic: empty tables, no call
         labels = pl.DataFrame(schema=TOPIC_LABELS_SCHEMA)
         url = lake.write(TOPIC_LABELS, month, labels)
@@ -63,6 +66,21 @@ def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str
                                          storage_options=storage_options, progress=progress)
     url = lake.write(TOPIC_LABELS, month, labels)
     return TopicLabelsMonth(month, labels, report, parse_failure_rate(labels), out_of_range(labels), url)
+
+
+def release_tagged_conversations(lake: Lake, month: str) -> list[str]:
+    """Conversation ids of the month's votes whose release carried a ``category_tag``
+    (``raw_logs.category_tag``, ``ingest/releases.py``; none in lakes from before it)."""
+    import pyarrow.parquet as pq
+
+    if not lake.exists("raw_logs", month):
+        return []
+    with lake.fs.open(lake.partition_path("raw_logs", month), "rb") as fh:
+        if "category_tag" not in pq.read_schema(fh).names:
+            return []
+    tagged = lake.read("raw_logs", month, columns=["conv_id_a", "conv_id_b", "category_tag"],
+                       filters=[("category_tag", "!=", "")])
+    return pl.concat([tagged["conv_id_a"], tagged["conv_id_b"]]).drop_nulls().unique().to_list()
 
 
 def topic_clusters_month(lake: Lake, month: str, embedder: Embedder, *,

@@ -12,9 +12,12 @@ from __future__ import annotations
 import zlib
 from dataclasses import replace
 
+import orjson
 import polars as pl
 
-from arena_assets.labels.tags import BOARDS, TAG_DTYPE, TAG_NAMES, refused, tag_from_flat, with_board_columns
+from arena_assets.labels.tags import (
+    BOARDS, TAG_DTYPE, TAG_NAMES, VISION_TAGS, refused, tag_frame, tag_from_flat, with_board_columns,
+)
 from arena_assets.ranking.battle_cells import (
     aggregate_cells,
     battle_cells,
@@ -53,7 +56,34 @@ def _labels_with_tags(labels: pl.DataFrame) -> pl.DataFrame:
 def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
     """``battles`` with the columns the category boards read (``category_tag``, ``is_code``,
     ``user_tokens``, ``is_vision``; null where a conversation has no labels) and
-    ``labelled``: whether side A was found in ``labels``."""
+    ``labelled``: whether side A was found in ``labels`` or the battle came from a release
+    that carries LMArena's own ``category_tag`` (``ingest/releases.py`` keeps it as JSON in
+    the battles table): those battles use the release's tag and fields as published, no
+    labeller involved."""
+    if battles.schema.get("category_tag") != pl.String:
+        return _attach_labels(battles, labels)
+    tags = [orjson.loads(t) if t else None for t in battles["category_tag"]]
+    extra = ([orjson.loads(t) if t else {} for t in battles["release_tags"]]
+             if "release_tags" in battles.columns else [{}] * battles.height)
+    meta = [e.get("conv_metadata") if isinstance(e.get("conv_metadata"), dict) else {} for e in extra]
+    released = battles.drop("category_tag", "release_tags", strict=False).with_columns(
+        tag_frame(tags).alias("_release_tag"),
+        pl.Series("_release_code", [e.get("is_code") for e in extra], dtype=pl.Boolean, strict=False),
+        pl.Series("_release_tokens", [m.get("sum_user_tokens") for m in meta], dtype=pl.Int64, strict=False),
+        pl.Series("_release_vision", [any(k.split("_v")[0] in VISION_TAGS for k in (t or {})) or None
+                                      for t in tags], dtype=pl.Boolean))
+    out = _attach_labels(released, labels)
+    tagged = pl.col("_release_tag").is_not_null()
+    return out.with_columns(
+        pl.when(tagged).then(pl.col("_release_tag")).otherwise(pl.col("category_tag")).alias("category_tag"),
+        pl.when(tagged).then(pl.col("_release_code")).otherwise(pl.col("is_code")).alias("is_code"),
+        pl.coalesce(pl.col("user_tokens").cast(pl.Int64), "_release_tokens").alias("user_tokens"),
+        pl.coalesce("is_vision", "_release_vision").alias("is_vision"),
+        (pl.col("labelled") | tagged).alias("labelled"),
+    ).drop("_release_tag", "_release_code", "_release_tokens", "_release_vision")
+
+
+def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
     if labels is None or labels.is_empty():
         return with_board_columns(battles.drop([c for c in ("category_tag", "is_code", "user_tokens", "is_vision")
                                                 if c in battles.columns])).with_columns(labelled=pl.lit(False))
@@ -81,7 +111,9 @@ def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> p
 
 # battle columns the category boards read besides the labels (rows: a category is not a
 # cell key, so these boards fit on the kept rows of the months so far)
-CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn")
+CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn",
+                        # a release's own labels, where its battles carry them (read when present)
+                        "category_tag", "release_tags")
 
 
 def month_seed(seed: int, month: str) -> int:
@@ -196,22 +228,33 @@ def boards_from_cells(
     return pl.concat(frames), info
 
 
-def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
-                     options: FitOptions, min_category_battles: int, info: dict
-                     ) -> list[pl.DataFrame]:
-    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+def labelled_battles(rows: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
+    """The kept battle rows with a winner (``CATEGORY_ROW_COLUMNS``) joined to their topic
+    labels: what every category board selects from (``category_subset``)."""
     for column in ("conv_id_a", "conv_id_b"):  # adapters' battles may lack conversation ids
         if column not in rows.columns:
             rows = rows.with_columns(pl.lit(None, pl.String).alias(column))
     if "turn" not in rows.columns:
         rows = rows.with_columns(pl.lit(None, pl.Int64).alias("turn"))
-    kept = attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
+    return attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
                                labels)
+
+
+def category_subset(kept: pl.DataFrame, name: str) -> pl.DataFrame:
+    """The battles of category board ``name`` among ``labelled_battles``."""
+    needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
+    return kept.filter(needs & CATEGORY_BOARDS[name].fill_null(False))
+
+
+def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
+                     options: FitOptions, min_category_battles: int, info: dict
+                     ) -> list[pl.DataFrame]:
+    """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
+    kept = labelled_battles(rows, labels)
     info["labelled_battles"] = int(kept["labelled"].sum())
     frames = []
-    for name, predicate in CATEGORY_BOARDS.items():
-        needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
-        subset = kept.filter(needs & predicate.fill_null(False))
+    for name in CATEGORY_BOARDS:
+        subset = category_subset(kept, name)
         if subset.height < min_category_battles:
             info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
             continue

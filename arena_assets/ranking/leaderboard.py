@@ -218,13 +218,32 @@ def rank_set(agg: Aggregated, options: FitOptions) -> tuple[Aggregated, dict[str
         raise RankingInputError(f"anchor model {anchor!r} is not in the battles")
     ranked, left_out = rankable(agg, options.min_battles)
     if ranked.n_models < 2:
-        raise TooFewModels(
-            f"{ranked.n_models} model(s) left to rank of {agg.n_models} "
-            f"(left out: {_summary(left_out)}): a leaderboard needs two")
+        raise TooFewModels(_too_few(agg, ranked.n_models, left_out, options.min_battles))
     if anchor in left_out:
         raise RankingInputError(f"anchor model {anchor!r} is left out of the board "
                                 f"({left_out[anchor]})")
     return ranked, left_out
+
+
+def _too_few(agg: Aggregated, ranked: int, left_out: dict[str, str], min_battles: int) -> str:
+    """Why fewer than two models can be ranked, by reason: what a reader needs to know
+    ("0 left of 19" alone does not say whether the votes were too few or too one-sided)."""
+    battles = dict(zip(agg.models, agg.model_battles().astype(int).tolist()))
+    by_reason: dict[str, list[str]] = {}
+    for model, reason in left_out.items():
+        by_reason.setdefault(reason, []).append(model)
+    parts = []
+    for reason, models in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        if reason == "under_min_battles":
+            most = max(battles[m] for m in models)
+            # rankable() drops rare models repeatedly, taking their opponents' battles
+            # with them: a model may start above the minimum and end below it
+            parts.append(f"{len(models)} have fewer than min_battles={min_battles} battles "
+                         f"(the most: {most:,}, counting battles against models left out)")
+        else:
+            parts.append(f"{len(models)} {reason.replace('_', ' ')}")
+    return (f"{ranked} of {agg.n_models} model(s) can be ranked, a leaderboard needs two: "
+            f"{'; '.join(parts)} (e.g. {_summary(left_out, 3)})")
 
 
 def _summary(left_out: dict[str, str], shown: int = 5) -> str:

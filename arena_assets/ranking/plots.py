@@ -24,7 +24,9 @@ def ratings_with_intervals(board: pl.DataFrame, title: str, top: int = 30) -> by
     fig, ax = plt.subplots(figsize=(7, 0.28 * max(rows.height, 4) + 1))
     y = list(range(rows.height))[::-1]
     rating = rows["rating"].to_numpy()
-    err = [rating - rows["lower"].to_numpy(), rows["upper"].to_numpy() - rating]
+    # a bootstrap percentile interval can miss its point estimate on thin data (the
+    # intervals_contain_ratings check reports it); matplotlib refuses negative bar lengths
+    err = [(rating - rows["lower"].to_numpy()).clip(0), (rows["upper"].to_numpy() - rating).clip(0)]
     ax.errorbar(rating, y, xerr=err, fmt="o", color="#1f5fa6", ecolor="#8fb3de", capsize=2)
     ax.set_yticks(y, rows["model"].to_list(), fontsize=7)
     ax.set_xlabel("rating (Elo scale)")

@@ -86,3 +86,48 @@ def true_ratings(
     """The planted ratings shifted to mean ``init_rating`` (what a mean-normalized fit estimates)."""
     names, values = _named_ratings(ratings)
     return dict(zip(names, (values - values.mean() + init_rating).tolist()))
+
+
+# a month shaped like real traffic for the boards and the site (tests, benchmarks): the
+# language mix, removal reasons and category label rates of an arena month, roughly
+SYNTHETIC_LANGUAGES = (("en", 0.55), ("zh", 0.12), ("ru", 0.08), ("es", 0.07), ("de", 0.06),
+                       ("fr", 0.06), ("ja", 0.06))
+SYNTHETIC_LABEL_RATES = {"hard": 0.25, "code": 0.18, "math": 0.08, "creative_writing": 0.10,
+                         "is_vision": 0.08}
+VISION_LABEL_NAMES = ("captioning", "ocr", "entity_recognition", "humor", "homework",
+                      "diagram", "creative_writing")
+
+
+def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(battles, topic_labels) of one month: ``battles`` BT battles among ``models`` models
+    (popularity skewed, 15 % ties, style features), 10 % removed with a reason, languages,
+    conversation ids and turns as ``battles`` rows carry them, and a topic-labels row for
+    both conversations of every battle with the category labels at real-traffic rates."""
+    rng = np.random.default_rng(seed)
+    frame = sample_bt_battles(rng.normal(1000, 120, models), battles, seed, tie_rate=0.15,
+                              style_coef={"sum_assistant_tokens": 0.3, "header_count": 0.05},
+                              popularity=np.exp(rng.normal(0, 0.6, models)))
+    codes, shares = zip(*SYNTHETIC_LANGUAGES)
+    reasons = [None, "identity_leak", "anomalous_voter", "daily_cap", "top_prompt_dedup"]
+    removed = rng.choice(len(reasons), battles, p=[0.9, 0.02, 0.03, 0.03, 0.02])
+    conv = np.arange(battles).astype(str)
+    frame = frame.with_columns(
+        keep=pl.Series(removed == 0),
+        removed_reason=pl.Series([reasons[r] for r in removed.tolist()], dtype=pl.String),
+        language=pl.Series(np.array(codes)[rng.choice(len(codes), battles, p=shares)]),
+        conv_id_a=pl.Series(np.char.add("c", np.char.add(conv, "a"))),
+        conv_id_b=pl.Series(np.char.add("c", np.char.add(conv, "b"))),
+        turn=pl.Series(1 + (rng.random(battles) < 0.15).astype(np.int64)))
+    labels = {"if_score": rng.integers(0, 6, battles).astype(np.int32),
+              "prompt_chars": np.where(rng.random(battles) < 0.08, 3000, 300).astype(np.int32)}
+    for name, rate in SYNTHETIC_LABEL_RATES.items():
+        labels[name] = rng.random(battles) < rate
+    for name in VISION_LABEL_NAMES:
+        labels[f"vision_{name}"] = labels["is_vision"] & (rng.random(battles) < 0.3)
+    # both sides share the prompt's labels; each answer has its own refusal
+    side = pl.DataFrame(labels)
+    rows = pl.concat([
+        side.with_columns(conv_id=frame["conv_id_a"], refusal=pl.Series(rng.random(battles) < 0.03)),
+        side.with_columns(conv_id=frame["conv_id_b"], refusal=pl.Series(rng.random(battles) < 0.03)),
+    ])
+    return frame, rows

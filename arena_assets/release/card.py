@@ -148,7 +148,8 @@ def battle_card(battle: pl.DataFrame, counts: Mapping, *, name: str, month: str,
 
 def bench_card(bench: pl.DataFrame, *, name: str, month: str, license: str,
                data_files: str = "question.jsonl", answers: pl.DataFrame | None = None,
-               judgments: pl.DataFrame | None = None, protocol: str = "arena-hard-v0.1") -> str:
+               judgments: pl.DataFrame | None = None, protocol: str = "arena-hard-v0.1",
+               redacted: dict[str, int] | None = None) -> str:
     langs = language_codes(bench)
     header = _header(pretty_name=f"Arena bench {month}", license=license, languages=langs,
                      rows=bench.height, task_categories=["text-generation"],
@@ -175,7 +176,12 @@ def bench_card(bench: pl.DataFrame, *, name: str, month: str, license: str,
         "",
         *(["## Categories\n", _table(bench, "category", "category")] if "category" in bench.columns else []),
         *(["## Languages\n", _table(bench, "language", "language")] if "language" in bench.columns else []),
-        "## Redaction\n", _REDACTION, "",
+        "## Redaction\n", _REDACTION,
+        *([f"\nThe answers and judge texts were written by models after cleaning, so they are redacted "
+           f"here with the same rules and refused likewise: {redacted['answers']:,} answer texts and "
+           f"{redacted['judgments']:,} judge texts had PII replaced."]
+          if redacted is not None and (answers is not None or judgments is not None) else []),
+        "",
     ]
     return header + "\n" + "\n".join(body)
 

@@ -19,7 +19,7 @@ import hmac
 
 import polars as pl
 
-from arena_assets.clean.pii import contains_pii
+from arena_assets.clean.pii import contains_pii, redact_expr
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.contracts import PII_TYPES
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
@@ -196,3 +196,18 @@ def bench_frame(bench: pl.DataFrame) -> pl.DataFrame:
     _refuse_pii(bench["prompt"], "bench.prompt")
     keep = [*BENCH_REQUIRED, *(c for c in BENCH_OPTIONAL if c in bench.columns)]
     return bench.select(keep).sort("question_id")
+
+
+def redacted_texts(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> tuple[pl.DataFrame, int]:
+    """``frame`` with each of its text ``columns`` redacted by the cleaning's own rules, and
+    how many texts changed; refused (UnsafeReleaseError) when the independent scanner still
+    fires on one. For text the bench stage wrote (candidate answers, judge replies), which
+    never went through cleaning; the prompts come redacted and are only checked."""
+    _refuse_raw(frame, what)
+    changed = 0
+    for col in (c for c in columns if c in frame.columns):
+        before = frame[col]
+        frame = frame.with_columns(redact_expr(pl.col(col)).alias(col))
+        changed += int((before.fill_null("") != frame[col].fill_null("")).sum())
+        _refuse_pii(frame[col], f"{what}.{col}")
+    return frame, changed

@@ -22,7 +22,7 @@ import orjson
 import polars as pl
 
 from arena_assets.release.card import battle_card, bench_card, chat_card, language_codes, sft_card
-from arena_assets.release.frames import battle_frame, bench_frame, chat_frame
+from arena_assets.release.frames import battle_frame, bench_frame, chat_frame, redacted_texts
 
 if TYPE_CHECKING:
     from arena_assets.storage import Lake
@@ -54,16 +54,21 @@ class BenchRelease:
 
 def bench_release_from_lake(lake: "Lake", month: str) -> BenchRelease | None:
     """The month's bench tables from the lake (None without ``bench_prompts``); the
-    protocol is read from the judgments' question categories (v2's are hard_prompt and
-    creative_writing)."""
+    protocol is the one the judgments record (``protocol`` column); for a partition
+    written before that column, read from the question categories (v2's are hard_prompt
+    and creative_writing)."""
+    from arena_assets.pipeline.bench import judgments_protocol
+
     if not lake.exists("bench_prompts", month):
         return None
     answers = lake.read("model_answers", month) if lake.exists("model_answers", month) else None
     judgments = lake.read("judgments", month) if lake.exists("judgments", month) else None
-    v2 = judgments is not None and "category" in judgments.columns and bool(
-        set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
-    return BenchRelease(lake.read("bench_prompts", month), answers, judgments,
-                        "arena-hard-v2" if v2 else "arena-hard-v0.1")
+    protocol = judgments_protocol(judgments) if judgments is not None else None
+    if protocol is None:
+        v2 = judgments is not None and "category" in judgments.columns and bool(
+            set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
+        protocol = "arena-hard-v2" if v2 else "arena-hard-v0.1"
+    return BenchRelease(lake.read("bench_prompts", month), answers, judgments, protocol)
 
 
 def _fs(url: str, storage_options: dict | None):
@@ -119,10 +124,17 @@ def write_bench_dataset(url: str, release: BenchRelease, month: str, license: st
                         storage_options: dict | None = None) -> tuple[pl.DataFrame, list[str]]:
     """Replace the bench folder ``url`` with Arena-Hard-Auto's layout (``judging.layout``)
     and its card: (the released prompts, the files written). The prompts pass the release's
-    checks (``bench_frame``: redacted text only)."""
+    checks (``bench_frame``: redacted text only); answers (and their reasoning) and judge
+    texts, written by models, are redacted with the cleaning's rules and checked the same
+    way (``redacted_texts``); the card counts what was replaced."""
     from arena_assets.judging.layout import write_layout
 
     prompts = bench_frame(release.prompts)
+    answers, judgments, redacted = release.answers, release.judgments, {"answers": 0, "judgments": 0}
+    if answers is not None:
+        answers, redacted["answers"] = redacted_texts(answers, ("answer", "reasoning"), "model_answers")
+    if judgments is not None:
+        judgments, redacted["judgments"] = redacted_texts(judgments, ("judgment",), "judgments")
     fs, root = _fs(url, storage_options)
     if fs.exists(root):
         fs.rm(root, recursive=True)
@@ -130,10 +142,10 @@ def write_bench_dataset(url: str, release: BenchRelease, month: str, license: st
         ids = release.prompts.select(question_id="prompt_id", cluster="cluster_id") \
             if "prompt_id" in release.prompts.columns else None
         prompts = prompts.join(ids, on="question_id", how="left") if ids is not None else prompts
-    paths = write_layout(url, prompts, release.answers, release.judgments, protocol=release.protocol,
+    paths = write_layout(url, prompts, answers, judgments, protocol=release.protocol,
                          month=month, storage_options=storage_options)
     card = bench_card(prompts, name=f"arena-bench-{month}", month=month, license=license,
-                      answers=release.answers, judgments=release.judgments, protocol=release.protocol)
+                      answers=answers, judgments=judgments, protocol=release.protocol, redacted=redacted)
     with fs.open(f"{root}/README.md", "wb") as fh:
         fh.write(card.encode())
     return prompts, paths

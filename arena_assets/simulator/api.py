@@ -52,17 +52,25 @@ def simulate_months(
     seed: int,
     config: WorldConfig | None = None,
     compress: bool = False,
+    completions_per_month: int = 0,
 ) -> SimulationSummary:
     """Generate ``months`` (any order, each independent) of raw logs under ``out``.
 
     ``conversations_per_month`` counts sessions: a direct chat (one conversation) or a
     battle (two conversations, usually a vote). Writes ``out/models.json``,
-    ``out/YYYY-MM/events-YYYY-MM-DD.jsonl[.gz]`` and ``out/_truth/``.
+    ``out/YYYY-MM/events-YYYY-MM-DD.jsonl[.gz]`` and ``out/_truth/``; with
+    ``completions_per_month``, Copilot Arena completion pairs under ``out/_completions/``
+    (``simulator/completions.py``; the chat logs stay byte-identical).
     """
     world = World.build(config or WorldConfig(), seed)
     write_registry(out, world)
     write_world_truth(Path(out), world)
     summaries = [generate_month(world, out, m, conversations_per_month, compress) for m in months]
+    if completions_per_month > 0:  # Copilot Arena pairs, from their own random stream
+        from arena_assets.simulator.completions import generate_completions
+
+        for m in months:
+            generate_completions(world, out, m, completions_per_month)
     return SimulationSummary(str(out), seed, summaries)
 
 

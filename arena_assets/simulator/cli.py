@@ -17,6 +17,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.add_argument("--seed", type=int, default=7, help="world seed")
     sim.add_argument("--gzip", action="store_true", help="write .jsonl.gz")
     sim.add_argument("--config", help="JSON object of WorldConfig overrides")
+    sim.add_argument("--completions", type=int, default=0, metavar="N",
+                     help="also N Copilot Arena completion pairs a month (under OUT/_completions)")
     sim.set_defaults(func=_simulate)
 
     srv = subparsers.add_parser("serve-arena", help="serve the simulated world over an OpenAI-compatible API")
@@ -50,7 +52,7 @@ def _simulate(args: argparse.Namespace) -> int:
         print("give --months or --start")
         return 2
     summary = simulate_months(args.out, months, args.per_month, args.seed, _config(args.config),
-                              compress=args.gzip)
+                              compress=args.gzip, completions_per_month=args.completions)
     for m in summary.months:
         print(f"{m.month}: {m.sessions} sessions, {m.conversations} conversations, {m.events} events, "
               f"{m.votes} votes, {m.malformed} malformed lines, {m.files} files, "

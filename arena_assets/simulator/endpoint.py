@@ -47,7 +47,14 @@ from pathlib import Path
 import numpy as np
 import orjson
 
+from arena_assets.simulator.battle_judge import (
+    REWARD_MODELS,
+    BattleTruthCache,
+    pooling_values,
+    reward_score,
+)
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
+from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
 from arena_assets.simulator.labeling import (
@@ -72,6 +79,16 @@ from arena_assets.simulator.responder import (
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
+# base URLs of the simulated arenas running in this process (they read sha256: image
+# references; labels.images asks before sending references instead of images)
+_SERVING: set[str] = set()
+
+
+def serving(base_url: str) -> bool:
+    """Whether ``base_url`` is a simulated arena running in this process."""
+    return base_url.rstrip("/") in _SERVING
+
+
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
@@ -84,12 +101,16 @@ class ArenaEndpoint:
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
+        self.images: Counter[tuple[str, str]] = Counter()  # simulator.images.image_name of each image part
         self.truth_root = Path(truth_root) if truth_root else None
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
         self._index_files: tuple[str, ...] = ()
         self.judges = dict(JUDGES)  # judge model -> its planted biases
         self.answer_key = world_key(world)  # reads the quality tags of candidate answers
+        # judges and reward models on arena battles find them by answer (battle_judge.py)
+        self.battles = BattleTruthCache(world, self.truth_root)
+        self.reward_models = dict(REWARD_MODELS)
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = ThreadingHTTPServer((host, port), handler)
@@ -139,6 +160,13 @@ class ArenaEndpoint:
         with self.lock:
             self.calls.clear()
             self.stats.clear()
+            self.images.clear()
+
+    def images_seen(self) -> dict[tuple[str, str], int]:
+        """Image parts received since the last reset: ("data", sha256 of the bytes) or
+        ("sha256", the reference) -> count."""
+        with self.lock:
+            return dict(self.images)
 
     def truth_index(self) -> PromptTruthIndex | None:
         """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
@@ -158,14 +186,17 @@ class ArenaEndpoint:
 
     @property
     def served_models(self) -> list[str]:
-        return self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
+        return (self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
+                + list(self.reward_models))
 
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
         self.thread.start()
+        _SERVING.add(self.base_url)
         return self
 
     def stop(self) -> None:
+        _SERVING.discard(self.base_url)
         self.server.shutdown()
         self.server.server_close()
         if self.thread:
@@ -228,7 +259,7 @@ class _Handler(BaseHTTPRequestHandler):
             data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                     for m in ep.world.models]
             data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
-                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS)]
+                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS, *ep.reward_models)]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
@@ -260,7 +291,7 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in ROUTES:
             self._error(404, f"no route {path}", "not_found")
             return
-        self._call = (path.removeprefix("/v1/"), str(body.get("model") or ""))
+        self._call = (path.removeprefix("/v1/").lstrip("/"), str(body.get("model") or ""))
         if ep.faults.latency > 0:
             time.sleep(ep.faults.latency)
         fault = ep.next_fault()
@@ -290,6 +321,13 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("stream"):
             self._error(400, "streaming is not supported by the simulated arena", "unsupported")
             return
+        try:  # image parts as a real vision endpoint takes them
+            names = [n for n in map(image_name, image_urls(messages)) if n]
+        except ValueError as exc:
+            self._error(400, str(exc), "invalid_image_url")
+            return
+        with ep.lock:
+            ep.images.update(names)
         params = {k: body[k] for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
                   if k in body}
         n = int(body.get("n") or 1)
@@ -313,7 +351,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 content, finish, _ = chat_completion(
                     ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index(),
-                    ep.judges)
+                    ep.judges, ep.battles.get())
             if fault == "empty":
                 content = ""
             elif fault == "truncated":
@@ -373,6 +411,38 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
                          "results": results}, cut=fault == "truncated")
 
+    def _pooling(self, body: dict, fault: str) -> None:
+        """vLLM's Pooling API for reward models: ``messages`` (one conversation) or
+        ``input`` (text or texts) -> one reward per input, as ``data[i].data``."""
+        ep = self.endpoint
+        model = body.get("model")
+        if model not in ep.reward_models:
+            self._error(404, f"The model `{model}` does not exist (reward models: {sorted(ep.reward_models)})",
+                        "model_not_found")
+            return
+        messages, raw = body.get("messages"), body.get("input")
+        if isinstance(messages, list) and messages and all(isinstance(m, dict) for m in messages):
+            users = [message_text(m) for m in messages if m.get("role") == "user"]
+            answers = [message_text(m) for m in messages if m.get("role") == "assistant"]
+            items = [(users[0] if users else "", answers[-1] if answers else "")]
+        elif isinstance(raw, str) or (isinstance(raw, list) and raw and all(isinstance(t, str) for t in raw)):
+            items = [("", t) for t in (raw if isinstance(raw, list) else [raw])]
+        else:
+            self._error(400, "pooling needs messages (a conversation) or input (text or texts)",
+                        "invalid_input")
+            return
+        truth, bias = ep.battles.get(), ep.reward_models[model]
+        scores = [reward_score(truth, key=ep.answer_key, question=q, answer=a, bias=bias, model=model)
+                  for q, a in items]
+        data = [] if fault == "empty" else pooling_values(scores)
+        if fault == "garbage":
+            data = [{"index": d["index"], "object": "pooling", "data": "nan"} for d in data]
+        tokens = sum(len(q) + len(a) for q, a in items) // 4 + 1
+        self._send(200, {"id": f"pool-{request_seed(model, items):016x}", "object": "list",
+                         "created": int(time.time()), "model": model, "data": data,
+                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
+                   cut=fault == "truncated")
+
 
 def _encode(vector: list[float], encoding: str) -> list[float] | str:
     # the openai client asks for base64 (little-endian float32) by default and decodes it
@@ -382,4 +452,6 @@ def _encode(vector: list[float], encoding: str) -> list[float] | str:
 
 
 ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,
-          "/v1/embeddings": _Handler._embeddings}
+          "/v1/embeddings": _Handler._embeddings,
+          # vLLM serves its Pooling API (reward models) at the server root, not under /v1
+          "/pooling": _Handler._pooling, "/v1/pooling": _Handler._pooling}

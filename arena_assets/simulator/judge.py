@@ -163,18 +163,19 @@ def simulate_answer(
 
 def judge_verdict(
     *, key: bytes, question: str, answer_a: str, answer_b: str,
-    bias: JudgeBias = JudgeBias(), judge: str = "sim-judge",
+    bias: JudgeBias = JudgeBias(), judge: str = "sim-judge", margin: float | None = None,
 ) -> tuple[str, float]:
     """(judge text ending in one verdict label, the latent margin d); ``judge`` names the
-    noise stream."""
-    qa = answer_quality(answer_a, key)
-    qb = answer_quality(answer_b, key)
+    noise stream. ``margin`` replaces the tags' strength difference when the caller knows
+    the answers' strengths another way (arena battles: ``battle_judge.py``)."""
+    if margin is None:
+        margin = strength(answer_quality(answer_a, key)) - strength(answer_quality(answer_b, key))
     rng = _rng(key, "judge", judge, question, answer_a, answer_b)
     len_a, len_b = perceived_tokens(answer_a, answer_b)
     dlen = len_a - len_b
     deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
         key, "deviation", answer_b).normal(0.0, bias.answer_noise)
-    d = (strength(qa) - strength(qb) + deviation + bias.position_bias
+    d = (margin + deviation + bias.position_bias
          + bias.length_bias * math.tanh(dlen / bias.length_scale) + rng.normal(0.0, bias.noise))
     if abs(d) < bias.tie:
         label = "A=B"

@@ -24,6 +24,9 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``refusal-v1``: ``<prompt>...</prompt>`` and ``<answer>...</answer>``; answer
     ``{"refusal": bool}`` (did the answer refuse)
   - ``cluster-name-v1``: several ``<prompt>`` blocks; answer ``{"name": "short topic name"}``
+  - ``risk-v1`` (``evaluators.refusal``): a ``<prompt>`` block; answer ``{"sensitive": bool,
+    "harmful": bool}``: sensitive = the truth's ``would_refuse``, harmful = a planted toxic
+    marker in the text (what the simulated moderation flags)
 * The answer is one JSON object as the message content, nothing else.
 * The prompt is found by its text (``prompt_truth.lookup_prompt_truth``: truth table, then
   the part parser, then surface heuristics), so a prompt cut to a maximum length by the
@@ -50,6 +53,7 @@ from functools import lru_cache
 import numpy as np
 import orjson
 
+from arena_assets.simulator.lexicon import TOXIC_MARKERS
 from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, topic_name
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
 
@@ -63,7 +67,7 @@ _TAG_TASKS = {"criteria_v0.1": "list", "if_v0.1": "score", "math_v0.1": "math",
               **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
               "creative_writing_vision_v0.1": "creative_writing_vision"}
 TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1", "prompt-tags", "vision-tags",
-         "refusal", *_TAG_TASKS)
+         "refusal", *_TAG_TASKS, "risk-v1")
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
 PROMPT_BLOCK = re.compile(r"<(?:prompt|user_prompt|user_query)>(.*?)(?:</(?:prompt|user_prompt|user_query)>|\Z)", re.S)
 ANSWER_BLOCK = re.compile(r"<(?:answer|llm_response)>(.*?)(?:</(?:answer|llm_response)>|\Z)", re.S)
@@ -154,6 +158,12 @@ def label_answer(task: str, user_text: str, model: str, p: float,
         answers = ANSWER_BLOCK.findall(user_text)
         answer = answers[0] if answers else ""
         return {"refusal": _flip(is_refusal(answer), p, model, task, answer)}
+    if task == "risk-v1":
+        truth, _ = lookup_prompt_truth(prompt, index, image)
+        low = prompt.lower()
+        harmful = any(m.lower() in low for ms in TOXIC_MARKERS.values() for m in ms)
+        return {"sensitive": _flip(bool(truth["would_refuse"]), p, model, task, "s", key),
+                "harmful": _flip(harmful, p, model, task, "h", key)}
     if task == "cluster-name-v1":
         keys = [lookup_prompt_truth(x, index, image)[0]["topic"] for x in prompts]
         top, _ = Counter(k for k in keys if k).most_common(1)[0] if any(keys) else (None, 0)

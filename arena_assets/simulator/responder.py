@@ -131,12 +131,14 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
 
 
 def judge_completion(world: World, model: str, messages: list[dict],
-                     judges: dict[str, JudgeBias]) -> str | None:
+                     judges: dict[str, JudgeBias], battles=None) -> str | None:
     """The simulated judge's reply when a user turn is one of our judge prompts
     (``judging.verdicts``), else None. ``model`` judges with ``judges[model]`` (noise from
     its ``stream``); any other model asked to judge is a plain, noisier judge. When the judge
     prompt is not the last user turn, the conversation continues (Arena-Hard v0.1's
-    follow-up after a reply without a label): the reply is the verdict label alone."""
+    follow-up after a reply without a label): the reply is the verdict label alone. Two
+    sides of an arena battle found in ``battles`` (``battle_judge.BattleTruth``) are judged
+    on their battle's truth, everything else on the answers' quality tags."""
     users = [message_text(m) for m in messages if m.get("role") == "user"]
     bias = judges.get(model, JudgeBias(noise=0.8))
     stream = bias.stream or model
@@ -145,7 +147,15 @@ def judge_completion(world: World, model: str, messages: list[dict],
         pair = split_pairwise_prompt(text)
         if pair is not None:
             question, a, b = pair
-            reply, _ = judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream)
+            reply = None
+            if battles is not None:
+                from arena_assets.simulator.battle_judge import battle_verdict
+
+                reply = battle_verdict(battles, key=key, question=question, answer_a=a, answer_b=b,
+                                       bias=bias, judge=stream)
+            if reply is None:
+                reply, _ = judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias,
+                                         judge=stream)
             return reply if i == len(users) - 1 else "Final verdict: " + reply.rsplit(" ", 1)[-1]
         single = split_single_prompt(text)
         if single is not None:
@@ -155,13 +165,14 @@ def judge_completion(world: World, model: str, messages: list[dict],
 
 def chat_completion(world: World, model: str, messages: list[dict], params: dict,
                     index: PromptTruthIndex | None = None,
-                    judges: dict[str, JudgeBias] | None = None) -> tuple[str, str, float | None]:
+                    judges: dict[str, JudgeBias] | None = None,
+                    battles=None) -> tuple[str, str, float | None]:
     """(content, finish_reason, quality) of ``model`` answering ``messages``; quality is None
     for judge and legacy label requests, else see ``candidate_answer``."""
     rng = random.Random(request_seed(model, messages, params))
     full = "\n".join(message_text(m) for m in messages)
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-    verdict = judge_completion(world, model, messages, judges or {})
+    verdict = judge_completion(world, model, messages, judges or {}, battles)
     if verdict is not None:
         return _capped(verdict, params)
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):

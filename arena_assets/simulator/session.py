@@ -8,6 +8,7 @@ the truth rows.
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ class Prompt:
     pii: list[tuple[str, str]]  # (pii_type, text)
     toxic: str | None
     labels: dict  # topics.prompt_labels: topic, criteria, would_refuse, ...
+
+
+def answer_sha(content: str) -> str:
+    """Key of an answer in the ``battle_answers`` truth: sha256 of its stripped text."""
+    return hashlib.sha256(content.strip().encode()).hexdigest()
 
 
 class SessionMaker:
@@ -271,6 +277,9 @@ class SessionMaker:
                    "states": [self._state(conv_ids[0], a.name, msgs[0]),
                               self._state(conv_ids[1], b.name, msgs[1])]})
         self.stats["votes"] += 1
+        self.sinks["battle_answers"].add({
+            "event_id": event_id, "month": self.month,
+            **{f"answer_sha_{s}": answer_sha(msgs[i][1]["content"]) for i, s in enumerate("ab")}})
         self.sinks["votes"].add({
             "event_id": event_id, "month": self.month, "tstamp": tstamp,
             "conv_id_a": conv_ids[0], "conv_id_b": conv_ids[1], "model_a": a.name,

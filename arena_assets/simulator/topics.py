@@ -81,13 +81,32 @@ def _slug(phrase: str) -> list[str]:
     return words[:4]
 
 
+def _readable(phrase: str, max_chars: int = 48) -> str:
+    """The phrase as a cluster namer would put it: no leading article, whole words up to
+    ``max_chars``, first letter capitalised ("a villain's monologue about a perfect poison"
+    -> "Villain's monologue about a perfect poison")."""
+    words = phrase.split()
+    if words and words[0].lower() in ("a", "an", "the", "my", "this"):
+        words = words[1:]
+    out = []
+    for w in words:
+        if out and len(" ".join([*out, w])) > max_chars:
+            break
+        out.append(w)
+    while len(out) > 1 and (out[-1].lower() in _STOP or len(out) < len(words) and
+                            out[-1].lower() in ("that", "from", "a", "the")):
+        out.pop()  # a cut phrase does not end on "... from a"
+    text = " ".join(out).rstrip(",.;:")
+    return text[:1].upper() + text[1:]
+
+
 def _build_topics() -> tuple[Topic, ...]:
     out = []
     for cat in CATEGORIES:
         for i, phrase in enumerate(EN["topics"][cat]):
             words = _slug(phrase)
             vision = ((cat,) + VISION_EXTRA.get((cat, i), ())) if cat in VISION_CATEGORIES else ()
-            out.append(Topic(f"{cat}/{'-'.join(words)}", cat, i, " ".join(words).capitalize(),
+            out.append(Topic(f"{cat}/{'-'.join(words)}", cat, i, _readable(phrase),
                              (cat, i) in SENSITIVE, cat == "math" or (cat, i) in MATH_TOPICS, vision))
     return tuple(out)
 

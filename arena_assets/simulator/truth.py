@@ -56,6 +56,12 @@ MONTHLY_SCHEMAS: dict[str, pa.Schema] = {
         ("len_a", _I64), ("len_b", _I64), ("md_a", _I64), ("md_b", _I64),
         ("criteria_count", _I32), ("refused_a", _B), ("refused_b", _B),
     ]),
+    # which battle an answer belongs to: sha256 of each side's first assistant answer
+    # (stripped), so a judge or reward model served by the endpoint can find the battle
+    # from the text it is shown (simulator/battle_judge.py); no randomness involved
+    "battle_answers": pa.schema([
+        ("event_id", _S), ("month", _S), ("answer_sha_a", _S), ("answer_sha_b", _S),
+    ]),
     "pii": pa.schema([
         ("conv_id", _S), ("month", _S), ("message_index", _I32), ("pii_type", _S), ("text", _S),
     ]),
@@ -95,6 +101,9 @@ Written by `arena_assets.simulator`; never read by the pipeline, only by tests a
   tie (bothbad)), user_id, abusive, abuse_kind, category, p_a = P(a beats b) before ties
   including planted style, position bias, prompt difficulty and refusals, len/md features
   of both sides, criteria_count of the prompt, refused_a / refused_b.
+- `battle_answers/<month>.parquet`: every vote event with the sha256 of each side's first
+  assistant answer (stripped), so the endpoint's judges and reward models can find the
+  battle an answer they are shown belongs to.
 - `pii/<month>.parquet`: every planted PII item: conv_id, message_index (0-based index in
   the state's messages), pii_type, text (occurs verbatim in that message).
 - `malformed/<month>.parquet`: every junk line: source_file (relative to the raw root),

@@ -10,6 +10,8 @@ from arena_assets.simulator.config import CATEGORIES, LANGUAGE_SHARE, LANGUAGES,
 from arena_assets.simulator.lexicon import MODEL_BASES, MODEL_SIZES, MODEL_SUFFIXES, ORGANIZATIONS
 
 ABUSE_KINDS = ("always_for", "burst")
+LICENSES = ("Proprietary", "Proprietary", "Apache 2.0", "MIT", "Llama 3.1 Community",
+            "CC BY-NC 4.0")
 
 
 def month_index(month: str) -> int:
@@ -105,8 +107,16 @@ class World:
         return out
 
     def registry(self) -> list[dict]:
-        """What the platform publishes in models.json: no skill, no style."""
-        return [{"name": m.name, "vision": m.vision, "organization": m.organization} for m in self.models]
+        """What the platform publishes in models.json: no skill, no style; a licence and a
+        knowledge cutoff (3-9 months before release) from a stream of their own, so adding
+        them changed no other draw of a seed."""
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0x11CE]))
+        licenses = rng.choice(len(LICENSES), size=len(self.models))
+        lags = rng.integers(3, 10, size=len(self.models))
+        return [{"name": m.name, "vision": m.vision, "organization": m.organization,
+                 "license": LICENSES[int(lic)],
+                 "knowledge_cutoff": month_name(month_index(m.release_month) - int(lag))}
+                for m, lic, lag in zip(self.models, licenses, lags)]
 
 
 def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelSpec, ...]:

@@ -18,10 +18,11 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.pipeline.bench import (
-    answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month,
-    model_answers_month,
+    ProtocolMismatchError, answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games,
+    judgments_month, model_answers_month,
 )
-from arena_assets.report import counts_table, markdown_table
+from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.report import counts_table, markdown_table, rounded
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
 
@@ -48,7 +49,8 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     versions = {}
     for month in months_in_window(context):
         relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
-                                 prompt_set=topic_settings.prompt_set()) if relabel_task else None)
+                                 prompt_set=topic_settings.prompt_set(),
+                                 reask_unreadable=topic_settings.reask_on()) if relabel_task else None)
         step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
         versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
@@ -97,7 +99,7 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
                 pl.col("answer_tokens").mean()).sort("model").iter_rows()))}, partition_key=month)
     storage.publish("model_answers", context.log)  # a catalog view, like every table
     yield dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(answered)})
-    limit = bench_settings.max_cap_hit_share
+    limit = bench_settings.cap_hit_limit()
     yield dg.AssetCheckResult(check_name="answers_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
                               severity=dg.AssetCheckSeverity.WARN,
                               metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
@@ -143,7 +145,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
         played_by_month[month] = played.height
         meta = {**table_metadata(step.judgments, step.url), "month": month,
                 "statuses": dg.MetadataValue.json(dict(step.judgments.group_by("status").len().iter_rows())),
-                "bias_report": dg.MetadataValue.json(step.bias),
+                "bias_report": dg.MetadataValue.json(rounded(step.bias)),
                 "protocol": protocol.name, "baselines": dg.MetadataValue.json(baseline),
                 "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in judges}),
                 "cap_hit_share": dg.MetadataValue.json(hits),
@@ -166,7 +168,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     yield dg.AssetCheckResult(check_name="judge_parse_failure_rate", passed=rate <= 0.05,
                               severity=dg.AssetCheckSeverity.WARN, metadata={"rate": rate, "games": games})
     yield dg.AssetCheckResult(check_name="no_duplicate_games", passed=dups == 0, metadata={"duplicates": dups})
-    limit = bench_settings.max_cap_hit_share
+    limit = bench_settings.cap_hit_limit()
     yield dg.AssetCheckResult(check_name="judgments_within_token_cap", passed=max(worst.values(), default=0.0) <= limit,
                               severity=dg.AssetCheckSeverity.WARN,
                               metadata={"cap_hit_share": dg.MetadataValue.json(worst), "limit": limit})
@@ -176,7 +178,8 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
           kinds={"parquet", "numpy"}, backfill_policy=dg.BackfillPolicy.single_run(),
           check_specs=[dg.AssetCheckSpec("win_rates_in_range", asset="bench_leaderboard",
                                          description="Every win rate and bound lies in [0, 1].")])
-def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings):
+def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_settings: BenchSettings,
+                      site_settings: SiteSettings):
     """The month's bench leaderboard as Arena-Hard-Auto computes it (`ARENA_BENCH_PROTOCOL`):
     per question category, each candidate's score against that category's baseline with
     the protocol's bootstrap interval (v0.1 95 %, v2 90 %) and its style-controlled win
@@ -187,17 +190,25 @@ def bench_leaderboard(context: dg.AssetExecutionContext, storage: ArenaStorage, 
     bad, rows = 0, {}
     for month in months_in_window(context):
         s = bench_settings
-        step = bench_leaderboard_month(lake, month, protocol=s.bench_protocol(), weight=s.strong_weight,
-                                       rounds=s.bootstrap_rounds, seed=s.bootstrap_seed,
-                                       style_control=s.style_control, single_grades=s.grades_on())
+        try:
+            step = bench_leaderboard_month(lake, month, protocol=s.bench_protocol(), weight=s.strong_weight,
+                                           rounds=s.bootstrap_rounds, seed=s.bootstrap_seed,
+                                           style_control=s.style_control, single_grades=s.grades_on())
+        except ProtocolMismatchError as exc:  # judgments played by another protocol: one line, nothing written
+            raise dg.Failure(description=str(exc)) from None
         b = step.board
         rows[month] = b.height
         ranged = [c for c in ("win_rate", "lower", "upper", "sc_win_rate", "sc_lower", "sc_upper") if c in b.columns]
         bad += b.filter(~pl.all_horizontal(pl.col(c).is_between(0, 1).fill_null(True) for c in ranged)).height
-        meta = {**table_metadata(b, step.urls[0]), "month": month,
+        meta = {"month": month, "board": dg.MetadataValue.md(step.markdown),
+                "site_page": dg.MetadataValue.url(site_settings.page_url(month) + "#bench"),
+                **table_metadata(b, step.urls[0]),
                 "protocol": s.bench_protocol().name, "interval_level": s.bench_protocol().level,
-                "board": dg.MetadataValue.md(step.markdown),
-                "vs_human": dg.MetadataValue.json(step.vs_human or {})}
+                "vs_human": dg.MetadataValue.json(rounded(step.vs_human or {})),
+                # a model whose games were all unparsed or dropped: its row, no score
+                "models_without_win_rate": step.meta.get("models_without_win_rate", 0),
+                "without_win_rate": dg.MetadataValue.json(step.meta.get("without_win_rate", {})),
+                "style_control": dg.MetadataValue.json(rounded(step.meta.get("style_control", {})))}
         if step.png:  # no plot for an empty board
             png = base64.b64encode(step.png).decode()
             meta["plot"] = dg.MetadataValue.md(f"![bench leaderboard](data:image/png;base64,{png})")

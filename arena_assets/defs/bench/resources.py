@@ -21,6 +21,14 @@ from arena_assets.llm.simulated import SIMULATED
 from arena_assets.pipeline.bench import candidate_task
 
 
+def _number(value: str, name: str, default: float) -> float:
+    """A fractional setting from its string; empty = ``default``; one line when it is not a number."""
+    try:
+        return float(value) if str(value).strip() else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+
+
 class BenchSettings(dg.ConfigurableResource):
     """BenchBuilder sizes and thresholds, candidates, baseline, judges, board settings."""
 
@@ -31,10 +39,11 @@ class BenchSettings(dg.ConfigurableResource):
     # BenchBuilder's passes (the anchor's thresholds): the cheap labels keep prompts meeting
     # >= min_quality criteria in clusters whose mean is >= min_cluster_mean; the strong
     # labeler (relabel_model) keeps >= strong_min_quality in clusters re-scored >= strong_min_cluster_mean
+    # fractional settings are strings (Dagster's EnvVar has no float form; empty = default)
     min_quality: int = 5
-    min_cluster_mean: float = 3.0
+    min_cluster_mean: str = "3"
     strong_min_quality: int = 6
-    strong_min_cluster_mean: float = 6.0
+    strong_min_cluster_mean: str = "6"
     per_cluster: int = 2
     seed: int = 0
     bootstrap_seed: int = 42  # the anchor's v0.1 seed: its resamples are drawn the same way
@@ -42,7 +51,7 @@ class BenchSettings(dg.ConfigurableResource):
     judge_max_tokens: int = 0
     answer_max_tokens: int = 0
     # a WARN check fires when more than this share of answers or judgments used the whole cap
-    max_cap_hit_share: float = 0.01
+    max_cap_hit_share: str = "0.01"
     # JSON/YAML list of {name, base_url (or "simulated"), api_key_env, model, params}
     candidates: str = ""
     baseline: str = ""
@@ -62,11 +71,16 @@ class BenchSettings(dg.ConfigurableResource):
     def bench_protocol(self) -> BenchProtocol:
         return get_protocol(self.protocol)
 
+    def cap_hit_limit(self) -> float:
+        return _number(self.max_cap_hit_share, "ARENA_BENCH_MAX_CAP_HIT_SHARE", 0.01)
+
     def bench_options(self) -> BenchOptions:
-        return BenchOptions(size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
-                            min_cluster_mean=self.min_cluster_mean, strong_min_quality=self.strong_min_quality,
-                            strong_min_cluster_mean=self.strong_min_cluster_mean, per_cluster=self.per_cluster,
-                            seed=self.seed)
+        return BenchOptions(
+            size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
+            min_cluster_mean=_number(self.min_cluster_mean, "ARENA_BENCH_MIN_CLUSTER_MEAN", 3.0),
+            strong_min_quality=self.strong_min_quality,
+            strong_min_cluster_mean=_number(self.strong_min_cluster_mean, "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", 6.0),
+            per_cluster=self.per_cluster, seed=self.seed)
 
     def relabel_task(self, labeler: LLMTaskResource, raw_root: str) -> LLMTask | None:
         """The strong labeler's task for the second pass, None when it is off."""
@@ -109,6 +123,13 @@ def resources() -> dg.Definitions:
             size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
             vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
             min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),
+            min_cluster_mean=dg.EnvVar("ARENA_BENCH_MIN_CLUSTER_MEAN"),
+            strong_min_quality=dg.EnvVar.int("ARENA_BENCH_STRONG_MIN_QUALITY"),
+            strong_min_cluster_mean=dg.EnvVar("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN"),
+            judge_max_tokens=dg.EnvVar.int("ARENA_BENCH_JUDGE_MAX_TOKENS"),
+            answer_max_tokens=dg.EnvVar.int("ARENA_BENCH_ANSWER_MAX_TOKENS"),
+            max_cap_hit_share=dg.EnvVar("ARENA_BENCH_MAX_CAP_HIT_SHARE"),
+            bootstrap_seed=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_SEED"),
             candidates=dg.EnvVar("ARENA_CANDIDATES"),
             baseline=dg.EnvVar("ARENA_BENCH_BASELINE"),
             judges=dg.EnvVar("ARENA_BENCH_JUDGES"),

@@ -20,6 +20,7 @@ from arena_assets.defs.metadata import table_metadata
 from arena_assets.labels.tags import board_rules_markdown
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.defs.site.resources import SiteSettings
 from arena_assets.pipeline import quality
 from arena_assets.pipeline.leaderboards import (
     arena_leaderboard_month,
@@ -29,7 +30,7 @@ from arena_assets.pipeline.leaderboards import (
 from arena_assets.ranking.alarm import Z_ALARM
 from arena_assets.ranking.boards import board_options
 from arena_assets.ranking.schema import BOARD_SCHEMA, HISTORY_SCHEMA
-from arena_assets.report import counts_table
+from arena_assets.report import counts_table, md_escape
 
 # every earlier month (100 years back) and this one; months before the first partition
 # simply do not exist
@@ -67,10 +68,24 @@ def _top_table(board: pl.DataFrame) -> dg.MetadataValue:
         pl.col("rating", "lower", "upper").round(1))
     schema = dg.TableSchema(columns=[
         dg.TableColumn(c, "float" if c in ("rating", "lower", "upper") else
-                       "string" if c == "model" else "int", BOARD_COLUMNS[c]) for c in cols])
+                       "string" if c == "model" else "int", md_escape(BOARD_COLUMNS[c]))
+        for c in cols])
     records = [dg.TableRecord({c: row[c] for c in cols if row[c] is not None})
                for row in top.select(cols).iter_rows(named=True)]
     return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def _site_pages(site: SiteSettings, month: str, boards: pl.DataFrame) -> dg.MetadataValue:
+    """Where each board of the month is published by `leaderboard_site` (the links work once
+    the site is built for the month)."""
+    from arena_assets.site.names import board_slug, board_title
+
+    rows = []
+    for board in sorted(boards["board"].unique().to_list()):
+        key = "overall" if board == "style_control" else board
+        url = site.page_url(month, f"{board_slug(key)}.html")
+        rows.append(f"| {md_escape(board)} | [{md_escape(board_title(key))}]({url}) |")
+    return dg.MetadataValue.md("| board | page |\n| --- | --- |\n" + "\n".join(rows))
 
 
 @dg.asset(
@@ -151,7 +166,8 @@ def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.Asset
     ],
 )
 def arena_leaderboard(
-    context: dg.AssetExecutionContext, storage: ArenaStorage, leaderboard_settings: LeaderboardSettings
+    context: dg.AssetExecutionContext, storage: ArenaStorage, leaderboard_settings: LeaderboardSettings,
+    site_settings: SiteSettings,
 ):
     """The arena leaderboard as of the end of each month: Bradley-Terry ratings on the Elo
     scale with confidence intervals, rank upper bounds and battle counts, from every kept
@@ -173,10 +189,13 @@ def arena_leaderboard(
                                        min_category_battles=settings.min_category_battles)
         tops = {f"top: {board}": _top_table(step.boards.filter(pl.col("board") == board))
                 for board in step.boards["board"].unique(maintain_order=True)}
-        # one materialization per month, each with its own figures (a backfill range too)
+        # one materialization per month, each with its own figures (a backfill range too);
+        # the rounded boards first, the file's own preview after them
         context.add_asset_metadata({
-            **table_metadata(step.boards, step.url, descriptions=BOARD_COLUMNS),
             "month": month,
+            **tops,
+            "site_pages": _site_pages(site_settings, month, step.boards),
+            **table_metadata(step.boards, step.url, descriptions=BOARD_COLUMNS),
             "months_covered": f"{step.months[0]}..{step.months[-1]}",
             "battles_used": dg.MetadataValue.int(step.info["battles_used"]),
             "battles_removed_by_reason": dg.MetadataValue.md(
@@ -186,7 +205,6 @@ def arena_leaderboard(
                 step.info["months_without_topic_labels"]),
             "category_board_rules": dg.MetadataValue.md(board_rules_markdown()),
             "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
-            **tops,
             "ratings_plot": _png_markdown(step.png, "ratings"),
             "ratings_png": dg.MetadataValue.path(step.png_url),
         }, partition_key=month)
@@ -207,15 +225,20 @@ def arena_leaderboard(
     automation_condition=follow_upstream,
     check_specs=checks.table_specs("leaderboard_history", "history"),
 )
-def leaderboard_history(context: dg.AssetExecutionContext, storage: ArenaStorage):
+def leaderboard_history(context: dg.AssetExecutionContext, storage: ArenaStorage,
+                        site_settings: SiteSettings):
     """Every model's overall rating and interval, month by month up to this month: how the
     leaderboard moved as votes accumulated and models arrived."""
     lake = storage.lake()
     results: list[dg.AssetCheckResult] = []
     for month in months_in_window(context):
         step = leaderboard_history_month(lake, month)
+        # the preview shows the month's own snapshot (the file holds every month up to it)
+        own = step.history.filter(pl.col("snapshot_month") == month)
         context.add_asset_metadata({
-            **table_metadata(step.history, step.url), "month": month,
+            "month": month,
+            "site_page": dg.MetadataValue.url(site_settings.page_url(month) + "#history"),
+            **table_metadata(own, step.url, rows=step.history.height),
             "history_plot": _png_markdown(step.png, "history"),
             "history_png": dg.MetadataValue.path(step.png_url)}, partition_key=month)
         month_results = checks.table_results("leaderboard_history", step.history,

@@ -13,7 +13,9 @@ from arena_assets.defs.resources import ArenaStorage
 
 @dg.asset(
     partitions_def=monthly_partitions,
-    deps=["conversations", "battles"],
+    # the bench is part of the release: its prompts, the candidates' answers and the
+    # judgments are inputs, so a job or backfill of every asset releases after them
+    deps=["conversations", "battles", "bench_prompts", "model_answers", "judgments"],
     group_name="release",
     kinds={"parquet", "huggingface"},
     backfill_policy=dg.BackfillPolicy.single_run(),

@@ -23,6 +23,7 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
+from arena_assets.llm.simulated import public_base_url
 from arena_assets.pipeline import quality
 from arena_assets.pipeline.topics import (
     TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
@@ -122,7 +123,7 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
     hash every row records."""
     task = labeler.task(storage.raw_root)
-    context.log.info(f"labelling with {task.model} at {task.base_url}")
+    context.log.info(f"labelling with {task.model} at {public_base_url(task.base_url)}")
     threshold = topic_settings.parse_failure_threshold()
     per_month: dict[str, dict] = {}
     worst: dict[str, float] = {}
@@ -203,7 +204,7 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     if embedder.configured():
         etask = embedder.task(storage.raw_root)
         embed = _endpoint_embedder(etask, llm_cache.cache(storage, "embeddings"), reports)
-        source = f"{etask.model} at {etask.base_url}"
+        source = f"{etask.model} at {public_base_url(etask.base_url)}"
     else:
         embed, source = OfflineEmbedder(), "wordllama (offline)"
     namer = (labeler.task(storage.raw_root)

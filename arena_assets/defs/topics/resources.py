@@ -19,6 +19,9 @@ class TopicSettings(dg.ConfigurableResource):
     # the image as a data URL; empty = the stored reference (for the simulated arena)
     image_root: str = ""
     label_refusals: bool = True
+    # "true": a reply with no readable tag is asked once more (a departure from LMArena's
+    # labeller, which keeps it as read); a string like every boolean variable, empty = off
+    reask_unreadable: str = "false"
     # the WARN check's threshold per label group; a string (no float env vars), empty = 0.05
     max_parse_failure_rate: str = "0.05"
     # the blocking check's threshold: share of conversations per label group whose label
@@ -38,9 +41,13 @@ class TopicSettings(dg.ConfigurableResource):
     def prompt_set(self) -> PromptSet:
         return load_prompt_set(self.label_prompts)
 
+    def reask_on(self) -> bool:
+        return self.reask_unreadable.strip().lower() in ("1", "true", "yes", "on")
+
     def label_config(self) -> LabelConfig:
         return LabelConfig(max_prompt_chars=self.max_prompt_chars, label_refusals=self.label_refusals,
-                           prompt_set=self.prompt_set(), image_root=self.image_root)
+                           prompt_set=self.prompt_set(), image_root=self.image_root,
+                           reask_unreadable=self.reask_on())
 
     def cluster_config(self) -> ClusterConfig:
         return ClusterConfig(method=self.cluster_method, n_clusters=self.n_clusters or None,
@@ -53,6 +60,7 @@ def resources() -> dg.Definitions:
         max_prompt_chars=dg.EnvVar.int("ARENA_LABEL_MAX_PROMPT_CHARS"),
         label_prompts=dg.EnvVar("ARENA_LABEL_PROMPTS"),
         image_root=dg.EnvVar("ARENA_IMAGE_ROOT"),
+        reask_unreadable=dg.EnvVar("ARENA_LABEL_REASK_UNREADABLE"),
         max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
         max_missing_label_rate=dg.EnvVar("ARENA_LABEL_MAX_MISSING_RATE"),
     )})

@@ -1,0 +1,126 @@
+"""Copilot Arena's leaderboard: Bradley-Terry on the accepted completions, with intervals,
+and the same board with latency controlled.
+
+Battles: the pairs where the user accepted one completion (the accepted side wins);
+pairs shown and left unaccepted are counted (``acceptance_rate``) but, as in Copilot
+Arena's own board, not fitted unless ``include_unaccepted`` (then as ties).
+
+Latency: a user who waits for a slow completion may type past it, so a fast model can win
+acceptances a slow one would have won; the Copilot Arena paper (Chi et al. 2025, arXiv
+2502.09328) discusses this and controls for it. Here the control is the one style control
+uses for answer length (``ranking.style``): a Bradley-Terry fit with a covariate, the
+normalised latency difference ``(latency_a − latency_b) / (latency_a + latency_b)``; the
+board ``latency_controlled`` holds the ratings net of it, and the metadata the
+coefficient (negative: the slower side loses). Battles without both latencies (the
+public release) enter the plain board only.
+
+Position: the top completion is accepted with Tab and the bottom with Shift-Tab; the
+order is random, so position does not bias ratings, and the top's share of acceptances is
+reported as ``top_share`` (the position effect).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import polars as pl
+
+from arena_assets.completions.schema import COPILOT_BOARD_SCHEMA
+from arena_assets.ranking import FitOptions, RankingInputError, fit_bt, fit_style_controlled
+from arena_assets.ranking.newton import NoMaximumLikelihood
+
+LATENCY = "latency"
+
+
+@dataclass(frozen=True)
+class CopilotBoardOptions:
+    bootstrap_rounds: int = 200
+    level: float = 0.95
+    seed: int = 0
+    min_battles: int = 20  # per model on a board
+    min_file_type_battles: int = 300  # a language board needs this many accepted pairs
+    include_unaccepted: bool = False
+
+
+@dataclass
+class CopilotBoard:
+    board: pl.DataFrame  # COPILOT_BOARD_SCHEMA rows
+    latency: dict = field(default_factory=dict)  # coefficient and its interval
+    figures: dict = field(default_factory=dict)  # acceptance, top share, pairs per board
+    left_out: dict = field(default_factory=dict)
+
+
+def _fit_options(options: CopilotBoardOptions) -> FitOptions:
+    return FitOptions(ci="bootstrap", bootstrap_rounds=options.bootstrap_rounds, level=options.level,
+                      seed=options.seed, min_battles=options.min_battles)
+
+
+def _model_facts(battles: pl.DataFrame) -> pl.DataFrame:
+    sides = pl.concat([
+        battles.select(model="model_a", accepted=pl.col("winner") == "model_a", latency="latency_a"),
+        battles.select(model="model_b", accepted=pl.col("winner") == "model_b", latency="latency_b")])
+    return sides.group_by("model").agg(acceptance_rate=pl.col("accepted").mean(),
+                                       median_latency=pl.col("latency").median())
+
+
+def _table(board: pl.DataFrame, name: str, facts: pl.DataFrame) -> pl.DataFrame:
+    return board.join(facts, on="model", how="left").with_columns(board=pl.lit(name))
+
+
+def copilot_leaderboard(battles: pl.DataFrame, month: str,
+                        options: CopilotBoardOptions = CopilotBoardOptions()) -> CopilotBoard:
+    """The boards of ``battles`` (all completion battles up to ``month``)."""
+    facts = _model_facts(battles)
+    fitted = battles if options.include_unaccepted else battles.filter(pl.col("accepted"))
+    accepted = battles.filter(pl.col("accepted"))
+    figures = {"pairs": battles.height, "accepted_pairs": accepted.height,
+               "acceptance_rate": float(battles["accepted"].mean()) if battles.height else None,
+               "top_share": float((accepted["winner"] == "model_a").mean()) if accepted.height else None}
+    opts = _fit_options(options)
+    tables, left_out, latency = [], {}, {}
+    try:
+        plain = fit_bt(fitted, opts)
+    except (RankingInputError, NoMaximumLikelihood) as exc:
+        figures["board_error"] = str(exc)[:200]
+        return CopilotBoard(pl.DataFrame(schema=COPILOT_BOARD_SCHEMA), {}, figures, {})
+    tables.append(_table(plain.table, "overall", facts))
+    left_out["overall"] = plain.left_out
+    timed = fitted.filter(pl.col("latency_a").is_not_null() & pl.col("latency_b").is_not_null())
+    try:
+        styled = fit_style_controlled(timed, opts, style_features=(LATENCY,), style_norm="ratio")
+        tables.append(_table(styled.table.join(plain.table.select("model", rating_unadjusted="rating"),
+                                               on="model", how="left"), "latency_controlled", facts))
+        coef = styled.coefficients.row(0, named=True) if styled.coefficients.height else {}
+        latency = {k: float(coef[k]) for k in ("coef", "lower", "upper", "coef_rating") if k in coef}
+        latency["pairs"] = timed.height
+        left_out["latency_controlled"] = styled.left_out or {}
+    except (RankingInputError, NoMaximumLikelihood, np.linalg.LinAlgError) as exc:
+        latency = {"error": str(exc)[:200], "pairs": timed.height}
+    for (ftype,), part in sorted(fitted.drop_nulls("file_type").group_by("file_type"), key=lambda kv: kv[0][0]):
+        if part.height < options.min_file_type_battles:
+            continue
+        try:
+            lang = fit_bt(part, opts)
+        except (RankingInputError, NoMaximumLikelihood):
+            continue
+        tables.append(_table(lang.table, f"file_type:{ftype}", facts))
+        left_out[f"file_type:{ftype}"] = lang.left_out
+    frame = pl.concat([t.with_columns(month=pl.lit(month)).select(
+        [pl.col(c).cast(ty) if c in t.columns or c == "month" else pl.lit(None, ty).alias(c)
+         for c, ty in COPILOT_BOARD_SCHEMA.items()]) for t in tables])
+    figures["boards"] = dict(frame.group_by("board").len().sort("board").iter_rows())
+    return CopilotBoard(frame, latency, figures, left_out)
+
+
+def board_data(board: pl.DataFrame, latency: dict, figures: dict, month: str) -> dict:
+    """The board as plain JSON for a site page (``leaderboard_site`` or any static page):
+    one list of rows per board, each row the model's rating, interval, rank, battles,
+    acceptance rate and median latency, plus the latency coefficient and the figures."""
+    def rows(name: str) -> list[dict]:
+        part = board.filter(pl.col("board") == name).sort("rank", "model")
+        return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
+                for r in part.iter_rows(named=True)]
+    return {"month": month, "title": "Copilot Arena: code completions",
+            "boards": {name: rows(name) for name in sorted(set(board["board"]))},
+            "latency_control": latency, "figures": figures}

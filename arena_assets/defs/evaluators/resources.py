@@ -1,0 +1,75 @@
+"""The evaluators stage's settings: which judges are compared with the human votes, how
+many battles they see, and the over-refusal verdict.
+
+LLM judges run on the judge endpoint (``ARENA_JUDGE_*``, shared with the bench); reward
+models on their own (``ARENA_REWARD_*``, a vLLM server started with a reward model serves
+``/pooling``; ``simulated`` = the in-process simulated arena's ``sim-reward`` models); the
+risk labeller of ``over_refusal`` is the topic labeller (``ARENA_LABELER_*``).
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+
+from arena_assets.defs.llm_resources import LLMTaskResource, _number, llm_task_resource
+from arena_assets.defs.resources import ArenaStorage
+from arena_assets.evaluators.agreement import AgreementOptions
+from arena_assets.evaluators.judges import JudgeSpec, parse_judges
+from arena_assets.evaluators.refusal import RefusalOptions
+from arena_assets.llm import LLMTask
+from arena_assets.llm.simulated import SIMULATED, simulated_endpoint
+
+
+class EvaluatorSettings(dg.ConfigurableResource):
+    """Judges, sample size and bootstrap of judge_human_agreement; over_refusal's verdict."""
+
+    # comma-separated: LLM judge models (judge endpoint), reward:<model> (reward endpoint),
+    # and the baselines longer / markdown
+    agreement_judges: str = "sim-judge,reward:sim-reward,longer,markdown"
+    agreement_sample_size: int = 300
+    seed: int = 0
+    bootstrap_rounds: int = 200
+    ci_level: float = 0.95
+    min_slice_battles: int = 30
+    board_bootstrap_rounds: int = 100
+    refusal_threshold: float = 0.2
+    refusal_min_conversations: int = 5
+    max_prompt_chars: int = 4000
+
+    def judges(self) -> list[JudgeSpec]:
+        return parse_judges(self.agreement_judges)
+
+    def agreement_options(self) -> AgreementOptions:
+        return AgreementOptions(rounds=self.bootstrap_rounds, level=self.ci_level, seed=self.seed,
+                                min_slice_battles=self.min_slice_battles,
+                                board_rounds=self.board_bootstrap_rounds)
+
+    def refusal_options(self) -> RefusalOptions:
+        return RefusalOptions(level=self.ci_level, threshold=self.refusal_threshold,
+                              min_conversations=self.refusal_min_conversations)
+
+    def tasks(self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
+              ) -> tuple[LLMTask | None, LLMTask | None]:
+        """The judge and reward tasks the listed judges need (None where none is listed)."""
+        kinds = {s.kind for s in self.judges()}
+        raw_root = storage.raw_root
+        judge_task = judge.task(raw_root, max_tokens=512) if "llm" in kinds else None
+        reward_task = reward.task(raw_root) if "reward" in kinds else None
+        for resource, task in ((judge, judge_task), (reward, reward_task)):
+            if task is not None and resource.base_url.strip() == SIMULATED and "://" in raw_root:
+                # the simulated arena reads a remote raw root's truth with the lake's credentials
+                # (a local one it finds itself): the judges need the battles' truth
+                simulated_endpoint(None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")) \
+                    .battles.use(raw_root, storage.raw_storage_options())
+        return judge_task, reward_task
+
+
+@dg.definitions
+def resources() -> dg.Definitions:
+    return dg.Definitions(resources={
+        "reward_model": llm_task_resource("REWARD"),
+        "evaluator_settings": EvaluatorSettings(
+            agreement_judges=dg.EnvVar("ARENA_AGREEMENT_JUDGES"),
+            agreement_sample_size=dg.EnvVar.int("ARENA_AGREEMENT_SAMPLE_SIZE"),
+        ),
+    })

@@ -1,0 +1,228 @@
+"""Asking the judges about sampled battles: LLM judges, reward models, baselines.
+
+A judge is named in a comma-separated list (``ARENA_AGREEMENT_JUDGES``):
+
+- ``longer`` / ``markdown``: baselines, the side with more answer tokens / more markdown
+  elements (headers + list items + bold) wins; equal = tie;
+- ``reward:<model>``: a reward model on the reward endpoint (vLLM's Pooling API,
+  ``POST <server>/pooling`` with the conversation as ``messages``, the reward as the last
+  value of ``data[0].data``); each side scored alone, the higher wins;
+- anything else: an LLM judge model on the judge endpoint, asked with the bench's own
+  pairwise prompt and parser (``judging.verdicts``), both position orders: game 1 shows
+  side a as Assistant A, game 2 side b.
+
+Combining the two games (our choice; PPE publishes no rule for LLM judges with two
+orders): each verdict counts +2 / +1 / 0 / −1 / −2 for side a (``>>`` counts double), the
+judge's pick is the sign of the sum, so a strong verdict outweighs a weak one the other way
+and two opposite weak verdicts are a tie. One game unparsed: the other alone. A *flip* is
+a battle whose two parsed games pick different sides (tie vs win counts as a flip).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import openai
+import polars as pl
+
+from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
+from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm.cache import request_key
+from arena_assets.llm.client import endpoint_error
+
+BASELINES = ("longer", "markdown")
+REWARD_PREFIX = "reward:"
+REWARD_VERSION = "reward-v1"
+_SIGN = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    name: str  # as listed by the user
+    kind: str  # "llm" | "reward" | "baseline"
+    model: str  # the served model ("" for a baseline)
+
+
+def parse_judges(text: str) -> list[JudgeSpec]:
+    """The judges of a comma-separated list; duplicates and an empty list are errors."""
+    names = [t.strip() for t in (text or "").split(",") if t.strip()]
+    if not names:
+        raise ValueError("no judges: set ARENA_AGREEMENT_JUDGES, e.g. "
+                         "'sim-judge,reward:sim-reward,longer,markdown'")
+    if len(set(names)) != len(names):
+        raise ValueError(f"a judge is listed twice in {names}")
+    out = []
+    for n in names:
+        if n in BASELINES:
+            out.append(JudgeSpec(n, "baseline", ""))
+        elif n.startswith(REWARD_PREFIX):
+            model = n[len(REWARD_PREFIX):].strip()
+            if not model:
+                raise ValueError(f"{n!r}: name the reward model after 'reward:'")
+            out.append(JudgeSpec(n, "reward", model))
+        else:
+            out.append(JudgeSpec(n, "llm", n))
+    return out
+
+
+def _side(col_a: str, col_b: str) -> pl.Expr:
+    return (pl.when(pl.col(col_a) > pl.col(col_b)).then(pl.lit("a"))
+            .when(pl.col(col_a) < pl.col(col_b)).then(pl.lit("b")).otherwise(pl.lit("tie")))
+
+
+def baseline_verdicts(sample: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """``battle_id, pick`` of a baseline (see module docstring)."""
+    cols = {"longer": ("tokens_a", "tokens_b"), "markdown": ("markdown_a", "markdown_b")}[kind]
+    return sample.select("battle_id", _side(*cols).alias("pick"),
+                         pl.lit(None, pl.String).alias("game1"), pl.lit(None, pl.String).alias("game2"),
+                         pl.lit(None, pl.Float64).alias("reward_a"), pl.lit(None, pl.Float64).alias("reward_b"),
+                         pl.lit("ok").alias("status"))
+
+
+def combine(game1: str | None, game2: str | None) -> tuple[str | None, bool | None]:
+    """(pick 'a' / 'b' / 'tie' or None, flipped or None) of two games' verdicts; game 2
+    showed side b as Assistant A."""
+    s1 = _SIGN.get(game1) if game1 else None
+    s2 = -_SIGN[game2] if game2 in _SIGN else None
+    parts = [s for s in (s1, s2) if s is not None]
+    if not parts:
+        return None, None
+    total = sum(parts)
+    pick = "a" if total > 0 else "b" if total < 0 else "tie"
+    flipped = None if len(parts) < 2 else ((s1 > 0) - (s1 < 0)) != ((s2 > 0) - (s2 < 0))
+    return pick, flipped
+
+
+def _verdict(text: str) -> str:
+    v = parse_verdict(text)
+    if v is None:
+        raise ValueError("no [[verdict]] label in the judge's answer")
+    return v
+
+
+def llm_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
+                 ) -> tuple[pl.DataFrame, BatchReport]:
+    """Two games per battle through ``run_batch`` (cached; one re-ask when unparsed)."""
+    reqs = []
+    for bid, q, a, b in sample.select("battle_id", "question", "answer_a", "answer_b").iter_rows():
+        reqs.append(LLMRequest(f"{bid}|1", pairwise_messages(q, a, b), PROMPT_VERSION))
+        reqs.append(LLMRequest(f"{bid}|2", pairwise_messages(q, b, a), PROMPT_VERSION))
+    results, report = run_batch(task, reqs, cache, _verdict)
+    by_id = {r.item_id: r for r in results}
+    rows = []
+    for bid in sample["battle_id"]:
+        g1, g2 = by_id[f"{bid}|1"], by_id[f"{bid}|2"]
+        v1 = g1.value if g1.status == "ok" else None
+        v2 = g2.value if g2.status == "ok" else None
+        pick, _ = combine(v1, v2)
+        statuses = {g1.status, g2.status}
+        status = ("ok" if statuses == {"ok"} else "failed" if statuses == {"failed"}
+                  else "parse_failed" if pick is None else "partial")
+        rows.append({"battle_id": bid, "pick": pick, "game1": v1, "game2": v2,
+                     "reward_a": None, "reward_b": None, "status": status})
+    return pl.DataFrame(rows, schema=VERDICT_COLUMNS), report
+
+
+VERDICT_COLUMNS = {"battle_id": pl.String, "pick": pl.String, "game1": pl.String, "game2": pl.String,
+                   "reward_a": pl.Float64, "reward_b": pl.Float64, "status": pl.String}
+
+
+def pooling_root(base_url: str) -> str:
+    """vLLM serves /pooling at the server root: the base URL without a trailing /v1."""
+    root = base_url.rstrip("/")
+    return root[: -len("/v1")] if root.endswith("/v1") else root
+
+
+def _reward(client: openai.OpenAI, task: LLMTask, question: str, answer: str) -> float:
+    body = {"model": task.model, "messages": [{"role": "user", "content": question},
+                                              {"role": "assistant", "content": answer}]}
+    try:
+        resp = client.post("/pooling", body=body, cast_to=object)
+    except openai.APIError as exc:
+        raise endpoint_error(task, exc) or exc
+    data = resp.get("data") if isinstance(resp, dict) else None
+    value = data[0].get("data") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+    while isinstance(value, list) and value:  # per-token rewards: the last token's
+        value = value[-1]
+    if not isinstance(value, int | float) or value != value:
+        raise ValueError(f"no reward in the pooling reply: {str(resp)[:200]}")
+    return float(value)
+
+
+def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
+                    ) -> tuple[pl.DataFrame, BatchReport]:
+    """Both sides of every battle scored by a reward model (cached per (model, question,
+    answer)); a side that fails after the client's retries leaves the battle ``failed``."""
+    report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
+    items = {}
+    for q, a, b in sample.select("question", "answer_a", "answer_b").iter_rows():
+        for ans in (a, b):
+            items[request_key(task.model, [q, ans], {}, REWARD_VERSION)] = (q, ans)
+    report.unique_requests = len(items)
+    scores: dict[str, float | None] = {}
+    for k in items:
+        hit = cache.get(k)
+        if hit is not None:
+            scores[k] = float(hit["content"])
+    report.cache_hits = len(scores)
+    todo = [k for k in items if k not in scores]
+    lock = threading.Lock()
+    if todo:
+        client = openai.OpenAI(base_url=pooling_root(task.base_url), api_key=task.api_key or "sk-no-key",
+                               timeout=task.timeout, max_retries=task.max_retries)
+
+        def work(k: str) -> None:
+            try:
+                value = _reward(client, task, *items[k])
+            except (openai.APIError, ValueError):
+                value = None
+            if value is not None:
+                cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value))
+            with lock:
+                scores[k] = value
+                report.calls += 1
+
+        try:  # an unreachable endpoint or a refused key raises LLMEndpointError from here
+            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward") as pool:
+                list(pool.map(work, todo))
+        finally:
+            cache.flush()
+    rows = []
+    for bid, q, a, b in sample.select("battle_id", "question", "answer_a", "answer_b").iter_rows():
+        ra = scores[request_key(task.model, [q, a], {}, REWARD_VERSION)]
+        rb = scores[request_key(task.model, [q, b], {}, REWARD_VERSION)]
+        pick = None if ra is None or rb is None else "a" if ra > rb else "b" if rb > ra else "tie"
+        rows.append({"battle_id": bid, "pick": pick, "game1": None, "game2": None,
+                     "reward_a": ra, "reward_b": rb, "status": "ok" if pick else "failed"})
+    report.statuses["ok"] = sum(r["status"] == "ok" for r in rows)
+    report.statuses["failed"] = len(rows) - report.statuses["ok"]
+    return pl.DataFrame(rows, schema=VERDICT_COLUMNS), report
+
+
+def ask_judges(specs: Sequence[JudgeSpec], sample: pl.DataFrame, *, judge_task: LLMTask | None,
+               reward_task: LLMTask | None, cache_of) -> tuple[pl.DataFrame, dict[str, dict]]:
+    """Every judge's verdict on every sampled battle: ``judge, judge_kind`` + VERDICT_COLUMNS;
+    ``cache_of(namespace)`` gives the ResponseCache of a judge. Returns also each LLM /
+    reward judge's call report."""
+    frames, reports = [], {}
+    for spec in specs:
+        if spec.kind == "baseline":
+            frame = baseline_verdicts(sample, spec.name)
+        elif spec.kind == "reward":
+            if reward_task is None:
+                raise ValueError(f"{spec.name}: no reward endpoint configured (ARENA_REWARD_BASE_URL)")
+            task = dataclasses.replace(reward_task, model=spec.model)
+            frame, rep = reward_verdicts(task, sample, cache_of(f"agreement/reward/{spec.model}"))
+            reports[spec.name] = rep.as_metadata()
+        else:
+            if judge_task is None:
+                raise ValueError(f"{spec.name}: no judge endpoint configured (ARENA_JUDGE_BASE_URL)")
+            task = dataclasses.replace(judge_task, model=spec.model)
+            frame, rep = llm_verdicts(task, sample, cache_of(f"agreement/judge/{spec.model}"))
+            reports[spec.name] = rep.as_metadata()
+        frames.append(frame.with_columns(judge=pl.lit(spec.name), judge_kind=pl.lit(spec.kind)))
+    return pl.concat(frames) if frames else pl.DataFrame(schema=VERDICT_COLUMNS), reports

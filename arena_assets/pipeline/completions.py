@@ -1,0 +1,73 @@
+"""The completions stage's month steps: ``completion_battles`` (Copilot Arena's records of
+the month, cleaned, with their rejects) and ``copilot_leaderboard`` (cumulative board)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from arena_assets.completions.adapters import clean_battles, merge_pairs, parse_files, reject_frame
+from arena_assets.completions.board import CopilotBoardOptions, board_data, copilot_leaderboard
+from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA
+from arena_assets.ingest.sources import MonthListing
+from arena_assets.storage import Lake
+
+COMPLETION_BATTLES = "completion_battles"
+COMPLETION_REJECTS = "completion_rejects"
+COPILOT_LEADERBOARD = "copilot_leaderboard"
+
+
+@dataclass
+class CompletionBattlesMonth:
+    month: str
+    battles: pl.DataFrame
+    rejects: pl.DataFrame
+    records_read: int
+    listing: MonthListing
+    urls: tuple[str, str] = ("", "")
+
+    @property
+    def conserved(self) -> bool:
+        """Every record is in a battle (``records`` counts them) or is a reject."""
+        return self.records_read == int(self.battles["records"].sum() or 0) + self.rejects.height
+
+
+def completion_battles_month(lake: Lake, root: str, month: str, *, salt: str,
+                             known_models: set[str] | None = None,
+                             storage_options: dict | None = None) -> CompletionBattlesMonth:
+    parsed, listing = parse_files(root, month, salt=salt, known_models=known_models,
+                                  storage_options=storage_options)
+    battles = merge_pairs(parsed, month)
+    battles = clean_battles(battles) if battles.height else pl.DataFrame(schema=COMPLETION_BATTLES_SCHEMA)
+    rejects = reject_frame(parsed.rejects)
+    urls = (lake.write(COMPLETION_BATTLES, month, battles), lake.write(COMPLETION_REJECTS, month, rejects))
+    return CompletionBattlesMonth(month, battles, rejects, parsed.records_read, listing, urls)
+
+
+@dataclass
+class CopilotBoardMonth:
+    month: str
+    board: pl.DataFrame
+    latency: dict
+    figures: dict
+    left_out: dict = field(default_factory=dict)
+    urls: tuple[str, str] = ("", "")
+
+
+def copilot_leaderboard_month(lake: Lake, month: str,
+                              options: CopilotBoardOptions = CopilotBoardOptions()) -> CopilotBoardMonth:
+    """The board of every completion battle up to ``month`` (cumulative, like the arena's),
+    and its data as JSON for a site page (``copilot_leaderboard/<month>.json``)."""
+    months = lake.months(COMPLETION_BATTLES, upto=month)
+    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=[
+        "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type"])
+        if months else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in (
+            "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type")}))
+    result = copilot_leaderboard(battles, month, options)
+    figures = result.figures | {"months": months}
+    data = board_data(result.board, result.latency, figures, month)
+    urls = (lake.write(COPILOT_LEADERBOARD, month, result.board),
+            lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()))
+    return CopilotBoardMonth(month, result.board, result.latency, figures, result.left_out, urls)

@@ -1,0 +1,126 @@
+"""The evaluators' month steps: ``judge_human_agreement`` and ``over_refusal``.
+
+Each reads what the graph already has (battles, conversations, topic labels, the arena
+board), makes its LLM calls first (cached: a rerun makes none) and writes its partitions
+last, so a failure leaves the previous ones intact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from arena_assets.evaluators.agreement import AGREEMENT_SCHEMA, AgreementOptions, agreement_table
+from arena_assets.evaluators.judges import VERDICT_COLUMNS, JudgeSpec, ask_judges
+from arena_assets.evaluators.refusal import (
+    RISK_VERSION, RefusalOptions, classify, no_refusal_relation, over_refusal_board, parse_risk,
+    refusal_rates, risk_messages, tradeoff_png,
+)
+from arena_assets.evaluators.sample import judged_battles, stratified_sample
+from arena_assets.evaluators.yardsticks import yardstick_rows
+from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.storage import Lake
+
+JUDGE_HUMAN_AGREEMENT = "judge_human_agreement"
+JUDGE_HUMAN_VERDICTS = "judge_human_verdicts"
+OVER_REFUSAL = "over_refusal"
+OVER_REFUSAL_RATES = "over_refusal_rates"
+_SAMPLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "language", "category", "hard",
+                   "dedup_key", "stratum", "weight", "tokens_a", "tokens_b")
+
+CacheOf = Callable[[str], ResponseCache]
+
+
+@dataclass
+class AgreementMonth:
+    month: str
+    table: pl.DataFrame  # agreement.agreement_table + month
+    verdicts: pl.DataFrame  # one row per (battle, judge), no text
+    strata: dict[str, int]  # battles drawn per stratum
+    population: int  # kept battles with both conversations
+    reports: dict[str, dict] = field(default_factory=dict)
+    yardsticks: list[dict] = field(default_factory=list)
+    urls: tuple[str, str] = ("", "")
+
+
+def judge_human_agreement_month(
+    lake: Lake, month: str, judges: Sequence[JudgeSpec], *, size: int, seed: int,
+    judge_task: LLMTask | None, reward_task: LLMTask | None, cache_of: CacheOf,
+    options: AgreementOptions = AgreementOptions(),
+) -> AgreementMonth:
+    """A stratified sample of the month's kept votes judged by every judge, and PPE's /
+    MT-Bench's agreement metrics per judge and slice (``evaluators.agreement``)."""
+    battles = lake.read("battles", month)
+    conversations = lake.read("conversations", month, columns=["conv_id", "messages"])
+    labels = lake.read("topic_labels", month) if lake.exists("topic_labels", month) else None
+    population = judged_battles(battles, conversations, labels)
+    sample = stratified_sample(population, size, seed, month=month) if population.height else population
+    if sample.height:
+        verdicts, reports = ask_judges(judges, sample, judge_task=judge_task, reward_task=reward_task,
+                                       cache_of=cache_of)
+        table = agreement_table(verdicts, sample, options)
+    else:  # an empty month: empty, well-typed tables
+        verdicts = pl.DataFrame(schema=VERDICT_COLUMNS | {"judge": pl.String, "judge_kind": pl.String})
+        reports, table = {}, pl.DataFrame(schema=AGREEMENT_SCHEMA)
+    table = table.with_columns(month=pl.lit(month))
+    kept = [c for c in _SAMPLE_COLUMNS if c in sample.columns]
+    rows = verdicts.join(sample.select(kept), on="battle_id", how="left").with_columns(month=pl.lit(month))
+    strata = dict(sample.group_by("stratum").len().sort("stratum").iter_rows()) if sample.height else {}
+    urls = (lake.write(JUDGE_HUMAN_AGREEMENT, month, table), lake.write(JUDGE_HUMAN_VERDICTS, month, rows))
+    return AgreementMonth(month, table, rows, strata, population.height, reports,
+                          yardstick_rows(table), urls)
+
+
+@dataclass
+class OverRefusalMonth:
+    month: str
+    board: pl.DataFrame  # one row per model (refusal.over_refusal_board) + month
+    rates: pl.DataFrame  # one row per model and prompt class
+    classes: dict[str, int]  # conversations per prompt class
+    unlabelled: int  # conversations without a refusal label on their first answer
+    relation: dict  # refusal.no_refusal_relation
+    report: dict
+    png: bytes
+    urls: tuple[str, str, str] = ("", "", "")
+
+
+def risk_labels(task: LLMTask, prompts: pl.DataFrame, cache: ResponseCache) -> tuple[pl.DataFrame, BatchReport]:
+    """``dedup_key, sensitive, harmful, risk_status`` for each distinct first prompt (once
+    per prompt, cached; null labels where the answer could not be parsed)."""
+    reqs = [LLMRequest(k, risk_messages(t), RISK_VERSION) for k, t in prompts.select("dedup_key", "first_prompt").iter_rows()]
+    results, report = run_batch(task, reqs, cache, parse_risk)
+    return pl.DataFrame(
+        [{"dedup_key": r.item_id, "sensitive": r.value.sensitive if r.status == "ok" else None,
+          "harmful": r.value.harmful if r.status == "ok" else None, "risk_status": r.status} for r in results],
+        schema={"dedup_key": pl.String, "sensitive": pl.Boolean, "harmful": pl.Boolean, "risk_status": pl.String},
+    ), report
+
+
+def over_refusal_month(lake: Lake, month: str, labeller: LLMTask, *, cache: ResponseCache,
+                       options: RefusalOptions = RefusalOptions(), max_prompt_chars: int = 4000,
+                       ) -> OverRefusalMonth:
+    """Refusal rates per model on benign-but-sensitive, toxic and other prompts, the
+    over-refusal board, its relation to the ``no_refusal`` arena board, and the trade-off plot."""
+    conv = lake.read("conversations", month, columns=["conv_id", "model", "dedup_key", "first_prompt",
+                                                      "moderation_flagged"])
+    labels = (lake.read("topic_labels", month, columns=["conv_id", "answer_refusals"])
+              if lake.exists("topic_labels", month) else pl.DataFrame(
+                  schema={"conv_id": pl.String, "answer_refusals": pl.List(pl.Boolean)}))
+    prompts = (conv.filter(pl.col("first_prompt").str.len_chars() > 0).unique("dedup_key", keep="first")
+               .sort("dedup_key").select("dedup_key", pl.col("first_prompt").str.slice(0, max_prompt_chars)))
+    risk, report = risk_labels(labeller, prompts, cache)
+    joined = conv.join(labels.select("conv_id", pl.col("answer_refusals").list.first().alias("refused")),
+                       on="conv_id", how="left")
+    classified = classify(joined, risk.drop("risk_status"))
+    rates = refusal_rates(classified, options).with_columns(month=pl.lit(month))
+    board = over_refusal_board(rates, options).with_columns(month=pl.lit(month))
+    arena = lake.read("arena_leaderboard", month) if lake.exists("arena_leaderboard", month) else None
+    relation = no_refusal_relation(board, arena)
+    png = tradeoff_png(board, month)
+    urls = (lake.write(OVER_REFUSAL, month, board), lake.write(OVER_REFUSAL_RATES, month, rates),
+            lake.write_blob(OVER_REFUSAL, f"{month}.png", png))
+    classes = dict(classified.group_by("prompt_class").len().sort("prompt_class").iter_rows())
+    return OverRefusalMonth(month, board, rates, classes, int(joined["refused"].null_count()), relation,
+                            report.as_metadata(), png, urls)

@@ -1,0 +1,241 @@
+"""The evaluators' metrics against independent implementations of the anchors' formulas
+(PPE's accuracy with ties left out, Cohen's kappa, FastChat's compute_agreement.py with and
+without ties), written here from their documented math, plus the sampling, the two-game
+rule, row-wise Pearson and Wilson intervals; and the baselines on the real battles."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from arena_assets.evaluators.agreement import (
+    AgreementOptions, cluster_bootstrap, cohen_kappa, mtbench_agreement, row_wise_pearson, slice_metrics,
+)
+from arena_assets.evaluators.judges import baseline_verdicts, combine, parse_judges
+from arena_assets.evaluators.refusal import classify, over_refusal_board, refusal_rates, wilson
+from arena_assets.evaluators.sample import allocate, judged_battles, stratified_sample, tag_labels
+from arena_assets.evaluators.transcripts import REPLY_BREAK, TURN_BREAK, first_answer, side_text
+
+RNG = np.random.default_rng(3)
+
+
+# ---- independent implementations of the anchors' formulas -----------------------------
+def ppe_accuracy_reference(human: list[str], judge: list[str]) -> float:
+    """PPE: accuracy over human-decided pairs; a judge tie earns half."""
+    pairs = [(h, j) for h, j in zip(human, judge) if h in ("model_a", "model_b")]
+    return sum(1.0 if j == h else 0.5 if j == "tie" else 0.0 for h, j in pairs) / len(pairs)
+
+
+def fastchat_agreement_reference(human: list[str], judge: list[str], ban: list[str]) -> tuple[int, int]:
+    """FastChat's get_mt_bench_agreement for one judge vote per key: ties ("tie" in the
+    vote) are equal to each other, banned vote classes are skipped."""
+    def convert(v: str) -> str:
+        return "tie" if "tie" in v else v
+
+    agree = total = 0
+    for h, j in zip(human, judge):
+        if convert(j) in ban or convert(h) in ban:
+            continue
+        total += 1
+        agree += ("tie" in h and "tie" in j) or h == j
+    return agree, total
+
+
+def kappa_reference(x: list[str], y: list[str]) -> float:
+    labels = sorted(set(x) | set(y))
+    n = len(x)
+    po = sum(a == b for a, b in zip(x, y)) / n
+    pe = sum((x.count(lab) / n) * (y.count(lab) / n) for lab in labels)
+    return (po - pe) / (1 - pe)
+
+
+# ---- helpers --------------------------------------------------------------------------
+WINNERS = ["model_a", "model_b", "tie", "tie (bothbad)"]
+SIDE = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
+
+
+def verdict_frame(n: int = 400) -> pl.DataFrame:
+    human = RNG.choice(WINNERS, n, p=[0.4, 0.35, 0.15, 0.1])
+    pick = np.where(RNG.random(n) < 0.65, [SIDE[h] if SIDE[h] != "tie" else "a" for h in human],
+                    RNG.choice(["a", "b", "tie"], n))
+    return pl.DataFrame({
+        "battle_id": [f"b{i}" for i in range(n)], "winner": human, "pick": pick,
+        "dedup_key": [f"p{i // 3}" for i in range(n)], "tokens_a": RNG.integers(10, 500, n),
+        "tokens_b": RNG.integers(10, 500, n), "game1": [None] * n, "game2": [None] * n,
+        "model_a": RNG.choice(["m1", "m2", "m3", "m4", "m5"], n), "model_b": ["m0"] * n,
+    }, schema_overrides={"game1": pl.String, "game2": pl.String})
+
+
+def test_ppe_accuracy_and_mtbench_agreement_match_the_references() -> None:
+    frame = verdict_frame()
+    m = slice_metrics(frame, AgreementOptions(rounds=50))
+    picks = {"a": "model_a", "b": "model_b", "tie": "tie"}
+    judge = [picks[p] for p in frame["pick"]]
+    human = frame["winner"].to_list()
+    assert m["accuracy"] == pytest.approx(ppe_accuracy_reference(human, judge))
+    assert m["decisive_votes"] == sum(h in ("model_a", "model_b") for h in human)
+    agree, total = fastchat_agreement_reference(human, judge, ban=[])
+    assert m["agreement_with_ties"] == pytest.approx(agree / total)
+    agree, total = fastchat_agreement_reference(human, judge, ban=["tie"])
+    assert m["agreement_without_ties"] == pytest.approx(agree / total) and m["pairs_without_ties"] == total
+    assert m["accuracy_lower"] < m["accuracy"] < m["accuracy_upper"]
+
+
+def test_kappa_matches_the_reference_and_sklearn() -> None:
+    from sklearn.metrics import cohen_kappa_score
+
+    for _ in range(5):
+        x = RNG.choice(["a", "b", "tie"], 300).tolist()
+        y = [v if RNG.random() < 0.6 else str(RNG.choice(["a", "b", "tie"])) for v in x]
+        assert cohen_kappa(x, y) == pytest.approx(kappa_reference(x, y))
+        assert cohen_kappa(x, y) == pytest.approx(cohen_kappa_score(x, y))
+    only_ties = mtbench_agreement(["a", "tie"], ["tie", "tie"])
+    assert only_ties["agreement_with_ties"] == 0.5 and only_ties["pairs_without_ties"] == 0
+    assert math.isnan(only_ties["agreement_without_ties"])
+
+
+def test_two_games_combine_by_strength_and_flag_flips() -> None:
+    assert combine("A>B", "B>A") == ("a", False)  # game 2 showed b as A: both say a
+    assert combine("A>B", "A>B") == ("tie", True)  # position bias: each picks A
+    assert combine("A>>B", "A>B") == ("a", True)  # a strong win outweighs a weak loss
+    assert combine("A=B", "A=B") == ("tie", False)
+    assert combine("A=B", "B>A") == ("a", True)  # tie vs win counts as a flip
+    assert combine(None, "A>>B") == ("b", None)  # one game unparsed: the other alone
+    assert combine(None, None) == (None, None)
+
+
+def test_cluster_bootstrap_draws_whole_clusters() -> None:
+    values = np.array([1.0, 1.0, 1.0, 0.0])
+    lo, hi = cluster_bootstrap(values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1)
+    # two clusters: every draw's mean is 1, 0 or 3/4 (x once, y once), never 1/2 or 1/4
+    assert (lo, hi) == (0.0, 1.0)
+    assert cluster_bootstrap(values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1) == (lo, hi)
+    one = cluster_bootstrap(np.array([0.2, 0.8]), np.array(["c", "c"]), rounds=50, level=0.9, seed=0)
+    assert one == pytest.approx((0.5, 0.5))
+
+
+def test_row_wise_pearson_by_hand() -> None:
+    # m0 meets m1..m3; human scores 1, 0, 1 and the judge 1, 0, 0 against them
+    frame = pl.DataFrame({"model_a": ["m0", "m0", "m0"], "model_b": ["m1", "m2", "m3"],
+                          "human": ["a", "b", "a"], "pick": ["a", "b", "b"]})
+    value, rows = row_wise_pearson(frame)
+    assert rows == 1  # only m0 has 3 opponents
+    assert value == pytest.approx(np.corrcoef([1, 0, 1], [1, 0, 0])[0, 1])
+
+
+def test_wilson_interval_reference_values() -> None:
+    # Wilson (1927) by its formula, z = 1.959964
+    z = 1.959963984540054
+    for k, n in ((0, 10), (3, 10), (10, 10), (45, 300)):
+        p = k / n
+        c = (p + z * z / (2 * n)) / (1 + z * z / n)
+        h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+        lo, hi = wilson(k, n)
+        assert lo == pytest.approx(max(0.0, c - h), abs=1e-12) and hi == pytest.approx(min(1.0, c + h), abs=1e-12)
+        assert lo <= p <= hi
+    assert all(math.isnan(v) for v in wilson(0, 0))
+
+
+def test_allocation_and_sample_are_proportional_and_order_free() -> None:
+    sizes = {"a|en": 500, "b|en": 300, "c|zh": 150, "d|ru": 50}
+    drawn = allocate(sizes, 100)
+    assert sum(drawn.values()) == 100 and drawn == {"a|en": 50, "b|en": 30, "c|zh": 15, "d|ru": 5}
+    assert allocate({"x": 2, "y": 1000}, 10)["x"] >= 1  # every stratum at least once
+    assert allocate(sizes, 10_000) == sizes
+    frame = pl.DataFrame({"battle_id": [f"b{i:04d}" for i in range(1000)],
+                          "category": RNG.choice(["coding", "math", "other"], 1000),
+                          "language": RNG.choice(["en", "zh"], 1000)})
+    one = stratified_sample(frame, 120, seed=5, month="2024-01")
+    two = stratified_sample(frame.sample(fraction=1.0, shuffle=True, seed=2), 120, seed=5, month="2024-01")
+    assert one.height == 120 and one["battle_id"].to_list() == two["battle_id"].to_list()
+    other = stratified_sample(frame, 120, seed=6, month="2024-01")
+    assert one["battle_id"].to_list() != other["battle_id"].to_list()
+    # each stratum's weight re-weights it to its share of the month
+    assert one.group_by("stratum").agg(pl.col("weight").sum()).select(pl.col("weight").sum()).item() \
+        == pytest.approx(1000, rel=0.05)
+
+
+def test_transcripts_show_every_turn_and_the_first_answer_is_recoverable() -> None:
+    msgs = [{"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"},
+            {"role": "user", "content": "Q2"}, {"role": "assistant", "content": "A2"}]
+    question, answer = side_text(msgs)
+    assert question == "Q1" and answer == f"A1{TURN_BREAK}Q2{REPLY_BREAK}A2"
+    assert first_answer(answer) == "A1"
+
+
+def test_judged_battles_category_from_labels_or_release_tags() -> None:
+    from arena_assets.labels.tags import CRITERIA
+
+    # LMArena's v0.1 tags: 6 of the 7 criteria make a hard prompt
+    tag = json.dumps({"criteria_v0.1": dict.fromkeys(CRITERIA[:6], True) | {CRITERIA[6]: False},
+                      "math_v0.1": {"math": True}})
+    battles = pl.DataFrame({
+        "battle_id": ["b1", "b2", "b3"], "month": ["2024-07"] * 3, "model_a": ["x"] * 3, "model_b": ["y"] * 3,
+        "winner": ["model_a", "tie", "model_b"], "language": ["en"] * 3, "turn": [1, 1, 1],
+        "conv_id_a": ["c1a", "c2a", "c3a"], "conv_id_b": ["c1b", "c2b", "c3b"], "dedup_key": ["k1", "k2", "k3"],
+        "keep": [True, True, False], "category_tag": [None, tag, None], "release_tags": [None, None, None],
+        **{f"{f}_{s}": [1, 2, 3] for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+           for s in "ab"}})
+    msgs = [{"role": "user", "content": "hi", "images": []}, {"role": "assistant", "content": "yo", "images": []}]
+    conv = pl.DataFrame({"conv_id": ["c1a", "c1b", "c2a", "c2b", "c3a", "c3b"], "messages": [msgs] * 6})
+    labels = pl.DataFrame({"conv_id": ["c1a"], "code": [True], "math": [False], "creative_writing": [False],
+                           "hard": [False], "is_vision": [False]})
+    out = judged_battles(battles, conv, labels)
+    assert out["battle_id"].to_list() == ["b1", "b2"]  # b3 was removed by the battle filter
+    assert out["category"].to_list() == ["coding", "math"] and out["hard"].to_list() == [False, True]
+    assert tag_labels(None, json.dumps({"is_code": True}))["code"] is True
+
+
+def test_judge_list_errors_are_one_line() -> None:
+    assert [s.kind for s in parse_judges("gpt-4o, reward:rm-8b ,longer,markdown")] == [
+        "llm", "reward", "baseline", "baseline"]
+    for bad, says in (("", "no judges"), ("a,a", "twice"), ("reward:", "name the reward model")):
+        with pytest.raises(ValueError, match=says):
+            parse_judges(bad)
+
+
+def test_over_refusal_classes_rates_and_board() -> None:
+    conv = pl.DataFrame({
+        "conv_id": [f"c{i}" for i in range(8)], "model": ["careful"] * 4 + ["bold"] * 4,
+        "dedup_key": ["s1", "s2", "t1", "o1"] * 2,
+        "moderation_flagged": [None, None, True, False] * 2,
+        "refused": [True, True, True, False, False, False, False, None]})
+    risk = pl.DataFrame({"dedup_key": ["s1", "s2", "t1", "o1"], "sensitive": [True, True, True, False],
+                         "harmful": [False, None, True, False]})
+    classes = classify(conv, risk)
+    assert classes["prompt_class"].to_list()[:4] == ["benign_sensitive", "unknown", "toxic", "other"]
+    rates = refusal_rates(classes)
+    careful = rates.filter(pl.col("model") == "careful").sort("prompt_class")
+    assert careful.select("prompt_class", "conversations", "refusals").rows() == [
+        ("benign_sensitive", 1, 1), ("other", 1, 0), ("toxic", 1, 1)]
+    board = over_refusal_board(rates)
+    assert board["model"].to_list() == ["careful", "bold"]
+    assert board["over_refuser"].to_list() == [None, None]  # too few conversations to say
+
+
+def test_baselines_on_real_battles_match_a_hand_count(real_data: Path) -> None:
+    """``longer`` on the 100 real 2024 battles: our pick from the battles' token columns
+    against a count done here from the file's own num_tokens."""
+    rows = [json.loads(line) for line in (real_data / "battles" / "clean_battles_2024_full_conversations.jsonl")
+            .read_text().splitlines() if line.strip()]
+    tok = {s: [sum(m.get("num_tokens", 0) for m in r[f"conversation_{s}"] if m["role"] == "assistant")
+               for r in rows] for s in "ab"}
+    sample = pl.DataFrame({"battle_id": [r["question_id"] for r in rows], "tokens_a": tok["a"],
+                           "tokens_b": tok["b"], "markdown_a": [0] * len(rows), "markdown_b": [0] * len(rows)})
+    picks = baseline_verdicts(sample, "longer")["pick"].to_list()
+    decisive = [(r["winner"], ta, tb) for r, ta, tb in zip(rows, tok["a"], tok["b"])
+                if r["winner"] in ("model_a", "model_b")]
+    # PPE's score: 1 when the longer side won, 0.5 for equal lengths (the baseline ties)
+    expected = sum(0.5 if ta == tb else float((ta > tb) == (w == "model_a"))
+                   for w, ta, tb in decisive) / len(decisive)
+    frame = sample.with_columns(winner=pl.Series([r["winner"] for r in rows]), pick=pl.Series(picks),
+                                dedup_key=pl.col("battle_id"), game1=pl.lit(None, pl.String),
+                                game2=pl.lit(None, pl.String))
+    got = slice_metrics(frame, AgreementOptions(rounds=20))
+    assert got["accuracy"] == pytest.approx(expected)
+    assert 0.3 < got["accuracy"] < 0.8 and got["decisive_votes"] == len(decisive)

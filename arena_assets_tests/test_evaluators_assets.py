@@ -1,0 +1,105 @@
+"""The evaluators' assets through Dagster on a small simulated month: every configured
+judge answers, tables and metadata per month, the published yardsticks beside ours, the
+over-refusal board and plot, and a rerun that makes no call (counted at the endpoint)."""
+
+from __future__ import annotations
+
+import json
+
+import polars as pl
+
+from arena_assets.llm.simulated import simulated_endpoint
+from arena_assets.simulator import simulate_months
+from arena_assets.storage import Lake
+from arena_assets_tests.harness import materialize
+
+MONTH = "2024-01"
+UPSTREAM = "raw_logs,raw_rejects,conversations,topic_labels,battles,battle_cells,arena_leaderboard"
+EVALUATORS = "judge_human_agreement,over_refusal"
+
+
+def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
+    monkeypatch.setenv("ARENA_AGREEMENT_JUDGES", "sim-judge,reward:sim-reward,longer,markdown")
+    simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 400, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
+    assert materialize(MONTH, UPSTREAM).success
+    result = materialize(MONTH, EVALUATORS)
+    assert result.success
+    checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
+    assert checks == {"every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True}
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    table = lake.read("judge_human_agreement", MONTH)
+    overall = table.filter(pl.col("slice") == "overall")
+    assert overall["judge"].to_list() == ["sim-judge", "reward:sim-reward", "longer", "markdown"]
+    assert (overall["judged"] == overall["battles"]).all() and overall["battles"][0] == 120
+    verdicts = lake.read("judge_human_verdicts", MONTH)
+    assert verdicts.height == 4 * 120 and verdicts.unique(["battle_id", "judge"]).height == verdicts.height
+    assert "answer_a" not in verdicts.columns  # no text in the verdict table
+    llm = verdicts.filter(pl.col("judge") == "sim-judge")
+    assert llm["game1"].is_not_null().all() and llm["game2"].is_not_null().all()
+    meta = result.asset_materializations_for_node("judge_human_agreement")[0].metadata
+    assert "PPE" in meta["yardsticks"].value and "0.686" in meta["yardsticks"].value
+    assert sum(meta["sample_strata"].value.values()) == 120
+    board = lake.read("over_refusal", MONTH)
+    assert board["rank"].to_list() == list(range(1, board.height + 1))
+    rates = lake.read("over_refusal_rates", MONTH)
+    assert set(rates["prompt_class"]) <= {"benign_sensitive", "toxic", "other"}
+    ometa = result.asset_materializations_for_node("over_refusal")[0].metadata
+    assert ometa["plot"].value.startswith("![over- vs under-refusal](data:image/png;base64,")
+    assert sum(ometa["prompt_classes"].value.values()) == lake.read("conversations", MONTH).height
+    # a rerun reads every answer from the cache
+    ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    before = ep.call_count()
+    again = materialize(MONTH, EVALUATORS)
+    assert again.success and ep.call_count() == before
+    assert lake.read("judge_human_agreement", MONTH).equals(table)
+
+
+def test_or_bench_import_through_the_cli(tmp_path) -> None:
+    """Prompt sets in OR-Bench's published layout (prompt, category), answered by a
+    planted over-refuser and by a model that never refuses, through the CLI."""
+    import csv
+
+    from arena_assets.cli import main
+    from arena_assets.simulator import read_prompt_truth
+
+    raw = tmp_path / "raw"
+    simulate_months(raw, [MONTH], 600, seed=7)
+    truth = read_prompt_truth(raw, MONTH).filter(~pl.col("popular")).unique("text")
+    sets = {"or-bench-hard-1k": truth.filter(pl.col("would_refuse") & pl.col("toxic_category").is_null()),
+            "or-bench-toxic": truth.filter(pl.col("toxic_category").is_not_null())}
+    for name, rows in sets.items():
+        with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(["prompt", "category"])
+            w.writerows([t, "harmful"] for t in rows["text"])
+    models = pl.read_parquet(raw / "_truth" / "models.parquet")
+    cautious = models.filter(pl.col("cautious"))["name"][0]
+    candid = models.filter(~pl.col("cautious"))["name"][0]
+    cands = json.dumps([{"name": m, "base_url": "simulated"} for m in (cautious, candid)])
+    out = tmp_path / "answers.parquet"
+    code = main(["or-bench", str(tmp_path / "or-bench-hard-1k.csv"), str(tmp_path / "or-bench-toxic.csv"),
+                 "--candidates", cands, "--judge-base-url", "simulated", "--raw-root", str(raw),
+                 "--out", str(out), "--cache", str(tmp_path / "cache")])
+    assert code == 0
+    from arena_assets.evaluators.orbench import orbench_rates
+
+    rates = {(m, s): r for m, s, r in orbench_rates(pl.read_parquet(out)).select("model", "set", "rate").iter_rows()}
+    assert rates[cautious, "or-bench-hard-1k"] > 0.6 and rates[candid, "or-bench-hard-1k"] < 0.1
+    assert main(["or-bench", str(tmp_path / "answers.parquet"), "--candidates", cands, "--judge-base-url",
+                 "simulated", "--out", str(tmp_path / "x.parquet")]) == 2  # not an OR-Bench file: one line
+
+
+def test_battle_truth_belongs_to_its_world(tmp_path) -> None:
+    """The endpoint judges arena battles on the truth of its own world only: another
+    seed's truth is not read (its strengths would come from the wrong models)."""
+    from arena_assets.simulator import World
+    from arena_assets.simulator.battle_judge import BattleTruth, BattleTruthCache
+
+    simulate_months(tmp_path, [MONTH], 200, seed=3)
+    assert BattleTruth.from_root(World.build(seed=3), tmp_path) is not None
+    assert BattleTruth.from_root(World.build(seed=7), tmp_path) is None
+    cache = BattleTruthCache(World.build(seed=3), None)
+    assert cache.get() is None
+    cache.use(f"file://{tmp_path}")  # any fsspec URL (the S3 demo's bucket)
+    votes = pl.read_parquet(tmp_path / "_truth" / "battle_answers" / f"{MONTH}.parquet")
+    assert cache.get() is not None and votes.height > 0
