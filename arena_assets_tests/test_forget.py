@@ -174,3 +174,30 @@ def test_tables_with_a_user_column_are_found_by_schema(tmp_path: Path) -> None:
     assert report.removed == {"future_labels": {"2024-01": 2, "2024-02": 0}}
     assert lake.read("future_labels", "2024-01")["label"].to_list() == ["b"]
     assert set(USER_COLUMNS) == {"user_hash", "voter_hash"}
+
+
+def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
+    """The plan comes from the code location's graph: raw_logs' months reach later battles
+    and every later board; a table edited apart from raw_logs (Copilot Arena's
+    completion_battles, read from its own records) brings its board along but is not itself
+    rebuilt (that would read the user back from the records)."""
+    from arena_assets.definitions import defs
+    from arena_assets.defs.privacy.rebuild import rebuild_plan
+
+    graph = defs().resolve_asset_graph()
+    everywhere = lambda asset: {"2024-01", "2024-02", "2024-03"}  # noqa: E731
+    plan = rebuild_plan(graph, ["2024-02"], everywhere)
+    assert plan["conversations"] == ["2024-02"]
+    assert plan["battles"] == ["2024-02", "2024-03"]  # the later month's anomaly crowd
+    assert plan["arena_leaderboard"] == ["2024-02", "2024-03"]
+    assert plan["leaderboard_site"] == ["2024-02", "2024-03"]
+    assert not {"raw_logs", "raw_rejects", "completion_battles", "copilot_leaderboard"} & set(plan)
+    both = rebuild_plan(graph, ["2024-02"], everywhere,
+                        {"conversations": ["2024-02"], "completion_battles": ["2024-01"],
+                         "topic_cluster_summary": ["2024-02"]})  # not an asset: ignored
+    assert both["copilot_leaderboard"] == ["2024-01", "2024-02", "2024-03"]
+    assert "completion_battles" not in both
+    assert {k: v for k, v in both.items() if k != "copilot_leaderboard"} == plan
+    only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()  # noqa: E731
+    assert rebuild_plan(graph, [], only, {"completion_battles": ["2024-01"]}) == {
+        "copilot_leaderboard": ["2024-01", "2024-02"]}

@@ -135,7 +135,7 @@ def _rematerialize(months=MONTHS) -> None:
     month, through Dagster, then the release (which exists) once the month is rebuilt."""
     everything = "conversations,battles,battle_cells,topic_labels,topic_clusters," \
                  "arena_leaderboard,leaderboard_history,bench_prompts,model_answers,judgments," \
-                 "bench_leaderboard"
+                 "bench_leaderboard,judge_human_agreement,over_refusal,leaderboard_site"
     for month in months:
         assert materialize(month, everything).success
         assert materialize(month, "month_release").success

@@ -327,7 +327,8 @@ class Week:
                                 copies["recompute"], self.work, 3600)
         rc_b, _, _ = run(arena("forget", "--user", identity), copies["rematerialized"], self.work, 3600)
         every = ("conversations,battles,battle_cells,topic_labels,topic_clusters,arena_leaderboard,"
-                 "leaderboard_history,bench_prompts,model_answers,judgments,bench_leaderboard")
+                 "leaderboard_history,bench_prompts,model_answers,judgments,bench_leaderboard,"
+                 "judge_human_agreement,over_refusal,leaderboard_site")
         for month in MONTHS:
             run(materialize(every, month), copies["rematerialized"], self.work, 1800)
             run(materialize("month_release", month), copies["rematerialized"], self.work, 900)

@@ -74,6 +74,15 @@ def _storage():
         s3_region=setting("ARENA_S3_REGION", ""))
 
 
+def _site_months() -> set[str]:
+    """The months of the leaderboard site (rebuilt after a forget: their counts change)."""
+    from arena_assets.envfile import setting
+    from arena_assets.site.publish import SiteRoot
+
+    root = setting("ARENA_SITE_ROOT", "./data/site")
+    return set(SiteRoot(root, _storage()._options_for(root)).months())
+
+
 def _forget(args: argparse.Namespace, salt: str) -> int:
     import os
 
@@ -104,8 +113,8 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
             defs = load_defs()
             graph = defs.resolve_asset_graph()
             materialized = materialized_months(lake, instance, lambda: set(released_months(
-                target, sorted(lake.months("conversations")))))
-            plan = lambda months: rebuild_plan(graph, months, materialized)  # noqa: E731
+                target, sorted(lake.months("conversations")))), _site_months)
+            plan = lambda months, edited: rebuild_plan(graph, months, materialized, edited)  # noqa: E731
         report = forget_user(
             lake, user_hash=user_hash, raw_root=storage.raw_root, salt=salt, identity=args.user,
             dry_run=args.dry_run, purge_raw=args.purge_raw,

@@ -224,13 +224,14 @@ def blank_raw_lines(url: str, line_nos: list[int], storage_options: dict | None 
 def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt: str = "",
                 identity: str | None = None, dry_run: bool = False, purge_raw: bool = False,
                 storage_options: dict | None = None, release: ReleaseTarget | None = None,
-                plan_rebuild: Callable[[list[str]], dict[str, list[str]]] | None = None,
+                plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]]
+                | None = None,
                 ) -> ForgetReport:
     """Forget one user in the lake and the releases, then find (and with ``purge_raw``
     blank) their raw lines in the affected months. ``salt`` is needed to recognise raw
     lines (hash them). Unless ``dry_run``, the forget is recorded in the lake's journal;
-    ``plan_rebuild(months)`` gives the partitions to rebuild (asset -> months), stored in
-    the journal for the recompute (without it nothing is planned)."""
+    ``plan_rebuild(months, edited)`` gives the partitions to rebuild (asset -> months) from
+    the user's months and the tables edited (table -> months), stored in the journal for the recompute (without it nothing is planned)."""
     report = ForgetReport(user_hash, dry_run)
     entry = None if dry_run else journal.for_user(lake, user_hash)
     schemas = lake_schemas(lake)
@@ -255,7 +256,7 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
         for month in released:
             releases.rewrite_release(release, lake, month)
             entry.releases = sorted(set(entry.releases) | {month})
-        entry.rebuild = plan_rebuild(entry.months) if plan_rebuild is not None else {}
+        entry.rebuild = plan_rebuild(entry.months, entry.changed) if plan_rebuild is not None else {}
         entry.state = "removed" if entry.pending() else "done"
         journal.save(lake, entry)
         report.journal = entry

@@ -85,7 +85,7 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
             lake, user_hash=who, raw_root=storage.raw_root, salt=ingest_settings.user_salt,
             identity=config.user or None, dry_run=config.dry_run, purge_raw=config.purge_raw,
             storage_options=storage.raw_storage_options(), release=target,
-            plan_rebuild=lambda months: rebuild_plan(graph, months, materialized))
+            plan_rebuild=lambda months, edited: rebuild_plan(graph, months, materialized, edited))
         # the report names the hash, tables, months and files, never the identity itself
         context.log.info("\n".join(report.lines()))
         for line in report.lines():

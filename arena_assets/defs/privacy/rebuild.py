@@ -2,12 +2,15 @@
 
 The plan comes from the code location's asset graph, not from a list kept here: every asset
 downstream of ``raw_logs`` (the user's rows all start there), in every month its partition
-mapping reaches from the months the user was in. Monthly assets follow their own month;
+mapping reaches from the months the user was in, and downstream of every other table the
+forget edited (``completion_battles``, read from Copilot Arena's own records: its board
+follows). Monthly assets follow their own month;
 the battles of later months follow too (their anomaly test reads the earlier months'
 kept votes); the cumulative boards follow every later month. Only partitions that exist
 are rebuilt (a month never materialized stays unmaterialized). ``raw_logs`` and
-``raw_rejects`` are not rebuilt: the forget removed the user's rows there, and a re-ingest
-would read the user back from the raw files unless they were purged.
+``raw_rejects`` are not rebuilt, nor is any edited table with nothing upstream of it that
+changed: the forget removed the user's rows there, and a re-ingest would read the user back
+from the raw files unless they were purged.
 
 Rebuilding is materializing: ``arena-assets forget --recompute`` runs the plan in-process
 with ``dg.materialize`` over the code location's assets and resources (the same settings
@@ -19,7 +22,7 @@ each month's success is recorded in the forget's journal, so a failed rebuild is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 import dagster as dg
 
@@ -42,26 +45,34 @@ def _downstream(graph, child: dg.AssetKey, parent: dg.AssetKey, months: set[str]
     return set(mapping.get_downstream_partitions_for_partitions(subset, pdef, cdef).get_partition_keys())
 
 
-def rebuild_plan(graph, months: Iterable[str], materialized: Callable[[str], set[str]]
-                 ) -> dict[str, list[str]]:
-    """asset -> months to rebuild after forgetting a user who was in ``months``."""
-    dirty: dict[dg.AssetKey, set[str]] = {ROOT: set(months)}
+def rebuild_plan(graph, months: Iterable[str], materialized: Callable[[str], set[str]],
+                 edited: Mapping[str, Iterable[str]] | None = None) -> dict[str, list[str]]:
+    """asset -> months to rebuild after forgetting a user who was in ``months``; ``edited``
+    (table -> months the forget changed) adds the tables the graph knows as starting points
+    besides ``raw_logs``."""
+    seeds: dict[dg.AssetKey, set[str]] = {ROOT: set(months)}
+    for table, changed in (edited or {}).items():
+        if graph.has(dg.AssetKey(table)):
+            seeds.setdefault(dg.AssetKey(table), set()).update(changed)
+    dirty: dict[dg.AssetKey, set[str]] = {}  # months whose rows changed: what children read
+    derived: dict[dg.AssetKey, set[str]] = {}  # months computed from a changed input
     for key in graph.toposorted_asset_keys:
-        if key == ROOT:
-            continue
         got: set[str] = set()
         for parent in graph.get(key).parent_keys:
             if parent != key and parent in dirty:
                 got |= _downstream(graph, key, parent, dirty[parent])
         if key in graph.get(key).parent_keys:  # a self-dependency (battles): to a fixpoint
-            frontier = set(got)
+            reached, frontier = got | seeds.get(key, set()), got | seeds.get(key, set())
             while frontier:
-                frontier = _downstream(graph, key, key, frontier) - got
-                got |= frontier
+                frontier = _downstream(graph, key, key, frontier) - reached
+                reached |= frontier
+            got |= reached - seeds.get(key, set())
         if got:
-            dirty[key] = got
+            derived[key] = got
+        if got or key in seeds:
+            dirty[key] = got | seeds.get(key, set())
     plan = {}
-    for key, wanted in dirty.items():
+    for key, wanted in derived.items():
         name = key.to_user_string()
         if name not in NOT_REBUILT:
             keep = sorted(wanted & materialized(name))
@@ -71,16 +82,19 @@ def rebuild_plan(graph, months: Iterable[str], materialized: Callable[[str], set
 
 
 def materialized_months(lake: Lake, instance: dg.DagsterInstance | None,
-                        release_months: Callable[[], set[str]] | None = None
+                        release_months: Callable[[], set[str]] | None = None,
+                        site_months: Callable[[], set[str]] | None = None
                         ) -> Callable[[str], set[str]]:
     """Months an asset exists for: its lake files, the instance's records, and for
-    ``month_release`` the release folders."""
+    ``month_release`` the release folders, for ``leaderboard_site`` the site's months."""
     def months(asset: str) -> set[str]:
         found = set(lake.months(asset))
         if instance is not None:
             found |= set(instance.get_materialized_partitions(dg.AssetKey(asset)))
         if asset == "month_release" and release_months is not None:
             found |= release_months()
+        if asset == "leaderboard_site" and site_months is not None:
+            found |= site_months()
         return found
     return months
 
