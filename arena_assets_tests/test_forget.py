@@ -197,7 +197,9 @@ def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
                          "topic_cluster_summary": ["2024-02"]})  # not an asset: ignored
     assert both["copilot_leaderboard"] == ["2024-01", "2024-02", "2024-03"]
     assert "completion_battles" not in both
-    assert {k: v for k, v in both.items() if k != "copilot_leaderboard"} == plan
+    assert both["leaderboard_site"] == ["2024-01", "2024-02", "2024-03"]  # shows the Copilot board
+    assert {k: v for k, v in both.items() if k not in ("copilot_leaderboard", "leaderboard_site")} \
+        == {k: v for k, v in plan.items() if k != "leaderboard_site"}
     only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()  # noqa: E731
     assert rebuild_plan(graph, [], only, {"completion_battles": ["2024-01"]}) == {
         "copilot_leaderboard": ["2024-01", "2024-02"]}

@@ -4,7 +4,8 @@
 Removes one user from every lake table (by hash, conversation id and the prompts only they
 typed) and rewrites the month releases, then prints what it removed per table and month,
 the releases (with a warning for published ones) and the raw files that still hold the
-user's lines (blanked with ``--purge-raw``). The forget is recorded in the lake's journal
+user's lines (blanked with ``--purge-raw``; Copilot Arena's records under
+``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise). The forget is recorded in the lake's journal
 with the partitions to rebuild; ``--recompute`` rebuilds them here through the code
 location's own assets and resources (exactly what a Dagster rematerialization computes),
 and finishes the rebuild of any earlier forget that did not complete. ``--resume``: only
@@ -93,6 +94,7 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
     )
     from arena_assets.envfile import setting
     from arena_assets.privacy import journal
+    from arena_assets.privacy.copilot import completions_root_for
     from arena_assets.privacy.forget import forget_user, user_hash_of
     from arena_assets.privacy.releases import ReleaseTarget, released_months
 
@@ -119,9 +121,17 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
             lake, user_hash=user_hash, raw_root=storage.raw_root, salt=salt, identity=args.user,
             dry_run=args.dry_run, purge_raw=args.purge_raw,
             storage_options=storage.raw_storage_options(),
-            release=target if target.secret else None, plan_rebuild=plan)
+            release=target if target.secret else None, plan_rebuild=plan,
+            completions_root=completions_root_for(storage.raw_root))  # Copilot Arena's records
         for text in report.lines():
             print(text)
+        if plan is not None and report.journal is not None:
+            known = set(graph.get(dg.AssetKey("raw_logs")).partitions_def.get_partition_keys())
+            outside = sorted(set(report.journal.months) - known)
+            if outside:
+                print(f"warning: {', '.join(outside)} outside the code location's months "
+                      "(ARENA_PARTITIONS_START..ARENA_PARTITIONS_END): what derives from the "
+                      "user's rows there is not rebuilt by this forget")
         left = [h for h in report.raw if h.line_nos and not h.purged]
         if left and not args.dry_run:
             print("warning: the raw files above still hold the user's lines; rematerializing "

@@ -95,10 +95,12 @@ class Footprint:
     texts: dict[str, set[str]] = field(default_factory=dict)
     exclusive_keys: dict[str, set[str]] = field(default_factory=dict)
     exclusive_texts: dict[str, set[str]] = field(default_factory=dict)
+    matched: set[str] = field(default_factory=set)  # months with a row of the user, any table
 
     @property
     def months(self) -> list[str]:
-        return sorted(m for m, ids in self.conversations.items() if ids)
+        """Months with any row of the user (Copilot Arena's battles hold no conversation)."""
+        return sorted(self.matched | {m for m, ids in self.conversations.items() if ids})
 
 
 def _user_match(cols: Iterable[str], user_hash: str) -> pl.Expr:
@@ -124,6 +126,8 @@ def find_footprint(lake: Lake, schemas: dict[str, dict[str, Schema]], user_hash:
             frame = lake.read(table, month, columns=[*sch.users, *sch.conversations, *keys, *text])
             mine = _user_match(sch.users, user_hash)
             own, rest = frame.filter(mine), frame.filter(~mine)
+            if own.height:
+                fp.matched.add(month)
             for c in sch.conversations:
                 fp.conversations.setdefault(month, set()).update(own[c].drop_nulls().to_list())
             for c in keys:

@@ -22,7 +22,11 @@ numbers), and with ``purge_raw`` the lines of JSON-lines files (plain or gzipped
 replaced by empty lines, rewritten atomically: the other lines keep their numbers, and a
 re-ingest rejects the blanks as ``empty_line`` with nothing left of the user. Parquet and
 JSON-list files are reported but not rewritten (their rows cannot be blanked in place
-without rewriting the platform's own columns); the report says so.
+without rewriting the platform's own columns); the report says so. Copilot Arena's records
+(``ARENA_COMPLETIONS_ROOT``, read by ``completion_battles``) are the platform's files too:
+the same scan and purge run over them (``completions_root``), their ``userId`` being an
+identity field (``privacy.rejects.IDENTITY_KEYS``); their files are named
+``completions:<path>`` in the report.
 """
 
 from __future__ import annotations
@@ -225,13 +229,15 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
                 identity: str | None = None, dry_run: bool = False, purge_raw: bool = False,
                 storage_options: dict | None = None, release: ReleaseTarget | None = None,
                 plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]]
-                | None = None,
+                | None = None, completions_root: str | None = None,
                 ) -> ForgetReport:
     """Forget one user in the lake and the releases, then find (and with ``purge_raw``
     blank) their raw lines in the affected months. ``salt`` is needed to recognise raw
     lines (hash them). Unless ``dry_run``, the forget is recorded in the lake's journal;
     ``plan_rebuild(months, edited)`` gives the partitions to rebuild (asset -> months) from
-    the user's months and the tables edited (table -> months), stored in the journal for the recompute (without it nothing is planned)."""
+    the user's months and the tables edited (table -> months), stored in the journal for the
+    recompute (without it nothing is planned). Raw lines are looked for under the raw root
+    and Copilot Arena's ``completions_root`` (named ``completions:<path>``)."""
     report = ForgetReport(user_hash, dry_run)
     entry = None if dry_run else journal.for_user(lake, user_hash)
     schemas = lake_schemas(lake)
@@ -260,11 +266,12 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
         entry.state = "removed" if entry.pending() else "done"
         journal.save(lake, entry)
         report.journal = entry
-    if raw_root and salt:
+    roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
+    for root, prefix in roots if salt else []:
         for url, name, line_nos, note in find_raw_lines(
-                raw_root, report.affected_months, user_hash, salt, identity=identity,
+                root, report.affected_months, user_hash, salt, identity=identity,
                 storage_options=storage_options):
-            hit = RawHit(name, line_nos, note=note)
+            hit = RawHit(prefix + name, line_nos, note=note)
             if purge_raw and line_nos and not dry_run and not note:
                 blank_raw_lines(url, line_nos, storage_options)
                 hit.purged = True

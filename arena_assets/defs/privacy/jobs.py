@@ -15,6 +15,7 @@ boards behind is not done.
 
 import dagster as dg
 
+from arena_assets.defs.completions.resources import CompletionSettings
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.privacy.rebuild import (
     JOURNALS_TAG,
@@ -64,7 +65,8 @@ def _asset_graph(context: dg.OpExecutionContext):
 @dg.op(tags={"kind": "privacy"})
 def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
                      storage: ArenaStorage, ingest_settings: IngestSettings,
-                     release_settings: ReleaseSettings) -> list[str]:
+                     release_settings: ReleaseSettings,
+                     completion_settings: CompletionSettings) -> list[str]:
     """Remove the user from the lake and the releases; returns the months with rebuild
     work left over every unfinished forget (also a run tag for the sensor)."""
     from arena_assets.privacy import journal
@@ -85,7 +87,8 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
             lake, user_hash=who, raw_root=storage.raw_root, salt=ingest_settings.user_salt,
             identity=config.user or None, dry_run=config.dry_run, purge_raw=config.purge_raw,
             storage_options=storage.raw_storage_options(), release=target,
-            plan_rebuild=lambda months, edited: rebuild_plan(graph, months, materialized, edited))
+            plan_rebuild=lambda months, edited: rebuild_plan(graph, months, materialized, edited),
+            completions_root=completion_settings.root_for(storage.raw_root))
         # the report names the hash, tables, months and files, never the identity itself
         context.log.info("\n".join(report.lines()))
         for line in report.lines():
