@@ -40,10 +40,11 @@ $(BIN)/arena-assets: pyproject.toml requirements.lock
 install: $(BIN)/arena-assets .env $(DAGSTER_HOME)/dagster.yaml
 
 # .env is yours: created from .env.example, then only variables it lacks are appended
-# when .env.example gains some (an older checkout's .env keeps working after an update)
-.env: .env.example
-	@test -f $@ || cp .env.example $@
-	@awk -F= 'NR==FNR { if ($$0 !~ /^#/ && NF) seen[$$1]=1; next } /^[A-Z_0-9]+=/ && !($$1 in seen)' $@ .env.example >> $@
+# when .env.example gains some (an older checkout's .env keeps working after an update).
+# Values are written NAME=${NAME:-value} so a variable exported in the shell wins for the
+# Dagster CLI as for arena-assets (one rule: arena_assets/envfile.py)
+.env: .env.example $(BIN)/arena-assets
+	@$(BIN)/python -m arena_assets.envfile .env.example $@
 	@touch $@
 
 $(DAGSTER_HOME)/dagster.yaml: dagster.yaml

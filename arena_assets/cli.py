@@ -28,6 +28,7 @@ COMMAND_MODULES = (
     "arena_assets.site.cli",
     "arena_assets.evaluators.cli",
     "arena_assets.routing.cli",
+    "arena_assets.recover",
 )
 
 

@@ -3,7 +3,7 @@
 Layout under the root URL (``./data/lake`` or ``s3://bucket/prefix``)::
 
     <root>/<asset>/<YYYY-MM>.parquet       # the system of record, one file per partition
-    <root>/<asset>/_tmp/<YYYY-MM>.<uuid>   # in-flight writes, never matched by the views
+    <root>/<asset>/_tmp/<YYYY-MM>.<host~pid~start>.<id>   # in-flight writes, never matched by the views
 
 Why one file per partition: several months can be written at once by different processes
 with no shared lock (DuckDB's single-writer database file would serialise them), a rerun
@@ -13,13 +13,20 @@ Writes are atomic: the data goes to a temporary name first and is renamed into p
 crash leaves the previous version intact. On S3, "rename" is copy + delete, and the final
 PUT/copy is itself atomic, which gives the same guarantee for readers.
 
+Nothing lost: a partition that holds rows is never replaced by an empty one (an input that
+vanished, a wrong raw root) unless the lake was opened with ``allow_empty=True`` (the
+``ARENA_ALLOW_EMPTY_MONTH`` setting) or the write says an empty result is normal for it;
+a partition that is not there is reported as such (``MissingPartitionError``), naming the
+file. Temporary files of writers that died are swept (``arena_assets.inflight``).
+
 No Dagster here; the Dagster resource in ``arena_assets.defs.resources`` wraps this class.
 """
 
 from __future__ import annotations
 
 import contextlib
-import uuid
+import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +37,8 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
+
+from arena_assets import inflight
 
 PARQUET_COMPRESSION = "zstd"
 ROW_GROUP_ROWS = 100_000
@@ -71,12 +80,28 @@ def dictionary_columns(schema: pa.Schema) -> list[str]:
             if leaf.name in DICTIONARY_COLUMNS or pa.types.is_dictionary(leaf.type)]
 
 
+class EmptyPartitionError(RuntimeError):
+    """A write would replace a partition that holds rows with an empty one."""
+
+
+class MissingPartitionError(FileNotFoundError):
+    """A partition a step reads is not in the lake."""
+
+
 @dataclass
 class Lake:
-    """Parquet files per (asset, month) under ``root`` (any fsspec URL)."""
+    """Parquet files per (asset, month) under ``root`` (any fsspec URL).
+
+    ``allow_empty``: let an empty result replace a partition that has rows (off by default:
+    an empty month is far more often an input that went missing than a real month)."""
 
     root: str
     storage_options: dict[str, Any] = field(default_factory=dict)
+    allow_empty: bool = False
+    # catalog views name the files of a local lake relative to this folder (the project's,
+    # where the catalog is opened from) when the lake lies inside it, so a copied or moved
+    # checkout reads its own lake; None = absolute paths
+    relative_to: str | None = None
 
     def __post_init__(self) -> None:
         self.root = self.root.rstrip("/")
@@ -92,12 +117,22 @@ class Lake:
         return isinstance(self.fs, LocalFileSystem)
 
     def glob_url(self, asset: str) -> str:
-        # local views store the absolute path so the catalog works from any directory
+        """The files of ``asset`` as a catalog view names them (see ``relative_to``)."""
         base = self._root_path if self.is_local else self.root
+        if self.is_local and self.relative_to:
+            project = os.path.realpath(self.relative_to)
+            inside = os.path.realpath(self._root_path)
+            if os.path.commonpath([project, inside]) == project:
+                base = os.path.relpath(inside, project)
         return f"{base}/{asset}/*.parquet"
 
     def _path(self, asset: str, month: str) -> str:
         return f"{self._root_path}/{asset}/{month}.parquet"
+
+    def folder(self, name: str) -> str:
+        """A folder under the root on ``self.fs`` (no protocol), e.g. the lake's own
+        ``_forget`` journal."""
+        return f"{self._root_path}/{name}"
 
     def partition_path(self, asset: str, month: str) -> str:
         """The partition's path on ``self.fs`` (no protocol), for deletes and raw reads."""
@@ -115,6 +150,11 @@ class Lake:
     def exists(self, asset: str, month: str) -> bool:
         return self.fs.exists(self._path(asset, month))
 
+    def require(self, asset: str, month: str) -> None:
+        """Raise ``MissingPartitionError`` (naming the file) unless the partition exists."""
+        if not self.exists(asset, month):
+            raise _missing(self, asset, month)
+
     def months(self, asset: str, upto: str | None = None) -> list[str]:
         """Months that have a file for ``asset`` (those <= ``upto`` if given), sorted."""
         pattern = f"{self._root_path}/{asset}/*.parquet"
@@ -122,55 +162,89 @@ class Lake:
         return [m for m in found if upto is None or m <= upto]
 
     # -- writes --------------------------------------------------------------------------
+    def rows(self, asset: str, month: str) -> int:
+        """Rows of a partition from its footer (0 when it does not exist)."""
+        try:
+            with self.fs.open(self._path(asset, month), "rb") as fh:
+                return pq.ParquetFile(fh).metadata.num_rows
+        except FileNotFoundError:
+            return 0
+
+    def _check_not_emptied(self, asset: str, month: str, rows: int, empty_ok: bool) -> None:
+        if rows or empty_ok or self.allow_empty:
+            return
+        before = self.rows(asset, month)
+        if before:
+            raise EmptyPartitionError(
+                f"{asset} {month}: the new result is empty but the lake holds {before:,} rows "
+                f"({self.url(asset, month)}); kept as it was. An input went missing? Set "
+                "ARENA_ALLOW_EMPTY_MONTH=true to replace it with an empty month anyway")
+
     @contextlib.contextmanager
-    def _atomic_target(self, asset: str, month: str) -> Iterator[str]:
+    def _atomic_target(self, asset: str, month: str, empty_ok: bool) -> Iterator[list]:
+        """Yields ``[tmp path, rows]``: the body writes the file and sets the rows; it is
+        renamed into place unless that would empty a partition that had rows."""
         final = self._path(asset, month)
         tmp_dir = f"{self._root_path}/{asset}/_tmp"
         self.fs.makedirs(tmp_dir, exist_ok=True)
-        tmp = f"{tmp_dir}/{month}.{uuid.uuid4().hex}"
+        inflight.sweep(self.fs, tmp_dir)  # files of writers that died mid-write
+        target = [f"{tmp_dir}/{inflight.temp_name(month)}", 0]
         try:
-            yield tmp
-            self.fs.mv(tmp, final)
+            try:
+                yield target
+            except Exception as exc:  # a full disk or a quota: say where
+                code = _os_error_code(exc)
+                if code is None:
+                    raise
+                raise OSError(code, f"{os.strerror(code)}: writing {asset} {month} at "
+                              f"{target[0]} (lake {self.root})") from exc
+            self._check_not_emptied(asset, month, target[1], empty_ok)
+            self.fs.mv(target[0], final)
         finally:
-            if self.fs.exists(tmp):
-                self.fs.rm(tmp)
+            if self.fs.exists(target[0]):
+                self.fs.rm(target[0])
 
-    def write(self, asset: str, month: str, frame: pl.DataFrame) -> str:
-        """Replace the partition with ``frame``; returns its URL.
+    def write(self, asset: str, month: str, frame: pl.DataFrame, *, empty_ok: bool = False) -> str:
+        """Replace the partition with ``frame``; returns its URL. ``empty_ok``: an empty
+        frame is a normal result here (e.g. a month without rejected lines).
 
         Polars' writer already decides dictionary encoding per column from the data (top-level
         columns with few distinct values, never nested text), so no DICTIONARY_COLUMNS here."""
-        with self._atomic_target(asset, month) as tmp, self.fs.open(tmp, "wb") as fh:
-            frame.write_parquet(
-                fh, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS, statistics=True
-            )
+        with self._atomic_target(asset, month, empty_ok) as target:
+            with self.fs.open(target[0], "wb") as fh:
+                frame.write_parquet(fh, compression=PARQUET_COMPRESSION,
+                                    row_group_size=ROW_GROUP_ROWS, statistics=True)
+            target[1] = frame.height
         return self.url(asset, month)
 
     def write_blob(self, asset: str, name: str, data: bytes) -> str:
         """A side file of an asset (a figure, a card) under ``<asset>/_files/``; atomic."""
         folder = f"{self._root_path}/{asset}/_files"
+        tmp_dir = f"{self._root_path}/{asset}/_tmp"
         self.fs.makedirs(folder, exist_ok=True)
-        tmp = f"{folder}/.{name}.{uuid.uuid4().hex}"
+        self.fs.makedirs(tmp_dir, exist_ok=True)
+        tmp = f"{tmp_dir}/{inflight.temp_name(name)}"
         with self.fs.open(tmp, "wb") as fh:
             fh.write(data)
         self.fs.mv(tmp, f"{folder}/{name}")
         return f"{self.root}/{asset}/_files/{name}"
 
     def write_batches(
-        self, asset: str, month: str, schema: pa.Schema, batches: Iterable[pl.DataFrame | pa.Table]
+        self, asset: str, month: str, schema: pa.Schema, batches: Iterable[pl.DataFrame | pa.Table],
+        *, empty_ok: bool = False,
     ) -> int:
         """Stream batches into the partition file without holding them all; returns rows."""
-        rows = 0
-        with self._atomic_target(asset, month) as tmp, self.fs.open(tmp, "wb") as fh:
-            with pq.ParquetWriter(fh, schema, compression=PARQUET_COMPRESSION,
-                                  use_dictionary=dictionary_columns(schema)) as writer:
+        with self._atomic_target(asset, month, empty_ok) as target:
+            with self.fs.open(target[0], "wb") as fh, pq.ParquetWriter(
+                    fh, schema, compression=PARQUET_COMPRESSION,
+                    use_dictionary=dictionary_columns(schema)) as writer:
                 for batch in batches:
                     table = batch.to_arrow() if isinstance(batch, pl.DataFrame) else batch
                     if table.num_rows == 0:
                         continue
                     writer.write_table(table.cast(schema), row_group_size=ROW_GROUP_ROWS)
-                    rows += table.num_rows
-        return rows
+                    target[1] += table.num_rows
+        return target[1]
 
     # -- reads ---------------------------------------------------------------------------
     def read(
@@ -181,7 +255,11 @@ class Lake:
         filters: list[tuple] | None = None,
     ) -> pl.DataFrame:
         """One partition; ``filters`` are pyarrow predicates pushed into the Parquet scan."""
-        with self.fs.open(self._path(asset, month), "rb") as fh:
+        try:
+            fh = self.fs.open(self._path(asset, month), "rb")
+        except FileNotFoundError as exc:
+            raise _missing(self, asset, month) from exc
+        with fh:
             if filters is None:
                 return pl.read_parquet(fh, columns=columns)
             return pl.from_arrow(pq.read_table(fh, columns=columns, filters=filters))
@@ -194,6 +272,21 @@ class Lake:
         if not frames:
             raise FileNotFoundError(f"no partition of {asset!r} among the requested months")
         return pl.concat(frames, how="vertical_relaxed")
+
+
+def _os_error_code(exc: BaseException) -> int | None:
+    """The errno of an I/O failure that does not name its file: an ``OSError`` without a
+    filename, or a writer's error that wraps one (polars: "underlying IO error: [Errno 28]")."""
+    if isinstance(exc, OSError):
+        return exc.errno if exc.filename is None else None
+    found = re.search(r"\[Errno (\d+)\]", str(exc))
+    return int(found.group(1)) if found else None
+
+
+def _missing(lake: Lake, asset: str, month: str) -> MissingPartitionError:
+    return MissingPartitionError(
+        f"{asset} {month} is not in the lake ({lake.url(asset, month)}): materialize {asset} "
+        f"for {month} first (or it was deleted, e.g. by retention)")
 
 
 def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -233,6 +326,8 @@ def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
     """
     if not lake.is_local:
         con.register_filesystem(lake.fs)
+    if lake.relative_to:  # a relative glob is checked from the project, not this process's cwd
+        con.execute("SET file_search_path = ?", [os.path.realpath(lake.relative_to)])
     columns = {row[0] for row in con.execute(
         f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
     ).fetchall()}

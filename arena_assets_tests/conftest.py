@@ -139,6 +139,11 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
         "ARENA_ROUTER_PRICES": "",
         "ARENA_ROUTER_BUDGETS": "",
+        # resilience (issue 16)
+        "ARENA_ALLOW_EMPTY_MONTH": "false",
+        "ARENA_RELEASE_PUBLISHED": "",
+        "ARENA_PROJECT_DIR": "",
+        "ARENA_LABEL_MAX_MISSING_RATE": "0.05",
     }
 
 

@@ -20,3 +20,16 @@ def materialize(month: str, selection: str = "*", raise_on_error: bool = True) -
         selection=chosen,
         raise_on_error=raise_on_error,
     )
+
+
+
+def failure_lines(result: dg.ExecuteInProcessResult) -> list[str]:
+    """Per failed step, the first line of the error that caused it (Dagster's wrapper
+    "Error occurred while executing op" unwrapped): what the UI shows as the headline."""
+    out = []
+    for event in result.get_step_failure_events():
+        error = event.step_failure_data.error
+        while error.cause is not None and (error.cls_name or "").startswith("Dagster"):
+            error = error.cause
+        out.append((error.message or "").strip().splitlines()[0])
+    return out

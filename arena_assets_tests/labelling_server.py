@@ -72,6 +72,7 @@ class LabellingServer:
         self.lock, self.cond = threading.Lock(), threading.Condition()
         self.calls = 0  # answered POSTs, faults included
         self.faults: dict[str, int] = dict.fromkeys(FAULTS, 0)
+        self.faults_allowed: tuple[str, ...] = FAULTS  # the kinds a fault is drawn from
         handler = type("H", (_Handler,), {"srv": self})
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
@@ -89,7 +90,7 @@ class LabellingServer:
     def draw_fault(self) -> str | None:
         with self.lock:
             if self.rng.random() < self.fault_rate:
-                kind = self.rng.choice(FAULTS)
+                kind = self.rng.choice(self.faults_allowed)
                 self.faults[kind] += 1
                 return kind
         return None

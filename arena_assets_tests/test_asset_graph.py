@@ -39,7 +39,7 @@ EXPECTED = {
     },
     "topic_labels": {
         "group": "topics", "deps": {"conversations": SAME_MONTH},
-        "checks": [("labels_in_range", True), ("parse_failure_rate_low", False)],
+        "checks": [("labels_answered", True), ("labels_in_range", True), ("parse_failure_rate_low", False)],
         "backfill": "MULTI_RUN", "pool": "llm", "kinds": ["openai", "parquet", "polars"],
         "automation": FOLLOW,
     },

@@ -191,16 +191,18 @@ def test_truncated_gzip_fails_the_check_unless_partial_files_are_allowed(
 
 def test_missing_month_folder_names_the_root_read(tmp_path: Path, arena_env: dict[str, str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from arena_assets_tests.harness import materialize
+    from arena_assets_tests.harness import failure_lines, materialize
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("ARENA_RAW_ROOT", "./wrong/raw")
     listing = scan_month("./wrong/raw", MONTH)
     assert not listing.folder_exists and str(tmp_path / "wrong" / "raw") in listing.describe()
-    result = materialize(MONTH, "raw_logs,raw_rejects")
-    meta = result.asset_materializations_for_node("raw_logs")[0].metadata
-    assert str(tmp_path / "wrong" / "raw") in str(meta["raw_root_read"].value)
-    assert "does not exist" in str(meta["raw_month_folder"].value)
+    # the run fails (issue 16: a wrong root must not write an empty month), naming the
+    # absolute root that was read
+    result = materialize(MONTH, "raw_logs,raw_rejects", raise_on_error=False)
+    (line,) = failure_lines(result)
+    assert str(tmp_path / "wrong" / "raw") in line and "does not exist" in line
+    assert not Lake(arena_env["ARENA_LAKE_ROOT"]).exists("raw_logs", MONTH)
 
 
 # -- environment ---------------------------------------------------------------------------
@@ -268,7 +270,7 @@ def test_ingest_cli_names_skipped_files_and_partial_files(
     assert "readme.md (not a log extension" in err
     assert f"partial file: {MONTH}/b.jsonl.gz: last good line" in err
     assert cli_main(["ingest", str(tmp_path / "nowhere"), "--month", MONTH,
-                     "--out", str(tmp_path / "out2"), "--salt", "s"]) == 0
+                     "--out", str(tmp_path / "out2"), "--salt", "s"]) == 2
     assert f"{tmp_path / 'nowhere'}" in capsys.readouterr().err
 
 

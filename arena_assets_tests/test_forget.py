@@ -17,6 +17,7 @@ from arena_assets.pipeline.clean import clean_month
 from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.pipeline.leaderboards import arena_leaderboard_month
 from arena_assets.ranking.boards import board_options
+from arena_assets.privacy import journal
 from arena_assets.privacy.forget import USER_COLUMNS, forget_user, user_hash_of, user_tables
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
@@ -97,10 +98,13 @@ def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, 
 
     dry = forget_user(lake, user_hash=target, dry_run=True)
     assert dry.total_removed == sum(before.values()) and _rows_of(lake, target) == before
+    assert journal.load_all(lake) == []  # a dry run records nothing
 
     report = forget_user(lake, user_hash=target, raw_root=str(raw), salt=SALT, identity=identity)
-    # counts removed match what was there, per table and month
-    assert {f"{t}/{m}": n for t, ms in report.removed.items() for m, n in ms.items()} == before
+    # counts removed match what was there, per table and month (the user-keyed tables; the
+    # aggregates are rebuilt, not edited)
+    removed = {f"{t}/{m}": n for t, ms in report.removed.items() for m, n in ms.items() if n}
+    assert removed == {k: n for k, n in before.items() if n}
     assert report.affected_months == [MONTH]
     assert all(n == 0 for n in _rows_of(lake, target).values())
     assert lake.read("battles", MONTH).height == battles_before - before["battles/" + MONTH]
@@ -120,16 +124,17 @@ def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, 
 
 
 def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_path: Path,
+                                                 arena_env: dict[str, str],
                                                  capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     src, _ = month
-    raw = tmp_path / "raw"
+    raw = Path(arena_env["ARENA_RAW_ROOT"])
     raw.mkdir()
     (raw / "models.json").write_bytes((src / "models.json").read_bytes())
     (raw / MONTH).mkdir()
     for path in (src / MONTH).glob("*.jsonl"):
         (raw / MONTH / path.name).write_bytes(path.read_bytes())
-    lake = Lake(str(tmp_path / "lake"))
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     _pipeline(raw, lake)
     identity = _busiest_voter(raw)
     target = user_hash_of(identity, SALT)
@@ -146,7 +151,7 @@ def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_p
                      "--lake", str(lake.root), "--raw-root", str(raw), "--salt", SALT]) == 0
     out = capsys.readouterr().out
     assert f"user_hash {target}: removed" in out and "blanked" in out
-    assert f"recomputed arena_leaderboard {MONTH}" in out
+    assert f"rebuilt {MONTH}: " in out and "arena_leaderboard" in out
     assert all(n == 0 for n in _rows_of(lake, target).values())
     # the raw copy no longer names the user; every other line keeps its number
     for path in (raw / MONTH).glob("*.jsonl"):
@@ -166,61 +171,35 @@ def test_tables_with_a_user_column_are_found_by_schema(tmp_path: Path) -> None:
     lake.write("leaderboard_like", "2024-01", pl.DataFrame({"model": ["m"], "rating": [1.0]}))
     assert user_tables(lake) == {"future_labels": {"2024-01": ["voter_hash"]}}
     report = forget_user(lake, user_hash="h1")
-    assert report.removed == {"future_labels": {"2024-01": 2}}
+    assert report.removed == {"future_labels": {"2024-01": 2, "2024-02": 0}}
     assert lake.read("future_labels", "2024-01")["label"].to_list() == ["b"]
     assert set(USER_COLUMNS) == {"user_hash", "voter_hash"}
 
 
-def test_dagster_forget_job_and_rematerialization_requests(
-        month: tuple[Path, Path], arena_env: dict[str, str]) -> None:
-    import dagster as dg
+def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
+    """The plan comes from the code location's graph: raw_logs' months reach later battles
+    and every later board; a table edited apart from raw_logs (Copilot Arena's
+    completion_battles, read from its own records) brings its board along but is not itself
+    rebuilt (that would read the user back from the records)."""
+    from arena_assets.definitions import defs
+    from arena_assets.defs.privacy.rebuild import rebuild_plan
 
-    from arena_assets.definitions import defs as load_defs
-    from arena_assets.defs.privacy.jobs import (
-        AFFECTED_TAG,
-        rematerialize_after_forget_sensor,
-        rematerialize_requests,
-    )
-
-    raw, _ = month
-    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
-    # the pipeline as the assets run it, with the code location's salt
-    ingest_month(lake, str(raw), MONTH, salt=arena_env["ARENA_USER_SALT"],
-                 known_models=load_model_registry(str(raw)))
-    clean_month(lake, MONTH, threads=1)
-    battles_month(lake, MONTH)
-    _board(lake)
-    identity = _busiest_voter(raw)
-    target = user_hash_of(identity, arena_env["ARENA_USER_SALT"])
-    assert _rows_of(lake, target)["battles/" + MONTH] > 0
-
-    defs = load_defs()
-    instance = dg.DagsterInstance.ephemeral()
-    job = defs.get_job_def("forget_user")
-    result = job.execute_in_process(
-        run_config={"ops": {"forget_user_rows": {"config": {"user": identity}}}},
-        instance=instance)
-    assert result.success and result.output_for_node("forget_user_rows") == [MONTH]
-    assert all(n == 0 for n in _rows_of(lake, target).values())
-    run = instance.get_run_by_id(result.run_id)
-    assert run.tags[AFFECTED_TAG] == MONTH
-    # the raw identity never reaches the run's event log
-    logs = "\n".join(str(r.event_log_entry) for r in
-                     instance.get_records_for_run(result.run_id).records)
-    assert identity not in logs and target in logs
-
-    with dg.build_run_status_sensor_context(
-            sensor_name="rematerialize_after_forget_sensor", dagster_instance=instance,
-            dagster_run=run, dagster_event=result.get_run_success_event(),
-            resources={"storage": defs.resources["storage"]}) as context:
-        requests = list(rematerialize_after_forget_sensor(context) or [])
-    assert [(r.partition_key, sorted(k.to_user_string() for k in r.asset_selection))
-            for r in requests] == [(MONTH, ["arena_leaderboard", "battle_cells", "battles",
-                                            "conversations", "leaderboard_history"])]
-    # later leaderboard months are rebuilt too, earlier ones are not
-    later = rematerialize_requests(["2024-02"], ["2024-01", "2024-02", "2024-03"])
-    assert [(r.partition_key, len(r.asset_selection)) for r in later] == [("2024-02", 5),
-                                                                          ("2024-03", 2)]
-    # a month whose raw_logs are past retention keeps its forgotten tables; boards rebuild
-    gone = rematerialize_requests(["2024-01"], ["2024-01"], raw_logs_months=["2024-02"])
-    assert [(r.partition_key, len(r.asset_selection)) for r in gone] == [("2024-01", 2)]
+    graph = defs().resolve_asset_graph()
+    everywhere = lambda asset: {"2024-01", "2024-02", "2024-03"}  # noqa: E731
+    plan = rebuild_plan(graph, ["2024-02"], everywhere)
+    assert plan["conversations"] == ["2024-02"]
+    assert plan["battles"] == ["2024-02", "2024-03"]  # the later month's anomaly crowd
+    assert plan["arena_leaderboard"] == ["2024-02", "2024-03"]
+    assert plan["leaderboard_site"] == ["2024-02", "2024-03"]
+    assert not {"raw_logs", "raw_rejects", "completion_battles", "copilot_leaderboard"} & set(plan)
+    both = rebuild_plan(graph, ["2024-02"], everywhere,
+                        {"conversations": ["2024-02"], "completion_battles": ["2024-01"],
+                         "topic_cluster_summary": ["2024-02"]})  # not an asset: ignored
+    assert both["copilot_leaderboard"] == ["2024-01", "2024-02", "2024-03"]
+    assert "completion_battles" not in both
+    assert both["leaderboard_site"] == ["2024-01", "2024-02", "2024-03"]  # shows the Copilot board
+    assert {k: v for k, v in both.items() if k not in ("copilot_leaderboard", "leaderboard_site")} \
+        == {k: v for k, v in plan.items() if k != "leaderboard_site"}
+    only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()  # noqa: E731
+    assert rebuild_plan(graph, [], only, {"completion_battles": ["2024-01"]}) == {
+        "copilot_leaderboard": ["2024-01", "2024-02"]}

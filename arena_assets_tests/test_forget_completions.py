@@ -1,6 +1,7 @@
 """Forgetting a user reaches Copilot Arena too: their completion battles and rejects go
 from the lake, their records under the completions root are blanked with --purge-raw (the
-records' userId is an identity field), and --recompute rebuilds copilot_leaderboard; and
+records' userId is an identity field), and --recompute rebuilds copilot_leaderboard through its asset (the plan's graph walk is
+tested in test_forget.py); and
 the completions and evaluators settings are bound to documented variables."""
 
 from __future__ import annotations
@@ -40,16 +41,19 @@ def test_forget_purges_copilot_records_and_recomputes_its_board(tmp_path: Path, 
     user, pairs = Counter(truth["user_id"]).most_common(1)[0]
     target = user_hash_of(user, SALT)
     assert lake.read("completion_battles", MONTH).filter(pl.col("user_hash") == target).height == pairs
+    for name, value in arena_env_values(tmp_path).items():  # the rebuild's resources read them
+        monkeypatch.setenv(name, value)
     for name in ("ARENA_COMPLETIONS_ROOT", "ARENA_USER_SALT"):  # the default root: <raw>/_completions
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ARENA_COPILOT_MIN_BATTLES", "1")
+    monkeypatch.setenv("ARENA_PARTITIONS_END", MONTH)  # the code location rebuilds the month
     monkeypatch.setenv("ARENA_BOOTSTRAP_ROUNDS", "5")
 
     assert cli_main(["forget", "--user", user, "--purge-raw", "--recompute", "--lake", str(lake.root),
                      "--raw-root", str(raw), "--salt", SALT]) == 0
     out = capsys.readouterr().out
     assert f"raw file completions:{MONTH}/completions-{MONTH}.jsonl" in out and "blanked" in out
-    assert f"recomputed copilot_leaderboard {MONTH}" in out
+    assert f"rebuilt {MONTH}: copilot_leaderboard" in out  # through its asset
     assert lake.read("completion_battles", MONTH).filter(pl.col("user_hash") == target).height == 0
     data = (raw / "_completions" / MONTH / f"completions-{MONTH}.jsonl").read_bytes()
     assert user.encode() not in data
@@ -88,12 +92,3 @@ def test_settings_are_bound_to_documented_variables(tmp_path: Path, monkeypatch:
     with pytest.raises(ValueError, match="ARENA_COPILOT_SEED must be an integer, got 'seven'"):
         board_options_from(setting)
 
-
-def test_dagster_rebuild_after_forget_includes_copilot_months() -> None:
-    from arena_assets.defs.privacy.jobs import rematerialize_requests
-
-    requests = rematerialize_requests(["2024-02"], ["2024-02"], copilot_months=["2024-01", "2024-02", "2024-03"])
-    assert [(r.partition_key, sorted(k.to_user_string() for k in r.asset_selection)) for r in requests] == [
-        ("2024-02", ["arena_leaderboard", "battle_cells", "battles", "conversations", "copilot_leaderboard",
-                     "leaderboard_history"]),
-        ("2024-03", ["copilot_leaderboard"])]

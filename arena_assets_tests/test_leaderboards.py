@@ -131,7 +131,7 @@ def test_adding_a_month_leaves_earlier_snapshots_unchanged(arena_env):
         "schema_matches": True, "keys_unique_and_present": True,
         "month_over_month_drift": True, "battles_conserved": True,
         "values_in_range": True,
-        "parse_failure_rate_low": True, "labels_in_range": True,
+        "parse_failure_rate_low": True, "labels_in_range": True, "labels_answered": True,
         "judge_parse_failure_rate": True, "no_duplicate_games": True, "win_rates_in_range": True,
         "answers_within_token_cap": True, "judgments_within_token_cap": True,
         "votes_accounted": True, "pages_match_boards": True,

@@ -95,16 +95,56 @@ def test_faults_every_item_finishes_once(tmp_path):
                 assert r.value is None and r.error
         stored = pl.read_parquet(tmp_path / "f" / "chunk-*.parquet")
         assert stored["key"].n_unique() == stored.height  # no duplicate cache rows
-        n_failed = report.statuses["failed"]
+        assert stored.height == report.statuses["ok"]  # only parseable answers are cached
+        unfilled = report.statuses["failed"] + report.statuses["parse_failed"]
         print(f"30 % faults {srv.faults}: statuses {report.statuses}, {srv.calls} POSTs for 120 items")
-        # faults off: the rerun asks only for the items that failed (not cached); then nothing
+        # faults off: the rerun asks for every item that failed or did not parse (neither
+        # was cached), and fills them all; then nothing
         srv.fault_rate = 0.0
         before = srv.calls
         _, report2 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
-        assert srv.calls - before == n_failed and report2.statuses["failed"] == 0
+        assert srv.calls - before == unfilled and report2.statuses["ok"] == 120
         before = srv.calls
         _, report3 = run_batch(task, reqs, ResponseCache(str(tmp_path), "f"), parse_criteria)
         assert srv.calls == before and report3.calls == 0
+
+
+def test_only_parseable_answers_are_cached_and_bad_cached_ones_are_asked_again(tmp_path):
+    """Issue 16 §5: garbage, empty and truncated answers are not cached, so a rerun against a
+    healthy endpoint fills them; a cache written before this rule (bad answers stored) is
+    asked again for those keys, and the healed answer wins from then on."""
+    with LabellingServer(fault_rate=1.0, seed=2) as srv:
+        task = _task(srv, max_retries=0, parse_retries=0)
+        srv.faults_allowed = ("garbage", "empty", "truncated")
+        results, report = run_batch(task, _reqs(12), ResponseCache(str(tmp_path), "g"),
+                                    parse_criteria)
+        assert report.statuses == {"ok": 0, "parse_failed": 12, "failed": 0}
+        assert len(ResponseCache(str(tmp_path), "g")) == 0
+        srv.fault_rate = 0.0
+        before = srv.calls
+        results, report = run_batch(task, _reqs(12), ResponseCache(str(tmp_path), "g"),
+                                    parse_criteria)
+        assert srv.calls - before == 12 and report.statuses["ok"] == 12
+        # an older cache that stored unparsed answers: asked again, then answered from cache
+        legacy = ResponseCache(str(tmp_path), "legacy")
+        keys = [request_key(task.model, r.messages, task.generation_params(), r.prompt_version)
+                for r in _reqs(3)]
+        for key in keys:
+            legacy.put(key, model=task.model, prompt_version=CRITERIA_VERSION,
+                       content='{"specificity": tru')
+        legacy.flush()
+        before = srv.calls
+        _, report = run_batch(task, _reqs(3), ResponseCache(str(tmp_path), "legacy"),
+                              parse_criteria)
+        assert (srv.calls - before, report.cache_hits, report.statuses["ok"]) == (3, 0, 3)
+        _, report = run_batch(task, _reqs(3), ResponseCache(str(tmp_path), "legacy"),
+                              parse_criteria)
+        assert (report.calls, report.cache_hits) == (0, 3)
+        # compacting keeps the healed answer, not the bad one
+        ResponseCache(str(tmp_path), "legacy").compact()
+        _, report = run_batch(task, _reqs(3), ResponseCache(str(tmp_path), "legacy"),
+                              parse_criteria)
+        assert (report.calls, report.cache_hits) == (0, 3)
 
 
 def test_timeouts_are_retried_then_recorded_failed(tmp_path):

@@ -59,7 +59,8 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert meta["estimated_cost"] == pytest.approx(expected, abs=1e-6)  # rounded to 6 places
     assert 0 < meta["label_shares"]["hard"] < 1
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"parse_failure_rate_low": True, "labels_in_range": True}
+    assert checks == {"parse_failure_rate_low": True, "labels_in_range": True,
+                      "labels_answered": True}
     clusters = lake.read("topic_clusters", MONTH)
     assert set(clusters["dedup_key"]) == set(conv["dedup_key"])
     assert clusters["cluster_name"].null_count() == 0

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import dagster as dg
+
+from arena_assets.errors import SettingError
 
 # Partition definitions are static structure, known when the code location loads, so the
 # first and last month are read here, through dg.EnvVar, rather than in a resource.
@@ -18,7 +22,16 @@ def month_after(month: str) -> str:
     return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
 
 
+def _month(name: str, value: str) -> str:
+    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", value):
+        raise ValueError(f"{name}={value!r} is not a month (YYYY-MM)")
+    return value
+
+
 def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
+    _month("ARENA_PARTITIONS_START", start)
+    if end:
+        _month("ARENA_PARTITIONS_END", end)
     if end and end < start:
         raise ValueError(f"ARENA_PARTITIONS_END={end} is before ARENA_PARTITIONS_START={start}")
     return dg.MonthlyPartitionsDefinition(
@@ -26,7 +39,10 @@ def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
         timezone="UTC")
 
 
-monthly_partitions = _partitions(PARTITIONS_START, PARTITIONS_END)
+try:
+    monthly_partitions = _partitions(PARTITIONS_START, PARTITIONS_END)
+except ValueError as exc:  # one line, not a traceback of the code location's import
+    raise SettingError(f"{exc}: fix it in .env or the shell") from None
 
 
 def months_in_window(context: dg.AssetExecutionContext) -> list[str]:

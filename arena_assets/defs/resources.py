@@ -9,6 +9,8 @@ bound here reads an environment variable listed in `.env.example`; `dagster dev`
 
 from __future__ import annotations
 
+import os
+import time
 from typing import Any
 
 import dagster as dg
@@ -16,6 +18,13 @@ import duckdb
 from dagster_duckdb import DuckDBResource
 
 from arena_assets.storage import Lake, create_view
+
+
+class StorageUnreachable(OSError):
+    """An ``s3://`` root whose endpoint, bucket or credentials do not answer."""
+
+
+_REACHABLE: set[tuple[str, str]] = set()  # (root, endpoint) that answered in this process
 
 
 class ArenaStorage(dg.ConfigurableResource):
@@ -32,6 +41,19 @@ class ArenaStorage(dg.ConfigurableResource):
     s3_access_key_id: str = ""
     s3_secret_access_key: str = ""
     s3_region: str = ""
+    # "true" lets an empty result replace a month that has rows (a month deliberately
+    # emptied); otherwise such a write fails and the lake keeps the month (a wrong
+    # ARENA_RAW_ROOT or a vanished input must not empty it). A string: EnvVar has no bool.
+    allow_empty_month: str = "false"
+    # the folder catalog views are relative to (the project's; empty = the working
+    # directory when ARENA_LAKE_ROOT is relative, else absolute paths): a copied checkout
+    # then reads its own lake. `arena-assets ui/demo` set it for the Dagster processes they
+    # start from another folder (envfile.dagster_workdir)
+    project_dir: str = ""
+
+    @property
+    def empty_month_allowed(self) -> bool:
+        return self.allow_empty_month.strip().lower() in ("1", "true", "yes", "on")
 
     def storage_options(self) -> dict[str, Any]:
         """fsspec/s3fs options; applied only to s3:// URLs."""
@@ -51,24 +73,57 @@ class ArenaStorage(dg.ConfigurableResource):
     def _options_for(self, url: str) -> dict[str, Any]:
         return self.storage_options() if url.startswith("s3://") else {}
 
+    def check_reachable(self, url: str, setting: str) -> None:
+        """For an ``s3://`` root: one quick request (no retries) before a step starts, so
+        an endpoint that is down, a bucket that does not exist or refused credentials stop
+        the step with one line naming the setting, not minutes of retries and a botocore
+        traceback. Checked once per process and root."""
+        if not url.startswith("s3://") or (url, self.s3_endpoint_url) in _REACHABLE:
+            return
+        import fsspec
+
+        opts = {**self.storage_options(), "skip_instance_cache": True,
+                "config_kwargs": {"connect_timeout": 5, "read_timeout": 10,
+                                  "retries": {"max_attempts": 1}}}
+        bucket = url[len("s3://"):].split("/", 1)[0]
+        where = (f"{url} ({setting}; S3 endpoint {self.s3_endpoint_url or 'AWS default'} "
+                 "from ARENA_S3_ENDPOINT_URL)")
+        try:
+            fsspec.filesystem("s3", **opts).ls(bucket)
+        except FileNotFoundError:
+            raise StorageUnreachable(f"bucket {bucket!r} does not exist or is not visible with "
+                                     f"these credentials: {where}") from None
+        except Exception as exc:  # botocore / aiohttp errors have no common base worth naming
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StorageUnreachable(f"cannot reach {where}: {first}") from None
+        _REACHABLE.add((url, self.s3_endpoint_url))
+
     def raw_storage_options(self) -> dict[str, Any]:
+        self.check_reachable(self.raw_root, "ARENA_RAW_ROOT")
         return self._options_for(self.raw_root)
 
     def lake(self) -> Lake:
-        return Lake(self.lake_root, self._options_for(self.lake_root))
+        self.check_reachable(self.lake_root, "ARENA_LAKE_ROOT")
+        # views are relative to the project: the one named, else the working directory when
+        # the lake root is configured relative (./data/lake); an absolute root stays absolute
+        relative = not self.lake_root.startswith("/") and "://" not in self.lake_root
+        return Lake(self.lake_root, self._options_for(self.lake_root),
+                    allow_empty=self.empty_month_allowed,
+                    relative_to=self.project_dir or (os.getcwd() if relative else None))
 
     def publish(self, asset: str, log=None) -> None:
         """Make sure the catalog has a view for ``asset`` (after its first file exists).
 
         The view reads a glob, so it is created once (or again when the lake root moved, or
-        when an older view lacks the ``month`` column every view now has).
-        DuckDBResource retries with backoff while another process holds the catalog's
-        write lock; if it stays locked (e.g. a `duckdb` shell opened without -readonly) the
-        run still succeeds: Parquet is the system of record, and the warning says so.
+        when an older view lacks the ``month`` column every view now has). The catalog is
+        tried three times within about a second (another run of ours may be publishing);
+        if it stays locked (e.g. a `duckdb` shell opened without -readonly) or cannot be
+        written (a read-only file or folder) the run goes on at once: Parquet is the system
+        of record, and the warning says so. (DuckDBResource's own retries waited ~100 s.)
         """
         lake = self.lake()
         try:
-            with self.catalog.get_connection() as con:
+            with self._catalog_connection() as con:
                 found = con.execute(
                     "select sql from duckdb_views() where view_name = ? and not internal",
                     [asset]).fetchone()
@@ -78,11 +133,24 @@ class ArenaStorage(dg.ConfigurableResource):
                     "and column_name = 'month'", [asset]).fetchone()[0] > 0
                 if found is None or lake.glob_url(asset) not in found[0] or not has_month:
                     create_view(con, lake, asset)
-        except duckdb.Error as exc:
+        except (duckdb.Error, OSError) as exc:
             if log is None:
                 raise
-            log.warning(f"catalog {self.catalog.database} not updated for {asset!r} ({exc}); "
-                        "the Parquet files are written; the view appears on the next run")
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            log.warning(f"catalog {self.catalog.database} not updated for {asset!r} ({first}); "
+                        "the Parquet files are written; the view appears on the next run "
+                        "(open the catalog with -readonly to leave it free)")
+
+    def _catalog_connection(self) -> duckdb.DuckDBPyConnection:
+        for pause in (0.2, 0.6, None):  # ~1 s in all: a lock held longer is not ours
+            try:
+                return duckdb.connect(self.catalog.database,
+                                      config=dict(self.catalog.connection_config))
+            except duckdb.IOException:
+                if pause is None:
+                    raise
+                time.sleep(pause)
+        raise AssertionError("unreachable")
 
 
 @dg.definitions
@@ -100,6 +168,8 @@ def resources() -> dg.Definitions:
                 s3_access_key_id=dg.EnvVar("ARENA_S3_ACCESS_KEY_ID"),
                 s3_secret_access_key=dg.EnvVar("ARENA_S3_SECRET_ACCESS_KEY"),
                 s3_region=dg.EnvVar("ARENA_S3_REGION"),
+                allow_empty_month=dg.EnvVar("ARENA_ALLOW_EMPTY_MONTH"),
+                project_dir=dg.EnvVar("ARENA_PROJECT_DIR"),
             ),
         }
     )

@@ -36,8 +36,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_ingest(args: argparse.Namespace) -> int:
     from arena_assets.ingest.sources import load_model_registry
-    from arena_assets.pipeline.ingest import ingest_month
-    from arena_assets.storage import Lake
+    from arena_assets.pipeline.ingest import MissingMonthError, ingest_month
+    from arena_assets.storage import EmptyPartitionError, Lake
 
     salt = args.salt or os.environ.get(DEFAULT_SALT_ENV)
     if not salt:
@@ -47,10 +47,14 @@ def run_ingest(args: argparse.Namespace) -> int:
     known = None if args.no_registry else load_model_registry(args.raw_root)
     lake = Lake(str(args.out))
     started = time.perf_counter()
-    stats = ingest_month(lake, args.raw_root, args.month, salt=salt, known_models=known,
-                         workers=args.workers)
+    try:
+        stats = ingest_month(lake, args.raw_root, args.month, salt=salt, known_models=known,
+                             workers=args.workers)
+    except (MissingMonthError, EmptyPartitionError) as exc:  # nothing was written
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     listing = stats.listing
-    if listing is not None and (not listing.folder_exists or listing.skipped):
+    if listing is not None and listing.skipped:
         print(listing.describe(), file=sys.stderr)  # never skipped silently
     _report(stats, time.perf_counter() - started,
             [lake.url("raw_logs", args.month), lake.url("raw_rejects", args.month)])

@@ -5,10 +5,14 @@ order, each ``ok`` (parsed value), ``parse_failed`` (the answer is kept, nothing
 or ``failed`` (the error after the client's retries), plus a ``BatchReport`` with calls,
 cache hits, tokens and estimated cost. Identical requests in one batch cost one call.
 
-What is cached: every answer the endpoint gave (``ok`` and ``parse_failed``), so a rerun
-costs zero calls and reproduces the same statuses. ``failed`` items are not cached: the next
-run asks again. Errors no retry can fix (unreachable, 401, 403, 404) stop the batch with
-``LLMEndpointError``; the preflight raises them before the first call.
+What is cached: answers that ``parse`` accepts (``ok``), and only those: a rerun costs zero
+calls for them and reproduces them exactly. Garbage, empty or truncated answers
+(``parse_failed``) and ``failed`` calls are not cached, so the next run asks again (against
+a healthy endpoint they fill in); ``parse`` is the hook that decides, whatever the task's
+format. A cached answer that ``parse`` no longer accepts (a cache written before this rule,
+or a stricter parser) counts as a miss and is asked again. Errors no retry can fix
+(unreachable, 401, 403, 404) stop the batch with ``LLMEndpointError``; the preflight raises
+them before the first call.
 """
 
 from __future__ import annotations
@@ -128,9 +132,11 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     for k in by_key:
         hit = cache.get(k)
         if hit is not None:
-            outcomes[k] = _parsed(k, hit["content"], parse, hit["prompt_tokens"],
-                                  hit["completion_tokens"], cached=True)
-            outcomes[k].reasoning = hit.get("reasoning")
+            cached = _parsed(k, hit["content"], parse, hit["prompt_tokens"],
+                             hit["completion_tokens"], cached=True)
+            if cached.status == "ok":  # an answer parse no longer accepts is asked again
+                cached.reasoning = hit.get("reasoning")
+                outcomes[k] = cached
     report.cache_hits = len(outcomes)
     todo = [k for k in by_key if k not in outcomes]
 
@@ -151,7 +157,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             if stop.is_set():
                 return
             result = _ask(task, client, by_key[key], parse, report, lock)
-            if result.status != "failed":
+            if result.status == "ok":  # only what parses: see the module docstring
                 cache.put(key, model=task.model, prompt_version=by_key[key].prompt_version,
                           content=result.content, reasoning=result.reasoning,
                           prompt_tokens=result.prompt_tokens,

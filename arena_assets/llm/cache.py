@@ -3,7 +3,7 @@
 Layout under ``root`` (a local folder or any fsspec URL such as ``s3://bucket/lake/_llm_cache``)::
 
     <root>/<namespace>/chunk-<uuid>.parquet      # immutable, one per flush
-    <root>/<namespace>/_tmp/chunk-<uuid>.tmp     # in-flight writes, never read
+    <root>/<namespace>/_tmp/chunk-<uuid>.<owner>.<id>   # in-flight writes, never read
 
 Why chunks rather than one file: results arrive one at a time from many threads; appending
 to a Parquet file is impossible and rewriting it per result is quadratic. Every
@@ -14,6 +14,9 @@ flight, and never leaves a half-written file where readers look.
 
 The key is a hash of (model, messages, generation parameters, prompt version): change any
 of them and the old answers stop matching; the same request in a later run costs no call.
+When a key has several entries (two runs answered it, or a bad answer cached by an older
+version was asked again), the newest wins. Temporary files of writers that died are swept
+at the next write (``arena_assets.inflight``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ import fsspec
 import orjson
 import polars as pl
 from fsspec.implementations.local import LocalFileSystem
+
+from arena_assets import inflight
 
 CACHE_SCHEMA = {
     "key": pl.String,
@@ -81,7 +86,9 @@ class ResponseCache:
                 frame = frame.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in CACHE_SCHEMA.items()
                                             if c not in frame.columns])
                 for row in frame.iter_rows(named=True):
-                    entries.setdefault(row["key"], row)  # first writer wins; answers are equal in kind
+                    known = entries.get(row["key"])  # the newest answer wins
+                    if known is None or (row["created_at"] or 0) >= (known["created_at"] or 0):
+                        entries[row["key"]] = row
             self._entries = entries
         return self._entries
 
@@ -109,7 +116,7 @@ class ResponseCache:
         # instead of starting more calls, so a SIGKILL during a slow write (S3, a loaded
         # machine) loses at most the chunk being written plus one answer per worker
         with self._lock:
-            self._load().setdefault(key, row)
+            self._load()[key] = row
             self._buffer.append(row)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())
@@ -135,7 +142,9 @@ class ResponseCache:
         for path in paths:
             with self.fs.open(path, "rb") as fh:
                 frames.append(pl.read_parquet(fh))
-        merged = pl.concat(frames, how="diagonal_relaxed").unique("key", keep="first", maintain_order=True)
+        merged = (pl.concat(frames, how="diagonal_relaxed")
+                  .sort("created_at", descending=True, nulls_last=True)
+                  .unique("key", keep="first", maintain_order=True))
         self._write(merged.to_dicts())
         self.fs.rm(paths)
         return len(paths)
@@ -151,8 +160,10 @@ class ResponseCache:
         with self._write_lock:
             self.fs.makedirs(self.dir, exist_ok=True)
             if isinstance(self.fs, LocalFileSystem):
-                tmp = f"{self.dir}/_tmp/{name}.tmp"
+                tmp = f"{self.dir}/_tmp/{inflight.temp_name(name)}"
                 self.fs.makedirs(f"{self.dir}/_tmp", exist_ok=True)
+                if not self.chunks_written:  # once per cache object: chunks of dead writers
+                    inflight.sweep(self.fs, f"{self.dir}/_tmp")
                 with self.fs.open(tmp, "wb") as fh:
                     frame.write_parquet(fh, compression="zstd")
                 self.fs.mv(tmp, final)  # rename: atomic on one filesystem

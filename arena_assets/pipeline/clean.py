@@ -84,6 +84,7 @@ def clean_month(
     8.6 s for 314k conversations): fastText holds the GIL while polars does not, so a third
     batch keeps a core busy while another waits for the GIL.
     """
+    lake.require("raw_logs", month)  # a vanished input fails here, naming the file
     stats = CleanStats(month)
     # one cache for the month's batches: most detection texts recur across batches
     detector = CachedDetector(language_detector or FastTextLid())

@@ -58,6 +58,7 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
                "--select", selection, *(partition_args or ["--partition", month])]
     if executor:
         cmd += ["--config-json", json.dumps({"execution": {"config": {executor: {}}}})]
+    _reap_dead_runs()
     started, cpu = time.perf_counter(), _children_cpu()
     # Dagster's CLI loads .env over the shell's variables; this working directory's .env
     # holds the merged values with the shell winning (the dotenv convention)
@@ -68,6 +69,20 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
         raise SystemExit(f"materialization of {selection} for {month} failed")
     print(f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s "
           f"(CPU {_children_cpu() - cpu:.1f}s)")
+
+
+def _reap_dead_runs() -> None:
+    """Runs of the instance killed earlier hold pool slots that would block this run: fail
+    them and free the slots first (arena_assets/instance.py; the daemon does it when up)."""
+    if not os.environ.get("DAGSTER_HOME"):
+        return
+    import dagster as dg
+
+    from arena_assets.instance import reap_dead_runs
+
+    with dg.DagsterInstance.get() as instance:
+        for run_id in reap_dead_runs(instance):
+            print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
 
 
 def _children_cpu() -> float:

@@ -3,6 +3,12 @@
 Streams: files are parsed one part at a time into the raw_logs Parquet writer, so memory
 stays bounded whatever the month's size. Used by the ``raw_logs`` asset and by
 ``arena-assets ingest``.
+
+A month folder that does not exist under the raw root stops the step before anything is
+written (``MissingMonthError``, one line naming the folder and ``ARENA_RAW_ROOT``): a
+wrong root must not turn a month that had data into an empty one. A folder that exists but
+holds no raw file gives empty tables only where the lake had none (``Lake`` refuses to
+empty a partition that has rows); ``raw_rejects`` may be empty when lines were read.
 """
 
 from __future__ import annotations
@@ -23,6 +29,10 @@ from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.storage import Lake
 
 RAW_LOGS_ARROW = pl.DataFrame(schema=RAW_LOGS_SCHEMA).to_arrow().schema
+
+
+class MissingMonthError(FileNotFoundError):
+    """The month's folder is not under the raw root."""
 
 
 @dataclass
@@ -60,6 +70,9 @@ def ingest_month(
 ) -> IngestStats:
     """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``."""
     stats = IngestStats(month, listing=scan_month(raw_root, month, storage_options))
+    if not stats.listing.folder_exists:
+        raise MissingMonthError(f"raw_logs {month}: {stats.listing.describe()}; nothing was "
+                                "written (the lake keeps what it had)")
     reject_parts: list[pl.DataFrame] = []
 
     def accepted_parts():
@@ -81,7 +94,8 @@ def ingest_month(
     if reject_parts:
         stats.rejects = pl.concat(reject_parts)
     stats.rejected = stats.rejects.height
-    lake.write("raw_rejects", month, stats.rejects)
+    # no rejected line is a normal month, once lines were read at all
+    lake.write("raw_rejects", month, stats.rejects, empty_ok=stats.lines_read > 0)
     stats.rejects_by_reason = reason_counts(stats.rejects)
     stats.partial_files = partial_files(stats.rejects)
     return stats

@@ -117,3 +117,19 @@ def language_shift(this: Mapping[str, int], previous: Mapping[str, int]) -> floa
 def drift_ok(ratio: float | None, shift: float | None) -> bool:
     low, high = VOLUME_RATIO_BOUNDS
     return (ratio is None or low <= ratio <= high) and (shift is None or shift <= MAX_LANGUAGE_SHIFT)
+
+
+def missing_label_shares(labels: pl.DataFrame) -> dict[str, dict[str, float]]:
+    """Per label group (every ``<group>_status`` column): conversations whose label call
+    ``failed`` or whose answer was ``parse_failed``, and their share of the conversations
+    the group asked about (``not_applicable`` rows are not asked). Counted per conversation,
+    whatever the group's prompts look like, so it holds for any label set."""
+    out = {}
+    for column in (c for c in labels.columns if c.endswith("_status")):
+        counts = dict(labels[column].value_counts().iter_rows())
+        failed, unparsed = int(counts.get("failed", 0)), int(counts.get("parse_failed", 0))
+        asked = labels.height - int(counts.get("not_applicable", 0))
+        out[column.removesuffix("_status")] = {
+            "failed": failed, "parse_failed": unparsed, "asked": asked,
+            "share": (failed + unparsed) / asked if asked else 0.0}
+    return out

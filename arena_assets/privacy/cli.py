@@ -1,16 +1,20 @@
-"""``arena-assets forget --user USER_ID_OR_IP | --hash H [--dry-run] [--purge-raw]``.
+"""``arena-assets forget (--user USER_ID_OR_IP | --hash H | --resume) [--dry-run] [--purge-raw]
+[--recompute]``.
 
-Removes every row of one user from every lake table with a user column and prints what
-it removed, per table and month, the months affected, and the raw files that still hold
-the user's lines (blanked with ``--purge-raw``). With ``--recompute`` the derived tables
-of the affected months are rebuilt here from the forgotten lake (conversations, battles,
-and the leaderboards, the arena's and Copilot Arena's, of every month from the first
-affected one); in Dagster the ``forget_user`` job does this by rematerializing those
-partitions instead. Copilot Arena's raw records (``ARENA_COMPLETIONS_ROOT``, default
-``<raw root>/_completions``) are searched and purged like the chat logs.
+Removes one user from every lake table (by hash, conversation id and the prompts only they
+typed) and rewrites the month releases, then prints what it removed per table and month,
+the releases (with a warning for published ones) and the raw files that still hold the
+user's lines (blanked with ``--purge-raw``; Copilot Arena's records under
+``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise). The forget is recorded in the lake's journal
+with the partitions to rebuild; ``--recompute`` rebuilds them here through the code
+location's own assets and resources (exactly what a Dagster rematerialization computes),
+and finishes the rebuild of any earlier forget that did not complete. ``--resume``: only
+that. Without ``--recompute`` it says what is left; the Dagster ``forget_user`` job does the
+rebuild through the instance instead.
 
-Settings come from the shell, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
-``ARENA_USER_SALT``); the options override them.
+Settings: the shell's, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
+``ARENA_USER_SALT``, ``ARENA_RELEASE_*``, and for ``--recompute`` every variable the code
+location reads); the options override them. Runs are recorded in ``$DAGSTER_HOME`` when set.
 """
 
 from __future__ import annotations
@@ -25,12 +29,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     who = cmd.add_mutually_exclusive_group(required=True)
     who.add_argument("--user", help="the user id or IP address as the platform logs it")
     who.add_argument("--hash", dest="user_hash", help="the user's salted user_hash")
+    who.add_argument("--resume", action="store_true",
+                     help="no new user: finish the rebuild of earlier forgets")
     cmd.add_argument("--dry-run", action="store_true", help="count, change nothing")
     cmd.add_argument("--purge-raw", action="store_true",
                      help="also blank the user's lines in the raw JSON-lines files")
     cmd.add_argument("--recompute", action="store_true",
-                     help="rebuild conversations, battles and leaderboards (arena and Copilot "
-                          "Arena) of affected months")
+                     help="rebuild what depends on the user through the assets (every "
+                          "unfinished forget)")
     cmd.add_argument("--lake", default=None, help="lake root (default: $ARENA_LAKE_ROOT)")
     cmd.add_argument("--raw-root", default=None, help="raw root (default: $ARENA_RAW_ROOT)")
     cmd.add_argument("--salt", default=None, help="user salt (default: $ARENA_USER_SALT)")
@@ -38,38 +44,120 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_forget(args: argparse.Namespace) -> int:
-    from arena_assets.envfile import setting
-    from arena_assets.privacy.copilot import completions_root_for
-    from arena_assets.privacy.forget import forget_user, user_hash_of
-    from arena_assets.storage import Lake
+    from arena_assets.envfile import applied_to_environ, setting
 
-    lake = Lake(args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"))
-    raw_root = args.raw_root or setting("ARENA_RAW_ROOT", "./data/raw")
-    salt = args.salt or setting("ARENA_USER_SALT", "")
-    if args.user is not None:
-        if not salt:
+    # the code location's EnvVars resolve in this process, the shell winning over .env and
+    # an option over both (for the rebuild's resources too)
+    options = {"ARENA_LAKE_ROOT": args.lake, "ARENA_RAW_ROOT": args.raw_root,
+               "ARENA_USER_SALT": args.salt}
+    with applied_to_environ(overrides=options):
+        salt = setting("ARENA_USER_SALT", "")
+        if args.user is not None and not salt:
             print("error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
                   file=sys.stderr)
             return 2
-        user_hash = user_hash_of(args.user, salt)
-    else:
-        user_hash = args.user_hash
-    completions_root = completions_root_for(raw_root)  # Copilot Arena's records (privacy.copilot)
-    report = forget_user(lake, user_hash=user_hash, raw_root=raw_root, salt=salt,
-                         identity=args.user, dry_run=args.dry_run, purge_raw=args.purge_raw,
-                         completions_root=completions_root)
-    for text in report.lines():
-        print(text)
-    left = [h for h in report.raw if h.line_nos and not h.purged]
-    if left and not args.dry_run:
-        print("warning: the raw files above still hold the user's lines; rematerializing "
-              "raw_logs of those months would bring them back (use --purge-raw)")
-    if args.recompute and report.affected_months and not args.dry_run:
-        from arena_assets.privacy.recompute import recompute_after_forget
+        return _forget(args, salt)
 
-        for text in recompute_after_forget(lake, report.affected_months):
+
+def _storage():
+    from dagster_duckdb import DuckDBResource
+
+    from arena_assets.defs.resources import ArenaStorage
+    from arena_assets.envfile import setting
+
+    return ArenaStorage(
+        catalog=DuckDBResource(database=":memory:"),
+        raw_root=setting("ARENA_RAW_ROOT", "./data/raw"),
+        lake_root=setting("ARENA_LAKE_ROOT", "./data/lake"),
+        s3_endpoint_url=setting("ARENA_S3_ENDPOINT_URL", ""),
+        s3_access_key_id=setting("ARENA_S3_ACCESS_KEY_ID", ""),
+        s3_secret_access_key=setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
+        s3_region=setting("ARENA_S3_REGION", ""))
+
+
+def _site_months() -> set[str]:
+    """The months of the leaderboard site (rebuilt after a forget: their counts change)."""
+    from arena_assets.envfile import setting
+    from arena_assets.site.publish import SiteRoot
+
+    root = setting("ARENA_SITE_ROOT", "./data/site")
+    return set(SiteRoot(root, _storage()._options_for(root)).months())
+
+
+def _forget(args: argparse.Namespace, salt: str) -> int:
+    import os
+
+    import dagster as dg
+
+    from arena_assets.defs.privacy.rebuild import (
+        materialized_months, pending_by_month, rebuild_in_process, rebuild_plan,
+    )
+    from arena_assets.envfile import setting
+    from arena_assets.privacy import journal
+    from arena_assets.privacy.copilot import completions_root_for
+    from arena_assets.privacy.forget import forget_user, user_hash_of
+    from arena_assets.privacy.releases import ReleaseTarget, released_months
+
+    storage = _storage()
+    lake = storage.lake()
+    root = setting("ARENA_RELEASE_ROOT", "./data/release")
+    target = ReleaseTarget(root, setting("ARENA_RELEASE_SECRET", ""),
+                           setting("ARENA_RELEASE_LICENSE", "cc-by-4.0"),
+                           storage._options_for(root), setting("ARENA_RELEASE_PUBLISHED", ""))
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
+    defs = None
+    if not args.resume:
+        user_hash = args.user_hash or user_hash_of(args.user, salt)
+        plan = None
+        if not args.dry_run:
+            from arena_assets.definitions import defs as load_defs
+
+            defs = load_defs()
+            graph = defs.resolve_asset_graph()
+            materialized = materialized_months(lake, instance, lambda: set(released_months(
+                target, sorted(lake.months("conversations")))), _site_months)
+            plan = lambda months, edited: rebuild_plan(graph, months, materialized, edited)  # noqa: E731
+        report = forget_user(
+            lake, user_hash=user_hash, raw_root=storage.raw_root, salt=salt, identity=args.user,
+            dry_run=args.dry_run, purge_raw=args.purge_raw,
+            storage_options=storage.raw_storage_options(),
+            release=target if target.secret else None, plan_rebuild=plan,
+            completions_root=completions_root_for(storage.raw_root))  # Copilot Arena's records
+        for text in report.lines():
             print(text)
-    elif report.affected_months and not args.dry_run:
-        print("next: rematerialize conversations and battles of the affected months and "
-              f"arena_leaderboard from {report.affected_months[0]} on (or rerun with --recompute)")
+        if plan is not None and report.journal is not None:
+            known = set(graph.get(dg.AssetKey("raw_logs")).partitions_def.get_partition_keys())
+            outside = sorted(set(report.journal.months) - known)
+            if outside:
+                print(f"warning: {', '.join(outside)} outside the code location's months "
+                      "(ARENA_PARTITIONS_START..ARENA_PARTITIONS_END): what derives from the "
+                      "user's rows there is not rebuilt by this forget")
+        left = [h for h in report.raw if h.line_nos and not h.purged]
+        if left and not args.dry_run:
+            print("warning: the raw files above still hold the user's lines; rematerializing "
+                  "raw_logs of those months would bring them back (use --purge-raw)")
+        if report.affected_months:
+            print("note: LLM answers and embeddings computed from the user's prompts stay in "
+                  "the answer cache (keyed by a hash of the request, not by user)")
+    if args.dry_run:
+        return 0
+    pending = pending_by_month(journal.unfinished(lake))
+    if not pending:
+        print("nothing left to rebuild")
+        return 0
+    if not args.recompute:
+        print("left to rebuild: " + "; ".join(f"{m}: {', '.join(a)}" for m, a in pending.items()))
+        print("next: arena-assets forget --resume --recompute (or the Dagster forget_user job)")
+        return 0
+    if defs is None:
+        from arena_assets.definitions import defs as load_defs
+
+        defs = load_defs()
+    with (instance or dg.DagsterInstance.ephemeral()) as run_instance:
+        done = rebuild_in_process(defs, lake, run_instance, print)
+    if not done:
+        print("the forget is recorded in the lake's journal: fix the cause and run "
+              "arena-assets forget --resume --recompute to finish the rebuild", file=sys.stderr)
+        return 1
     return 0
+

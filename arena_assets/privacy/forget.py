@@ -1,19 +1,19 @@
-"""The right to be forgotten: remove every row of one user from every table of the lake.
+"""The right to be forgotten: remove one user from every table of the lake and the releases.
 
 Who: a user is named by their user id or IP address as the platform logs it (hashed here
 with the salt exactly as ingest hashes it, ``Checker.user_hash``), or directly by their
 salted ``user_hash``. Tables store only that hash, never the identity itself.
 
-What: every partition of every table whose Parquet schema has a user column
-(``USER_COLUMNS``: ``user_hash``, ``voter_hash``) is scanned; the tables are discovered
-from the lake, not listed here, so a later table with such a column (labels, releases)
-is covered without touching this module. Today that is ``raw_logs``, ``raw_rejects``
-(ingest stores the hash of a rejected line's user when its text names one),
-``conversations`` and ``battles``. Tables derived without user rows (leaderboards) are
-not edited; they are recomputed from the forgotten battles (the caller rematerializes
-the returned ``affected_months`` and every leaderboard month from the first of them).
-Each rewritten partition goes through ``Lake.write`` (temporary file, then rename), so a
-crash leaves either the old or the new partition, and running forget again finishes it.
+What: every partition of every lake table, found from its Parquet schema (``footprint``):
+rows with the user's hash, rows naming one of their conversations, rows of a prompt only
+they typed that month, and those prompts' text in example lists. The month releases under
+``ARENA_RELEASE_ROOT`` are counted and rewritten (``releases``); a published one is listed
+with a warning. Aggregates (battle cells, leaderboards) and everything else derived from the
+user's rows are rebuilt afterwards by the assets' own code (``defs/privacy/rebuild.py``),
+from the months recorded in the forget's journal (``journal``): a forget is resumable until
+that rebuild is done. Each rewritten partition goes through ``Lake.write`` (temporary file,
+then rename), so a crash leaves either the old or the new partition, and running forget
+again finishes it.
 
 The platform's raw files: they are the platform's copy, outside the lake, and ingest
 reads them again whenever ``raw_logs`` is rematerialized, which would bring the user
@@ -33,10 +33,8 @@ from __future__ import annotations
 
 import gzip
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-
-import polars as pl
-import pyarrow.parquet as pq
 
 from arena_assets.ingest.sources import (
     TruncatedStream,
@@ -47,17 +45,20 @@ from arena_assets.ingest.sources import (
     scan_month,
 )
 from arena_assets.ingest.validate import Checker
+from arena_assets.privacy import journal, releases
+from arena_assets.privacy.footprint import (
+    USER_COLUMNS,
+    Footprint,
+    find_footprint,
+    lake_schemas,
+    remove_footprint,
+)
+from arena_assets.privacy.journal import ForgetEntry
 from arena_assets.privacy.rejects import blank_identities, user_of
+from arena_assets.privacy.releases import ReleaseTarget
 from arena_assets.storage import Lake
 
-USER_COLUMNS = ("user_hash", "voter_hash")
-
-
-def user_hash_of(identity: str, salt: str) -> str:
-    """The salted hash ingest stores for a user id or IP address (the same function)."""
-    # any month: the hash does not depend on it
-    return Checker("2000-01", salt, None).user_hash(identity)
-
+__all__ = ["USER_COLUMNS", "ForgetReport", "RawHit", "forget_user", "user_hash_of", "user_tables"]
 
 @dataclass
 class RawHit:
@@ -72,12 +73,17 @@ class ForgetReport:
     user_hash: str
     dry_run: bool
     removed: dict[str, dict[str, int]] = field(default_factory=dict)  # table -> month -> rows
+    strings: dict[str, dict[str, int]] = field(default_factory=dict)  # list elements removed
     tables_scanned: list[str] = field(default_factory=list)
     raw: list[RawHit] = field(default_factory=list)
+    releases: dict[str, dict[str, int]] = field(default_factory=dict)  # month -> kind -> rows
+    published: list[str] = field(default_factory=list)  # months released AND published
+    journal: ForgetEntry | None = None
 
     @property
     def affected_months(self) -> list[str]:
-        return sorted({m for months in self.removed.values() for m, n in months.items() if n})
+        found = {m for t in (self.removed, self.strings) for ms in t.values() for m, n in ms.items() if n}
+        return sorted(found | set(self.journal.months if self.journal else ()))
 
     @property
     def total_removed(self) -> int:
@@ -89,9 +95,18 @@ class ForgetReport:
         out = [f"user_hash {self.user_hash}: {verb} {self.total_removed} rows"]
         for table in self.tables_scanned:
             months = {m: n for m, n in self.removed.get(table, {}).items() if n}
-            cells = ", ".join(f"{m}: {n}" for m, n in sorted(months.items())) or "none"
-            out.append(f"  {table:<16} {cells}")
+            strings = {m: n for m, n in self.strings.get(table, {}).items() if n}
+            cells = ", ".join(f"{m}: {n}" for m, n in sorted(months.items()))
+            cells += "".join(f", {m}: {n} prompt texts" for m, n in sorted(strings.items()))
+            out.append(f"  {table:<22} {cells.lstrip(', ') or 'none'}")
         out.append("affected months: " + (", ".join(self.affected_months) or "none"))
+        for month, counts in sorted(self.releases.items()):
+            state = "would rewrite" if self.dry_run else "rewritten"
+            out.append(f"  release {month}: {releases.describe(counts)} of the user's rows; {state}")
+        for month in self.published:
+            out.append(f"warning: the {month} release was PUBLISHED (ARENA_RELEASE_PUBLISHED): the "
+                       f"published copy still holds {releases.describe(self.releases[month])} "
+                       "of the user's rows; replace it with the rewritten local folder")
         for hit in self.raw:
             state = "blanked" if hit.purged else "NOT purged"
             out.append(f"  raw file {hit.source_file}: {len(hit.line_nos)} lines {state}"
@@ -99,37 +114,43 @@ class ForgetReport:
         return out
 
 
+def user_hash_of(identity: str, salt: str) -> str:
+    """The salted hash ingest stores for a user id or IP address (the same function)."""
+    # any month: the hash does not depend on it
+    return Checker("2000-01", salt, None).user_hash(identity)
+
+
 def user_tables(lake: Lake) -> dict[str, dict[str, list[str]]]:
     """table -> month -> user columns present in that partition's schema (schemas may
     differ between months: a column added later is checked where it exists)."""
     found: dict[str, dict[str, list[str]]] = {}
-    for asset in lake.assets():
-        for month in lake.months(asset):
-            with lake.fs.open(lake.partition_path(asset, month), "rb") as fh:
-                names = pq.read_schema(fh).names
-            cols = [c for c in USER_COLUMNS if c in names]
-            if cols:
-                found.setdefault(asset, {})[month] = cols
+    for table, months in lake_schemas(lake).items():
+        for month, sch in months.items():
+            if sch.users:
+                found.setdefault(table, {})[month] = sch.users
     return found
 
 
-def _match(cols: list[str], user_hash: str) -> pl.Expr:
-    return pl.any_horizontal([pl.col(c) == user_hash for c in cols]).fill_null(False)
-
-
-def forget_in_lake(lake: Lake, user_hash: str, *, dry_run: bool = False) -> ForgetReport:
-    """Remove the user's rows from every partition of every table with a user column."""
-    report = ForgetReport(user_hash, dry_run)
-    for table, months in user_tables(lake).items():
-        report.tables_scanned.append(table)
-        for month, cols in months.items():
-            hits = lake.read(table, month, columns=cols).select(
-                _match(cols, user_hash).sum()).item()
-            report.removed.setdefault(table, {})[month] = int(hits or 0)
-            if hits and not dry_run:
-                frame = lake.read(table, month)
-                lake.write(table, month, frame.filter(~_match(cols, user_hash)))
-    return report
+def forget_in_lake(lake: Lake, user_hash: str, *, dry_run: bool = False,
+                   report: ForgetReport | None = None,
+                   found: tuple[dict, Footprint] | None = None) -> tuple[ForgetReport, Footprint]:
+    """Remove the user from every partition of every table (see ``footprint``); ``found``:
+    the lake's schemas and the user's footprint when already collected."""
+    report = report or ForgetReport(user_hash, dry_run)
+    schemas = found[0] if found else lake_schemas(lake)
+    fp = found[1] if found else find_footprint(lake, schemas, user_hash)
+    for table, months in schemas.items():
+        keyed = any(sch.kind in ("user", "conversation", "prompt") for sch in months.values())
+        for month, sch in months.items():
+            gone = remove_footprint(lake, table, month, sch, fp, dry_run=dry_run)
+            if keyed or gone.rows:
+                report.removed.setdefault(table, {})[month] = gone.rows
+            if gone.strings:
+                report.strings.setdefault(table, {})[month] = gone.strings
+        # tables a user can be in by key, and text tables where something was found
+        if table in report.removed or table in report.strings:
+            report.tables_scanned.append(table)
+    return report, fp
 
 
 def _line_user_hash(line: bytes, checker: Checker) -> str | None:
@@ -206,11 +227,45 @@ def blank_raw_lines(url: str, line_nos: list[int], storage_options: dict | None 
 
 def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt: str = "",
                 identity: str | None = None, dry_run: bool = False, purge_raw: bool = False,
-                storage_options: dict | None = None, completions_root: str | None = None) -> ForgetReport:
-    """Forget one user in the lake, then find (and with ``purge_raw`` blank) their raw lines
-    in the affected months, under the raw root and the Copilot Arena root. ``salt`` is
-    needed to recognise raw lines (hash them)."""
-    report = forget_in_lake(lake, user_hash, dry_run=dry_run)
+                storage_options: dict | None = None, release: ReleaseTarget | None = None,
+                plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]]
+                | None = None, completions_root: str | None = None,
+                ) -> ForgetReport:
+    """Forget one user in the lake and the releases, then find (and with ``purge_raw``
+    blank) their raw lines in the affected months. ``salt`` is needed to recognise raw
+    lines (hash them). Unless ``dry_run``, the forget is recorded in the lake's journal;
+    ``plan_rebuild(months, edited)`` gives the partitions to rebuild (asset -> months) from
+    the user's months and the tables edited (table -> months), stored in the journal for the
+    recompute (without it nothing is planned). Raw lines are looked for under the raw root
+    and Copilot Arena's ``completions_root`` (named ``completions:<path>``)."""
+    report = ForgetReport(user_hash, dry_run)
+    entry = None if dry_run else journal.for_user(lake, user_hash)
+    schemas = lake_schemas(lake)
+    fp = find_footprint(lake, schemas, user_hash)
+    if entry is None and fp.months and not dry_run:
+        entry = journal.new_entry(user_hash)
+    if entry is not None:  # the months first: a crash from here on is resumed from them
+        entry.months = sorted(set(entry.months) | set(fp.months))
+        journal.save(lake, entry)
+    months = entry.months if entry is not None else fp.months
+    released = releases.released_months(release, months) if release is not None else []
+    for month in released:  # counted before the lake forgets which conversations were theirs
+        report.releases[month] = releases.count_in_release(
+            release, month, user_hash, fp.conversations.get(month, set()),
+            fp.exclusive_keys.get(month, set()))
+    report.published = [m for m in released if release.is_published(m)]
+    forget_in_lake(lake, user_hash, dry_run=dry_run, report=report, found=(schemas, fp))
+    if entry is not None:
+        for table, by_month in (*report.removed.items(), *report.strings.items()):
+            edited = {m for m, n in by_month.items() if n}
+            entry.changed[table] = sorted(set(entry.changed.get(table, [])) | edited)
+        for month in released:
+            releases.rewrite_release(release, lake, month)
+            entry.releases = sorted(set(entry.releases) | {month})
+        entry.rebuild = plan_rebuild(entry.months, entry.changed) if plan_rebuild is not None else {}
+        entry.state = "removed" if entry.pending() else "done"
+        journal.save(lake, entry)
+        report.journal = entry
     roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
     for root, prefix in roots if salt else []:
         for url, name, line_nos, note in find_raw_lines(

@@ -52,11 +52,21 @@ from arena_assets.report import counts_table
     ],
     partitions_def=monthly_partitions,
     pool="ingest",
+    # both tables come from one pass over the files, so they are always written together;
+    # subsetting is allowed only to answer a selection of one of them with a line naming
+    # the other (Dagster's own error is a multi-asset traceback)
+    can_subset=True,
 )
 def raw_logs(
     context: dg.AssetExecutionContext, storage: ArenaStorage, ingest_settings: IngestSettings
 ):
     """Parse the month's files (JSONL, JSONL.gz, Parquet, FastChat/LMSYS releases)."""
+    both = {dg.AssetKey("raw_logs"), dg.AssetKey("raw_rejects")}
+    missing = both - set(context.selected_asset_keys)
+    if missing:
+        raise dg.Failure(description=(
+            "raw_logs and raw_rejects are written together by one pass over the raw files: "
+            f"add {', '.join(k.to_user_string() for k in sorted(missing))} to the selection"))
     (month,) = months_in_window(context)
     lake = storage.lake()
     stats = ingest_month(

@@ -13,6 +13,10 @@ class ReleaseSettings(dg.ConfigurableResource):
     # user hashes cannot be joined across releases, nor to the lake's
     secret: str = ""
     license: str = "other"
+    # months whose release left our hands (pushed to a hub, sent out): comma-separated, "*"
+    # for all. A forget still rewrites their local folder, and warns that the published
+    # copy holds the user (arena_assets/privacy/releases.py)
+    published: str = ""
 
 
 @dg.definitions
@@ -21,4 +25,5 @@ def resources() -> dg.Definitions:
         release_root=dg.EnvVar("ARENA_RELEASE_ROOT"),
         secret=dg.EnvVar("ARENA_RELEASE_SECRET"),
         license=dg.EnvVar("ARENA_RELEASE_LICENSE"),
+        published=dg.EnvVar("ARENA_RELEASE_PUBLISHED"),
     )})

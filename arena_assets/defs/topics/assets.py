@@ -25,6 +25,7 @@ from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
 from arena_assets.llm.simulated import public_base_url
+from arena_assets.pipeline import quality
 from arena_assets.pipeline.plan import plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
     TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
@@ -101,6 +102,11 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         dg.AssetCheckSpec("parse_failure_rate_low", asset="topic_labels",
                           description="Per label group, the share of answers that failed "
                                       "to parse is under ARENA_LABEL_MAX_PARSE_FAILURE_RATE."),
+        dg.AssetCheckSpec("labels_answered", asset="topic_labels", blocking=True,
+                          description="Per label group, the share of conversations whose "
+                                      "label call failed or whose answer did not parse is at "
+                                      "most ARENA_LABEL_MAX_MISSING_RATE (a rerun asks them "
+                                      "again: neither is cached)."),
         dg.AssetCheckSpec("labels_in_range", asset="topic_labels", blocking=True,
                           description="if_score in 0-5, criteria_count = the criteria that "
                                       "hold, hard = criteria_count >= 6, no label without an "
@@ -128,6 +134,7 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     per_month: dict[str, dict] = {}
     worst: dict[str, float] = {}
     bad: dict[str, int] = {}
+    missing: dict[str, dict] = {}  # per month and group: failed, parse_failed, share
     for month in months_in_window(context):
         try:
             step = topic_labels_month(
@@ -141,6 +148,7 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
             worst[group] = max(worst.get(group, 0.0), rate)
         for rule, n in step.out_of_range.items():
             bad[rule] = bad.get(rule, 0) + n
+        missing[month] = quality.missing_label_shares(step.labels)
     storage.publish("topic_labels", context.log)
     # one result per run (a backfill run covers a few months): the last month's figures
     # and a line per month
@@ -154,6 +162,12 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
         check_name="parse_failure_rate_low", passed=max(worst.values(), default=0.0) <= threshold,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"threshold": threshold, **{f"rate_{k}": round(v, 4) for k, v in worst.items()}})
+    limit = topic_settings.missing_label_threshold()
+    worst_missing = max((g["share"] for m in missing.values() for g in m.values()), default=0.0)
+    yield dg.AssetCheckResult(
+        check_name="labels_answered", passed=worst_missing <= limit,
+        metadata={"threshold": limit, "worst_share": round(worst_missing, 4),
+                  "by_month": dg.MetadataValue.json(missing)})
     yield dg.AssetCheckResult(check_name="labels_in_range", passed=not any(bad.values()),
                               metadata=bad)
 

@@ -24,6 +24,9 @@ class TopicSettings(dg.ConfigurableResource):
     reask_unreadable: str = "false"
     # the WARN check's threshold per label group; a string (no float env vars), empty = 0.05
     max_parse_failure_rate: str = "0.05"
+    # the blocking check's threshold: share of conversations per label group whose label
+    # call failed or did not parse (neither is cached: a rerun asks them again); a string
+    max_missing_label_rate: str = "0.05"
     cluster_method: str = "agglomerative"  # agglomerative | kmeans | hdbscan
     n_clusters: int = 0  # 0 = pick k by silhouette
     name_clusters_by_llm: bool = True  # False: c-TF-IDF keywords name the clusters
@@ -31,6 +34,9 @@ class TopicSettings(dg.ConfigurableResource):
 
     def parse_failure_threshold(self) -> float:
         return float(self.max_parse_failure_rate) if self.max_parse_failure_rate.strip() else 0.05
+
+    def missing_label_threshold(self) -> float:
+        return float(self.max_missing_label_rate) if self.max_missing_label_rate.strip() else 0.05
 
     def prompt_set(self) -> PromptSet:
         return load_prompt_set(self.label_prompts)
@@ -56,4 +62,5 @@ def resources() -> dg.Definitions:
         image_root=dg.EnvVar("ARENA_IMAGE_ROOT"),
         reask_unreadable=dg.EnvVar("ARENA_LABEL_REASK_UNREADABLE"),
         max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
+        max_missing_label_rate=dg.EnvVar("ARENA_LABEL_MAX_MISSING_RATE"),
     )})
