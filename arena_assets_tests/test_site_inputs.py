@@ -66,6 +66,43 @@ def test_published_arena_catalog_boards_render_every_pair(real_data):
     assert "plots/index-intervals.svg" in files
 
 
+# -- the synthetic month of the benchmark and the browser test ------------------------------
+def test_synthetic_month_runs_through_the_boards_and_the_site(tmp_path):
+    """``synthetic_month`` (bench_site.py, test_site_browser.py) writes what the month steps
+    read today: two months through battle_cells, arena_leaderboard (every category board,
+    the rating alarm's voters and battle ids) and the site. A step that starts reading a
+    new column breaks here, in the fast suite, not only in the slow ones."""
+    from arena_assets.pipeline.leaderboards import (arena_leaderboard_month, battle_cells_month,
+                                                    leaderboard_history_month)
+    from arena_assets.pipeline.site import leaderboard_site_month
+    from arena_assets.ranking.boards import board_options
+    from arena_assets.ranking.synthetic import synthetic_month
+    from arena_assets.site.build import SiteOptions
+    from arena_assets.site.publish import SiteRoot
+
+    lake = Lake(str(tmp_path / "lake"))
+    months = ("2024-05", "2024-06")
+    for i, month in enumerate(months):
+        battles, labels = synthetic_month(4000, 10, seed=3 + i)
+        lake.write("battles", month, battles)
+        lake.write("topic_labels", month, labels)
+        battle_cells_month(lake, month)
+        step = arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=10, min_battles=50),
+                                       min_category_battles=200)
+        leaderboard_history_month(lake, month)
+    boards = set(step.boards["board"].unique().to_list())
+    assert {"overall", "style_control", "hard_6", "coding", "math", "creative_writing", "if",
+            "long_user", "multiturn", "no_refusal", "vision", "language:en"} <= boards, boards
+    # the two months' planted ratings differ: the alarm fires and names voters and battles
+    alarm = step.info["rating_alarms"][0]
+    assert alarm["top_voters"] and alarm["top_voters"][0]["battle_ids"][0].startswith("s4-")
+    site = leaderboard_site_month(lake, months[1], SiteRoot(str(tmp_path / "site")), registry={},
+                                  min_votes=50, options=SiteOptions(workers=1))
+    assert site.conserved is True and not site.mismatched_boards
+    assert set(site.boards) == boards - {"style_control"}
+    assert (tmp_path / "site" / months[1] / "hard_6.html").exists()
+
+
 # -- the real battles ---------------------------------------------------------------------
 # (file, minimum votes per model): the 2024 file has 100 votes among 49 models
 REAL_FILES = (("votes_2023_hard_english_with_prompts.jsonl", 5),

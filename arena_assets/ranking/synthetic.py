@@ -92,17 +92,26 @@ def true_ratings(
 # language mix, removal reasons and category label rates of an arena month, roughly
 SYNTHETIC_LANGUAGES = (("en", 0.55), ("zh", 0.12), ("ru", 0.08), ("es", 0.07), ("de", 0.06),
                        ("fr", 0.06), ("ja", 0.06))
-SYNTHETIC_LABEL_RATES = {"hard": 0.25, "code": 0.18, "math": 0.08, "creative_writing": 0.10,
-                         "is_vision": 0.08}
+SYNTHETIC_LABEL_RATES = {"code": 0.18, "math": 0.08, "creative_writing": 0.10, "is_vision": 0.08}
+HARD_RATE = 0.25  # prompts meeting at least 6 of the 7 hard-prompt criteria
 VISION_LABEL_NAMES = ("captioning", "ocr", "entity_recognition", "humor", "homework",
                       "diagram", "creative_writing")
+VOTES_PER_VOTER = 20  # mean votes per voter hash
 
 
 def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """(battles, topic_labels) of one month: ``battles`` BT battles among ``models`` models
-    (popularity skewed, 15 % ties, style features), 10 % removed with a reason, languages,
-    conversation ids and turns as ``battles`` rows carry them, and a topic-labels row for
-    both conversations of every battle with the category labels at real-traffic rates."""
+    """(battles, topic_labels) of one month, in the columns the pipeline's steps read:
+    ``battles`` BT battles among ``models`` models (popularity skewed, 15 % ties, style
+    features), 10 % removed with a reason, languages, conversation ids, turns, battle ids
+    and voter hashes as ``battles`` rows carry them (the rating alarm reads the last two),
+    and a ``topic_labels`` row for both conversations of every battle: the flat labels at
+    real-traffic rates (the 7 hard-prompt criteria included), ``category_tag`` built from
+    them as the labeller stores it, ``code``, ``is_vision`` and ``user_tokens``.
+
+    ``test_synthetic_month_runs_through_the_boards_and_the_site`` (test_site_inputs.py) runs
+    it through the boards' month steps, so a change of what those steps read fails there."""
+    from arena_assets.labels.tags import CRITERIA, HARD_MIN_CRITERIA, tag_from_flat
+
     rng = np.random.default_rng(seed)
     frame = sample_bt_battles(rng.normal(1000, 120, models), battles, seed, tie_rate=0.15,
                               style_coef={"sum_assistant_tokens": 0.3, "header_count": 0.05},
@@ -111,23 +120,37 @@ def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame,
     reasons = [None, "identity_leak", "anomalous_voter", "daily_cap", "top_prompt_dedup"]
     removed = rng.choice(len(reasons), battles, p=[0.9, 0.02, 0.03, 0.03, 0.02])
     conv = np.arange(battles).astype(str)
+    # the columns added later draw from their own stream: the earlier ones keep their values
+    extra = np.random.default_rng((seed, 18))
+    voters = max(1, battles // VOTES_PER_VOTER)
     frame = frame.with_columns(
         keep=pl.Series(removed == 0),
         removed_reason=pl.Series([reasons[r] for r in removed.tolist()], dtype=pl.String),
         language=pl.Series(np.array(codes)[rng.choice(len(codes), battles, p=shares)]),
         conv_id_a=pl.Series(np.char.add("c", np.char.add(conv, "a"))),
         conv_id_b=pl.Series(np.char.add("c", np.char.add(conv, "b"))),
-        turn=pl.Series(1 + (rng.random(battles) < 0.15).astype(np.int64)))
+        turn=pl.Series(1 + (rng.random(battles) < 0.15).astype(np.int64)),
+        battle_id=pl.Series(np.char.add(f"s{seed}-", conv)),
+        voter_hash=pl.Series(np.char.add("v", extra.integers(0, voters, battles).astype(str))))
     labels = {"if_score": rng.integers(0, 6, battles).astype(np.int32),
               "prompt_chars": np.where(rng.random(battles) < 0.08, 3000, 300).astype(np.int32)}
     for name, rate in SYNTHETIC_LABEL_RATES.items():
         labels[name] = rng.random(battles) < rate
-    for name in VISION_LABEL_NAMES:
-        labels[f"vision_{name}"] = labels["is_vision"] & (rng.random(battles) < 0.3)
+    for name in VISION_LABEL_NAMES:  # null for a text prompt, as the labeller leaves them
+        labels[f"vision_{name}"] = pl.Series(rng.random(battles) < 0.3).set(
+            pl.Series(~labels["is_vision"]), None)
+    # a hard prompt meets every criterion; another meets each at 30 %, fewer than 6 in all
+    hard = extra.random(battles) < HARD_RATE
+    met = extra.random((battles, len(CRITERIA))) < 0.3
+    met[~hard, HARD_MIN_CRITERIA - 1:] = False
+    met[hard] = True
+    for i, name in enumerate(CRITERIA):
+        labels[name] = met[:, i]
     # both sides share the prompt's labels; each answer has its own refusal
     side = pl.DataFrame(labels)
     rows = pl.concat([
         side.with_columns(conv_id=frame["conv_id_a"], refusal=pl.Series(rng.random(battles) < 0.03)),
         side.with_columns(conv_id=frame["conv_id_b"], refusal=pl.Series(rng.random(battles) < 0.03)),
     ])
-    return frame, rows
+    return frame, rows.with_columns(category_tag=tag_from_flat(), hard=pl.Series(np.tile(hard, 2)),
+                                    user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
