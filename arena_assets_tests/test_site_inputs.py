@@ -15,9 +15,8 @@ import polars as pl
 import pytest
 
 from arena_assets.storage import Lake
-from arena_assets_tests.fastchat_reference import (assert_pairs_match, assert_ranks_match,
-                                                   kept_battles)
-from arena_assets_tests.site_pages import BoardPage
+from arena_assets_tests.fastchat_reference import kept_battles
+from arena_assets_tests.site_pages import BoardPage, assert_pairs_match, assert_ranks_match
 
 
 # -- hand-made and published boards ---------------------------------------------------------
@@ -103,6 +102,75 @@ def test_synthetic_month_runs_through_the_boards_and_the_site(tmp_path):
     assert (tmp_path / "site" / months[1] / "hard_6.html").exists()
 
 
+def test_a_model_the_data_cannot_rank_is_unranked_with_its_reason(tmp_path):
+    """A month where one model lost every one of its 240 votes (its score has no lower
+    limit) and another has 6 votes (under the board's minimum of 50): the first is shown
+    "unranked, because it never won or tied" with no rank and no score, in the page, its
+    model page and the CSV; the second is hidden, as LMArena hides them; both models' votes
+    are in the data card's "kept, with a model the board leaves out"."""
+    from arena_assets.pipeline.leaderboards import arena_leaderboard_month, battle_cells_month
+    from arena_assets.pipeline.site import leaderboard_site_month
+    from arena_assets.ranking.boards import board_options
+    from arena_assets.ranking.synthetic import synthetic_month
+    from arena_assets.site.publish import SiteRoot
+
+    month = "2024-05"
+    battles, labels = synthetic_month(3000, 8, seed=5)
+    usable = battles.filter(pl.col("keep") & pl.col("winner").is_in(["model_a", "model_b"]))
+    extra = []
+    for name, rows, winner in (("always-loses", usable.head(240), "model_b"),
+                               ("rare-model", usable.slice(240, 6), "model_a")):
+        tag = f"-{name}"
+        extra.append(rows.with_columns(
+            model_a=pl.lit(name), winner=pl.lit(winner), battle_id=pl.col("battle_id") + tag,
+            conv_id_a=pl.col("conv_id_a") + tag, conv_id_b=pl.col("conv_id_b") + tag))
+        for side in ("conv_id_a", "conv_id_b"):
+            labels = pl.concat([labels, labels.join(rows.select(conv_id=side), on="conv_id")
+                                .with_columns(conv_id=pl.col("conv_id") + tag)])
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("battles", month, pl.concat([battles, *extra]))
+    lake.write("topic_labels", month, labels)
+    battle_cells_month(lake, month)
+    arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=10, min_battles=50),
+                            min_category_battles=200)
+    step = leaderboard_site_month(lake, month, SiteRoot(str(tmp_path / "site")), registry={},
+                                  min_votes=50)
+    site = tmp_path / "site" / month
+    overall = pl.read_csv(site / "downloads/boards.csv").filter(
+        (pl.col("board") == "overall") & ~pl.col("style_control"))
+    unranked = overall.filter(pl.col("status") == "unranked")
+    assert unranked["model"].to_list() == ["always-loses"]
+    assert unranked["rank_ub"].null_count() == unranked["rating"].null_count() == 1
+    assert "rare-model" not in overall["model"].to_list()
+    rows = {r["model"]: r for r in BoardPage((site / "index.html").read_text()).rows["plain"]}
+    loser = rows["always-loses"]
+    assert "unranked" in loser["classes"] and loser["cells"]["rank"]["text"] == "unranked"
+    assert loser["reason"].startswith("unranked, because it never won or tied a vote here")
+    assert loser["cells"]["score"]["text"] == "—"
+    assert "rare-model" not in rows and len(rows) == 9
+    assert all(r["cells"]["rank"]["v"].isdigit() for m, r in rows.items() if m != "always-loses")
+    from arena_assets.site.names import slug
+
+    model_page = (site / "models" / f"{slug('always-loses')}.html").read_text()
+    assert "unranked, because it never won or tied a vote here" in model_page
+    assert step.conserved is True
+    assert step.data_card["month"]["kept_off_board"] == 240 + 6
+
+
+def test_language_boards_are_named_from_iso_639():
+    from arena_assets.site.names import board_group, board_title, from_catalog_key
+
+    # LMArena's names, ISO 639's for the rest, a qualifier kept only where it tells apart
+    assert [board_title(f"language:{c}") for c in ("en", "zh", "sw", "swh", "fil", "bh", "xx")] \
+        == ["English", "Chinese", "Swahili", "Swahili (individual language)", "Filipino",
+            "Bihari", "xx"]
+    # arena-catalog names its language boards in lower case: read back to the code
+    assert from_catalog_key("text", "swahili") == "language:sw"
+    assert from_catalog_key("text", "english") == "language:en"
+    assert from_catalog_key("text", "math") == "math" and board_group("math") == "Text"
+    assert board_title("vision_german") == "German (Vision)" and board_group("swahili") == "Languages"
+
+
 # -- the real battles ---------------------------------------------------------------------
 # (file, minimum votes per model): the 2024 file has 100 votes among 49 models
 REAL_FILES = (("votes_2023_hard_english_with_prompts.jsonl", 5),
@@ -145,7 +213,7 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     step = leaderboard_site_month(lake, months[-1], root, registry={}, min_votes=min_votes)
     assert step.conserved and not step.mismatched_boards
     site = tmp_path / "site" / months[-1]
-    battles = kept_battles(lake, months)
+    battles = kept_battles(tmp_path / "lake", months)
     assert len(battles) >= 0.9 * len(lines)  # the published files are cleaned already
     assert_pairs_match(site / "downloads/pairs/index.json", battles)
     assert_ranks_match(site, "index.html", "overall")
@@ -163,6 +231,90 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
         csv.filter(pl.col("status") == "unranked").height
 
 
+def _fastchat_pandas_win_fraction(battles):
+    """FastChat's win-fraction matrix as its monitor computes it (the pandas expression of
+    ``fastchat/serve/monitor/elo_analysis.py``, ``compute_pairwise_win_fraction``): A's wins
+    as model A plus B's wins as model B, transposed, over both positions' battle counts;
+    pandas aligns the added tables on the union of their labels. Returns the two win tables
+    and the matrix."""
+    import pandas as pd
+
+    def table(frame):
+        return pd.pivot_table(frame, index="model_a", columns="model_b", aggfunc="size",
+                              fill_value=0)
+
+    a_wins = table(battles[battles["winner"] == "model_a"])
+    b_wins = table(battles[battles["winner"] == "model_b"])
+    counts = table(battles)
+    return a_wins, b_wins, (a_wins + b_wins.T) / (counts + counts.T)
+
+
+def test_fastchat_pandas_leaves_a_cell_blank_where_a_model_never_won_in_one_position():
+    """Hand-made: b lost both its votes (as model A and as model B), c beat a once as model
+    B. FastChat's monitor shows b's whole row and the (c, a) cell blank (NaN: b never won as
+    model A, c never won as model A); the site shows 0 % and 100 %, the figure's meaning. The
+    (a, b) cell, where every side won and lost where it played, is the same in both."""
+    import numpy as np
+    import pandas as pd
+
+    from arena_assets.ranking.cells import encode_battles
+    from arena_assets.site.matrices import PairCounts, win_fraction
+
+    battles = pd.DataFrame([("a", "b", "model_a"), ("b", "a", "model_b"), ("a", "c", "model_b"),
+                            ("c", "b", "model_a")], columns=["model_a", "model_b", "winner"])
+    _, _, theirs = _fastchat_pandas_win_fraction(battles)
+    pairs = PairCounts.of(encode_battles(pl.from_pandas(battles), "half").aggregate())
+    ours = win_fraction(pairs, ["a", "b", "c"])
+    assert ours[0, 1] == theirs.loc["a", "b"] == 1.0
+    assert ours[1, 0] == 0.0 and ours[1, 2] == 0.0 and ours[2, 0] == 1.0
+    assert "b" not in theirs.index or theirs.loc["b"].isna().all()
+    assert np.isnan(theirs.loc["c", "a"])
+
+
+@pytest.mark.parametrize("name", [name for name, _ in REAL_FILES])
+def test_fastchat_pandas_win_fraction_differs_only_where_a_side_never_won(real_data, name):
+    """FastChat's own code for the win-fraction heatmap (``compute_pairwise_win_fraction``)
+    adds two pivot tables that pandas aligns on the union of their labels: a cell is NaN
+    wherever its row model never won as model A (or never as model B), or its column model
+    never lost as B (or as A), although the pair had non-tied battles. Ours follows what the
+    figure says it shows (A's wins over the pair's non-tied battles, both positions). On the
+    same battles the two are equal among the models that won and lost in both positions;
+    elsewhere they differ exactly at those alignment NaNs, and never by another number."""
+    import numpy as np
+    import pandas as pd
+
+    from arena_assets.ranking.cells import encode_battles
+    from arena_assets.site.matrices import PairCounts, win_fraction
+
+    rows = [json.loads(line) for line in (real_data / "battles" / name).read_text().splitlines()
+            if line.strip()]
+    battles = pd.DataFrame({k: [r[k] for r in rows] for k in ("model_a", "model_b", "winner")})
+    battles = battles[~battles["winner"].str.contains("tie")]
+    a_win_ptbl, b_win_ptbl, row_beats_col_freq = _fastchat_pandas_win_fraction(battles)
+
+    pairs = PairCounts.of(encode_battles(pl.from_pandas(battles), "half").aggregate())
+    models = pairs.models
+    ours = win_fraction(pairs, models)
+    theirs = row_beats_col_freq.loc[models, models].to_numpy(dtype=float)
+    won_a, lost_b = set(a_win_ptbl.index), set(a_win_ptbl.columns)
+    won_b, lost_a = set(b_win_ptbl.columns), set(b_win_ptbl.index)
+    both_sides = [m for m in models if m in won_a & won_b & lost_a & lost_b]
+    idx = pairs.index(both_sides)
+    # (the 2024 file's 100 votes among 49 models leave one such model)
+    np.testing.assert_allclose(ours[np.ix_(idx, idx)], theirs[np.ix_(idx, idx)], rtol=0, atol=1e-12)
+    # everywhere: equal, or FastChat's cell is an alignment NaN where ours has a number
+    aligned = np.array([[i in won_a and i in won_b and j in lost_b and j in lost_a
+                         for j in models] for i in models])
+    differ = ~np.isclose(ours, theirs, rtol=0, atol=1e-12, equal_nan=True)
+    assert differ.any() and (aligned & ~np.isnan(ours)).sum() >= 10  # both kinds of cell
+    assert np.array_equal(differ, ~aligned & ~np.isnan(ours))
+    assert np.isnan(theirs[differ]).all()
+    print(f"{name}: {len(models)} models, {len(both_sides)} with wins and losses in both "
+          f"positions; {int((aligned & ~np.isnan(ours)).sum())} cells equal, "
+          f"{int(differ.sum())} NaN in FastChat's, in the rows of "
+          f"{int(differ.any(axis=1).sum())} models")
+
+
 # -- where the site lives, and the command line ----------------------------------------------
 def _catalog_folder(folder: Path, models: int) -> Path:
     folder.mkdir()
@@ -170,6 +322,135 @@ def _catalog_folder(folder: Path, models: int) -> Path:
                        "rating_q025": 1095.0 - 10 * i} for i in range(models)}
     (folder / "leaderboard-text.json").write_text(json.dumps({"full": board, "coding": board}))
     return folder
+
+
+class _Crash(Exception):
+    pass
+
+
+def _links(html: str) -> set[str]:
+    import re
+
+    return {m for m in re.findall(r'(?:href|src)="([^"#?]+)', html) if "://" not in m
+            and not m.startswith(("mailto:", "data:"))}
+
+
+def _reachable(root: Path, start: Path) -> list[Path]:
+    """The pages a reader reaches from ``start`` by following links."""
+    seen, todo = set(), [start.resolve()]
+    while todo:
+        page = todo.pop()
+        if page in seen or not page.is_file() or page.suffix != ".html":
+            continue
+        seen.add(page)
+        todo.extend((page.parent / link).resolve() for link in _links(page.read_text()))
+    return sorted(seen)
+
+
+def _dangling(root: Path, page: Path) -> list[str]:
+    """Relative links of ``page`` that point to no file under ``root``."""
+    return sorted(link for link in _links(page.read_text())
+                  if not (page.parent / link).resolve().is_file())
+
+
+def test_publish_writes_pages_before_what_links_them_and_a_crash_hides_nothing(tmp_path):
+    """The order of a month's writes (leaves, board pages, the month's index, its summary,
+    then the root's pages, stale files last, once the new history no longer links them), and what a reader sees if the build dies
+    after any one write: the root's index lists only complete months, and neither it nor
+    the month's index links to a file that is not there, on a first build (no month yet)
+    and on a rebuild that adds a board and drops three model pages."""
+    import shutil
+
+    from arena_assets.site.build import build_month
+    from arena_assets.site.publish import SiteRoot, publish_month
+    from arena_assets.site.published import catalog_site
+
+    builds = []
+    for models, boards in ((12, ("full", "coding")), (9, ("full", "coding", "math"))):
+        folder = tmp_path / f"catalog-{models}"
+        _catalog_folder(folder, models)
+        data = json.loads((folder / "leaderboard-text.json").read_text())
+        (folder / "leaderboard-text.json").write_text(
+            json.dumps({b: data["full"] for b in boards}))
+        builds.append(build_month(catalog_site(folder, "2025-12")).files)
+
+    class Recording(SiteRoot):
+        def __init__(self, url, crash_after=None):
+            super().__init__(url)
+            self.log, self.crash_after = [], crash_after
+
+        def write(self, relative, data):
+            if self.crash_after is not None and len(self.log) == self.crash_after:
+                raise _Crash(relative)
+            self.log.append(relative)
+            super().write(relative, data)
+
+    # the order, on a rebuild (stale files exist to remove)
+    old = tmp_path / "old"
+    publish_month(SiteRoot(str(old)), "2025-12", builds[0], "Arena")
+    shutil.copytree(old, tmp_path / "order")
+    root = Recording(str(tmp_path / "order"))
+    removed = []
+    original_rm = root.fs.rm
+    root.fs.rm = lambda path, *a, **k: (removed.append((len(root.log), path)),
+                                        original_rm(path, *a, **k))
+    publish_month(root, "2025-12", builds[1], "Arena")
+    month = [w.split("/", 1)[1] for w in root.log if w.startswith("2025-12/")]
+    before = {str(p.relative_to(old / "2025-12")) for p in (old / "2025-12").rglob("*")
+              if p.is_file()}
+    added = [n for n in month if n not in before]
+    assert month[-2:] == ["index.html", "summary.json"] and "math.html" in added
+    assert month[:len(added)] == added  # the new files first: nothing published links them
+    for part in (month[:len(added)], month[len(added):-2]):  # leaves before board pages
+        board = [n.endswith(".html") and "/" not in n for n in part]
+        assert board == sorted(board)
+    assert root.log.index("index.html") > root.log.index("2025-12/summary.json")
+    assert root.log[-1] == "index.html"  # the root's index, after its history and assets
+    assert removed and all(at == len(root.log) for at, _ in removed)  # stale: after all
+    writes = len(root.log)
+    assert writes > 20
+
+    # a crash after each write, on a first build and on a rebuild
+    for before in (None, old):
+        for crash_after in range(writes):
+            site = tmp_path / f"crash-{crash_after}-{before is not None}"
+            if before is not None:
+                shutil.copytree(before, site)
+            with pytest.raises(_Crash):
+                publish_month(Recording(str(site), crash_after), "2025-12", builds[1], "Arena")
+            assert not list(site.rglob("*.tmp"))
+            summary = site / "2025-12" / "summary.json"
+            index = site / "index.html"
+            if before is None and not summary.exists():
+                assert not index.exists() or "2025-12/index.html" not in index.read_text()
+            if index.exists():
+                for page in _reachable(site, index):
+                    assert _dangling(site, page) == [], (crash_after, page)
+
+
+def test_make_install_limits_the_site_pool_to_one_build(tmp_path):
+    """``leaderboard_site`` runs in pool ``site_root``; the instance's limit of 1 is set as
+    ``make install`` sets it (the project's dagster.yaml, then the pools module) and read
+    back by a new instance object from the same DAGSTER_HOME."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    import dagster as dg
+
+    from arena_assets.definitions import defs
+
+    node = defs().resolve_asset_graph().get(dg.AssetKey("leaderboard_site"))
+    assert node.pools == {"site_root"}
+    shutil.copy(Path(__file__).parents[1] / "dagster.yaml", tmp_path / "dagster.yaml")
+    done = subprocess.run([sys.executable, "-m", "arena_assets.defs.site.pools"],
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "DAGSTER_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "pool limits on the instance: site_root=1"
+    with dg.DagsterInstance.from_config(str(tmp_path)) as instance:
+        assert instance.event_log_storage.get_concurrency_info("site_root").slot_count == 1
 
 
 def _site_cli(*args: str, env: dict | None = None):
@@ -212,6 +493,32 @@ def test_site_on_s3_is_the_same_bytes_as_on_disk(arena_env, s3_endpoint, tmp_pat
         "arena-assets site: --serve needs a local site root")
 
 
+def test_site_dry_run_lists_what_it_would_overwrite_and_writes_nothing(arena_env, tmp_path):
+    root = tmp_path / "site"
+    folders = {n: _catalog_folder(tmp_path / f"catalog-{n}", n) for n in (12, 9)}
+    fresh = _site_cli("--month", "2025-12", "--catalog", str(folders[12]), "--root", str(root),
+                      "--dry-run")
+    assert fresh.returncode == 0, fresh.stderr[-2000:]
+    assert "overwrites 0 existing file(s): 0 replaced, 0 removed;" in fresh.stdout
+    assert not root.exists()
+    assert _site_cli("--month", "2025-12", "--catalog", str(folders[12]), "--root",
+                     str(root)).returncode == 0
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    same = _site_cli("--month", "2025-12", "--catalog", str(folders[12]), "--root", str(root),
+                     "--dry-run")
+    assert "overwrites 0 existing file(s)" in same.stdout and " 0 new, " in same.stdout
+    smaller = _site_cli("--month", "2025-12", "--catalog", str(folders[9]), "--root", str(root),
+                        "--dry-run")
+    assert smaller.returncode == 0, smaller.stderr[-2000:]
+    removed = [line.split("/2025-12/", 1)[1] for line in smaller.stdout.splitlines()
+               if line.startswith("  removed ")]
+    assert removed == ["models/m10.html", "models/m11.html", "models/m9.html"]
+    replaced = [line for line in smaller.stdout.splitlines() if line.startswith("  replaced ")]
+    assert any(line.endswith("/2025-12/index.html") for line in replaced)
+    assert f"overwrites {len(replaced) + 3} existing file(s)" in smaller.stdout
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
+
+
 @pytest.mark.parametrize(("month", "says"), [("2024-13", "there is no month 13"),
                                              ("2024-1", "is not a month"),
                                              ("2031-01", "no arena_leaderboard for 2031-01")])
@@ -231,6 +538,19 @@ def test_site_library_is_pure():
          "arena_assets.site.publish, arena_assets.site.published, arena_assets.pipeline.site; "
          "print('dagster' in sys.modules)"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]
+
+
+def test_the_fastchat_reference_is_independent_of_the_code_it_checks():
+    """``fastchat_reference`` loads nothing of arena_assets (it reads the lake's Parquet
+    files itself), so a bug shared with the site cannot make both sides agree."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, arena_assets_tests.fastchat_reference; "
+         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'arena_assets'))"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", proc.stdout + proc.stderr[-2000:]
 
 
 def test_figures_are_the_same_bytes_from_worker_processes():
