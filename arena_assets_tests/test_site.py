@@ -2,7 +2,8 @@
 battles: two simulated months through the every-asset job on a clean instance (the site
 and the release included), then the pages, figures' numbers, downloads and data card read
 back and compared with ``fastchat_reference``; the release waits for the bench; reruns
-write the same bytes. Other inputs (published boards, real battles, S3): ``test_site_inputs``.
+write the same bytes. Other inputs (published boards, real battles): ``test_site_inputs``;
+publishing, S3, the command line: ``test_site_publish``.
 """
 
 from __future__ import annotations
@@ -161,7 +162,7 @@ def test_data_card_counts_equal_the_raw_files_and_the_battles(simulated):
         assert {k: got[k] for k in expected} == expected, part
         assert got["conserved"] is True
     upto = card["up_to_month"]
-    assert upto["filtered"] and upto["kept_off_board"] > 0  # the terms are not all empty
+    assert upto["filtered"] and upto["shown"] > 0  # (kept off board: test_site_inputs.py)
     html = (month / "index.html").read_text()
     assert f"{upto['votes_in']:,}" in html and "holds" in html
 
@@ -309,6 +310,9 @@ def test_rebuilds_are_byte_identical_and_leave_other_months_alone(simulated, tmp
 
 
 def test_unranked_models_say_why_and_never_get_a_rank(simulated):
+    """The invariant on every page of the simulated month (which may rank everyone); a
+    month that surely has an unranked model: ``test_site_inputs.py::
+    test_a_model_the_data_cannot_rank_is_unranked_with_its_reason``."""
     env, _ = simulated
     month = Path(env["ARENA_SITE_ROOT"]) / MONTHS[0]
     csv = pl.read_csv(month / "downloads/boards.csv")

@@ -15,7 +15,7 @@ a rename (a crash leaves the previous file). On an object store each is one PUT 
 PutObject, or a multipart upload that appears only when completed), which S3 makes visible
 whole or not at all; a temporary key would add nothing to that and cost a copy and a
 delete per file, which a crash can leave half done (``.tmp`` objects on the public
-site). ``test_site_inputs.py`` crashes a build after each write and checks what a reader
+site). ``test_site_publish.py`` crashes a build after each write and checks what a reader
 can reach.
 """
 
