@@ -259,3 +259,16 @@ def test_figures_are_the_same_bytes_from_worker_processes():
     here, pooled = draw_all(jobs, workers=1), draw_all(jobs, workers=2)
     assert here == pooled and len(here) == POOL_MIN_JOBS
     assert b"&lt;figure 3&gt;" in here["plots/3.svg"]  # SVG text escaped
+
+
+def test_votes_accounted_warns_without_a_board_and_never_passes_a_bad_card():
+    import dagster as dg
+
+    from arena_assets.defs.site.assets import votes_check
+
+    assert votes_check(True, []).passed
+    failed = votes_check(False, ["2024-03"])
+    assert not failed.passed and failed.severity == dg.AssetCheckSeverity.ERROR
+    unchecked = votes_check(True, ["2024-03"])
+    assert not unchecked.passed and unchecked.severity == dg.AssetCheckSeverity.WARN
+    assert unchecked.metadata["not_checked"].value == ["2024-03"]

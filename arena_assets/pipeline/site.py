@@ -183,9 +183,8 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
 
 def _card(lake: Lake, months: list[str], month: str, cells: pl.DataFrame,
           month_cells: pl.DataFrame, overall: Board | None, info: dict) -> dict | None:
-    """The data card (None without an overall board: nothing to count votes against)."""
-    if overall is None:
-        return None
+    """The data card; None without an overall board while there are votes (nothing to
+    count them against). With no vote at all there is nothing to lose: the card is zeros."""
     lines = {}
     for m in months:  # a month whose raw_logs are gone counts its battles instead
         line = vote_lines(lake, m)
@@ -194,6 +193,10 @@ def _card(lake: Lake, months: list[str], month: str, cells: pl.DataFrame,
     sources = sorted({v.source for v in lines.values()})
     upto = VoteLines(sum(v.read for v in lines.values()), sum(v.rejected for v in lines.values()),
                      "+".join(sources))
+    if overall is None:
+        if upto.read + upto.rejected or (cells.height and cells["n"].sum()):
+            return None
+        overall = Board("overall", pl.DataFrame(schema={"model": pl.String}))
     used = info.get("boards", {}).get("overall")
     return data_card(cells, month_cells, overall, used=used if isinstance(used, int) else None,
                      lines_upto=upto, lines_month=lines[month])
