@@ -112,6 +112,14 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         # evaluators stage
         "ARENA_AGREEMENT_JUDGES": "sim-judge,reward:sim-reward,longer,markdown",
         "ARENA_AGREEMENT_SAMPLE_SIZE": "120",
+        "ARENA_AGREEMENT_SEED": "0",
+        "ARENA_AGREEMENT_BOOTSTRAP_ROUNDS": "200",
+        "ARENA_AGREEMENT_BOARD_ROUNDS": "100",
+        "ARENA_EVALUATORS_CI_LEVEL": "0.95",
+        "ARENA_AGREEMENT_MIN_SLICE_BATTLES": "30",
+        "ARENA_REFUSAL_THRESHOLD": "0.2",
+        "ARENA_REFUSAL_MIN_CONVERSATIONS": "5",
+        "ARENA_REFUSAL_MAX_PROMPT_CHARS": "4000",
         "ARENA_REWARD_BASE_URL": "simulated",
         "ARENA_REWARD_API_KEY": "",
         "ARENA_REWARD_MODEL": "sim-reward",
@@ -121,6 +129,10 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         # completions stage
         "ARENA_COMPLETIONS_ROOT": "",
         "ARENA_COPILOT_MIN_BATTLES": "10",
+        "ARENA_COPILOT_MIN_FILE_TYPE_BATTLES": "300",
+        "ARENA_COPILOT_CI_LEVEL": "0.95",
+        "ARENA_COPILOT_SEED": "0",
+        "ARENA_COPILOT_INCLUDE_UNACCEPTED": "false",
     }
 
 

@@ -26,9 +26,30 @@ RNG = np.random.default_rng(3)
 
 # ---- independent implementations of the anchors' formulas -----------------------------
 def ppe_accuracy_reference(human: list[str], judge: list[str]) -> float:
-    """PPE: accuracy over human-decided pairs; a judge tie earns half."""
+    """PPE's documented accuracy: over the human-decided pairs, the share where the judge
+    selected the human-preferred response (a judge tie selects neither: not a match)."""
     pairs = [(h, j) for h, j in zip(human, judge) if h in ("model_a", "model_b")]
-    return sum(1.0 if j == h else 0.5 if j == "tie" else 0.0 for h, j in pairs) / len(pairs)
+    return sum(j == h for h, j in pairs) / len(pairs)
+
+
+def fastchat_two_game_reference(g1: str | None, g2: str | None) -> str | None:
+    """FastChat llm_judge: game 1 is judged with model_1 as A, game 2 with the order
+    swapped and its winner mapped back (common.play_a_match_pair); the judgment's winner is
+    g1 when g1 == g2, else "inconsistent" (load_pairwise_model_judgments), which
+    show_result.py counts as a tie; an unparsed game's winner is "error"."""
+    def winner(verdict: str | None, swapped: bool) -> str:
+        if verdict is None:
+            return "error"
+        if "=" in verdict:
+            return "tie"
+        first = verdict.startswith("A")  # [[A]]: the answer shown first
+        return "model_1" if first != swapped else "model_2"
+
+    w1, w2 = winner(g1, False), winner(g2, True)
+    if w1 == w2 == "error":
+        return None
+    w = w1 if w1 == w2 else "inconsistent"
+    return {"model_1": "model_a", "model_2": "model_b"}.get(w, "tie")
 
 
 def fastchat_agreement_reference(human: list[str], judge: list[str], ban: list[str]) -> tuple[int, int]:
@@ -78,12 +99,42 @@ def test_ppe_accuracy_and_mtbench_agreement_match_the_references() -> None:
     judge = [picks[p] for p in frame["pick"]]
     human = frame["winner"].to_list()
     assert m["accuracy"] == pytest.approx(ppe_accuracy_reference(human, judge))
+    decided = [(h, j) for h, j in zip(human, judge) if h in ("model_a", "model_b")]
+    assert m["accuracy_tie_half"] == pytest.approx(
+        sum(1.0 if j == h else 0.5 if j == "tie" else 0.0 for h, j in decided) / len(decided))
     assert m["decisive_votes"] == sum(h in ("model_a", "model_b") for h in human)
     agree, total = fastchat_agreement_reference(human, judge, ban=[])
     assert m["agreement_with_ties"] == pytest.approx(agree / total)
     agree, total = fastchat_agreement_reference(human, judge, ban=["tie"])
     assert m["agreement_without_ties"] == pytest.approx(agree / total) and m["pairs_without_ties"] == total
     assert m["accuracy_lower"] < m["accuracy"] < m["accuracy_upper"]
+
+
+def test_mtbench_agreement_follows_fastchats_two_game_rule() -> None:
+    """A two-game LLM judge: PPE's accuracy uses the strength rule (judges.combine), the
+    MT-Bench agreement FastChat's (both orders agree, else a tie), checked against the
+    reference above; the two rules differ on these battles, so the test can tell them apart."""
+    labels = ["A>>B", "A>B", "A=B", "B>A", "B>>A"]
+    n = 600
+    g1 = [None if RNG.random() < 0.05 else str(RNG.choice(labels)) for _ in range(n)]
+    g2 = [None if RNG.random() < 0.05 else str(RNG.choice(labels)) for _ in range(n)]
+    pick = [combine(a, b)[0] for a, b in zip(g1, g2)]
+    human = RNG.choice(WINNERS, n, p=[0.4, 0.35, 0.15, 0.1]).tolist()
+    frame = pl.DataFrame({
+        "battle_id": [f"b{i}" for i in range(n)], "winner": human, "pick": pick, "game1": g1, "game2": g2,
+        "dedup_key": [f"p{i}" for i in range(n)], "tokens_a": [1] * n, "tokens_b": [2] * n,
+    }, schema_overrides={"game1": pl.String, "game2": pl.String, "pick": pl.String})
+    m = slice_metrics(frame, AgreementOptions(rounds=10))
+    kept = [i for i in range(n) if pick[i] is not None]
+    two_game = [fastchat_two_game_reference(g1[i], g2[i]) for i in kept]
+    assert None not in two_game  # a verdict exactly where the strength rule has one
+    hum = [human[i] for i in kept]
+    for ban, key in (([], "agreement_with_ties"), (["tie"], "agreement_without_ties")):
+        agree, total = fastchat_agreement_reference(hum, two_game, ban=ban)
+        assert m[key] == pytest.approx(agree / total), key
+    strength = [{"a": "model_a", "b": "model_b"}.get(pick[i], "tie") for i in kept]
+    assert fastchat_agreement_reference(hum, strength, ban=[]) != fastchat_agreement_reference(hum, two_game, ban=[])
+    assert m["accuracy"] == pytest.approx(ppe_accuracy_reference(hum, strength))
 
 
 def test_kappa_matches_the_reference_and_sklearn() -> None:
@@ -230,12 +281,79 @@ def test_baselines_on_real_battles_match_a_hand_count(real_data: Path) -> None:
     picks = baseline_verdicts(sample, "longer")["pick"].to_list()
     decisive = [(r["winner"], ta, tb) for r, ta, tb in zip(rows, tok["a"], tok["b"])
                 if r["winner"] in ("model_a", "model_b")]
-    # PPE's score: 1 when the longer side won, 0.5 for equal lengths (the baseline ties)
-    expected = sum(0.5 if ta == tb else float((ta > tb) == (w == "model_a"))
-                   for w, ta, tb in decisive) / len(decisive)
+    # PPE's accuracy: the longer side won (equal lengths: the baseline ties, selects neither)
+    expected = sum(ta != tb and (ta > tb) == (w == "model_a") for w, ta, tb in decisive) / len(decisive)
     frame = sample.with_columns(winner=pl.Series([r["winner"] for r in rows]), pick=pl.Series(picks),
                                 dedup_key=pl.col("battle_id"), game1=pl.lit(None, pl.String),
                                 game2=pl.lit(None, pl.String))
     got = slice_metrics(frame, AgreementOptions(rounds=20))
     assert got["accuracy"] == pytest.approx(expected)
     assert 0.3 < got["accuracy"] < 0.8 and got["decisive_votes"] == len(decisive)
+
+
+def test_release_is_refusal_fills_missing_refusal_labels(tmp_path: Path) -> None:
+    """Release battles get no topic labels; is_refusal false says neither side refused,
+    true does not say which side did (unknown), absent says nothing."""
+    from arena_assets.pipeline.evaluators import release_refusals
+    from arena_assets.storage import Lake
+
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("battles", "2024-07", pl.DataFrame({
+        "battle_id": ["b1", "b2", "b3"], "conv_id_a": ["c1a", "c2a", "c3a"], "conv_id_b": ["c1b", "c2b", "c3b"],
+        "release_tags": [json.dumps({"is_refusal": False}), json.dumps({"is_refusal": True}), None]}))
+    got = release_refusals(lake, "2024-07").sort("conv_id")
+    assert got.rows() == [("c1a", False), ("c1b", False)]
+    assert release_refusals(lake, "2024-08").height == 0  # no battles that month
+
+
+def test_reward_model_is_sent_the_real_multi_turn_conversation(tmp_path: Path) -> None:
+    """Each side of a two-turn battle reaches the reward endpoint (a stand-in vLLM /pooling
+    server on loopback that records what it is sent) as its chat messages, turn by turn,
+    not one flattened user/assistant pair."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from arena_assets.evaluators.judges import reward_verdicts
+    from arena_assets.llm import LLMTask, ResponseCache
+
+    seen: list[dict] = []
+
+    class Pooling(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            seen.append(body)
+            reply = json.dumps({"data": [{"index": 0, "data": [float(len(body["messages"][-1]["content"]))]}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pooling)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        def side(last: str) -> list[dict]:
+            return [{"role": "user", "content": "Plan a trip", "images": []},
+                    {"role": "assistant", "content": "Where to?", "images": []},
+                    {"role": "user", "content": "Lisbon, 3 days", "images": []},
+                    {"role": "assistant", "content": last, "images": []}]
+        battles = pl.DataFrame({
+            "battle_id": ["b1"], "month": ["2024-07"], "model_a": ["x"], "model_b": ["y"], "winner": ["model_b"],
+            "language": ["en"], "turn": [2], "conv_id_a": ["ca"], "conv_id_b": ["cb"], "dedup_key": ["k"],
+            "keep": [True], **{f"{f}_{s}": [5] for f in ("sum_assistant_tokens", "header_count", "list_count",
+                                                         "bold_count") for s in "ab"}})
+        conv = pl.DataFrame({"conv_id": ["ca", "cb"], "messages": [side("Day 1: Alfama."),
+                                                                   side("Day 1: Alfama. Day 2: Belem.")]})
+        sample = judged_battles(battles, conv)
+        task = LLMTask(model="rm", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0)
+        verdicts, report = reward_verdicts(task, sample, ResponseCache(str(tmp_path / "cache"), "reward"))
+    finally:
+        server.shutdown()
+    assert report.calls == 2 and verdicts["pick"].to_list() == ["b"]  # the longer last answer
+    sent = sorted((b["messages"] for b in seen), key=lambda m: len(m[-1]["content"]))
+    assert [m["role"] for m in sent[0]] == ["user", "assistant", "user", "assistant"]
+    assert [m["content"] for m in sent[1]] == ["Plan a trip", "Where to?", "Lisbon, 3 days",
+                                               "Day 1: Alfama. Day 2: Belem."]
+    assert all(TURN_BREAK not in m["content"] for msgs in sent for m in msgs)

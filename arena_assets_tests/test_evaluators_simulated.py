@@ -3,9 +3,10 @@
 judge_human_agreement: the simulated judges and reward model have a planted accuracy. From
 the truth alone (each side's strength on the battle's category and difficulty, refusals,
 the judge's noise, per-answer deviation, tie and strong thresholds, position and length
-bias), this test computes each judge's expected PPE score on every sampled battle,
-integrating the unknown per-answer deviation numerically, and asks the measured accuracy's
-clustered-bootstrap interval to contain the mean. The planted biases must show: the biased
+bias), this test computes each judge's probability of picking the voter's side on every
+sampled battle (PPE's accuracy: a tie is a miss; and ties as half), integrating the unknown
+per-answer deviation numerically, and asks the measured accuracy's clustered-bootstrap
+interval to contain the mean. The planted biases must show: the biased
 judge's A share, flip rate and length preference above the fair judge's.
 
 over_refusal: the simulator's cautious models are the planted over-refusers; the board
@@ -103,7 +104,7 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
     for judge, bias in (("sim-judge", JUDGES["sim-judge"]), ("sim-judge-biased", JUDGES["sim-judge-biased"]),
                         ("reward:sim-reward", REWARD_MODELS["sim-reward"])):
         part = verdicts.filter(pl.col("judge") == judge)
-        expected = []
+        expected, expected_half = [], []
         for bid, winner in part.select("battle_id", "winner").iter_rows():
             if winner not in ("model_a", "model_b"):
                 continue
@@ -112,14 +113,18 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
             else:
                 ta, tb = perceived_tokens(*sides[bid]) if bias.length_bias else (0, 0)
                 p_a, p_t, p_b = expected_judge(gap[bid], bias, ta - tb)
-            expected.append((p_a if winner == "model_a" else p_b) + 0.5 * p_t)
+            expected.append(p_a if winner == "model_a" else p_b)  # PPE: a judge tie is a miss
+            expected_half.append(expected[-1] + 0.5 * p_t)
         row = table.filter(pl.col("judge") == judge).row(0, named=True)
-        planted = float(np.mean(expected))
+        planted, planted_half = float(np.mean(expected)), float(np.mean(expected_half))
         measured[judge] = row
         print(f"{judge}: planted {planted:.4f}, measured {row['accuracy']:.4f} "
-              f"[{row['accuracy_lower']:.4f}, {row['accuracy_upper']:.4f}] over {row['decisive_votes']} votes")
+              f"[{row['accuracy_lower']:.4f}, {row['accuracy_upper']:.4f}] over {row['decisive_votes']} votes; "
+              f"ties as half: planted {planted_half:.4f}, measured {row['accuracy_tie_half']:.4f}")
         assert row["decisive_votes"] == len(expected) > 900
         assert row["accuracy_lower"] <= planted <= row["accuracy_upper"], judge
+        width = row["accuracy_upper"] - row["accuracy_lower"]  # the same sampling noise
+        assert abs(row["accuracy_tie_half"] - planted_half) < width, judge
     fair, biased = measured["sim-judge"], measured["sim-judge-biased"]
     for name, row in measured.items():
         print(f"{name}: A share {row['a_share']:.3f}, flip rate {row['flip_rate']:.3f}, length preference "

@@ -1,5 +1,6 @@
 """The public preference releases as input: small files written to each release's schema
-(the 55k CSV, the 100k / 140k Parquet, VisionArena-Battle, Search Arena), detected per file,
+(the 55k CSV, the 100k Parquet with the columns of its dataset card, the 140k Parquet,
+VisionArena-Battle, Search Arena), detected per file,
 every record accounted for, a clear reject for anything else; and LMArena's own
 category_tag carried from the real FastChat file through raw_logs into battles."""
 
@@ -19,7 +20,7 @@ import pyarrow.parquet as pq
 from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.ingest import parse_month
 from arena_assets.ingest.adapters import detect_format
-from arena_assets.ingest.releases import ARENA_55K, ARENA_PREFERENCE, SEARCH_ARENA, VISION_BATTLE
+from arena_assets.ingest.releases import ARENA_55K, ARENA_100K, ARENA_PREFERENCE, SEARCH_ARENA, VISION_BATTLE
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 MONTH = "2024-07"
@@ -93,6 +94,21 @@ def test_55k_csv(tmp_path: Path) -> None:
                        7: "same_model_battle"}
 
 
+def test_55k_lone_surrogate_escapes_are_read(tmp_path: Path) -> None:
+    """Python wrote the 55k's JSON lists: an emoji cut in half is a lone surrogate escape
+    orjson refuses; the row is read, the half character replaced by U+FFFD."""
+    folder = month_dir(tmp_path)
+    write_55k(folder / "train.csv", [
+        row_55k(7, "a", prompt=json.dumps(["Summarise \ud83d this", "and \ud83d\ude00 this"])),
+        row_55k(8, "b", response_b=json.dumps(["\udca9 broken", "fine"]))])
+    parsed = parse(tmp_path)
+    assert parsed.rejects.height == 0 and parsed.raw_logs.height == 2
+    logs = parsed.raw_logs.sort("line_no")
+    first = logs.row(0, named=True)["messages_a"]
+    assert first[0]["content"] == "Summarise \ufffd this" and first[2]["content"] == "and \U0001f600 this"
+    assert logs.row(1, named=True)["messages_b"][1]["content"] == "\ufffd broken"
+
+
 def preference_record(rid: str, winner: str, **over: object) -> dict:
     rec = {"id": rid, "model_a": "chatgpt-4o-latest", "model_b": "gemma-2-27b-it", "winner": winner,
            "evaluation_order": 1, "language": "English", "is_code": False,
@@ -106,12 +122,14 @@ def preference_record(rid: str, winner: str, **over: object) -> dict:
     return rec
 
 
-def test_100k_and_140k_parquet(tmp_path: Path) -> None:
+def test_140k_parquet(tmp_path: Path) -> None:
+    """The 140k layout (``id``, ``timestamp``, struct columns), with string contents in one
+    file and part-list contents plus ``evaluation_session_id`` in the other."""
     folder = month_dir(tmp_path)
     pq.write_table(pa.Table.from_pylist([
         preference_record("a1", "model_a"), preference_record("a2", "tie (bothbad)"),
         preference_record("a3", "model_c"),  # not a winner
-    ]), folder / "arena-100k.parquet")
+    ]), folder / "arena-140k-strings.parquet")
     parts = [{"role": "user", "content": [{"type": "text", "text": "What is in it?", "image": None,
                                            "mimeType": None}]},
              {"role": "assistant", "content": [{"type": "text", "text": "A plot.", "image": None,
@@ -122,7 +140,7 @@ def test_100k_and_140k_parquet(tmp_path: Path) -> None:
         preference_record("b2", "model_b", evaluation_session_id="sess-9", conversation_a=parts,
                           conversation_b=parts,
                           timestamp=dt.datetime(2024, 8, 1, tzinfo=dt.UTC)),  # next month
-    ]), folder / "arena-140k.parquet")
+    ]), folder / "arena-140k-parts.parquet")
     parsed = parse(tmp_path)
     logs = parsed.raw_logs.sort("event_id")
     assert logs["source_format"].unique().to_list() == [ARENA_PREFERENCE]
@@ -137,8 +155,56 @@ def test_100k_and_140k_parquet(tmp_path: Path) -> None:
     # the session is the pseudo-voter of its battles
     assert b1["user_hash"] != logs["user_hash"][0]
     reasons = parsed.rejects.select("source_file", "reason").rows()
-    assert sorted(reasons) == [(f"{MONTH}/arena-100k.parquet", "unparseable_record"),
-                               (f"{MONTH}/arena-140k.parquet", "tstamp_outside_month")]
+    assert sorted(reasons) == [(f"{MONTH}/arena-140k-parts.parquet", "tstamp_outside_month"),
+                               (f"{MONTH}/arena-140k-strings.parquet", "unparseable_record")]
+
+
+def record_100k(qid: str, winner: str, judge: str, **over: object) -> dict:
+    """A row with the columns of the lmarena-ai/arena-human-preference-100k card: the
+    conversations, conv_metadata and category_tag as JSON strings, tstamp in seconds."""
+    conv = lambda answer: json.dumps([{"role": "user", "content": "Name a prime", "num_tokens": 3},  # noqa: E731
+                                      {"role": "assistant", "content": answer, "num_tokens": 4}])
+    rec = {"question_id": qid, "model_a": "gpt-4o-2024-05-13", "model_b": "llama-3-70b-instruct",
+           "winner": winner, "judge_hash": judge, "conversation_a": conv("Seven."),
+           "conversation_b": conv("2 is the smallest."), "turn": 1, "anony": True, "language": "English",
+           "tstamp": JULY_3.timestamp(),
+           "conv_metadata": json.dumps({"sum_user_tokens": 3, "sum_assistant_a_tokens": 4,
+                                        "sum_assistant_b_tokens": 6, "context_a_tokens": 3,
+                                        "context_b_tokens": 3, "turns": 1}),
+           "is_code": False, "is_refusal": False, "dedup_tag": {"high_freq": False, "sampled": True},
+           "category_tag": json.dumps(TAG)}
+    rec.update(over)
+    return rec
+
+
+def test_100k_parquet_as_published(tmp_path: Path) -> None:
+    """The 100k release's own columns: detected as such (not as a FastChat clean_battle
+    file), JSON-string columns parsed, judge_hash the voter (one voter, one user_hash)."""
+    folder = month_dir(tmp_path)
+    emoji = json.dumps([{"role": "user", "content": "Hi \ud83d"}, {"role": "assistant", "content": "Hello"}])
+    pq.write_table(pa.Table.from_pylist([
+        record_100k("q1", "model_a", "judge-aaa"), record_100k("q2", "tie (bothbad)", "judge-aaa"),
+        record_100k("q3", "model_b", "judge-bbb", is_refusal=True),
+        record_100k("q4", "model_a", "judge-bbb", conversation_a=emoji),  # a lone surrogate
+        record_100k("q5", "model_a", "judge-ccc", conversation_b="[not json"),
+    ]), folder / "train-00000-of-00001.parquet")
+    assert detect_format(record_100k("q", "model_a", "j")) == ARENA_100K
+    parsed = parse(tmp_path)
+    logs = parsed.raw_logs.sort("event_id")
+    assert logs["source_format"].unique().to_list() == [ARENA_100K]
+    assert logs["event_id"].to_list() == ["q1", "q2", "q3", "q4"]
+    assert [WINNER_OF_VOTE[t] for t in logs["type"]] == ["model_a", "tie (bothbad)", "model_b", "model_a"]
+    first = logs.row(0, named=True)
+    assert [m["content"] for m in first["messages_a"]] == ["Name a prime", "Seven."]
+    assert first["messages_b"][1]["content"] == "2 is the smallest." and first["anony"]
+    assert logs.row(3, named=True)["messages_a"][0]["content"] == "Hi \ufffd"
+    users = logs["user_hash"].to_list()
+    assert users[0] == users[1] != users[2] == users[3]  # the voter is judge_hash
+    assert json.loads(first["category_tag"]) == TAG
+    tags = json.loads(first["release_tags"])
+    assert tags["conv_metadata"]["sum_user_tokens"] == 3  # parsed, not a string
+    assert tags["dedup_tag"] == {"high_freq": False, "sampled": True} and tags["is_refusal"] is False
+    assert parsed.rejects.select("line_no", "reason").rows() == [(5, "invalid_json")]
 
 
 def test_vision_battle_images_as_bytes(tmp_path: Path) -> None:
@@ -205,6 +271,10 @@ def test_anything_else_is_a_clear_reject(tmp_path: Path) -> None:
 def test_detection_prefers_each_release_by_its_keys() -> None:
     assert detect_format(row_55k(1)) == ARENA_55K
     assert detect_format(preference_record("x", "model_a")) == ARENA_PREFERENCE
+    assert detect_format(record_100k("q", "model_a", "j")) == ARENA_100K
+    # FastChat's clean_battle after its dedup step: dedup_tag, but list conversations
+    fastchat = {k: v for k, v in record_100k("q", "model_a", "j").items() if k != "judge_hash"}
+    assert detect_format(fastchat | {"conversation_a": [], "conversation_b": []}) == "clean_battle"
     assert detect_format({"model_a": "m", "winner": "tie", "messages_a": [], "messages_b": []}) == SEARCH_ARENA
     clean = {"question_id": "q", "model_a": "m", "model_b": "n", "winner": "tie", "tstamp": 1.0,
              "conversation_a": [], "conversation_b": []}
@@ -237,7 +307,7 @@ def test_release_tags_reach_battles(tmp_path: Path) -> None:
     from arena_assets.battles.build import build_battles
 
     folder = month_dir(tmp_path)
-    pq.write_table(pa.Table.from_pylist([preference_record("a1", "model_a")]), folder / "arena-100k.parquet")
+    pq.write_table(pa.Table.from_pylist([preference_record("a1", "model_a")]), folder / "arena-140k.parquet")
     parsed = parse(tmp_path)
     conv = pl.DataFrame({"conv_id": ["a1-a"], "language": ["en"], "dedup_key": ["k"],
                          "tstamp": [JULY_3]})
@@ -247,9 +317,10 @@ def test_release_tags_reach_battles(tmp_path: Path) -> None:
 
 
 def test_release_category_tags_feed_the_boards_without_a_labeller(arena_env) -> None:
-    """A 100k-layout release through Dagster: its conversations are not sent to the topic
+    """A 140k-layout release through Dagster: its conversations are not sent to the topic
     labeller, and the category boards hold exactly the battles LMArena's own tags put there
-    (labels.tags' rules: math_v0.1.math, 6 of 7 criteria for hard_6)."""
+    (labels.tags' rules: math_v0.1.math, 6 of 7 criteria for hard_6); its tags carry no
+    refusal, so no_refusal holds the battles whose release says is_refusal false."""
     import numpy as np
 
     from arena_assets.labels.tags import CRITERIA
@@ -268,14 +339,14 @@ def test_release_category_tags_feed_the_boards_without_a_labeller(arena_env) -> 
                "creative_writing_v0.1": {"creative_writing": False, "score": "no"}}
         records.append(preference_record(
             f"r{i}", "model_a" if rng.random() < p else "model_b", model_a=a, model_b=b, category_tag=tag,
-            timestamp=JULY_3 + dt.timedelta(minutes=i),
+            timestamp=JULY_3 + dt.timedelta(minutes=i), is_refusal=i % 5 == 0,
             conversation_a=[{"role": "user", "content": f"Question number {i}: solve x+{i}=0"},
                             {"role": "assistant", "content": f"x = -{i}"}],
             conversation_b=[{"role": "user", "content": f"Question number {i}: solve x+{i}=0"},
                             {"role": "assistant", "content": f"The answer is -{i}."}]))
     folder = Path(arena_env["ARENA_RAW_ROOT"]) / MONTH
     folder.mkdir(parents=True)
-    pq.write_table(pa.Table.from_pylist(records), folder / "arena-100k.parquet")
+    pq.write_table(pa.Table.from_pylist(records), folder / "arena-140k.parquet")
     ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
     before = ep.call_count(route="chat/completions")
     assert materialize(MONTH, "raw_logs,raw_rejects,conversations,topic_labels,battles,battle_cells,"
@@ -292,4 +363,6 @@ def test_release_category_tags_feed_the_boards_without_a_labeller(arena_env) -> 
     hard_ids = {f"r{i}" for i in range(0, 600, 3)}
     assert counts["math"] == kept.filter(pl.col("battle_id").is_in(math_ids)).height
     assert counts["hard_6"] == kept.filter(pl.col("battle_id").is_in(hard_ids)).height
+    refused = {f"r{i}" for i in range(0, 600, 5)}
+    assert counts["no_refusal"] == kept.filter(~pl.col("battle_id").is_in(refused)).height
     assert "creative_writing" not in counts  # no battle of the release is tagged so

@@ -3,16 +3,27 @@ and the same board with latency controlled.
 
 Battles: the pairs where the user accepted one completion (the accepted side wins);
 pairs shown and left unaccepted are counted (``acceptance_rate``) but, as in Copilot
-Arena's own board, not fitted unless ``include_unaccepted`` (then as ties).
+Arena's own board, not fitted unless ``include_unaccepted`` (then as ties). Acceptance
+rates (per model and overall) count the server's records only (``source_format``
+``copilot_log``): the public release holds accepted pairs alone, and mixing its rows in
+would push every rate towards 1.
 
-Latency: a user who waits for a slow completion may type past it, so a fast model can win
-acceptances a slow one would have won; the Copilot Arena paper (Chi et al. 2025, arXiv
-2502.09328) discusses this and controls for it. Here the control is the one style control
-uses for answer length (``ranking.style``): a Bradley-Terry fit with a covariate, the
-normalised latency difference ``(latency_a − latency_b) / (latency_a + latency_b)``; the
-board ``latency_controlled`` holds the ratings net of it, and the metadata the
-coefficient (negative: the slower side loses). Battles without both latencies (the
-public release) enter the plain board only.
+Latency, as Copilot Arena handles it (blog of 2024-11 and the paper, Chi et al. 2025,
+arXiv 2502.09328): both completions are shown together, once the slower has arrived, so a
+user never sees one side faster than the other; what latency does is make the user wait
+(the pair's maximum), which lowers the chance that anything is accepted. Copilot Arena
+therefore samples pairs to keep that wait short and reports each model's median latency
+beside its score; it does not adjust scores for latency. We report the same
+(``median_latency``, and ``median_pair_latency``: what users waited when the model was
+shown) and the acceptance rate by the pair's wait (``figures.acceptance_by_wait``).
+
+The ``latency_controlled`` board is **exploratory**: a Bradley-Terry fit with one
+covariate, the normalised latency difference ``(latency_a − latency_b) / (latency_a +
+latency_b)``, fitted as style control fits answer length (``ranking.style``). It asks
+whether the side that took longer still loses acceptances (it should not, since both are
+shown at once: its coefficient should be near 0 with an interval around 0); it is not a
+published Copilot Arena figure. Battles without both latencies (the release) enter the
+plain board only.
 
 Position: the top completion is accepted with Tab and the bottom with Shift-Tab; the
 order is random, so position does not bias ratings, and the top's share of acceptances is
@@ -56,12 +67,38 @@ def _fit_options(options: CopilotBoardOptions) -> FitOptions:
                       seed=options.seed, min_battles=options.min_battles)
 
 
+LOG = "copilot_log"  # source_format of rows built from the server's records
+WAIT_BINS = (0.5, 1.0, 2.0, 4.0)  # seconds: edges of the acceptance-by-wait table
+
+
+def _logged(battles: pl.DataFrame) -> pl.DataFrame:
+    """The rows an acceptance rate may count (see the module docstring)."""
+    return battles.filter(pl.col("source_format") == LOG) if "source_format" in battles.columns else battles
+
+
 def _model_facts(battles: pl.DataFrame) -> pl.DataFrame:
-    sides = pl.concat([
-        battles.select(model="model_a", accepted=pl.col("winner") == "model_a", latency="latency_a"),
-        battles.select(model="model_b", accepted=pl.col("winner") == "model_b", latency="latency_b")])
-    return sides.group_by("model").agg(acceptance_rate=pl.col("accepted").mean(),
-                                       median_latency=pl.col("latency").median())
+    logged = pl.col("source_format") == LOG if "source_format" in battles.columns else pl.lit(True)
+    frame = battles.with_columns(wait=pl.max_horizontal("latency_a", "latency_b"), logged=logged)
+    sides = pl.concat([frame.select("wait", "logged", model=f"model_{s}", latency=f"latency_{s}",
+                                    accepted=pl.col("winner") == f"model_{s}") for s in "ab"])
+    return sides.group_by("model").agg(acceptance_rate=pl.col("accepted").filter(pl.col("logged")).mean(),
+                                       median_latency=pl.col("latency").median(),
+                                       median_pair_latency=pl.col("wait").median())
+
+
+def acceptance_by_wait(battles: pl.DataFrame) -> list[dict]:
+    """Share of pairs accepted by the pair's wait (its slower completion), server rows with
+    both latencies: what latency costs in Copilot Arena's interface."""
+    timed = _logged(battles).drop_nulls(["latency_a", "latency_b"]).with_columns(
+        wait=pl.max_horizontal("latency_a", "latency_b"))
+    edges = [0.0, *WAIT_BINS, float("inf")]
+    out = []
+    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+        part = timed.filter((pl.col("wait") >= lo) & (pl.col("wait") < hi))
+        if part.height:
+            out.append({"wait_from_s": lo, "wait_to_s": None if hi == float("inf") else hi,
+                        "pairs": part.height, "acceptance_rate": float(part["accepted"].mean())})
+    return out
 
 
 def _table(board: pl.DataFrame, name: str, facts: pl.DataFrame) -> pl.DataFrame:
@@ -74,8 +111,11 @@ def copilot_leaderboard(battles: pl.DataFrame, month: str,
     facts = _model_facts(battles)
     fitted = battles if options.include_unaccepted else battles.filter(pl.col("accepted"))
     accepted = battles.filter(pl.col("accepted"))
+    logged = _logged(battles)
     figures = {"pairs": battles.height, "accepted_pairs": accepted.height,
-               "acceptance_rate": float(battles["accepted"].mean()) if battles.height else None,
+               "logged_pairs": logged.height,  # server records: the base of acceptance rates
+               "acceptance_rate": float(logged["accepted"].mean()) if logged.height else None,
+               "acceptance_by_wait": acceptance_by_wait(battles),
                "top_share": float((accepted["winner"] == "model_a").mean()) if accepted.height else None}
     opts = _fit_options(options)
     tables, left_out, latency = [], {}, {}
@@ -94,6 +134,7 @@ def copilot_leaderboard(battles: pl.DataFrame, month: str,
         coef = styled.coefficients.row(0, named=True) if styled.coefficients.height else {}
         latency = {k: float(coef[k]) for k in ("coef", "lower", "upper", "coef_rating") if k in coef}
         latency["pairs"] = timed.height
+        latency["status"] = "exploratory"  # not a Copilot Arena figure: see the module docstring
         left_out["latency_controlled"] = styled.left_out or {}
     except (RankingInputError, NoMaximumLikelihood, np.linalg.LinAlgError) as exc:
         latency = {"error": str(exc)[:200], "pairs": timed.height}
@@ -119,8 +160,13 @@ def board_data(board: pl.DataFrame, latency: dict, figures: dict, month: str) ->
     acceptance rate and median latency, plus the latency coefficient and the figures."""
     def rows(name: str) -> list[dict]:
         part = board.filter(pl.col("board") == name).sort("rank", "model")
-        return [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
+        # 8 decimals: a page rounds again (a rate shown to 0.1 %) and must not round twice
+        return [{k: (round(v, 8) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
                 for r in part.iter_rows(named=True)]
     return {"month": month, "title": "Copilot Arena: code completions",
             "boards": {name: rows(name) for name in sorted(set(board["board"]))},
-            "latency_control": latency, "figures": figures}
+            "latency_control": latency, "figures": figures,
+            "notes": {"acceptance_rate": "server records only (the release holds accepted pairs alone)",
+                      "latency_controlled": "exploratory: both completions are shown together, so "
+                                            "Copilot Arena reports median latency and does not "
+                                            "adjust scores for it"}}

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import polars as pl
 
-# completion_battles: one row per pair of completions shown side by side (pairId).
-# Side a is the completion shown on top (pairIndex 0), b below; Tab accepts the top one,
-# Shift-Tab the bottom one.
+# completion_battles: one row per pair of completions shown side by side. Side a is the
+# completion shown on top (pairIndex 0), b below; Tab accepts the top one, Shift-Tab the
+# bottom one.
 COMPLETION_BATTLES_SCHEMA = {
     "month": pl.String,
+    # the top completion's completionId (Copilot Arena pairs its records by it); release
+    # rows: "cr-" + a digest of the row
     "pair_id": pl.String,
     "tstamp": pl.Datetime("us", "UTC"),
     "user_hash": pl.String,  # salted hash of Copilot Arena's userId (never the id itself)
@@ -37,7 +39,7 @@ COMPLETION_BATTLES_SCHEMA = {
     "completion_b": pl.String,
     "redactions": pl.Int32,  # PII / secret spans replaced in the kept text
     "secrets_redacted": pl.Int32,
-    "records": pl.Int32,  # raw records merged into this pair (the shown pair, its outcome)
+    "records": pl.Int32,  # raw records merged into this pair (its two completions, its outcome)
     "source_file": pl.String,
     "source_format": pl.String,  # copilot_log | copilot_release
 }
@@ -57,9 +59,11 @@ COMPLETION_REJECT_REASONS = {
     "invalid_utf8": "line is not valid UTF-8",
     "invalid_json": "line is not parseable JSON",
     "not_an_object": "JSON value is not an object",
-    "unknown_layout": "a record that is neither a Copilot Arena log record nor a release row",
-    "missing_pair_id": "no pairId",
-    "bad_items": "completionItems is not two completion objects (detail says why)",
+    "unknown_layout": "a record that is neither a Copilot Arena record nor a release row",
+    "missing_pair_id": "a completion without completionId or pairCompletionId (it cannot be paired)",
+    "missing_accepted_index": "completionItems without acceptedIndex (a /create_pair response, not persisted)",
+    "bad_items": "completionItems is not two completion objects, or a pair's records disagree (detail says why)",
+    "unpaired_completion": "a completion whose partner completion is not in the month's files",
     "missing_model": "a completion without a model",
     "same_model_battle": "both completions come from the same model",
     "missing_user": "no userId",
@@ -68,7 +72,8 @@ COMPLETION_REJECT_REASONS = {
     "tstamp_outside_month": "the pair's time falls outside the partition's month",
     "bad_accepted_index": "acceptedIndex is not 0, 1 (or -1 / null: neither)",
     "wrong_type": "a field has the wrong type (detail names it)",
-    "duplicate_pair": "an earlier record of the month has the same pairId and kind",
+    "unknown_model": "a model that is not in models.json",
+    "duplicate_pair": "an earlier record of the month is the same completion or outcome of the same pair",
 }
 
 COPILOT_BOARD_SCHEMA = {
@@ -81,7 +86,12 @@ COPILOT_BOARD_SCHEMA = {
     "rank": pl.Int64,
     "rank_ub": pl.Int64,
     "battles": pl.Int64,
-    "acceptance_rate": pl.Float64,  # of the model's shown completions, the share accepted
-    "median_latency": pl.Float64,
+    # of the model's shown completions, the share accepted: server records only (the
+    # release holds accepted pairs alone; its rows would push every rate towards 1)
+    "acceptance_rate": pl.Float64,
+    "median_latency": pl.Float64,  # the model's own seconds to answer
+    # what users waited when the model was shown: both completions appear together, once
+    # the slower one has arrived (the pair's maximum)
+    "median_pair_latency": pl.Float64,
     "rating_unadjusted": pl.Float64,  # latency_controlled: the overall rating beside it
 }

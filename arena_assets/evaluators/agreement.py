@@ -3,14 +3,22 @@
 Per judge and slice of battles (overall, each category, each language, hard prompts):
 
 * ``accuracy`` (PPE, Frick et al. 2024): over the battles the human decided (model_a or
-  model_b; ``tie`` and ``tie (bothbad)`` votes left out, as PPE's human-preference accuracy
-  does), 1 when the judge picked the human's side, 0 when the other, 0.5 when the judge
-  tied (the expected score of breaking its tie with a coin). Interval: percentile
-  bootstrap over prompt clusters (battles sharing a first prompt, ``dedup_key``, are drawn
-  together), ``rounds`` seeded draws.
+  model_b; ``tie`` and ``tie (bothbad)`` votes left out), the share where the judge picked
+  the human's side: PPE's documented "accuracy in selecting the human-preferred
+  response", so a judge tie (it selects neither) is a miss. PPE's own code could not be
+  read here (no snapshot of ``lmarena/PPE``); ``accuracy_tie_half`` scores a judge tie
+  0.5 instead (the expected score of breaking it with a coin), our variant, reported
+  beside. A two-game judge's pick for both is the strength rule of ``judges.combine``.
+  Interval: percentile bootstrap over prompt clusters (battles sharing a first prompt,
+  ``dedup_key``, are drawn together), ``rounds`` seeded draws.
 * ``agreement_with_ties`` / ``agreement_without_ties`` (MT-Bench, FastChat
   ``compute_agreement.py``): a human "tie" and "tie (bothbad)" are both a tie; with ties,
   a tie agrees with a tie; without ties, every battle where either said tie is dropped.
+  The judge's label here is FastChat's, not the strength rule of ``accuracy``: a two-game
+  judge's verdict is the side both games picked, and a battle whose two orders disagree
+  is "inconsistent", a tie (``common.load_pairwise_model_judgments``, ``show_result.py``);
+  an unparsed game (FastChat's "error") disagrees with the other game: a tie too.
+  Single-shot judges (reward models, baselines) have one label for both metrics.
 * ``kappa``: Cohen's kappa between the judge's and the human's label (side a, side b,
   tie) over all judged battles.
 * ``flip_rate`` (two-game LLM judges): share of battles whose two position orders picked
@@ -46,10 +54,28 @@ class AgreementOptions:
     board_rounds: int = 100  # bootstrap rounds of the implied boards
 
 
-def _score(human: str, pick: str | None) -> float | None:
+def _score(human: str, pick: str | None, tie: float = 0.0) -> float | None:
+    """A decided vote's score: 1 when the judge picked the human's side, ``tie`` when it
+    tied, 0 otherwise; None for a human tie or no verdict."""
     if human == "tie" or pick is None:
         return None
-    return 1.0 if pick == human else 0.5 if pick == "tie" else 0.0
+    return 1.0 if pick == human else tie if pick == "tie" else 0.0
+
+
+_GAME_SIDE = {"A>>B": "A", "A>B": "A", "A=B": "tie", "B>A": "B", "B>>A": "B"}
+
+
+def fastchat_pick(game1: str | None, game2: str | None) -> str | None:
+    """FastChat's label of a two-game pairwise judgment (see the module docstring):
+    game 1 shows side a as Assistant A, game 2 side b; ``a`` / ``b`` when both games
+    pick that side, ``tie`` when they disagree or one is unparsed, None when neither parsed."""
+    if not game1 and not game2:
+        return None
+    if not game1 or not game2:
+        return "tie"
+    one = {"A": "a", "B": "b", "tie": "tie"}[_GAME_SIDE[game1]]
+    two = {"A": "b", "B": "a", "tie": "tie"}[_GAME_SIDE[game2]]
+    return one if one == two else "tie"
 
 
 def cluster_bootstrap(values: np.ndarray, clusters: np.ndarray, *, rounds: int, level: float,
@@ -120,9 +146,13 @@ def slice_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
     judged = frame.filter(pl.col("pick").is_not_null())
     human = [SIDE_OF_WINNER[w] for w in judged["winner"]]
     picks = judged["pick"].to_list()
+    games = list(zip(judged["game1"].to_list(), judged["game2"].to_list(), strict=True))
+    fastchat = [fastchat_pick(g1, g2) if (g1 or g2) else p for (g1, g2), p in zip(games, picks, strict=True)]
     scores = [(s, c) for s, c in ((_score(h, p), c) for h, p, c in
                                   zip(human, picks, judged["dedup_key"], strict=True)) if s is not None]
     values = np.array([s for s, _ in scores], dtype=float)
+    half = [_score(h, p, 0.5) for h, p in zip(human, picks, strict=True)]
+    half = [v for v in half if v is not None]
     lo, hi = cluster_bootstrap(values, np.array([c for _, c in scores], dtype=object),
                                rounds=options.rounds, level=options.level, seed=options.seed)
     pref, n_pref = _length_preference(picks, judged["tokens_a"].to_list(), judged["tokens_b"].to_list())
@@ -132,7 +162,8 @@ def slice_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
         "battles": frame.height, "judged": judged.height, "decisive_votes": int(values.size),
         "accuracy": float(values.mean()) if values.size else float("nan"),
         "accuracy_lower": lo, "accuracy_upper": hi,
-        **mtbench_agreement(human, picks),
+        "accuracy_tie_half": float(np.mean(half)) if half else float("nan"),
+        **mtbench_agreement(human, fastchat),
         "kappa": cohen_kappa(human, picks),
         "flip_rate": flip, "a_share": a_share,
         "length_preference": pref, "length_pairs": n_pref, "human_length_preference": human_pref,
@@ -234,7 +265,7 @@ AGREEMENT_SCHEMA = {
     "judge": pl.String, "judge_kind": pl.String, "slice": pl.String,
     "battles": pl.Int64, "judged": pl.Int64, "decisive_votes": pl.Int64,
     "accuracy": pl.Float64, "accuracy_lower": pl.Float64, "accuracy_upper": pl.Float64,
-    "agreement_with_ties": pl.Float64, "agreement_without_ties": pl.Float64,
+    "accuracy_tie_half": pl.Float64, "agreement_with_ties": pl.Float64, "agreement_without_ties": pl.Float64,
     "pairs_without_ties": pl.Int64, "kappa": pl.Float64, "flip_rate": pl.Float64,
     "a_share": pl.Float64, "length_preference": pl.Float64, "length_pairs": pl.Int64,
     "human_length_preference": pl.Float64,

@@ -5,17 +5,24 @@ A judge is named in a comma-separated list (``ARENA_AGREEMENT_JUDGES``):
 - ``longer`` / ``markdown``: baselines, the side with more answer tokens / more markdown
   elements (headers + list items + bold) wins; equal = tie;
 - ``reward:<model>``: a reward model on the reward endpoint (vLLM's Pooling API,
-  ``POST <server>/pooling`` with the conversation as ``messages``, the reward as the last
-  value of ``data[0].data``); each side scored alone, the higher wins;
+  ``POST <server>/pooling`` with the side's whole conversation as chat ``messages``, every
+  turn as the voter saw it, the reward as the last value of ``data[0].data``); each side
+  scored alone, the higher wins;
 - anything else: an LLM judge model on the judge endpoint, asked with the bench's own
   pairwise prompt and parser (``judging.verdicts``), both position orders: game 1 shows
   side a as Assistant A, game 2 side b.
 
-Combining the two games (our choice; PPE publishes no rule for LLM judges with two
-orders): each verdict counts +2 / +1 / 0 / −1 / −2 for side a (``>>`` counts double), the
-judge's pick is the sign of the sum, so a strong verdict outweighs a weak one the other way
-and two opposite weak verdicts are a tie. One game unparsed: the other alone. A *flip* is
-a battle whose two parsed games pick different sides (tie vs win counts as a flip).
+Two rules combine the two games, one per anchor:
+
+- ``pick`` (PPE's accuracy; our choice, as PPE publishes no rule for LLM judges with two
+  orders): each verdict counts +2 / +1 / 0 / −1 / −2 for side a (``>>`` counts double),
+  the judge's pick is the sign of the sum, so a strong verdict outweighs a weak one the
+  other way and two opposite weak verdicts are a tie. One game unparsed: the other alone.
+- MT-Bench's agreement uses FastChat's rule instead (``agreement.fastchat_pick``): the
+  side both games picked, else a tie ("inconsistent"), whatever the verdicts' strength.
+
+A *flip* is a battle whose two parsed games pick different sides (tie vs win counts as a
+flip).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import openai
+import orjson
 import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
@@ -36,7 +44,7 @@ from arena_assets.llm.client import endpoint_error
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
-REWARD_VERSION = "reward-v1"
+REWARD_VERSION = "reward-v2"  # v2: the real multi-turn messages (v1 sent one flattened turn)
 _SIGN = {"A>>B": 2, "A>B": 1, "A=B": 0, "B>A": -1, "B>>A": -2}
 
 
@@ -137,9 +145,8 @@ def pooling_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def _reward(client: openai.OpenAI, task: LLMTask, question: str, answer: str) -> float:
-    body = {"model": task.model, "messages": [{"role": "user", "content": question},
-                                              {"role": "assistant", "content": answer}]}
+def _reward(client: openai.OpenAI, task: LLMTask, conversation: str) -> float:
+    body = {"model": task.model, "messages": orjson.loads(conversation)}
     try:
         resp = client.post("/pooling", body=body, cast_to=object)
     except openai.APIError as exc:
@@ -153,15 +160,19 @@ def _reward(client: openai.OpenAI, task: LLMTask, question: str, answer: str) ->
     return float(value)
 
 
+def _reward_key(task: LLMTask, conversation: str) -> str:
+    return request_key(task.model, [conversation], {}, REWARD_VERSION)
+
+
 def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                     ) -> tuple[pl.DataFrame, BatchReport]:
-    """Both sides of every battle scored by a reward model (cached per (model, question,
-    answer)); a side that fails after the client's retries leaves the battle ``failed``."""
+    """Both sides of every battle scored by a reward model (cached per (model,
+    conversation)); a side that fails after the client's retries leaves the battle ``failed``."""
     report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
     items = {}
-    for q, a, b in sample.select("question", "answer_a", "answer_b").iter_rows():
-        for ans in (a, b):
-            items[request_key(task.model, [q, ans], {}, REWARD_VERSION)] = (q, ans)
+    for a, b in sample.select("conversation_a", "conversation_b").iter_rows():
+        for conv in (a, b):
+            items[_reward_key(task, conv)] = conv
     report.unique_requests = len(items)
     scores: dict[str, float | None] = {}
     for k in items:
@@ -177,7 +188,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
 
         def work(k: str) -> None:
             try:
-                value = _reward(client, task, *items[k])
+                value = _reward(client, task, items[k])
             except (openai.APIError, ValueError):
                 value = None
             if value is not None:
@@ -192,9 +203,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         finally:
             cache.flush()
     rows = []
-    for bid, q, a, b in sample.select("battle_id", "question", "answer_a", "answer_b").iter_rows():
-        ra = scores[request_key(task.model, [q, a], {}, REWARD_VERSION)]
-        rb = scores[request_key(task.model, [q, b], {}, REWARD_VERSION)]
+    for bid, a, b in sample.select("battle_id", "conversation_a", "conversation_b").iter_rows():
+        ra, rb = scores[_reward_key(task, a)], scores[_reward_key(task, b)]
         pick = None if ra is None or rb is None else "a" if ra > rb else "b" if rb > ra else "tie"
         rows.append({"battle_id": bid, "pick": pick, "game1": None, "game2": None,
                      "reward_a": ra, "reward_b": rb, "status": "ok" if pick else "failed"})

@@ -1,6 +1,7 @@
 """The battles a judge is asked about: a month's kept votes, stratified by category and
-language, with what the judge and the baselines need (the two transcripts, their lengths
-and markdown counts).
+language, with what the judge and the baselines need (the two transcripts for a pairwise
+judge, each side's conversation as chat messages for a reward model, their lengths and
+markdown counts).
 
 Category of a battle, first that holds: ``coding``, ``math``, ``creative_writing``,
 ``vision``, else ``other`` (from the first prompt's ``topic_labels``; where a release
@@ -43,6 +44,12 @@ def tag_labels(category_tag: str | None, release_tags: str | None) -> dict:
     return flags | {"is_vision": True if vision else None}
 
 
+def conversation_json(messages: list[dict]) -> str:
+    """One side's conversation as the chat messages a reward model scores (every turn, its
+    roles as logged; images are not sent: the reward endpoint reads text)."""
+    return orjson.dumps([{"role": m["role"], "content": m["content"] or ""} for m in messages]).decode()
+
+
 def _category(code, math, creative, vision) -> str:
     if code is None and math is None and creative is None and vision is None:
         return "unlabelled"
@@ -83,13 +90,16 @@ def judged_battles(battles: pl.DataFrame, conversations: pl.DataFrame,
         _, answer_b = side_text(r["messages_b"])
         rows.append({"battle_id": r["battle_id"], "category": _category(
             r["code"], r["math"], r["creative_writing"], r["is_vision"]), "hard": r["hard"],
-            "question": question, "answer_a": answer_a, "answer_b": answer_b})
+            "question": question, "answer_a": answer_a, "answer_b": answer_b,
+            "conversation_a": conversation_json(r["messages_a"]),
+            "conversation_b": conversation_json(r["messages_b"])})
     texts = pl.DataFrame(rows, schema={"battle_id": pl.String, "category": pl.String, "hard": pl.Boolean,
-                                       "question": pl.String, "answer_a": pl.String, "answer_b": pl.String})
+                                       "question": pl.String, "answer_a": pl.String, "answer_b": pl.String,
+                                       "conversation_a": pl.String, "conversation_b": pl.String})
     return kept.drop(*flags).join(texts, on="battle_id").select(
         "battle_id", "month", "model_a", "model_b", "winner", "language", "turn",
         pl.coalesce("dedup_key", "battle_id").alias("dedup_key"), "category", "hard",
-        "question", "answer_a", "answer_b",
+        "question", "answer_a", "answer_b", "conversation_a", "conversation_b",
         pl.col("sum_assistant_tokens_a").fill_null(0).alias("tokens_a"),
         pl.col("sum_assistant_tokens_b").fill_null(0).alias("tokens_b"),
         _markdown("a").alias("markdown_a"), _markdown("b").alias("markdown_b"),

@@ -8,12 +8,20 @@ reject with a reason, like any other line:
   prompt, response_a, response_b, winner_model_a, winner_model_b, winner_tie``; the prompt
   and responses are JSON lists of strings, one per turn (a null response = an empty answer).
   Exactly one of the three winner flags is 1 (no "both bad" in this release).
-- ``arena_preference`` (``lmarena-ai/arena-human-preference-100k`` / ``-140k``, Parquet):
-  ``id, model_a, model_b, winner, conversation_a, conversation_b, evaluation_order,
-  language, is_code, category_tag, conv_metadata, timestamp`` (140k adds
-  ``evaluation_session_id``; its winner says ``both_bad`` where FastChat says
-  ``tie (bothbad)``). A message's content is a string or a list of parts
-  (``{type: text, text}``, image parts).
+- ``arena_100k`` (``lmarena-ai/arena-human-preference-100k``, Parquet): FastChat's
+  clean_battle record as LMArena published it: ``question_id, model_a, model_b, winner,
+  judge_hash, conversation_a, conversation_b, turn, anony, language, tstamp,
+  conv_metadata, is_code, is_refusal, dedup_tag, category_tag``, where the card declares
+  ``conversation_a/_b``, ``conv_metadata`` and ``category_tag`` as strings (JSON), parsed
+  here. Detected by ``judge_hash`` (or ``dedup_tag`` beside a JSON-string conversation:
+  FastChat's own clean_battle files carry ``dedup_tag`` too, with lists). The voter is
+  ``judge_hash`` (LMArena's hash of the voter, hashed again with our salt), so a voter's
+  battles share one ``user_hash`` as in any other log.
+- ``arena_preference`` (``lmarena-ai/arena-human-preference-140k``, Parquet): ``id,
+  model_a, model_b, winner, evaluation_session_id, evaluation_order, conversation_a,
+  conversation_b, full_conversation, conv_metadata, category_tag, language, is_code,
+  timestamp`` (its winner says ``both_bad`` where FastChat says ``tie (bothbad)``). A
+  message's content is a string or a list of parts (``{type: text, text}``, image parts).
 - ``vision_battle`` (``lmarena-ai/VisionArena-Battle``, Parquet): a FastChat clean_battle
   record plus a record-level ``images`` list of image structs with ``bytes``: the sha256 of
   each image's bytes is attached to the first user turn of both sides.
@@ -29,7 +37,12 @@ What every adapter decides, and why:
 - No ``anony`` field (55k, 100k, 140k): true. These releases are the leaderboard's
   anonymous battles; false would send every vote to the ``not_anonymous`` filter.
 - No voter: ``evaluation_session_id`` when present (a session), else the record's id, so
-  each battle is its own pseudo-user; nothing is invented about who voted.
+  each battle is its own pseudo-user; nothing is invented about who voted. (The 100k's
+  ``judge_hash`` is a voter.)
+- JSON written by Python with lone UTF-16 surrogates (``"\\ud83d"``: an emoji cut in
+  half, common in the 55k CSV) is valid for Python's ``json`` but not for orjson:
+  :func:`loads_lenient` falls back to ``json.loads`` and replaces each lone surrogate by
+  U+FFFD, so the row is read, not rejected as ``invalid_json``.
 - No id (some Search Arena files): ``sa-`` + a hash of (tstamp, models, first prompt), so
   a re-read gives the same id and a repeated record is a ``duplicate_event_id``.
 - LMArena's own per-battle fields travel with the row (``TaggedRow``): ``category_tag`` as
@@ -42,6 +55,8 @@ What every adapter decides, and why:
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -51,9 +66,9 @@ from arena_assets.contracts import WINNER_OF_VOTE
 
 from .validate import Checker, Messages, Reject, Row, messages, short, tname
 
-ARENA_55K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA = (
-    "arena_55k", "arena_preference", "vision_battle", "search_arena")
-RELEASE_FORMATS = (ARENA_55K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA)
+ARENA_55K, ARENA_100K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA = (
+    "arena_55k", "arena_100k", "arena_preference", "vision_battle", "search_arena")
+RELEASE_FORMATS = (ARENA_55K, ARENA_100K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA)
 VOTE_OF_WINNER = {winner: vote for vote, winner in WINNER_OF_VOTE.items()} | {
     "both_bad": "bothbad_vote", "bothbad": "bothbad_vote", "tie_bothbad": "bothbad_vote"}
 _55K_FIELDS = ("id", "model_a", "model_b", "prompt", "response_a", "response_b",
@@ -61,7 +76,34 @@ _55K_FIELDS = ("id", "model_a", "model_b", "prompt", "response_a", "response_b",
 # the release's own per-battle fields kept in ``release_tags`` (small scalars and structs)
 TAG_FIELDS = ("language", "is_code", "is_refusal", "evaluation_order", "turn", "dedup_tag",
               "conv_metadata", "primary_intent", "secondary_intent")
-_VOTER_KEYS = ("user_id", "judge", "ip", "evaluation_session_id")
+_VOTER_KEYS = ("user_id", "judge_hash", "judge", "ip", "evaluation_session_id")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _no_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_no_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_surrogates(k): _no_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def loads_lenient(data: bytes | bytearray | str) -> Any:
+    """``orjson.loads``, or where orjson refuses a lone surrogate escape, ``json.loads``
+    with every lone surrogate replaced by U+FFFD. Raises ``ValueError`` (orjson's error)
+    when the text is not JSON for either."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        if "\\ud" not in text.lower():  # only an escape can make a lone surrogate
+            raise
+        try:
+            return _no_surrogates(json.loads(text))
+        except ValueError:
+            raise exc from None
 
 
 class TaggedRow(tuple):
@@ -79,6 +121,8 @@ def detect_release(record: dict) -> str | None:
     if "messages_a" in record and "messages_b" in record and "winner" in record:
         return SEARCH_ARENA
     if "model_a" in record and "winner" in record and "conversation_a" in record:
+        if "judge_hash" in record or ("dedup_tag" in record and isinstance(record["conversation_a"], str)):
+            return ARENA_100K
         if "question_id" not in record and "id" in record:
             return ARENA_PREFERENCE
         if "images" in record:
@@ -91,17 +135,27 @@ def _json(value: Any) -> str:
                         | orjson.OPT_NON_STR_KEYS).decode()
 
 
+def _decoded(value: Any, what: str) -> Any:
+    """A field a release may write as a JSON string (the 100k's struct columns)."""
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return loads_lenient(value)
+        except ValueError:
+            raise Reject("invalid_json", f"{what} is a string but not JSON") from None
+    return value
+
+
 def tagged(row: Row, record: dict) -> TaggedRow:
     """``row`` with the release fields of ``record`` attached (JSON-encoded, keys sorted)."""
     out = TaggedRow(row)
     tag = record.get("category_tag")
-    if isinstance(tag, str):  # a JSON-encoded struct (CSV / JSON exports)
+    if isinstance(tag, str):  # a JSON-encoded struct (CSV / JSON exports, the 100k)
         try:
-            tag = orjson.loads(tag)
-        except orjson.JSONDecodeError:
+            tag = loads_lenient(tag)
+        except ValueError:
             raise Reject("invalid_json", "category_tag is a string but not JSON") from None
     out.category_tag = None if tag is None else _json(tag)
-    extra = {k: record[k] for k in TAG_FIELDS if record.get(k) is not None}
+    extra = {k: _decoded(record[k], k) for k in TAG_FIELDS if record.get(k) is not None}
     out.release_tags = _json(extra) if extra else None
     return out
 
@@ -199,8 +253,8 @@ def release_messages(conv: Any, where: str) -> Messages:
     content, FastChat pairs) through the native message checks."""
     if isinstance(conv, str):
         try:
-            conv = orjson.loads(conv)
-        except orjson.JSONDecodeError:
+            conv = loads_lenient(conv)
+        except ValueError:
             raise Reject("invalid_json", f"{where} is a string but not JSON") from None
     if type(conv) is list:
         norm = []
@@ -245,8 +299,8 @@ def arena_55k_row(checker: Checker, record: dict) -> Row:
     turns = {}
     for key in ("prompt", "response_a", "response_b"):
         try:
-            value = orjson.loads(record[key])
-        except orjson.JSONDecodeError:
+            value = loads_lenient(record[key])
+        except ValueError:
             raise Reject("invalid_json", f"{key} is not a JSON list") from None
         if type(value) is not list or not value:
             raise Reject("unparseable_record", f"{key} is {tname(value)}, expected a list of turns")
@@ -280,18 +334,33 @@ def arena_preference_row(checker: Checker, record: dict) -> Row:
     return tagged(row, record)
 
 
+def _plain_conversations(record: dict) -> dict:
+    """``record`` with both conversations as FastChat message lists (part lists and JSON
+    strings read by :func:`release_messages`)."""
+    plain = {**record}
+    for key in ("conversation_a", "conversation_b"):
+        roles, contents, imgs = release_messages(record.get(key), key)
+        plain[key] = [{"role": r, "content": c, "images": i}
+                      for r, c, i in zip(roles, contents, imgs, strict=True)]
+    return plain
+
+
+def arena_100k_row(checker: Checker, record: dict) -> Row:
+    from .adapters import clean_battle_row
+
+    plain = _plain_conversations(record) | {"anony": _anony(record)}
+    row = clean_battle_row(checker, plain)
+    row = (*row[:4], _voter(checker, record, row[0]), *row[5:])
+    return tagged(row, record)
+
+
 def vision_battle_row(checker: Checker, record: dict) -> Row:
     from .adapters import clean_battle_row
 
     images = record.get("images")
     if images is not None and type(images) is not list:
         raise Reject("wrong_type", f"images is {tname(images)}, expected list")
-    plain = {**record}
-    for key in ("conversation_a", "conversation_b"):  # part lists and JSON strings too
-        roles, contents, imgs = release_messages(record.get(key), key)
-        plain[key] = [{"role": r, "content": c, "images": i}
-                      for r, c, i in zip(roles, contents, imgs, strict=True)]
-    row = clean_battle_row(checker, plain)
+    row = clean_battle_row(checker, _plain_conversations(record))
     if images:
         refs = [image_ref(img) for img in images]
         row = (*row[:7], with_images(row[7], refs), row[8], row[9], with_images(row[10], refs), *row[11:])
@@ -316,6 +385,7 @@ def search_arena_row(checker: Checker, record: dict) -> Row:
 
 ROW_FUNCTIONS: dict[str, Callable[[Checker, dict], Row]] = {
     ARENA_55K: arena_55k_row,
+    ARENA_100K: arena_100k_row,
     ARENA_PREFERENCE: arena_preference_row,
     VISION_BATTLE: vision_battle_row,
     SEARCH_ARENA: search_arena_row,

@@ -149,7 +149,8 @@ BOARD_NOTES = {
     "multiturn": "more than one turn",
     "no_refusal": "no answer of either side classified a refusal (refusal_v0.2 where a file has it, "
                   "else refusal_v0.1: \"yes\" counts; \"maybe\" and unreadable answers count as no "
-                  "refusal; a battle with a failed classification and no \"yes\" is left out)",
+                  "refusal; a battle with a failed classification and no \"yes\" is left out; a release "
+                  "whose category_tag has no refusal: its battle-level is_refusal column)",
     "vision": "the first turn carries an image",
     **{v: f"{v}_v0.1.{v}" for v in VISION_TAGS},
     "creative_writing_vision": "creative_writing_vision_v0.1.creative_writing",

@@ -17,6 +17,8 @@ from arena_assets.storage import Lake
 COMPLETION_BATTLES = "completion_battles"
 COMPLETION_REJECTS = "completion_rejects"
 COPILOT_LEADERBOARD = "copilot_leaderboard"
+_BOARD_COLUMNS = ("model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type",
+                  "source_format")
 
 
 @dataclass
@@ -61,13 +63,22 @@ def copilot_leaderboard_month(lake: Lake, month: str,
     """The board of every completion battle up to ``month`` (cumulative, like the arena's),
     and its data as JSON for a site page (``copilot_leaderboard/<month>.json``)."""
     months = lake.months(COMPLETION_BATTLES, upto=month)
-    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=[
-        "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type"])
-        if months else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in (
-            "model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type")}))
+    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=list(_BOARD_COLUMNS)) if months
+               else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in _BOARD_COLUMNS}))
     result = copilot_leaderboard(battles, month, options)
-    figures = result.figures | {"months": months}
+    figures = result.figures | {"months": months, "ci_level": options.level,
+                                 "include_unaccepted": options.include_unaccepted}
     data = board_data(result.board, result.latency, figures, month)
     urls = (lake.write(COPILOT_LEADERBOARD, month, result.board),
             lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()))
     return CopilotBoardMonth(month, result.board, result.latency, figures, result.left_out, urls)
+
+
+def read_board_data(lake: Lake, month: str) -> dict | None:
+    """The month's board data (what ``copilot_leaderboard_month`` writes beside the table),
+    or None when the board was not built for that month."""
+    path = f"{lake.root.rstrip('/')}/{COPILOT_LEADERBOARD}/_files/{month}.json"
+    if not lake.fs.exists(path):
+        return None
+    with lake.fs.open(path, "rb") as fh:
+        return json.loads(fh.read())

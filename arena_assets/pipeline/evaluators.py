@@ -84,6 +84,7 @@ class OverRefusalMonth:
     report: dict
     png: bytes
     urls: tuple[str, str, str] = ("", "", "")
+    from_release: int = 0  # conversations whose refusal came from a release's is_refusal
 
 
 def risk_labels(task: LLMTask, prompts: pl.DataFrame, cache: ResponseCache) -> tuple[pl.DataFrame, BatchReport]:
@@ -96,6 +97,28 @@ def risk_labels(task: LLMTask, prompts: pl.DataFrame, cache: ResponseCache) -> t
           "harmful": r.value.harmful if r.status == "ok" else None, "risk_status": r.status} for r in results],
         schema={"dedup_key": pl.String, "sensitive": pl.Boolean, "harmful": pl.Boolean, "risk_status": pl.String},
     ), report
+
+
+def release_refusals(lake: Lake, month: str) -> pl.DataFrame:
+    """``conv_id, release_refused`` of conversations of release battles (no topic labels:
+    ``pipeline.topics`` does not label them) whose release says ``is_refusal`` false: then
+    neither side refused. ``is_refusal`` true is a battle-level flag that does not say which
+    side refused, so those conversations stay unknown."""
+    import orjson
+
+    from arena_assets.pipeline.leaderboards import read_present
+
+    empty = pl.DataFrame(schema={"conv_id": pl.String, "release_refused": pl.Boolean})
+    if not lake.exists("battles", month):
+        return empty
+    rows = read_present(lake, "battles", month, ("conv_id_a", "conv_id_b", "release_tags"))
+    if "release_tags" not in rows.columns:
+        return empty
+    rows = rows.drop_nulls("release_tags")
+    clear = [orjson.loads(t).get("is_refusal") is False for t in rows["release_tags"]]
+    rows = rows.filter(pl.Series(clear, dtype=pl.Boolean))
+    return pl.concat([rows.select(conv_id="conv_id_a"), rows.select(conv_id="conv_id_b")]).drop_nulls().unique(
+        ).with_columns(release_refused=pl.lit(False))
 
 
 def over_refusal_month(lake: Lake, month: str, labeller: LLMTask, *, cache: ResponseCache,
@@ -112,7 +135,9 @@ def over_refusal_month(lake: Lake, month: str, labeller: LLMTask, *, cache: Resp
                .sort("dedup_key").select("dedup_key", pl.col("first_prompt").str.slice(0, max_prompt_chars)))
     risk, report = risk_labels(labeller, prompts, cache)
     joined = conv.join(labels.select("conv_id", pl.col("answer_refusals").list.first().alias("refused")),
-                       on="conv_id", how="left")
+                       on="conv_id", how="left").join(release_refusals(lake, month), on="conv_id", how="left")
+    from_release = joined.filter(pl.col("refused").is_null() & pl.col("release_refused").is_not_null()).height
+    joined = joined.with_columns(pl.coalesce("refused", "release_refused").alias("refused")).drop("release_refused")
     classified = classify(joined, risk.drop("risk_status"))
     rates = refusal_rates(classified, options).with_columns(month=pl.lit(month))
     board = over_refusal_board(rates, options).with_columns(month=pl.lit(month))
@@ -123,4 +148,4 @@ def over_refusal_month(lake: Lake, month: str, labeller: LLMTask, *, cache: Resp
             lake.write_blob(OVER_REFUSAL, f"{month}.png", png))
     classes = dict(classified.group_by("prompt_class").len().sort("prompt_class").iter_rows())
     return OverRefusalMonth(month, board, rates, classes, int(joined["refused"].null_count()), relation,
-                            report.as_metadata(), png, urls)
+                            report.as_metadata(), png, urls, from_release)

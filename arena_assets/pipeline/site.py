@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.contracts import VOTE_TYPES
+from arena_assets.pipeline.completions import read_board_data
 from arena_assets.pipeline.leaderboards import cells_of, labels_of, read_info, read_present
 from arena_assets.ranking.battle_cells import aggregate_cells, rankable_cells
 from arena_assets.ranking.boards import (CATEGORY_BOARDS, CATEGORY_ROW_COLUMNS, category_subset,
@@ -178,6 +179,7 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
         style_coefficients=coef, skipped_boards=skipped, bench=bench,
         vs_human=_vs_human(bench, frame),
         data_card=_card(lake, months, month, cells, month_cells, overall, info))
+    site.copilot = read_board_data(lake, month)  # None: no Copilot board this month
     return site, mismatched
 
 

@@ -4,8 +4,10 @@ Removes every row of one user from every lake table with a user column and print
 it removed, per table and month, the months affected, and the raw files that still hold
 the user's lines (blanked with ``--purge-raw``). With ``--recompute`` the derived tables
 of the affected months are rebuilt here from the forgotten lake (conversations, battles,
-and the leaderboards of every month from the first affected one); in Dagster the
-``forget_user`` job does this by rematerializing those partitions instead.
+and the leaderboards, the arena's and Copilot Arena's, of every month from the first
+affected one); in Dagster the ``forget_user`` job does this by rematerializing those
+partitions instead. Copilot Arena's raw records (``ARENA_COMPLETIONS_ROOT``, default
+``<raw root>/_completions``) are searched and purged like the chat logs.
 
 Settings come from the shell, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
 ``ARENA_USER_SALT``); the options override them.
@@ -27,7 +29,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument("--purge-raw", action="store_true",
                      help="also blank the user's lines in the raw JSON-lines files")
     cmd.add_argument("--recompute", action="store_true",
-                     help="rebuild conversations, battles and leaderboards of affected months")
+                     help="rebuild conversations, battles and leaderboards (arena and Copilot "
+                          "Arena) of affected months")
     cmd.add_argument("--lake", default=None, help="lake root (default: $ARENA_LAKE_ROOT)")
     cmd.add_argument("--raw-root", default=None, help="raw root (default: $ARENA_RAW_ROOT)")
     cmd.add_argument("--salt", default=None, help="user salt (default: $ARENA_USER_SALT)")
@@ -36,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_forget(args: argparse.Namespace) -> int:
     from arena_assets.envfile import setting
+    from arena_assets.privacy.copilot import completions_root_for
     from arena_assets.privacy.forget import forget_user, user_hash_of
     from arena_assets.storage import Lake
 
@@ -50,8 +54,10 @@ def run_forget(args: argparse.Namespace) -> int:
         user_hash = user_hash_of(args.user, salt)
     else:
         user_hash = args.user_hash
+    completions_root = completions_root_for(raw_root)  # Copilot Arena's records (privacy.copilot)
     report = forget_user(lake, user_hash=user_hash, raw_root=raw_root, salt=salt,
-                         identity=args.user, dry_run=args.dry_run, purge_raw=args.purge_raw)
+                         identity=args.user, dry_run=args.dry_run, purge_raw=args.purge_raw,
+                         completions_root=completions_root)
     for text in report.lines():
         print(text)
     left = [h for h in report.raw if h.line_nos and not h.purged]

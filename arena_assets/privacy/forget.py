@@ -22,7 +22,11 @@ numbers), and with ``purge_raw`` the lines of JSON-lines files (plain or gzipped
 replaced by empty lines, rewritten atomically: the other lines keep their numbers, and a
 re-ingest rejects the blanks as ``empty_line`` with nothing left of the user. Parquet and
 JSON-list files are reported but not rewritten (their rows cannot be blanked in place
-without rewriting the platform's own columns); the report says so.
+without rewriting the platform's own columns); the report says so. Copilot Arena's records
+(``ARENA_COMPLETIONS_ROOT``, read by ``completion_battles``) are the platform's files too:
+the same scan and purge run over them (``completions_root``), their ``userId`` being an
+identity field (``privacy.rejects.IDENTITY_KEYS``); their files are named
+``completions:<path>`` in the report.
 """
 
 from __future__ import annotations
@@ -202,15 +206,17 @@ def blank_raw_lines(url: str, line_nos: list[int], storage_options: dict | None 
 
 def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt: str = "",
                 identity: str | None = None, dry_run: bool = False, purge_raw: bool = False,
-                storage_options: dict | None = None) -> ForgetReport:
+                storage_options: dict | None = None, completions_root: str | None = None) -> ForgetReport:
     """Forget one user in the lake, then find (and with ``purge_raw`` blank) their raw lines
-    in the affected months. ``salt`` is needed to recognise raw lines (hash them)."""
+    in the affected months, under the raw root and the Copilot Arena root. ``salt`` is
+    needed to recognise raw lines (hash them)."""
     report = forget_in_lake(lake, user_hash, dry_run=dry_run)
-    if raw_root and salt:
+    roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
+    for root, prefix in roots if salt else []:
         for url, name, line_nos, note in find_raw_lines(
-                raw_root, report.affected_months, user_hash, salt, identity=identity,
+                root, report.affected_months, user_hash, salt, identity=identity,
                 storage_options=storage_options):
-            hit = RawHit(name, line_nos, note=note)
+            hit = RawHit(prefix + name, line_nos, note=note)
             if purge_raw and line_nos and not dry_run and not note:
                 blank_raw_lines(url, line_nos, storage_options)
                 hit.purged = True

@@ -3,8 +3,9 @@
 The lake's tables are rebuilt with the same month steps the assets call: conversations
 and battles of every affected month from its (forgotten) raw_logs, then the arena
 leaderboard of every month from the first affected one to the last in the lake (a
-snapshot covers all battles up to its month). Leaderboard options: the library defaults,
-or the same environment variables the Dagster resources read.
+snapshot covers all battles up to its month), and Copilot Arena's (``privacy.copilot``).
+Leaderboard options: the library defaults, or the same environment variables the Dagster
+resources read.
 """
 
 from __future__ import annotations
@@ -50,4 +51,6 @@ def recompute_after_forget(lake: Lake, months: list[str], settings: dict | None 
             step = arena_leaderboard_month(lake, month, fit, min_category_battles=min_category)
             out.append(f"recomputed arena_leaderboard {month}: "
                        f"{step.info['battles_used']} battles used")
-    return out
+    from arena_assets.privacy.copilot import recompute_copilot_leaderboard
+
+    return out + recompute_copilot_leaderboard(lake, min(months))  # Copilot Arena's board too

@@ -49,8 +49,9 @@ def _window_kept_enough(raw: str, redacted_window: str) -> bool:
             or len(redacted_window) >= REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS)
 
 # the fields that name a user in the native format and the adapters' formats, in the
-# order the validators prefer them (user_id, then judge, then ip)
-IDENTITY_KEYS = ("user_id", "judge", "ip")
+# order the validators prefer them (user_id, then judge, then ip); Copilot Arena's userId
+# (keys match in any case, so "userid" is it)
+IDENTITY_KEYS = ("user_id", "judge", "ip", "userid")
 USER_PLACEHOLDER = '"<USER>"'
 # identity strings shorter than this are not searched for elsewhere in the text: blanking
 # every "7" of a line because a user id was 7 would destroy the line for nothing

@@ -62,9 +62,10 @@ def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> p
     labeller involved."""
     if battles.schema.get("category_tag") != pl.String:
         return _attach_labels(battles, labels)
-    tags = [orjson.loads(t) if t else None for t in battles["category_tag"]]
     extra = ([orjson.loads(t) if t else {} for t in battles["release_tags"]]
              if "release_tags" in battles.columns else [{}] * battles.height)
+    tags = [release_refusal(orjson.loads(t), e) if t else None
+            for t, e in zip(battles["category_tag"], extra, strict=True)]
     meta = [e.get("conv_metadata") if isinstance(e.get("conv_metadata"), dict) else {} for e in extra]
     released = battles.drop("category_tag", "release_tags", strict=False).with_columns(
         tag_frame(tags).alias("_release_tag"),
@@ -81,6 +82,15 @@ def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> p
         pl.coalesce("is_vision", "_release_vision").alias("is_vision"),
         (pl.col("labelled") | tagged).alias("labelled"),
     ).drop("_release_tag", "_release_code", "_release_tokens", "_release_vision")
+
+
+def release_refusal(tag: dict, extra: dict) -> dict:
+    """A release's tag with a refusal: its own (refusal_v0.1 / v0.2) where it has one,
+    else the release's battle-level ``is_refusal`` column (the 100k and FastChat files
+    carry it; the 140k's tags have none), as ``refusal_v0.1``; else unchanged (unknown)."""
+    if any(k in tag for k in ("refusal_v0.1", "refusal_v0.2")) or not isinstance(extra.get("is_refusal"), bool):
+        return tag
+    return tag | {"refusal_v0.1": {"refusal": extra["is_refusal"]}}
 
 
 def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:

@@ -1,8 +1,8 @@
 """OpenAI-compatible HTTP endpoint over the simulated world, with switchable faults.
 
 Stdlib only (``ThreadingHTTPServer`` in a background thread). Routes:
-``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/moderations``,
-``POST /v1/embeddings``, and the admin calls ``GET|POST /_faults`` (read / replace the fault
+``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``,
+``POST /v1/moderations`` and vLLM's ``POST /pooling`` (``scoring_routes.py``), and the admin calls ``GET|POST /_faults`` (read / replace the fault
 settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (alias
 ``GET /v1/_stats``: calls by route, model and status; ``ArenaEndpoint.call_count`` in
 process).
@@ -21,14 +21,7 @@ whose ``_truth/prompts`` tables are read, re-read when a month is added) and the
 parser; nothing but the noisy answer depends on the truth (ids hash the request, usage
 counts characters).
 
-Faults apply to the POST /v1 routes: each request first takes the next entry of
-``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
-request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
-``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
-shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
-no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
-content (embeddings / moderations: an empty list); "truncated" cuts the content in half
-with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
+Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 """
 
 from __future__ import annotations
@@ -47,12 +40,7 @@ from pathlib import Path
 import numpy as np
 import orjson
 
-from arena_assets.simulator.battle_judge import (
-    REWARD_MODELS,
-    BattleTruthCache,
-    pooling_values,
-    reward_score,
-)
+from arena_assets.simulator.battle_judge import REWARD_MODELS, BattleTruthCache
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
 from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
@@ -72,10 +60,10 @@ from arena_assets.simulator.responder import (
     garbage,
     has_image,
     message_text,
-    moderation_result,
     request_seed,
     world_key,
 )
+from arena_assets.simulator.scoring_routes import ScoringRoutes
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
@@ -209,7 +197,7 @@ class ArenaEndpoint:
         self.stop()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: scoring_routes.py
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
@@ -397,51 +385,6 @@ class _Handler(BaseHTTPRequestHandler):
                      for i, v in enumerate(vectors)],
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }, cut=fault == "truncated")
-
-    def _moderations(self, body: dict, fault: str) -> None:
-        raw = body.get("input")
-        inputs = raw if isinstance(raw, list) else [raw]
-        texts = [x if isinstance(x, str) else (x.get("text", "") if isinstance(x, dict) else "") for x in inputs]
-        results = [moderation_result(t) for t in texts]
-        if fault == "garbage":  # a plausible-looking but wrong answer: nothing flagged, scores missing
-            results = [{"flagged": False, "categories": {}, "category_scores": {}} for _ in texts]
-        elif fault == "empty":
-            results = []
-        seed = request_seed("moderation", texts)
-        self._send(200, {"id": f"modr-{seed:016x}", "model": body.get("model") or "simulated-moderation",
-                         "results": results}, cut=fault == "truncated")
-
-    def _pooling(self, body: dict, fault: str) -> None:
-        """vLLM's Pooling API for reward models: ``messages`` (one conversation) or
-        ``input`` (text or texts) -> one reward per input, as ``data[i].data``."""
-        ep = self.endpoint
-        model = body.get("model")
-        if model not in ep.reward_models:
-            self._error(404, f"The model `{model}` does not exist (reward models: {sorted(ep.reward_models)})",
-                        "model_not_found")
-            return
-        messages, raw = body.get("messages"), body.get("input")
-        if isinstance(messages, list) and messages and all(isinstance(m, dict) for m in messages):
-            users = [message_text(m) for m in messages if m.get("role") == "user"]
-            answers = [message_text(m) for m in messages if m.get("role") == "assistant"]
-            items = [(users[0] if users else "", answers[-1] if answers else "")]
-        elif isinstance(raw, str) or (isinstance(raw, list) and raw and all(isinstance(t, str) for t in raw)):
-            items = [("", t) for t in (raw if isinstance(raw, list) else [raw])]
-        else:
-            self._error(400, "pooling needs messages (a conversation) or input (text or texts)",
-                        "invalid_input")
-            return
-        truth, bias = ep.battles.get(), ep.reward_models[model]
-        scores = [reward_score(truth, key=ep.answer_key, question=q, answer=a, bias=bias, model=model)
-                  for q, a in items]
-        data = [] if fault == "empty" else pooling_values(scores)
-        if fault == "garbage":
-            data = [{"index": d["index"], "object": "pooling", "data": "nan"} for d in data]
-        tokens = sum(len(q) + len(a) for q, a in items) // 4 + 1
-        self._send(200, {"id": f"pool-{request_seed(model, items):016x}", "object": "list",
-                         "created": int(time.time()), "model": model, "data": data,
-                         "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
-                   cut=fault == "truncated")
 
 
 def _encode(vector: list[float], encoding: str) -> list[float] | str:

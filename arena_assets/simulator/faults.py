@@ -1,4 +1,14 @@
-"""Fault settings of the simulated endpoint (see ``endpoint.py`` for what each fault does)."""
+"""Fault settings of the simulated endpoint (``endpoint.py``), and what each fault does.
+
+Faults apply to the POST /v1 routes: each request first takes the next entry of
+``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
+request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
+``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
+shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
+no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
+content (embeddings / moderations: an empty list); "truncated" cuts the content in half
+with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
+"""
 
 from __future__ import annotations
 

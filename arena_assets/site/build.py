@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.site.catalog import catalog_files
+from arena_assets.site.copilot import copilot_files, copilot_summary
 from arena_assets.site.draw import draw_all
 from arena_assets.site.matrices import average_win_rate, decisive_counts, win_fraction
 from arena_assets.site.names import board_group, board_order, board_slug, board_title, slug
@@ -54,6 +55,7 @@ class MonthSite:
     bench: pl.DataFrame | None = None
     vs_human: dict | None = None
     notes: dict[str, str] = field(default_factory=dict)  # board -> extra note
+    copilot: dict | None = None  # Copilot Arena's board data (completions stage), if built
 
     def plain(self) -> dict[str, Board]:
         return {b.key: b for b in self.boards if not b.style}
@@ -154,6 +156,7 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
     jobs, figures = _figure_jobs(site, tables, options)
     downloads = _downloads(site, tables)
     extras, extra_jobs = month_extras(site, tables, list(downloads))
+    extras["copilot"] = copilot_summary(site.copilot)  # a link to copilot.html when built
     pages, model_jobs = model_pages(site, tables, options)
     files = {**static_files(), **downloads}
     files.update(draw_all(jobs + extra_jobs + model_jobs, options.workers))
@@ -193,6 +196,7 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
                                    category_note=f"No overall board for {site.month}: {why}.",
                                    battles_note="")
     files.update(pages)
+    files.update(copilot_files(site.copilot, common))
     summary = _summary(site, tables, keys)
     files["summary.json"] = json.dumps(summary, indent=1, sort_keys=True).encode()
     return BuiltMonth(files, tables, summary)

@@ -22,7 +22,8 @@ from arena_assets.pipeline.evaluators import (
 from arena_assets.report import markdown_table
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
-_OVERALL = ("judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "agreement_with_ties",
+_OVERALL = ("judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "accuracy_tie_half",
+            "agreement_with_ties",
             "agreement_without_ties", "kappa", "flip_rate", "length_preference", "row_wise_pearson",
             "spearman", "kendall", "brier", "separability", "confidence_agreement")
 
@@ -88,7 +89,8 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
 
 
 def _out_of_range(table: pl.DataFrame) -> int:
-    unit = ("accuracy", "accuracy_lower", "accuracy_upper", "agreement_with_ties", "agreement_without_ties",
+    unit = ("accuracy", "accuracy_lower", "accuracy_upper", "accuracy_tie_half", "agreement_with_ties",
+            "agreement_without_ties",
             "flip_rate", "a_share", "length_preference", "separability", "confidence_agreement", "brier")
     signed = ("kappa", "row_wise_pearson", "spearman", "kendall")
     bad = 0
@@ -100,7 +102,8 @@ def _out_of_range(table: pl.DataFrame) -> int:
 
 
 @dg.asset(partitions_def=monthly_partitions, group_name="evaluators", kinds={"openai", "parquet", "matplotlib"},
-          deps=["conversations", "topic_labels", "arena_leaderboard"], pool="llm", backfill_policy=LLM_BACKFILL,
+          deps=["conversations", "topic_labels", "arena_leaderboard", "battles"], pool="llm",
+          backfill_policy=LLM_BACKFILL,
           check_specs=[dg.AssetCheckSpec("rates_in_range", asset="over_refusal", blocking=True,
                                          description="Every refusal rate and bound in [0, 1], "
                                                      "lower <= rate <= upper.")])
@@ -135,6 +138,9 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
                 step.board.filter(pl.col("over_refuser").fill_null(False))["model"].to_list()),
             "prompt_classes": dg.MetadataValue.json(step.classes),
             "conversations_without_refusal_label": step.unlabelled,
+            # release battles carry no topic labels: their is_refusal (battle-level) says
+            # "neither side refused" where false (pipeline.evaluators.release_refusals)
+            "refusal_from_release_is_refusal": step.from_release,
             "no_refusal_board": dg.MetadataValue.json(step.relation),
             "risk_calls": dg.MetadataValue.json(step.report),
             "plot": dg.MetadataValue.md(f"![over- vs under-refusal](data:image/png;base64,{png})"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import dagster as dg
 
+from arena_assets.completions.settings import fraction
+from arena_assets.defs.completions.resources import env_fields
 from arena_assets.defs.llm_resources import LLMTaskResource, _number, llm_task_resource
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.evaluators.agreement import AgreementOptions
@@ -18,6 +20,18 @@ from arena_assets.evaluators.judges import JudgeSpec, parse_judges
 from arena_assets.evaluators.refusal import RefusalOptions
 from arena_assets.llm import LLMTask
 from arena_assets.llm.simulated import SIMULATED, simulated_endpoint
+
+
+# field -> (variable, kind): fractions as strings (empty = the default), as elsewhere
+ENV = {"agreement_judges": ("ARENA_AGREEMENT_JUDGES", str),
+       "agreement_sample_size": ("ARENA_AGREEMENT_SAMPLE_SIZE", int),
+       "seed": ("ARENA_AGREEMENT_SEED", int), "bootstrap_rounds": ("ARENA_AGREEMENT_BOOTSTRAP_ROUNDS", int),
+       "ci_level": ("ARENA_EVALUATORS_CI_LEVEL", str),
+       "min_slice_battles": ("ARENA_AGREEMENT_MIN_SLICE_BATTLES", int),
+       "board_bootstrap_rounds": ("ARENA_AGREEMENT_BOARD_ROUNDS", int),
+       "refusal_threshold": ("ARENA_REFUSAL_THRESHOLD", str),
+       "refusal_min_conversations": ("ARENA_REFUSAL_MIN_CONVERSATIONS", int),
+       "max_prompt_chars": ("ARENA_REFUSAL_MAX_PROMPT_CHARS", int)}
 
 
 class EvaluatorSettings(dg.ConfigurableResource):
@@ -29,23 +43,27 @@ class EvaluatorSettings(dg.ConfigurableResource):
     agreement_sample_size: int = 300
     seed: int = 0
     bootstrap_rounds: int = 200
-    ci_level: float = 0.95
+    ci_level: str = "0.95"
     min_slice_battles: int = 30
     board_bootstrap_rounds: int = 100
-    refusal_threshold: float = 0.2
+    refusal_threshold: str = "0.2"
     refusal_min_conversations: int = 5
     max_prompt_chars: int = 4000
+
+    def level(self) -> float:
+        return fraction(self.ci_level, "ARENA_EVALUATORS_CI_LEVEL", 0.95, 0.5, 0.999)
 
     def judges(self) -> list[JudgeSpec]:
         return parse_judges(self.agreement_judges)
 
     def agreement_options(self) -> AgreementOptions:
-        return AgreementOptions(rounds=self.bootstrap_rounds, level=self.ci_level, seed=self.seed,
+        return AgreementOptions(rounds=self.bootstrap_rounds, level=self.level(), seed=self.seed,
                                 min_slice_battles=self.min_slice_battles,
                                 board_rounds=self.board_bootstrap_rounds)
 
     def refusal_options(self) -> RefusalOptions:
-        return RefusalOptions(level=self.ci_level, threshold=self.refusal_threshold,
+        return RefusalOptions(level=self.level(),
+                              threshold=fraction(self.refusal_threshold, "ARENA_REFUSAL_THRESHOLD", 0.2),
                               min_conversations=self.refusal_min_conversations)
 
     def tasks(self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
@@ -68,8 +86,5 @@ class EvaluatorSettings(dg.ConfigurableResource):
 def resources() -> dg.Definitions:
     return dg.Definitions(resources={
         "reward_model": llm_task_resource("REWARD"),
-        "evaluator_settings": EvaluatorSettings(
-            agreement_judges=dg.EnvVar("ARENA_AGREEMENT_JUDGES"),
-            agreement_sample_size=dg.EnvVar.int("ARENA_AGREEMENT_SAMPLE_SIZE"),
-        ),
+        "evaluator_settings": EvaluatorSettings(**env_fields(ENV)),
     })

@@ -12,12 +12,14 @@ by default: a forget that leaves stale leaderboards behind is not done.
 
 import dagster as dg
 
+from arena_assets.defs.completions.resources import CompletionSettings
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.resources import ArenaStorage
 
 AFFECTED_TAG = "arena/forget_affected_months"
 MONTHLY_DERIVED = ("conversations", "battles", "battle_cells")
 CUMULATIVE_DERIVED = ("arena_leaderboard", "leaderboard_history")
+COPILOT_DERIVED = ("copilot_leaderboard",)  # cumulative too; its months are its own
 
 
 class ForgetConfig(dg.Config):
@@ -33,8 +35,8 @@ class ForgetConfig(dg.Config):
 
 
 @dg.op(tags={"kind": "privacy"})
-def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
-                     storage: ArenaStorage, ingest_settings: IngestSettings) -> list[str]:
+def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig, storage: ArenaStorage,
+                     ingest_settings: IngestSettings, completion_settings: CompletionSettings) -> list[str]:
     """Remove the user's rows from every lake table with a user column; returns the
     affected months (also set as a run tag for the rematerialization sensor)."""
     from arena_assets.privacy.forget import forget_user, user_hash_of
@@ -45,7 +47,8 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
     report = forget_user(
         storage.lake(), user_hash=target, raw_root=storage.raw_root,
         salt=ingest_settings.user_salt, identity=config.user or None, dry_run=config.dry_run,
-        purge_raw=config.purge_raw, storage_options=storage.raw_storage_options())
+        purge_raw=config.purge_raw, storage_options=storage.raw_storage_options(),
+        completions_root=completion_settings.root_for(storage.raw_root))
     # the report names the hash, tables, months and raw files, never the identity itself
     context.log.info("\n".join(report.lines()))
     months = [] if config.dry_run else report.affected_months
@@ -63,25 +66,29 @@ def forget_user():
 
 rematerialize_after_forget = dg.define_asset_job(
     "rematerialize_after_forget",
-    selection=dg.AssetSelection.assets(*MONTHLY_DERIVED, *CUMULATIVE_DERIVED),
+    selection=dg.AssetSelection.assets(*MONTHLY_DERIVED, *CUMULATIVE_DERIVED, *COPILOT_DERIVED),
     description="Conversations, battles and leaderboards of the months a forget touched.",
 )
 
 
 def rematerialize_requests(affected: list[str], leaderboard_months: list[str],
-                           raw_logs_months: list[str] | None = None) -> list[dg.RunRequest]:
+                           raw_logs_months: list[str] | None = None,
+                           copilot_months: list[str] | None = None) -> list[dg.RunRequest]:
     """One run per month: its conversations and battles when affected (and its raw_logs
     still exist: a month past retention keeps its forgotten tables as they are), and the
-    leaderboards of every month from the first affected one on."""
+    leaderboards of every month from the first affected one on; Copilot Arena's board in
+    the months it was built (``copilot_months``) from the first affected one on."""
     if not affected:
         return []
     first = min(affected)
-    months = sorted(set(affected) | {m for m in leaderboard_months if m >= first})
+    copilot = {m for m in copilot_months or () if m >= first}
+    months = sorted(set(affected) | {m for m in leaderboard_months if m >= first} | copilot)
     requests = []
     rebuildable = set(affected if raw_logs_months is None else raw_logs_months)
     for month in months:
         monthly = month in affected and month in rebuildable
-        assets = [*(MONTHLY_DERIVED if monthly else ()), *CUMULATIVE_DERIVED]
+        boards = CUMULATIVE_DERIVED if month in affected or month in leaderboard_months else ()
+        assets = [*(MONTHLY_DERIVED if monthly else ()), *boards, *(COPILOT_DERIVED if month in copilot else ())]
         requests.append(dg.RunRequest(
             run_key=None, partition_key=month,
             asset_selection=[dg.AssetKey(a) for a in assets],
@@ -101,4 +108,4 @@ def rematerialize_after_forget_sensor(context: dg.RunStatusSensorContext, storag
     affected = [m for m in tag.split(",") if m]
     lake = storage.lake()
     return rematerialize_requests(affected, lake.months("arena_leaderboard"),
-                                  lake.months("raw_logs"))
+                                  lake.months("raw_logs"), lake.months("copilot_leaderboard"))

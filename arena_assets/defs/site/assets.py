@@ -29,7 +29,8 @@ from arena_assets.report import counts_table
           # the boards' battles counted per pair (figures, head-to-heads, data card)
           dg.AssetDep("battle_cells", partition_mapping=ALL_EARLIER),
           dg.AssetDep("battles", partition_mapping=ALL_EARLIER),
-          dg.AssetDep("topic_labels", partition_mapping=ALL_EARLIER)],
+          dg.AssetDep("topic_labels", partition_mapping=ALL_EARLIER),
+          "copilot_leaderboard"],  # its own page, copilot.html, when the month has one
     group_name="site",
     kinds={"html", "svg"},
     pool="site_root",
