@@ -47,9 +47,11 @@ install: $(BIN)/arena-assets .env $(DAGSTER_HOME)/dagster.yaml
 	@$(BIN)/python -m arena_assets.envfile .env.example $@
 	@touch $@
 
-$(DAGSTER_HOME)/dagster.yaml: dagster.yaml
+# pool limits dagster.yaml cannot hold (one site build at a time): instance state, set here
+$(DAGSTER_HOME)/dagster.yaml: dagster.yaml $(BIN)/arena-assets
 	mkdir -p $(DAGSTER_HOME)
 	cp dagster.yaml $@
+	$(BIN)/python -m arena_assets.defs.site.pools
 
 ## simulate 3 months, materialize every asset for them through Dagster, print a summary
 demo: install

@@ -106,6 +106,10 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_BENCH_PROTOCOL": "arena-hard-v0.1",
         "ARENA_SITE_ROOT": str(tmp_path / "site"),
         "ARENA_SITE_NAME": "Arena leaderboard",
+        "ARENA_SITE_PUBLIC_URL": "",
+        "ARENA_SITE_DEPRECATE_AFTER_MONTHS": "2",
+        "ARENA_SITE_PLOT_TOP": "30",
+        "ARENA_SITE_HEATMAP_TOP": "20",
         # evaluators stage
         "ARENA_AGREEMENT_JUDGES": "sim-judge,reward:sim-reward,longer,markdown",
         "ARENA_AGREEMENT_SAMPLE_SIZE": "120",

@@ -1,9 +1,18 @@
 """Reading the leaderboard site's pages back as a reader's browser gets them (tests only):
-the board tables from the static HTML, with no JavaScript run."""
+the board tables from the static HTML, with no JavaScript run; and the checks that compare
+what the site shows with ``fastchat_reference``."""
 
 from __future__ import annotations
 
+import json
+import math
 from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from arena_assets_tests.fastchat_reference import fastchat_pairs, fastchat_rank_ub
 
 
 class BoardPage(HTMLParser):
@@ -56,3 +65,55 @@ class BoardPage(HTMLParser):
             self.row["cells"][self.cell]["text"] += data.strip()
         if self.row is not None and data.strip().startswith("unranked, because"):
             self.row["reason"] = data.strip()
+
+
+def assert_pairs_match(pairs_file: Path, battles) -> int:
+    """The site's numbers behind its pair figures equal the reference; returns the
+    number of matrix cells compared."""
+    site = json.loads(pairs_file.read_text())
+    frac, count, avg = fastchat_pairs(battles)
+    models = site["models"]
+    cells = 0
+    for i, a in enumerate(models):
+        for j, b in enumerate(models):
+            expected = frac.get((a, b))
+            got = site["win_fraction"][i][j]
+            assert (got is None) == (expected is None), (a, b, got, expected)
+            if expected is not None:
+                assert got == pytest.approx(expected, abs=1e-12), (a, b)
+            assert site["battle_counts"][i][j] == (count.get((a, b), 0) if a != b else 0)
+            cells += 1
+    for model, expected in avg.items():
+        got = site["average_win_rate"][model]
+        assert (got is None) == (expected is None) and (
+            expected is None or got == pytest.approx(expected, abs=1e-12)), model
+    return cells
+
+
+def assert_ranks_match(site_month: Path, board_page: str, board: str) -> None:
+    """The page's Rank (UB), both views, against the reference on the CSV's intervals."""
+    rows = pl.read_csv(site_month / "downloads" / "boards.csv").filter(
+        (pl.col("board") == board) & ~pl.col("style_control") & (pl.col("status") == "ranked"))
+    everyone = rows.to_dicts()
+    shown = [r for r in everyone if not r["deprecated"]]
+    expected, expected_all = fastchat_rank_ub(shown), fastchat_rank_ub(everyone)
+    page = BoardPage((site_month / board_page).read_text())
+    ranked = [r for r in page.rows["plain"] if "ranked" in r["classes"]]
+    assert {r["model"] for r in ranked} == {r["model"] for r in everyone}
+    for r in ranked:
+        rank = r["cells"]["rank"]
+        assert int(rank["v_all"]) == expected_all[r["model"]]
+        if "deprecated" in r["classes"]:
+            assert rank["v"] == ""  # hidden in the default view, no rank there
+        else:
+            assert int(rank["v"]) == int(rank["text"]) == expected[r["model"]]
+
+
+def assert_catalog_layout(data: dict, path) -> None:
+    assert list(data) == sorted(data), path
+    for category, models in data.items():
+        ratings = [e["rating"] for e in models.values()]
+        assert ratings == sorted(ratings, reverse=True), (path, category)
+        for model, entry in models.items():
+            assert list(entry) == ["rating", "rating_q975", "rating_q025"], (path, model)
+            assert all(isinstance(v, float) and math.isfinite(v) for v in entry.values())

@@ -149,7 +149,7 @@ EXPECTED = {
                  "leaderboard_history": SAME_MONTH, "bench_leaderboard": SAME_MONTH,
                  "copilot_leaderboard": SAME_MONTH},
         "checks": [("pages_match_boards", False), ("votes_accounted", True)],
-        "backfill": "SINGLE_RUN", "pool": None, "kinds": ["html", "svg"],
+        "backfill": "SINGLE_RUN", "pool": "site_root", "kinds": ["html", "svg"],
     },
     # evaluators: LLM calls (judges, reward models, the risk labeller): no automation
     "judge_human_agreement": {

@@ -126,6 +126,29 @@ def test_dry_run_names_the_partitions_it_would_overwrite(arena_env):
     assert lines[5] == "  overwrites 1 existing partition(s): battle_cells 2024-02"
 
 
+def test_dry_run_names_the_published_months_it_would_overwrite(arena_env):
+    """The site and the release write outside the lake: their existing months are found
+    under ARENA_SITE_ROOT and ARENA_RELEASE_ROOT (the folders a run would rewrite)."""
+    from pathlib import Path
+
+    release, site = Path(arena_env["ARENA_RELEASE_ROOT"]), Path(arena_env["ARENA_SITE_ROOT"])
+    (release / "arena-chat-2024-02" / "data").mkdir(parents=True)
+    (release / "arena-sft-2024-02").mkdir()
+    (release / "arena-chat-2024-03").mkdir()  # outside the range
+    (site / "2024-01").mkdir(parents=True)
+    (site / "2024-01" / "summary.json").write_text("{}")
+    (site / "2024-02").mkdir()  # a build that never finished: no summary.json, no month
+    proc = _cli("--from", "2024-01", "--to", "2024-02", "--select",
+                "month_release,leaderboard_site", "--dry-run")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    said = "\n".join(line for line in proc.stdout.splitlines() if "overwrites" in line)
+    assert f"month_release 2024-02 ({arena_env['ARENA_RELEASE_ROOT'].rstrip('/')}/: " \
+           "arena-chat-2024-02/, arena-sft-2024-02/)" in said, said
+    assert f"leaderboard_site 2024-01 ({arena_env['ARENA_SITE_ROOT'].rstrip('/')}/: " \
+           "2024-01/)" in said, said
+    assert sum(int(line.split()[1]) for line in said.splitlines()) == 2, said
+
+
 def test_single_run_backfill_records_each_months_own_metadata(arena_env):
     simulate_months(arena_env["ARENA_RAW_ROOT"], MONTHS, 250, seed=11)
     for month in MONTHS:

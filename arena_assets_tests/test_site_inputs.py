@@ -1,23 +1,22 @@
 """The leaderboard site from other inputs than a simulated month: hand-made boards (every
-text escaped), LMArena's published arena-catalog files (every pair on its page), the real
-published battle files (through the pipeline's month steps, against FastChat's formulas),
-an S3 site root, the command line's one-line errors, the library without Dagster and the
-figures drawn in worker processes."""
+text escaped), LMArena's published arena-catalog files (every pair on its page), the
+benchmark's synthetic month (a model unranked, one hidden), the real published battle
+files (through the pipeline's month steps, against FastChat's formulas, and where
+FastChat's own pandas code departs from them). Publishing, S3 and the command line:
+``test_site_publish.py``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 from collections import defaultdict
-from pathlib import Path
 
 import polars as pl
 import pytest
 
 from arena_assets.storage import Lake
-from arena_assets_tests.fastchat_reference import (assert_pairs_match, assert_ranks_match,
-                                                   kept_battles)
-from arena_assets_tests.site_pages import BoardPage
+from arena_assets_tests.fastchat_reference import kept_battles
+from arena_assets_tests.site_pages import BoardPage, assert_pairs_match, assert_ranks_match
 
 
 # -- hand-made and published boards ---------------------------------------------------------
@@ -103,6 +102,75 @@ def test_synthetic_month_runs_through_the_boards_and_the_site(tmp_path):
     assert (tmp_path / "site" / months[1] / "hard_6.html").exists()
 
 
+def test_a_model_the_data_cannot_rank_is_unranked_with_its_reason(tmp_path):
+    """A month where one model lost every one of its 240 votes (its score has no lower
+    limit) and another has 6 votes (under the board's minimum of 50): the first is shown
+    "unranked, because it never won or tied" with no rank and no score, in the page, its
+    model page and the CSV; the second is hidden, as LMArena hides them; both models' votes
+    are in the data card's "kept, with a model the board leaves out"."""
+    from arena_assets.pipeline.leaderboards import arena_leaderboard_month, battle_cells_month
+    from arena_assets.pipeline.site import leaderboard_site_month
+    from arena_assets.ranking.boards import board_options
+    from arena_assets.ranking.synthetic import synthetic_month
+    from arena_assets.site.publish import SiteRoot
+
+    month = "2024-05"
+    battles, labels = synthetic_month(3000, 8, seed=5)
+    usable = battles.filter(pl.col("keep") & pl.col("winner").is_in(["model_a", "model_b"]))
+    extra = []
+    for name, rows, winner in (("always-loses", usable.head(240), "model_b"),
+                               ("rare-model", usable.slice(240, 6), "model_a")):
+        tag = f"-{name}"
+        extra.append(rows.with_columns(
+            model_a=pl.lit(name), winner=pl.lit(winner), battle_id=pl.col("battle_id") + tag,
+            conv_id_a=pl.col("conv_id_a") + tag, conv_id_b=pl.col("conv_id_b") + tag))
+        for side in ("conv_id_a", "conv_id_b"):
+            labels = pl.concat([labels, labels.join(rows.select(conv_id=side), on="conv_id")
+                                .with_columns(conv_id=pl.col("conv_id") + tag)])
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("battles", month, pl.concat([battles, *extra]))
+    lake.write("topic_labels", month, labels)
+    battle_cells_month(lake, month)
+    arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=10, min_battles=50),
+                            min_category_battles=200)
+    step = leaderboard_site_month(lake, month, SiteRoot(str(tmp_path / "site")), registry={},
+                                  min_votes=50)
+    site = tmp_path / "site" / month
+    overall = pl.read_csv(site / "downloads/boards.csv").filter(
+        (pl.col("board") == "overall") & ~pl.col("style_control"))
+    unranked = overall.filter(pl.col("status") == "unranked")
+    assert unranked["model"].to_list() == ["always-loses"]
+    assert unranked["rank_ub"].null_count() == unranked["rating"].null_count() == 1
+    assert "rare-model" not in overall["model"].to_list()
+    rows = {r["model"]: r for r in BoardPage((site / "index.html").read_text()).rows["plain"]}
+    loser = rows["always-loses"]
+    assert "unranked" in loser["classes"] and loser["cells"]["rank"]["text"] == "unranked"
+    assert loser["reason"].startswith("unranked, because it never won or tied a vote here")
+    assert loser["cells"]["score"]["text"] == "—"
+    assert "rare-model" not in rows and len(rows) == 9
+    assert all(r["cells"]["rank"]["v"].isdigit() for m, r in rows.items() if m != "always-loses")
+    from arena_assets.site.names import slug
+
+    model_page = (site / "models" / f"{slug('always-loses')}.html").read_text()
+    assert "unranked, because it never won or tied a vote here" in model_page
+    assert step.conserved is True
+    assert step.data_card["month"]["kept_off_board"] == 240 + 6
+
+
+def test_language_boards_are_named_from_iso_639():
+    from arena_assets.site.names import board_group, board_title, from_catalog_key
+
+    # LMArena's names, ISO 639's for the rest, a qualifier kept only where it tells apart
+    assert [board_title(f"language:{c}") for c in ("en", "zh", "sw", "swh", "fil", "bh", "xx")] \
+        == ["English", "Chinese", "Swahili", "Swahili (individual language)", "Filipino",
+            "Bihari", "xx"]
+    # arena-catalog names its language boards in lower case: read back to the code
+    assert from_catalog_key("text", "swahili") == "language:sw"
+    assert from_catalog_key("text", "english") == "language:en"
+    assert from_catalog_key("text", "math") == "math" and board_group("math") == "Text"
+    assert board_title("vision_german") == "German (Vision)" and board_group("swahili") == "Languages"
+
+
 # -- the real battles ---------------------------------------------------------------------
 # (file, minimum votes per model): the 2024 file has 100 votes among 49 models
 REAL_FILES = (("votes_2023_hard_english_with_prompts.jsonl", 5),
@@ -145,7 +213,7 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     step = leaderboard_site_month(lake, months[-1], root, registry={}, min_votes=min_votes)
     assert step.conserved and not step.mismatched_boards
     site = tmp_path / "site" / months[-1]
-    battles = kept_battles(lake, months)
+    battles = kept_battles(tmp_path / "lake", months)
     assert len(battles) >= 0.9 * len(lines)  # the published files are cleaned already
     assert_pairs_match(site / "downloads/pairs/index.json", battles)
     assert_ranks_match(site, "index.html", "overall")
@@ -163,83 +231,85 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
         csv.filter(pl.col("status") == "unranked").height
 
 
-# -- where the site lives, and the command line ----------------------------------------------
-def _catalog_folder(folder: Path, models: int) -> Path:
-    folder.mkdir()
-    board = {f"m{i}": {"rating": 1100.0 - 10 * i, "rating_q975": 1105.0 - 10 * i,
-                       "rating_q025": 1095.0 - 10 * i} for i in range(models)}
-    (folder / "leaderboard-text.json").write_text(json.dumps({"full": board, "coding": board}))
-    return folder
+def _fastchat_pandas_win_fraction(battles):
+    """FastChat's win-fraction matrix as its monitor computes it (the pandas expression of
+    ``fastchat/serve/monitor/elo_analysis.py``, ``compute_pairwise_win_fraction``): A's wins
+    as model A plus B's wins as model B, transposed, over both positions' battle counts;
+    pandas aligns the added tables on the union of their labels. Returns the two win tables
+    and the matrix."""
+    import pandas as pd
+
+    def table(frame):
+        return pd.pivot_table(frame, index="model_a", columns="model_b", aggfunc="size",
+                              fill_value=0)
+
+    a_wins = table(battles[battles["winner"] == "model_a"])
+    b_wins = table(battles[battles["winner"] == "model_b"])
+    counts = table(battles)
+    return a_wins, b_wins, (a_wins + b_wins.T) / (counts + counts.T)
 
 
-def _site_cli(*args: str, env: dict | None = None):
-    import os
-    import subprocess
-    import sys
+def test_fastchat_pandas_leaves_a_cell_blank_where_a_model_never_won_in_one_position():
+    """Hand-made: b lost both its votes (as model A and as model B), c beat a once as model
+    B. FastChat's monitor shows b's whole row and the (c, a) cell blank (NaN: b never won as
+    model A, c never won as model A); the site shows 0 % and 100 %, the figure's meaning. The
+    (a, b) cell, where every side won and lost where it played, is the same in both."""
+    import numpy as np
+    import pandas as pd
 
-    return subprocess.run([sys.executable, "-m", "arena_assets.cli", "site", *args],
-                          capture_output=True, text=True, timeout=300, env={**os.environ, **(env or {})})
+    from arena_assets.ranking.cells import encode_battles
+    from arena_assets.site.matrices import PairCounts, win_fraction
 
-
-def test_site_on_s3_is_the_same_bytes_as_on_disk(arena_env, s3_endpoint, tmp_path):
-    import boto3
-    import fsspec
-
-    client = boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1")
-    client.create_bucket(Bucket="site")
-    s3 = {"ARENA_S3_ENDPOINT_URL": s3_endpoint, "ARENA_S3_ACCESS_KEY_ID": "test",
-          "ARENA_S3_SECRET_ACCESS_KEY": "test", "ARENA_S3_REGION": "us-east-1"}
-    local = tmp_path / "local"
-    folders = {n: _catalog_folder(tmp_path / f"catalog-{n}", n) for n in (12, 9)}
-    for models, root in ((12, str(local)), (12, "s3://site/pub"), (9, "s3://site/pub")):
-        folder = folders[models]
-        done = _site_cli("--month", "2025-12", "--catalog", str(folder), "--root", root, env=s3)
-        assert done.returncode == 0, done.stderr[-2000:]
-        if root == str(local):
-            expected = {str(p.relative_to(local)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
-        elif models == 12:
-            fs = fsspec.filesystem("s3", key="test", secret="test",
-                                   client_kwargs={"endpoint_url": s3_endpoint, "region_name": "us-east-1"})
-            got = {p[len("site/pub/"):]: fs.cat(p) for p in fs.find("site/pub")}
-            assert got == expected and "2025-12/models/m11.html" in got
-    fs.invalidate_cache()
-    after = {p[len("site/pub/"):] for p in fs.find("site/pub")}
-    assert "2025-12/models/m11.html" not in after and "2025-12/models/m8.html" in after
-    assert not [p for p in after if p.endswith(".tmp")]  # a rebuild leaves exactly the build
-    refused = _site_cli("--month", "2025-12", "--root", "s3://site/pub", "--serve", env=s3)
-    assert refused.returncode != 0 and refused.stderr.strip().startswith(
-        "arena-assets site: --serve needs a local site root")
+    battles = pd.DataFrame([("a", "b", "model_a"), ("b", "a", "model_b"), ("a", "c", "model_b"),
+                            ("c", "b", "model_a")], columns=["model_a", "model_b", "winner"])
+    _, _, theirs = _fastchat_pandas_win_fraction(battles)
+    pairs = PairCounts.of(encode_battles(pl.from_pandas(battles), "half").aggregate())
+    ours = win_fraction(pairs, ["a", "b", "c"])
+    assert ours[0, 1] == theirs.loc["a", "b"] == 1.0
+    assert ours[1, 0] == 0.0 and ours[1, 2] == 0.0 and ours[2, 0] == 1.0
+    assert "b" not in theirs.index or theirs.loc["b"].isna().all()
+    assert np.isnan(theirs.loc["c", "a"])
 
 
-@pytest.mark.parametrize(("month", "says"), [("2024-13", "there is no month 13"),
-                                             ("2024-1", "is not a month"),
-                                             ("2031-01", "no arena_leaderboard for 2031-01")])
-def test_site_command_refuses_in_one_line(arena_env, month, says):
-    done = _site_cli("--month", month)
-    line = done.stderr.strip()
-    assert done.returncode != 0 and "\n" not in line and says in line, line
+@pytest.mark.parametrize("name", [name for name, _ in REAL_FILES])
+def test_fastchat_pandas_win_fraction_differs_only_where_a_side_never_won(real_data, name):
+    """FastChat's own code for the win-fraction heatmap (``compute_pairwise_win_fraction``)
+    adds two pivot tables that pandas aligns on the union of their labels: a cell is NaN
+    wherever its row model never won as model A (or never as model B), or its column model
+    never lost as B (or as A), although the pair had non-tied battles. Ours follows what the
+    figure says it shows (A's wins over the pair's non-tied battles, both positions). On the
+    same battles the two are equal among the models that won and lost in both positions;
+    elsewhere they differ exactly at those alignment NaNs, and never by another number."""
+    import numpy as np
+    import pandas as pd
 
+    from arena_assets.ranking.cells import encode_battles
+    from arena_assets.site.matrices import PairCounts, win_fraction
 
-def test_site_library_is_pure():
-    """The pages, tables and figures are a library: usable without Dagster."""
-    import subprocess
-    import sys
+    rows = [json.loads(line) for line in (real_data / "battles" / name).read_text().splitlines()
+            if line.strip()]
+    battles = pd.DataFrame({k: [r[k] for r in rows] for k in ("model_a", "model_b", "winner")})
+    battles = battles[~battles["winner"].str.contains("tie")]
+    a_win_ptbl, b_win_ptbl, row_beats_col_freq = _fastchat_pandas_win_fraction(battles)
 
-    proc = subprocess.run(
-        [sys.executable, "-c", "import sys; import arena_assets.site.build, "
-         "arena_assets.site.publish, arena_assets.site.published, arena_assets.pipeline.site; "
-         "print('dagster' in sys.modules)"], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr[-2000:]
-
-
-def test_figures_are_the_same_bytes_from_worker_processes():
-    from arena_assets.site.draw import POOL_MIN_JOBS, draw_all
-
-    jobs = [(f"plots/{i}.svg", "bars", dict(models=[f"m{j}" for j in range(i % 7 + 2)],
-                                            values=[0.1 * j for j in range(i % 7 + 2)],
-                                            title=f"<figure {i}>", ylabel="rate"))
-            for i in range(POOL_MIN_JOBS)]
-    here, pooled = draw_all(jobs, workers=1), draw_all(jobs, workers=2)
-    assert here == pooled and len(here) == POOL_MIN_JOBS
-    assert b"&lt;figure 3&gt;" in here["plots/3.svg"]  # SVG text escaped
+    pairs = PairCounts.of(encode_battles(pl.from_pandas(battles), "half").aggregate())
+    models = pairs.models
+    ours = win_fraction(pairs, models)
+    theirs = row_beats_col_freq.loc[models, models].to_numpy(dtype=float)
+    won_a, lost_b = set(a_win_ptbl.index), set(a_win_ptbl.columns)
+    won_b, lost_a = set(b_win_ptbl.columns), set(b_win_ptbl.index)
+    both_sides = [m for m in models if m in won_a & won_b & lost_a & lost_b]
+    idx = pairs.index(both_sides)
+    # (the 2024 file's 100 votes among 49 models leave one such model)
+    np.testing.assert_allclose(ours[np.ix_(idx, idx)], theirs[np.ix_(idx, idx)], rtol=0, atol=1e-12)
+    # everywhere: equal, or FastChat's cell is an alignment NaN where ours has a number
+    aligned = np.array([[i in won_a and i in won_b and j in lost_b and j in lost_a
+                         for j in models] for i in models])
+    differ = ~np.isclose(ours, theirs, rtol=0, atol=1e-12, equal_nan=True)
+    assert differ.any() and (aligned & ~np.isnan(ours)).sum() >= 10  # both kinds of cell
+    assert np.array_equal(differ, ~aligned & ~np.isnan(ours))
+    assert np.isnan(theirs[differ]).all()
+    print(f"{name}: {len(models)} models, {len(both_sides)} with wins and losses in both "
+          f"positions; {int((aligned & ~np.isnan(ours)).sum())} cells equal, "
+          f"{int(differ.sum())} NaN in FastChat's, in the rows of "
+          f"{int(differ.any(axis=1).sum())} models")

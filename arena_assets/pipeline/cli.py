@@ -167,6 +167,7 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]
     site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
+    release_root = _env_setting("ARENA_RELEASE_ROOT", "./data/release")
     if _is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
         out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
                    "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)")
@@ -258,22 +259,41 @@ def _job_command(assets: tuple[str, ...], ops: dict[str, str], tags: dict[str, s
             "-j", EVERY_ASSET_JOB, "-o", ",".join(selected), "--tags", json.dumps(tags)]
 
 
-def _overwrites(run, lake_root: str, site_root: str) -> list[str]:
-    """``asset month`` for every partition of the run that already has a file."""
+# what the two publishing assets write outside the lake, per month: the site's month
+# folder (its summary.json is written last) and the release's datasets (release/write.py)
+RELEASE_DATASETS = ("chat", "battle", "bench", "sft")
+
+
+def _published(root_url: str, month: str, asset: str) -> list[str]:
+    """The month's existing files of a publishing asset under its root (names for the
+    dry run: ``2024-02/`` or ``arena-chat-2024-02/``)."""
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(root_url, **_storage_options(root_url))
+    root = root.rstrip("/")
+    if asset == "leaderboard_site":
+        return [f"{month}/"] if fs.exists(f"{root}/{month}/summary.json") else []
+    return [f"arena-{kind}-{month}/" for kind in RELEASE_DATASETS
+            if fs.exists(f"{root}/arena-{kind}-{month}")]
+
+
+def _overwrites(run, lake_root: str, site_root: str, release_root: str) -> list[str]:
+    """``asset month`` for every partition of the run that already has files: in the lake,
+    or under ARENA_SITE_ROOT / ARENA_RELEASE_ROOT for the site and the release (with the
+    folders there that the run would rewrite)."""
     from arena_assets.storage import Lake
 
     lake = Lake(lake_root, _storage_options(lake_root))
+    roots = {"leaderboard_site": site_root, "month_release": release_root}
     out = []
     for asset in run.assets:
         for month in run.months:
-            if asset == "leaderboard_site":
-                import fsspec
-
-                fs, root = fsspec.core.url_to_fs(site_root, **_storage_options(site_root))
-                present = fs.exists(f"{root.rstrip('/')}/{month}/summary.json")
-            else:
-                present = lake.exists(asset, month)
-            if present:
+            if asset in roots:
+                folders = _published(roots[asset], month, asset)
+                if folders:
+                    out.append(f"{asset} {month} ({roots[asset].rstrip('/')}/: "
+                               f"{', '.join(folders)})")
+            elif lake.exists(asset, month):
                 out.append(f"{asset} {month}")
     return out
 
@@ -356,12 +376,13 @@ def run_backfill(args: argparse.Namespace) -> int:
         raise SystemExit(f"arena-assets backfill: {exc}") from None
     lake_root = _env_setting("ARENA_LAKE_ROOT", "./data/lake")
     site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
+    release_root = _env_setting("ARENA_RELEASE_ROOT", "./data/release")
     for i, run in enumerate(plan, 1):
         command = _job_command(run.assets, ops, run.partition_tags)
         if args.dry_run:
             print(f"run {i}/{len(plan)}: {','.join(run.assets)} for {run.label}")
             print(f"  {shlex.join(['dagster', *command[1:]])}")
-            existing = _overwrites(run, lake_root, site_root)
+            existing = _overwrites(run, lake_root, site_root, release_root)
             print(f"  overwrites {len(existing)} existing partition(s)"
                   + (f": {', '.join(existing)}" if existing else ""))
             continue

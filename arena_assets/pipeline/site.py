@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from arena_assets.contracts import VOTE_TYPES
 from arena_assets.pipeline.completions import read_board_data
 from arena_assets.pipeline.leaderboards import cells_of, labels_of, read_info, read_present
 from arena_assets.ranking.battle_cells import aggregate_cells, rankable_cells
@@ -25,7 +26,7 @@ from arena_assets.ranking.identify import rankable
 from arena_assets.site.build import MonthSite, SiteOptions, build_month
 from arena_assets.site.matrices import PairCounts
 from arena_assets.site.publish import SiteRoot, publish_month
-from arena_assets.site.tables import Board, ModelInfo, data_card
+from arena_assets.site.tables import Board, ModelInfo, VoteLines, card_conserved, data_card
 from arena_assets.storage import Lake
 
 TIE_MODE = "half"  # the boards' (ranking.options.FitOptions default)
@@ -41,13 +42,14 @@ class SiteMonth:
     bytes_written: int
     boards: list[str]
     models: int
-    data_card: dict
+    data_card: dict | None  # None without an overall board (nothing to check)
     mismatched_boards: dict[str, tuple[int, int]]  # board -> (site votes, leaderboard votes)
     seconds: dict[str, float] = field(default_factory=dict)
 
     @property
-    def conserved(self) -> bool:
-        return all(p["conserved"] for p in (self.data_card["month"], self.data_card["up_to_month"]))
+    def conserved(self) -> bool | None:
+        """The data card adds up (True / False); None: not checked (no overall board)."""
+        return card_conserved(self.data_card)
 
 
 def previous_month(month: str) -> str:
@@ -69,6 +71,24 @@ def registry_info(records: list[dict] | None) -> dict[str, ModelInfo]:
         knowledge_cutoff=pick(r, "knowledge_cutoff", "Knowledge cutoff date", "cutoff"),
         deprecated=bool(r.get("deprecated", False)),
         link=pick(r, "link", "url", "Link")) for r in records or []}
+
+
+# a rejected line that was a vote: it names a vote type, or a winner (an adapter's battle
+# record); the text is cut to REJECT_RAW_CHARS, so a line cut before its type is not counted
+VOTE_LINE = (r'"type"\s*:\s*"(?:' + "|".join(VOTE_TYPES) + r')"|"winner"\s*:')
+
+
+def vote_lines(lake: Lake, month: str) -> VoteLines:
+    """The month's vote lines as ingest saw them (the data card's "votes in")."""
+    read = None
+    if lake.exists("raw_logs", month):
+        types = lake.read("raw_logs", month, columns=["type"])
+        read = int(types["type"].is_in(list(VOTE_TYPES)).sum())
+    rejected = 0
+    if lake.exists("raw_rejects", month):
+        raw = lake.read("raw_rejects", month, columns=["raw"])["raw"]
+        rejected = int(raw.str.contains(VOTE_LINE).fill_null(False).sum())
+    return VoteLines(read, rejected)
 
 
 def _votes_by_model(cells: pl.DataFrame) -> dict[str, int]:
@@ -158,9 +178,30 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
         previous_votes=_votes_by_model(cells.filter(pl.col("month") == prev)),
         style_coefficients=coef, skipped_boards=skipped, bench=bench,
         vs_human=_vs_human(bench, frame),
-        data_card=data_card(cells, month_cells, overall) if overall is not None else None)
+        data_card=_card(lake, months, month, cells, month_cells, overall, info))
     site.copilot = read_board_data(lake, month)  # None: no Copilot board this month
     return site, mismatched
+
+
+def _card(lake: Lake, months: list[str], month: str, cells: pl.DataFrame,
+          month_cells: pl.DataFrame, overall: Board | None, info: dict) -> dict | None:
+    """The data card; None without an overall board while there are votes (nothing to
+    count them against). With no vote at all there is nothing to lose: the card is zeros."""
+    lines = {}
+    for m in months:  # a month whose raw_logs are gone counts its battles instead
+        line = vote_lines(lake, m)
+        lines[m] = line if line.read is not None else VoteLines(
+            int(cells.filter(pl.col("month") == m)["n"].sum()), line.rejected, "battles")
+    sources = sorted({v.source for v in lines.values()})
+    upto = VoteLines(sum(v.read for v in lines.values()), sum(v.rejected for v in lines.values()),
+                     "+".join(sources))
+    if overall is None:
+        if upto.read + upto.rejected or (cells.height and cells["n"].sum()):
+            return None
+        overall = Board("overall", pl.DataFrame(schema={"model": pl.String}))
+    used = info.get("boards", {}).get("overall")
+    return data_card(cells, month_cells, overall, used=used if isinstance(used, int) else None,
+                     lines_upto=upto, lines_month=lines[month])
 
 
 def _left_out(pairs: PairCounts, min_votes: int, ranked: set[str]) -> dict[str, str]:
@@ -211,8 +252,7 @@ def leaderboard_site_month(lake: Lake, month: str, root: SiteRoot, *,
         month=month, page_url=root.page_url(month), files=len(built.files),
         bytes_written=written, boards=sorted({k for k, _ in built.tables}),
         models=sum(1 for f in built.files if f.startswith("models/")),
-        data_card=site.data_card or {"month": {"conserved": True},
-                                     "up_to_month": {"conserved": True}},
+        data_card=site.data_card,
         mismatched_boards=mismatched,
         seconds={"read": round(read_s, 3), "build": round(build_s, 3),
                  "write": round(time.perf_counter() - started - read_s - build_s, 3)})

@@ -22,6 +22,32 @@ def _serve(folder: str, host: str, port: int, month: str) -> int:
     return 0
 
 
+def _int_setting(name: str, default: int) -> int:
+    from arena_assets.envfile import setting
+
+    value = setting(name, str(default))
+    try:
+        number = int(value)
+    except ValueError:
+        number = -1
+    if number < 0:
+        raise SystemExit(f"arena-assets site: {name}={value!r} is not a whole number >= 0")
+    return number
+
+
+def site_settings() -> dict:
+    """The site's settings from the shell and ``.env``: the same variables the Dagster
+    resource (``defs/site/resources.py``) binds, with its defaults."""
+    from arena_assets.envfile import setting
+
+    return {"root": setting("ARENA_SITE_ROOT", "./data/site"),
+            "site_name": setting("ARENA_SITE_NAME", "") or "Arena leaderboard",
+            "public_url": setting("ARENA_SITE_PUBLIC_URL", ""),
+            "deprecate_after_months": _int_setting("ARENA_SITE_DEPRECATE_AFTER_MONTHS", 2),
+            "plot_top": _int_setting("ARENA_SITE_PLOT_TOP", 30),
+            "heatmap_top": _int_setting("ARENA_SITE_HEATMAP_TOP", 20)}
+
+
 def run_site(args: argparse.Namespace) -> int:
     from arena_assets.envfile import setting
     from arena_assets.pipeline.backfill import MonthError, parse_month
@@ -30,7 +56,8 @@ def run_site(args: argparse.Namespace) -> int:
         month = parse_month(args.month, "--month")
     except MonthError as exc:
         raise SystemExit(f"arena-assets site: {exc}") from None
-    root_url = args.root or setting("ARENA_SITE_ROOT", "./data/site")
+    settings = site_settings()
+    root_url = args.root or settings["root"]
     if args.serve and "://" in root_url:
         raise SystemExit(f"arena-assets site: --serve needs a local site root, not {root_url} "
                          "(any static host serves an s3:// site as it is)")
@@ -38,9 +65,11 @@ def run_site(args: argparse.Namespace) -> int:
     from arena_assets.site.build import SiteOptions
     from arena_assets.site.publish import SiteRoot
 
-    options = SiteOptions(site_name=setting("ARENA_SITE_NAME", "") or "Arena leaderboard",
-                          workers=args.workers)
-    root = SiteRoot(root_url, _storage_options(root_url))
+    options = SiteOptions(site_name=settings["site_name"], plot_top=settings["plot_top"],
+                          heatmap_top=settings["heatmap_top"], workers=args.workers)
+    root = SiteRoot(root_url, _storage_options(root_url), public_url=settings["public_url"])
+    if args.dry_run:
+        return _dry_run(args, month, root, settings, options)
     if args.catalog:
         from arena_assets.site.published import publish_catalog
 
@@ -58,23 +87,74 @@ def run_site(args: argparse.Namespace) -> int:
             registry = registry_info(load_model_records(raw_root, _storage_options(raw_root)))
             step = leaderboard_site_month(
                 lake, month, root, registry=registry,
-                min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300), options=options)
+                min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300),
+                deprecate_after_months=settings["deprecate_after_months"], options=options)
         except (FileNotFoundError, ValueError) as exc:
             raise SystemExit(f"arena-assets site: {exc}") from None
-        card = step.data_card["up_to_month"]
         print(f"{month}: {step.files} files, {step.bytes_written:,} bytes, "
               f"{len(step.boards)} boards, {step.models} model pages -> {step.page_url}")
-        print(f"  votes up to {month}: {card.get('votes_in', 0):,} in = "
-              f"{card.get('shown', 0):,} on the overall board + "
-              f"{sum(card.get('filtered', {}).values()):,} filtered + "
-              f"{card.get('kept_without_winner', 0) + card.get('kept_off_board', 0):,} kept "
-              f"but unusable; seconds {step.seconds}")
+        print(f"  {card_line(step.data_card, month)}; seconds {step.seconds}")
         for board, (site_votes, used) in step.mismatched_boards.items():
             print(f"  WARNING {board}: the site counts {site_votes:,} votes, the leaderboard "
                   f"used {used:,}: rematerialize arena_leaderboard for {month}")
     if args.serve:
         return _serve(root.path, args.host, args.port, month)
     return 0
+
+
+def _dry_run(args: argparse.Namespace, month: str, root, settings: dict, options) -> int:
+    """Build the month in memory and say what publishing it would overwrite; write nothing."""
+    from arena_assets.envfile import setting
+    from arena_assets.pipeline.cli import _storage_options
+    from arena_assets.site.build import build_month
+    from arena_assets.site.publish import month_changes
+
+    if args.catalog:
+        from arena_assets.site.published import catalog_site
+
+        site = catalog_site(args.catalog, month)
+    else:
+        from arena_assets.ingest.sources import load_model_records
+        from arena_assets.pipeline.site import read_month_site, registry_info
+        from arena_assets.storage import Lake
+
+        lake_root = args.lake or setting("ARENA_LAKE_ROOT", "./data/lake")
+        raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
+        try:
+            site, _ = read_month_site(
+                Lake(lake_root, _storage_options(lake_root)), month,
+                registry=registry_info(load_model_records(raw_root, _storage_options(raw_root))),
+                min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300),
+                deprecate_after_months=settings["deprecate_after_months"])
+        except (FileNotFoundError, ValueError) as exc:
+            raise SystemExit(f"arena-assets site: {exc}") from None
+    changes = month_changes(root, month, build_month(site, options).files)
+    folder = f"{root.url}/{month}/"
+    overwrites = len(changes["replaced"]) + len(changes["removed"])
+    print(f"dry run, nothing written: {month} -> {folder}")
+    print(f"  overwrites {overwrites} existing file(s): {len(changes['replaced'])} replaced, "
+          f"{len(changes['removed'])} removed; {len(changes['new'])} new, "
+          f"{len(changes['unchanged'])} unchanged")
+    for kind in ("replaced", "removed"):
+        for name in changes[kind]:
+            print(f"  {kind} {folder}{name}")
+    months = root.months()
+    print(f"  rebuilds {root.url}/index.html and history.html from "
+          f"{len(set(months) | {month})} month(s)")
+    return 0
+
+
+def card_line(card: dict | None, month: str) -> str:
+    """The data card in one line (``not checked`` without an overall board)."""
+    if card is None:
+        return f"votes up to {month}: not checked (no overall board)"
+    from arena_assets.site.extras import card_sentence
+
+    c = card["up_to_month"]
+    return (f"votes up to {month}: {c['votes_in']:,} in = {c['ingest_rejects']:,} ingest "
+            f"rejects + {c['shown']:,} on the overall board + {sum(c['filtered'].values()):,} "
+            f"filtered + {c['kept_without_winner'] + c['kept_off_board']:,} kept but unusable"
+            f" -- {card_sentence(card)}")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,4 +174,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="render the leaderboard-*.json files of an arena-catalog data folder "
                    "as the month's boards instead of the lake")
     p.add_argument("--workers", type=int, default=2, help="processes drawing the figures")
+    p.add_argument("--dry-run", action="store_true",
+                   help="build the month in memory and list the files under the site root it "
+                   "would overwrite or remove; write nothing")
     p.set_defaults(func=run_site)

@@ -134,10 +134,13 @@ def _card(site) -> dict:
     card = site.data_card
     skipped = [(board_title(k), why) for k, why in sorted(site.skipped_boards.items())]
     if card is None:
-        return {"card_rows": [], "card_note": "No vote counts for this month.",
+        return {"card_rows": [], "card_note": "No vote counts for this month: there is no "
+                "overall board to count them against (not checked).",
                 "skipped_boards": skipped, "card_check": ""}
     month, upto = card["month"], card["up_to_month"]
-    rows = [("Votes in", num(month["votes_in"]), num(upto["votes_in"])),
+    rows = [("Votes in (vote lines read)", num(month["votes_in"]), num(upto["votes_in"])),
+            ("Ingest rejects (vote lines)", num(month["ingest_rejects"]),
+             num(upto["ingest_rejects"])),
             ("On the overall board", num(month["shown"]), num(upto["shown"]))]
     for reason in sorted(set(month["filtered"]) | set(upto["filtered"]),
                          key=lambda r: (-upto["filtered"].get(r, 0), r)):
@@ -146,12 +149,30 @@ def _card(site) -> dict:
     if upto["kept_without_winner"]:
         rows.append(("Kept, no winner recorded", num(month["kept_without_winner"]),
                      num(upto["kept_without_winner"])))
-    rows.append(("Kept, with a model the board cannot rank", num(month["kept_off_board"]),
+    rows.append(("Kept, with a model the board leaves out", num(month["kept_off_board"]),
                  num(upto["kept_off_board"])))
-    holds = month["conserved"] and upto["conserved"]
-    check = ("Votes in = on the board + filtered + kept but unusable: holds."
-             if holds else "The counts do NOT add up: see the lake's battles.")
-    return {"card_rows": rows, "card_check": check, "skipped_boards": skipped, "card_note": ""}
+    return {"card_rows": rows, "card_check": card_sentence(card), "skipped_boards": skipped,
+            "card_note": ""}
+
+
+def card_sentence(card: dict) -> str:
+    """What the data card's check found, in one sentence per failure."""
+    upto = card["up_to_month"]
+    problems = []
+    for name, part in (("up to the month", upto), ("in the month", card["month"])):
+        if part["votes_in"] != part["accounted"]:
+            problems.append(f"{name}, {num(part['votes_in'])} votes in but "
+                            f"{num(part['accounted'])} accounted for")
+    used = upto.get("board_used")
+    if used is not None and used != upto["shown"]:
+        problems.append(f"the leaderboard fitted {num(used)} votes, the card counts "
+                        f"{num(upto['shown'])} on it (rematerialize arena_leaderboard)")
+    if problems:
+        return "The counts do NOT add up: " + "; ".join(problems) + "."
+    fitted = ("" if used is None else
+              f" The leaderboard's own count of the votes it fitted agrees ({num(used)}).")
+    return ("Votes in = ingest rejects + on the board + filtered + kept but unusable: holds."
+            + fitted)
 
 
 DOWNLOADS = {

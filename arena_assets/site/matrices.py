@@ -8,6 +8,15 @@ against all other models, assuming uniform sampling and no ties"). Here they com
 board's ``Aggregated`` cells (unordered pairs with wins, losses and ties), so the site
 never re-reads battle rows; the head-to-heads add ties as half wins beside the
 Bradley-Terry prediction.
+
+Where we depart from FastChat's code: it adds two pivot tables (A's wins as model A, B's
+wins as model B transposed) that pandas aligns on the union of their labels, so a cell is
+NaN wherever the row model never won in one of the two positions (or the column model never
+lost in one), even when the pair had non-tied battles; its average win rate then skips those
+cells. Here every pair with a non-tied battle has its fraction, as the figure's caption
+says. Equal on the pairs whose models won and lost in both positions; on the real battle
+files FastChat's matrix has NaNs in the rows of 10 of 29 models (2023 hard-English file)
+and of all 48 (the sparse 2024 sample): ``test_site_inputs.py`` carries its expression.
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 
 # LMArena's titles (FastChat monitor_md.key_to_category_name), plus our own boards
 CATEGORY_TITLES = {
@@ -49,14 +50,55 @@ CATEGORY_NOTES = {
     "vision": "Every vote on a prompt with an image.",
 }
 
-# ISO 639-1 -> the English name LMArena uses for its language boards (lower case in JSON)
+# ISO 639-1 -> the English name LMArena uses for its language boards (lower case in JSON);
+# every other code is named from ISO 639 (``language_name``)
 LANGUAGE_NAMES = {
     "en": "English", "zh": "Chinese", "ru": "Russian", "es": "Spanish", "de": "German",
     "fr": "French", "ja": "Japanese", "pt": "Portuguese", "ko": "Korean", "it": "Italian",
     "vi": "Vietnamese", "ar": "Arabic", "pl": "Polish", "tr": "Turkish", "nl": "Dutch",
     "id": "Indonesian", "uk": "Ukrainian", "fa": "Persian", "hi": "Hindi", "cs": "Czech",
+    "el": "Greek",
 }
-_NAME_TO_CODE = {v.lower(): k for k, v in LANGUAGE_NAMES.items()}
+# codes fastText's lid.176 (our language id, clean/language.py) emits that ISO 639 retired
+RETIRED_CODES = {"bh": "Bihari", "eml": "Emilian-Romagnol"}
+
+
+@lru_cache(maxsize=1)
+def _iso_names() -> tuple[dict[str, str], dict[str, str]]:
+    """(code -> English name, lower-case name -> code) for every ISO 639-1 and 639-3 code,
+    from pycountry's copy of the ISO tables (shipped in its wheel; nothing fetched). A
+    qualifier in brackets is dropped ("Swahili (macrolanguage)" -> "Swahili") unless another
+    language has the shorter name already, two-letter codes first ("swh", "Swahili
+    (individual language)", keeps its qualifier); LMArena's own names win over both."""
+    import pycountry
+
+    full = {}
+    for lang in pycountry.languages:
+        for attr in ("alpha_3", "alpha_2"):  # alpha_2 last: it is the code we store
+            if hasattr(lang, attr):
+                full[getattr(lang, attr)] = lang.name
+    names: dict[str, str] = {}
+    taken: dict[str, str] = {}  # short name -> the full name that has it
+    for code in sorted(full, key=lambda c: (len(c) != 2, c)):
+        short = re.sub(r"\s*\(.*\)$", "", full[code])
+        owner = taken.setdefault(short.lower(), full[code])
+        names[code] = short if owner == full[code] else full[code]
+    names |= RETIRED_CODES | LANGUAGE_NAMES
+    reverse: dict[str, str] = {}
+    for code in sorted(names, key=lambda c: (len(c) != 2, c not in LANGUAGE_NAMES, c)):
+        reverse.setdefault(names[code].lower(), code)
+    return names, reverse
+
+
+def language_name(code: str) -> str:
+    """An ISO 639 code (what ``battles.language`` holds) -> its English name (the code
+    itself when ISO has none)."""
+    return LANGUAGE_NAMES.get(code) or _iso_names()[0].get(code, code)
+
+
+def language_code(name: str) -> str | None:
+    """A language board's name as arena-catalog writes it ("english") -> its code."""
+    return _iso_names()[1].get(name.lower())
 
 # the boards of the vision arena (arena-catalog's leaderboard-vision*.json)
 VISION_BOARDS = ("vision", "captioning", "ocr", "entity_recognition", "humor", "homework",
@@ -85,18 +127,25 @@ def reason_sentence(reason: str) -> str:
 def board_title(key: str) -> str:
     """``language:en`` -> "English"; ``coding`` -> "Coding"; unknown keys readable."""
     if key.startswith("language:"):
-        code = key.split(":", 1)[1]
-        return LANGUAGE_NAMES.get(code, code)
-    if key.startswith("vision_") and key[7:] in _NAME_TO_CODE:
-        return f"{key[7:].capitalize()} (Vision)"
-    if key in _NAME_TO_CODE:  # a published board named by its language
-        return key.capitalize()
-    return CATEGORY_TITLES.get(key, key.replace("_", " ").capitalize())
+        return language_name(key.split(":", 1)[1])
+    if key in CATEGORY_TITLES:
+        return CATEGORY_TITLES[key]
+    if key.startswith("vision_") and _is_language(key[7:]):
+        return f"{language_name(language_code(key[7:]))} (Vision)"
+    if _is_language(key):  # a published board named by its language
+        return language_name(language_code(key))
+    return key.replace("_", " ").capitalize()
+
+
+def _is_language(category: str) -> bool:
+    """A published category that names a language (never one of the known categories)."""
+    return (category not in CATEGORY_TITLES and category not in VISION_BOARDS
+            and not category.startswith("industry_") and language_code(category) is not None)
 
 
 def board_group(key: str) -> str:
     """Where a board sits in the selector: Text, Languages or Vision."""
-    if key.startswith("language:") or key in _NAME_TO_CODE:
+    if key.startswith("language:") or _is_language(key):
         return "Languages"
     if key in VISION_BOARDS or key.startswith("vision_"):
         return "Vision"
@@ -135,8 +184,7 @@ def catalog_key(key: str) -> tuple[str, str]:
     if key == "vision":
         return "vision", "full"
     if key.startswith("language:"):
-        code = key.split(":", 1)[1]
-        return "text", LANGUAGE_NAMES.get(code, code).lower()
+        return "text", language_name(key.split(":", 1)[1]).lower()
     if key.startswith("vision_"):
         return "vision", key[7:]
     return ("vision" if key in VISION_BOARDS else "text"), key
@@ -148,6 +196,6 @@ def from_catalog_key(kind: str, category: str) -> str:
         return "overall" if kind == "text" else "vision"
     if kind == "vision" and category not in VISION_BOARDS:
         return f"vision_{category}"  # the vision arena's own language boards
-    if kind == "text" and category in _NAME_TO_CODE:
-        return f"language:{_NAME_TO_CODE[category]}"
+    if kind == "text" and _is_language(category):
+        return f"language:{language_code(category)}"
     return category

@@ -8,11 +8,15 @@ import dagster as dg
 
 
 class SiteSettings(dg.ConfigurableResource):
-    """Where the monthly leaderboard site goes (a folder or s3://bucket/prefix) and what
-    its pages show."""
+    """Where the monthly leaderboard site goes (a folder or s3://bucket/prefix), where
+    readers reach it, and what its pages show. `arena-assets site` reads the same
+    variables (``site.cli.site_settings``)."""
 
     site_root: str = "./data/site"
     site_name: str = "Arena leaderboard"
+    # the base URL the site is served at (https://leaderboard.example.org/): links in
+    # metadata point there; empty = the root itself (a file:// URL for a local folder)
+    public_url: str = ""
     # a model with no vote in this many months up to the page's month counts as deprecated
     # (as does one the registry marks `"deprecated": true`); 0 = the registry alone
     deprecate_after_months: int = 2
@@ -30,12 +34,9 @@ class SiteSettings(dg.ConfigurableResource):
 
     def page_url(self, month: str, board_page: str = "index.html") -> str:
         """Where the month's page of a board is (or will be, once the site is built)."""
-        root = self.site_root.rstrip("/")
-        if "://" in root:
-            return f"{root}/{month}/{board_page}"
-        from pathlib import Path
+        from arena_assets.site.publish import page_address
 
-        return (Path(root) / month / board_page).resolve().as_uri()
+        return page_address(self.site_root, month, board_page, self.public_url)
 
 
 @dg.definitions
@@ -43,4 +44,8 @@ def resources() -> dg.Definitions:
     return dg.Definitions(resources={"site_settings": SiteSettings(
         site_root=dg.EnvVar("ARENA_SITE_ROOT"),
         site_name=dg.EnvVar("ARENA_SITE_NAME"),
+        public_url=dg.EnvVar("ARENA_SITE_PUBLIC_URL"),
+        deprecate_after_months=dg.EnvVar.int("ARENA_SITE_DEPRECATE_AFTER_MONTHS"),
+        plot_top=dg.EnvVar.int("ARENA_SITE_PLOT_TOP"),
+        heatmap_top=dg.EnvVar.int("ARENA_SITE_HEATMAP_TOP"),
     )})
