@@ -25,6 +25,7 @@ import pytest
 from arena_assets.cli import main as cli_main
 from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import WorldConfig, simulate_months
+from arena_assets.simulator.world import World
 from arena_assets.storage import Lake
 from arena_assets_tests.conftest import arena_env_values
 from arena_assets_tests.harness import materialize
@@ -37,12 +38,18 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     """raw + lake + release of two months, every asset materialized in-process."""
     base = tmp_path_factory.mktemp("forget-built")
     env = arena_env_values(base)
+    config = WorldConfig(n_models=6, n_users=150, malformed_rate=0.03)
+    # the in-process arena serves the models of the world the logs came from (its
+    # _truth/world.json): the bench's candidates and baseline are models of this world
+    names = World.build(config, seed=7).model_names
+    env["ARENA_CANDIDATES"] = orjson.dumps([{"name": n, "base_url": "simulated"}
+                                            for n in names[:3]]).decode()
+    env["ARENA_BENCH_BASELINE"] = names[0]
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
         # few models and users: the boards rank every model, the user has many rows
-        simulate_months(env["ARENA_RAW_ROOT"], list(MONTHS), 150, seed=7,
-                        config=WorldConfig(n_models=6, n_users=150, malformed_rate=0.03))
+        simulate_months(env["ARENA_RAW_ROOT"], list(MONTHS), 150, seed=7, config=config)
         for month in MONTHS:
             assert materialize(month, "*").success
     return base, env
@@ -135,7 +142,8 @@ def _rematerialize(months=MONTHS) -> None:
     month, through Dagster, then the release (which exists) once the month is rebuilt."""
     everything = "conversations,battles,battle_cells,topic_labels,topic_clusters," \
                  "arena_leaderboard,leaderboard_history,bench_prompts,model_answers,judgments," \
-                 "bench_leaderboard,judge_human_agreement,over_refusal,leaderboard_site"
+                 "bench_leaderboard,judge_human_agreement,over_refusal,leaderboard_site," \
+                 "prompt_embeddings,p2l_model,p2l_boards,router,router_eval,router_training_data"
     for month in months:
         assert materialize(month, everything).success
         assert materialize(month, "month_release").success
