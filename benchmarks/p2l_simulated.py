@@ -25,7 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def env_for(root: Path, embed: str) -> dict[str, str]:
-    return {
+    """Every setting of `.env.example` (so a setting added later has its default), with
+    this benchmark's folders, small boards and the embedder asked for."""
+    from arena_assets.envfile import dotenv_file
+
+    return dotenv_file(Path(__file__).resolve().parents[1] / ".env.example") | {
         "ARENA_RAW_ROOT": str(root / "raw"), "ARENA_LAKE_ROOT": str(root / "lake"),
         "ARENA_CATALOG": str(root / "arena.duckdb"), "ARENA_DUCKDB_MEMORY_LIMIT": "2GB",
         "ARENA_S3_ENDPOINT_URL": "", "ARENA_S3_ACCESS_KEY_ID": "", "ARENA_S3_SECRET_ACCESS_KEY": "",
