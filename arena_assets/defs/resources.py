@@ -70,6 +70,20 @@ class ArenaStorage(dg.ConfigurableResource):
             opts["client_kwargs"] = client_kwargs
         return opts
 
+    @classmethod
+    def from_settings(cls) -> "ArenaStorage":
+        """The storage a command outside Dagster uses: roots and S3 settings from the shell,
+        else ``.env``, else the defaults (``envfile.setting``), over an in-memory catalog."""
+        from arena_assets.envfile import setting
+
+        return cls(catalog=DuckDBResource(database=":memory:"),
+                   raw_root=setting("ARENA_RAW_ROOT", "./data/raw"),
+                   lake_root=setting("ARENA_LAKE_ROOT", "./data/lake"),
+                   s3_endpoint_url=setting("ARENA_S3_ENDPOINT_URL", ""),
+                   s3_access_key_id=setting("ARENA_S3_ACCESS_KEY_ID", ""),
+                   s3_secret_access_key=setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
+                   s3_region=setting("ARENA_S3_REGION", ""))
+
     def _options_for(self, url: str) -> dict[str, Any]:
         return self.storage_options() if url.startswith("s3://") else {}
 

@@ -102,17 +102,9 @@ def _storage_options(url: str) -> dict:
     location's own resource (one place decides what they mean)."""
     if not url.startswith("s3://"):
         return {}
-    from dagster_duckdb import DuckDBResource
-
     from arena_assets.defs.resources import ArenaStorage
 
-    return ArenaStorage(
-        catalog=DuckDBResource(database=":memory:"),
-        s3_endpoint_url=_env_setting("ARENA_S3_ENDPOINT_URL", ""),
-        s3_access_key_id=_env_setting("ARENA_S3_ACCESS_KEY_ID", ""),
-        s3_secret_access_key=_env_setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
-        s3_region=_env_setting("ARENA_S3_REGION", ""),
-    ).storage_options()
+    return ArenaStorage.from_settings().storage_options()
 
 
 def _remove(path: str) -> None:

@@ -178,16 +178,23 @@ def plan_model_answers(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
             storage_options=s.storage_options))
     n, mean, how = _bench_size(lake, month, s)
     plan = AssetPlan("model_answers", month, note=f"bench {month} not built yet: {n} prompts ({how})")
-    for name, task in s.candidates:
-        cache = ResponseCache(s.cache_root, f"answers/{name}", storage_options=s.storage_options)
-        out, basis = output_estimate(task, cache, [ANSWER_PROMPT_VERSION])
-        prompt = chat_prompt_tokens([{"role": "user", "content": ""}]) + mean
-        b = BatchPlan(ANSWER_PROMPT_VERSION, task.model, task.base_url, items=n, distinct=n, calls=n,
-                      prompt_tokens=round(prompt * n), completion_tokens=round(out * n),
-                      output_basis=basis, exact=False)
-        b.cost = task.cost(b.prompt_tokens, b.completion_tokens)
-        plan.batches.append(b)
+    prompt = chat_prompt_tokens([{"role": "user", "content": ""}]) + mean
+    plan.batches += [_estimated(s, task, f"answers/{name}", ANSWER_PROMPT_VERSION, n, prompt)
+                     for name, task in s.candidates]
     return plan
+
+
+def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
+               prompt_per_call: float) -> BatchPlan:
+    """A batch not built yet: ``calls`` calls of ``prompt_per_call`` input tokens, the
+    output estimated from the cache's history of ``namespace`` (else max_tokens)."""
+    cache = ResponseCache(s.cache_root, namespace, storage_options=s.storage_options)
+    out, basis = output_estimate(task, cache, [version])
+    b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
+                  prompt_tokens=round(prompt_per_call * calls), completion_tokens=round(out * calls),
+                  output_basis=basis, exact=False)
+    b.cost = task.cost(b.prompt_tokens, b.completion_tokens)
+    return b
 
 
 def _answer_tokens(s: MonthSettings) -> float:
@@ -223,14 +230,8 @@ def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         kinds.append((SINGLE_PROMPT_VERSION, n * len(s.candidates), single_messages("", ""), 1, "grades"))
     for name, task in s.judges:
         for version, calls, template, answers, namespace in kinds:
-            cache = ResponseCache(s.cache_root, f"{namespace}/{name}", storage_options=s.storage_options)
-            out, basis = output_estimate(task, cache, [version])
             per = chat_prompt_tokens(template) + mean + answers * answer
-            b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
-                          prompt_tokens=round(per * calls), completion_tokens=round(out * calls),
-                          output_basis=basis, exact=False)
-            b.cost = task.cost(b.prompt_tokens, b.completion_tokens)
-            plan.batches.append(b)
+            plan.batches.append(_estimated(s, task, f"{namespace}/{name}", version, calls, per))
     return plan
 
 

@@ -60,19 +60,9 @@ def run_forget(args: argparse.Namespace) -> int:
 
 
 def _storage():
-    from dagster_duckdb import DuckDBResource
-
     from arena_assets.defs.resources import ArenaStorage
-    from arena_assets.envfile import setting
 
-    return ArenaStorage(
-        catalog=DuckDBResource(database=":memory:"),
-        raw_root=setting("ARENA_RAW_ROOT", "./data/raw"),
-        lake_root=setting("ARENA_LAKE_ROOT", "./data/lake"),
-        s3_endpoint_url=setting("ARENA_S3_ENDPOINT_URL", ""),
-        s3_access_key_id=setting("ARENA_S3_ACCESS_KEY_ID", ""),
-        s3_secret_access_key=setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
-        s3_region=setting("ARENA_S3_REGION", ""))
+    return ArenaStorage.from_settings()
 
 
 def _site_months() -> set[str]:

@@ -210,17 +210,24 @@ def histories(series: list[tuple[str, list[str], list[float], list[float], list[
     return out
 
 
+def _interval_rows(names: list[str], value: list[float], lower: list[float], upper: list[float],
+                   reference: float, width: float, row: float, **marker) -> tuple:
+    """One row per name: the value with its interval and a reference line (the figure
+    and axes, for the caller's own limits)."""
+    n = len(names)
+    fig, ax = _figure(width, row * n + 1.0, _label_room(names), 0.5)
+    y = np.arange(n)[::-1]
+    v, err = _errors(value, lower, upper)
+    ax.errorbar(v, y, xerr=err, fmt="o", color=BLUE, ecolor=LIGHT, **marker)
+    ax.axvline(reference, color=GREY, linewidth=0.8)
+    ax.set_yticks(y, names, fontsize=7)
+    return fig, ax
+
+
 def coefficients(names: list[str], coef: list[float], lower: list[float],
                  upper: list[float], title: str) -> bytes:
     """Style coefficients with their intervals (logit per standard deviation)."""
-    n = len(names)
-    room = _label_room(names)
-    fig, ax = _figure(5.0, 0.4 * n + 1.0, room, 0.5)
-    y = np.arange(n)[::-1]
-    c, err = _errors(coef, lower, upper)
-    ax.errorbar(c, y, xerr=err, fmt="o", color=BLUE, ecolor=LIGHT, capsize=3)
-    ax.axvline(0, color=GREY, linewidth=0.8)
-    ax.set_yticks(y, names, fontsize=7)
+    fig, ax = _interval_rows(names, coef, lower, upper, 0, 5.0, 0.4, capsize=3)
     ax.set_xlabel("coefficient (logit per standard deviation)")
     ax.set_title(title)
     ax.grid(axis="x", alpha=0.3)
@@ -245,14 +252,7 @@ def bench_vs_human(models: list[str], bench: list[float], human: list[float],
 def win_rate_intervals(models: list[str], rate: list[float], lower: list[float],
                        upper: list[float], title: str) -> bytes:
     """Bench win rate against the baseline with its interval, one row per model."""
-    n = len(models)
-    room = _label_room(models)
-    fig, ax = _figure(5.5, 0.3 * n + 1.0, room, 0.5)
-    y = np.arange(n)[::-1]
-    r, err = _errors(rate, lower, upper)
-    ax.errorbar(r, y, xerr=err, fmt="o", color=BLUE, ecolor=LIGHT, capsize=2, markersize=3)
-    ax.axvline(0.5, color=GREY, linewidth=0.8)
-    ax.set_yticks(y, models, fontsize=7)
+    fig, ax = _interval_rows(models, rate, lower, upper, 0.5, 5.5, 0.3, capsize=2, markersize=3)
     ax.set_xlim(0, 1)
     ax.set_xlabel("win rate against the baseline")
     ax.set_title(title)
