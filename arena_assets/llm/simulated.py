@@ -42,13 +42,13 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
         ep = _endpoints.get(key)
         if ep is None:
             faults = Faults(latency=float(latency)) if latency else None
-            ep = start_endpoint(seed=int(seed), config=_world_config(root, int(seed)),
+            ep = start_endpoint(seed=int(seed), config=world_config(root, int(seed)),
                                 truth_root=root, faults=faults, port=0)
             _endpoints[key] = ep
         return ep
 
 
-def _world_config(raw_root: str | None, seed: int):
+def world_config(raw_root: str | None, seed: int):
     """The world the raw logs were simulated with (``_truth/world.json``: e.g. 120 models
     for a production-size month), when it has this seed; else the default world."""
     import json

@@ -64,13 +64,20 @@ def _serve(args: argparse.Namespace) -> int:
     from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
     from arena_assets.simulator.world import World
 
-    world = World.build(_config(args.config), args.world_seed)
+    from arena_assets.llm.simulated import world_config
+
+    # without --config, the world the truth root's logs were simulated with (its world.json,
+    # when it has this seed), as the in-process arena does; else the default world
+    config = _config(args.config) if args.config else (
+        world_config(args.truth_root, args.world_seed) if args.truth_root else None) or _config(None)
+    world = World.build(config, args.world_seed)
     faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_slow=args.rate_slow,
                     rate_garbage=args.rate_garbage, rate_empty=args.rate_empty,
                     rate_truncated=args.rate_truncated, latency=args.latency)
     with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults,
                        truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
-        print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops")
+        # flushed: a parent reads this line to learn the port (simulator/child.py)
+        print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops", flush=True)
         try:
             while True:
                 time.sleep(3600)

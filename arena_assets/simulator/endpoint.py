@@ -104,6 +104,8 @@ class ArenaEndpoint:
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
         self._index_files: tuple[str, ...] = ()
+        self._index_stamp: int | None = None  # mtime of _truth/prompts when last listed
+        self._index_listing: tuple[str, ...] = ()
         self.judges = dict(JUDGES)  # judge model -> its planted biases
         self.answer_key = world_key(world)  # reads the quality tags of candidate answers
         # judges and reward models on arena battles find them by answer (battle_judge.py)
@@ -175,8 +177,23 @@ class ArenaEndpoint:
         """The prompt truth of ``truth_root``, rebuilt when its set of month files changes."""
         if self.truth_root is None:
             return None
-        files = tuple(sorted(str(f) for f in (self.truth_root / TRUTH_DIR / "prompts").glob("*.parquet")))
+        folder = self.truth_root / TRUTH_DIR / "prompts"
+        # listing the folder on every request cost ~5 % of a labelling call's time: list it
+        # again only when the folder itself changed (a month file added or removed), or
+        # changed within the last second (a file added in the same clock tick as the last
+        # listing leaves the folder's mtime as it was)
+        try:
+            stamp = os.stat(folder).st_mtime_ns
+        except OSError:
+            stamp = None
+        if stamp is not None and time.time_ns() - stamp < 1_000_000_000:
+            stamp = None
         with self.lock:
+            files = self._index_listing if stamp is not None and stamp == self._index_stamp else None
+        if files is None:
+            files = tuple(sorted(str(f) for f in folder.glob("*.parquet")))
+        with self.lock:
+            self._index_stamp, self._index_listing = stamp, files
             if files != self._index_files or self._index is None:
                 self._index = PromptTruthIndex.from_root(self.truth_root)
                 self._index_files = files
