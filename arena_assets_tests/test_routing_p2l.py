@@ -198,3 +198,16 @@ def test_aggregation_bootstrap_is_seeded_and_brackets_the_point():
     lo, hi = np.quantile(one.boot, [0.025, 0.975], axis=0)
     assert ((lo <= one.ratings + 1e-9) & (one.ratings <= hi + 1e-9)).all()
     assert (hi - lo).min() > 0
+
+
+def test_each_bootstrap_round_is_the_anchor_aggregate_of_its_resampled_prompts():
+    """The rounds are fitted in one batch; each must still be P2L's BT aggregate of the
+    prompts its resample drew (the same multinomial draw, repeated prompts repeated)."""
+    rng = np.random.default_rng(11)
+    betas = rng.normal(size=(25, 5)) + rng.normal(size=5)
+    board = aggregate_board(betas, rounds=4, seed=9)
+    draw = np.random.default_rng(9)  # aggregate_board's own stream: no subsample (25 < cap)
+    counts = draw.multinomial(25, np.full(25, 1 / 25), size=4)
+    for r in range(4):
+        resampled = np.repeat(betas, counts[r], axis=0)
+        assert np.abs(board.boot[r] - _anchor_bt_aggregate(resampled)).max() < 1e-4

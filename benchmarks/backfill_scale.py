@@ -1,13 +1,15 @@
 """Backfilling history past one process: in-process, multiprocess, Celery (issue 17 §4; by hand).
 
     .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
-        [--modes in_process,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
+        [--modes in_process,parallel,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
 
 Simulates ``--months`` months of ``--conversations`` conversations, then backfills every
 asset but the release over them once per mode, each mode on a fresh lake, LLM cache and
 Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_parallel``:
 
 - ``in_process``: one run at a time, the in-process executor (the baseline: one core);
+- ``parallel``: ``--workers`` runs at once, each with the in-process executor (what
+  ``arena-assets backfill --parallel N`` does: a process per run, not per step);
 - ``multiprocess``: ``--workers`` runs at once, each with the multiprocess executor (a
   process per step), as the daemon's queued coordinator launches a UI backfill;
 - ``celery``: the same runs through ``arena_assets.celery_location``: every step a Celery
@@ -113,7 +115,8 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -
     subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=root, check=True,
                    capture_output=True)
     plan = parallel_plan(months)
-    executor = {"in_process": "in_process", "multiprocess": "multiprocess", "celery": ""}[mode]
+    executor = {"in_process": "in_process", "parallel": "in_process", "multiprocess": "multiprocess",
+                "celery": ""}[mode]
     module = "arena_assets.celery_location" if mode == "celery" else "arena_assets.definitions"
     logs = root / "runs"
     logs.mkdir()
@@ -147,7 +150,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--months", type=int, default=6)
     ap.add_argument("--conversations", type=int, default=50_000)
-    ap.add_argument("--modes", default="in_process,multiprocess,celery")
+    ap.add_argument("--modes", default="in_process,parallel,multiprocess,celery")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))

@@ -48,7 +48,8 @@ def main() -> None:
         runs = list(reversed(instance.get_runs(limit=args.last)))
         for run in runs:
             wall, steps = step_times(instance, run.run_id)
-            executor = next(iter((run.run_config.get("execution") or {}).get("config") or {}), "default")
+            executor = run.tags.get("arena/executor") or next(
+                iter((run.run_config.get("execution") or {}).get("config") or {}), "default")
             print(f"run {run.run_id[:8]} {run.job_name} {run.tags.get('dagster/partition')} "
                   f"({executor} executor): {wall:.1f}s")
             fmt = lambda v: "    -" if v is None else f"{v:5.1f}"  # noqa: E731

@@ -1,8 +1,8 @@
-"""`arena-assets demo` and `arena-assets summary`: the whole pipeline on a simulated arena.
+"""`arena-assets backfill` and `arena-assets summary` (and the `demo` command's wiring: the
+demo itself is ``pipeline/demo.py``).
 
-The demo materializes through the Dagster CLI against the project's instance
-(DAGSTER_HOME), i.e. the same code path, executor and run storage the UI uses, so every
-run it makes shows up in `make ui` afterwards.
+Runs go through the Dagster CLI against the project's instance (DAGSTER_HOME), i.e. the
+same code path, executor and run storage the UI uses, so every run shows up in `make ui`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
 from pathlib import Path
-
-DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
-DEMO_CONVERSATIONS_PER_MONTH = 3000
-DEMO_SEED = 7
 
 
 def _env_setting(name: str, default: str) -> str:
@@ -72,53 +67,6 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
           f"(CPU {_children_cpu() - cpu:.1f}s)")
 
 
-def materialize_months_here(months: list[str]) -> None:
-    """One run of the every-asset job per month, like ``materialize("*", month)``, but all
-    executed in this process (the in-process executor): Dagster, the code location and the
-    stages' libraries are imported once instead of once per month (~10 CPU-s a run on 2
-    cores). The runs are recorded in the instance (DAGSTER_HOME) with the job's name, so
-    ``make ui`` shows them as it shows launched ones; Dagster's event log goes to the
-    instance, not the console. The settings are the CLI's: the shell wins over ``.env``."""
-    from arena_assets.envfile import dagster_workdir
-
-    with dagster_workdir(".") as (_, env):
-        os.environ.update(env)
-    import warnings
-
-    import dagster as dg
-
-    from arena_assets.definitions import defs
-
-    warnings.filterwarnings("ignore", category=dg.BetaWarning)
-    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    job = defs().get_job_def(EVERY_ASSET_JOB)
-    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    with instance:
-        for month in months:
-            _reap_dead_runs()
-            started, cpu = time.perf_counter(), _own_cpu()
-            result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=month,
-                                            raise_on_error=False)
-            if not result.success:
-                for event in result.all_events:
-                    if event.is_step_failure or event.is_run_failure:
-                        sys.stderr.write(f"{event.step_key or 'run'}: {event.message}\n")
-                        error = getattr(event.event_specific_data, "error", None)
-                        if error is not None:
-                            sys.stderr.write(error.to_string()[-3000:] + "\n")
-                raise SystemExit(f"materialization of * for {month} failed (run {result.run_id})")
-            print(f"  {month}: materialized * in {time.perf_counter() - started:.1f}s "
-                  f"(CPU {_own_cpu() - cpu:.1f}s)")
-
-
-def _own_cpu() -> float:
-    import resource
-
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
 def _reap_dead_runs() -> None:
     """Runs of the instance killed earlier hold pool slots that would block this run: fail
     them and free the slots first (arena_assets/instance.py; the daemon does it when up)."""
@@ -168,15 +116,6 @@ def _remove(path: str) -> None:
         os.remove(path)
 
 
-def _upload(local: str, url: str) -> None:
-    import fsspec
-
-    fs, root = fsspec.core.url_to_fs(url, **_storage_options(url))
-    for path in sorted(Path(local).rglob("*")):
-        if path.is_file():
-            fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(local).as_posix()}")
-
-
 def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     """Rows per asset and month, rejects by reason, and where everything is."""
     from arena_assets.storage import Lake, duckdb_connect
@@ -211,88 +150,9 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     if _is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
         out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
                    "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)")
+    if _is_url(release_root) or os.path.isdir(release_root):
+        out.append(f"Release:          {release_root}   (the month's public datasets, month_release)")
     return "\n".join(out)
-
-
-def run_demo(args: argparse.Namespace) -> int:
-    from arena_assets.simulator import simulate_months
-
-    raw_root = _env_setting("ARENA_RAW_ROOT", "./data/raw")
-    lake_root = _env_setting("ARENA_LAKE_ROOT", "./data/lake")
-    catalog = _env_setting("ARENA_CATALOG", "./data/arena.duckdb")
-    months = list(args.months)
-    started = time.perf_counter()
-    if args.fresh:
-        for path in (raw_root, lake_root, catalog):
-            _remove(path)
-    print(f"Simulating {len(months)} months x {args.per_month} conversations into {raw_root} ...")
-    if _is_url(raw_root):
-        # the simulator writes local files; the platform's raw logs then live in the bucket
-        with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(local, months, args.per_month, seed=args.seed,
-                            completions_per_month=args.per_month // 2)
-            _upload(local, raw_root)
-    else:
-        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
-        simulate_months(raw_root, months, args.per_month, seed=args.seed,
-                        completions_per_month=args.per_month // 2)
-    print(f"  simulated in {time.perf_counter() - started:.1f}s")
-    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
-          "executor), month by month ...")
-    with _demo_arena(raw_root):
-        if args.executor == "in_process":
-            materialize_months_here(months)
-        else:
-            for month in months:
-                materialize("*", month, executor=args.executor)
-    print()
-    print(summary(catalog, lake_root, raw_root))
-    print(f"\nDemo finished in {time.perf_counter() - started:.0f}s ({_cpu_seconds()}).")
-    return 0
-
-
-# the LLM tasks whose base URL may be `simulated` (.env.example)
-SIMULATED_TASK_URLS = ("ARENA_LABELER_BASE_URL", "ARENA_EMBED_BASE_URL", "ARENA_JUDGE_BASE_URL",
-                       "ARENA_REWARD_BASE_URL")
-
-
-@contextmanager
-def _demo_arena(raw_root: str):
-    """Every LLM task set to ``simulated`` goes to one simulated arena in a child process
-    for the whole demo (``simulator/child.py``: a third less CPU than a server inside each
-    run). Not for raw logs on object storage (the in-process arena reads their truth with
-    the lake's credentials) nor when no task is ``simulated``."""
-    from arena_assets.simulator.child import arena_process, child_environment_ok, serving_env
-
-    settings = {name: _env_setting(name, "") for name in SIMULATED_TASK_URLS}
-    if _is_url(raw_root) or not child_environment_ok() or not serving_env("x", settings):
-        yield
-        return
-    latency = _env_setting("ARENA_SIM_LATENCY", "").strip()
-    with arena_process(int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root,
-                       float(latency) if latency else 0.0) as url:
-        env = serving_env(url, settings)
-        saved = {name: os.environ.get(name) for name in env}
-        os.environ.update(env)  # the runs' environment: the shell wins over .env
-        print(f"  the simulated arena serves the LLM tasks at {url} (a child process)")
-        try:
-            yield
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
-
-
-def _cpu_seconds() -> str:
-    """CPU seconds of this process and of the Dagster runs it started (a figure that a
-    busy machine changes less than wall time)."""
-    import resource
-
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    return (f"CPU {own.ru_utime + own.ru_stime:.0f}s here + {_children_cpu():.0f}s in the Dagster runs "
-            "and the simulated arena")
 
 
 def backfill_plan(first: str, last: str, select: str | None):
@@ -494,6 +354,9 @@ def run_summary(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    from arena_assets.pipeline.demo import (DEMO_CONVERSATIONS_PER_MONTH, DEMO_MONTHS, DEMO_SEED,
+                                            run_demo)
+
     demo = sub.add_parser("demo", help="simulate an arena and materialize every asset")
     demo.add_argument("--months", nargs="+", default=list(DEMO_MONTHS))
     demo.add_argument("--per-month", type=int, default=DEMO_CONVERSATIONS_PER_MONTH)

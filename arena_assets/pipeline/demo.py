@@ -1,0 +1,174 @@
+"""`arena-assets demo`: simulate an arena, materialize every asset month by month, print
+the summary. The runs go through Dagster against the project's instance (DAGSTER_HOME), as
+the UI's do, so `make ui` shows them afterwards."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from arena_assets.pipeline.cli import (
+    EVERY_ASSET_JOB, _children_cpu, _env_setting, _is_url, _reap_dead_runs, _remove, _storage_options,
+    materialize, summary,
+)
+
+DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
+DEMO_CONVERSATIONS_PER_MONTH = 3000
+DEMO_SEED = 7
+
+
+# execute_in_process records no executor in the run config: the runs say it in a tag
+DEMO_EXECUTOR_TAG = "arena/executor"
+
+
+def materialize_months_here(months: list[str]) -> None:
+    """One run of the every-asset job per month, like ``materialize("*", month)``, but all
+    executed in this process (the in-process executor): Dagster, the code location and the
+    stages' libraries are imported once instead of once per month (~10 CPU-s a run on 2
+    cores). The runs are recorded in the instance (DAGSTER_HOME) with the job's name, so
+    ``make ui`` shows them as it shows launched ones; Dagster's event log goes to the
+    instance, not the console. The settings are the CLI's: the shell wins over ``.env``."""
+    from arena_assets.envfile import dagster_workdir
+
+    with dagster_workdir(".") as (_, env):
+        saved = dict(os.environ)
+        os.environ.update(env)
+    try:
+        _execute_months(months)
+    finally:  # the summary after the runs reads the settings as the user wrote them
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def _execute_months(months: list[str]) -> None:
+    import warnings
+
+    import dagster as dg
+
+    from arena_assets.definitions import defs
+
+    warnings.filterwarnings("ignore", category=dg.BetaWarning)
+    warnings.filterwarnings("ignore", category=dg.PreviewWarning)
+    job = defs().get_job_def(EVERY_ASSET_JOB)
+    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    with instance:
+        for month in months:
+            _reap_dead_runs()
+            started, cpu = time.perf_counter(), _own_cpu()
+            result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=month,
+                                            raise_on_error=False, tags={DEMO_EXECUTOR_TAG: "in_process"})
+            if not result.success:
+                for event in result.all_events:
+                    if event.is_step_failure or event.is_run_failure:
+                        sys.stderr.write(f"{event.step_key or 'run'}: {event.message}\n")
+                        error = getattr(event.event_specific_data, "error", None)
+                        if error is not None:
+                            sys.stderr.write(error.to_string()[-3000:] + "\n")
+                raise SystemExit(f"materialization of * for {month} failed (run {result.run_id})")
+            print(f"  {month}: materialized * in {time.perf_counter() - started:.1f}s "
+                  f"(CPU {_own_cpu() - cpu:.1f}s)")
+
+
+def _own_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def _upload(local: str, url: str) -> None:
+    import fsspec
+
+    fs, root = fsspec.core.url_to_fs(url, **_storage_options(url))
+    for path in sorted(Path(local).rglob("*")):
+        if path.is_file():
+            fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(local).as_posix()}")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from arena_assets.simulator import simulate_months
+
+    raw_root = _env_setting("ARENA_RAW_ROOT", "./data/raw")
+    lake_root = _env_setting("ARENA_LAKE_ROOT", "./data/lake")
+    catalog = _env_setting("ARENA_CATALOG", "./data/arena.duckdb")
+    months = list(args.months)
+    started = time.perf_counter()
+    if args.fresh:
+        for path in (raw_root, lake_root, catalog):
+            _remove(path)
+    print(f"Simulating {len(months)} months x {args.per_month} conversations into {raw_root} ...")
+    if _is_url(raw_root):
+        # the simulator writes local files; the platform's raw logs then live in the bucket
+        with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
+            simulate_months(local, months, args.per_month, seed=args.seed,
+                            completions_per_month=args.per_month // 2)
+            _upload(local, raw_root)
+    else:
+        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
+        simulate_months(raw_root, months, args.per_month, seed=args.seed,
+                        completions_per_month=args.per_month // 2)
+    print(f"  simulated in {time.perf_counter() - started:.1f}s")
+    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
+          "executor), month by month ...")
+    with _demo_arena(raw_root):
+        if args.executor == "in_process":
+            materialize_months_here(months)
+        else:
+            for month in months:
+                materialize("*", month, executor=args.executor)
+    print()
+    print(summary(catalog, lake_root, raw_root))
+    print(f"\nDemo finished in {time.perf_counter() - started:.0f}s ({_cpu_seconds()}).")
+    return 0
+
+
+# the LLM tasks whose base URL may be `simulated` (.env.example)
+SIMULATED_TASK_URLS = ("ARENA_LABELER_BASE_URL", "ARENA_EMBED_BASE_URL", "ARENA_JUDGE_BASE_URL",
+                       "ARENA_REWARD_BASE_URL")
+
+
+@contextmanager
+def _demo_arena(raw_root: str):
+    """Every LLM task set to ``simulated`` goes to one simulated arena in a child process
+    for the whole demo (``simulator/child.py``: a third less CPU than a server inside each
+    run). Not for raw logs on object storage (the in-process arena reads their truth with
+    the lake's credentials) nor when no task is ``simulated``."""
+    from arena_assets.simulator.child import arena_process, child_environment_ok, serving_env
+
+    settings = {name: _env_setting(name, "") for name in SIMULATED_TASK_URLS}
+    if _is_url(raw_root) or not child_environment_ok() or not serving_env("x", settings):
+        yield
+        return
+    latency = _env_setting("ARENA_SIM_LATENCY", "").strip()
+    with arena_process(int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root,
+                       float(latency) if latency else 0.0) as url:
+        env = serving_env(url, settings)
+        saved = {name: os.environ.get(name) for name in env}
+        os.environ.update(env)  # the runs' environment: the shell wins over .env
+        print(f"  the simulated arena serves the LLM tasks at {url} (a child process)")
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+def _cpu_seconds() -> str:
+    """CPU seconds of this process and of the Dagster runs it started (a figure that a
+    busy machine changes less than wall time)."""
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return (f"CPU {own.ru_utime + own.ru_stime:.0f}s here + {_children_cpu():.0f}s in the Dagster runs "
+            "and the simulated arena")
+
+
