@@ -12,9 +12,11 @@ How the rule holds for each:
   A value that cannot be written so (it holds ``}``, ``$``, quotes or blanks, e.g. the JSON
   of ``ARENA_CANDIDATES``) stays a plain line: under the Dagster CLI alone, such a line
   beats the shell; `sync` names them.
-- Commands that start the Dagster CLI themselves (`arena-assets demo`, `backfill`, `ui`)
-  also run it through :func:`dagster_workdir`, a working directory whose ``.env`` holds the
-  merged values with the shell winning, so plain lines follow the rule there too.
+- Commands that start the Dagster CLI themselves (`arena-assets backfill`, `ui`, `demo
+  --executor multiprocess`) also run it through :func:`dagster_workdir`, a working directory
+  whose ``.env`` holds the merged values with the shell winning, so plain lines follow the
+  rule there too; `arena-assets demo` (its runs in its own process) puts the same merged
+  values into its environment.
 
 Tested end to end in ``arena_assets_tests/test_settings_rule.py``.
 """

@@ -74,6 +74,7 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_LLM_BUDGET_USD": "",
         "ARENA_SIM_WORLD_SEED": "7",
         "ARENA_SIM_LATENCY": "",
+        "ARENA_SIM_BASE_URL": "",
         "ARENA_LABEL_MAX_PROMPT_CHARS": "12500",
         "ARENA_LABEL_PROMPTS": "",
         "ARENA_IMAGE_ROOT": "",

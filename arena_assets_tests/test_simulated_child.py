@@ -11,7 +11,7 @@ import pytest
 
 from arena_assets.simulator import simulate_months
 from arena_assets.simulator.api import start_endpoint
-from arena_assets.simulator.child import arena_process, serving_env
+from arena_assets.simulator.child import arena_process
 from arena_assets.simulator.config import WorldConfig
 
 
@@ -45,23 +45,48 @@ def test_another_seed_gets_the_default_world(raw):
         assert len(world) == WorldConfig().n_models
 
 
-def test_only_tasks_set_to_simulated_are_pointed_at_the_child():
-    settings = {"ARENA_LABELER_BASE_URL": "simulated", "ARENA_EMBED_BASE_URL": "",
-                "ARENA_JUDGE_BASE_URL": "https://api.openai.com/v1", "ARENA_REWARD_BASE_URL": " simulated "}
-    assert serving_env("http://127.0.0.1:9/v1", settings) == {
-        "ARENA_LABELER_BASE_URL": "http://127.0.0.1:9/v1", "ARENA_REWARD_BASE_URL": "http://127.0.0.1:9/v1"}
+def test_simulated_tasks_go_to_an_arena_elsewhere_and_still_say_simulated():
+    from arena_assets.defs.llm_resources import LLMTaskResource
+    from arena_assets.llm.simulated import public_base_url
+
+    elsewhere = "http://127.0.0.1:9/v1"
+    task = LLMTaskResource(base_url="simulated", model="sim-labeler-large", sim_seed=5,
+                           sim_base_url=elsewhere).task("/nonexistent")
+    assert task.base_url == elsewhere
+    # metadata and logs name it (the port is gone once the demo ends)
+    assert public_base_url(elsewhere) == "simulated (arena in another process, world seed 5)"
+    # a task set to a real endpoint is not redirected
+    real = LLMTaskResource(base_url="https://api.example.com/v1", model="m",
+                           sim_base_url=elsewhere).task("/nonexistent")
+    assert real.base_url == "https://api.example.com/v1"
 
 
-def test_a_month_written_right_after_a_lookup_reaches_the_truth_index(tmp_path):
-    # the endpoint lists its truth folder again only when the folder changed; a month
-    # written in the same clock tick as the last listing must still be seen
+def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeypatch):
+    import os
+    import pathlib
+    import time
+
     simulate_months(tmp_path, ["2024-01"], 60, seed=5, config=WorldConfig(n_models=9))
+    folder = tmp_path / "_truth" / "prompts"
+    old = time.time_ns() - 10_000_000_000
+    os.utime(folder, ns=(old, old))  # unchanged for 10 s
+    listings = []
+    real_glob = pathlib.Path.glob
+    monkeypatch.setattr(pathlib.Path, "glob",
+                        lambda self, pattern: listings.append(self) or real_glob(self, pattern))
     ep = start_endpoint(seed=5, config=WorldConfig(n_models=9), truth_root=tmp_path)
     try:
         first = len(ep.truth_index())
-        assert first > 0
-        assert ep.truth_index() is ep.truth_index()  # unchanged folder: the same index
+        seen = len(listings)
+        for _ in range(5):
+            ep.truth_index()
+        assert len(listings) == seen  # an unchanged folder is not listed per request
+        # a month written in the same clock tick as the last listing: the folder's mtime
+        # does not move (set back here), but it changed under a second ago, so it is listed
         simulate_months(tmp_path, ["2024-02"], 60, seed=5, config=WorldConfig(n_models=9))
+        recent = time.time_ns() - 200_000_000
+        os.utime(folder, ns=(recent, recent))
+        ep._index_stamp = recent  # as if the last listing had seen this very mtime
         assert len(ep.truth_index()) > first
     finally:
         ep.stop()

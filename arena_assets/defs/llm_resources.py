@@ -5,7 +5,8 @@ Each LLM task (``labeler``, ``embedder``, later ``answerer`` and ``judge``...) i
 different OpenAI-compatible server: OpenAI (``https://api.openai.com/v1``), vLLM
 (``http://host:8000/v1``), Ollama (``http://host:11434/v1``), a llama.cpp server. The base
 URL ``simulated`` (the default in `.env.example`) is the simulated arena started inside the
-run's process, so the demo, the UI and the schedule need no key and no network.
+run's process (or, with ``ARENA_SIM_BASE_URL``, one already serving elsewhere), so the demo,
+the UI and the schedule need no key and no network.
 
 The answer cache (``LLMCache``) lives with the lake (``<lake>/_llm_cache``) unless
 ``ARENA_LLM_CACHE_ROOT`` says otherwise; S3 URLs use the storage resource's credentials.
@@ -18,7 +19,7 @@ import dagster as dg
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm.cache import ResponseCache
 from arena_assets.llm.config import LLMTask
-from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
+from arena_assets.llm.simulated import SIMULATED, served_elsewhere, simulated_endpoint_url
 
 
 def _number(value: str, name: str) -> float:
@@ -48,6 +49,10 @@ class LLMTaskResource(dg.ConfigurableResource):
     price_output_per_1m: str = ""
     sim_seed: int = 7  # the simulated world's seed (only for base_url="simulated")
     sim_latency: str = ""  # seconds each simulated call waits (only for "simulated")
+    # where "simulated" is served: empty = start the arena inside the run's process; a URL
+    # = an arena already serving the same world (`arena-assets serve-arena`; the demo sets
+    # it for its child arena). The data and metadata still say "simulated", not the port.
+    sim_base_url: str = ""
     # US dollars an LLM asset may spend per month (its plan's estimate); empty = no limit
     budget_usd: str = ""
 
@@ -62,6 +67,8 @@ class LLMTaskResource(dg.ConfigurableResource):
     def resolved_base_url(self, raw_root: str | None = None) -> str:
         """The base URL to call; starts the simulated arena once per process if asked for."""
         if self.base_url.strip() == SIMULATED:
+            if self.sim_base_url.strip():
+                return served_elsewhere(self.sim_base_url.strip(), self.sim_seed)
             truth = f"{raw_root.rstrip('/')}/_truth" if raw_root else None
             return simulated_endpoint_url(truth, self.sim_seed, _number(self.sim_latency, "sim_latency"))
         return self.base_url.strip()
@@ -109,6 +116,7 @@ def llm_task_resource(prefix: str) -> LLMTaskResource:
         price_output_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_OUTPUT_PER_1M"),
         sim_seed=dg.EnvVar.int("ARENA_SIM_WORLD_SEED"),
         sim_latency=dg.EnvVar("ARENA_SIM_LATENCY"),
+        sim_base_url=dg.EnvVar("ARENA_SIM_BASE_URL"),
         budget_usd=dg.EnvVar("ARENA_LLM_BUDGET_USD"),
     )
 

@@ -71,11 +71,25 @@ def simulated_endpoint_url(truth_root: str | None, seed: int, latency: float = 0
     return simulated_endpoint(truth_root, seed, latency).base_url
 
 
+_elsewhere: dict[str, int] = {}  # base URL of a simulated arena in another process -> seed
+
+
+def served_elsewhere(url: str, seed: int) -> str:
+    """``url``, remembered as a simulated arena serving world ``seed`` in another process
+    (``ARENA_SIM_BASE_URL``: the demo's child arena), so that metadata and logs name it
+    instead of showing a port that is gone once the demo ends."""
+    with _lock:
+        _elsewhere[url] = seed
+    return url
+
+
 def public_base_url(url: str) -> str:
-    """``url`` as metadata and logs show it: the in-process simulated arena's loopback
-    address (a new free port every process, useless once the run ends) is named, not shown."""
+    """``url`` as metadata and logs show it: a simulated arena's loopback address (a new
+    free port every process, useless once the run ends) is named, not shown."""
     with _lock:
         for (_, seed, latency), ep in _endpoints.items():
             if ep.base_url == url:
                 return f"simulated (in-process arena, world seed {seed})"
+        if url in _elsewhere:
+            return f"simulated (arena in another process, world seed {_elsewhere[url]})"
     return url

@@ -364,9 +364,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     demo.add_argument("--keep", dest="fresh", action="store_false",
                       help="keep existing raw data, lake and catalog")
     demo.add_argument("--executor", choices=["in_process", "multiprocess"], default="in_process",
-                      help="the runs' executor: in_process (default; one process per month, the "
-                      "steps one after another) or multiprocess (a process per step, as a run "
-                      "launched from the UI without run config)")
+                      help="the runs' executor: in_process (default; every month's run in "
+                      "this process, the steps one after another) or multiprocess (each month "
+                      "launched with `dg launch`, a process per step, as a run launched from "
+                      "the UI without run config)")
     demo.set_defaults(func=run_demo)
     fill = sub.add_parser(
         "backfill", help="materialize a range of months through the Dagster instance",

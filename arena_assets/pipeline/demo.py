@@ -137,38 +137,42 @@ SIMULATED_TASK_URLS = ("ARENA_LABELER_BASE_URL", "ARENA_EMBED_BASE_URL", "ARENA_
 def _demo_arena(raw_root: str):
     """Every LLM task set to ``simulated`` goes to one simulated arena in a child process
     for the whole demo (``simulator/child.py``: a third less CPU than a server inside each
-    run). Not for raw logs on object storage (the in-process arena reads their truth with
-    the lake's credentials) nor when no task is ``simulated``."""
-    from arena_assets.simulator.child import arena_process, child_environment_ok, serving_env
+    run), through ``ARENA_SIM_BASE_URL``: the tasks keep saying ``simulated``, so the lake
+    and the metadata do not record a port that is gone when the demo ends. Not when the raw
+    logs are on object storage (the in-process arena reads their truth with the lake's
+    credentials), nor when no task is ``simulated`` or ARENA_SIM_BASE_URL already names an
+    arena."""
+    from arena_assets.llm.simulated import SIMULATED
+    from arena_assets.simulator.child import arena_process, child_environment_ok
 
-    settings = {name: _env_setting(name, "") for name in SIMULATED_TASK_URLS}
-    if _is_url(raw_root) or not child_environment_ok() or not serving_env("x", settings):
+    wanted = any(_env_setting(name, "").strip() == SIMULATED for name in SIMULATED_TASK_URLS)
+    if (_is_url(raw_root) or not wanted or not child_environment_ok()
+            or _env_setting("ARENA_SIM_BASE_URL", "").strip()):
         yield
         return
     latency = _env_setting("ARENA_SIM_LATENCY", "").strip()
     with arena_process(int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root,
                        float(latency) if latency else 0.0) as url:
-        env = serving_env(url, settings)
-        saved = {name: os.environ.get(name) for name in env}
-        os.environ.update(env)  # the runs' environment: the shell wins over .env
+        saved = os.environ.get("ARENA_SIM_BASE_URL")
+        os.environ["ARENA_SIM_BASE_URL"] = url  # the runs' environment: the shell wins over .env
         print(f"  the simulated arena serves the LLM tasks at {url} (a child process)")
         try:
             yield
         finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
+            if saved is None:
+                os.environ.pop("ARENA_SIM_BASE_URL", None)
+            else:
+                os.environ["ARENA_SIM_BASE_URL"] = saved
 
 
 def _cpu_seconds() -> str:
-    """CPU seconds of this process and of the Dagster runs it started (a figure that a
-    busy machine changes less than wall time)."""
+    """CPU seconds of this process (with the in-process executor: the runs) and of its
+    children (the simulated arena; with ``--executor multiprocess``, the runs too): figures
+    a busy machine changes less than wall time."""
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return (f"CPU {own.ru_utime + own.ru_stime:.0f}s here + {_children_cpu():.0f}s in the Dagster runs "
-            "and the simulated arena")
+    return (f"CPU {own.ru_utime + own.ru_stime:.0f}s in this process + {_children_cpu():.0f}s in "
+            "child processes")
 
 

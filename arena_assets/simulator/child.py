@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import ctypes
 import os
+import queue
 import signal
 import subprocess
 import sys
+import threading
+import time
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -23,12 +27,21 @@ from pathlib import Path
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
-    # a parent killed with SIGKILL cannot stop its children: the kernel does (Linux only)
+def _death_signal(parent: int):
+    """A ``preexec_fn`` that has the kernel SIGTERM the child when ``parent`` dies (a parent
+    killed with SIGKILL cannot stop its children; Linux only). libc is looked up here, in
+    the parent, so the forked child only calls it; a parent that died between the fork and
+    the call is caught by the ppid check."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+
+    def arm() -> None:  # pragma: no cover - runs in the child before exec
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:
+            os._exit(1)
+    return arm
 
 
 @contextmanager
@@ -38,7 +51,7 @@ def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
     (``http://127.0.0.1:PORT/v1``), stop it on exit. ``truth_root``: the simulated raw
     root (its ``_truth`` labels prompts; its ``world.json`` gives the world when it has
     this seed). Raises ``RuntimeError`` with the server's own output when it does not come
-    up."""
+    up within ``startup_timeout`` seconds."""
     cli = Path(sys.executable).with_name("arena-assets")
     cmd = [str(cli), "serve-arena", "--world-seed", str(seed), "--port", "0", "--host", "127.0.0.1"]
     if truth_root:
@@ -46,10 +59,22 @@ def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
     if latency:
         cmd += ["--latency", str(latency)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=_die_with_parent if sys.platform == "linux" else None)
+                            preexec_fn=_death_signal(os.getpid()) if sys.platform == "linux" else None)
+    lines: queue.Queue[str | None] = queue.Queue()
+    tail: deque[str] = deque(maxlen=200)  # what the server said last, for an error message
+
+    def drain() -> None:
+        # read the pipe for the server's whole life: a server whose output nobody reads
+        # blocks once the pipe is full (a traceback per failed request fills it)
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            tail.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=drain, name="arena-child-output", daemon=True).start()
     try:
-        url = _wait_for_url(proc, startup_timeout)
-        yield url
+        yield _wait_for_url(proc, lines, tail, startup_timeout)
     finally:
         proc.terminate()
         try:
@@ -57,38 +82,24 @@ def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout is not None:
-            proc.stdout.close()
 
 
-def _wait_for_url(proc: subprocess.Popen, timeout: float) -> str:
-    """The base URL from the server's first line ("simulated arena at URL ..."): the line
-    is printed once it listens, so reading it is the synchronisation (no polling)."""
-    import selectors
-
-    assert proc.stdout is not None
-    seen: list[str] = []
-    with selectors.DefaultSelector() as sel:
-        sel.register(proc.stdout, selectors.EVENT_READ)
-        while True:
-            if not sel.select(timeout):
-                raise RuntimeError(f"the simulated arena did not start within {timeout:.0f} s: "
-                                   + " ".join(seen)[-2000:])
-            line = proc.stdout.readline()
-            if not line:  # exited
-                raise RuntimeError("the simulated arena exited before serving: "
-                                   + "".join(seen)[-2000:] + f" (exit status {proc.wait()})")
-            seen.append(line)
-            if line.startswith("simulated arena at "):
-                return line.split()[3]
-
-
-def serving_env(url: str, settings: dict[str, str]) -> dict[str, str]:
-    """The variables that point every LLM task set to ``simulated`` at ``url``:
-    ``settings`` maps each task's base-URL variable to its current value."""
-    from arena_assets.llm.simulated import SIMULATED
-
-    return {name: url for name, value in settings.items() if value.strip() == SIMULATED}
+def _wait_for_url(proc: subprocess.Popen, lines: "queue.Queue[str | None]", tail: deque,
+                  timeout: float) -> str:
+    """The base URL from the server's line "simulated arena at URL ...": it is printed once
+    the server listens, so receiving it is the synchronisation (no polling)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise RuntimeError(f"the simulated arena did not start within {timeout:.0f} s: "
+                               + "".join(tail)[-2000:]) from None
+        if line is None:  # the server exited
+            raise RuntimeError("the simulated arena exited before serving: "
+                               + "".join(tail)[-2000:] + f" (exit status {proc.wait()})")
+        if line.startswith("simulated arena at "):
+            return line.split()[3]
 
 
 def child_environment_ok() -> bool:

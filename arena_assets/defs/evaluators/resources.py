@@ -74,7 +74,8 @@ class EvaluatorSettings(dg.ConfigurableResource):
         judge_task = judge.task(raw_root, max_tokens=512) if "llm" in kinds else None
         reward_task = reward.task(raw_root) if "reward" in kinds else None
         for resource, task in ((judge, judge_task), (reward, reward_task)):
-            if task is not None and resource.base_url.strip() == SIMULATED and "://" in raw_root:
+            if (task is not None and resource.base_url.strip() == SIMULATED and "://" in raw_root
+                    and not resource.sim_base_url.strip()):
                 # the simulated arena reads a remote raw root's truth with the lake's credentials
                 # (a local one it finds itself): the judges need the battles' truth
                 simulated_endpoint(None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")) \
