@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from arena_assets.pipeline.cli import (
-    EVERY_ASSET_JOB, _children_cpu, _env_setting, _is_url, _reap_dead_runs, _remove, _storage_options,
+    EVERY_ASSET_JOB, _children_cpu, _env_setting, _is_url, _remove, _storage_options,
     materialize, summary,
 )
 
@@ -57,9 +57,14 @@ def _execute_months(months: list[str]) -> None:
     job = defs().get_job_def(EVERY_ASSET_JOB)
     quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    from arena_assets.instance import reap_dead_runs
+
     with instance:
         for month in months:
-            _reap_dead_runs()
+            # runs of an earlier demo killed mid-run hold pool slots: free them (on the
+            # instance already open, not a second one per month)
+            for run_id in reap_dead_runs(instance):
+                print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
             started, cpu = time.perf_counter(), _own_cpu()
             result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=month,
                                             raise_on_error=False, tags={DEMO_EXECUTOR_TAG: "in_process"})
