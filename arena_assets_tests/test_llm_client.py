@@ -15,6 +15,7 @@ from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, par
 from arena_assets.llm import (
     LLMEndpointError, LLMRequest, LLMTask, ResponseCache, embed_texts, request_key, run_batch,
 )
+from arena_assets.llm.cache import MERGE_AT
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
 from arena_assets_tests.llm_kill_child import requests as kill_requests
 
@@ -64,6 +65,49 @@ def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
         keys = {request_key(m, reqs[0].messages, {"temperature": t}, v)
                 for m, t, v in [("a", 0, "v1"), ("b", 0, "v1"), ("a", 0.5, "v1"), ("a", 0, "v2")]}
         assert len(keys) == 4
+
+
+def test_small_chunks_are_merged_as_they_pile_up(tmp_path):
+    """A run that writes MERGE_AT or more small chunks ends with one; a run that only reads
+    leaves the files as they are; a reader whose listing a merge made stale lists again;
+    a merge of chunks another process already merged does nothing; the answers are the
+    same throughout."""
+    n = MERGE_AT + 5
+    with LabellingServer() as srv:
+        task = _task(srv)
+        first, report = run_batch(task, _reqs(n), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
+        chunks = sorted((tmp_path / "t").glob("chunk-*.parquet"))
+        assert report.calls == n and len(chunks) == 1  # n chunks of one answer, merged
+        assert pl.read_parquet(chunks[0]).height == n
+        stamp = chunks[0].stat().st_mtime_ns
+        again, report = run_batch(task, _reqs(n), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
+        assert (report.calls, report.cache_hits) == (0, n) and [r.value for r in again] == [r.value for r in first]
+        assert sorted((tmp_path / "t").glob("chunk-*.parquet")) == chunks and chunks[0].stat().st_mtime_ns == stamp
+        # fewer small chunks than MERGE_AT stay as written
+        _, report = run_batch(task, _reqs(n + 3), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
+        assert report.calls == 3 and len(list((tmp_path / "t").glob("chunk-*.parquet"))) == 4
+
+    # the folder as a reader listed it just before another process merged its chunks
+    writer = ResponseCache(str(tmp_path), "race", chunk_size=1)
+    for i in range(6):
+        writer.put(f"k{i}", model="m", prompt_version="v", content=f"answer {i}")
+    stale = writer._chunk_paths()
+
+    class ListedBeforeTheMerge(ResponseCache):
+        listings = 0
+
+        def _chunk_paths(self, detail=False):
+            self.listings += 1
+            return stale if self.listings == 1 else super()._chunk_paths(detail)
+
+    assert ResponseCache(str(tmp_path), "race").compact() == 6
+    reader = ListedBeforeTheMerge(str(tmp_path), "race")
+    assert {k: reader.get(k)["content"] for k in (f"k{i}" for i in range(6))} == {
+        f"k{i}": f"answer {i}" for i in range(6)}
+    assert reader.listings >= 2
+    # a second merge of the same (already merged) chunks finds them gone: nothing changes
+    assert ResponseCache(str(tmp_path), "race")._merge(stale) == 0
+    assert len(ResponseCache(str(tmp_path), "race")) == 6
 
 
 def test_extra_params_sent_and_reasoning_kept_apart(tmp_path):
@@ -245,6 +289,15 @@ def test_cache_on_s3_is_configuration_only(tmp_path):
             _, r1 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
             _, r2 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
             assert (r1.calls, r2.calls, r2.cache_hits, srv.calls) == (10, 0, 10, 10)
+            # a chunk per answer: the run ends by merging them on the object store too
+            _, r3 = run_batch(task, _reqs(MERGE_AT + 8), ResponseCache("s3://lake/_llm_cache", "m", 1, opts),
+                              parse_criteria)
+            listed = boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test",
+                                  region_name="us-east-1").list_objects_v2(Bucket="lake", Prefix="_llm_cache/m/")
+            assert r3.calls == MERGE_AT + 8 and [o["Key"].rsplit("/", 1)[1][:6] for o in listed["Contents"]] == ["chunk-"]
+            _, r4 = run_batch(task, _reqs(MERGE_AT + 8), ResponseCache("s3://lake/_llm_cache", "m", 1, opts),
+                              parse_criteria)
+            assert (r4.calls, r4.cache_hits) == (0, MERGE_AT + 8)
     finally:
         moto.stop()
 

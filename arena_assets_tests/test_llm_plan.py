@@ -155,7 +155,8 @@ def test_request_token_counts(real_data):
     import polars as pl
 
     from arena_assets.clean.tokens import approx_tokens
-    from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+    from arena_assets.llm.tokens import (chat_prompt_tokens, chat_prompt_tokens_many, text_tokens,
+                                         text_tokens_many)
 
     texts, reference = [], []
     for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
@@ -172,3 +173,14 @@ def test_request_token_counts(real_data):
     assert chat_prompt_tokens([{"role": "user", "content": "Hello world!"}]) == 9
     assert chat_prompt_tokens([{"role": "user", "name": "x", "content": [
         {"type": "text", "text": "Hello world!"}, {"type": "image_url", "image_url": {"url": "x"}}]}]) == 95
+    # a plan counts a batch's requests in one polars pass: the same number per request,
+    # for plain strings, parts, names, images, empty and missing contents
+    requests = [[{"role": "system", "content": "Be brief."}, {"role": "user", "content": t}]
+                for t in texts[:400]]
+    requests += [[{"role": "user", "name": "x", "content": [
+        {"type": "text", "text": t}, {"type": "image_url", "image_url": {"url": "x"}},
+        {"type": "text", "text": None}, "plain part"]}] for t in texts[400:600]]
+    requests += [[{"role": "user", "content": ""}], [{"role": "user", "content": None}], [], [
+        {"role": "assistant", "content": {"unexpected": "shape"}}]]
+    assert chat_prompt_tokens_many(requests) == [chat_prompt_tokens(m) for m in requests]
+    assert text_tokens_many(texts + [None, ""]) == ours + [0, 0]

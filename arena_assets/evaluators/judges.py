@@ -202,6 +202,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 list(pool.map(work, todo))
         finally:
             cache.flush()
+        cache.settle()
     rows = []
     for bid, a, b in sample.select("battle_id", "conversation_a", "conversation_b").iter_rows():
         ra, rb = scores[_reward_key(task, a)], scores[_reward_key(task, b)]

@@ -192,6 +192,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                 raise failed[0]
         finally:
             cache.flush()
+        cache.settle()  # merges the small chunks once they pile up (llm.cache)
     elif progress:
         progress(Progress(len(outcomes), len(by_key), 0, time.monotonic() - started, report.cache_hits))
 

@@ -17,11 +17,22 @@ of them and the old answers stop matching; the same request in a later run costs
 When a key has several entries (two runs answered it, or a bad answer cached by an older
 version was asked again), the newest wins. Temporary files of writers that died are swept
 at the next write (``arena_assets.inflight``).
+
+Chunks are merged as they accumulate: a run that wrote chunks ends with ``settle()``, which
+merges the namespace's small chunks (< ``SMALL_CHUNK_BYTES``) into one once there are
+``MERGE_AT`` of them. Why: a production month's labels leave ~16,000 chunks of 64 answers
+per namespace, and every later run (a rerun, the next month, the plan) read them back one
+file at a time (2.1 s for 1,318 chunks against 0.27 s for the same 84,292 answers in one).
+Merging is safe beside other readers and writers of the namespace (another month's run,
+a plan): the merged chunk is in place before the small ones are deleted, a reader that
+meets a chunk deleted under it lists the folder again, and two merges at once only leave
+duplicate rows, which load as one.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import threading
 import time
 import uuid
@@ -34,6 +45,9 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
+
+MERGE_AT = 32  # small chunks in a namespace before settle() merges them
+SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
 CACHE_SCHEMA = {
     "key": pl.String,
@@ -78,19 +92,47 @@ class ResponseCache:
     # -- reads -----------------------------------------------------------------------------
     def _load(self) -> dict[str, dict]:
         if self._entries is None:
-            entries: dict[str, dict] = {}
-            for path in sorted(self.fs.glob(f"{self.dir}/chunk-*.parquet")):
-                with self.fs.open(path, "rb") as fh:
-                    frame = pl.read_parquet(fh)
-                # chunks written before a column existed read it as null
-                frame = frame.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in CACHE_SCHEMA.items()
-                                            if c not in frame.columns])
-                for row in frame.iter_rows(named=True):
-                    known = entries.get(row["key"])  # the newest answer wins
-                    if known is None or (row["created_at"] or 0) >= (known["created_at"] or 0):
-                        entries[row["key"]] = row
-            self._entries = entries
+            frame = self._read_all()
+            # the newest answer of a key wins (a rerun's, or one asked again after a bad one)
+            frame = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
+                     .unique("key", keep="first", maintain_order=True))
+            self._entries = dict(zip(frame.get_column("key").to_list(), frame.to_dicts()))
         return self._entries
+
+    def _chunk_paths(self, detail: bool = False):
+        found = self.fs.glob(f"{self.dir}/chunk-*.parquet", detail=detail)
+        return found if detail else sorted(found)
+
+    def _read_all(self) -> pl.DataFrame:
+        """Every chunk as one frame; the folder is listed again when a chunk is deleted
+        under us (a merge by another process: its merged chunk is already in place)."""
+        for attempt in range(5):
+            paths = self._chunk_paths()
+            try:
+                return self._read(paths)
+            except (OSError, pl.exceptions.PolarsError):
+                if attempt == 4 or self._chunk_paths() == paths:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _read(self, paths: list[str]) -> pl.DataFrame:
+        empty = pl.DataFrame(schema=CACHE_SCHEMA)
+        if not paths:
+            return empty
+        if isinstance(self.fs, LocalFileSystem):
+            try:  # one multi-file read in polars' own threads
+                return pl.scan_parquet(paths, schema=CACHE_SCHEMA, missing_columns="insert",
+                                       extra_columns="ignore").collect()
+            except pl.exceptions.SchemaError:
+                pass  # a chunk of another layout: read one by one below
+            blobs = [self.fs.cat_file(p) for p in paths]
+        else:  # object stores fetch the chunks concurrently
+            fetched = self.fs.cat(paths)
+            blobs = [fetched[p] for p in paths]
+        frames = [pl.read_parquet(io.BytesIO(b)) for b in blobs]
+        # chunks written before a column existed read it as null
+        return pl.concat([empty, *frames], how="diagonal_relaxed").select(
+            [pl.col(c).cast(t) for c, t in CACHE_SCHEMA.items()])
 
     def get(self, key: str) -> dict | None:
         with self._lock:
@@ -129,24 +171,37 @@ class ResponseCache:
                 self._write(batch)
 
     def compact(self) -> int:
-        """Merge every chunk into one (fewer files to list on S3); returns chunks removed.
-
-        Safe against a crash at any point: the merged chunk is written (atomically) before the
-        old ones are deleted, and duplicate keys across chunks are harmless on load.
-        """
+        """Merge every chunk into one (fewer files to list on S3); returns chunks removed."""
         self.flush()
-        paths = sorted(self.fs.glob(f"{self.dir}/chunk-*.parquet"))
+        return self._merge(self._chunk_paths())
+
+    def settle(self) -> int:
+        """End of a run that wrote: merge the small chunks once there are ``MERGE_AT`` of
+        them (see the module docstring); returns chunks removed."""
+        self.flush()
+        if not self.chunks_written:
+            return 0  # a run that only read leaves the namespace as it found it
+        found = self._chunk_paths(detail=True)
+        small = sorted(p for p, info in found.items() if (info.get("size") or 0) < SMALL_CHUNK_BYTES)
+        return self._merge(small) if len(small) >= MERGE_AT else 0
+
+    def _merge(self, paths: list[str]) -> int:
+        """One chunk of ``paths``' answers (newest per key), written before they are deleted:
+        a crash at any point loses nothing, and duplicate keys across chunks load as one."""
         if len(paths) < 2:
             return 0
-        frames = []
-        for path in paths:
-            with self.fs.open(path, "rb") as fh:
-                frames.append(pl.read_parquet(fh))
-        merged = (pl.concat(frames, how="diagonal_relaxed")
-                  .sort("created_at", descending=True, nulls_last=True)
+        try:
+            frame = self._read(paths)
+        except (OSError, pl.exceptions.PolarsError):
+            return 0  # another process merged them first: nothing to do
+        merged = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
                   .unique("key", keep="first", maintain_order=True))
-        self._write(merged.to_dicts())
-        self.fs.rm(paths)
+        self._write_frame(merged)
+        for path in paths:
+            try:
+                self.fs.rm_file(path)
+            except FileNotFoundError:
+                pass  # deleted by a concurrent merge of the same chunks
         return len(paths)
 
     def _take(self) -> list[dict]:
@@ -154,7 +209,9 @@ class ResponseCache:
         return batch
 
     def _write(self, rows: list[dict]) -> None:
-        frame = pl.DataFrame(rows, schema=CACHE_SCHEMA)
+        self._write_frame(pl.DataFrame(rows, schema=CACHE_SCHEMA))
+
+    def _write_frame(self, frame: pl.DataFrame) -> None:
         name = f"chunk-{uuid.uuid4().hex}"
         final = f"{self.dir}/{name}.parquet"
         with self._write_lock:

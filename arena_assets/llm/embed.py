@@ -69,6 +69,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
                 list(pool.map(work, batches))  # re-raises the first failure
         finally:
             cache.flush()
+        cache.settle()
     matrix = np.asarray([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), -1)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     report.statuses["ok"] = len(keys)

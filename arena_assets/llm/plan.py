@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.config import LLMTask
-from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+from arena_assets.llm.tokens import chat_prompt_tokens_many, text_tokens_many
 
 BUDGET_SETTING = "ARENA_LLM_BUDGET_USD"
 # answers in the cache needed before their mean length stands for the next batch
@@ -163,6 +163,8 @@ def history(cache: ResponseCache, model: str, prompt_version: str) -> tuple[floa
 
 def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) -> tuple[float, str]:
     """Completion tokens expected per call, and the basis said in the plan."""
+    if not versions:
+        return 0.0, "nothing to ask"
     found = [h for v in dict.fromkeys(versions) if (h := history(cache, task.model, v))]
     if found:
         n = sum(h[1] for h in found)
@@ -181,7 +183,7 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     per_call, basis = output_estimate(task, cache, [r.prompt_version for r in todo])
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
                      cached=len(first) - len(todo), calls=len(todo),
-                     prompt_tokens=sum(chat_prompt_tokens(r.messages) for r in todo),
+                     prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis)
     plan.cost = task.cost(plan.prompt_tokens, plan.completion_tokens)
     return plan
@@ -194,7 +196,7 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
     todo = [k for k in text_of if cache.get(k) is None]
     plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
                      cached=len(text_of) - len(todo), calls=-(-len(todo) // batch_size),
-                     prompt_tokens=sum(text_tokens(text_of[k]) for k in todo),
+                     prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
                      output_basis="embeddings: no output tokens")
     plan.cost = task.cost(plan.prompt_tokens, 0)
     return plan

@@ -12,8 +12,11 @@ image part counts 85 tokens (OpenAI's low-detail image; a high-detail one costs 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
+import numpy as np
+import polars as pl
 import regex
 
 from arena_assets.clean.tokens import TOKEN_PATTERN
@@ -60,6 +63,48 @@ def content_tokens(content: object) -> int:
                 total += text_tokens(part)
         return total
     return 0
+
+
+def chat_prompt_tokens_many(requests: Sequence[list[dict]]) -> list[int]:
+    """``chat_prompt_tokens`` of many requests, the same numbers, their texts counted in
+    one polars pass: a plan counts every request of a batch (a 30,000-conversation month's
+    labels: 63,000 requests, 34M tokens), where one ``regex`` call per text took ~9 s
+    of the plan's ~12 s and the column count takes ~1 s."""
+    totals = np.full(len(requests), REPLY_PRIMING, dtype=np.int64)
+    texts: list[str] = []
+    owners: list[int] = []
+    for i, messages in enumerate(requests):
+        for m in messages:
+            totals[i] += PER_MESSAGE + (PER_NAME if m.get("name") else 0)
+            content = m.get("content")
+            parts = content if isinstance(content, list) else [content]
+            for part in parts:
+                if isinstance(part, str):
+                    text = part
+                elif isinstance(part, dict) and isinstance(content, list):
+                    if part.get("type") in ("image_url", "image", "input_image"):
+                        totals[i] += IMAGE_TOKENS
+                    text = part.get("text") if part.get("type") == "text" else None
+                else:
+                    text = None
+                if isinstance(text, str) and text:
+                    texts.append(text)
+                    owners.append(i)
+    if texts:
+        np.add.at(totals, np.asarray(owners, dtype=np.int64), _count_many(texts))
+    return totals.tolist()
+
+
+def text_tokens_many(texts: Sequence[str | None]) -> list[int]:
+    """``text_tokens`` of many texts, in one polars pass (the same numbers)."""
+    return _count_many(list(texts)).tolist() if texts else []
+
+
+def _count_many(texts: list[str | None]) -> np.ndarray:
+    # polars' Rust regex gives the ``regex`` module's counts on this pattern: checked on
+    # every message of the real battles, 10+ languages (test_llm_plan)
+    return (pl.Series(texts, dtype=pl.String).str.count_matches(TOKEN_PATTERN)
+            .fill_null(0).to_numpy().astype(np.int64))
 
 
 def chat_prompt_tokens(messages: list[dict]) -> int:
