@@ -34,6 +34,7 @@ from arena_assets.llm import (
     BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch,
 )
 from arena_assets.llm.batch import ProgressFn
+from arena_assets.llm.plan import recording
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
     "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")}
@@ -145,7 +146,8 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     answers: dict[str, LLMResult] = {}  # "<key or conv>\x1f<task>" -> result
 
     tasks = ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else [])
-    _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
+    if recording() is None:  # the run checks before its first call; a plan only counts
+        _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
     # image tasks hold the reference; with an image root it becomes the image's data URL
     # as each request is sent (labels.images), a failure failing that item alone
     fetch = partial(resolve_images, image_root=cfg.image_root) if cfg.image_root.strip() else None
@@ -165,6 +167,8 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
         for r in results:
             per_conv.setdefault(r.item_id.split("\x1f")[0], []).append(r)
 
+    if recording() is not None:  # a plan (llm.plan.planning): the batches are all it needs
+        return pl.DataFrame(schema=TOPIC_LABELS_SCHEMA), report
     tag_task = {tag: lt for lt in ps.tasks for tag in lt.tags}
     per_key = [_prompt_row(k, answers, tag_task, report) for k in keys]
     rows = pl.DataFrame(per_key, schema=_PROMPT_ROW_SCHEMA)
@@ -179,7 +183,7 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     out = out.with_columns(
         month=pl.lit(month), is_vision=pl.col("images").list.len() > 0,
         prompt_cut=pl.col("prompt_chars") > cfg.max_prompt_chars,
-        code=pl.col("first_prompt").fill_null("").map_elements(is_code, return_dtype=pl.Boolean),
+        code=_code_flags(out.get_column("first_prompt")),
         criteria_model=pl.lit(task.model), criteria_prompt_version=pl.lit(_version(ps, tag_task, "criteria_v0.1")),
         code_model=pl.lit(CODE_LABELER), code_prompt_version=pl.lit(CODE_VERSION), code_status=pl.lit("ok"),
         refusal_model=pl.lit(task.model), refusal_prompt_version=pl.lit(_version(ps, tag_task, "refusal_v0.1")),
@@ -209,6 +213,15 @@ def _check_image_source(task: LLMTask, cfg: LabelConfig, images_to_send: bool) -
             f"ARENA_IMAGE_ROOT is empty: the vision labels would send {task.base_url} image references "
             "(sha256:<hex>), which only the simulated arena reads; set ARENA_IMAGE_ROOT to the folder or "
             "s3:// prefix holding the images as <sha256>.<ext> (nothing was called)")
+
+
+def _code_flags(first_prompts: pl.Series) -> pl.Series:
+    """``is_code`` of each first prompt, each distinct text read once (popular prompts
+    repeat; the heuristic's regexes cost ~60 µs a prompt)."""
+    texts = first_prompts.fill_null("")
+    distinct = texts.unique().to_list()
+    flags = dict(zip(distinct, map(is_code, distinct)))
+    return texts.replace_strict(flags, return_dtype=pl.Boolean)
 
 
 def _version(ps: PromptSet, tag_task: dict[str, LabelTask], tag: str) -> str | None:
@@ -292,17 +305,21 @@ def _category_tag() -> pl.Expr:
 
 
 def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, cfg: LabelConfig) -> list[LLMRequest]:
-    reqs = []
-    for conv_id, messages in conversations.select("conv_id", "messages").iter_rows():
-        last_user, n = "", 0
-        for m in messages or []:  # every answer, as LMArena's refusal classifier reads them
-            if m["role"] == "user":
-                last_user = m["content"] or ""
-            elif m["role"] == "assistant":
-                msgs = lt.messages(cut(last_user, cfg.max_prompt_chars), cut(m["content"] or "", cfg.max_answer_chars))
-                reqs.append(LLMRequest(f"{conv_id}\x1f{n}", msgs, ps.version(lt)))
-                n += 1
-    return reqs
+    """One request per answer, with the user turn it answers, as LMArena's refusal
+    classifier reads them. The turns are paired in polars: walking every message as Python
+    dicts was ~1.5 s of a 30,000-conversation month's step, twice (the plan, the run)."""
+    turns = (conversations.select("conv_id", "messages").explode("messages")
+             .filter(pl.col("messages").is_not_null())
+             .select("conv_id", pl.col("messages").struct.field("role"),
+                     pl.col("messages").struct.field("content").fill_null(""))
+             .with_columns(last_user=pl.when(pl.col("role") == "user").then(pl.col("content"))
+                           .forward_fill().over("conv_id").fill_null(""))
+             .filter(pl.col("role") == "assistant")
+             .with_columns(n=pl.int_range(pl.len()).over("conv_id")))
+    version = ps.version(lt)
+    return [LLMRequest(f"{conv_id}\x1f{n}", lt.messages(cut(user, cfg.max_prompt_chars),
+                                                        cut(answer, cfg.max_answer_chars)), version)
+            for conv_id, n, user, answer in turns.select("conv_id", "n", "last_user", "content").iter_rows()]
 
 
 def _worst(statuses: list[str]) -> str:
