@@ -370,3 +370,33 @@ def test_refusal_classifies_every_answer_of_a_long_conversation(tmp_path):
     assert row["answer_refusal_classes"] == ["no"] * 11 + ["yes"]
     assert row["refusal"] is True and row["category_tag"]["refusal_v0.1"]["refusal"] is True
     assert report.batches["refusal"].items == 12
+
+
+def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
+    """Each answer goes with the last user turn before it ("" when none), its index counted
+    per conversation; null contents read as "", null or empty message lists give nothing.
+    Checked against a plain walk over the messages written here."""
+    import polars as pl
+
+    from arena_assets.labels.label import LabelConfig, _answer_requests
+
+    schema = {"conv_id": pl.String, "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String}))}
+    conv = pl.DataFrame({"conv_id": ["a", "b", "c", "d"], "messages": [
+        [{"role": "assistant", "content": "unprompted"}, {"role": "user", "content": None},
+         {"role": "assistant", "content": None}, {"role": "system", "content": "s"},
+         {"role": "user", "content": "second " * 3000}, {"role": "assistant", "content": "x" * 20_000}],
+        None, [], [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]]}, schema=schema)
+    cfg = LabelConfig()
+    lt = cfg.prompt_set.by_scope("answer")[0]
+    expected = []
+    for conv_id, messages in conv.iter_rows():
+        user, n = "", 0
+        for m in messages or []:
+            if m["role"] == "user":
+                user = m["content"] or ""
+            elif m["role"] == "assistant":
+                expected.append((f"{conv_id}\x1f{n}", lt.messages(user[:cfg.max_prompt_chars],
+                                                                  (m["content"] or "")[:cfg.max_answer_chars])))
+                n += 1
+    got = [(r.item_id, r.messages) for r in _answer_requests(conv, lt, cfg.prompt_set, cfg)]
+    assert got == expected and [g[0] for g in got] == ["a\x1f0", "a\x1f1", "a\x1f2", "d\x1f0"]

@@ -368,6 +368,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "this process, the steps one after another) or multiprocess (each month "
                       "launched with `dg launch`, a process per step, as a run launched from "
                       "the UI without run config)")
+    demo.add_argument("--workers", type=int, default=2,
+                      help="in_process: runs at once, each in one of this many worker "
+                      "processes (months that do not depend on each other at once, as "
+                      "`backfill --parallel`); 1 = one run per month, one after another")
     demo.set_defaults(func=run_demo)
     fill = sub.add_parser(
         "backfill", help="materialize a range of months through the Dagster instance",

@@ -1,6 +1,8 @@
-"""`arena-assets demo`: simulate an arena, materialize every asset month by month, print
+"""`arena-assets demo`: simulate an arena, materialize every asset of every month, print
 the summary. The runs go through Dagster against the project's instance (DAGSTER_HOME), as
-the UI's do, so `make ui` shows them afterwards."""
+the UI's do, so `make ui` shows them afterwards: by default a parallel backfill's runs
+executed by two in-process workers (``worker_pool.py``); ``--workers 1``: one run per
+month in this process."""
 
 from __future__ import annotations
 
@@ -22,8 +24,62 @@ DEMO_CONVERSATIONS_PER_MONTH = 3000
 DEMO_SEED = 7
 
 
-# execute_in_process records no executor in the run config: the runs say it in a tag
-DEMO_EXECUTOR_TAG = "arena/executor"
+def materialize_months_parallel(months: list[str], workers: int) -> None:
+    """The months as a parallel backfill (``backfill.plan_parallel``: months that do not
+    depend on each other at once), its runs executed by ``workers`` long-lived in-process
+    workers (``pipeline/worker_pool.py``), then each month's publishing runs (the release,
+    the site and the job's remaining checks), in month order. Same tables as the
+    month-by-month runs of ``materialize_months_here`` (test_demo_parallel)."""
+    with _cli_environment():
+        _execute_parallel(months, workers)
+
+
+def _execute_parallel(months: list[str], workers: int) -> None:
+    import dagster as dg
+
+    from arena_assets.definitions import defs
+    from arena_assets.instance import reap_dead_runs
+    from arena_assets.pipeline.backfill import ParallelRun
+    from arena_assets.pipeline.cli import backfill_plan, parallel_backfill_plan
+    from arena_assets.pipeline.worker_pool import execute_runs, job_ops
+
+    with dg.DagsterInstance.get() as instance:
+        for run_id in reap_dead_runs(instance):
+            print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
+    plan = parallel_backfill_plan(months[0], months[-1])
+    ops = backfill_plan(months[0], months[-1], None)[1]
+    planned = set(ops.values())
+    publishing = tuple(op for op in job_ops(defs()) if op not in planned)
+    runs, before = list(plan), frozenset(r.key for r in plan)
+    for month in months:  # publishing reads every stage of its month; months in order
+        runs.append(ParallelRun(("publish", month), publishing, (month,), before))
+        before = frozenset({("publish", month)})
+
+    def ops_of(run: ParallelRun) -> list[str]:
+        return list(run.assets) if run.key[0] == "publish" else list(dict.fromkeys(ops[a] for a in run.assets))
+
+    started = time.perf_counter()
+    left = execute_runs(runs, ops_of, workers)
+    if left:
+        raise SystemExit(f"materialization failed: {len(left)} of {len(runs)} runs failed or did "
+                         "not start (the errors are above)")
+    print(f"  {len(runs)} runs, up to {workers} at once, in {time.perf_counter() - started:.1f}s")
+
+
+@contextmanager
+def _cli_environment():
+    """The CLI's settings (the shell wins over ``.env``) for the runs, undone afterwards:
+    the summary after the runs reads the settings as the user wrote them."""
+    from arena_assets.envfile import dagster_workdir
+
+    with dagster_workdir(".") as (_, env):
+        saved = dict(os.environ)
+        os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def materialize_months_here(months: list[str]) -> None:
@@ -33,16 +89,8 @@ def materialize_months_here(months: list[str]) -> None:
     cores). The runs are recorded in the instance (DAGSTER_HOME) with the job's name, so
     ``make ui`` shows them as it shows launched ones; Dagster's event log goes to the
     instance, not the console. The settings are the CLI's: the shell wins over ``.env``."""
-    from arena_assets.envfile import dagster_workdir
-
-    with dagster_workdir(".") as (_, env):
-        saved = dict(os.environ)
-        os.environ.update(env)
-    try:
+    with _cli_environment():
         _execute_months(months)
-    finally:  # the summary after the runs reads the settings as the user wrote them
-        os.environ.clear()
-        os.environ.update(saved)
 
 
 def _execute_months(months: list[str]) -> None:
@@ -51,14 +99,13 @@ def _execute_months(months: list[str]) -> None:
     import dagster as dg
 
     from arena_assets.definitions import defs
+    from arena_assets.instance import reap_dead_runs
+    from arena_assets.pipeline.worker_pool import EXECUTOR_TAG, QUIET, failure_text
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
     job = defs().get_job_def(EVERY_ASSET_JOB)
-    quiet = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-    from arena_assets.instance import reap_dead_runs
-
     with instance:
         for month in months:
             # runs of an earlier demo killed mid-run hold pool slots: free them (on the
@@ -66,15 +113,10 @@ def _execute_months(months: list[str]) -> None:
             for run_id in reap_dead_runs(instance):
                 print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
             started, cpu = time.perf_counter(), _own_cpu()
-            result = job.execute_in_process(run_config=quiet, instance=instance, partition_key=month,
-                                            raise_on_error=False, tags={DEMO_EXECUTOR_TAG: "in_process"})
+            result = job.execute_in_process(run_config=QUIET, instance=instance, partition_key=month,
+                                            raise_on_error=False, tags={EXECUTOR_TAG: "in_process"})
             if not result.success:
-                for event in result.all_events:
-                    if event.is_step_failure or event.is_run_failure:
-                        sys.stderr.write(f"{event.step_key or 'run'}: {event.message}\n")
-                        error = getattr(event.event_specific_data, "error", None)
-                        if error is not None:
-                            sys.stderr.write(error.to_string()[-3000:] + "\n")
+                sys.stderr.write(failure_text(result) + "\n")
                 raise SystemExit(f"materialization of * for {month} failed (run {result.run_id})")
             print(f"  {month}: materialized * in {time.perf_counter() - started:.1f}s "
                   f"(CPU {_own_cpu() - cpu:.1f}s)")
@@ -119,10 +161,14 @@ def run_demo(args: argparse.Namespace) -> int:
         simulate_months(raw_root, months, args.per_month, seed=args.seed,
                         completions_per_month=args.per_month // 2)
     print(f"  simulated in {time.perf_counter() - started:.1f}s")
-    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {args.executor} "
-          "executor), month by month ...")
+    parallel = args.executor == "in_process" and args.workers > 1 and _parallel_ok(months)
+    how = (f"a parallel backfill's runs, {args.workers} in-process workers" if parallel
+           else f"{args.executor} executor, month by month")
+    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {how}) ...")
     with _demo_arena(raw_root):
-        if args.executor == "in_process":
+        if parallel:
+            materialize_months_parallel(months, args.workers)
+        elif args.executor == "in_process":
             materialize_months_here(months)
         else:
             for month in months:
@@ -131,6 +177,14 @@ def run_demo(args: argparse.Namespace) -> int:
     print(summary(catalog, lake_root, raw_root))
     print(f"\nDemo finished in {time.perf_counter() - started:.0f}s ({_cpu_seconds()}).")
     return 0
+
+
+def _parallel_ok(months: list[str]) -> bool:
+    """A parallel backfill covers a contiguous range of months, and its workers share the
+    project's instance (an ephemeral one per worker would split the runs)."""
+    from arena_assets.pipeline.backfill import months_between
+
+    return bool(os.environ.get("DAGSTER_HOME")) and months == months_between(months[0], months[-1])
 
 
 # the LLM tasks whose base URL may be `simulated` (.env.example)

@@ -69,6 +69,8 @@ class RatingScale:
         out[complete] = self.ratings(beta[complete], models)
         for r in np.flatnonzero(~complete):
             seen = ~np.isnan(beta[r])
+            if not seen.any():  # a round that fitted no model stays NaN (no empty mean)
+                continue
             if self.anchor is not None:
                 i = models.index(self.anchor[0])
                 if seen[i]:
