@@ -308,8 +308,9 @@ def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, 
     """One request per answer, with the user turn it answers, as LMArena's refusal
     classifier reads them. The turns are paired in polars: walking every message as Python
     dicts was ~1.5 s of a 30,000-conversation month's step, twice (the plan, the run)."""
-    turns = (conversations.select("conv_id", "messages").explode("messages")
-             .filter(pl.col("messages").is_not_null())
+    turns = (conversations.select("conv_id", "messages")
+             .filter(pl.col("messages").list.len() > 0)  # null or empty: no answer to classify
+             .explode("messages", empty_as_null=False).filter(pl.col("messages").is_not_null())
              .select("conv_id", pl.col("messages").struct.field("role"),
                      pl.col("messages").struct.field("content").fill_null(""))
              .with_columns(last_user=pl.when(pl.col("role") == "user").then(pl.col("content"))
