@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from arena_assets.pipeline.backfill import AssetNode, ParallelRun, plan_parallel, run_parallel
-from arena_assets.pipeline.cli import parallel_backfill_plan
+from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
 
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 
@@ -109,3 +109,45 @@ def test_a_failed_run_stops_what_waits_on_it(tmp_path):
     assert done["a1"][0] == 1
     assert "b1" not in done and "b2" not in done  # b1 waits on a1; nothing new after a failure
     assert "start b1" not in log.read_text()
+
+
+def _pool_run(ops: tuple, months: tuple):
+    """A stand-in run for the worker pool (module level: spawned workers import it): the
+    CHILD script's steps, in the worker process."""
+    from arena_assets.pipeline.worker_pool import RunOutcome
+
+    key, log, fifo, mode = ops
+    with open(log, "a") as f:
+        f.write(f"start {key}\n")
+    if mode == "write":
+        open(fifo, "w").close()
+    elif mode == "read":
+        open(fifo).close()
+    with open(log, "a") as f:
+        f.write(f"end {key}\n")
+    return RunOutcome(mode != "fail", key, "it failed" if mode == "fail" else "", 0.0, 0.0)
+
+
+def test_the_worker_pool_overlaps_independent_runs_and_stops_after_a_failure(tmp_path):
+    """`backfill --parallel N --in-process-workers` and `make demo`: the same order,
+    concurrency and failure handling as the process-per-run runner, in spawned workers."""
+    from arena_assets.pipeline.worker_pool import execute_runs
+
+    fifo, log = tmp_path / "rendezvous", tmp_path / "order.log"
+    os.mkfifo(fifo)
+
+    def ops_of(modes):
+        return lambda run: (run.key, str(log), str(fifo), modes.get(run.key, "plain"))
+
+    lines: list[str] = []
+    left = execute_runs(_runs(), ops_of({"a1": "write", "a2": "read"}), 2, lines.append,
+                        execute=_pool_run, initializer=None)
+    assert left == [] and len(lines) == 4
+    at = {line: i for i, line in enumerate(log.read_text().split("\n"))}
+    assert max(at["start a1"], at["start a2"]) < min(at["end a1"], at["end a2"])
+    assert at["end a1"] < at["start b1"] and max(at["end a2"], at["end b1"]) < at["start b2"]
+    log.unlink()
+    left = execute_runs(_runs(), ops_of({"a1": "fail"}), 1, lines.append,
+                        execute=_pool_run, initializer=None)
+    assert [r.key for r in left] == ["a1", "a2", "b1", "b2"]  # the failed one, then the rest
+    assert "start b1" not in log.read_text() and "FAILED" in lines[-1]

@@ -1,7 +1,7 @@
 """Backfilling history past one process: in-process, multiprocess, Celery (issue 17 §4; by hand).
 
     .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
-        [--modes in_process,parallel,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
+        [--modes in_process,parallel,pool,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
 
 Simulates ``--months`` months of ``--conversations`` conversations, then backfills every
 asset but the release over them once per mode, each mode on a fresh lake, LLM cache and
@@ -10,6 +10,9 @@ Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_para
 - ``in_process``: one run at a time, the in-process executor (the baseline: one core);
 - ``parallel``: ``--workers`` runs at once, each with the in-process executor (what
   ``arena-assets backfill --parallel N`` does: a process per run, not per step);
+- ``pool``: ``--workers`` runs at once in as many long-lived worker processes, each with
+  the in-process executor (``arena-assets backfill --parallel N --in-process-workers``,
+  what ``make demo`` does: Dagster and the code location loaded once a worker);
 - ``multiprocess``: ``--workers`` runs at once, each with the multiprocess executor (a
   process per step), as the daemon's queued coordinator launches a UI backfill;
 - ``celery``: the same runs through ``arena_assets.celery_location``: every step a Celery
@@ -49,7 +52,7 @@ def months_from(first: str, n: int) -> list[str]:
 
 
 def parallel_plan(months: list[str]):
-    from arena_assets.pipeline.cli import parallel_backfill_plan
+    from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
 
     return parallel_backfill_plan(months[0], months[-1])
 
@@ -115,8 +118,8 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -
     subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=root, check=True,
                    capture_output=True)
     plan = parallel_plan(months)
-    executor = {"in_process": "in_process", "parallel": "in_process", "multiprocess": "multiprocess",
-                "celery": ""}[mode]
+    executor = {"in_process": "in_process", "parallel": "in_process", "pool": "in_process",
+                "multiprocess": "multiprocess", "celery": ""}[mode]
     module = "arena_assets.celery_location" if mode == "celery" else "arena_assets.definitions"
     logs = root / "runs"
     logs.mkdir()
@@ -129,6 +132,19 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -
                                 stderr=subprocess.STDOUT)
 
     started, load0 = time.perf_counter(), os.getloadavg()[0]
+    if mode == "pool":  # the CLI itself: its workers are its children, their CPU in its usage
+        cli = subprocess.Popen([str(BIN / "arena-assets"), "backfill", "--from", months[0], "--to",
+                                months[-1], "--parallel", str(workers), "--in-process-workers"],
+                               env=env, cwd=root, stdout=(logs / "pool.log").open("w"),
+                               stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(cli.pid, 0)
+        cli.returncode = os.waitstatus_to_exitcode(status)
+        if cli.returncode:
+            sys.exit(f"pool: the backfill failed; log in {logs / 'pool.log'}")
+        return {"mode": mode, "wall": time.perf_counter() - started,
+                "cpu": usage.ru_utime + usage.ru_stime, "worker_cpu": 0.0, "runs": len(plan),
+                "load": (load0, os.getloadavg()[0]), "home": env["DAGSTER_HOME"],
+                "lake": root / "lake", "peak_rss_gb": usage.ru_maxrss / 1024**2}
     try:
         done = run_parallel(plan, launch, 1 if mode == "in_process" else workers)
         worker_cpu = sum(process_tree_cpu(w.pid) for w in celery)
@@ -150,7 +166,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--months", type=int, default=6)
     ap.add_argument("--conversations", type=int, default=50_000)
-    ap.add_argument("--modes", default="in_process,parallel,multiprocess,celery")
+    ap.add_argument("--modes", default="in_process,parallel,pool,multiprocess,celery")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))

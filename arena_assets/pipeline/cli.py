@@ -13,7 +13,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -237,66 +236,6 @@ def _overwrites(run, lake_root: str, site_root: str, release_root: str) -> list[
     return out
 
 
-def parallel_backfill_plan(first: str, last: str):
-    """The runs of a backfill with what each waits for (``backfill.plan_parallel``), from
-    the code location's assets, policies and partition mappings (the publishing stages,
-    release and site, left out as in ``backfill_plan``)."""
-    from arena_assets.definitions import defs as load_defs
-    from arena_assets.pipeline.backfill import AssetNode, months_between, plan_parallel
-
-    graph = load_defs().resolve_asset_graph()
-    nodes = []
-    for key in graph.toposorted_asset_keys:
-        node = graph.get(key)
-        if node.group_name in ("release", "site"):
-            continue
-        deps = tuple((p.to_user_string(), int(getattr(graph.get_partition_mapping(key, p),
-                                                          "start_offset", 0) or 0))
-                     for p in node.parent_keys)
-        policy = node.backfill_policy
-        nodes.append(AssetNode(key.to_user_string(),
-                               None if policy is None else policy.policy_type.value.lower(), deps))
-    return plan_parallel(nodes, months_between(first, last))
-
-
-def run_parallel_backfill(args: argparse.Namespace) -> int:
-    """``--parallel N``: up to N runs at once, each as soon as what it reads is there."""
-    from arena_assets.envfile import dagster_workdir
-    from arena_assets.pipeline.backfill import MonthError, run_parallel
-
-    started = time.perf_counter()
-    try:  # the same month checks and op names as the sequential backfill
-        ops = backfill_plan(args.first, args.last, None)[1]
-    except MonthError as exc:
-        raise SystemExit(f"arena-assets backfill: {exc}") from None
-    plan = parallel_backfill_plan(args.first, args.last)
-    for run in plan:
-        print(f"{'+'.join(run.assets)} for {run.label}"
-              + (f"  (after {len(run.after)} run(s))" if run.after else ""))
-    if args.dry_run:
-        return 0
-    with dagster_workdir(".") as (workdir, env), tempfile.TemporaryDirectory() as logs:
-        log_of: dict = {}
-
-        def launch(run):
-            cmd = _job_command(run.assets, ops, run.partition_tags)
-            log_of[run.key] = Path(logs) / f"run-{len(log_of)}.log"
-            with log_of[run.key].open("w") as out:  # the child keeps its own descriptor
-                return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
-
-        done = run_parallel(plan, launch, args.parallel)
-        failed = [run for run in plan if done.get(run.key, (None,))[0] != 0]
-        for run in failed:
-            where = f"{'+'.join(run.assets)} for {run.label}"
-            if run.key not in done:
-                print(f"  {where}: not started (it waits on a failed run)")
-            else:
-                print(f"  {where}: failed\n{log_of[run.key].read_text()[-3000:]}")
-    print(f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
-          f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once")
-    return 1 if failed else 0
-
-
 def run_backfill(args: argparse.Namespace) -> int:
     import shlex
 
@@ -307,6 +246,8 @@ def run_backfill(args: argparse.Namespace) -> int:
             print("arena-assets backfill: error: --parallel backfills every asset but the "
                   "release and the site; leave out --select", file=sys.stderr)
             return 2
+        from arena_assets.pipeline.parallel_backfill import run_parallel_backfill
+
         return run_parallel_backfill(args)
     started = time.perf_counter()
     try:
@@ -392,6 +333,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                       help="up to N runs at once: months that do not read each other together "
                       "(battles wait for the previous month's); every asset but the release "
                       "and the site")
+    fill.add_argument("--in-process-workers", action="store_true",
+                      help="with --parallel: execute the runs in N long-lived worker processes "
+                      "(Dagster and the code location loaded once a worker, not once a run)")
     fill.set_defaults(func=run_backfill)
     summ = sub.add_parser("summary", help="rows per asset and month, rejects, locations")
     summ.set_defaults(func=run_summary)

@@ -18,6 +18,7 @@ from arena_assets.pipeline.cli import (
     EVERY_ASSET_JOB, _children_cpu, _env_setting, _is_url, _remove, _storage_options,
     materialize, summary,
 )
+from arena_assets.pipeline.worker_pool import cli_environment
 
 DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
 DEMO_CONVERSATIONS_PER_MONTH = 3000
@@ -30,7 +31,7 @@ def materialize_months_parallel(months: list[str], workers: int) -> None:
     workers (``pipeline/worker_pool.py``), then each month's publishing runs (the release,
     the site and the job's remaining checks), in month order. Same tables as the
     month-by-month runs of ``materialize_months_here`` (test_demo_parallel)."""
-    with _cli_environment():
+    with cli_environment():
         _execute_parallel(months, workers)
 
 
@@ -40,7 +41,8 @@ def _execute_parallel(months: list[str], workers: int) -> None:
     from arena_assets.definitions import defs
     from arena_assets.instance import reap_dead_runs
     from arena_assets.pipeline.backfill import ParallelRun
-    from arena_assets.pipeline.cli import backfill_plan, parallel_backfill_plan
+    from arena_assets.pipeline.cli import backfill_plan
+    from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
     from arena_assets.pipeline.worker_pool import execute_runs, job_ops
 
     with dg.DagsterInstance.get() as instance:
@@ -66,22 +68,6 @@ def _execute_parallel(months: list[str], workers: int) -> None:
     print(f"  {len(runs)} runs, up to {workers} at once, in {time.perf_counter() - started:.1f}s")
 
 
-@contextmanager
-def _cli_environment():
-    """The CLI's settings (the shell wins over ``.env``) for the runs, undone afterwards:
-    the summary after the runs reads the settings as the user wrote them."""
-    from arena_assets.envfile import dagster_workdir
-
-    with dagster_workdir(".") as (_, env):
-        saved = dict(os.environ)
-        os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def materialize_months_here(months: list[str]) -> None:
     """One run of the every-asset job per month, like ``materialize("*", month)``, but all
     executed in this process (the in-process executor): Dagster, the code location and the
@@ -89,7 +75,7 @@ def materialize_months_here(months: list[str]) -> None:
     cores). The runs are recorded in the instance (DAGSTER_HOME) with the job's name, so
     ``make ui`` shows them as it shows launched ones; Dagster's event log goes to the
     instance, not the console. The settings are the CLI's: the shell wins over ``.env``."""
-    with _cli_environment():
+    with cli_environment():
         _execute_months(months)
 
 

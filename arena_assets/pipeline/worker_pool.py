@@ -18,6 +18,7 @@ import os
 import resource
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from arena_assets.pipeline.backfill import ParallelRun
@@ -89,21 +90,40 @@ def failure_text(result) -> str:
     return "\n".join(errors)
 
 
+@contextmanager
+def cli_environment():
+    """The CLI's settings for the runs (the shell wins over ``.env``), set in this
+    process's environment, which spawned workers inherit; undone afterwards."""
+    from arena_assets.envfile import dagster_workdir
+
+    with dagster_workdir(".") as (_, env):
+        saved = dict(os.environ)
+        os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
 def job_ops(definitions) -> list[str]:
     """Every op of the every-asset job (assets, their checks, the freshness checks)."""
     return list(definitions.get_job_def(EVERY_ASSET_JOB).graph.node_dict)
 
 
-def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print) -> list[ParallelRun]:
+def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
+                 execute=_execute, initializer=_start_worker) -> list[ParallelRun]:
     """Execute ``runs`` (in plan order, each once what it waits for succeeded) with at most
     ``workers`` at once; ``ops_of(run)`` names the job's ops a run executes. ``report``
     gets one line per finished run. Returns the runs that failed or never started (they
-    waited on a failed one); after a failure nothing new starts, started runs finish."""
+    waited on a failed one); after a failure nothing new starts, started runs finish.
+    ``execute(ops, months) -> RunOutcome`` and ``initializer`` run in the workers (module
+    level, for spawn)."""
     spawn = multiprocessing.get_context("spawn")
     failed: list[ParallelRun] = []
     done: set = set()
     pending = list(runs)
-    with ProcessPoolExecutor(workers, mp_context=spawn, initializer=_start_worker) as pool:
+    with ProcessPoolExecutor(workers, mp_context=spawn, initializer=initializer) as pool:
         for _ in range(workers):  # start the workers' imports now, in parallel
             pool.submit(_ready)
         running: dict[Future, ParallelRun] = {}
@@ -113,7 +133,7 @@ def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print) ->
                 if ready is None:
                     break
                 pending.remove(ready)
-                running[pool.submit(_execute, tuple(ops_of(ready)), ready.months)] = ready
+                running[pool.submit(execute, tuple(ops_of(ready)), ready.months)] = ready
             if not running:
                 break  # what is left waits on a failed run
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
