@@ -322,3 +322,22 @@ def test_against_the_simulated_arena_endpoint(tmp_path):
         first = posts()
         _, again = run_batch(task, reqs, ResponseCache(str(tmp_path), "answers"), str)
         assert posts() - first == report.statuses["failed"] and again.cache_hits == report.statuses["ok"]
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2,
+                    reason="thread affinity needs Linux and two CPUs")
+def test_the_calls_threads_share_one_cpu_and_the_caller_keeps_all(tmp_path):
+    """run_batch's threads run on one CPU (the interpreter lock passes between them without
+    cross-core wake-ups); the calling thread's CPUs are left as they were."""
+    before = os.sched_getaffinity(0)
+    seen: list[set[int]] = []
+
+    def parse(content: str):
+        seen.append(os.sched_getaffinity(0))  # parse runs in the pool's threads
+        return parse_criteria(content)
+
+    with LabellingServer() as srv:
+        _, report = run_batch(_task(srv, max_concurrency=4), _reqs(12), ResponseCache(str(tmp_path), "p"), parse)
+    assert report.statuses["ok"] == 12 and len(seen) == 12
+    assert all(len(cpus) == 1 and cpus <= before for cpus in seen) and len({frozenset(c) for c in seen}) == 1
+    assert os.sched_getaffinity(0) == before

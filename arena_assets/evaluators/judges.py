@@ -40,7 +40,7 @@ import polars as pl
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 from arena_assets.llm.cache import request_key
-from arena_assets.llm.client import endpoint_error
+from arena_assets.llm.client import endpoint_error, one_core
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
@@ -198,7 +198,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 report.calls += 1
 
         try:  # an unreachable endpoint or a refused key raises LLMEndpointError from here
-            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward") as pool:
+            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
+                                    initializer=one_core()) as pool:
                 list(pool.map(work, todo))
         finally:
             cache.flush()

@@ -29,7 +29,7 @@ import openai
 import orjson
 
 from arena_assets.llm.cache import ResponseCache, request_key
-from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, preflight
+from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_requests, recording
 
@@ -184,8 +184,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                     raise
 
         try:
-            with ThreadPoolExecutor(max_workers=task.max_concurrency,
-                                    thread_name_prefix="llm") as pool:
+            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="llm",
+                                    initializer=one_core()) as pool:
                 workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
             failed = [f.exception() for f in workers if f.exception() is not None]
             if failed:

@@ -17,7 +17,7 @@ import openai
 
 from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.cache import ResponseCache, request_key
-from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, preflight
+from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
 
@@ -65,7 +65,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
 
         batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
         try:
-            with ThreadPoolExecutor(max_workers=task.max_concurrency) as pool:
+            with ThreadPoolExecutor(max_workers=task.max_concurrency, initializer=one_core()) as pool:
                 list(pool.map(work, batches))  # re-raises the first failure
         finally:
             cache.flush()

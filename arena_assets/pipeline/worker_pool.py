@@ -18,6 +18,7 @@ import os
 import resource
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -133,7 +134,11 @@ def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
                 if ready is None:
                     break
                 pending.remove(ready)
-                running[pool.submit(execute, tuple(ops_of(ready)), ready.months)] = ready
+                try:
+                    running[pool.submit(execute, tuple(ops_of(ready)), ready.months)] = ready
+                except BrokenProcessPool as exc:  # a worker died (killed, out of memory)
+                    failed.append(ready)
+                    report(f"  {ready.label}: {_short(ready.assets)} not started: {exc}")
             if not running:
                 break  # what is left waits on a failed run
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
