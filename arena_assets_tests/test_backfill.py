@@ -106,6 +106,8 @@ def test_cli_plan_from_the_code_location(arena_env):
      "2024-04, 2024-05 outside the partition range 2024-01..2024-03"),
     (("--from", "2024-01", "--to", "2024-01", "--select", "arena_leaderboard,nope"),
      "unknown assets: nope"),
+    (("--from", "2024-01", "--to", "2024-02", "--in-process-workers", "--select", "battles"),
+     "error: --parallel and --in-process-workers backfill every asset but the release"),
 ])
 def test_cli_refuses_bad_months_in_one_line(arena_env, monkeypatch, args, says):
     monkeypatch.setenv("ARENA_PARTITIONS_END", "2024-03")

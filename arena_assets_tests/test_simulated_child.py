@@ -90,3 +90,24 @@ def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeyp
         assert len(ep.truth_index()) > first
     finally:
         ep.stop()
+
+
+def test_serve_arena_stops_on_sigterm_even_when_its_parent_ignored_it():
+    """A process that ran Dagster maps SIGTERM to its SIGINT handler (SIG_IGN in a
+    pytest-xdist worker), and an ignored signal survives exec: serve-arena resets both,
+    so terminate() stops it (it had kept a test waiting, then failing, on its clean-up)."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0"],
+                            stdout=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+    try:
+        assert "simulated arena at http://127.0.0.1:" in proc.stdout.readline()
+        proc.terminate()
+        assert proc.wait(timeout=20) == -signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

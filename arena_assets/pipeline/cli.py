@@ -241,10 +241,10 @@ def run_backfill(args: argparse.Namespace) -> int:
 
     from arena_assets.pipeline.backfill import MonthError
 
-    if args.parallel > 1:
+    if args.parallel > 1 or args.in_process_workers:
         if args.select:
-            print("arena-assets backfill: error: --parallel backfills every asset but the "
-                  "release and the site; leave out --select", file=sys.stderr)
+            print("arena-assets backfill: error: --parallel and --in-process-workers backfill "
+                  "every asset but the release and the site; leave out --select", file=sys.stderr)
             return 2
         from arena_assets.pipeline.parallel_backfill import run_parallel_backfill
 
@@ -334,7 +334,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                       "(battles wait for the previous month's); every asset but the release "
                       "and the site")
     fill.add_argument("--in-process-workers", action="store_true",
-                      help="with --parallel: execute the runs in N long-lived worker processes "
+                      help="execute the runs in N (--parallel) long-lived worker processes "
                       "(Dagster and the code location loaded once a worker, not once a run)")
     fill.set_defaults(func=run_backfill)
     summ = sub.add_parser("summary", help="rows per asset and month, rejects, locations")

@@ -54,7 +54,8 @@ def _start_worker() -> None:
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="dagster")
     _job = defs().get_job_def(EVERY_ASSET_JOB)
-    _instance = dg.DagsterInstance.get()
+    # without DAGSTER_HOME the runs still write the lake, unrecorded (as `dagster job execute`)
+    _instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
 
 
 def _ready() -> int:

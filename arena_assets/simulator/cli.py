@@ -61,7 +61,15 @@ def _simulate(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    import signal
+
     from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
+
+    # a server stops on SIGTERM and Ctrl-C whatever its parent left: a process that ran
+    # Dagster maps SIGTERM to its SIGINT handler, SIG_IGN in a pytest-xdist worker, and an
+    # ignored signal is inherited through exec (the demo's child arena, a test's server)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from arena_assets.simulator.world import World
 
     from arena_assets.llm.simulated import world_config
