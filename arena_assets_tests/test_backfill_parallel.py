@@ -116,13 +116,18 @@ def _pool_run(ops: tuple, months: tuple):
     CHILD script's steps, in the worker process."""
     from arena_assets.pipeline.worker_pool import RunOutcome
 
-    key, log, fifo, mode = ops
+    import time
+    from pathlib import Path
+
+    key, log, meet, mode = ops
     with open(log, "a") as f:
         f.write(f"start {key}\n")
-    if mode == "write":
-        open(fifo, "w").close()
-    elif mode == "read":
-        open(fifo).close()
+    if mode.startswith("meet:"):  # wait (10 s at most) for the other run to be alive too
+        Path(meet, key).touch()
+        deadline = time.monotonic() + 10
+        while not Path(meet, mode[5:]).exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        mode = "plain" if Path(meet, mode[5:]).exists() else "fail"
     with open(log, "a") as f:
         f.write(f"end {key}\n")
     return RunOutcome(mode != "fail", key, "it failed" if mode == "fail" else "", 0.0, 0.0)
@@ -133,14 +138,15 @@ def test_the_worker_pool_overlaps_independent_runs_and_stops_after_a_failure(tmp
     concurrency and failure handling as the process-per-run runner, in spawned workers."""
     from arena_assets.pipeline.worker_pool import execute_runs
 
-    fifo, log = tmp_path / "rendezvous", tmp_path / "order.log"
-    os.mkfifo(fifo)
+    meet, log = tmp_path / "meet", tmp_path / "order.log"
+    meet.mkdir()
 
     def ops_of(modes):
-        return lambda run: (run.key, str(log), str(fifo), modes.get(run.key, "plain"))
+        return lambda run: (run.key, str(log), str(meet), modes.get(run.key, "plain"))
 
     lines: list[str] = []
-    left = execute_runs(_runs(), ops_of({"a1": "write", "a2": "read"}), 2, lines.append,
+    # a1 and a2 each wait for the other to have started: both alive at once, or they fail
+    left = execute_runs(_runs(), ops_of({"a1": "meet:a2", "a2": "meet:a1"}), 2, lines.append,
                         execute=_pool_run, initializer=None)
     assert left == [] and len(lines) == 4
     at = {line: i for i, line in enumerate(log.read_text().split("\n"))}
@@ -150,4 +156,5 @@ def test_the_worker_pool_overlaps_independent_runs_and_stops_after_a_failure(tmp
     left = execute_runs(_runs(), ops_of({"a1": "fail"}), 1, lines.append,
                         execute=_pool_run, initializer=None)
     assert [r.key for r in left] == ["a1", "a2", "b1", "b2"]  # the failed one, then the rest
-    assert "start b1" not in log.read_text() and "FAILED" in lines[-1]
+    assert "start b1" not in log.read_text() and "FAILED" in lines[-4]
+    assert all("not started" in line for line in lines[-3:])

@@ -146,6 +146,23 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     assert compared == [(m, a) for m in MONTHS for a in ("topic_labels", "model_answers", "judgments")]
 
 
+def test_batched_token_counts_equal_one_at_a_time():
+    """The plan's one polars pass gives each request the count of the ``regex`` path, on
+    hand-written texts (scripts, digits, punctuation, newlines) and every content shape."""
+    from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many, text_tokens, text_tokens_many
+
+    texts = ["Hello world!", "naïve café, déjà vu", "Привет, как дела?", "東京の天気は？ 今日は晴れ",
+             "123456789 + 0.5 = x\n\n\tdone", "```python\nprint('hi')\n```", "  spaced   out  ",
+             "Ελληνικά και עברית ومرحبا", "emoji 🙂🙂 and ÅÄÖ", "a" * 5000]
+    requests = [[{"role": "user", "content": t}] for t in texts]
+    requests += [[{"role": "system", "content": "Be brief."}, {"role": "user", "name": "u", "content": [
+        {"type": "text", "text": t}, {"type": "image_url", "image_url": {"url": "x"}}, "part", {"type": "text"}]}]
+        for t in texts]
+    requests += [[], [{"role": "user", "content": None}], [{"role": "user", "content": {"odd": 1}}]]
+    assert chat_prompt_tokens_many(requests) == [chat_prompt_tokens(m) for m in requests]
+    assert text_tokens_many(texts + [None, ""]) == [text_tokens(t) for t in texts] + [0, 0]
+
+
 def test_request_token_counts(real_data):
     """One text at a time (``regex``) gives the polars column counts exactly, on every
     message of the real battles (10+ languages), hence the same closeness to the cl100k

@@ -146,7 +146,8 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     answers: dict[str, LLMResult] = {}  # "<key or conv>\x1f<task>" -> result
 
     tasks = ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else [])
-    if recording() is None:  # the run checks before its first call; a plan only counts
+    # the run checks before its first call; a plan too unless that needs the endpoint
+    if recording() is None or cfg.image_refs is not None:
         _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
     # image tasks hold the reference; with an image root it becomes the image's data URL
     # as each request is sent (labels.images), a failure failing that item alone

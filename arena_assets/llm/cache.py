@@ -24,15 +24,17 @@ merges the namespace's small chunks (< ``SMALL_CHUNK_BYTES``) into one once ther
 per namespace, and every later run (a rerun, the next month, the plan) read them back one
 file at a time (2.1 s for 1,318 chunks against 0.27 s for the same 84,292 answers in one).
 Merging is safe beside other readers and writers of the namespace (another month's run,
-a plan): the merged chunk is in place before the small ones are deleted, a reader that
-meets a chunk deleted under it lists the folder again, and two merges at once only leave
-duplicate rows, which load as one.
+a plan): the merged chunk is in place before the small ones are deleted, a reader skips a
+chunk deleted under it and lists the folder again until nothing new appears, and two
+merges at once only leave duplicate rows, which load as one. A merge that fails is a
+warning: the answers are already written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import threading
 import time
 import uuid
@@ -46,6 +48,7 @@ from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
 
+_log = logging.getLogger(__name__)
 MERGE_AT = 32  # small chunks in a namespace before settle() merges them
 SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
@@ -104,18 +107,22 @@ class ResponseCache:
         return found if detail else sorted(found)
 
     def _read_all(self) -> pl.DataFrame:
-        """Every chunk as one frame; the folder is listed again when a chunk is deleted
-        under us (a merge by another process: its merged chunk is already in place)."""
-        for attempt in range(5):
-            paths = self._chunk_paths()
-            try:
-                return self._read(paths)
-            except (OSError, pl.exceptions.PolarsError):
-                if attempt == 4 or self._chunk_paths() == paths:
-                    raise
-        raise AssertionError("unreachable")
+        """Every chunk as one frame. A merge elsewhere writes its merged chunk before it
+        deletes the small ones, so a chunk gone under us is read later from the merged
+        one: missing chunks are skipped and the folder listed again until a listing shows
+        nothing new (a listing is not a snapshot: it may pass a new chunk's name before
+        the chunk exists and reach a deleted one's after it is gone)."""
+        seen: set[str] = set()
+        frames = []
+        while True:
+            paths = [p for p in self._chunk_paths() if p not in seen]
+            if not paths:
+                break
+            frames.append(self._read(paths, missing_ok=True))
+            seen.update(paths)
+        return pl.concat(frames) if frames else pl.DataFrame(schema=CACHE_SCHEMA)
 
-    def _read(self, paths: list[str]) -> pl.DataFrame:
+    def _read(self, paths: list[str], missing_ok: bool = False) -> pl.DataFrame:
         empty = pl.DataFrame(schema=CACHE_SCHEMA)
         if not paths:
             return empty
@@ -123,12 +130,18 @@ class ResponseCache:
             try:  # one multi-file read in polars' own threads
                 return pl.scan_parquet(paths, schema=CACHE_SCHEMA, missing_columns="insert",
                                        extra_columns="ignore").collect()
-            except pl.exceptions.SchemaError:
-                pass  # a chunk of another layout: read one by one below
-            blobs = [self.fs.cat_file(p) for p in paths]
+            except (pl.exceptions.SchemaError, FileNotFoundError):
+                pass  # a chunk of another layout, or one merged away: one by one below
+            blobs = []
+            for path in paths:
+                try:
+                    blobs.append(self.fs.cat_file(path))
+                except FileNotFoundError:
+                    if not missing_ok:
+                        raise
         else:  # object stores fetch the chunks concurrently
-            fetched = self.fs.cat(paths)
-            blobs = [fetched[p] for p in paths]
+            fetched = self.fs.cat(paths, on_error="omit" if missing_ok else "raise")
+            blobs = [fetched[p] for p in paths if p in fetched]
         frames = [pl.read_parquet(io.BytesIO(b)) for b in blobs]
         # chunks written before a column existed read it as null
         return pl.concat([empty, *frames], how="diagonal_relaxed").select(
@@ -177,13 +190,20 @@ class ResponseCache:
 
     def settle(self) -> int:
         """End of a run that wrote: merge the small chunks once there are ``MERGE_AT`` of
-        them (see the module docstring); returns chunks removed."""
+        them (see the module docstring); returns chunks removed. Best effort: every answer
+        is already written, so a merge that fails (a store that refuses deletes, a
+        throttled bucket) is a warning, not the batch's failure."""
         self.flush()
         if not self.chunks_written:
             return 0  # a run that only read leaves the namespace as it found it
-        found = self._chunk_paths(detail=True)
-        small = sorted(p for p, info in found.items() if (info.get("size") or 0) < SMALL_CHUNK_BYTES)
-        return self._merge(small) if len(small) >= MERGE_AT else 0
+        try:
+            found = self._chunk_paths(detail=True)
+            small = sorted(p for p, info in found.items() if (info.get("size") or 0) < SMALL_CHUNK_BYTES)
+            return self._merge(small) if len(small) >= MERGE_AT else 0
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            _log.warning("LLM cache %s: merging its chunks failed (%s); they stay as written",
+                         self.dir, exc)
+            return 0
 
     def _merge(self, paths: list[str]) -> int:
         """One chunk of ``paths``' answers (newest per key), written before they are deleted:
@@ -192,16 +212,19 @@ class ResponseCache:
             return 0
         try:
             frame = self._read(paths)
-        except (OSError, pl.exceptions.PolarsError):
-            return 0  # another process merged them first: nothing to do
+        except FileNotFoundError:
+            return 0  # another process merged some of them first: it has them all
         merged = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
                   .unique("key", keep="first", maintain_order=True))
         self._write_frame(merged)
-        for path in paths:
-            try:
-                self.fs.rm_file(path)
-            except FileNotFoundError:
-                pass  # deleted by a concurrent merge of the same chunks
+        if isinstance(self.fs, LocalFileSystem):
+            for path in paths:
+                try:
+                    self.fs.rm_file(path)
+                except FileNotFoundError:
+                    pass  # deleted by a concurrent merge of the same chunks
+        else:  # one bulk request per 1,000 keys; a key already gone is no error there
+            self.fs.rm(paths)
         return len(paths)
 
     def _take(self) -> list[dict]:

@@ -111,6 +111,11 @@ def one_core() -> Callable[[], None] | None:
     two cores."""
     if not hasattr(os, "sched_setaffinity"):
         return None
+    # threads inherit their creator's CPUs: fsspec's I/O thread (object-store images read
+    # by a request's ``prepare``) must not be started first from a pinned call thread
+    import fsspec.asyn
+
+    fsspec.asyn.get_loop()
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
         return None

@@ -4,8 +4,9 @@ Used twice: the plan (``llm.plan``) estimates the bill of a batch before any cal
 simulated arena reports ``usage`` with the same counts, so its figures look like a real
 endpoint's. A text's count is the project's cl100k approximation
 (``arena_assets.clean.tokens.TOKEN_PATTERN``: English within ~2 % of tiktoken's cl100k,
-other languages under-counted by up to ~20 %; see that module), here through the ``regex``
-module one text at a time instead of polars over a column. A chat request adds OpenAI's
+other languages under-counted by up to ~20 %; see that module), through the ``regex``
+module for one text (the simulated arena's bill) and polars over a batch's texts (the
+plan): the same counts. A chat request adds OpenAI's
 documented framing: 3 tokens per message (4 with a ``name``) and 3 to prime the reply; an
 image part counts 85 tokens (OpenAI's low-detail image; a high-detail one costs more).
 """

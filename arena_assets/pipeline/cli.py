@@ -241,6 +241,10 @@ def run_backfill(args: argparse.Namespace) -> int:
 
     from arena_assets.pipeline.backfill import MonthError
 
+    if args.parallel < 1:
+        print(f"arena-assets backfill: error: --parallel must be >= 1, got {args.parallel}",
+              file=sys.stderr)
+        return 2
     if args.parallel > 1 or args.in_process_workers:
         if args.select:
             print("arena-assets backfill: error: --parallel and --in-process-workers backfill "

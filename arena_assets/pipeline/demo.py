@@ -30,7 +30,7 @@ def materialize_months_parallel(months: list[str], workers: int) -> None:
     depend on each other at once), its runs executed by ``workers`` long-lived in-process
     workers (``pipeline/worker_pool.py``), then each month's publishing runs (the release,
     the site and the job's remaining checks), in month order. Same tables as the
-    month-by-month runs of ``materialize_months_here`` (test_demo_parallel)."""
+    month-by-month runs of ``materialize_months_here`` (test_demo_s3)."""
     with cli_environment():
         _execute_parallel(months, workers)
 
@@ -168,9 +168,12 @@ def run_demo(args: argparse.Namespace) -> int:
 def _parallel_ok(months: list[str]) -> bool:
     """A parallel backfill covers a contiguous range of months, and its workers share the
     project's instance (an ephemeral one per worker would split the runs)."""
-    from arena_assets.pipeline.backfill import months_between
+    from arena_assets.pipeline.backfill import MonthError, months_between
 
-    return bool(os.environ.get("DAGSTER_HOME")) and months == months_between(months[0], months[-1])
+    try:
+        return bool(os.environ.get("DAGSTER_HOME")) and months == months_between(months[0], months[-1])
+    except MonthError:  # a list in another order, or not months: the month-by-month path says
+        return False
 
 
 # the LLM tasks whose base URL may be `simulated` (.env.example)

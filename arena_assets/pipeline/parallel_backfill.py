@@ -9,7 +9,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena_assets.pipeline.cli import _job_command, backfill_plan
+from arena_assets.pipeline.cli import _job_command, _reap_dead_runs, backfill_plan
 
 
 def parallel_backfill_plan(first: str, last: str):
@@ -55,8 +55,11 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
         return 0
     if args.in_process_workers:
         with cli_environment():
+            _reap_dead_runs()  # runs of a killed earlier backfill would hold pool slots
             left = execute_runs(plan, lambda run: list(dict.fromkeys(ops[a] for a in run.assets)),
                                 args.parallel)
+            if left:
+                _reap_dead_runs()  # a worker killed mid-run leaves its run STARTED
         failed = [run for run in plan if run in left]
         print(f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
               f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once "

@@ -156,6 +156,8 @@ def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
                 else:
                     failed.append(run)
                     report(f"  {run.label}: {what} FAILED (run {outcome.run_id})\n{outcome.errors}")
+    for run in pending:
+        report(f"  {run.label}: {_short(run.assets)} not started (it waits on a failed run)")
     return failed + pending
 
 
