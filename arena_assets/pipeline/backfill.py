@@ -34,6 +34,11 @@ def parse_month(text: str, flag: str = "month") -> str:
     return text
 
 
+def run_ops(assets, ops: dict[str, str]) -> list[str]:
+    """The every-asset job's ops that materialize ``assets`` (an op of several assets once)."""
+    return list(dict.fromkeys(ops[a] for a in assets))
+
+
 @dataclass(frozen=True)
 class PlannedRun:
     assets: tuple[str, ...]

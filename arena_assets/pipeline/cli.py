@@ -191,7 +191,9 @@ def _job_command(assets: tuple[str, ...], ops: dict[str, str], tags: dict[str, s
     """`dagster job execute` of the every-asset job, restricted to the run's ops, so the run
     and its materializations carry the job's name (an ad-hoc asset selection has none, which
     the UI's partition pages show as "Job None")."""
-    selected = list(dict.fromkeys(ops[a] for a in assets))
+    from arena_assets.pipeline.backfill import run_ops
+
+    selected = run_ops(assets, ops)
     dagster = Path(sys.executable).with_name("dagster")
     return [str(dagster), "job", "execute", "-m", "arena_assets.definitions",
             "-j", EVERY_ASSET_JOB, "-o", ",".join(selected), "--tags", json.dumps(tags)]

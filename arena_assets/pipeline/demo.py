@@ -36,18 +36,13 @@ def materialize_months_parallel(months: list[str], workers: int) -> None:
 
 
 def _execute_parallel(months: list[str], workers: int) -> None:
-    import dagster as dg
-
     from arena_assets.definitions import defs
-    from arena_assets.instance import reap_dead_runs
-    from arena_assets.pipeline.backfill import ParallelRun
-    from arena_assets.pipeline.cli import backfill_plan
+    from arena_assets.pipeline.backfill import ParallelRun, run_ops
+    from arena_assets.pipeline.cli import _reap_dead_runs, backfill_plan
     from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
     from arena_assets.pipeline.worker_pool import execute_runs, job_ops
 
-    with dg.DagsterInstance.get() as instance:
-        for run_id in reap_dead_runs(instance):
-            print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
+    _reap_dead_runs()  # runs of an earlier demo killed mid-run hold pool slots
     plan = parallel_backfill_plan(months[0], months[-1])
     ops = backfill_plan(months[0], months[-1], None)[1]
     planned = set(ops.values())
@@ -58,7 +53,7 @@ def _execute_parallel(months: list[str], workers: int) -> None:
         before = frozenset({("publish", month)})
 
     def ops_of(run: ParallelRun) -> list[str]:
-        return list(run.assets) if run.key[0] == "publish" else list(dict.fromkeys(ops[a] for a in run.assets))
+        return list(run.assets) if run.key[0] == "publish" else run_ops(run.assets, ops)
 
     started = time.perf_counter()
     left = execute_runs(runs, ops_of, workers)

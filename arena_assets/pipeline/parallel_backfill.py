@@ -39,7 +39,7 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
     process per run (``dagster job execute``, its log kept for a failure), or with
     ``--in-process-workers`` N long-lived workers (``worker_pool``)."""
     from arena_assets.envfile import dagster_workdir
-    from arena_assets.pipeline.backfill import MonthError, run_parallel
+    from arena_assets.pipeline.backfill import MonthError, run_ops, run_parallel
     from arena_assets.pipeline.worker_pool import cli_environment, execute_runs
 
     started = time.perf_counter()
@@ -56,8 +56,7 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
     if args.in_process_workers:
         with cli_environment():
             _reap_dead_runs()  # runs of a killed earlier backfill would hold pool slots
-            left = execute_runs(plan, lambda run: list(dict.fromkeys(ops[a] for a in run.assets)),
-                                args.parallel)
+            left = execute_runs(plan, lambda run: run_ops(run.assets, ops), args.parallel)
             if left:
                 _reap_dead_runs()  # a worker killed mid-run leaves its run STARTED
         failed = [run for run in plan if run in left]

@@ -22,7 +22,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from arena_assets.pipeline.backfill import ParallelRun
+from arena_assets.pipeline.backfill import ParallelRun, PlannedRun
 from arena_assets.pipeline.cli import EVERY_ASSET_JOB
 
 EXECUTOR_TAG = "arena/executor"  # execute_in_process records no executor in the run config
@@ -69,10 +69,8 @@ def _cpu() -> float:
 
 def _execute(ops: tuple[str, ...], months: tuple[str, ...]) -> RunOutcome:
     started, cpu = time.perf_counter(), _cpu()
-    one = len(months) == 1
-    tags = {EXECUTOR_TAG: "in_process"} | ({} if one else {
-        "dagster/asset_partition_range_start": months[0],
-        "dagster/asset_partition_range_end": months[-1]})
+    one = len(months) == 1  # one month: partition_key; a range: the range tags
+    tags = {EXECUTOR_TAG: "in_process"} | ({} if one else PlannedRun((), months).partition_tags)
     result = _job.execute_in_process(run_config=QUIET, instance=_instance, op_selection=list(ops),
                                      partition_key=months[0] if one else None, tags=tags,
                                      raise_on_error=False)
