@@ -303,6 +303,11 @@ def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = Fal
 _FILE_MONTH = r"regexp_extract(filename, '(\d{4}-\d{2})\.parquet$', 1)"
 
 
+def sql_literal(value: str) -> str:
+    """``value`` as a SQL string literal (quotes doubled)."""
+    return "'" + value.replace("'", "''") + "'"
+
+
 def view_sql(lake: Lake, asset: str, month_from_file: bool = False) -> str:
     """The catalog view of ``asset``: every month's file, each row with its ``month``.
 
@@ -327,7 +332,8 @@ def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
     if not lake.is_local:
         con.register_filesystem(lake.fs)
     if lake.relative_to:  # a relative glob is checked from the project, not this process's cwd
-        con.execute("SET file_search_path = ?", [os.path.realpath(lake.relative_to)])
+        # a literal, not a bound parameter (which makes DuckDB import pandas: ~0.5 s)
+        con.execute(f"SET file_search_path = {sql_literal(os.path.realpath(lake.relative_to))}")
     columns = {row[0] for row in con.execute(
         f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
     ).fetchall()}

@@ -71,6 +71,10 @@ class LabellingServer:
         self.fault_rate, self.rng = fault_rate, random.Random(seed)
         self.lock, self.cond = threading.Lock(), threading.Condition()
         self.calls = 0  # answered POSTs, faults included
+        # POSTs being answered now, per model; the most at once, and the models seen in flight together
+        self.in_flight: dict[str, int] = {}
+        self.peak_in_flight = 0
+        self.together: set[frozenset[str]] = set()
         self.faults: dict[str, int] = dict.fromkeys(FAULTS, 0)
         self.faults_allowed: tuple[str, ...] = FAULTS  # the kinds a fault is drawn from
         handler = type("H", (_Handler,), {"srv": self})
@@ -153,8 +157,17 @@ class _Handler(BaseHTTPRequestHandler):
         if body.get("model") not in self.srv.models:
             self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
             return
-        if self.srv.latency_s:
-            time.sleep(self.srv.latency_s)  # simulated model latency, not synchronisation
+        with self.srv.lock:
+            flying = self.srv.in_flight
+            flying[body["model"]] = flying.get(body["model"], 0) + 1
+            self.srv.peak_in_flight = max(self.srv.peak_in_flight, sum(flying.values()))
+            self.srv.together.add(frozenset(m for m, n in flying.items() if n))
+        try:
+            if self.srv.latency_s:
+                time.sleep(self.srv.latency_s)  # simulated model latency, not synchronisation
+        finally:
+            with self.srv.lock:
+                self.srv.in_flight[body["model"]] -= 1
         fault = self.srv.draw_fault()
         self.srv.counted()
         if fault == "429":

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import polars as pl
@@ -13,7 +14,7 @@ import pytest
 
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
 from arena_assets.llm import (
-    LLMEndpointError, LLMRequest, LLMTask, ResponseCache, embed_texts, request_key, run_batch,
+    LLMEndpointError, LLMRequest, LLMTask, ResponseCache, concurrently, embed_texts, request_key, run_batch,
 )
 from arena_assets.llm.cache import MERGE_AT
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
@@ -341,3 +342,35 @@ def test_the_calls_threads_share_one_cpu_and_the_caller_keeps_all(tmp_path):
     assert report.statuses["ok"] == 12 and len(seen) == 12
     assert all(len(cpus) == 1 and cpus <= before for cpus in seen) and len({frozenset(c) for c in seen}) == 1
     assert os.sched_getaffinity(0) == before
+
+
+def test_batches_asked_at_once_share_their_endpoint_limit(tmp_path):
+    """Two models' batches through `concurrently`: never more calls at once than the
+    endpoint's max_concurrency, and a batch's last call leaves the free slots to the other
+    (both in flight together: no drain with the endpoint half idle); every answer as asked
+    alone."""
+    with LabellingServer(latency_s=0.02) as srv:
+        strong, cheap = _task(srv, max_concurrency=3), _task(srv, model="labeler-cheap", max_concurrency=3)
+        # 25 = 8 waves of 3 and one call: the first batch's last wave leaves 2 slots free
+        asked = concurrently([partial(run_batch, t, _reqs(25), ResponseCache(str(tmp_path), t.model), parse_criteria)
+                              for t in (strong, cheap)])
+        assert srv.calls == 50 and srv.peak_in_flight == 3
+        assert frozenset({"labeler-strong", "labeler-cheap"}) in srv.together
+        for (results, report), t in zip(asked, (strong, cheap)):
+            assert report.model == t.model and report.statuses == {"ok": 25, "parse_failed": 0, "failed": 0}
+            assert [r.item_id for r in results] == [f"item{i}" for i in range(25)]
+        alone, _ = run_batch(strong, _reqs(25), ResponseCache(str(tmp_path), "alone"), parse_criteria)
+        assert [r.value for r in alone] == [r.value for r in asked[0][0]]
+
+
+def test_a_failing_batch_stops_the_ones_asked_with_it(tmp_path):
+    """An unknown model fails its batch before any call; the batch beside it stops early
+    (what it answered is cached) and the real error, not the cancellation, is raised."""
+    with LabellingServer(latency_s=0.02) as srv:
+        good, bad = _task(srv, max_concurrency=2), _task(srv, model="no-such-model")
+        cache = ResponseCache(str(tmp_path), "good", chunk_size=5)
+        with pytest.raises(LLMEndpointError, match="no-such-model"):
+            concurrently([partial(run_batch, good, _reqs(400), cache, parse_criteria),
+                          partial(run_batch, bad, _reqs(5), ResponseCache(str(tmp_path), "bad"), parse_criteria)])
+        assert srv.calls < 400
+        assert len(ResponseCache(str(tmp_path), "good")) == srv.calls  # every answer received kept

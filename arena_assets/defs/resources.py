@@ -17,7 +17,7 @@ import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
 
-from arena_assets.storage import Lake, create_view
+from arena_assets.storage import Lake, create_view, sql_literal
 
 
 class StorageUnreachable(OSError):
@@ -138,13 +138,15 @@ class ArenaStorage(dg.ConfigurableResource):
         lake = self.lake()
         try:
             with self._catalog_connection() as con:
+                # the name inlined as a literal, not bound: a bound parameter makes DuckDB
+                # import pandas (~0.5 s, once per run process) to check the value's type
+                name = sql_literal(asset)
                 found = con.execute(
-                    "select sql from duckdb_views() where view_name = ? and not internal",
-                    [asset]).fetchone()
+                    f"select sql from duckdb_views() where view_name = {name} and not internal").fetchone()
                 # views made before every view had a `month` (bench tables) are made again
                 has_month = con.execute(
-                    "select count(*) from duckdb_columns() where table_name = ? "
-                    "and column_name = 'month'", [asset]).fetchone()[0] > 0
+                    f"select count(*) from duckdb_columns() where table_name = {name} "
+                    "and column_name = 'month'").fetchone()[0] > 0
                 if found is None or lake.glob_url(asset) not in found[0] or not has_month:
                     create_view(con, lake, asset)
         except (duckdb.Error, OSError) as exc:

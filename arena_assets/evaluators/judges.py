@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 
 import openai
 import orjson
 import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
-from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import endpoint_error, one_core
 
@@ -169,6 +171,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     """Both sides of every battle scored by a reward model (cached per (model,
     conversation)); a side that fails after the client's retries leaves the battle ``failed``."""
     report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
+    started = time.monotonic()
     items = {}
     for a, b in sample.select("conversation_a", "conversation_b").iter_rows():
         for conv in (a, b):
@@ -204,6 +207,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         finally:
             cache.flush()
         cache.settle()
+    report.elapsed_s = time.monotonic() - started
     rows = []
     for bid, a, b in sample.select("battle_id", "conversation_a", "conversation_b").iter_rows():
         ra, rb = scores[_reward_key(task, a)], scores[_reward_key(task, b)]
@@ -220,21 +224,25 @@ def ask_judges(specs: Sequence[JudgeSpec], sample: pl.DataFrame, *, judge_task: 
     """Every judge's verdict on every sampled battle: ``judge, judge_kind`` + VERDICT_COLUMNS;
     ``cache_of(namespace)`` gives the ResponseCache of a judge. Returns also each LLM /
     reward judge's call report."""
-    frames, reports = [], {}
-    for spec in specs:
+    for spec in specs:  # a missing endpoint is said before any call
+        if spec.kind == "reward" and reward_task is None:
+            raise ValueError(f"{spec.name}: no reward endpoint configured (ARENA_REWARD_BASE_URL)")
+        if spec.kind not in ("baseline", "reward") and judge_task is None:
+            raise ValueError(f"{spec.name}: no judge endpoint configured (ARENA_JUDGE_BASE_URL)")
+
+    def verdicts(spec: JudgeSpec) -> tuple[pl.DataFrame, BatchReport | None]:
         if spec.kind == "baseline":
-            frame = baseline_verdicts(sample, spec.name)
-        elif spec.kind == "reward":
-            if reward_task is None:
-                raise ValueError(f"{spec.name}: no reward endpoint configured (ARENA_REWARD_BASE_URL)")
+            return baseline_verdicts(sample, spec.name), None
+        if spec.kind == "reward":
             task = dataclasses.replace(reward_task, model=spec.model)
-            frame, rep = reward_verdicts(task, sample, cache_of(f"agreement/reward/{spec.model}"))
-            reports[spec.name] = rep.as_metadata()
-        else:
-            if judge_task is None:
-                raise ValueError(f"{spec.name}: no judge endpoint configured (ARENA_JUDGE_BASE_URL)")
-            task = dataclasses.replace(judge_task, model=spec.model)
-            frame, rep = llm_verdicts(task, sample, cache_of(f"agreement/judge/{spec.model}"))
+            return reward_verdicts(task, sample, cache_of(f"agreement/reward/{spec.model}"))
+        task = dataclasses.replace(judge_task, model=spec.model)
+        return llm_verdicts(task, sample, cache_of(f"agreement/judge/{spec.model}"))
+
+    frames, reports = [], {}
+    # every judge at once (llm.concurrently: one endpoint's calls share its concurrency)
+    for spec, (frame, rep) in zip(specs, concurrently([partial(verdicts, spec) for spec in specs])):
+        if rep is not None:
             reports[spec.name] = rep.as_metadata()
         frames.append(frame.with_columns(judge=pl.lit(spec.name), judge_kind=pl.lit(spec.kind)))
     return pl.concat(frames) if frames else pl.DataFrame(schema=VERDICT_COLUMNS), reports

@@ -3,11 +3,11 @@
 No Dagster here; the resources in ``arena_assets.defs`` build an ``LLMTask`` from env vars.
 """
 
-from arena_assets.llm.batch import BatchReport, LLMRequest, LLMResult, Progress, run_batch
+from arena_assets.llm.batch import BatchReport, LLMRequest, LLMResult, Progress, concurrently, run_batch
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, make_client, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.embed import embed_texts
 
 __all__ = ["BatchReport", "LLMEndpointError", "LLMRequest", "LLMResult", "LLMTask", "Progress",
-           "ResponseCache", "embed_texts", "make_client", "preflight", "request_key", "run_batch"]
+           "ResponseCache", "concurrently", "embed_texts", "make_client", "preflight", "request_key", "run_batch"]

@@ -17,12 +17,13 @@ them before the first call.
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import openai
@@ -34,6 +35,7 @@ from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_requests, recording
 
 STATUSES = ("ok", "parse_failed", "failed")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -171,8 +173,10 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         pending = iter(todo)
         take = threading.Lock()
 
+        cancel = _CANCEL.get()  # set when a sibling batch of ``concurrently`` failed
+
         def worker() -> None:
-            while not stop.is_set():
+            while not stop.is_set() and not (cancel is not None and cancel.is_set()):
                 with take:
                     key = next(pending, None)
                 if key is None:
@@ -190,6 +194,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             failed = [f.exception() for f in workers if f.exception() is not None]
             if failed:
                 raise failed[0]
+            if cancel is not None and cancel.is_set():
+                raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
         finally:
             cache.flush()
         cache.settle()  # merges the small chunks once they pile up (llm.cache)
@@ -203,6 +209,59 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         report.statuses[o.status] += 1
     report.elapsed_s = time.monotonic() - started
     return results, report
+
+
+class BatchCancelled(RuntimeError):
+    """A batch of ``concurrently`` stopped because another one failed (that error is raised)."""
+
+
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
+_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SLOTS_LOCK = threading.Lock()
+
+
+def endpoint_slots(task: LLMTask) -> threading.BoundedSemaphore:
+    """The calls in flight to ``task``'s endpoint from this process, shared by every task
+    that asks it with the same ``max_concurrency``: ten candidates served by one vLLM and
+    answering at once keep to its limit, not ten times it. One batch alone never waits on
+    it (its workers are ``max_concurrency``)."""
+    key = (task.base_url.rstrip("/"), max(task.max_concurrency, 1))
+    with _SLOTS_LOCK:
+        return _SLOTS.setdefault(key, threading.BoundedSemaphore(key[1]))
+
+
+def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
+    """Run ``calls`` (each making ``run_batch`` calls: a candidate's answers, a judge's
+    verdicts) at the same time, a thread each, and return their results in order.
+
+    Why: a bench asks ten candidates and a month several judges; one after the other, each
+    small batch drains on its own with the endpoint half idle (72 prompts at concurrency 64
+    are two waves, the second of 8 calls: 720 answers took ~2x the bound's time). At the
+    same time, calls to one endpoint share its concurrency (``endpoint_slots``): the slots
+    go to whichever batch asks next, so the endpoint stays full to the end, and different
+    endpoints answer side by side. The first failure stops the others (their
+    answers so far are cached) and is raised. In a planning context (``llm.plan``) the
+    calls run one after the other, so the plan lists its batches in order.
+    """
+    if len(calls) < 2 or recording() is not None:
+        return [call() for call in calls]
+    cancel = threading.Event()
+
+    def guarded(call: Callable[[], T]) -> T:
+        _CANCEL.set(cancel)  # this thread's copy of the context
+        try:
+            return call()
+        except BaseException:
+            cancel.set()
+            raise
+
+    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="batches") as pool:
+        futures = [pool.submit(contextvars.copy_context().run, guarded, call) for call in calls]
+    errors = [f.exception() for f in futures if f.exception() is not None]
+    real = [e for e in errors if not isinstance(e, BatchCancelled)]
+    if errors:
+        raise (real or errors)[0]
+    return [f.result() for f in futures]
 
 
 def chat_body(task: LLMTask, messages: list[dict]) -> dict:
@@ -240,9 +299,11 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
     except (OSError, ValueError) as exc:
         return LLMResult(req.item_id, "failed", error=f"{type(exc).__name__}: {exc}")
     body = chat_body(task, messages)
+    slots = endpoint_slots(task)
     for _ in range(1 + task.parse_retries):
         try:
-            data = post_chat(client, body)
+            with slots:  # the endpoint's concurrency, shared with batches asked at the same time
+                data = post_chat(client, body)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)
             if fatal is not None:
@@ -291,4 +352,5 @@ def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],
                      prompt_tokens=pt, completion_tokens=ct, cached=cached)
 
 
-__all__ = ["LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress", "run_batch"]
+__all__ = ["BatchCancelled", "LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress",
+           "concurrently", "run_batch"]

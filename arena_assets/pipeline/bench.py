@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import polars as pl
 
@@ -23,7 +24,7 @@ from arena_assets.judging.verdicts import (
     JUDGMENT_SCHEMA, PROMPT_VERSION, SINGLE_PROMPT_VERSION, SINGLE_SCHEMA, pairwise_messages,
     parse_rating, plan_games, single_messages,
 )
-from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch
+from arena_assets.llm import BatchReport, LLMRequest, LLMResult, LLMTask, ResponseCache, concurrently, run_batch
 from arena_assets.storage import Lake
 
 BENCH_PROMPTS_ASSET = "bench_prompts"
@@ -135,13 +136,20 @@ def model_answers_month(lake: Lake, month: str, candidates: Sequence[tuple[str, 
     """Every candidate answers every bench prompt (one row per prompt x candidate, with its
     status); reasoning kept apart, tokens and style features per answer."""
     bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt", "bench_kind"])
-    rows, reports = [], {}
-    for name, task in candidates:
+    reqs = [LLMRequest(pid, [{"role": "user", "content": text}], ANSWER_PROMPT_VERSION)
+            for pid, text in zip(bench["prompt_id"], bench["prompt"])]
+
+    def answer(name: str, task: LLMTask) -> tuple[list[LLMResult], BatchReport]:
         cache = ResponseCache(cache_root, f"answers/{name}", storage_options=storage_options or {})
-        reqs = [LLMRequest(pid, [{"role": "user", "content": text}], ANSWER_PROMPT_VERSION)
-                for pid, text in zip(bench["prompt_id"], bench["prompt"])]
-        results, reports[name] = run_batch(task, reqs, cache, _text)
-        cache.flush()
+        try:
+            return run_batch(task, reqs, cache, _text)
+        finally:
+            cache.flush()
+
+    # every candidate at once: one endpoint's calls share its concurrency (llm.concurrently)
+    answered = concurrently([partial(answer, name, task) for name, task in candidates])
+    rows, reports = [], {}
+    for (name, task), (results, reports[name]) in zip(candidates, answered):
         for r, kind in zip(results, bench["bench_kind"]):
             answer, reasoning = split_reasoning(r.content, r.reasoning) if r.status == "ok" else ("", "")
             rows.append({"question_id": r.item_id, "bench_kind": kind, "model": name, "answer": answer,
@@ -248,16 +256,25 @@ def judgments_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMTask]
     ok = {(q, m): a for q, m, a, s in answers.iter_rows() if s == "ok"}
     models = sorted(have)
     rows, reports, bias = [], {}, {}
-    for name, task in judges:
-        games = plan_games(bench["prompt_id"].to_list(), models, bases, [name], categories).to_dicts()
+
+    def play(name: str, task: LLMTask, games: list[dict]) -> tuple[dict[str, dict], BatchReport]:
         playable = {f"{g['question_id']}|{g['model']}|{g['game']}": g for g in games
                     if (g["question_id"], g["model_a"]) in ok and (g["question_id"], g["model_b"]) in ok}
         messages = {i: pairwise_messages(text[g["question_id"]], ok[g["question_id"], g["model_a"]],
                                          ok[g["question_id"], g["model_b"]], proto.own_answer_first(g["category"]))
                     for i, g in playable.items()}
         cache = ResponseCache(cache_root, f"judgments/{name}", storage_options=storage_options or {})
-        done, reports[name] = _judge_games(task, messages, proto, cache)
-        cache.flush()
+        try:
+            return _judge_games(task, messages, proto, cache)
+        finally:
+            cache.flush()
+
+    schedule = {name: plan_games(bench["prompt_id"].to_list(), models, bases, [name], categories).to_dicts()
+                for name, _ in judges}
+    # every judge at once (llm.concurrently: one endpoint's calls share its concurrency)
+    played = concurrently([partial(play, name, task, schedule[name]) for name, task in judges])
+    for (name, _), (done, reports[name]) in zip(judges, played):
+        games = schedule[name]
         for g in games:
             r = done.get(f"{g['question_id']}|{g['model']}|{g['game']}")
             rows.append(g | (r or {"judgment": None, "verdict": None, "status": "no_answer", "attempts": 0,
@@ -316,12 +333,18 @@ def answer_grades_month(lake: Lake, month: str, judges: Sequence[tuple[str, LLMT
     answers = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer", "status"])
     text = dict(zip(bench["prompt_id"], bench["prompt"]))
     ok = [(q, m, a) for q, m, a, st in answers.iter_rows() if st == "ok" and q in text]
-    rows, reports = [], {}
-    for name, task in judges:
+    reqs = [LLMRequest(f"{q}|{m}", single_messages(text[q], a), SINGLE_PROMPT_VERSION) for q, m, a in ok]
+
+    def grade(name: str, task: LLMTask) -> tuple[list[LLMResult], BatchReport]:
         cache = ResponseCache(cache_root, f"grades/{name}", storage_options=storage_options or {})
-        reqs = [LLMRequest(f"{q}|{m}", single_messages(text[q], a), SINGLE_PROMPT_VERSION) for q, m, a in ok]
-        results, reports[name] = run_batch(task, reqs, cache, _rating)
-        cache.flush()
+        try:
+            return run_batch(task, reqs, cache, _rating)
+        finally:
+            cache.flush()
+
+    rows, reports = [], {}
+    graded = concurrently([partial(grade, name, task) for name, task in judges])  # every judge at once
+    for (name, _), (results, reports[name]) in zip(judges, graded):
         for (q, m, _), r in zip(ok, results):
             rows.append({"question_id": q, "model": m, "judge": name, "turn": 1, "judgment": r.content,
                          "score": r.value if r.status == "ok" else -1.0, "status": r.status})

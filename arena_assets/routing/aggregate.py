@@ -93,6 +93,21 @@ def fit_grk_to_probs(pbar: np.ndarray, k: int, start: np.ndarray | None = None) 
     return res.x[:k], float(res.x[k])
 
 
+def _pair_probs(betas: np.ndarray) -> np.ndarray:
+    """expit(β_i - β_j) of every prompt (rows) and pair i<j (columns), in one array: a
+    month's boards make ~120 of up to 2,000 × 7,140, and scipy's expit and the temporaries
+    were ~60 % of ``p2l_boards``; 1 / (1 + e^-x) in place is ~3x faster (same values to
+    ~2e-16)."""
+    i, j = pair_index(betas.shape[1])
+    d = betas[:, i]
+    d -= betas[:, j]
+    np.negative(d, out=d)
+    with np.errstate(over="ignore"):  # e^-x = inf gives 0, as expit does
+        np.exp(d, out=d)
+    d += 1.0
+    return np.reciprocal(d, out=d)
+
+
 @dataclass
 class SetBoard:
     ratings: np.ndarray  # natural units (bt: mean 0)
@@ -123,8 +138,7 @@ def aggregate_board(betas: np.ndarray, *, loss: str = "bt", etas: np.ndarray | N
                 c = rng.multinomial(n, np.full(n, 1.0 / n))
                 boot[r], _ = fit_grk_to_probs(mean_grk_probs(betas, eta, c), k, point)
             return SetBoard(point, boot, n)
-        i, j = pair_index(k)
-        probs = expit(betas[:, i] - betas[:, j])  # prompts × pairs, computed once
+        probs = _pair_probs(betas)  # prompts × pairs, computed once
         point = fit_bt_to_probs(probs.mean(axis=0), k)
         counts = rng.multinomial(n, np.full(n, 1.0 / n), size=rounds) if rounds else np.zeros((0, n))
         means = counts @ probs / n  # every round's P̄ in one product

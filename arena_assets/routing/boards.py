@@ -3,6 +3,8 @@ or any set a user gives; aggregated as P2L does (``aggregate.py``)."""
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +12,7 @@ import polars as pl
 
 from arena_assets.ranking.boards import CATEGORY_BOARDS
 from arena_assets.ranking.leaderboard import RatingScale, rank_upper_bounds, ranks
+from arena_assets.ranking.newton import single_threaded_blas
 from arena_assets.routing.aggregate import aggregate_board
 from arena_assets.routing.p2l import P2LModel, Params
 from arena_assets.routing.schema import P2L_BOARDS_SCHEMA
@@ -75,10 +78,16 @@ def p2l_boards(month: str, model: P2LModel, prompts: pl.DataFrame, X: np.ndarray
                clusters: pl.DataFrame | None, opts: BoardOptions = BoardOptions()) -> pl.DataFrame:
     """One board per prompt set with at least ``min_prompts`` prompts (P2L_BOARDS_SCHEMA)."""
     frames = []
-    for i, (key, (name, rows)) in enumerate(prompt_sets(prompts, clusters).items()):
-        if len(rows) < opts.min_prompts:
-            continue
-        rating, lower, upper, n = set_board(model, X[rows], opts, opts.seed + i)
+    sets = [(i, key, name, rows) for i, (key, (name, rows)) in enumerate(prompt_sets(prompts, clusters).items())
+            if len(rows) >= opts.min_prompts]
+    # the sets on every CPU: a month has ~120, each a few large numpy products and solves
+    # that release the interpreter lock (1.8x on 2 cores); a set's seed is its index, so the
+    # boards are the same whatever the order. BLAS held to one thread around the pool (a
+    # limit entered and left in each thread would restore another thread's setting).
+    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, len(sets)) or 1
+    with single_threaded_blas(), ThreadPoolExecutor(workers, thread_name_prefix="p2l-board") as pool:
+        boards = list(pool.map(lambda s: set_board(model, X[s[3]], opts, opts.seed + s[0]), sets))
+    for (_, key, name, _), (rating, lower, upper, n) in zip(sets, boards):
         frames.append(pl.DataFrame({
             "month": month, "prompt_set": key, "set_name": name, "prompts": n,
             "model": model.models, "rating": rating, "lower": lower, "upper": upper,
