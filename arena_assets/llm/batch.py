@@ -21,7 +21,7 @@ import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -255,8 +255,15 @@ def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
             cancel.set()
             raise
 
-    with ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="batches") as pool:
+    pool = ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="batches")
+    try:
         futures = [pool.submit(contextvars.copy_context().run, guarded, call) for call in calls]
+        wait(futures)
+    except BaseException:  # the run interrupted (Ctrl-C, Dagster's termination): stop them too
+        cancel.set()
+        raise
+    finally:
+        pool.shutdown(wait=True)  # each finishes the call it is in: no thread left behind
     errors = [f.exception() for f in futures if f.exception() is not None]
     real = [e for e in errors if not isinstance(e, BatchCancelled)]
     if errors:
