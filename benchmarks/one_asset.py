@@ -1,0 +1,70 @@
+"""One asset of a month again, as `full_month.py` ran it, to measure a change to one stage.
+
+    .venv/bin/python benchmarks/one_asset.py --out DIR --conversations N ASSET [ASSET ...] [--month 2025-01]
+        [--empty-cache CACHE_DIR] [--models 120] [--latency 0.3] [--concurrency 64]
+        [--bench-size 500] [--candidates 10] [--seed 7]
+
+``DIR`` is a `full_month.py --out` directory whose month was run (its raw logs, lake and
+instance); the settings (``--conversations`` included: the boards' minimum battles scale
+with it) must be the ones that run used. Each asset is one `dagster asset
+materialize` run against the simulated arena in its own process, as in `full_month.py`.
+``--empty-cache`` points the LLM cache at another folder (empty the first time), so the
+LLM assets make their calls again instead of reading the month's cache. Prints per asset
+the run's wall and CPU, the step's own time and, for LLM assets, each batch's calls and
+seconds in the calls (the instance's metadata), and the share of the concurrency bound.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from dagster_runs import llm_figures, materialize_cmd, measured, recorded  # noqa: E402
+from full_month import settings, start_endpoint  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("assets", nargs="+")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--conversations", type=int, required=True, help="as the full_month.py run")
+    ap.add_argument("--month", default="2025-01")
+    ap.add_argument("--empty-cache", type=Path)
+    ap.add_argument("--models", type=int, default=120)
+    ap.add_argument("--latency", type=float, default=0.3)
+    ap.add_argument("--concurrency", type=int, default=64)
+    ap.add_argument("--bench-size", type=int, default=500)
+    ap.add_argument("--candidates", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=7)
+    args = ap.parse_args()
+    out = args.out.resolve()
+    if not (out / "lake").is_dir():
+        sys.exit(f"{out} has no lake: run benchmarks/full_month.py --out {out} first")
+    server, url = start_endpoint(out, args)
+    try:
+        env = settings(out, args, url)
+        if args.empty_cache:
+            env["ARENA_LLM_CACHE_ROOT"] = str(args.empty_cache.resolve())
+        for asset in args.assets:
+            m = measured(materialize_cmd(asset, ["--partition", args.month]), env, out,
+                         out / f"{args.month}-{asset}-again.log")
+            if m.returncode:
+                sys.exit(f"{asset} failed:\n{m.tail}")
+            rec = recorded(env["DAGSTER_HOME"], asset, args.month)
+            line = f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s"
+            calls = llm_figures(asset, rec.metadata)[0]
+            if calls and rec.step_seconds and args.latency:
+                line += f"  {calls} calls, {calls * args.latency / args.concurrency / rec.step_seconds:.0%} of the bound"
+            print(line)
+            for name, report in (rec.metadata.get("calls") or {}).items():
+                if isinstance(report, dict) and "elapsed_s" in report:
+                    print(f"    {name:30} {report['calls']:6} calls in {report['elapsed_s']:.2f} s")
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
