@@ -70,9 +70,11 @@ def arena(tmp_path_factory):
     ep.stop()
 
 
+BENCH = BenchOptions(size=80, vision_size=0, min_quality=5, min_cluster_mean=2.0, seed=1)
+
+
 def _run(lake, ep, names, cache, judges=("sim-judge",), baseline=None):
-    bench_prompts_month(lake, MONTH, BenchOptions(size=80, vision_size=0, min_quality=5,
-                                                  min_cluster_mean=2.0, seed=1))
+    bench_prompts_month(lake, MONTH, BENCH)
     answers = model_answers_month(lake, MONTH, [(n, _task(ep, n, max_tokens=1024)) for n in names],
                                   cache_root=cache)
     judged = judgments_month(lake, MONTH, [(j, _task(ep, j, max_tokens=512)) for j in judges],
@@ -165,6 +167,8 @@ def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, caps
 def test_faults_every_game_judged_or_failed(arena):
     root, lake, ep, names = arena
     cache = str(root / "cache-faults")
+    if not lake.exists("bench_prompts", MONTH):  # run alone (or first on its xdist worker)
+        bench_prompts_month(lake, MONTH, BENCH)
     ep.set_faults(Faults(rate_500=0.1, rate_429=0.05, rate_garbage=0.1, rate_empty=0.05, seed=3,
                          retry_after=0.01))
     try:

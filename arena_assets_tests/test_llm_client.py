@@ -6,6 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
@@ -374,3 +376,36 @@ def test_a_failing_batch_stops_the_ones_asked_with_it(tmp_path):
                           partial(run_batch, bad, _reqs(5), ResponseCache(str(tmp_path), "bad"), parse_criteria)])
         assert srv.calls < 400
         assert len(ResponseCache(str(tmp_path), "good")) == srv.calls  # every answer received kept
+
+
+def test_a_batch_failing_mid_run_stops_the_one_beside_it_at_once(tmp_path):
+    """A failure inside a running batch stops the batch beside it at once, not once the
+    failing batch has drained. The failing batch's second worker is held until the other
+    batch has ended, so without the immediate stop that batch would make all its calls;
+    with it, only the calls in flight at the failure (at most the endpoint's 4) complete."""
+    gate, seen = threading.Event(), {}
+
+    def broken(messages):
+        seen["calls_at_failure"] = srv.calls
+        raise RuntimeError("boom")
+
+    def held(messages):
+        assert gate.wait(timeout=60), "the batch beside never ended"
+        return messages
+
+    def beside():
+        try:
+            return run_batch(task, _reqs(200), ResponseCache(str(tmp_path), "beside", chunk_size=5), parse_criteria)
+        finally:
+            gate.set()
+
+    with LabellingServer(latency_s=0.02) as srv:
+        task = _task(srv, max_concurrency=4)
+        # the first worker takes "held" (keys go out in order), the second fails on "bad"
+        failing = [LLMRequest("held", criteria_messages("held back"), CRITERIA_VERSION, prepare=held),
+                   LLMRequest("bad", criteria_messages("never sent"), CRITERIA_VERSION, prepare=broken)]
+        with pytest.raises(RuntimeError, match="boom"):
+            concurrently([beside, partial(run_batch, replace(task, model="labeler-cheap"),
+                                          failing, ResponseCache(str(tmp_path), "bad"), parse_criteria)])
+        assert srv.calls - seen["calls_at_failure"] <= 4 and srv.calls < 200
+        assert len(ResponseCache(str(tmp_path), "beside")) == srv.calls  # every answer kept

@@ -155,10 +155,18 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
 
+        cancel = _CANCEL.get()  # set when a sibling batch of ``concurrently`` failed
+
+        def halted() -> bool:
+            return stop.is_set() or (cancel is not None and cancel.is_set())
+
         def work(key: str) -> None:
-            if stop.is_set():
+            if halted():
                 return
-            result = _ask(task, client, by_key[key], parse, report, lock)
+            try:
+                result = _ask(task, client, by_key[key], parse, report, lock, halted)
+            except _Halted:  # stopped while waiting for the endpoint: no call made
+                return
             if result.status == "ok":  # only what parses: see the module docstring
                 cache.put(key, model=task.model, prompt_version=by_key[key].prompt_version,
                           content=result.content, reasoning=result.reasoning,
@@ -173,10 +181,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         pending = iter(todo)
         take = threading.Lock()
 
-        cancel = _CANCEL.get()  # set when a sibling batch of ``concurrently`` failed
-
         def worker() -> None:
-            while not stop.is_set() and not (cancel is not None and cancel.is_set()):
+            while not halted():
                 with take:
                     key = next(pending, None)
                 if key is None:
@@ -184,13 +190,21 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                 try:
                     work(key)
                 except BaseException:
-                    stop.set()  # the other workers finish their call and stop
+                    # the other workers finish the call they are in and stop, here and in
+                    # the batches asked at the same time (not once this batch has drained)
+                    stop.set()
+                    if cancel is not None:
+                        cancel.set()
                     raise
 
         try:
-            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="llm",
-                                    initializer=one_core()) as pool:
-                workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
+            try:
+                with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="llm",
+                                        initializer=one_core()) as pool:
+                    workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
+            except BaseException:  # interrupted while waiting: the workers stop after their call
+                stop.set()
+                raise
             failed = [f.exception() for f in workers if f.exception() is not None]
             if failed:
                 raise failed[0]
@@ -213,6 +227,17 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 
 class BatchCancelled(RuntimeError):
     """A batch of ``concurrently`` stopped because another one failed (that error is raised)."""
+
+
+class _Halted(Exception):
+    """A call not made: its batch (or a sibling) stopped while it waited for a slot."""
+
+
+def cancel_event() -> threading.Event | None:
+    """The event set when a batch asked at the same time (``concurrently``) fails, None
+    outside it: for batch loops of their own (the reward model's scoring) to stop as
+    ``run_batch`` does. Read it in the calling thread (a pool's threads have no context)."""
+    return _CANCEL.get()
 
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
@@ -246,13 +271,17 @@ def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
     if len(calls) < 2 or recording() is not None:
         return [call() for call in calls]
     cancel = threading.Event()
+    failures: list[BaseException] = []  # in the order they happened
+    lock = threading.Lock()
 
     def guarded(call: Callable[[], T]) -> T:
         _CANCEL.set(cancel)  # this thread's copy of the context
         try:
             return call()
-        except BaseException:
+        except BaseException as exc:
             cancel.set()
+            with lock:
+                failures.append(exc)
             raise
 
     pool = ThreadPoolExecutor(max_workers=len(calls), thread_name_prefix="batches")
@@ -264,10 +293,9 @@ def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
         raise
     finally:
         pool.shutdown(wait=True)  # each finishes the call it is in: no thread left behind
-    errors = [f.exception() for f in futures if f.exception() is not None]
-    real = [e for e in errors if not isinstance(e, BatchCancelled)]
-    if errors:
-        raise (real or errors)[0]
+    real = [e for e in failures if not isinstance(e, BatchCancelled)]
+    if failures:
+        raise (real or failures)[0]  # the first failure, not what it cancelled
     return [f.result() for f in futures]
 
 
@@ -298,8 +326,8 @@ def post_chat(client: openai.OpenAI, body: dict) -> dict:
     return data
 
 
-def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
-         parse: Callable[[str], Any], report: BatchReport, lock: threading.Lock) -> LLMResult:
+def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[[str], Any],
+         report: BatchReport, lock: threading.Lock, halted: Callable[[], bool] | None = None) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
     try:
         messages = req.prepare(req.messages) if req.prepare else req.messages
@@ -310,6 +338,8 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest,
     for _ in range(1 + task.parse_retries):
         try:
             with slots:  # the endpoint's concurrency, shared with batches asked at the same time
+                if halted is not None and halted():  # stopped while waiting for the slot
+                    raise _Halted
                 data = post_chat(client, body)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)
@@ -360,4 +390,4 @@ def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],
 
 
 __all__ = ["BatchCancelled", "LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress",
-           "concurrently", "run_batch"]
+           "cancel_event", "concurrently", "endpoint_slots", "run_batch"]

@@ -139,7 +139,7 @@ def model_answers_month(lake: Lake, month: str, candidates: Sequence[tuple[str, 
     reqs = [LLMRequest(pid, [{"role": "user", "content": text}], ANSWER_PROMPT_VERSION)
             for pid, text in zip(bench["prompt_id"], bench["prompt"])]
 
-    def answer(name: str, task: LLMTask) -> tuple[list[LLMResult], BatchReport]:
+    def ask_candidate(name: str, task: LLMTask) -> tuple[list[LLMResult], BatchReport]:
         cache = ResponseCache(cache_root, f"answers/{name}", storage_options=storage_options or {})
         try:
             return run_batch(task, reqs, cache, _text)
@@ -147,7 +147,7 @@ def model_answers_month(lake: Lake, month: str, candidates: Sequence[tuple[str, 
             cache.flush()
 
     # every candidate at once: one endpoint's calls share its concurrency (llm.concurrently)
-    answered = concurrently([partial(answer, name, task) for name, task in candidates])
+    answered = concurrently([partial(ask_candidate, name, task) for name, task in candidates])
     rows, reports = [], {}
     for (name, task), (results, reports[name]) in zip(candidates, answered):
         for r, kind in zip(results, bench["bench_kind"]):

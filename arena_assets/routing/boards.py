@@ -80,11 +80,13 @@ def p2l_boards(month: str, model: P2LModel, prompts: pl.DataFrame, X: np.ndarray
     frames = []
     sets = [(i, key, name, rows) for i, (key, (name, rows)) in enumerate(prompt_sets(prompts, clusters).items())
             if len(rows) >= opts.min_prompts]
-    # the sets on every CPU: a month has ~120, each a few large numpy products and solves
-    # that release the interpreter lock (1.8x on 2 cores); a set's seed is its index, so the
-    # boards are the same whatever the order. BLAS held to one thread around the pool (a
-    # limit entered and left in each thread would restore another thread's setting).
-    workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1, len(sets)) or 1
+    # the sets on up to 4 CPUs: a month has ~120, each a few large numpy products and
+    # solves that release the interpreter lock (~2x on 2 cores); at most 4 because each set
+    # holds ~230 MB while its pair probabilities are built. A set's seed is its index, so
+    # the boards are the same whatever the order. BLAS held to one thread around the pool:
+    # the limit aggregate_board enters and leaves in each thread then restores that one.
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    workers = max(1, min(cpus, 4, len(sets)))
     with single_threaded_blas(), ThreadPoolExecutor(workers, thread_name_prefix="p2l-board") as pool:
         boards = list(pool.map(lambda s: set_board(model, X[s[3]], opts, opts.seed + s[0]), sets))
     for (_, key, name, _), (rating, lower, upper, n) in zip(sets, boards):
