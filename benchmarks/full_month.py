@@ -245,15 +245,21 @@ def new_prompts(out: Path, first: str, second: str) -> tuple[int, int]:
     return len(keys[1]), len(keys[1] - keys[0])
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--conversations", type=int, default=500_000)
+def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500_000) -> None:
+    """The month's settings (``one_asset.py`` takes the same: a rerun must match the run);
+    ``conversations`` None makes the month's size required."""
+    ap.add_argument("--conversations", type=int, default=conversations, required=conversations is None)
     ap.add_argument("--models", type=int, default=120)
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--bench-size", type=int, default=500)
     ap.add_argument("--candidates", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    month_arguments(ap)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/full_month"))
     ap.add_argument("--phases", default="first,rerun,second")
     args = ap.parse_args()

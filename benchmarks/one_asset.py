@@ -22,22 +22,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from dagster_runs import llm_figures, materialize_cmd, measured, recorded  # noqa: E402
-from full_month import settings, start_endpoint  # noqa: E402
+from full_month import month_arguments, settings, start_endpoint  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("assets", nargs="+")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--conversations", type=int, required=True, help="as the full_month.py run")
     ap.add_argument("--month", default="2025-01")
     ap.add_argument("--empty-cache", type=Path)
-    ap.add_argument("--models", type=int, default=120)
-    ap.add_argument("--latency", type=float, default=0.3)
-    ap.add_argument("--concurrency", type=int, default=64)
-    ap.add_argument("--bench-size", type=int, default=500)
-    ap.add_argument("--candidates", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=7)
+    month_arguments(ap, conversations=None)  # as the full_month.py run
     args = ap.parse_args()
     out = args.out.resolve()
     if not (out / "lake").is_dir():

@@ -41,7 +41,7 @@ import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
-from arena_assets.llm.batch import BatchCancelled, cancel_event, endpoint_slots
+from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import endpoint_error, one_core
 
@@ -192,10 +192,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
 
         # as run_batch: the endpoint's slots shared with the batches asked at the same time
         # (llm.concurrently), and a failure here or there stops both
-        cancel, stop, slots = cancel_event(), threading.Event(), endpoint_slots(task)
-
-        def halted() -> bool:
-            return stop.is_set() or (cancel is not None and cancel.is_set())
+        halted, slots = Halt(), endpoint_slots(task)
 
         def work(k: str) -> None:
             if halted():
@@ -208,9 +205,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
             except (openai.APIError, ValueError):
                 value = None
             except BaseException:
-                stop.set()
-                if cancel is not None:
-                    cancel.set()
+                halted.fail()
                 raise
             if value is not None:
                 cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value))
@@ -222,7 +217,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
             with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
                                     initializer=one_core()) as pool:
                 list(pool.map(work, todo))
-            if halted():
+            if halted.by_sibling:
                 raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
         finally:
             cache.flush()

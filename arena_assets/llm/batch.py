@@ -143,7 +143,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     todo = [k for k in by_key if k not in outcomes]
 
     lock = threading.Lock()
-    stop = threading.Event()
+    halted = Halt()  # made here, in the caller's context (concurrently's shared event)
     every = progress_every or max(1, len(by_key) // 20)
 
     def tick() -> None:
@@ -154,11 +154,6 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     if todo:
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
-
-        cancel = _CANCEL.get()  # set when a sibling batch of ``concurrently`` failed
-
-        def halted() -> bool:
-            return stop.is_set() or (cancel is not None and cancel.is_set())
 
         def work(key: str) -> None:
             if halted():
@@ -190,11 +185,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                 try:
                     work(key)
                 except BaseException:
-                    # the other workers finish the call they are in and stop, here and in
-                    # the batches asked at the same time (not once this batch has drained)
-                    stop.set()
-                    if cancel is not None:
-                        cancel.set()
+                    halted.fail()
                     raise
 
         try:
@@ -203,12 +194,12 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                                         initializer=one_core()) as pool:
                     workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
             except BaseException:  # interrupted while waiting: the workers stop after their call
-                stop.set()
+                halted.stop()
                 raise
             failed = [f.exception() for f in workers if f.exception() is not None]
             if failed:
                 raise failed[0]
-            if cancel is not None and cancel.is_set():
+            if halted.by_sibling:
                 raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
         finally:
             cache.flush()
@@ -233,11 +224,33 @@ class _Halted(Exception):
     """A call not made: its batch (or a sibling) stopped while it waited for a slot."""
 
 
-def cancel_event() -> threading.Event | None:
-    """The event set when a batch asked at the same time (``concurrently``) fails, None
-    outside it: for batch loops of their own (the reward model's scoring) to stop as
-    ``run_batch`` does. Read it in the calling thread (a pool's threads have no context)."""
-    return _CANCEL.get()
+class Halt:
+    """Whether a batch's workers stop before their next call: after a failure of their own
+    batch or of a batch asked at the same time (``concurrently``), or an interruption.
+    ``run_batch`` and the batch loops of their own (the reward model's scoring) use it.
+    Make it in the calling thread: a pool's threads do not see the caller's context."""
+
+    def __init__(self) -> None:
+        self._own = threading.Event()
+        self._shared = _CANCEL.get()  # concurrently's event, None outside it
+
+    def __call__(self) -> bool:
+        return self._own.is_set() or self.by_sibling
+
+    @property
+    def by_sibling(self) -> bool:
+        return self._shared is not None and self._shared.is_set()
+
+    def fail(self) -> None:
+        """This batch failed: the workers finish the call they are in and stop, here and in
+        the batches asked at the same time (not once this batch has drained)."""
+        self._own.set()
+        if self._shared is not None:
+            self._shared.set()
+
+    def stop(self) -> None:
+        """The caller was interrupted: this batch's workers stop after their call."""
+        self._own.set()
 
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
@@ -390,4 +403,4 @@ def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],
 
 
 __all__ = ["BatchCancelled", "LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress",
-           "cancel_event", "concurrently", "endpoint_slots", "run_batch"]
+           "Halt", "concurrently", "endpoint_slots", "run_batch"]
