@@ -409,3 +409,68 @@ def test_a_batch_failing_mid_run_stops_the_one_beside_it_at_once(tmp_path):
                                           failing, ResponseCache(str(tmp_path), "bad"), parse_criteria)])
         assert srv.calls - seen["calls_at_failure"] <= 4 and srv.calls < 200
         assert len(ResponseCache(str(tmp_path), "beside")) == srv.calls  # every answer kept
+
+
+def test_a_batch_failing_stops_the_reward_scoring_beside_it_at_once(tmp_path):
+    """The reward model's scoring (its own pool, as judge-human agreement asks it beside an
+    LLM judge) stops at once when the batch beside it fails: only the calls in flight at
+    the failure (at most its 4 slots) complete, not its 200, and what it received is
+    cached. The failing batch's other worker is held until the scoring has ended, so a
+    scoring that only noticed the failure once that batch drained would make every call."""
+    import json
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from arena_assets.evaluators.judges import reward_verdicts
+
+    scored, gate, seen = [], threading.Event(), {}
+
+    class Pooling(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+        def do_POST(self):  # noqa: N802
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(0.02)  # the endpoint's latency, not synchronisation
+            scored.append(body)
+            reply = json.dumps({"data": [{"index": 0, "data": [float(len(body["messages"][0]["content"]))]}]})
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(reply.encode())
+
+    def broken(messages):
+        seen["scored_at_failure"] = len(scored)
+        raise RuntimeError("boom")
+
+    def held(messages):
+        assert gate.wait(timeout=60), "the reward scoring beside never ended"
+        return messages
+
+    sides = [json.dumps([{"role": "user", "content": f"prompt {i}"},
+                         {"role": "assistant", "content": "x" * i}]) for i in range(200)]
+    sample = pl.DataFrame({"battle_id": [f"b{i}" for i in range(100)],
+                           "conversation_a": sides[:100], "conversation_b": sides[100:]})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pooling)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    reward = LLMTask(model="rm", base_url=f"http://127.0.0.1:{server.server_port}/v1",
+                     max_concurrency=4, max_retries=0, timeout=10)
+    cache = ResponseCache(str(tmp_path), "reward", chunk_size=5)
+
+    def beside():
+        try:
+            return reward_verdicts(reward, sample, cache)
+        finally:
+            gate.set()
+
+    try:
+        with LabellingServer(latency_s=0.02) as srv:
+            failing = [LLMRequest("held", criteria_messages("held back"), CRITERIA_VERSION, prepare=held),
+                       LLMRequest("bad", criteria_messages("never sent"), CRITERIA_VERSION, prepare=broken)]
+            with pytest.raises(RuntimeError, match="boom"):
+                concurrently([beside, partial(run_batch, _task(srv, max_concurrency=4), failing,
+                                              ResponseCache(str(tmp_path), "bad"), parse_criteria)])
+    finally:
+        server.shutdown()
+    assert len(scored) - seen["scored_at_failure"] <= 4 and len(scored) < 200
+    assert len(ResponseCache(str(tmp_path), "reward")) == len(scored)  # every score received kept

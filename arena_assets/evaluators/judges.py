@@ -43,7 +43,7 @@ from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, par
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
 from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
 from arena_assets.llm.cache import request_key
-from arena_assets.llm.client import endpoint_error, one_core
+from arena_assets.llm.client import endpoint_error, make_client, one_core
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
@@ -187,8 +187,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     todo = [k for k in items if k not in scores]
     lock = threading.Lock()
     if todo:
-        client = openai.OpenAI(base_url=pooling_root(task.base_url), api_key=task.api_key or "sk-no-key",
-                               timeout=task.timeout, max_retries=task.max_retries)
+        client = make_client(task, base_url=pooling_root(task.base_url))
 
         # as run_batch: the endpoint's slots shared with the batches asked at the same time
         # (llm.concurrently), and a failure here or there stops both

@@ -40,10 +40,14 @@ class LLMEndpointError(RuntimeError):
 
 
 def make_client(task: LLMTask, *, max_retries: int | None = None,
-                timeout: float | None = None) -> openai.OpenAI:
+                timeout: float | None = None, base_url: str | None = None) -> openai.OpenAI:
+    """The task's client: the process's TLS context and as many kept-alive connections as
+    the task has calls in flight (httpx keeps 20 otherwise: at concurrency 64 the rest
+    would open a new connection per call). ``base_url`` overrides the task's (vLLM serves
+    /pooling at the server root)."""
     pool = max(task.max_concurrency, 1)
     return openai.OpenAI(
-        base_url=task.base_url,
+        base_url=task.base_url if base_url is None else base_url,
         api_key=task.api_key or "sk-no-key",
         timeout=task.timeout if timeout is None else timeout,
         max_retries=task.max_retries if max_retries is None else max_retries,
