@@ -172,8 +172,8 @@ def test_request_token_counts(real_data):
     import polars as pl
 
     from arena_assets.clean.tokens import approx_tokens
-    from arena_assets.llm.tokens import (chat_prompt_tokens, chat_prompt_tokens_many, text_tokens,
-                                         text_tokens_many)
+    from arena_assets.llm.tokens import (_LONG, _TOKEN, chat_prompt_tokens, chat_prompt_tokens_many,
+                                         text_tokens, text_tokens_many)
 
     texts, reference = [], []
     for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
@@ -184,6 +184,9 @@ def test_request_token_counts(real_data):
     column = pl.DataFrame({"t": texts}).select(approx_tokens(pl.col("t"))).to_series().to_list()
     ours = [text_tokens(t) for t in texts]
     assert ours == column
+    # long texts are counted by polars one at a time too: the regex module agrees on them
+    assert [len(_TOKEN.findall(t)) for t in texts if len(t) > _LONG] == [
+        c for t, c in zip(texts, column) if len(t) > _LONG] != []
     english = [(o, r) for o, (lang, r) in zip(ours, reference) if lang == "English"]
     assert abs(sum(o for o, _ in english) / sum(r for _, r in english) - 1) < 0.10
     # "Hello"+" world"+"!" = 3 tokens; + 3 for the message + 3 for the reply's priming

@@ -39,8 +39,16 @@ def text_tokens(text: str | None) -> int:
 
 
 def _count(text: str) -> int:
+    if len(text) > _LONG:  # polars' regex engine: 5x less CPU from ~8 KB (a judge's prompt)
+        return int(pl.Series((text,), dtype=pl.String).str.count_matches(TOKEN_PATTERN)[0])
     # subn counts its matches in C: ~30 % less CPU than iterating them in Python
     return _TOKEN.subn("", text)[1]
+
+
+# above this many characters a text is counted by polars (~80 us a call, then fast) rather
+# than the regex module (~0.15 us a character): the same counts (test_llm_plan), measured
+# 650 -> 240 us at 4 KB, 1,180 -> 230 us at 8 KB, 2,570 -> 360 us at 20 KB
+_LONG = 1024
 
 
 @lru_cache(maxsize=8192)
