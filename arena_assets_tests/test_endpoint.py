@@ -66,6 +66,10 @@ def test_judgment_and_label_requests_parse(endpoint, world):
     judge = client.chat.completions.create(model="sim-judge", messages=pairwise_messages(
         "Question...", "Answer A...", "Answer B..."))
     assert parse_verdict(judge.choices[0].message.content) is not None
+    # a judge asked anything else answers (it raised KeyError: the connection dropped)
+    plain = _client(endpoint, max_retries=0).chat.completions.create(
+        model="sim-judge", messages=[{"role": "user", "content": "hi"}])
+    assert plain.choices[0].message.content
     label = client.chat.completions.create(model=world.model_names[0], messages=[
         {"role": "user", "content": "Return the category as JSON for: a SQL query that joins two tables"}])
     assert json.loads(label.choices[0].message.content)["category"] == "coding"

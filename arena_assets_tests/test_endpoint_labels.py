@@ -65,6 +65,15 @@ def sample(raw) -> pl.DataFrame:
     return prompts.sample(300, seed=1)
 
 
+def test_the_truth_is_read_when_the_endpoint_starts(endpoint, raw):
+    """The prompt truth and the battle truth are read as the server starts, not by the
+    first requests (a batch's first wave would wait on them together)."""
+    assert endpoint.truth_read.wait(timeout=60)
+    with endpoint.lock:
+        assert endpoint._index is not None and endpoint._index_files
+    assert endpoint.battles._truth is not None and endpoint.battles._files
+
+
 def test_criteria_labels_follow_the_truth_with_each_labellers_noise(client, sample):
     f1 = {}
     for model in ("sim-labeler-large", "sim-labeler-small"):

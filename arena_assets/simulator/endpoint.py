@@ -27,6 +27,7 @@ Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 from __future__ import annotations
 
 import base64
+import logging
 import math
 import os
 import random
@@ -70,6 +71,9 @@ from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
 
+_log = logging.getLogger(__name__)
+
+
 class _Server(ThreadingHTTPServer):
     # 64 clients connecting at once overflow the stdlib's backlog of 5: the extra SYNs are
     # dropped and retried a second later
@@ -106,6 +110,8 @@ class ArenaEndpoint:
         self._index_files: tuple[str, ...] = ()
         self._index_stamp: int | None = None  # mtime of _truth/prompts when last listed
         self._index_listing: tuple[str, ...] = ()
+        self._index_build = threading.Lock()  # one request reads a changed index, the others wait
+        self.truth_read = threading.Event()  # set once start() has read the truth (_warm)
         self.judges = dict(JUDGES)  # judge model -> its planted biases
         self.answer_key = world_key(world)  # reads the quality tags of candidate answers
         # judges and reward models on arena battles find them by answer (battle_judge.py)
@@ -194,10 +200,29 @@ class ArenaEndpoint:
             files = tuple(sorted(str(f) for f in folder.glob("*.parquet")))
         with self.lock:
             self._index_stamp, self._index_listing = stamp, files
-            if files != self._index_files or self._index is None:
-                self._index = PromptTruthIndex.from_root(self.truth_root)
-                self._index_files = files
-            return self._index
+            if files == self._index_files and self._index is not None:
+                return self._index
+        # read outside self.lock, which every request takes (faults, counts): a production
+        # month's index takes seconds, and only the requests that need it should wait
+        with self._index_build:
+            with self.lock:
+                if files == self._index_files and self._index is not None:
+                    return self._index  # built by the request that held _index_build
+            index = PromptTruthIndex.from_root(self.truth_root)
+            with self.lock:
+                self._index, self._index_files = index, files
+            return index
+
+    def _warm(self) -> None:
+        """Read the truth before the first request needs it: the first wave of a batch
+        otherwise waits on it together (~1 s of a 30,000-conversation month's judgments)."""
+        try:
+            self.truth_index()
+            self.battles.get()
+        except Exception as exc:  # noqa: BLE001 - a request reads it again and reports
+            _log.warning("simulated arena: reading the truth under %s failed (%s)", self.truth_root, exc)
+        finally:
+            self.truth_read.set()
 
     def answer_quality(self, content: str) -> float | None:
         """True quality (responder.answer_quality) of a candidate answer written by an
@@ -212,6 +237,8 @@ class ArenaEndpoint:
     def start(self) -> "ArenaEndpoint":
         self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
         self.thread.start()
+        if self.truth_root is not None:
+            threading.Thread(target=self._warm, name="arena-truth", daemon=True).start()
         _SERVING.add(self.base_url)
         return self
 
