@@ -474,3 +474,42 @@ def test_a_batch_failing_stops_the_reward_scoring_beside_it_at_once(tmp_path):
         server.shutdown()
     assert len(scored) - seen["scored_at_failure"] <= 4 and len(scored) < 200
     assert len(ResponseCache(str(tmp_path), "reward")) == len(scored)  # every score received kept
+
+
+@pytest.mark.parametrize(("content_type", "body", "expect"), [
+    ("application/json", b'{"object": "list", "data": [{"id": "m"}, {"id": "n"}]}', ["m", "n"]),
+    ("text/plain", b'{"data": [{"id": "m"}]}', ["m"]),  # a gateway's wrong header: still read
+    (None, b'[{"id": "m"}]', ["m"]),  # a bare list of models
+    ("text/html", b"<html><body>Welcome</body></html>", "base URL ends in /v1"),  # /v1 left out
+    ("application/json", b'{"models": []}', "base URL ends in /v1"),
+])
+def test_preflight_reads_the_model_listing_as_servers_send_it(content_type, body, expect):
+    """The preflight reads /models as bytes, whatever the Content-Type says; a body that is
+    no model list is one clear error naming the likely cause, not a crash or "(none)"."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from arena_assets.llm.client import preflight
+
+    class Models(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # noqa: ANN002
+            pass
+
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            if content_type:
+                self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Models)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    task = LLMTask(model="m", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0, timeout=5)
+    try:
+        if isinstance(expect, list):
+            assert preflight(task) == expect
+        else:
+            with pytest.raises(LLMEndpointError, match=expect):
+                preflight(task)
+    finally:
+        server.shutdown()

@@ -76,6 +76,7 @@ def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeyp
                         lambda self, pattern: listings.append(self) or real_glob(self, pattern))
     ep = start_endpoint(seed=5, config=WorldConfig(n_models=9), truth_root=tmp_path)
     try:
+        assert ep.truth_read.wait(timeout=60)  # the start's own read of the truth, done first
         first = len(ep.truth_index())
         seen = len(listings)
         for _ in range(5):

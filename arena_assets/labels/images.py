@@ -63,13 +63,13 @@ def reference_reader(task) -> bool:
     in this process or another (``arena-assets serve-arena``: its model list names the
     labeller as owned by ``simulated-arena``). An endpoint that does not answer the list
     counts as one: the batch's preflight then says what is wrong with it."""
-    from arena_assets.llm.client import make_client
+    from arena_assets.llm.client import list_models, make_client
     from arena_assets.simulator.endpoint import serving
 
     if serving(task.base_url):
         return True
     try:
-        models = make_client(task, max_retries=0, timeout=min(task.timeout, 15.0)).models.list()
+        models = list_models(make_client(task, max_retries=0, timeout=min(task.timeout, 15.0)))
     except Exception:  # noqa: BLE001 - unreachable, refused key...: the preflight reports it
         return True
-    return any(m.id == task.model and getattr(m, "owned_by", "") == SIMULATED_OWNER for m in models)
+    return any(m["id"] == task.model and m.get("owned_by") == SIMULATED_OWNER for m in models)

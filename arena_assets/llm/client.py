@@ -28,6 +28,7 @@ from collections.abc import Callable
 
 import httpx
 import openai
+import orjson
 
 from arena_assets.llm.config import LLMTask
 
@@ -88,6 +89,21 @@ def endpoint_error(task: LLMTask, exc: Exception) -> LLMEndpointError | None:
     return None
 
 
+def list_models(client: openai.OpenAI) -> list[dict]:
+    """The endpoint's ``/models`` entries (``id``, ``owned_by``, ...) as JSON objects.
+
+    Read as bytes and decoded here: ``models.list()`` builds the SDK's pydantic models,
+    ~0.4 s of CPU the first time in a process (every asset run) against ~8 ms this way,
+    and the SDK decodes a body only when its Content-Type says JSON. Raises ValueError for
+    a body that is not OpenAI's ``{"data": [...]}`` (or a bare list of models), and the
+    SDK's errors for a failed request."""
+    body = orjson.loads(client.get("/models", cast_to=httpx.Response).content)
+    items = body.get("data") if isinstance(body, dict) else body
+    if not isinstance(items, list):
+        raise ValueError(f"no model list in {str(body)[:120]!r}")
+    return [m for m in items if isinstance(m, dict) and "id" in m]
+
+
 def preflight(task: LLMTask, client: openai.OpenAI | None = None) -> list[str]:
     """Check the endpoint answers, accepts the key and serves ``task.model``.
 
@@ -96,11 +112,11 @@ def preflight(task: LLMTask, client: openai.OpenAI | None = None) -> list[str]:
     """
     quick = (client or make_client(task)).with_options(max_retries=1, timeout=min(task.timeout, 15.0))
     try:
-        # the listing's JSON as is: ``models.list()`` builds the SDK's pydantic models, ~0.4 s
-        # of CPU the first time in a process (every asset run) against ~8 ms this way
-        listing = quick.get("/models", cast_to=object)
-        items = listing.get("data") if isinstance(listing, dict) else None
-        served = [str(m["id"]) for m in items or () if isinstance(m, dict) and "id" in m]
+        served = [str(m["id"]) for m in list_models(quick)]
+    except ValueError as exc:
+        raise LLMEndpointError(
+            f"the LLM endpoint {task.base_url} answered the model listing with something other "
+            f"than a list of models ({exc}): check that the base URL ends in /v1") from exc
     except openai.NotFoundError:
         return []  # some servers expose chat but not the model list; the first call tells
     except openai.APIError as exc:
