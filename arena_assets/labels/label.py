@@ -160,6 +160,9 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
                 for i in picked]
         results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
         answers |= {f"{r.item_id}\x1f{lt.id}": r for r in results}
+    # a production month holds ~10^6 requests (their texts) and results: each let go as soon
+    # as it is read, not at the return (the peak was here: 7.2 GB at 500,000 conversations)
+    reqs = results = None
     refusal_tasks = ps.by_scope("answer") if cfg.label_refusals else []
     per_conv: dict[str, list[LLMResult]] = {}
     for lt in refusal_tasks:
@@ -167,20 +170,24 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
         results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
         for r in results:
             per_conv.setdefault(r.item_id.split("\x1f")[0], []).append(r)
+    reqs = results = None
 
     if recording() is not None:  # a plan (llm.plan.planning): the batches are all it needs
         return pl.DataFrame(schema=TOPIC_LABELS_SCHEMA), report
     tag_task = {tag: lt for lt in ps.tasks for tag in lt.tags}
-    per_key = [_prompt_row(k, answers, tag_task, report) for k in keys]
-    rows = pl.DataFrame(per_key, schema=_PROMPT_ROW_SCHEMA)
+    rows = pl.DataFrame([_prompt_row(k, answers, tag_task, report) for k in keys], schema=_PROMPT_ROW_SCHEMA)
+    answers = None
     refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
-    conv_rows = [_refusal_row(per_conv.get(c, []), refusal_tag, report) for c in conversations["conv_id"]]
+    refusals = pl.DataFrame([_refusal_row(per_conv.get(c, []), refusal_tag, report)
+                             for c in conversations["conv_id"]], schema=_REFUSAL_ROW_SCHEMA)
+    per_conv = None
     out = (conversations.select("conv_id", "dedup_key", "first_prompt")
            .join(inputs.select("conv_id", "label_key", "prompt_chars", "user_tokens", "images",
                                "label_text"), on="conv_id", how="left", maintain_order="left")
            .join(rows, on="label_key", how="left", maintain_order="left")
-           .with_columns(pl.DataFrame(conv_rows, schema=_REFUSAL_ROW_SCHEMA).to_struct("_r"))
+           .with_columns(refusals.to_struct("_r"))
            .unnest("_r"))
+    rows = refusals = None
     out = out.with_columns(
         month=pl.lit(month), is_vision=pl.col("images").list.len() > 0,
         prompt_cut=pl.col("prompt_chars") > cfg.max_prompt_chars,
