@@ -17,6 +17,7 @@ them before the first call.
 
 from __future__ import annotations
 
+import collections
 import contextvars
 import threading
 import time
@@ -256,18 +257,48 @@ class Halt:
 
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
-_SLOTS: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+class FairSlots:
+    """``n`` calls in flight, handed over in the order they were asked for: a freed slot
+    goes to the longest waiter, not back to the thread that freed it. A plain semaphore
+    let a releasing worker take its slot straight back, so one batch could hold every slot
+    until it drained while the batch beside it waited (seen under load: two batches on one
+    endpoint ran one after the other). Used as ``with slots:``."""
+
+    def __init__(self, n: int) -> None:
+        self._lock = threading.Lock()
+        self._free = n
+        self._waiting: collections.deque[threading.Event] = collections.deque()
+
+    def __enter__(self) -> FairSlots:
+        with self._lock:
+            if self._free and not self._waiting:
+                self._free -= 1
+                return self
+            handed = threading.Event()
+            self._waiting.append(handed)
+        handed.wait()  # set by __exit__ with the slot already ours
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().set()
+            else:
+                self._free += 1
+
+
+_SLOTS: dict[tuple[str, int], FairSlots] = {}
 _SLOTS_LOCK = threading.Lock()
 
 
-def endpoint_slots(task: LLMTask) -> threading.BoundedSemaphore:
+def endpoint_slots(task: LLMTask) -> FairSlots:
     """The calls in flight to ``task``'s endpoint from this process, shared by every task
     that asks it with the same ``max_concurrency``: ten candidates served by one vLLM and
     answering at once keep to its limit, not ten times it. One batch alone never waits on
     it (its workers are ``max_concurrency``)."""
     key = (task.base_url.rstrip("/"), max(task.max_concurrency, 1))
     with _SLOTS_LOCK:
-        return _SLOTS.setdefault(key, threading.BoundedSemaphore(key[1]))
+        return _SLOTS.setdefault(key, FairSlots(key[1]))
 
 
 def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
@@ -277,8 +308,8 @@ def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
     Why: a bench asks ten candidates and a month several judges; one after the other, each
     small batch drains on its own with the endpoint half idle (72 prompts at concurrency 64
     are two waves, the second of 8 calls: 720 answers took ~2x the bound's time). At the
-    same time, calls to one endpoint share its concurrency (``endpoint_slots``): the slots
-    go to whichever batch asks next, so the endpoint stays full to the end, and different
+    same time, calls to one endpoint share its concurrency (``endpoint_slots``): a freed
+    slot goes to the call that has waited longest, so the endpoint stays full to the end, and different
     endpoints answer side by side. The first failure stops the others (their
     answers so far are cached) and is raised. In a planning context (``llm.plan``) the
     calls run one after the other, so the plan lists its batches in order.
