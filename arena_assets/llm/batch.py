@@ -257,6 +257,8 @@ class Halt:
 
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
+
+
 class FairSlots:
     """``n`` calls in flight, handed over in the order they were asked for: a freed slot
     goes to the longest waiter, not back to the thread that freed it. A plain semaphore
@@ -309,8 +311,8 @@ def concurrently(calls: Sequence[Callable[[], T]]) -> list[T]:
     small batch drains on its own with the endpoint half idle (72 prompts at concurrency 64
     are two waves, the second of 8 calls: 720 answers took ~2x the bound's time). At the
     same time, calls to one endpoint share its concurrency (``endpoint_slots``): a freed
-    slot goes to the call that has waited longest, so the endpoint stays full to the end, and different
-    endpoints answer side by side. The first failure stops the others (their
+    slot goes to the call that has waited longest, so the endpoint stays full to the end,
+    and different endpoints answer side by side. The first failure stops the others (their
     answers so far are cached) and is raised. In a planning context (``llm.plan``) the
     calls run one after the other, so the plan lists its batches in order.
     """

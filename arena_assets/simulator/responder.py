@@ -178,7 +178,7 @@ def chat_completion(world: World, model: str, messages: list[dict], params: dict
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
         return orjson.dumps({"category": guess_category(full, has_image(last_user)),
                              "categories": sorted(rng.sample(CATEGORIES, 2))}).decode(), "stop", None
-    if model not in world.model_names:  # a judge asked something else: no crash, a plain reply
+    if model in (judges or {}):  # a judge asked something else: no crash, a plain reply
         return "I am a judge: send a pair of answers to compare.", "stop", None
     return candidate_answer(world, model, messages, params, index)
 
