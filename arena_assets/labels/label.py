@@ -22,6 +22,7 @@ import hashlib
 from dataclasses import dataclass, field, replace
 from functools import partial
 
+import numpy as np
 import polars as pl
 
 from arena_assets.clean.tokens import approx_tokens
@@ -29,12 +30,12 @@ from arena_assets.labels import tags as T
 from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
 from arena_assets.labels.images import image_ref, reference_reader, resolve_images
 from arena_assets.labels.prompt_sets import LabelTask, PromptSet, load_prompt_set
-from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA
-from arena_assets.llm import (
-    BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache, run_batch,
-)
+from arena_assets.labels.refusals import answer_turns, refusal_rows, requests_of, turn_texts
+from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA, worst_status
+from arena_assets.llm import BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache
 from arena_assets.llm.batch import ProgressFn
 from arena_assets.llm.plan import recording
+from arena_assets.llm.sliced import run_sliced
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
     "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")}
@@ -77,10 +78,6 @@ class LabelReport:
                 **{f"{k}_statuses": b.statuses for k, b in self.batches.items()}}
 
 
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit]
-
-
 def distinct_prompts(conversations: pl.DataFrame) -> pl.DataFrame:
     """dedup_key, first_prompt (its first occurrence), is_vision, n_conversations."""
     first_images = (pl.col("messages").list.eval(
@@ -110,20 +107,36 @@ def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
     return out.drop("_full").with_columns(label_key=pl.Series(keys, dtype=pl.String))
 
 
-def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, reqs: list[LLMRequest], cfg: LabelConfig,
-         cache_root: str, storage_options: dict | None, progress) -> tuple[list[LLMResult], BatchReport]:
+SLICE = 50_000  # requests built and asked at once (llm.sliced), and rows made into a frame at once
+
+
+def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, cfg: LabelConfig, cache_root: str,
+         storage_options: dict | None, progress: ProgressFn | None, identity: pl.Series, build, take) -> BatchReport:
+    """One label task's batch through ``llm.sliced.run_sliced`` (see there)."""
     cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
     if not cfg.reask_unreadable:  # an unreadable (or empty) reply is kept as read, as the anchor keeps it
         task = replace(task, parse_retries=0)
-    return run_batch(task, reqs, cache, lt.parse_any, progress=progress)
+    return run_sliced(task, cache, lt.parse_any, identity, build, take, progress=progress, slice_size=SLICE)
 
 
-def _status(r: LLMResult | None, tag: str) -> str:
-    if r is None:
+def _status(status: str | None, value, tag: str) -> str:
+    """A label's status from its call's: ok only when the tag itself was read."""
+    if status is None:
         return "not_applicable"
-    if r.status == "failed":
+    if status == "failed":
         return "failed"
-    return "ok" if r.status == "ok" and r.value[tag][1] else "parse_failed"
+    return "ok" if status == "ok" and value[tag][1] else "parse_failed"
+
+
+def _outcome(r: LLMResult, lt: LabelTask) -> tuple:
+    """(status, read value, error) of a prompt task's result: an empty or unread reply
+    (run_batch's parse_failed) is read like any other, giving the anchor's defaults."""
+    if r.status == "failed":
+        return "failed", None, r.error
+    return r.status, r.value if r.status == "ok" else lt.parse(r.content or ""), None
+
+
+_SHARED: dict = {}  # one string object per refusal class ("yes", "no", "maybe") for ~10^6 answers
 
 
 def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: str,
@@ -143,7 +156,9 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     keys = first["label_key"].to_list()
     texts = first["label_text"].to_list()
     images = first["images"].to_list()
-    answers: dict[str, LLMResult] = {}  # "<key or conv>\x1f<task>" -> result
+    tag_task = {tag: lt for lt in ps.tasks for tag in lt.tags}
+    # per task, per label key: (status, read value, error), what the rows need of a result
+    outcomes: dict[str, dict[str, tuple]] = {}
 
     tasks = ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else [])
     # the run checks before its first call; a plan too unless that needs the endpoint
@@ -153,34 +168,52 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     # as each request is sent (labels.images), a failure failing that item alone
     fetch = partial(resolve_images, image_root=cfg.image_root) if cfg.image_root.strip() else None
     for lt in tasks:
-        picked = [i for i, (t, im) in enumerate(zip(texts, images))
-                  if (t.strip() if lt.scope == "prompt" else bool(im))]
-        reqs = [LLMRequest(keys[i], lt.messages(texts[i], image_urls=tuple(map(image_ref, images[i][:1]))),
-                           ps.version(lt), prepare=fetch if lt.image else None)
-                for i in picked]
-        results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
-        answers |= {f"{r.item_id}\x1f{lt.id}": r for r in results}
-    # a production month holds ~10^6 requests (their texts) and results: each let go as soon
-    # as it is read, not at the return (the peak was here: 7.2 GB at 500,000 conversations)
-    reqs = results = None
-    refusal_tasks = ps.by_scope("answer") if cfg.label_refusals else []
-    per_conv: dict[str, list[LLMResult]] = {}
-    for lt in refusal_tasks:
-        reqs = _answer_requests(conversations, lt, ps, cfg)
-        results, report.batches[lt.id] = _ask(task, lt, ps, reqs, cfg, cache_root, storage_options, progress)
-        for r in results:
-            per_conv.setdefault(r.item_id.split("\x1f")[0], []).append(r)
-    reqs = results = None
+        picked = np.asarray([i for i, (t, im) in enumerate(zip(texts, images))
+                             if (t.strip() if lt.scope == "prompt" else bool(im))], dtype=np.int64)
+        what = [pl.col("label_text")] + ([pl.col("images").list.first()] if lt.image else [])
+        identity = first.select(pl.struct(what)).to_series().gather(picked)
+        got = outcomes.setdefault(lt.id, {})
+
+        def build(rows: np.ndarray, lt: LabelTask = lt, version: str = ps.version(lt)) -> list[LLMRequest]:
+            return [LLMRequest(keys[i], lt.messages(texts[i], image_urls=tuple(map(image_ref, images[i][:1]))),
+                               version, prepare=fetch if lt.image else None) for i in picked[rows]]
+
+        def take(rows: np.ndarray, results: list[LLMResult], lt: LabelTask = lt, got: dict = got) -> None:
+            for r in results:
+                got[r.item_id] = _outcome(r, lt)
+        report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
+                                     identity, build, take)
+    texts = images = None  # a production month's distinct inputs: ~300,000 texts
+    refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
+    turns = answer_turns(conversations, cfg.max_prompt_chars, cfg.max_answer_chars) if cfg.label_refusals else None
+    # per answer classified: the conversation's row, task, answer index, class, status
+    answered: tuple[list, ...] = ([], [], [], [], [])
+    for t, lt in enumerate(ps.by_scope("answer") if cfg.label_refusals else []):
+        def build(rows: np.ndarray, lt: LabelTask = lt) -> list[LLMRequest]:
+            texts = turn_texts(conversations, turns[rows], cfg.max_prompt_chars, cfg.max_answer_chars)
+            return requests_of(texts, lt, ps.version(lt))
+
+        def take(rows: np.ndarray, results: list[LLMResult], t: int = t) -> None:
+            if refusal_tag is None:
+                return
+            answered[0].extend(turns["_pos"].gather(rows).to_list())
+            answered[1].extend([t] * len(rows))
+            answered[2].extend(turns["n"].gather(rows).to_list())
+            for r in results:
+                answered[3].append(_SHARED.setdefault(c := r.value[refusal_tag][0], c) if r.status == "ok" else None)
+                answered[4].append(_status(r.status, r.value, refusal_tag))
+        report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
+                                     turns.get_column("_hash"), build, take)
+    turns = None
 
     if recording() is not None:  # a plan (llm.plan.planning): the batches are all it needs
         return pl.DataFrame(schema=TOPIC_LABELS_SCHEMA), report
-    tag_task = {tag: lt for lt in ps.tasks for tag in lt.tags}
-    rows = pl.DataFrame([_prompt_row(k, answers, tag_task, report) for k in keys], schema=_PROMPT_ROW_SCHEMA)
-    answers = None
-    refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
-    refusals = pl.DataFrame([_refusal_row(per_conv.get(c, []), refusal_tag, report)
-                             for c in conversations["conv_id"]], schema=_REFUSAL_ROW_SCHEMA)
-    per_conv = None
+    rows = pl.concat([pl.DataFrame([_prompt_row(k, outcomes, tag_task, report) for k in keys[i:i + SLICE]],
+                                   schema=_PROMPT_ROW_SCHEMA) for i in range(0, len(keys), SLICE)]
+                     or [pl.DataFrame(schema=_PROMPT_ROW_SCHEMA)])
+    outcomes = keys = None
+    refusals = refusal_rows(answered, conversations.height, refusal_tag, report.unparsed)
+    answered = None
     out = (conversations.select("conv_id", "dedup_key", "first_prompt")
            .join(inputs.select("conv_id", "label_key", "prompt_chars", "user_tokens", "images",
                                "label_text"), on="conv_id", how="left", maintain_order="left")
@@ -243,11 +276,7 @@ _PROMPT_ROW_SCHEMA = {
     "vision_error": pl.String,
     "_tags": pl.Struct({n: pl.String for n in T.TAG_NAMES}),  # anchor values as JSON, null = not asked
 }
-_REFUSAL_ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
-                       "refusal": pl.Boolean, "refusal_status": pl.String, "_refusal_tag": pl.String}
-
-
-def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, LabelTask],
+def _prompt_row(key: str, outcomes: dict[str, dict[str, tuple]], tag_task: dict[str, LabelTask],
                 report: LabelReport) -> dict:
     import orjson
 
@@ -257,13 +286,11 @@ def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, Lab
     for tag, lt in tag_task.items():
         if lt.scope == "answer":
             continue
-        r = answers.get(f"{key}\x1f{lt.id}")
-        status = _status(r, tag)
+        o = outcomes.get(lt.id, {}).get(key)
+        status = _status(o[0], o[1], tag) if o is not None else "not_applicable"
         if status == "parse_failed":
             report.unparsed[tag] = report.unparsed.get(tag, 0) + 1
-        # an empty reply (run_batch's parse_failed) is read like any other: the anchor's default
-        value = ((r.value if r.status == "ok" else lt.parse(r.content or ""))[tag][0]
-                 if r is not None and r.status != "failed" else None)
+        value = o[1][tag][0] if o is not None and o[0] != "failed" else None
         tags[tag] = orjson.dumps(value).decode() if value is not None else None
         ok = status == "ok"
         if tag == "criteria_v0.1":
@@ -277,30 +304,12 @@ def _prompt_row(key: str, answers: dict[str, LLMResult], tag_task: dict[str, Lab
             flat, field = VISION_FLAT[tag]
             row[flat] = value[field] if ok else None
             vision.append(status)
-            if status == "failed" and r.error not in errors:
-                errors.append(r.error)
-    row["vision_status"] = _worst(vision)
+            if status == "failed" and o[2] not in errors:
+                errors.append(o[2])
+    row["vision_status"] = worst_status(vision)
     row["vision_error"] = "; ".join(e or "call failed" for e in errors) or None
     row["_tags"] = tags
     return row
-
-
-def _refusal_row(results: list[LLMResult], tag: str | None, report: LabelReport) -> dict:
-    """A conversation's answers classified: yes / no / maybe, null when unparsed or failed."""
-    import orjson
-
-    if not results or tag is None:
-        return {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
-                "refusal_status": "not_applicable", "_refusal_tag": None}
-    classes = [r.value[tag][0] if r.status == "ok" else None for r in results]  # parse_failed: unread
-    statuses = [_status(r, tag) for r in results]
-    report.unparsed[tag] = report.unparsed.get(tag, 0) + statuses.count("parse_failed")
-    said = [c == "yes" if c is not None else None for c in classes]
-    refusal = True if any(said) else (False if all(s is not None for s in said) else None)
-    # the anchor's tag: "yes" anywhere is a refusal, maybe / unparsed are not; a failed call: unknown
-    tag_value = None if "failed" in statuses else orjson.dumps(T.refusal_value(classes)).decode()
-    return {"answer_refusal_classes": classes, "answer_refusals": said, "refusal": refusal,
-            "refusal_status": _worst(statuses), "_refusal_tag": tag_value}
 
 
 def _category_tag() -> pl.Expr:
@@ -310,34 +319,6 @@ def _category_tag() -> pl.Expr:
         src = pl.col("_refusal_tag") if name == "refusal_v0.1" else pl.col("_tags").struct.field(name)
         fields.append(src.str.json_decode(dtype).alias(name))
     return pl.struct(fields)
-
-
-def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, cfg: LabelConfig) -> list[LLMRequest]:
-    """One request per answer, with the user turn it answers, as LMArena's refusal
-    classifier reads them. The turns are paired in polars: walking every message as Python
-    dicts was ~1.5 s of a 30,000-conversation month's step, twice (the plan, the run)."""
-    turns = (conversations.select("conv_id", "messages")
-             .filter(pl.col("messages").list.len() > 0)  # null or empty: no answer to classify
-             .explode("messages", empty_as_null=False).filter(pl.col("messages").is_not_null())
-             .select("conv_id", pl.col("messages").struct.field("role"),
-                     pl.col("messages").struct.field("content").fill_null(""))
-             .with_columns(last_user=pl.when(pl.col("role") == "user").then(pl.col("content"))
-                           .forward_fill().over("conv_id").fill_null(""))
-             .filter(pl.col("role") == "assistant")
-             .with_columns(n=pl.int_range(pl.len()).over("conv_id")))
-    version = ps.version(lt)
-    return [LLMRequest(f"{conv_id}\x1f{n}", lt.messages(cut(user, cfg.max_prompt_chars),
-                                                        cut(answer, cfg.max_answer_chars)), version)
-            for conv_id, n, user, answer in turns.select("conv_id", "n", "last_user", "content").iter_rows()]
-
-
-def _worst(statuses: list[str]) -> str:
-    if not statuses:
-        return "not_applicable"
-    for s in ("failed", "parse_failed"):
-        if s in statuses:
-            return s
-    return "ok" if "ok" in statuses else "not_applicable"
 
 
 def parse_failure_rate(labels: pl.DataFrame) -> dict[str, float]:
@@ -368,3 +349,10 @@ def out_of_range(labels: pl.DataFrame) -> dict[str, int]:
     }
     row = labels.select([e.fill_null(False).sum().alias(k) for k, e in rules.items()]).row(0, named=True)
     return {k: int(v) for k, v in row.items()}
+
+
+def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, cfg: LabelConfig) -> list[LLMRequest]:
+    """The refusal classifier's request of every answer, in order (all at once: for tests)."""
+    turns = answer_turns(conversations, cfg.max_prompt_chars, cfg.max_answer_chars)
+    return requests_of(turn_texts(conversations, turns, cfg.max_prompt_chars, cfg.max_answer_chars),
+                       lt, ps.version(lt))

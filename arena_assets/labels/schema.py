@@ -11,6 +11,16 @@ from arena_assets.labels.tags import TAG_DTYPE
 LABEL_STATUSES = ("ok", "parse_failed", "failed", "not_applicable")
 
 
+def worst_status(statuses: list[str]) -> str:
+    """A group's status from its labels': failed, else parse_failed, else ok."""
+    if not statuses:
+        return "not_applicable"
+    for s in ("failed", "parse_failed"):
+        if s in statuses:
+            return s
+    return "ok" if "ok" in statuses else "not_applicable"
+
+
 def _provenance(prefix: str) -> dict:
     return {f"{prefix}_model": pl.String, f"{prefix}_prompt_version": pl.String,
             f"{prefix}_status": pl.String}  # a LABEL_STATUSES value

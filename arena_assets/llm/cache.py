@@ -63,6 +63,7 @@ CACHE_SCHEMA = {
     "completion_tokens": pl.Int64,
     "created_at": pl.Float64,  # unix seconds
 }
+_COLUMNS = tuple(CACHE_SCHEMA)
 
 
 def request_key(model: str, messages: Any, params: dict, prompt_version: str) -> str:
@@ -89,18 +90,19 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._buffer: list[dict] = []
-        self._entries: dict[str, dict] | None = None
+        self._rows: _Rows | None = None  # what the chunks held when first read
+        self._added: dict[str, tuple] = {}  # answers put since, in _COLUMNS order
         self.chunks_written = 0
 
     # -- reads -----------------------------------------------------------------------------
-    def _load(self) -> dict[str, dict]:
-        if self._entries is None:
+    def _load(self) -> _Rows:
+        if self._rows is None:
             frame = self._read_all()
             # the newest answer of a key wins (a rerun's, or one asked again after a bad one)
             frame = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
                      .unique("key", keep="first", maintain_order=True))
-            self._entries = dict(zip(frame.get_column("key").to_list(), frame.to_dicts()))
-        return self._entries
+            self._rows = _Rows(frame)
+        return self._rows
 
     def _chunk_paths(self, detail: bool = False):
         found = self.fs.glob(f"{self.dir}/chunk-*.parquet", detail=detail)
@@ -149,16 +151,35 @@ class ResponseCache:
 
     def get(self, key: str) -> dict | None:
         with self._lock:
+            added = self._added.get(key)
+            if added is not None:
+                return dict(zip(_COLUMNS, added))
             return self._load().get(key)
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._load())
+            rows = self._load()
+            return len(rows.index) + sum(1 for k in self._added if k not in rows.index)
 
     def entries(self) -> list[dict]:
-        """Every cached row (a snapshot; the plan reads answer lengths from it)."""
+        """Every cached row (a snapshot)."""
         with self._lock:
-            return list(self._load().values())
+            rows = self._load()
+            loaded = [rows.get(k) for k in rows.index if k not in self._added]
+            return loaded + [dict(zip(_COLUMNS, v)) for v in self._added.values()]
+
+    def completion_tokens(self, model: str, prompt_version: str) -> tuple[int, int]:
+        """(sum of completion tokens, answers) of the cached answers to ``model`` with
+        ``prompt_version``: the plan's history of answer lengths, without a row per answer."""
+        with self._lock:
+            rows = self._load()
+            total, n = rows.completion_tokens(model, prompt_version, skip=self._added)
+            m, v, c = _COLUMNS.index("model"), _COLUMNS.index("prompt_version"), _COLUMNS.index("completion_tokens")
+            for row in self._added.values():
+                if row[m] == model and row[v] == prompt_version:
+                    total += row[c] or 0
+                    n += 1
+            return total, n
 
     # -- writes ----------------------------------------------------------------------------
     def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
@@ -171,7 +192,8 @@ class ResponseCache:
         # instead of starting more calls, so a SIGKILL during a slow write (S3, a loaded
         # machine) loses at most the chunk being written plus one answer per worker
         with self._lock:
-            self._load()[key] = row
+            self._load()
+            self._added[key] = tuple(row.values())
             self._buffer.append(row)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())
@@ -251,3 +273,36 @@ class ResponseCache:
                 with self.fs.open(final, "wb") as fh:
                     frame.write_parquet(fh, compression="zstd")
             self.chunks_written += 1
+
+
+class _Rows:
+    """A namespace's answers as read, held column by column with a key -> row index: a
+    production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
+    (10 fields, every string its own object) and ~0.3 KB so; a row's dict is made when
+    ``get`` asks for it."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.index = dict(zip(frame.get_column("key").to_list(), range(frame.height)))
+        # a handful of distinct models and prompt versions: one string object each
+        self.columns = {c: _shared(frame.get_column(c).to_list()) if c in ("model", "prompt_version")
+                        else frame.get_column(c).to_list() for c in _COLUMNS if c != "key"}
+
+    def get(self, key: str) -> dict | None:
+        i = self.index.get(key)
+        if i is None:
+            return None
+        return {"key": key, **{c: values[i] for c, values in self.columns.items()}}
+
+    def completion_tokens(self, model: str, prompt_version: str, skip: dict) -> tuple[int, int]:
+        total = n = 0
+        cols = self.columns
+        for key, i in self.index.items():
+            if cols["model"][i] == model and cols["prompt_version"][i] == prompt_version and key not in skip:
+                total += cols["completion_tokens"][i] or 0
+                n += 1
+        return total, n
+
+
+def _shared(values: list) -> list:
+    pool: dict = {}
+    return [pool.setdefault(v, v) for v in values]

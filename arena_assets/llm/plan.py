@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.config import LLMTask
@@ -145,6 +145,22 @@ def planning() -> Iterator[list[BatchPlan]]:
         _PLANS.reset(token)
 
 
+@contextlib.contextmanager
+def merged_plans() -> Iterator[None]:
+    """The batches recorded inside (a batch asked in slices) become one in the plan."""
+    plans = recording()
+    start = len(plans) if plans is not None else 0
+    yield
+    if plans is not None and len(plans) - start > 1:
+        parts = plans[start:]
+        del plans[start:]
+        asked = [p for p in parts if p.calls] or parts
+        total = {name: sum(getattr(p, name) for p in parts)
+                 for name in ("items", "distinct", "cached", "calls", "prompt_tokens", "completion_tokens", "cost")}
+        plans.append(replace(parts[0], **total, output_basis=asked[0].output_basis,
+                             exact=all(p.exact for p in parts)))
+
+
 def recording() -> list[BatchPlan] | None:
     """The list a planning context records into, or None when calls are real."""
     return _PLANS.get()
@@ -153,11 +169,7 @@ def recording() -> list[BatchPlan] | None:
 def history(cache: ResponseCache, model: str, prompt_version: str) -> tuple[float, int] | None:
     """(mean completion tokens, answers) of the cache's answers to ``model`` with
     ``prompt_version``; None with fewer than ``MIN_HISTORY``."""
-    total = n = 0
-    for row in cache.entries():
-        if row["model"] == model and row["prompt_version"] == prompt_version:
-            total += row["completion_tokens"] or 0
-            n += 1
+    total, n = cache.completion_tokens(model, prompt_version)
     return (total / n, n) if n >= MIN_HISTORY else None
 
 
