@@ -70,6 +70,30 @@ def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
         assert len(keys) == 4
 
 
+def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):
+    """What a cache object answers from the chunks it read and from the answers put since:
+    the newest answer of a key wins, each key counts once, and the completion tokens of a
+    model and prompt version are summed over exactly those answers (the plan's history)."""
+    first = ResponseCache(str(tmp_path), "t", chunk_size=2)
+    first.put("a", model="m", prompt_version="v1", content="A1", completion_tokens=10)
+    first.put("b", model="m", prompt_version="v1", content="B1", completion_tokens=20)
+    first.put("c", model="other", prompt_version="v1", content="C1", completion_tokens=99)
+    first.flush()
+    cache = ResponseCache(str(tmp_path), "t", chunk_size=2)  # reads the chunks
+    assert cache.get("a")["content"] == "A1" and cache.get("zz") is None
+    cache.put("b", model="m", prompt_version="v1", content="B2", completion_tokens=7)  # newer than the chunk's
+    cache.put("d", model="m", prompt_version="v2", content="D1", completion_tokens=5)
+    assert cache.get("b") == {"key": "b", "model": "m", "prompt_version": "v1", "content": "B2", "reasoning": None,
+                              "embedding": None, "prompt_tokens": 0, "completion_tokens": 7,
+                              "created_at": cache.get("b")["created_at"]}
+    assert len(cache) == 4 and sorted(r["key"] for r in cache.entries()) == ["a", "b", "c", "d"]
+    assert cache.completion_tokens("m", "v1") == (10 + 7, 2)
+    assert cache.completion_tokens("m", "v2") == (5, 1) and cache.completion_tokens("x", "v1") == (0, 0)
+    cache.flush()
+    again = ResponseCache(str(tmp_path), "t")  # the newest answer of b from disk too
+    assert again.get("b")["content"] == "B2" and again.completion_tokens("m", "v1") == (17, 2)
+
+
 def test_small_chunks_are_merged_as_they_pile_up(tmp_path):
     """A run that writes MERGE_AT or more small chunks ends with one; a run that only reads
     leaves the files as they are; a reader whose listing a merge made stale lists again;

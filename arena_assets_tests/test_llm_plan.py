@@ -146,10 +146,15 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     assert compared == [(m, a) for m in MONTHS for a in ("topic_labels", "model_answers", "judgments")]
 
 
-def test_batched_token_counts_equal_one_at_a_time():
-    """The plan's one polars pass gives each request the count of the ``regex`` path, on
-    hand-written texts (scripts, digits, punctuation, newlines) and every content shape."""
+@pytest.mark.parametrize("slice_size", [20_000, 3])
+def test_batched_token_counts_equal_one_at_a_time(monkeypatch, slice_size):
+    """The plan's polars passes give each request the count of the ``regex`` path, on
+    hand-written texts (scripts, digits, punctuation, newlines) and every content shape,
+    whether the requests are counted in one slice or in many (each distinct text once)."""
+    from arena_assets.llm import tokens
     from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many, text_tokens, text_tokens_many
+
+    monkeypatch.setattr(tokens, "_SLICE", slice_size)
 
     texts = ["Hello world!", "naïve café, déjà vu", "Привет, как дела?", "東京の天気は？ 今日は晴れ",
              "123456789 + 0.5 = x\n\n\tdone", "```python\nprint('hi')\n```", "  spaced   out  ",
