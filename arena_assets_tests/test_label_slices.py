@@ -28,8 +28,15 @@ def month(tmp_path_factory):
     # copies of some conversations under new ids: their answers are the same requests, which
     # must cost one call however the batch is cut
     copies = conv.head(15).with_columns(pl.col("conv_id") + "-copy")
+    # and texts that differ but make the same prompt request: the labeller's template fills
+    # {PROMPT}, then {ANSWER} with "" (also inside the prompt), so "x{ANSWER}" asks as "x"
+    user = pl.element().struct.field("role") == "user"
+    twins = conv.slice(15, 15).with_columns(
+        pl.col("conv_id") + "-twin",
+        pl.col("messages").list.eval(pl.when(user).then(pl.element().struct.with_fields(
+            pl.element().struct.field("content") + "{ANSWER}")).otherwise(pl.element())))
     ep = start_endpoint(seed=5, truth_root=root / "raw")
-    yield root, pl.concat([conv, copies]), ep
+    yield root, pl.concat([conv, copies, twins]), ep
     ep.stop()
 
 
@@ -58,8 +65,9 @@ def test_sliced_batches_give_the_same_labels_calls_and_plan(month, monkeypatch):
     seen = []
     sliced, sliced_report, sliced_calls = _run(root, conv, ep, "sliced", progress=seen.append)
 
-    refusal = sliced_report.batches["refusal"]
+    refusal, tags = sliced_report.batches["refusal"], sliced_report.batches["prompt-tags"]
     assert refusal.items > 7 * 3 and refusal.unique_requests < refusal.items  # sliced, with repeats
+    assert tags.unique_requests < tags.items  # the twins' inputs differ, their requests do not
     assert sliced.equals(whole)  # every label, status and row order
     assert sliced_calls == whole_calls == sum(b.calls for b in whole_report.batches.values())
     for name, batch in whole_report.batches.items():
@@ -76,6 +84,34 @@ def test_sliced_batches_give_the_same_labels_calls_and_plan(month, monkeypatch):
         assert mine and mine[-1].done == mine[-1].total and mine[-1].calls == batch.calls
     dones = [p.done for p in seen if p.total == refusal.unique_requests]
     assert dones == sorted(dones)
+    # planned over a cache with history (part of the month answered): the output estimate
+    # from that history, rounded once for the batch, and its cost, as unsliced
+    _run(root, conv.head(40), ep, "partial")
+    monkeypatch.setattr(L, "SLICE", 10**6)
+    whole_plan = _plan(root, conv, ep, "partial")
+    monkeypatch.setattr(L, "SLICE", 7)
+    sliced_plan = _plan(root, conv, ep, "partial")
+    assert sliced_plan == whole_plan  # prompt tags and refusals from history (vision: too few yet)
+    assert sum(b["output_basis"].startswith("history") and b["calls"] > 7 for b in sliced_plan) == 2
     # a rerun, still sliced, is answered from the cache
     again, _, calls = _run(root, conv, ep, "sliced")
     assert calls == 0 and again.equals(sliced)
+
+
+def test_the_request_text_in_polars_is_the_request_text():
+    """``LabelTask.user_text`` (what a slice's identity hashes) makes ``messages``' text,
+    on texts holding the placeholders, regex replacement syntax and any script."""
+    from arena_assets.labels.prompt_sets import LabelTask, load_prompt_set
+
+    texts = [("plain", "answer"), ("x{ANSWER}", ""), ("{PROMPT} again", "$0 $1 \\1 ${1}"), ("{", "ANSWER}"),
+             ("naïve 東京 🙂", "Привет\n\n"), ("", ""), ("a" * 20, "{PROMPT}")]
+    tasks = [*load_prompt_set().tasks,
+             LabelTask("t", "answer", "classification", ("refusal_v0.1",), "s", "A {ANSWER} {PROMPT}ANSWER} {PROMPT}")]
+    frame = pl.DataFrame(texts, schema=["prompt", "answer"], orient="row")
+    for lt in tasks:
+        got = frame.select(lt.user_text(pl.col("prompt"), pl.col("answer"))).to_series().to_list()
+        want = []
+        for prompt, answer in texts:
+            content = lt.messages(prompt, answer)[1]["content"]
+            want.append(content if isinstance(content, str) else content[0]["text"])
+        assert got == want, lt.id

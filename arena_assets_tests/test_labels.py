@@ -378,7 +378,8 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
     Checked against a plain walk over the messages written here."""
     import polars as pl
 
-    from arena_assets.labels.label import LabelConfig, _answer_requests
+    from arena_assets.labels.label import LabelConfig
+    from arena_assets.labels.refusals import answer_turns, requests_of, turn_texts
 
     schema = {"conv_id": pl.String, "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String}))}
     conv = pl.DataFrame({"conv_id": ["a", "b", "c", "d"], "messages": [
@@ -398,5 +399,6 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
                 expected.append((f"{conv_id}\x1f{n}", lt.messages(user[:cfg.max_prompt_chars],
                                                                   (m["content"] or "")[:cfg.max_answer_chars])))
                 n += 1
-    got = [(r.item_id, r.messages) for r in _answer_requests(conv, lt, cfg.prompt_set, cfg)]
+    texts = turn_texts(conv, answer_turns(conv), cfg.max_prompt_chars, cfg.max_answer_chars)
+    got = [(r.item_id, r.messages) for r in requests_of(texts, lt, cfg.prompt_set.version(lt))]
     assert got == expected and [g[0] for g in got] == ["a\x1f0", "a\x1f1", "a\x1f2", "d\x1f0"]

@@ -30,12 +30,14 @@ from arena_assets.labels import tags as T
 from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
 from arena_assets.labels.images import image_ref, reference_reader, resolve_images
 from arena_assets.labels.prompt_sets import LabelTask, PromptSet, load_prompt_set
-from arena_assets.labels.refusals import answer_turns, refusal_rows, requests_of, turn_texts
+from arena_assets.labels.refusals import (
+    answer_identity, answer_turns, refusal_rows, requests_of, turn_texts,
+)
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA, worst_status
 from arena_assets.llm import BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache
 from arena_assets.llm.batch import ProgressFn
 from arena_assets.llm.plan import recording
-from arena_assets.llm.sliced import run_sliced
+from arena_assets.llm.sliced import identity_in_chunks, run_sliced
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
     "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")}
@@ -119,6 +121,16 @@ def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, cfg: LabelConfig, cac
     return run_sliced(task, cache, lt.parse_any, identity, build, take, progress=progress, slice_size=SLICE)
 
 
+def _prompt_identity(first: pl.DataFrame, picked: np.ndarray, lt: LabelTask) -> pl.Series:
+    """Per picked input, a hash of what its request sends: the user text (``lt.user_text``)
+    and, for an image task, the first image (equal requests hash alike)."""
+    def hashed(start: int, length: int) -> pl.Series:
+        rows = first[picked[start:start + length]]
+        sent = [lt.user_text(pl.col("label_text"))] + ([pl.col("images").list.first()] if lt.image else [])
+        return rows.select(pl.struct(sent).hash(seed=0)).to_series()
+    return identity_in_chunks(len(picked), hashed)
+
+
 def _status(status: str | None, value, tag: str) -> str:
     """A label's status from its call's: ok only when the tag itself was read."""
     if status is None:
@@ -170,8 +182,7 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     for lt in tasks:
         picked = np.asarray([i for i, (t, im) in enumerate(zip(texts, images))
                              if (t.strip() if lt.scope == "prompt" else bool(im))], dtype=np.int64)
-        what = [pl.col("label_text")] + ([pl.col("images").list.first()] if lt.image else [])
-        identity = first.select(pl.struct(what)).to_series().gather(picked)
+        identity = _prompt_identity(first, picked, lt)
         got = outcomes.setdefault(lt.id, {})
 
         def build(rows: np.ndarray, lt: LabelTask = lt, version: str = ps.version(lt)) -> list[LLMRequest]:
@@ -183,9 +194,10 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
                 got[r.item_id] = _outcome(r, lt)
         report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
                                      identity, build, take)
-    texts = images = None  # a production month's distinct inputs: ~300,000 texts
+    # a production month's distinct inputs (~300,000 texts) and the last task's closures
+    texts = images = got = build = take = identity = None
     refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
-    turns = answer_turns(conversations, cfg.max_prompt_chars, cfg.max_answer_chars) if cfg.label_refusals else None
+    turns = answer_turns(conversations) if cfg.label_refusals else None
     # per answer classified: the conversation's row, task, answer index, class, status
     answered: tuple[list, ...] = ([], [], [], [], [])
     for t, lt in enumerate(ps.by_scope("answer") if cfg.label_refusals else []):
@@ -202,9 +214,10 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
             for r in results:
                 answered[3].append(_SHARED.setdefault(c := r.value[refusal_tag][0], c) if r.status == "ok" else None)
                 answered[4].append(_status(r.status, r.value, refusal_tag))
+        identity = answer_identity(conversations, turns, lt, cfg.max_prompt_chars, cfg.max_answer_chars)
         report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
-                                     turns.get_column("_hash"), build, take)
-    turns = None
+                                     identity, build, take)
+    turns = build = take = identity = None
 
     if recording() is not None:  # a plan (llm.plan.planning): the batches are all it needs
         return pl.DataFrame(schema=TOPIC_LABELS_SCHEMA), report
@@ -276,6 +289,8 @@ _PROMPT_ROW_SCHEMA = {
     "vision_error": pl.String,
     "_tags": pl.Struct({n: pl.String for n in T.TAG_NAMES}),  # anchor values as JSON, null = not asked
 }
+
+
 def _prompt_row(key: str, outcomes: dict[str, dict[str, tuple]], tag_task: dict[str, LabelTask],
                 report: LabelReport) -> dict:
     import orjson
@@ -350,9 +365,3 @@ def out_of_range(labels: pl.DataFrame) -> dict[str, int]:
     row = labels.select([e.fill_null(False).sum().alias(k) for k, e in rules.items()]).row(0, named=True)
     return {k: int(v) for k, v in row.items()}
 
-
-def _answer_requests(conversations: pl.DataFrame, lt: LabelTask, ps: PromptSet, cfg: LabelConfig) -> list[LLMRequest]:
-    """The refusal classifier's request of every answer, in order (all at once: for tests)."""
-    turns = answer_turns(conversations, cfg.max_prompt_chars, cfg.max_answer_chars)
-    return requests_of(turn_texts(conversations, turns, cfg.max_prompt_chars, cfg.max_answer_chars),
-                       lt, ps.version(lt))

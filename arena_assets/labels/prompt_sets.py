@@ -57,11 +57,21 @@ class LabelTask:
 
     def messages(self, prompt: str, answer: str = "", image_urls: tuple[str, ...] = ()) -> list[dict]:
         text = self.user.replace("{PROMPT}", prompt).replace("{ANSWER}", answer)
+        # user_text below is this line in polars: keep the two alike (test_label_slices)
         if self.image and image_urls:
             content = [{"type": "text", "text": text},
                        *({"type": "image_url", "image_url": {"url": u}} for u in image_urls)]
             return [{"role": "system", "content": self.system}, {"role": "user", "content": content}]
         return [{"role": "system", "content": self.system}, {"role": "user", "content": text}]
+
+    def user_text(self, prompt, answer=None):
+        """The user text ``messages`` makes, as a polars expression of two string
+        expressions: the same string (literal replace_all, left to right, as str.replace)."""
+        import polars as pl
+
+        answer = pl.lit("") if answer is None else answer
+        return (pl.repeat(self.user, pl.len()).str.replace_all("{PROMPT}", prompt, literal=True)
+                .str.replace_all("{ANSWER}", answer, literal=True))
 
     def parse(self, content: str) -> dict[str, tuple[object, bool]]:
         """{tag: (value, parsed)}: the anchor's reading of the reply; an unparsed tag holds

@@ -11,32 +11,38 @@ from arena_assets.labels import tags as T
 from arena_assets.labels.prompt_sets import LabelTask
 from arena_assets.labels.schema import worst_status
 from arena_assets.llm import LLMRequest
+from arena_assets.llm.sliced import identity_in_chunks
 
 ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
               "refusal": pl.Boolean, "refusal_status": pl.String, "_refusal_tag": pl.String}
 FRAME_ROWS = 50_000  # conversations per frame of refusal rows: not 500,000 dicts at once
 
 
-def answer_turns(conversations: pl.DataFrame, max_prompt_chars: int, max_answer_chars: int) -> pl.DataFrame:
-    """One row per answer: conv_id, the conversation's row ``_pos``, its answer index ``n``,
-    where the answer and the user turn before it are in the messages (``_a``, ``_u``; null:
-    no user turn yet) and a hash of both texts cut (``_hash``: identical requests hash
-    alike). The texts themselves are read a slice at a time (``turn_texts``): a production
-    month's were ~0.8 GB. Paired in polars: walking every message as Python dicts was ~1.5 s
-    of a 30,000-conversation month's step, twice (the plan, the run)."""
-    role, content = pl.col("messages").struct.field("role"), pl.col("messages").struct.field("content")
-    return (conversations.select("conv_id", "messages").with_row_index("_pos")
-            .filter(pl.col("messages").list.len() > 0)  # null or empty: no answer to classify
-            .with_columns(_a=pl.int_ranges(pl.col("messages").list.len()))
-            .explode("messages", "_a", empty_as_null=False).filter(pl.col("messages").is_not_null())
-            .select("conv_id", "_pos", "_a", role.alias("role"), content.fill_null("").alias("content"))
-            .with_columns(_u=pl.when(pl.col("role") == "user").then(pl.col("_a")).forward_fill().over("conv_id"),
-                          user=pl.when(pl.col("role") == "user").then(pl.col("content"))
-                          .forward_fill().over("conv_id").fill_null(""))
+def answer_turns(conversations: pl.DataFrame) -> pl.DataFrame:
+    """One row per answer: conv_id, the conversation's row ``_pos``, its answer index ``n``
+    and where the answer and the user turn before it are in the messages (``_a``, ``_u``;
+    null: no user turn yet). Only indices: the texts are read a slice at a time
+    (``turn_texts``; a production month's were ~0.8 GB, twice over while paired). Paired in
+    polars: walking every message as Python dicts was ~1.5 s of a 30,000-conversation
+    month's step, twice (the plan, the run)."""
+    roles = pl.col("messages").list.eval(pl.element().struct.field("role"))
+    return (conversations.select("conv_id", roles.alias("role")).with_row_index("_pos")
+            .filter(pl.col("role").list.len() > 0)  # null or empty: no answer to classify
+            .with_columns(_a=pl.int_ranges(pl.col("role").list.len()))
+            .explode("role", "_a", empty_as_null=False)
+            .with_columns(_u=pl.when(pl.col("role") == "user").then(pl.col("_a")).forward_fill().over("_pos"))
             .filter(pl.col("role") == "assistant")
-            .select("conv_id", "_pos", "_a", "_u", n=pl.int_range(pl.len()).over("conv_id"),
-                    _hash=pl.struct(_cut(pl.col("user"), max_prompt_chars),
-                                    _cut(pl.col("content"), max_answer_chars)).hash(seed=0)))
+            .select("conv_id", "_pos", "_a", "_u", n=pl.int_range(pl.len()).over("_pos")))
+
+
+def answer_identity(conversations: pl.DataFrame, turns: pl.DataFrame, lt: LabelTask,
+                    max_prompt_chars: int, max_answer_chars: int) -> pl.Series:
+    """Per answer, a hash of the text the classifier's request sends (its only part that
+    varies): equal requests hash alike, whatever texts made them."""
+    def hashed(start: int, length: int) -> pl.Series:
+        texts = turn_texts(conversations, turns.slice(start, length), max_prompt_chars, max_answer_chars)
+        return texts.select(lt.user_text(pl.col("user"), pl.col("answer")).hash(seed=0)).to_series()
+    return identity_in_chunks(turns.height, hashed)
 
 
 def turn_texts(conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_chars: int,

@@ -278,7 +278,7 @@ class ResponseCache:
 class _Rows:
     """A namespace's answers as read, held column by column with a key -> row index: a
     production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
-    (10 fields, every string its own object) and ~0.3 KB so; a row's dict is made when
+    (9 fields, every string its own object) and ~0.3 KB so; a row's dict is made when
     ``get`` asks for it."""
 
     def __init__(self, frame: pl.DataFrame) -> None:
@@ -286,6 +286,7 @@ class _Rows:
         # a handful of distinct models and prompt versions: one string object each
         self.columns = {c: _shared(frame.get_column(c).to_list()) if c in ("model", "prompt_version")
                         else frame.get_column(c).to_list() for c in _COLUMNS if c != "key"}
+        self._sums: dict[tuple[str, str], tuple[int, int]] = {}
 
     def get(self, key: str) -> dict | None:
         i = self.index.get(key)
@@ -294,12 +295,21 @@ class _Rows:
         return {"key": key, **{c: values[i] for c, values in self.columns.items()}}
 
     def completion_tokens(self, model: str, prompt_version: str, skip: dict) -> tuple[int, int]:
-        total = n = 0
+        """Over the rows read, less those whose key is in ``skip`` (answered again since)."""
         cols = self.columns
-        for key, i in self.index.items():
-            if cols["model"][i] == model and cols["prompt_version"][i] == prompt_version and key not in skip:
-                total += cols["completion_tokens"][i] or 0
-                n += 1
+
+        def match(i: int) -> bool:
+            return cols["model"][i] == model and cols["prompt_version"][i] == prompt_version
+
+        if (model, prompt_version) not in self._sums:  # a plan asks once per slice of a batch
+            found = [cols["completion_tokens"][i] or 0 for i in range(len(self.index)) if match(i)]
+            self._sums[(model, prompt_version)] = (sum(found), len(found))
+        total, n = self._sums[(model, prompt_version)]
+        for key in skip:
+            i = self.index.get(key)
+            if i is not None and match(i):
+                total -= cols["completion_tokens"][i] or 0
+                n -= 1
         return total, n
 
 

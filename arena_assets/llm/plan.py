@@ -51,6 +51,7 @@ class BatchPlan:
     completion_tokens: int = 0
     cost: float = 0.0
     output_basis: str = ""  # how completion tokens were estimated
+    completion_per_call: float = 0.0  # the estimate before rounding (a batch's slices add up)
     exact: bool = True  # False: projected from settings and history (inputs not there yet)
 
     def __post_init__(self) -> None:
@@ -146,19 +147,24 @@ def planning() -> Iterator[list[BatchPlan]]:
 
 
 @contextlib.contextmanager
-def merged_plans() -> Iterator[None]:
-    """The batches recorded inside (a batch asked in slices) become one in the plan."""
+def merged_plans(task: LLMTask) -> Iterator[None]:
+    """The batches recorded inside (one batch asked in slices: ``llm.sliced``) become one
+    in the plan, with the figures the batch asked at once would have: completion tokens
+    rounded once, the cost at ``task``'s prices of the summed tokens."""
     plans = recording()
     start = len(plans) if plans is not None else 0
     yield
     if plans is not None and len(plans) - start > 1:
         parts = plans[start:]
         del plans[start:]
-        asked = [p for p in parts if p.calls] or parts
+        asked = [p for p in parts if p.calls] or [p for p in parts if p.items] or parts
         total = {name: sum(getattr(p, name) for p in parts)
-                 for name in ("items", "distinct", "cached", "calls", "prompt_tokens", "completion_tokens", "cost")}
-        plans.append(replace(parts[0], **total, output_basis=asked[0].output_basis,
-                             exact=all(p.exact for p in parts)))
+                 for name in ("items", "distinct", "cached", "calls", "prompt_tokens")}
+        per_call = asked[0].completion_per_call  # the same for every slice (one history)
+        merged = replace(asked[0], **total, completion_tokens=round(per_call * total["calls"]),
+                         exact=all(p.exact for p in parts))
+        merged.cost = task.cost(merged.prompt_tokens, merged.completion_tokens)
+        plans.append(merged)
 
 
 def recording() -> list[BatchPlan] | None:
@@ -196,7 +202,8 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
                      cached=len(first) - len(todo), calls=len(todo),
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
-                     completion_tokens=round(per_call * len(todo)), output_basis=basis)
+                     completion_tokens=round(per_call * len(todo)), output_basis=basis,
+                     completion_per_call=per_call)
     plan.cost = task.cost(plan.prompt_tokens, plan.completion_tokens)
     return plan
 
