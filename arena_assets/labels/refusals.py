@@ -71,17 +71,16 @@ def refusal_rows(answered: tuple[list, ...], n_conversations: int, tag: str | No
     row, task, answer index, class and status of each answer classified, in any order
     (a conversation's classes are put back in task then answer order)."""
     pos, task, n, classes, statuses = answered
-    order = (np.lexsort((np.asarray(n, dtype=np.int64), np.asarray(task, dtype=np.int64),
-                         np.asarray(pos, dtype=np.int64))) if pos else np.zeros(0, dtype=np.int64))
-    rows, frames, at, empty = [], [], 0, refusal_row([], [], tag, unparsed)
+    order = np.lexsort((np.asarray(n, dtype=np.int64), np.asarray(task, dtype=np.int64),
+                        np.asarray(pos, dtype=np.int64))).tolist()
+    # where each conversation's answers start and end in that order
+    bounds = np.searchsorted(np.asarray(pos, dtype=np.int64)[order], np.arange(n_conversations + 1)).tolist()
+    classes, statuses = [classes[i] for i in order], [statuses[i] for i in order]
+    rows, frames, empty = [], [], refusal_row([], [], tag, unparsed)
     for conv in range(n_conversations):
-        end = at
-        while end < len(order) and pos[order[end]] == conv:
-            end += 1
-        idx = order[at:end]
-        rows.append(refusal_row([classes[i] for i in idx], [statuses[i] for i in idx], tag, unparsed)
-                    if len(idx) and tag is not None else empty)
-        at = end
+        at, end = bounds[conv], bounds[conv + 1]
+        rows.append(refusal_row(classes[at:end], statuses[at:end], tag, unparsed)
+                    if end > at and tag is not None else empty)
         if len(rows) == FRAME_ROWS:
             frames.append(pl.DataFrame(rows, schema=ROW_SCHEMA))
             rows = []
