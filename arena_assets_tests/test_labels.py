@@ -399,6 +399,11 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
                 expected.append((f"{conv_id}\x1f{n}", lt.messages(user[:cfg.max_prompt_chars],
                                                                   (m["content"] or "")[:cfg.max_answer_chars])))
                 n += 1
-    texts = turn_texts(conv, answer_turns(conv), cfg.max_prompt_chars, cfg.max_answer_chars)
+    turns = answer_turns(conv)
+    texts = turn_texts(conv, turns, cfg.max_prompt_chars, cfg.max_answer_chars)
     got = [(r.item_id, r.messages) for r in requests_of(texts, lt, cfg.prompt_set.version(lt))]
     assert got == expected and [g[0] for g in got] == ["a\x1f0", "a\x1f1", "a\x1f2", "d\x1f0"]
+    # a slice's rows come in any order, a conversation's answers apart (llm.sliced)
+    for rows in ([3, 1], [2, 3, 0], [1]):
+        part = turn_texts(conv, turns[rows], cfg.max_prompt_chars, cfg.max_answer_chars)
+        assert part.equals(texts[rows])

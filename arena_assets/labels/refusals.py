@@ -47,15 +47,27 @@ def answer_identity(conversations: pl.DataFrame, turns: pl.DataFrame, lt: LabelT
 
 def turn_texts(conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_chars: int,
                max_answer_chars: int) -> pl.DataFrame:
-    """conv_id, n, the user turn and the answer (cut) of ``turns``' rows."""
-    def content(at: str) -> pl.Expr:
-        return pl.col("_m").list.get(pl.col(at), null_on_oob=True).struct.field("content").fill_null("")
-    msgs = conversations.get_column("messages").gather(turns.get_column("_pos"))
-    return turns.with_columns(_m=msgs).select(
-        "conv_id", "n", user=_cut(content("_u"), max_prompt_chars), answer=_cut(content("_a"), max_answer_chars))
+    """conv_id, n, the user turn and the answer (cut) of ``turns``' rows, in any order.
+
+    Each conversation of ``turns`` is read once and its messages laid out flat, a turn's two
+    texts taken by offset: gathering a conversation's whole message list per answer copied
+    it once per answer (10.7 s of a 500,000-conversation month's cached step)."""
+    pos = turns.get_column("_pos")
+    read = pos.unique().sort()  # the conversations these turns are in, each once
+    msgs = conversations.get_column("messages").gather(read)
+    # an empty or null list explodes to one null row: its offset counts it (none reach
+    # here: answer_turns keeps conversations with an answer)
+    width = msgs.list.len().fill_null(0).clip(lower_bound=1).cast(pl.Int64)
+    content = msgs.explode().struct.field("content").fill_null("")
+    start = (width.cum_sum() - width).gather(read.search_sorted(pos))
+
+    def text(at: str, limit: int) -> pl.Series:
+        return _cut(content.gather(start + turns.get_column(at).cast(pl.Int64)), limit)
+    return turns.select("conv_id", "n").with_columns(
+        user=text("_u", max_prompt_chars).fill_null(""), answer=text("_a", max_answer_chars))
 
 
-def _cut(text: pl.Expr, limit: int) -> pl.Expr:
+def _cut(text: pl.Series, limit: int) -> pl.Series:
     return text.str.slice(0, limit)  # by code point, as Python's [:limit] (test_labels)
 
 
