@@ -407,3 +407,36 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
     for rows in ([3, 1], [2, 3, 0], [1]):
         part = turn_texts(conv, turns[rows], cfg.max_prompt_chars, cfg.max_answer_chars)
         assert part.equals(texts[rows])
+
+
+def test_refusal_rows_per_conversation_from_answers_in_any_order():
+    """Each conversation's row from its answers' classes put back in task then answer
+    order; conversations with the same classes get the same row, one without answers "not
+    applicable"; unparsed answers are counted once each. Expected rows written here."""
+    import json
+
+    from arena_assets.labels.refusals import refusal_rows
+
+    # (conversation row, task, answer index, class, status)
+    answers = [(1, 0, 1, "yes", "ok"), (1, 0, 0, "no", "ok"), (2, 0, 0, None, "parse_failed"),
+               (2, 0, 1, "no", "ok"), (3, 0, 0, "no", "ok"), (3, 0, 1, "yes", "ok"),
+               (4, 0, 0, None, "failed"), (5, 1, 0, "maybe", "ok"), (5, 0, 0, "no", "ok"),
+               (6, 0, 0, "no", "ok"), (6, 0, 1, "yes", "ok"), (7, 0, 0, None, "parse_failed")]
+    answered = tuple(list(col) for col in zip(*answers[::-1]))
+    unparsed = {"refusal_v0.1": 2}
+    rows = refusal_rows(answered, 9, "refusal_v0.1", unparsed).to_dicts()
+    assert unparsed == {"refusal_v0.1": 4} and len(rows) == 9
+    assert rows[0] == rows[8] == {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
+                                  "refusal_status": "not_applicable", "_refusal_tag": None}
+    assert rows[1] == {"answer_refusal_classes": ["no", "yes"], "answer_refusals": [False, True],
+                       "refusal": True, "refusal_status": "ok",
+                       "_refusal_tag": json.dumps({"refusal": True, "score": "['no', 'yes']"}, separators=(",", ":"))}
+    assert rows[6] == rows[1] and rows[3]["answer_refusal_classes"] == ["no", "yes"]
+    assert rows[2]["refusal"] is None and rows[2]["refusal_status"] == "parse_failed"
+    assert json.loads(rows[2]["_refusal_tag"]) == {"refusal": False, "score": "[None, 'no']"}
+    assert rows[4]["refusal_status"] == "failed" and rows[4]["_refusal_tag"] is None
+    assert rows[7]["refusal_status"] == "parse_failed" and rows[7]["_refusal_tag"] == '{"refusal":false,"score":"[None]"}'
+    assert rows[5]["answer_refusal_classes"] == ["no", "maybe"] and rows[5]["refusal"] is False
+    untagged = refusal_rows(answered, 9, None, unparsed)
+    assert untagged.get_column("refusal_status").to_list() == ["not_applicable"] * 9
+    assert unparsed == {"refusal_v0.1": 4}

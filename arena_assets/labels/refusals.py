@@ -15,7 +15,6 @@ from arena_assets.llm.sliced import identity_in_chunks
 
 ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
               "refusal": pl.Boolean, "refusal_status": pl.String, "_refusal_tag": pl.String}
-FRAME_ROWS = 50_000  # conversations per frame of refusal rows: not 500,000 dicts at once
 
 
 def answer_turns(conversations: pl.DataFrame) -> pl.DataFrame:
@@ -83,32 +82,36 @@ def refusal_rows(answered: tuple[list, ...], n_conversations: int, tag: str | No
     row, task, answer index, class and status of each answer classified, in any order
     (a conversation's classes are put back in task then answer order)."""
     pos, task, n, classes, statuses = answered
+    if tag is not None:
+        unparsed[tag] = unparsed.get(tag, 0) + statuses.count("parse_failed")
     order = np.lexsort((np.asarray(n, dtype=np.int64), np.asarray(task, dtype=np.int64),
                         np.asarray(pos, dtype=np.int64))).tolist()
     # where each conversation's answers start and end in that order
     bounds = np.searchsorted(np.asarray(pos, dtype=np.int64)[order], np.arange(n_conversations + 1)).tolist()
     classes, statuses = [classes[i] for i in order], [statuses[i] for i in order]
-    rows, frames, empty = [], [], refusal_row([], [], tag, unparsed)
-    for conv in range(n_conversations):
+    # a month's ~500,000 conversations have a few hundred distinct (classes, statuses):
+    # each row is built once and gathered (a dict per conversation into polars was ~15 s)
+    seen: dict[tuple, int] = {(): 0}
+    distinct = [refusal_row([], [], tag)]
+    which = np.zeros(n_conversations, dtype=np.int64)
+    for conv in range(n_conversations) if tag is not None else ():
         at, end = bounds[conv], bounds[conv + 1]
-        rows.append(refusal_row(classes[at:end], statuses[at:end], tag, unparsed)
-                    if end > at and tag is not None else empty)
-        if len(rows) == FRAME_ROWS:
-            frames.append(pl.DataFrame(rows, schema=ROW_SCHEMA))
-            rows = []
-    frames.append(pl.DataFrame(rows, schema=ROW_SCHEMA))
-    return pl.concat(frames)
+        if end > at:
+            key = (*classes[at:end], "\x1f", *statuses[at:end])
+            if (row := seen.get(key)) is None:
+                row = seen[key] = len(distinct)
+                distinct.append(refusal_row(classes[at:end], statuses[at:end], tag))
+            which[conv] = row
+    return pl.DataFrame(distinct, schema=ROW_SCHEMA)[which]
 
 
-def refusal_row(classes: list[str | None], statuses: list[str], tag: str | None,
-                unparsed: dict[str, int]) -> dict:
+def refusal_row(classes: list[str | None], statuses: list[str], tag: str | None) -> dict:
     """A conversation's answers classified: yes / no / maybe, null when unparsed or failed."""
     import orjson
 
     if not classes or tag is None:
         return {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
                 "refusal_status": "not_applicable", "_refusal_tag": None}
-    unparsed[tag] = unparsed.get(tag, 0) + statuses.count("parse_failed")
     said = [c == "yes" if c is not None else None for c in classes]
     refusal = True if any(said) else (False if all(s is not None for s in said) else None)
     # the anchor's tag: "yes" anywhere is a refusal, maybe / unparsed are not; a failed call: unknown
