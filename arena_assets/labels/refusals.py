@@ -89,8 +89,9 @@ def refusal_rows(answered: tuple[list, ...], n_conversations: int, tag: str | No
     # where each conversation's answers start and end in that order
     bounds = np.searchsorted(np.asarray(pos, dtype=np.int64)[order], np.arange(n_conversations + 1)).tolist()
     classes, statuses = [classes[i] for i in order], [statuses[i] for i in order]
-    # a month's ~500,000 conversations have a few hundred distinct (classes, statuses):
-    # each row is built once and gathered (a dict per conversation into polars was ~15 s)
+    # a month's ~500,000 conversations share far fewer distinct (classes, statuses) (three
+    # classes, short lists): each row is built once and gathered (a dict per conversation
+    # into polars was ~15 s)
     seen: dict[tuple, int] = {(): 0}
     distinct = [refusal_row([], [], tag)]
     which = np.zeros(n_conversations, dtype=np.int64)
