@@ -242,6 +242,39 @@ def test_judged_battles_category_from_labels_or_release_tags() -> None:
     assert tag_labels(None, json.dumps({"is_code": True}))["code"] is True
 
 
+def test_sample_drawn_without_texts_is_the_sample_of_the_judged_battles() -> None:
+    """The month step draws its sample from ids and labels alone and reads only the sampled
+    conversations: the same rows, columns and texts as drawing from every judged battle."""
+    from arena_assets.evaluators.sample import FLAGS, battle_population, with_texts
+
+    rng = np.random.default_rng(4)
+    n = 600
+    battles = pl.DataFrame({
+        "battle_id": [f"b{i:04d}" for i in rng.permutation(n)], "month": ["2024-07"] * n,
+        "model_a": ["x"] * n, "model_b": ["y"] * n, "winner": rng.choice(["model_a", "model_b", "tie"], n),
+        "language": rng.choice(["en", "de", "ja"], n), "turn": [1] * n,
+        "conv_id_a": [f"c{i}" for i in rng.integers(0, 400, n)], "conv_id_b": [f"c{i}" for i in rng.integers(0, 400, n)],
+        "dedup_key": [("k1", "k2", None)[i] for i in rng.integers(0, 3, n)], "keep": rng.random(n) < 0.9,
+        **{f"{f}_{s}": rng.integers(0, 9, n) for f in ("sum_assistant_tokens", "header_count", "list_count",
+                                                        "bold_count") for s in "ab"}})
+    conv = pl.DataFrame({"conv_id": [f"c{i}" for i in range(0, 400, 2)], "messages": [
+        [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}" if i % 3 else None}]
+        for i in range(0, 400, 2)]})
+    labels = pl.DataFrame({"conv_id": [f"c{i}" for i in range(0, 400, 4)],
+                           **{f: rng.random(100) < 0.3 for f in FLAGS}})
+    everything = stratified_sample(judged_battles(battles, conv, labels), 50, seed=9, month="2024-07")
+    drawn = stratified_sample(battle_population(battles, conv.select("conv_id"), labels), 50, seed=9, month="2024-07")
+    wanted = set(drawn["conv_id_a"]) | set(drawn["conv_id_b"])
+    assert len(wanted) < conv.height / 2 and everything.height == 50
+    out = with_texts(drawn, conv.filter(pl.col("conv_id").is_in(list(wanted))))
+    assert out.equals(everything)
+    for (a, b), question, answer_a, answer_b in zip(drawn.select("conv_id_a", "conv_id_b").iter_rows(),
+                                                    out["question"], out["answer_a"], out["answer_b"]):
+        i, j = int(a[1:]), int(b[1:])
+        assert (question, answer_a, answer_b) == (f"q{i}", f"a{i}" if i % 3 else "", f"a{j}" if j % 3 else "")
+    assert set(everything["category"]) >= {"unlabelled", "coding"}
+
+
 def test_judge_list_errors_are_one_line() -> None:
     assert [s.kind for s in parse_judges("gpt-4o, reward:rm-8b ,longer,markdown")] == [
         "llm", "reward", "baseline", "baseline"]

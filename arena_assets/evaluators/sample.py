@@ -50,13 +50,15 @@ def conversation_json(messages: list[dict]) -> str:
     return orjson.dumps([{"role": m["role"], "content": m["content"] or ""} for m in messages]).decode()
 
 
-def _category(code, math, creative, vision) -> str:
-    if code is None and math is None and creative is None and vision is None:
-        return "unlabelled"
-    for flag, name in ((code, "coding"), (math, "math"), (creative, "creative_writing"), (vision, "vision")):
-        if flag:
-            return name
-    return "other"
+def _category() -> pl.Expr:
+    """The first of coding, math, creative_writing, vision that holds, else other;
+    unlabelled when none of the four is known."""
+    flags = (("code", "coding"), ("math", "math"), ("creative_writing", "creative_writing"), ("is_vision", "vision"))
+    known = pl.any_horizontal(pl.col(f).is_not_null() for f, _ in flags)
+    chosen = pl.when(~known).then(pl.lit("unlabelled"))
+    for flag, name in flags:
+        chosen = chosen.when(pl.col(flag).fill_null(False)).then(pl.lit(name))
+    return chosen.otherwise(pl.lit("other"))
 
 
 def _markdown(prefix: str) -> pl.Expr:
@@ -64,46 +66,68 @@ def _markdown(prefix: str) -> pl.Expr:
                pl.lit(0))
 
 
+FLAGS = ("code", "math", "creative_writing", "hard", "is_vision")  # topic_labels' columns read here
+TEXT_COLUMNS = ("question", "answer_a", "answer_b", "conversation_a", "conversation_b")
+
+
 def judged_battles(battles: pl.DataFrame, conversations: pl.DataFrame,
                    labels: pl.DataFrame | None = None) -> pl.DataFrame:
     """One row per kept vote whose two conversations are in ``conversations``: ids,
     models, human winner, language, category, hard, prompt cluster (``dedup_key``), the
-    judge's question and both answers, length (tokens) and markdown counts per side."""
+    judge's question and both answers, length (tokens) and markdown counts per side
+    (``battle_population`` then ``with_texts``)."""
+    return with_texts(battle_population(battles, conversations.select("conv_id"), labels), conversations)
+
+
+def battle_population(battles: pl.DataFrame, conv_ids: pl.DataFrame,
+                      labels: pl.DataFrame | None = None) -> pl.DataFrame:
+    """``judged_battles`` without the texts, and with ``conv_id_a`` / ``conv_id_b``: what
+    the sample is drawn from. A production month has ~130,000 kept votes and the judges see
+    a few hundred, so only the sample's conversations are read and made into texts."""
     kept = battles.filter(pl.col("keep"))
     for c in ("category_tag", "release_tags"):
         if c not in kept.columns:
             kept = kept.with_columns(pl.lit(None, pl.String).alias(c))
-    msgs = conversations.select("conv_id", "messages").unique("conv_id", keep="last")
-    kept = (kept.join(msgs.rename({"conv_id": "conv_id_a", "messages": "messages_a"}), on="conv_id_a")
-            .join(msgs.rename({"conv_id": "conv_id_b", "messages": "messages_b"}), on="conv_id_b"))
-    flags = ("code", "math", "creative_writing", "hard", "is_vision")
+    ids = conv_ids.select("conv_id").unique()
+    kept = (kept.join(ids.rename({"conv_id": "conv_id_a"}), on="conv_id_a")
+            .join(ids.rename({"conv_id": "conv_id_b"}), on="conv_id_b"))
     if labels is not None and labels.height:
-        per_conv = labels.unique("conv_id", keep="last").select("conv_id", *flags)
+        per_conv = labels.unique("conv_id", keep="last").select("conv_id", *FLAGS)
         kept = kept.join(per_conv.rename({"conv_id": "conv_id_a"}), on="conv_id_a", how="left")
     else:
-        kept = kept.with_columns(*[pl.lit(None, pl.Boolean).alias(f) for f in flags])
-    rows = []
-    for r in kept.iter_rows(named=True):
-        if all(r[f] is None for f in flags) and r["category_tag"]:
-            r.update({k: v for k, v in tag_labels(r["category_tag"], r["release_tags"]).items()})
-        question, answer_a = side_text(r["messages_a"])
-        _, answer_b = side_text(r["messages_b"])
-        rows.append({"battle_id": r["battle_id"], "category": _category(
-            r["code"], r["math"], r["creative_writing"], r["is_vision"]), "hard": r["hard"],
-            "question": question, "answer_a": answer_a, "answer_b": answer_b,
-            "conversation_a": conversation_json(r["messages_a"]),
-            "conversation_b": conversation_json(r["messages_b"])})
-    texts = pl.DataFrame(rows, schema={"battle_id": pl.String, "category": pl.String, "hard": pl.Boolean,
-                                       "question": pl.String, "answer_a": pl.String, "answer_b": pl.String,
-                                       "conversation_a": pl.String, "conversation_b": pl.String})
-    return kept.drop(*flags).join(texts, on="battle_id").select(
+        kept = kept.with_columns(*[pl.lit(None, pl.Boolean).alias(f) for f in FLAGS])
+    # no topic labels but a release's category_tag: the flags by LMArena's rules (release
+    # battles only, so few rows go through Python)
+    untagged = pl.all_horizontal(pl.col(f).is_null() for f in FLAGS) & pl.col("category_tag").is_not_null() & (
+        pl.col("category_tag") != "")
+    from_tags = kept.filter(untagged).select("battle_id", "category_tag", "release_tags")
+    if from_tags.height:
+        flags = pl.DataFrame([tag_labels(t, r) for _, t, r in from_tags.iter_rows()],
+                             schema={f: pl.Boolean for f in FLAGS}).with_columns(from_tags["battle_id"])
+        kept = kept.update(flags, on="battle_id")
+    return kept.select(
         "battle_id", "month", "model_a", "model_b", "winner", "language", "turn",
-        pl.coalesce("dedup_key", "battle_id").alias("dedup_key"), "category", "hard",
-        "question", "answer_a", "answer_b", "conversation_a", "conversation_b",
+        pl.coalesce("dedup_key", "battle_id").alias("dedup_key"), _category().alias("category"), "hard",
         pl.col("sum_assistant_tokens_a").fill_null(0).alias("tokens_a"),
         pl.col("sum_assistant_tokens_b").fill_null(0).alias("tokens_b"),
-        _markdown("a").alias("markdown_a"), _markdown("b").alias("markdown_b"),
+        _markdown("a").alias("markdown_a"), _markdown("b").alias("markdown_b"), "conv_id_a", "conv_id_b",
     ).sort("battle_id")
+
+
+def with_texts(rows: pl.DataFrame, conversations: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` of ``battle_population`` (a sample of them, with its own columns) with the
+    judge's question and both answers and each side's conversation as chat messages, from
+    ``conversations`` (``conv_id, messages``: at least those of ``rows``)."""
+    msgs = dict(conversations.select("conv_id", "messages").unique("conv_id", keep="last").iter_rows())
+    texts = []
+    for conv_a, conv_b in rows.select("conv_id_a", "conv_id_b").iter_rows():
+        question, answer_a = side_text(msgs[conv_a])
+        _, answer_b = side_text(msgs[conv_b])
+        texts.append((question, answer_a, answer_b, conversation_json(msgs[conv_a]), conversation_json(msgs[conv_b])))
+    texts = pl.DataFrame(texts, schema=dict.fromkeys(TEXT_COLUMNS, pl.String), orient="row")
+    at = rows.columns.index("hard") + 1
+    order = [*rows.columns[:at], *TEXT_COLUMNS, *rows.columns[at:]]
+    return pl.concat([rows, texts], how="horizontal").select(c for c in order if c not in ("conv_id_a", "conv_id_b"))
 
 
 def allocate(sizes: dict[str, int], total: int, minimum: int = 1) -> dict[str, int]:

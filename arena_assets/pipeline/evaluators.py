@@ -18,7 +18,7 @@ from arena_assets.evaluators.refusal import (
     RISK_VERSION, RefusalOptions, classify, no_refusal_relation, over_refusal_board, parse_risk,
     refusal_rates, risk_messages, tradeoff_png,
 )
-from arena_assets.evaluators.sample import judged_battles, stratified_sample
+from arena_assets.evaluators.sample import FLAGS, battle_population, stratified_sample, with_texts
 from arena_assets.evaluators.yardsticks import yardstick_rows
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 from arena_assets.storage import Lake
@@ -53,10 +53,16 @@ def judge_human_agreement_month(
     """A stratified sample of the month's kept votes judged by every judge, and PPE's /
     MT-Bench's agreement metrics per judge and slice (``evaluators.agreement``)."""
     battles = lake.read("battles", month)
-    conversations = lake.read("conversations", month, columns=["conv_id", "messages"])
-    labels = lake.read("topic_labels", month) if lake.exists("topic_labels", month) else None
-    population = judged_battles(battles, conversations, labels)
+    labels = (lake.read("topic_labels", month, columns=["conv_id", *FLAGS])
+              if lake.exists("topic_labels", month) else None)
+    # drawn from ids and labels; only the sample's conversations are read (a production
+    # month's messages are GBs, the judges see a few hundred battles)
+    population = battle_population(battles, lake.read("conversations", month, columns=["conv_id"]), labels)
     sample = stratified_sample(population, size, seed, month=month) if population.height else population
+    wanted = pl.concat([sample.get_column("conv_id_a"), sample.get_column("conv_id_b")]).unique().to_list()
+    sample = with_texts(sample, lake.read("conversations", month, columns=["conv_id", "messages"],
+                                          filters=[("conv_id", "in", wanted)]) if wanted else
+                        pl.DataFrame(schema={"conv_id": pl.String, "messages": pl.List(pl.Null)}))
     if sample.height:
         verdicts, reports = ask_judges(judges, sample, judge_task=judge_task, reward_task=reward_task,
                                        cache_of=cache_of)
