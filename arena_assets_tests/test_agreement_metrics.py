@@ -275,6 +275,49 @@ def test_sample_drawn_without_texts_is_the_sample_of_the_judged_battles() -> Non
     assert set(everything["category"]) >= {"unlabelled", "coding"}
 
 
+def test_battle_category_rules_and_when_release_tags_stand_in() -> None:
+    """Every combination of the four flags (true / false / unknown) gets the category of
+    the module's rule, written out here: the first of coding, math, creative writing,
+    vision that holds, else other, unlabelled when all four are unknown. A release's tag
+    stands in only when every flag is unknown and the tag is not empty."""
+    import itertools
+
+    from arena_assets.evaluators.sample import FLAGS, battle_population
+    from arena_assets.labels.tags import CRITERIA
+
+    combos = list(itertools.product((True, False, None), repeat=4))
+    n = len(combos) + 3
+    tag = json.dumps({"criteria_v0.1": dict.fromkeys(CRITERIA, True), "math_v0.1": {"math": True}})
+    battles = pl.DataFrame({
+        "battle_id": [f"b{i:03d}" for i in range(n)], "month": ["2024-07"] * n, "model_a": ["x"] * n,
+        "model_b": ["y"] * n, "winner": ["tie"] * n, "language": ["en"] * n, "turn": [1] * n,
+        "conv_id_a": [f"a{i}" for i in range(n)], "conv_id_b": [f"b{i}" for i in range(n)], "dedup_key": ["k"] * n,
+        "keep": [True] * n, "category_tag": [tag] * len(combos) + [tag, "", tag],
+        "release_tags": [None] * n, **{f"{f}_{s}": [1] * n for f in ("sum_assistant_tokens", "header_count",
+                                                                  "list_count", "bold_count") for s in "ab"}})
+    labels = pl.DataFrame(
+        [{"conv_id": f"a{i}", "code": c, "math": m, "creative_writing": w, "hard": None, "is_vision": v}
+         for i, (c, m, w, v) in enumerate(combos)] + [{"conv_id": f"a{len(combos)}", "hard": False}],
+        schema={"conv_id": pl.String} | dict.fromkeys(FLAGS, pl.Boolean))
+    out = battle_population(battles, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels)
+    names = ("coding", "math", "creative_writing", "vision")
+    for (c, m, w, v), got in zip(combos, out["category"]):
+        if (c, m, w, v) == (None, None, None, None):
+            want = "math"  # every flag unknown: the release's tag (math) stands in
+        else:
+            want = next((name for flag, name in zip((c, m, w, v), names) if flag), "other")
+        assert got == want, (c, m, w, v)
+    # labels with only "hard" known: the tag does not stand in; an empty tag: unlabelled;
+    # no labels at all: the tag (math, hard)
+    assert out["category"].to_list()[-3:] == ["unlabelled", "unlabelled", "math"]
+    assert out["hard"].to_list()[-3:] == [False, None, True]
+    # one battle id twice (a re-ingested vote): each row keeps its own flags
+    writing = combos.index((None, None, True, None))
+    twice = battles[[writing, len(combos) + 2]].with_columns(battle_id=pl.lit("same"))
+    again = battle_population(twice, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels)
+    assert sorted(again["category"].to_list()) == ["creative_writing", "math"] and again.height == 2
+
+
 def test_judge_list_errors_are_one_line() -> None:
     assert [s.kind for s in parse_judges("gpt-4o, reward:rm-8b ,longer,markdown")] == [
         "llm", "reward", "baseline", "baseline"]

@@ -440,3 +440,5 @@ def test_refusal_rows_per_conversation_from_answers_in_any_order():
     untagged = refusal_rows(answered, 9, None, unparsed)
     assert untagged.get_column("refusal_status").to_list() == ["not_applicable"] * 9
     assert unparsed == {"refusal_v0.1": 4}
+    nothing: dict[str, int] = {}  # no answer classified: no count recorded for the tag
+    assert refusal_rows(([], [], [], [], []), 2, "refusal_v0.1", nothing).height == 2 and nothing == {}

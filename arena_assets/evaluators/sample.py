@@ -33,15 +33,20 @@ def tag_labels(category_tag: str | None, release_tags: str | None) -> dict:
     """code / math / creative_writing / hard / is_vision of a battle from a release's
     category_tag as published, by LMArena's membership rules (``labels.tags.BOARDS``:
     hard_6, math, creative_writing, the vision tags; is_code from the release's column)."""
+    return tag_rows([category_tag], [release_tags]).row(0, named=True)
+
+
+def tag_rows(category_tags: list[str | None], release_tags: list[str | None]) -> pl.DataFrame:
+    """``tag_labels`` of many battles in one frame (a month ingested from a release has a
+    category_tag on every vote: one polars pass, not a frame per vote)."""
     from arena_assets.labels.tags import BOARDS, VISION_TAGS, tag_frame
 
-    tag = orjson.loads(category_tag) if category_tag else None
-    extra = orjson.loads(release_tags) if release_tags else {}
-    row = pl.DataFrame([tag_frame([tag])]).with_columns(is_code=pl.lit(extra.get("is_code"), pl.Boolean))
-    flags = row.select(hard=BOARDS["hard_6"], math=BOARDS["math"],
-                       creative_writing=BOARDS["creative_writing"], code=BOARDS["coding"]).row(0, named=True)
-    vision = any(str(k).split("_v")[0] in VISION_TAGS for k in (tag or {}))
-    return flags | {"is_vision": True if vision else None}
+    tags = [orjson.loads(t) if t else None for t in category_tags]
+    is_code = [(orjson.loads(r) if r else {}).get("is_code") for r in release_tags]
+    vision = [True if any(str(k).split("_v")[0] in VISION_TAGS for k in (t or {})) else None for t in tags]
+    frame = pl.DataFrame([tag_frame(tags), pl.Series("is_code", is_code, dtype=pl.Boolean, strict=False)])
+    return frame.select(hard=BOARDS["hard_6"], math=BOARDS["math"], creative_writing=BOARDS["creative_writing"],
+                        code=BOARDS["coding"], is_vision=pl.Series(vision, dtype=pl.Boolean))
 
 
 def conversation_json(messages: list[dict]) -> str:
@@ -96,15 +101,14 @@ def battle_population(battles: pl.DataFrame, conv_ids: pl.DataFrame,
         kept = kept.join(per_conv.rename({"conv_id": "conv_id_a"}), on="conv_id_a", how="left")
     else:
         kept = kept.with_columns(*[pl.lit(None, pl.Boolean).alias(f) for f in FLAGS])
-    # no topic labels but a release's category_tag: the flags by LMArena's rules (release
-    # battles only, so few rows go through Python)
+    # no topic labels but a release's category_tag: the flags by LMArena's rules
     untagged = pl.all_horizontal(pl.col(f).is_null() for f in FLAGS) & pl.col("category_tag").is_not_null() & (
         pl.col("category_tag") != "")
-    from_tags = kept.filter(untagged).select("battle_id", "category_tag", "release_tags")
+    kept = kept.with_row_index("_row")  # battle ids need not be unique here
+    from_tags = kept.filter(untagged).select("_row", "category_tag", "release_tags")
     if from_tags.height:
-        flags = pl.DataFrame([tag_labels(t, r) for _, t, r in from_tags.iter_rows()],
-                             schema={f: pl.Boolean for f in FLAGS}).with_columns(from_tags["battle_id"])
-        kept = kept.update(flags, on="battle_id")
+        flags = tag_rows(from_tags["category_tag"].to_list(), from_tags["release_tags"].to_list())
+        kept = kept.update(flags.select(*FLAGS).with_columns(from_tags["_row"]), on="_row")
     return kept.select(
         "battle_id", "month", "model_a", "model_b", "winner", "language", "turn",
         pl.coalesce("dedup_key", "battle_id").alias("dedup_key"), _category().alias("category"), "hard",
@@ -118,7 +122,9 @@ def with_texts(rows: pl.DataFrame, conversations: pl.DataFrame) -> pl.DataFrame:
     """``rows`` of ``battle_population`` (a sample of them, with its own columns) with the
     judge's question and both answers and each side's conversation as chat messages, from
     ``conversations`` (``conv_id, messages``: at least those of ``rows``)."""
-    msgs = dict(conversations.select("conv_id", "messages").unique("conv_id", keep="last").iter_rows())
+    wanted = pl.concat([rows.get_column("conv_id_a"), rows.get_column("conv_id_b")]).unique().implode()
+    msgs = dict(conversations.filter(pl.col("conv_id").is_in(wanted)).select("conv_id", "messages")
+                .unique("conv_id", keep="last").iter_rows())
     texts = []
     for conv_a, conv_b in rows.select("conv_id_a", "conv_id_b").iter_rows():
         question, answer_a = side_text(msgs[conv_a])

@@ -82,7 +82,7 @@ def refusal_rows(answered: tuple[list, ...], n_conversations: int, tag: str | No
     row, task, answer index, class and status of each answer classified, in any order
     (a conversation's classes are put back in task then answer order)."""
     pos, task, n, classes, statuses = answered
-    if tag is not None:
+    if tag is not None and pos:
         unparsed[tag] = unparsed.get(tag, 0) + statuses.count("parse_failed")
     order = np.lexsort((np.asarray(n, dtype=np.int64), np.asarray(task, dtype=np.int64),
                         np.asarray(pos, dtype=np.int64))).tolist()
