@@ -358,3 +358,26 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
     for answer, want in (("I'm sorry, but I can't help with that request.", "yes"), ("Sure: here it is.", "no")):
         for ps in (default, anchor):
             assert ask_set(ps, "answer", "Do it", answer)["refusal_v0.1"] == want
+
+
+def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(client, endpoint, tmp_path):
+    """``embed_texts`` posts through the client and decodes base64 itself: the same
+    vectors (normalised) as the SDK's ``embeddings.create``; a reply with the wrong number
+    of vectors, vectors of the wrong size or a cut body is one LLMEndpointError line."""
+    from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts
+
+    texts = ["zorbl quantum pickles", "tax forms for 1997", "a poem about rain", "tax forms for 1997"]
+    sdk = np.array([d.embedding for d in client.embeddings.create(model="sim-embed-small", input=texts[:3]).data])
+    sdk = sdk / np.linalg.norm(sdk, axis=1, keepdims=True)
+    task = LLMTask(model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0)
+    ours, report = embed_texts(task, texts, ResponseCache(str(tmp_path / "ok"), "emb"))
+    assert np.allclose(ours[:3], sdk, atol=1e-6) and (ours[3] == ours[1]).all() and report.calls == 1
+    # garbage: 3-dimensional vectors, told apart from the cached ones
+    for n, fault in enumerate(("garbage", "empty", "truncated")):
+        endpoint.set_faults(Faults(script=[fault]))
+        with pytest.raises(LLMEndpointError) as err:
+            embed_texts(task, [*texts, f"new text {n}"], ResponseCache(str(tmp_path / "ok"), "emb"))
+        assert endpoint.base_url in str(err.value) and "\n" not in str(err.value), fault
+    endpoint.set_faults(Faults())  # nothing faulty was cached: the texts are asked again, and fit
+    again, report = embed_texts(task, [*texts, "new text 0"], ResponseCache(str(tmp_path / "ok"), "emb"))
+    assert again.shape == (5, ours.shape[1]) and report.calls == 1 and np.allclose(again[:4], ours)

@@ -43,6 +43,7 @@ from typing import Any
 
 import fsspec
 import orjson
+import numpy as np
 import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
@@ -185,16 +186,21 @@ class ResponseCache:
     def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
             reasoning: str | None = None, embedding: list[float] | None = None,
             prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
-        row = {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
-               "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
-               "completion_tokens": completion_tokens, "created_at": time.time()}
+        self.put_many([answer_row(key, model=model, prompt_version=prompt_version, content=content,
+                                  reasoning=reasoning, embedding=embedding, prompt_tokens=prompt_tokens,
+                                  completion_tokens=completion_tokens)])
+
+    def put_many(self, rows: list[dict]) -> None:
+        """Several answers of one call (an embeddings call's vectors), ``answer_row``'s
+        rows: the lock taken once."""
         # the chunk is written while the lock is held: threads with a new answer wait here
         # instead of starting more calls, so a SIGKILL during a slow write (S3, a loaded
-        # machine) loses at most the chunk being written plus one answer per worker
+        # machine) loses at most the chunk being written plus one call's answers per worker
         with self._lock:
             self._load()
-            self._added[key] = tuple(row.values())
-            self._buffer.append(row)
+            for row in rows:
+                self._added[row["key"]] = tuple(row.values())
+            self._buffer.extend(rows)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())
 
@@ -275,6 +281,15 @@ class ResponseCache:
             self.chunks_written += 1
 
 
+def answer_row(key: str, *, model: str, prompt_version: str, content: str | None = None,
+               reasoning: str | None = None, embedding: list[float] | None = None,
+               prompt_tokens: int = 0, completion_tokens: int = 0) -> dict:
+    """One cache row (CACHE_SCHEMA's columns, in order), stamped now."""
+    return {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
+            "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens, "created_at": time.time()}
+
+
 class _Rows:
     """A namespace's answers as read, held column by column with a key -> row index: a
     production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
@@ -283,9 +298,7 @@ class _Rows:
 
     def __init__(self, frame: pl.DataFrame) -> None:
         self.index = dict(zip(frame.get_column("key").to_list(), range(frame.height)))
-        # a handful of distinct models and prompt versions: one string object each
-        self.columns = {c: _shared(frame.get_column(c).to_list()) if c in ("model", "prompt_version")
-                        else frame.get_column(c).to_list() for c in _COLUMNS if c != "key"}
+        self.columns = {c: _column(frame.get_column(c)) for c in _COLUMNS if c != "key"}
         self._sums: dict[tuple[str, str], tuple[int, int]] = {}
 
     def get(self, key: str) -> dict | None:
@@ -311,6 +324,16 @@ class _Rows:
                 total -= cols["completion_tokens"][i] or 0
                 n -= 1
         return total, n
+
+
+def _column(values: pl.Series) -> list | np.ndarray:
+    if values.name in ("model", "prompt_version"):
+        return _shared(values.to_list())  # a handful of distinct values: one string object each
+    if values.name == "embedding" and len(values) and not values.null_count() and values.list.len().n_unique() == 1:
+        # an embeddings namespace: one float32 matrix, a row per answer (a production month's
+        # 236,000 vectors of 128 were ~30M Python floats, ~1 GB, as lists)
+        return values.list.to_array(int(values.list.len()[0])).to_numpy()
+    return values.to_list()
 
 
 def _shared(values: list) -> list:
