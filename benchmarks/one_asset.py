@@ -10,7 +10,7 @@ with it) must be the ones that run used. Each asset is one `dagster asset
 materialize` run against the simulated arena in its own process, as in `full_month.py`.
 ``--empty-cache`` points the LLM cache at another folder (empty the first time), so the
 LLM assets make their calls again instead of reading the month's cache. Prints per asset
-the run's wall and CPU, the step's own time and, for LLM assets, each batch's calls and
+the run's wall, CPU and peak RSS, the step's own time and, for LLM assets, each batch's calls and
 seconds in the calls (the instance's metadata), and the share of the concurrency bound.
 """
 
@@ -47,7 +47,8 @@ def main() -> None:
             if m.returncode:
                 sys.exit(f"{asset} failed:\n{m.tail}")
             rec = recorded(env["DAGSTER_HOME"], asset, args.month)
-            line = f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s"
+            line = (f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s  "
+                    f"peak RSS {m.peak_rss_gb:.2f} GB")
             calls = llm_figures(asset, rec.metadata)[0]
             if calls and rec.step_seconds and args.latency:
                 line += f"  {calls} calls, {calls * args.latency / args.concurrency / rec.step_seconds:.0%} of the bound"
