@@ -84,7 +84,8 @@ def test_filtered_reads_local_and_on_s3(s3_endpoint, tmp_path):
                           "messages": [[{"role": "user", "content": c}] for c in "abcde"]})
     cases = [([("conv_id", "in", ["a", "d", "zz"])], [0, 3]), ([("tag", "!=", "")], [0, 2, 4]),
              ([("n", ">=", 2), ("tag", "==", "x")], [4]), ([("conv_id", "not in", ["a"])], [1, 2, 3, 4]),
-             ([("conv_id", "in", [])], [])]
+             ([("conv_id", "in", [])], []), ([("tag", "in", ["x", None])], [0, 3, 4]),
+             ([("tag", "not in", ["x", None])], [1, 2]), ([("n", "in", {2, 5})], [1, 4])]
     for lake in (Lake(str(tmp_path / "lake")), Lake("s3://filters/lake", options)):
         lake.write("conversations", MONTH, frame)
         for filters, rows in cases:
@@ -92,3 +93,5 @@ def test_filtered_reads_local_and_on_s3(s3_endpoint, tmp_path):
             assert got.equals(frame[rows].select("conv_id", "messages")), (lake.root, filters)
         with pytest.raises(ValueError, match="unsupported filter operator 'like'"):
             lake.read("conversations", MONTH, None, [("tag", "like", "x")])
+        with pytest.raises(ValueError, match="triples, all true"):
+            lake.read("conversations", MONTH, None, [[("tag", "==", "x")], [("n", "==", 1)]])

@@ -49,7 +49,8 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     todo = list(dict.fromkeys(k for k in keys if k not in vectors))
     text_of = dict(zip(keys, texts))
     lock = threading.Lock()
-    dim = [len(next(iter(vectors.values())))] if vectors else []  # the vectors' size, once known
+    # the vectors' size, once known, and where it was learnt
+    dim = [len(next(iter(vectors.values()))), "the cached vectors"] if vectors else []
     if todo:
         client = make_client(task)
         preflight(task, client)
@@ -66,10 +67,12 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
                 raise LLMEndpointError(f"{task.base_url} returned {len(got)} embeddings for {len(batch)} inputs")
             with lock:  # one size for the batch, cached vectors included: checked before caching
                 if not dim:
-                    dim.append(len(got[0]))
+                    dim.extend([len(got[0]), "this run's first reply"])
                 if wrong := sorted({len(v) for v in got} - {dim[0]}):
-                    raise LLMEndpointError(f"{task.base_url} returned {task.model} embeddings of {wrong[0]} "
-                                           f"dimensions where the others have {dim[0]}; nothing of it was cached")
+                    raise LLMEndpointError(
+                        f"{task.base_url} returned {task.model} embeddings of {wrong[0]} dimensions where "
+                        f"{dim[1]} have {dim[0]}; nothing of this reply was cached (clear {cache.dir} "
+                        "if the cached ones are the wrong ones)")
             rows = []
             for k, vector in zip(batch, got):
                 vectors[k] = vector
@@ -106,4 +109,6 @@ def post_embeddings(client: openai.OpenAI, model: str, texts: list[str]) -> tupl
     items = sorted(data["data"], key=lambda d: d["index"])
     vectors = [np.frombuffer(base64.b64decode(e), dtype="<f4") if isinstance(e, str) else np.asarray(e, np.float32)
                for e in (item["embedding"] for item in items)]
+    if any(v.ndim != 1 for v in vectors):  # null, a number, a vector per token
+        raise ValueError("an embedding that is not one list of numbers")
     return vectors, int((data.get("usage") or {}).get("prompt_tokens") or 0)
