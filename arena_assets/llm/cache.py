@@ -42,8 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import fsspec
-import orjson
 import numpy as np
+import orjson
 import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
