@@ -377,4 +377,3 @@ def _predicate(triple: tuple) -> pl.Expr:
     if op not in compare:
         raise ValueError(f"unsupported filter operator {op!r} on {column!r}")
     return compare[op](value)
-

@@ -18,6 +18,7 @@ import dagster as dg
 
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm.cache import ResponseCache
+from arena_assets.llm.embed import embeddings_cache
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.simulated import SIMULATED, served_elsewhere, simulated_endpoint_url
 
@@ -101,6 +102,9 @@ class LLMCache(dg.ConfigurableResource):
 
     def cache(self, storage: ArenaStorage, namespace: str, chunk_size: int = 64) -> ResponseCache:
         return ResponseCache(self.root_for(storage), namespace, chunk_size, self.storage_options(storage))
+
+    def embeddings(self, storage: ArenaStorage) -> ResponseCache:
+        return embeddings_cache(self.root_for(storage), self.storage_options(storage))
 
 
 def llm_task_resource(prefix: str) -> LLMTaskResource:

@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         label_conversations,
     )
     from arena_assets.labels.prompt_sets import load_prompt_set
-    from arena_assets.llm import EMBED_CACHE_CHUNK, LLMEndpointError, LLMTask, ResponseCache, embed_texts
+    from arena_assets.llm import LLMEndpointError, LLMTask, embed_texts, embeddings_cache
 
     conv = pl.read_parquet(args.conversations)
     month = args.month or (conv["month"][0] if "month" in conv.columns and conv.height else "")
@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             if args.embed_model:
                 etask = LLMTask(model=args.embed_model, base_url=args.base_url, api_key=key,
                                 max_concurrency=args.concurrency)
-                cache = ResponseCache(args.cache, "embeddings", EMBED_CACHE_CHUNK)
+                cache = embeddings_cache(args.cache)
                 embedder = lambda texts: embed_texts(etask, texts, cache)[0]  # noqa: E731
             else:
                 embedder = OfflineEmbedder()

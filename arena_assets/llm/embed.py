@@ -31,6 +31,12 @@ EMBED_VERSION = "embed-v1"
 EMBED_CACHE_CHUNK = 1024
 
 
+def embeddings_cache(root: str, storage_options: dict | None = None) -> ResponseCache:
+    """The embeddings' cache under ``root``: one namespace for every embedding stage (the
+    clusters and the P2L features reuse each other's vectors), chunks of EMBED_CACHE_CHUNK."""
+    return ResponseCache(root, "embeddings", EMBED_CACHE_CHUNK, storage_options or {})
+
+
 def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
                 batch_size: int = 64) -> tuple[np.ndarray, BatchReport]:
     """float32 matrix (len(texts) x dim), rows L2-normalised, in the order of ``texts``."""

@@ -61,8 +61,7 @@ def judge_human_agreement_month(
     sample = stratified_sample(population, size, seed, month=month) if population.height else population
     wanted = pl.concat([sample.get_column("conv_id_a"), sample.get_column("conv_id_b")]).unique().to_list()
     sample = with_texts(sample, lake.read("conversations", month, columns=["conv_id", "messages"],
-                                          filters=[("conv_id", "in", wanted)]) if wanted else
-                        pl.DataFrame(schema={"conv_id": pl.String, "messages": pl.List(pl.Null)}))
+                                          filters=[("conv_id", "in", wanted)]))
     if sample.height:
         verdicts, reports = ask_judges(judges, sample, judge_task=judge_task, reward_task=reward_task,
                                        cache_of=cache_of)

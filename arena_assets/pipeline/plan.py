@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from arena_assets.llm import LLMTask, ResponseCache
+from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
 from arena_assets.llm.plan import AssetPlan, BatchPlan, output_estimate, planning
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.storage import Lake
@@ -105,7 +105,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     texts = [t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
              for t in prompts.get_column("first_prompt").fill_null("").to_list()]
     if s.embedder is not None:
-        cache = ResponseCache(s.cache_root, "embeddings", storage_options=s.storage_options)
+        cache = embeddings_cache(s.cache_root, s.storage_options)
         keys = [request_key(s.embedder.model, t, {}, EMBED_VERSION) for t in texts]
         plan.batches.append(plan_embeddings(s.embedder, keys, texts, cache, batch_size=64))
     if s.namer is not None and texts:

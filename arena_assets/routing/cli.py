@@ -79,7 +79,7 @@ def _embedder(name: str, lake_root: str, key_env: str):
 
         return OfflineEmbedder(int(name.rsplit("-", 1)[1]))
     model, _, base_url = name.partition(" at ")
-    from arena_assets.llm import EMBED_CACHE_CHUNK, LLMTask, ResponseCache, embed_texts
+    from arena_assets.llm import LLMTask, embed_texts, embeddings_cache
     from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
 
     if base_url == SIMULATED:
@@ -87,7 +87,7 @@ def _embedder(name: str, lake_root: str, key_env: str):
         base_url = simulated_endpoint_url(f"{raw.rstrip('/')}/_truth", int(setting("ARENA_SIM_WORLD_SEED", "7")), 0.0)
     cache_root = setting("ARENA_LLM_CACHE_ROOT", "") or f"{lake_root.rstrip('/')}/_llm_cache"
     task = LLMTask(model=model, base_url=base_url, api_key=os.environ.get(key_env, "") or "sk-no-key")
-    cache = ResponseCache(cache_root, "embeddings", EMBED_CACHE_CHUNK, {})
+    cache = embeddings_cache(cache_root)
     return lambda texts: embed_texts(task, texts, cache)[0]
 
 

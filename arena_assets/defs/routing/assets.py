@@ -36,10 +36,10 @@ def _embedder(embedder: LLMTaskResource, llm_cache: LLMCache, storage: ArenaStor
     """The clusters' embedder: the ARENA_EMBED_* endpoint (cached in the same namespace as
     topic_clusters, so their calls are reused) or, with no base URL, offline wordllama."""
     if embedder.configured():
-        from arena_assets.llm import EMBED_CACHE_CHUNK, embed_texts
+        from arena_assets.llm import embed_texts
 
         task = embedder.task(storage.raw_root)
-        cache = llm_cache.cache(storage, "embeddings", EMBED_CACHE_CHUNK)
+        cache = llm_cache.embeddings(storage)
 
         def embed(texts):
             vectors, report = embed_texts(task, texts, cache)

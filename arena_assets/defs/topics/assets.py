@@ -23,7 +23,7 @@ from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
-from arena_assets.llm import EMBED_CACHE_CHUNK, BatchReport, LLMEndpointError, Progress
+from arena_assets.llm import BatchReport, LLMEndpointError, Progress
 from arena_assets.llm.simulated import public_base_url
 from arena_assets.pipeline import quality
 from arena_assets.pipeline.plan import plan_topic_clusters, plan_topic_labels
@@ -213,7 +213,7 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     reports: list[BatchReport] = []
     if embedder.configured():
         etask = embedder.task(storage.raw_root)
-        embed = _endpoint_embedder(etask, llm_cache.cache(storage, "embeddings", EMBED_CACHE_CHUNK), reports)
+        embed = _endpoint_embedder(etask, llm_cache.embeddings(storage), reports)
         source = f"{etask.model} at {public_base_url(etask.base_url)}"
     else:
         embed, source = OfflineEmbedder(), "wordllama (offline)"
