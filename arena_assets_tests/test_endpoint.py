@@ -128,3 +128,32 @@ def test_moderation_agrees_with_planted_toxic_truth(tmp_path, endpoint):
     flagged = [r.flagged for r in res.results]
     truth = [c is not None for c in prompts["toxic_category"]]
     assert any(truth) and flagged == truth
+
+
+def test_latency_is_from_arrival_to_reply_and_calls_overlap(world):
+    """Every /v1 reply leaves `latency` after its request arrived (never sooner), and calls
+    in flight together wait together: eight at once take about one latency, not eight."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    latency = 0.25
+    with ArenaEndpoint(world, port=0, faults=Faults(latency=latency)) as ep:
+        client = _client(ep, max_retries=0)
+        model = world.model_names[0]
+
+        def ask(i: int) -> float:
+            started = time.perf_counter()
+            client.chat.completions.create(model=model, messages=[{"role": "user", "content": f"Write a poem {i}"}])
+            return time.perf_counter() - started
+
+        one = ask(-1)
+        started = time.perf_counter()
+        with ThreadPoolExecutor(8) as pool:
+            each = list(pool.map(ask, range(8)))
+        together = time.perf_counter() - started
+        listed = time.perf_counter()
+        client.models.list()  # GET routes are not delayed
+        listing = time.perf_counter() - listed
+    assert one >= latency and min(each) >= latency
+    assert together < 4 * latency  # 8 one after another would be >= 8 latencies
+    assert listing < latency

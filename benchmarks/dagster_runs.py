@@ -105,6 +105,33 @@ def recorded(home: str, asset: str, month: str) -> Recorded:
         return Recorded(meta, end - start if start and end else None)
 
 
+def calls_span(meta: dict) -> float | None:
+    """Seconds in which an asset's LLM batches were running: the union of [started_at,
+    started_at + elapsed_s] of every batch report in its metadata that made calls
+    (batches asked at once overlap, batches one after another add up). None when no
+    report says when it started."""
+    spans: list[tuple[float, float]] = []
+
+    def walk(value: object) -> None:
+        if isinstance(value, dict):
+            if value.get("started_at") and value.get("calls"):
+                spans.append((value["started_at"], value["started_at"] + float(value.get("elapsed_s") or 0.0)))
+            else:
+                for v in value.values():
+                    walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    walk(meta)
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(spans):
+        if b > end:
+            total += b - max(a, end)
+            end = b
+    return total or None
+
+
 def _step_of(step_key: str, asset: str) -> bool:
     return step_key.split(".")[0] in (asset, "raw_logs" if asset == "raw_rejects" else asset)
 

@@ -14,7 +14,9 @@ its own process (as a real endpoint is elsewhere) with ``--latency`` seconds per
 run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body
 time (from the instance), rows, LLM calls, tokens, estimated cost at the prices below and,
 for an LLM asset, the share of the concurrency bound reached: bound time
-calls / (concurrency / latency) over the step's time. Phases: ``first`` (the month),
+calls / (concurrency / latency) over the step's time (``bound``), and over the seconds in
+which its batches were running (``calls``: the step's own reading, planning and writing
+left out; its batches report when they ran). Phases: ``first`` (the month),
 ``rerun`` (the same again as a user reruns a month: one run of the every-asset job,
 `dg launch --job monthly_refresh`; every answer cached, targets 0 calls and <= 10 % of the
 first run's time), ``second`` (month 2: only its new distinct prompts are labelled). Targets on
@@ -37,7 +39,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dagster_runs import BIN, base_env, llm_figures, materialize_cmd, measured, recorded  # noqa: E402
+from dagster_runs import BIN, base_env, calls_span, llm_figures, materialize_cmd, measured, recorded  # noqa: E402
 
 MONTHS = ("2025-01", "2025-02")  # the simulated world's models are all released by then
 # the assets whose metadata records LLM calls (the rest is "non-LLM" in the targets)
@@ -115,7 +117,11 @@ def start_endpoint(out: Path, args) -> tuple[subprocess.Popen, str]:
          "--config", json.dumps({"n_models": args.models}), "--truth-root", str(out / "raw"),
          "--latency", str(args.latency)], stdout=subprocess.PIPE, text=True,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
-    return proc, proc.stdout.readline().split(" at ", 1)[1].split()[0]
+    url = proc.stdout.readline().split(" at ", 1)[1].split()[0]
+    # its truth (the month's prompts and battles) is read in the background: wait for it,
+    # or the first LLM asset's first wave waits on it and is timed as the client's
+    print(f"simulated arena: {proc.stdout.readline().strip()}", file=sys.stderr)
+    return proc, url
 
 
 def endpoint_usage(pid: int) -> tuple[float, float]:
@@ -158,6 +164,8 @@ def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
             row |= {"calls": calls, "prompt_tokens": pin, "completion_tokens": pout, "cost": cost}
             if bound_rate and calls and rec.step_seconds:
                 row["bound_share"] = calls / bound_rate / rec.step_seconds
+                if span := calls_span(rec.metadata):  # the same, over the seconds its batches ran
+                    row["calls_share"] = calls / bound_rate / span
         rows.append(row)
         print(_line(row), flush=True)
     return rows
@@ -194,7 +202,7 @@ def rerun_month(month: str, env: dict[str, str], out: Path) -> tuple[list[dict],
 
 
 HEAD = (f"{'asset':20} {'wall s':>8} {'step s':>8} {'CPU s':>8} {'RSS GB':>7} {'rows':>10} "
-        f"{'calls':>9} {'in tok':>12} {'out tok':>11} {'cost $':>9} {'bound':>6} {'load':>9}")
+        f"{'calls':>9} {'in tok':>12} {'out tok':>11} {'cost $':>9} {'bound':>6} {'calls':>6} {'load':>9}")
 
 
 def _line(r: dict) -> str:
@@ -203,6 +211,7 @@ def _line(r: dict) -> str:
     llm = (f"{r['calls']:>9,} {r['prompt_tokens']:>12,} {r['completion_tokens']:>11,} {r['cost']:>9.2f}"
            if "calls" in r else f"{'':>9} {'':>12} {'':>11} {'':>9}")
     bound = f"{r['bound_share']:6.0%}" if "bound_share" in r else f"{'':>6}"
+    bound += f" {r['calls_share']:6.0%}" if "calls_share" in r else f" {'':>6}"
     return (f"{r['asset']:20} {r['wall']:8.1f} {step} {r['cpu']:8.1f} {r['peak_rss_gb']:7.2f} {rows} "
             f"{llm} {bound} {r['load'][0]:4.1f}-{r['load'][1]:<4.1f}")
 

@@ -11,7 +11,8 @@ materialize` run against the simulated arena in its own process, as in `full_mon
 ``--empty-cache`` points the LLM cache at another folder (empty the first time), so the
 LLM assets make their calls again instead of reading the month's cache. Prints per asset
 the run's wall, CPU and peak RSS, the step's own time and, for LLM assets, each batch's calls and
-seconds in the calls (the instance's metadata), and the share of the concurrency bound.
+seconds in the calls (the instance's metadata), and the share of the concurrency bound over the
+step and over the seconds in which its batches ran.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dagster_runs import llm_figures, materialize_cmd, measured, recorded  # noqa: E402
+from dagster_runs import calls_span, llm_figures, materialize_cmd, measured, recorded  # noqa: E402
 from full_month import month_arguments, settings, start_endpoint  # noqa: E402
 
 
@@ -51,7 +52,10 @@ def main() -> None:
                     f"peak RSS {m.peak_rss_gb:.2f} GB")
             calls = llm_figures(asset, rec.metadata)[0]
             if calls and rec.step_seconds and args.latency:
-                line += f"  {calls} calls, {calls * args.latency / args.concurrency / rec.step_seconds:.0%} of the bound"
+                bound = calls * args.latency / args.concurrency  # seconds at the concurrency bound
+                line += f"  {calls} calls, {bound / rec.step_seconds:.0%} of the bound"
+                if span := calls_span(rec.metadata):
+                    line += f" ({span:.2f} s in the calls: {bound / span:.0%})"
             print(line)
             for name, report in (rec.metadata.get("calls") or {}).items():
                 if isinstance(report, dict) and "elapsed_s" in report:

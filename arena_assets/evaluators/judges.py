@@ -43,7 +43,7 @@ from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, par
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
 from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
 from arena_assets.llm.cache import request_key
-from arena_assets.llm.client import endpoint_error, make_client, one_core
+from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
@@ -171,7 +171,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                     ) -> tuple[pl.DataFrame, BatchReport]:
     """Both sides of every battle scored by a reward model (cached per (model,
     conversation)); a side that fails after the client's retries leaves the battle ``failed``."""
-    report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
+    report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height,
+                         started_at=time.time())
     started = time.monotonic()
     items = {}
     for a, b in sample.select("conversation_a", "conversation_b").iter_rows():
@@ -213,8 +214,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 report.calls += 1
 
         try:  # an unreachable endpoint or a refused key raises LLMEndpointError from here
-            with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
-                                    initializer=one_core()) as pool:
+            with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
+                                                       initializer=one_core()) as pool:
                 list(pool.map(work, todo))
             if halted.by_sibling:
                 raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")

@@ -31,7 +31,7 @@ import openai
 import orjson
 
 from arena_assets.llm.cache import ResponseCache, request_key
-from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, one_core, preflight
+from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_requests, recording
 
@@ -99,6 +99,9 @@ class BatchReport:
     completion_tokens: int = 0
     cost: float = 0.0
     elapsed_s: float = 0.0
+    # when the batch began (Unix seconds; 0 in a plan): it ran over [started_at, started_at
+    # + elapsed_s], so the batches of a step asked at once can be told from one after another
+    started_at: float = 0.0
 
     def as_metadata(self) -> dict:
         from arena_assets.llm.simulated import public_base_url
@@ -122,7 +125,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         plans.append(plan_requests(task, requests, cache, what))
         return ([LLMResult(r.item_id, "failed", error="planned") for r in requests],
                 BatchReport(model=task.model, base_url=task.base_url, items=len(requests)))
-    report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests))
+    report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests), started_at=time.time())
     started = time.monotonic()
     params = task.generation_params()
     keys = [request_key(task.model, r.messages, params, r.prompt_version) for r in requests]
@@ -191,8 +194,8 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 
         try:
             try:
-                with ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="llm",
-                                        initializer=one_core()) as pool:
+                with calls_in_flight(), ThreadPoolExecutor(
+                        max_workers=task.max_concurrency, thread_name_prefix="llm", initializer=one_core()) as pool:
                     workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
             except BaseException:  # interrupted while waiting: the workers stop after their call
                 halted.stop()

@@ -21,10 +21,13 @@ and ~5 ms of server CPU per call, against >= 90 % with the pool sized to the con
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
 import os
 import ssl
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 import httpx
 import openai
@@ -164,3 +167,31 @@ def one_core() -> Callable[[], None] | None:
             pass
 
     return pin
+
+
+_FROZEN = 0  # call phases running in this process (calls_in_flight)
+_FROZEN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def calls_in_flight() -> Iterator[None]:
+    """Around a pool of LLM calls: what the process held when the calls started is left out
+    of the garbage collector's full passes until the last such pool running ends
+    (``gc.freeze``; ``gc.unfreeze`` puts it back, so cyclic garbage among it is still
+    collected afterwards).
+
+    Why: a full pass stops every thread, and a run's process holds Dagster's definitions,
+    the month's frames and the cache's answers. Traced at 500,000 conversations: one full
+    pass of 0.25 s during `model_answers`' 720 calls, while the 64 calls in flight waited
+    to read their replies."""
+    global _FROZEN
+    with _FROZEN_LOCK:
+        gc.freeze()  # again when a pool is running: what was made since then too
+        _FROZEN += 1
+    try:
+        yield
+    finally:
+        with _FROZEN_LOCK:
+            _FROZEN -= 1
+            if not _FROZEN:
+                gc.unfreeze()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
@@ -20,7 +21,7 @@ import orjson
 
 from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.cache import ResponseCache, answer_row, request_key
-from arena_assets.llm.client import LLMEndpointError, endpoint_error, make_client, one_core, preflight
+from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
 
@@ -45,6 +46,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
         return np.zeros((len(texts), 1), dtype=np.float32), report
+    report.started_at, started = time.time(), time.monotonic()
     vectors: dict[str, list[float] | np.ndarray] = {}
     for k in dict.fromkeys(keys):
         hit = cache.get(k)
@@ -91,7 +93,8 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
 
         batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
         try:
-            with ThreadPoolExecutor(max_workers=task.max_concurrency, initializer=one_core()) as pool:
+            with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency,
+                                                       initializer=one_core()) as pool:
                 list(pool.map(work, batches))  # re-raises the first failure
         finally:
             cache.flush()
@@ -99,6 +102,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     matrix = np.asarray([vectors[k] for k in keys], dtype=np.float32).reshape(len(keys), -1)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     report.statuses["ok"] = len(keys)
+    report.elapsed_s = time.monotonic() - started
     return matrix / np.where(norms == 0, 1, norms), report
 
 

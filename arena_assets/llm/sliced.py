@@ -40,7 +40,7 @@ def run_sliced(task: LLMTask, cache: ResponseCache, parse: Callable[[str], Any],
     parts = max(1, -(-n // slice_size))
     slice_of = ((identity.hash(seed=0) % parts).to_numpy() if parts > 1
                 else np.zeros(n, dtype=np.int64))
-    report = BatchReport(model=task.model, base_url=task.base_url)
+    report = BatchReport(model=task.model, base_url=task.base_url, started_at=time.time())
     started, distinct = time.monotonic(), identity.n_unique() if n else 0
     client = make_client(task) if parts > 1 and recording() is None else None
     with merged_plans(task):

@@ -216,6 +216,7 @@ def _judge_games(task: LLMTask, messages: dict[str, list[dict]], proto: BenchPro
         for name in ("items", "unique_requests", "cache_hits", "calls", "prompt_tokens", "completion_tokens", "cost"):
             setattr(report, name, getattr(report, name) + getattr(more, name))
         report.statuses = {k: report.statuses.get(k, 0) + more.statuses.get(k, 0) for k in report.statuses}
+        report.elapsed_s = more.started_at + more.elapsed_s - report.started_at  # the follow-ups included
         for r in second:
             game = out[r.item_id]
             # the anchor parses the whole judgment so far, both replies joined

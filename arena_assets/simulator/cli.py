@@ -29,7 +29,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     srv.add_argument("--truth-root", help="simulated raw root whose _truth/prompts labels the "
                      "labelling and embedding calls use (else the prompt part parser alone)")
     srv.add_argument("--embedding-dim", type=int, default=128, help="default embedding size")
-    srv.add_argument("--latency", type=float, default=0.0, help="seconds every /v1 call waits")
+    srv.add_argument("--latency", type=float, default=0.0, help="seconds from a /v1 call's arrival to its reply")
     for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage", "rate_empty", "rate_truncated"):
         srv.add_argument(f"--{fault.replace('_', '-')}", type=float, default=0.0)
     srv.set_defaults(func=_serve)
@@ -86,6 +86,13 @@ def _serve(args: argparse.Namespace) -> int:
                        truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
         # flushed: a parent reads this line to learn the port (simulator/child.py)
         print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops", flush=True)
+        if args.truth_root:
+            # a second line once the truth is read: a benchmark that times its first batch
+            # waits for it (a production month's truth takes seconds, and the first wave of
+            # requests would wait on it and be counted as the client's)
+            started = time.perf_counter()
+            ep.truth_read.wait()
+            print(f"truth read in {time.perf_counter() - started:.1f} s", flush=True)
         try:
             while True:
                 time.sleep(3600)

@@ -2,12 +2,14 @@
 
 Faults apply to the POST /v1 routes: each request first takes the next entry of
 ``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
-request first waits ``latency`` seconds. A 429 carries ``Retry-After`` (seconds) and
-``retry-after-ms``; "slow" sleeps ``slow_seconds`` before answering (a client timeout
-shorter than that sees a timeout); "garbage" returns a well-formed envelope whose content
-no parser should accept (embeddings: vectors of the wrong size); "empty" returns empty
-content (embeddings / moderations: an empty list); "truncated" cuts the content in half
-with ``finish_reason="length"`` (other routes: the HTTP body itself is cut).
+reply leaves ``latency`` seconds after its request arrived (the answer is worked out within
+that time, as a real endpoint's generation is; later if that work takes longer). A 429
+carries ``Retry-After`` (seconds) and ``retry-after-ms``; "slow" sleeps ``slow_seconds``
+before answering (a client timeout shorter than that sees a timeout); "garbage" returns
+a well-formed envelope whose content no parser should accept (embeddings: vectors of the
+wrong size); "empty" returns empty content (embeddings / moderations: an empty list);
+"truncated" cuts the content in half with ``finish_reason="length"`` (other routes: the
+HTTP body itself is cut).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ class Faults:
     rate_garbage: float = 0.0
     rate_empty: float = 0.0
     rate_truncated: float = 0.0
-    latency: float = 0.0  # seconds every /v1 request waits before its answer
+    latency: float = 0.0  # seconds from a /v1 request's arrival to its reply
     slow_seconds: float = 2.0
     retry_after: float = 0.05  # seconds announced in Retry-After / retry-after-ms
     script: list[str] = field(default_factory=list)  # forced outcomes, consumed first
