@@ -94,14 +94,14 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     from arena_assets.llm.embed import EMBED_VERSION
     from arena_assets.llm.plan import plan_embeddings
     from arena_assets.llm.cache import request_key
+    from arena_assets.pipeline.topics import prompt_conversations
 
     plan = AssetPlan("topic_clusters", month)
     if not lake.exists("conversations", month):
         plan.note = f"conversations {month} not in the lake yet"
         return plan
     cfg = s.cluster_cfg
-    prompts = distinct_prompts(lake.read("conversations", month, columns=[
-        "conv_id", "dedup_key", "first_prompt", "messages"]))
+    prompts = distinct_prompts(prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt"]))
     texts = [t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
              for t in prompts.get_column("first_prompt").fill_null("").to_list()]
     if s.embedder is not None:

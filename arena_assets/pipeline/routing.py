@@ -18,6 +18,7 @@ import polars as pl
 
 from arena_assets.labels.clusters import IMAGE_ONLY
 from arena_assets.labels.label import distinct_prompts
+from arena_assets.pipeline.topics import prompt_conversations
 from arena_assets.ranking.boards import month_seed
 from arena_assets.ranking.cells import BOTHBAD, TIE, aggregate_codes
 from arena_assets.ranking.leaderboard import RatingScale, bootstrap_betas
@@ -62,8 +63,7 @@ def prompt_embeddings_month(lake: Lake, month: str, embed: Callable[[list[str]],
     """One row per distinct first prompt of the month with its embedding. Texts are cut
     and image-only prompts named exactly as ``topic_clusters`` embeds them, so an endpoint
     embedder answers from the same cache (a rerun, or the clusters' calls, cost nothing)."""
-    conv = lake.read("conversations", month,
-                     columns=["conv_id", "dedup_key", "first_prompt", "messages", "language"])
+    conv = prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt", "language"])
     if conv.is_empty():
         frame = pl.DataFrame(schema=PROMPT_EMBEDDINGS_SCHEMA)
         return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)

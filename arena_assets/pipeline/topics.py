@@ -29,6 +29,23 @@ TOPIC_CLUSTER_SUMMARY = "topic_cluster_summary"
 _CONV_COLUMNS = ["conv_id", "dedup_key", "first_prompt", "messages"]
 
 
+def prompt_conversations(lake: Lake, month: str, columns: list[str]) -> pl.DataFrame:
+    """``columns`` (``conv_id`` among them) of a month's conversations, and their
+    ``messages`` as ``labels.label.distinct_prompts`` reads them (does the first prompt carry
+    images), read only where the conversation has images (``n_images`` > 0; null elsewhere,
+    which reads as none). Why: a production month's messages are GBs and about one
+    conversation in ten has an image (500,000 conversations: 3.1 s / 2.05 GB -> 2.2 s /
+    1.65 GB, the same prompts). A partition written without ``n_images``: every message."""
+    from arena_assets.pipeline.leaderboards import read_present
+
+    if "conv_id" not in columns:
+        raise ValueError("prompt_conversations: conv_id must be among the columns")
+    conv = read_present(lake, "conversations", month, [*columns, "n_images"])
+    imaged = ([("n_images", ">", 0)] if "n_images" in conv.columns else None)
+    messages = lake.read("conversations", month, columns=["conv_id", "messages"], filters=imaged)
+    return conv.drop("n_images", strict=False).join(messages, on="conv_id", how="left", maintain_order="left")
+
+
 @dataclass
 class TopicLabelsMonth:
     """What the labelling step wrote and the figures its checks and metadata need."""
@@ -88,7 +105,7 @@ def topic_clusters_month(lake: Lake, month: str, embedder: Embedder, *,
                          cache_root: str | None = None, storage_options: dict | None = None,
                          ) -> TopicClustersMonth:
     """conversations (+ topic_labels when present) -> ``topic_clusters`` and its summary."""
-    conv = lake.read("conversations", month, columns=_CONV_COLUMNS)
+    conv = prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt"])
     labels = lake.read(TOPIC_LABELS, month) if lake.exists(TOPIC_LABELS, month) else None
     if conv.is_empty():  # a month without traffic: empty tables, no call
         assign = pl.DataFrame(schema=TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA)
