@@ -193,8 +193,8 @@ def _trigram_vector(text: str, dim: int) -> np.ndarray:
     return v / n if n else _direction("empty", dim)
 
 
-def embed(text: str, model: str, dim: int, index: PromptTruthIndex | None) -> list[float]:
-    """Deterministic unit vector of ``text`` for embedding ``model``."""
+def embed(text: str, model: str, dim: int, index: PromptTruthIndex | None) -> np.ndarray:
+    """Deterministic unit vector (float64) of ``text`` for embedding ``model``."""
     truth, source = lookup_prompt_truth(text, index)
     if source == "heuristic":
         v = _trigram_vector(text, dim) + 0.3 * _direction(f"cat:{truth['category']}", dim)
@@ -205,5 +205,4 @@ def embed(text: str, model: str, dim: int, index: PromptTruthIndex | None) -> li
              + 0.15 * _direction(f"lang:{lang}", dim))
         rng = np.random.default_rng(int(unit_hash(model, text) * 2**63))
         v = v + EMBEDDERS.get(model, 0.4) * rng.standard_normal(dim) / np.sqrt(dim) * 2.0
-    v = v / np.linalg.norm(v)
-    return [round(float(x), 6) for x in v]
+    return v / np.linalg.norm(v)
