@@ -130,13 +130,24 @@ def test_moderation_agrees_with_planted_toxic_truth(tmp_path, endpoint):
     assert any(truth) and flagged == truth
 
 
-def test_latency_is_from_arrival_to_reply_and_calls_overlap(world):
-    """Every /v1 reply leaves `latency` after its request arrived (never sooner), and calls
-    in flight together wait together: eight at once take about one latency, not eight."""
+def test_latency_is_from_arrival_to_reply_and_calls_overlap(world, monkeypatch):
+    """Every /v1 reply leaves `latency` after its request arrived (never sooner), its own
+    work done within that time (a real endpoint's latency includes its generation), and
+    calls in flight together wait together: eight at once take about one latency."""
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    latency = 0.25
+    import arena_assets.simulator.endpoint as endpoint_module
+
+    work = 0.2  # the simulator's work for an embedding, made slow on purpose
+    real_embed = endpoint_module.embed
+
+    def slow_embed(*args):
+        time.sleep(work)
+        return real_embed(*args)
+
+    monkeypatch.setattr(endpoint_module, "embed", slow_embed)
+    latency = 0.3
     with ArenaEndpoint(world, port=0, faults=Faults(latency=latency)) as ep:
         client = _client(ep, max_retries=0)
         model = world.model_names[0]
@@ -154,6 +165,11 @@ def test_latency_is_from_arrival_to_reply_and_calls_overlap(world):
         listed = time.perf_counter()
         client.models.list()  # GET routes are not delayed
         listing = time.perf_counter() - listed
+        embedded = time.perf_counter()
+        client.embeddings.create(model="sim-embed-small", input=["one text"])
+        embedding = time.perf_counter() - embedded
     assert one >= latency and min(each) >= latency
     assert together < 4 * latency  # 8 one after another would be >= 8 latencies
     assert listing < latency
+    # the work inside the latency: a wait before the work would take latency + work (0.5 s)
+    assert latency <= embedding < latency + work / 2

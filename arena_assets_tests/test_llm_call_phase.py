@@ -10,7 +10,10 @@ import time
 from functools import partial
 
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
+import pytest
+
 from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
+from arena_assets.llm.client import calls_in_flight
 from arena_assets_tests.labelling_server import LabellingServer
 
 
@@ -51,15 +54,26 @@ def test_objects_are_frozen_while_any_batch_calls_and_thawed_after(tmp_path):
         assert max(t for t, _ in calls) <= report.started_at + report.elapsed_s <= after
 
 
+def test_a_pool_that_raises_thaws_and_leaves_the_others_frozen():
+    """An error raised through a call pool (an interruption, a failure inside it) still
+    ends its freeze; a pool running beside it keeps its own until it ends."""
+    with calls_in_flight():
+        with pytest.raises(RuntimeError, match="a call failed"):
+            with calls_in_flight():
+                raise RuntimeError("a call failed")
+        assert gc.get_freeze_count() > 0  # the outer pool still calling
+    assert gc.get_freeze_count() == 0
+    with pytest.raises(KeyboardInterrupt):
+        with calls_in_flight():
+            raise KeyboardInterrupt
+    assert gc.get_freeze_count() == 0
+
+
 def test_a_failed_batch_thaws_too(tmp_path):
     def parse(content: str):
         raise RuntimeError("a parser bug")  # not a parse failure: the batch fails
 
     with LabellingServer() as srv:
-        try:
+        with pytest.raises(RuntimeError, match="a parser bug"):
             run_batch(_task(srv, "labeler-strong"), _reqs(3, "f"), ResponseCache(str(tmp_path), "f"), parse)
-        except RuntimeError as exc:
-            assert "a parser bug" in str(exc)
-        else:
-            raise AssertionError("the batch should have failed")
     assert gc.get_freeze_count() == 0

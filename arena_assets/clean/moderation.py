@@ -84,7 +84,9 @@ class OpenAIModeration:
         batches = [
             clipped[i : i + self.batch_size] for i in range(0, len(clipped), self.batch_size)
         ]
-        with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
+        from arena_assets.llm.client import calls_in_flight  # the LLM layer's, loaded when asked
+
+        with calls_in_flight(), ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
             results = list(pool.map(self._moderate_batch, batches))
         return [item for batch in results for item in batch]
 

@@ -86,14 +86,14 @@ def _serve(args: argparse.Namespace) -> int:
                        truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
         # flushed: a parent reads this line to learn the port (simulator/child.py)
         print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops", flush=True)
-        if args.truth_root:
-            # a second line once the truth is read: a benchmark that times its first batch
-            # waits for it (a production month's truth takes seconds, and the first wave of
-            # requests would wait on it and be counted as the client's)
-            started = time.perf_counter()
-            ep.truth_read.wait()
-            print(f"truth read in {time.perf_counter() - started:.1f} s", flush=True)
         try:
+            if args.truth_root:
+                # a second line once the truth is read: a benchmark that times its first
+                # batch waits for it (a production month's truth takes seconds, and the first
+                # wave of requests would wait on it and be counted as the client's)
+                started = time.perf_counter()
+                ep.truth_read.wait()
+                print(f"truth read in {time.perf_counter() - started:.1f} s", flush=True)
             while True:
                 time.sleep(3600)
         except KeyboardInterrupt:

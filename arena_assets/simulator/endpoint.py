@@ -281,9 +281,9 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
     # ---- plumbing ------------------------------------------------------------------------
     def _send(self, status: int, body: object, headers: dict[str, str] | None = None,
               cut: bool = False) -> None:
-        if self._due is not None:
-            time.sleep(max(0.0, self._due - time.monotonic()))
         data = body if isinstance(body, bytes) else orjson.dumps(body)
+        if self._due is not None:  # the reply's work done, it waits for its time
+            time.sleep(max(0.0, self._due - time.monotonic()))
         if cut:  # the "truncated" fault on non-chat routes: half a JSON document
             data = data[: len(data) // 2]
         # counted before the reply leaves, so a client that has its answer sees the count
@@ -369,8 +369,8 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         if fault == "500":
             self._error(500, "internal error (simulated)", "server_error")
             return
-        if fault == "slow":
-            time.sleep(ep.faults.slow_seconds)
+        if fault == "slow":  # on top of the latency
+            self._due = (self._due if self._due is not None else time.monotonic()) + ep.faults.slow_seconds
         ROUTES[path](self, body, fault)
 
     def _chat(self, body: dict, fault: str) -> None:
@@ -472,12 +472,13 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
 
 
 def _encode(vector: np.ndarray, encoding: str) -> list[float] | str:
-    # the openai client asks for base64 (little-endian float32) by default and decodes it;
-    # a float list is rounded to 6 places, as servers print them (the vectors' rounding one
-    # float at a time in Python was ~40 % of the simulator's CPU for an embeddings call)
+    # rounded to 6 places, as servers print them, then as a float list or, as the openai
+    # client asks by default, base64 of little-endian float32; by numpy (rounding one float
+    # at a time in Python was ~40 % of the simulator's CPU for an embeddings call)
+    rounded = np.round(vector, 6)
     if encoding == "base64":
-        return base64.b64encode(np.asarray(vector, dtype="<f4").tobytes()).decode()
-    return np.round(vector, 6).tolist()
+        return base64.b64encode(rounded.astype("<f4").tobytes()).decode()
+    return rounded.tolist()
 
 
 ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,

@@ -4,8 +4,8 @@ Faults apply to the POST /v1 routes: each request first takes the next entry of
 ``Faults.script`` (deterministic sequences for tests), else draws by the rates; every
 reply leaves ``latency`` seconds after its request arrived (the answer is worked out within
 that time, as a real endpoint's generation is; later if that work takes longer). A 429
-carries ``Retry-After`` (seconds) and ``retry-after-ms``; "slow" sleeps ``slow_seconds``
-before answering (a client timeout shorter than that sees a timeout); "garbage" returns
+carries ``Retry-After`` (seconds) and ``retry-after-ms``; "slow" answers ``slow_seconds``
+later still (a client timeout shorter than that sees a timeout); "garbage" returns
 a well-formed envelope whose content no parser should accept (embeddings: vectors of the
 wrong size); "empty" returns empty content (embeddings / moderations: an empty list);
 "truncated" cuts the content in half with ``finish_reason="length"`` (other routes: the
