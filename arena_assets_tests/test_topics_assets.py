@@ -58,6 +58,12 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     expected = (meta["prompt_tokens"] * 0.15 + meta["completion_tokens"] * 0.6) / 1e6
     assert meta["estimated_cost"] == pytest.approx(expected, abs=1e-6)  # rounded to 6 places
     assert 0 < meta["label_shares"]["hard"] < 1
+    # each label group's batch: its calls add up, and when it ran, one group after another
+    groups = meta["calls"]
+    assert set(groups) == set(meta["calls_by_group"]) and sum(g["calls"] for g in groups.values()) == meta["calls_made"]
+    spans = sorted((g["started_at"], g["started_at"] + g["elapsed_s"]) for g in groups.values() if g["calls"])
+    assert spans and all(a > 0 and b >= a for a, b in spans)
+    assert all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {"parse_failure_rate_low": True, "labels_in_range": True,
                       "labels_answered": True}
@@ -67,6 +73,7 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     cmeta = _meta(result, "topic_clusters")
     assert cmeta["clusters"] == lake.read("topic_cluster_summary", MONTH).height > 1
     assert cmeta["embedding_calls"] > 0 and "cluster\\_id" in cmeta["cluster_summary"]
+    assert sum(b["calls"] for b in cmeta["calls"].values()) == cmeta["calls_made"]
     assert Path(cmeta["clusters_png"]).stat().st_size > 1000
 
     # the same month again: every answer and vector comes from the cache

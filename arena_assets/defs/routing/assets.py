@@ -75,7 +75,9 @@ def prompt_embeddings(context: dg.AssetExecutionContext, storage: ArenaStorage,
             **table_metadata(step.frame, step.url), "month": month, "embedder": name,
             "dim": int(step.frame["dim"][0]) if step.frame.height else 0,
             "embedding_calls": sum(r.calls for r in reports),
-            "embedding_cache_hits": sum(r.cache_hits for r in reports)}, partition_key=month)
+            "embedding_cache_hits": sum(r.cache_hits for r in reports),
+            "calls": dg.MetadataValue.json({f"embeddings {i + 1}": r.as_metadata() for i, r in enumerate(reports)}),
+        }, partition_key=month)
         reports.clear()
         if not results or all(r.passed for r in results):
             results = _shape("prompt_embeddings", step.frame, tables.PROMPT_EMBEDDINGS_SCHEMA,

@@ -84,6 +84,9 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         if step.labels.height else "",
         "unparsed_by_tag": dg.MetadataValue.json(rep["unparsed_by_tag"]),
         "statuses": dg.MetadataValue.json({k: v.statuses for k, v in step.report.batches.items()}),
+        # each label group's batch as the other LLM assets record theirs: when it ran and
+        # for how long, its calls, tokens and cost
+        "calls": dg.MetadataValue.json({k: b.as_metadata() for k, b in step.report.batches.items()}),
     }
 
 
@@ -256,6 +259,9 @@ def _clusters_metadata(step, reports: list[BatchReport], namer, source: str, png
         "embeddings": source,
         "embedding_calls": sum(r.calls for r in reports),
         "embedding_cache_hits": sum(r.cache_hits for r in reports),
+        "calls": dg.MetadataValue.json(
+            {**{f"embeddings {i + 1}": r.as_metadata() for i, r in enumerate(reports)},
+             **({"naming": step.naming.as_metadata()} if step.naming else {})}),
         "naming": f"llm {namer.model}" if namer else "c-TF-IDF keywords",
         "calls_made": calls,
         "prompt_tokens": sum(r.prompt_tokens for r in reports) + (step.naming.prompt_tokens if step.naming else 0),
