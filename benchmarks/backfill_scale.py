@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
         [--modes in_process,parallel,pool,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
+        [--arena in_run|own_process]
 
 Simulates ``--months`` months of ``--conversations`` conversations, then backfills every
 asset but the release over them once per mode, each mode on a fresh lake, LLM cache and
@@ -19,6 +20,12 @@ Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_para
   task, ``--workers`` workers started from ``deploy/celery-worker.yaml`` (concurrency 1
   each; broker and results as SQLite files on this machine, RabbitMQ/Redis in a cluster).
 
+``--arena own_process`` serves the LLM calls from one simulated arena in its own process per
+mode (``arena-assets serve-arena``, as a real endpoint is another machine): the runs then
+pay only the client side of their calls, and the arena's CPU is printed apart. The default
+``in_run`` starts the arena inside every run's process (``.env.example``'s set-up), where
+client and server share one interpreter lock.
+
 Prints per mode the wall and CPU seconds (runs and workers), the speed-up over the
 baseline, the runs and which of them waited on the previous month; then checks that every
 (asset, month) was materialized exactly once per mode and that each mode's lake holds the
@@ -34,6 +41,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -102,9 +110,25 @@ def process_tree_cpu(pid: int) -> float:
         return 0.0
 
 
-def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -> dict:
-    from arena_assets.pipeline.backfill import run_parallel
+def start_arena(raw: Path, seed: int, log: Path) -> tuple[subprocess.Popen, str]:
+    """``serve-arena`` on a free port over ``raw``'s truth; returns once it has read the
+    truth (its second line), so no run's first calls wait on that read."""
+    proc = subprocess.Popen([str(BIN / "arena-assets"), "serve-arena", "--port", "0",
+                             "--world-seed", str(seed), "--truth-root", str(raw)],
+                            stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
+                            env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
+    first = proc.stdout.readline()
+    if " at " not in first:
+        sys.exit(f"serve-arena did not start: {first.strip() or 'no output'}; its log: {log}")
+    url = first.split(" at ", 1)[1].split()[0]
+    proc.stdout.readline()  # "... truth read"
+    # keep reading what it prints: a server whose full pipe nobody reads blocks
+    threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
+    return proc, url
 
+
+def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
+             arena: str = "in_run", seed: int = 7) -> dict:
     root = out / mode
     if root.exists():
         shutil.rmtree(root)
@@ -114,6 +138,20 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int) -
     if mode == "celery":
         over |= {"ARENA_CELERY_BROKER_URL": f"sqla+sqlite:///{root}/broker.sqlite",
                  "ARENA_CELERY_BACKEND_URL": f"db+sqlite:///{root}/results.sqlite"}
+    if arena == "in_run":
+        return _run_mode(mode, root, over, months, workers) | {"arena_cpu": None}
+    server, over["ARENA_SIM_BASE_URL"] = start_arena(raw, seed, root / "arena.log")
+    try:
+        result = _run_mode(mode, root, over, months, workers)
+        return result | {"arena_cpu": process_tree_cpu(server.pid)}
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def _run_mode(mode: str, root: Path, over: dict, months: list[str], workers: int) -> dict:
+    from arena_assets.pipeline.backfill import run_parallel
+
     env = base_env(root, months[0], months[-1], **over)
     subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=root, check=True,
                    capture_output=True)
@@ -170,6 +208,8 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))
+    ap.add_argument("--arena", choices=("in_run", "own_process"), default="in_run",
+                    help="where the simulated arena serves the LLM calls (module docstring)")
     ap.add_argument("--check-only", action="store_true",
                     help="only the consistency checks, over the modes' folders already there")
     args = ap.parse_args()
@@ -191,12 +231,14 @@ def main() -> None:
         if args.check_only:
             results.append({"mode": mode, "home": str(out / mode / "dagster_home"), "lake": out / mode / "lake"})
             continue
-        r = run_mode(mode, raw, out, months, args.workers)
+        r = run_mode(mode, raw, out, months, args.workers, args.arena, args.seed)
         results.append(r)
         base = results[0]
         print(f"{mode:13} {r['wall']:7.0f} s wall, {r['cpu']:7.0f} CPU-s ({r['worker_cpu']:.0f} in "
               f"workers), speed-up {base['wall'] / r['wall']:4.2f}x over {base['mode']}, peak RSS "
-              f"{r['peak_rss_gb']:.2f} GB, load {r['load'][0]:.1f}-{r['load'][1]:.1f}", flush=True)
+              f"{r['peak_rss_gb']:.2f} GB, load {r['load'][0]:.1f}-{r['load'][1]:.1f}"
+              + (f", the arena apart {r['arena_cpu']:.0f} CPU-s" if r["arena_cpu"] is not None else ""),
+              flush=True)
     reference = lake_digest(results[0]["lake"])
     for r in results:
         counts = materializations(r["home"])
