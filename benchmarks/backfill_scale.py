@@ -110,21 +110,37 @@ def process_tree_cpu(pid: int) -> float:
         return 0.0
 
 
-def start_arena(raw: Path, seed: int, log: Path) -> tuple[subprocess.Popen, str]:
-    """``serve-arena`` on a free port over ``raw``'s truth; returns once it has read the
-    truth (its second line), so no run's first calls wait on that read."""
-    proc = subprocess.Popen([str(BIN / "arena-assets"), "serve-arena", "--port", "0",
-                             "--world-seed", str(seed), "--truth-root", str(raw)],
-                            stdout=subprocess.PIPE, stderr=log.open("w"), text=True,
-                            env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"})
-    first = proc.stdout.readline()
-    if " at " not in first:
-        sys.exit(f"serve-arena did not start: {first.strip() or 'no output'}; its log: {log}")
-    url = first.split(" at ", 1)[1].split()[0]
-    proc.stdout.readline()  # "... truth read"
+def start_arena(raw: Path, seed: int, log: Path) -> subprocess.Popen:
+    """``serve-arena`` on a free port over ``raw``'s truth, its URL in ``proc.url``; returns
+    once it has read the truth (its second line), so no run's first calls wait on that
+    read. Killed with this script (a death signal), and stopped if it does not come up."""
+    from arena_assets.simulator.child import _death_signal
+
+    with log.open("w") as err:
+        proc = subprocess.Popen([str(BIN / "arena-assets"), "serve-arena", "--port", "0",
+                                 "--world-seed", str(seed), "--truth-root", str(raw)],
+                                stdout=subprocess.PIPE, stderr=err, text=True,
+                                preexec_fn=_death_signal(os.getpid()),
+                                env={k: v for k, v in os.environ.items()
+                                     if k != "PYTHONDONTWRITEBYTECODE"})
+    first, second = proc.stdout.readline(), proc.stdout.readline()
+    if " at " not in first or not second.startswith("truth read"):
+        stop_arena(proc)
+        sys.exit(f"serve-arena did not come up: {(first + second).strip() or 'no output'}; its log: {log}")
+    print(f"  {first.split(';')[0].strip()}, {second.strip()}", flush=True)
+    proc.url = first.split(" at ", 1)[1].split()[0]
     # keep reading what it prints: a server whose full pipe nobody reads blocks
     threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
-    return proc, url
+    return proc
+
+
+def stop_arena(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
@@ -134,19 +150,24 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
         shutil.rmtree(root)
     root.mkdir(parents=True)
     (root / "raw").symlink_to(raw)
-    over = {"ARENA_INGEST_WORKERS": "1"}
+    # the runs' simulated world is the one the logs were simulated with, in either set-up
+    over = {"ARENA_INGEST_WORKERS": "1", "ARENA_SIM_WORLD_SEED": str(seed)}
     if mode == "celery":
         over |= {"ARENA_CELERY_BROKER_URL": f"sqla+sqlite:///{root}/broker.sqlite",
                  "ARENA_CELERY_BACKEND_URL": f"db+sqlite:///{root}/results.sqlite"}
     if arena == "in_run":
         return _run_mode(mode, root, over, months, workers) | {"arena_cpu": None}
-    server, over["ARENA_SIM_BASE_URL"] = start_arena(raw, seed, root / "arena.log")
+    server = start_arena(raw, seed, root / "arena.log")
+    # its CPU while the runs ran: start-up and reading the truth are before the clock starts
+    cpu0 = process_tree_cpu(server.pid)
+    over["ARENA_SIM_BASE_URL"] = server.url
     try:
         result = _run_mode(mode, root, over, months, workers)
-        return result | {"arena_cpu": process_tree_cpu(server.pid)}
+        if server.poll() is not None:  # run_parallel reaps any child: ask it, not the pid
+            sys.exit(f"{mode}: the simulated arena stopped during the runs; its log: {root / 'arena.log'}")
+        return result | {"arena_cpu": process_tree_cpu(server.pid) - cpu0}
     finally:
-        server.terminate()
-        server.wait(timeout=60)
+        stop_arena(server)
 
 
 def _run_mode(mode: str, root: Path, over: dict, months: list[str], workers: int) -> dict:
