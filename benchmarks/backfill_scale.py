@@ -48,6 +48,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from dagster_runs import BIN, PROJECT, base_env, materializations, materialize_cmd  # noqa: E402
 
+from arena_assets.simulator.child import _death_signal, stop_child  # noqa: E402
+
 FIRST = "2024-07"  # months of a world whose launch models are all out
 
 
@@ -114,8 +116,6 @@ def start_arena(raw: Path, seed: int, log: Path) -> subprocess.Popen:
     """``serve-arena`` on a free port over ``raw``'s truth, its URL in ``proc.url``; returns
     once it has read the truth (its second line), so no run's first calls wait on that
     read. Killed with this script (a death signal), and stopped if it does not come up."""
-    from arena_assets.simulator.child import _death_signal
-
     with log.open("w") as err:
         proc = subprocess.Popen([str(BIN / "arena-assets"), "serve-arena", "--port", "0",
                                  "--world-seed", str(seed), "--truth-root", str(raw)],
@@ -125,22 +125,13 @@ def start_arena(raw: Path, seed: int, log: Path) -> subprocess.Popen:
                                      if k != "PYTHONDONTWRITEBYTECODE"})
     first, second = proc.stdout.readline(), proc.stdout.readline()
     if " at " not in first or not second.startswith("truth read"):
-        stop_arena(proc)
+        stop_child(proc)
         sys.exit(f"serve-arena did not come up: {(first + second).strip() or 'no output'}; its log: {log}")
     print(f"  {first.split(';')[0].strip()}, {second.strip()}", flush=True)
     proc.url = first.split(" at ", 1)[1].split()[0]
     # keep reading what it prints: a server whose full pipe nobody reads blocks
     threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
     return proc
-
-
-def stop_arena(proc: subprocess.Popen) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
@@ -167,7 +158,7 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
             sys.exit(f"{mode}: the simulated arena stopped during the runs; its log: {root / 'arena.log'}")
         return result | {"arena_cpu": process_tree_cpu(server.pid) - cpu0}
     finally:
-        stop_arena(server)
+        stop_child(server, timeout=60)
 
 
 def _run_mode(mode: str, root: Path, over: dict, months: list[str], workers: int) -> dict:

@@ -76,12 +76,17 @@ def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
     try:
         yield _wait_for_url(proc, lines, tail, startup_timeout)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_child(proc)
+
+
+def stop_child(proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """SIGTERM ``proc`` and reap it; SIGKILL if it has not exited within ``timeout``."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def _wait_for_url(proc: subprocess.Popen, lines: "queue.Queue[str | None]", tail: deque,
