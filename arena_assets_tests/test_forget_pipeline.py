@@ -71,7 +71,7 @@ def _user(env: dict[str, str]) -> tuple[str, str]:
     lake = Lake(env["ARENA_LAKE_ROOT"])
     conv = lake.read_months("conversations", MONTHS, columns=["month", "user_hash", "first_prompt"])
     votes = lake.read_months("battles", MONTHS, columns=["voter_hash", "keep"]).filter("keep")
-    examples = set(lake.read_months("topic_cluster_summary", MONTHS)["examples"].explode()
+    examples = set(lake.read_months("topic_cluster_summary", MONTHS)["examples"].explode(empty_as_null=True)
                    .drop_nulls().to_list())
     typed_by = conv.group_by("month", "first_prompt").agg(pl.col("user_hash").n_unique().alias("n"))
     solo = conv.join(typed_by.filter(pl.col("n") == 1), on=["month", "first_prompt"])
@@ -104,7 +104,7 @@ def _everywhere(env: dict[str, str], user_hash: str, convs: set[str], texts: set
             for c in ("conv_id", "conv_id_a", "conv_id_b"):
                 n += frame.filter(pl.col(c).is_in(list(convs))).height if c in frame.columns else 0
             for c, t in frame.schema.items():
-                values = frame[c].explode() if t == pl.List(pl.String) else frame[c]
+                values = frame[c].explode(empty_as_null=True) if t == pl.List(pl.String) else frame[c]
                 if values.dtype == pl.String:
                     n += int(values.is_in(list(texts)).sum())
             if n:

@@ -104,7 +104,7 @@ def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypa
     images = Path(arena_env["ARENA_LAKE_ROOT"]).parent / "images"
     images.mkdir()
     shas = lake.read("conversations", MONTH).select(
-        pl.col("messages").list.eval(pl.element().struct.field("images").explode()).explode().drop_nulls().unique())
+        pl.col("messages").list.eval(pl.element().struct.field("images").explode(empty_as_null=True)).explode(empty_as_null=True).drop_nulls().unique())
     for sha in shas.to_series():
         (images / f"{sha}.png").write_bytes(_png(4, 4, 1))
     monkeypatch.setenv("ARENA_IMAGE_ROOT", str(images))

@@ -133,7 +133,7 @@ def with_texts(rows: pl.DataFrame, conversations: pl.DataFrame) -> pl.DataFrame:
     texts = pl.DataFrame(texts, schema=dict.fromkeys(TEXT_COLUMNS, pl.String), orient="row")
     at = rows.columns.index("hard") + 1
     order = [*rows.columns[:at], *TEXT_COLUMNS, *rows.columns[at:]]
-    return pl.concat([rows, texts], how="horizontal").select(c for c in order if c not in ("conv_id_a", "conv_id_b"))
+    return rows.hstack(texts).select(c for c in order if c not in ("conv_id_a", "conv_id_b"))
 
 
 def allocate(sizes: dict[str, int], total: int, minimum: int = 1) -> dict[str, int]:

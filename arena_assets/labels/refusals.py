@@ -57,7 +57,7 @@ def turn_texts(conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_char
     # an empty or null list explodes to one null row: its offset counts it (none reach
     # here: answer_turns keeps conversations with an answer)
     width = msgs.list.len().fill_null(0).clip(lower_bound=1).cast(pl.Int64)
-    content = msgs.explode().struct.field("content").fill_null("")
+    content = msgs.explode(empty_as_null=True).struct.field("content").fill_null("")
     start = (width.cum_sum() - width).gather(read.search_sorted(pos))
 
     def text(at: str, limit: int) -> pl.Series:

@@ -41,7 +41,7 @@ def time_split_scores(battles: pl.DataFrame, prompts: pl.DataFrame, emb: np.ndar
     for k in range(1, folds):
         train_b, test_b = battles[: edges[k]], battles[edges[k]: edges[k + 1]]
         used = train_b["dedup_key"].unique()
-        mask = prompts["dedup_key"].is_in(used).to_numpy()
+        mask = prompts["dedup_key"].is_in(used.implode()).to_numpy()
         space = FeatureSpace.fit(prompts.filter(pl.Series(mask)), emb[mask], embedder, cfg.features)
         X = space.transform(prompts, emb)
         tr = encode(train_b, prompts, X, loss=cfg.loss, tie_mode=cfg.tie_mode)
