@@ -41,7 +41,7 @@ def _table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str
         return ""
     values = frame[column]
     if values.dtype == pl.List(pl.String):
-        values = values.explode()
+        values = values.explode(empty_as_null=True)  # an empty list counts as "(none)"
     counts = (values.fill_null("(none)").value_counts(sort=True, name="n")
               .sort(["n", column], descending=[True, False]))
     total = int(counts["n"].sum())
