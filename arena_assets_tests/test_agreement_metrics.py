@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 from arena_assets.evaluators.agreement import (
-    AgreementOptions, cluster_bootstrap, cohen_kappa, mtbench_agreement, row_wise_pearson, slice_metrics,
+    AgreementOptions, board_metrics, cluster_bootstrap, cohen_kappa, mtbench_agreement, row_wise_pearson,
+    slice_metrics,
 )
 from arena_assets.evaluators.judges import baseline_verdicts, combine, parse_judges
 from arena_assets.evaluators.refusal import classify, over_refusal_board, refusal_rates, wilson
@@ -177,6 +178,28 @@ def test_row_wise_pearson_by_hand() -> None:
     value, rows = row_wise_pearson(frame)
     assert rows == 1  # only m0 has 3 opponents
     assert value == pytest.approx(np.corrcoef([1, 0, 1], [1, 0, 0])[0, 1])
+
+
+def test_judges_of_the_same_battles_share_one_human_board() -> None:
+    """The human board of the battles a judge answered is fitted once for every judge that
+    answered the same battles, and gives the figures a fit of its own gives."""
+    rng = np.random.default_rng(5)
+    models = ["m0", "m1", "m2", "m3", "m4"]
+    pairs = [tuple(rng.choice(models, 2, replace=False)) for _ in range(300)]
+    strength = {m: i for i, m in enumerate(models)}
+    human = ["a" if strength[a] + rng.normal(0, 1.5) > strength[b] else "b" for a, b in pairs]
+    base = pl.DataFrame({"battle_id": [f"b{i}" for i in range(300)], "model_a": [a for a, _ in pairs],
+                         "model_b": [b for _, b in pairs], "human": human})
+    picks = {"echo": human, "contrary": ["b" if h == "a" else "a" for h in human],
+             "shy": [None if i % 3 == 0 else h for i, h in enumerate(human)]}  # answered two thirds
+    options = AgreementOptions(board_rounds=30)
+    shared: dict = {}
+    together = {j: board_metrics(base.with_columns(pick=pl.Series(p)), options, shared) for j, p in picks.items()}
+    alone = {j: board_metrics(base.with_columns(pick=pl.Series(p)), options) for j, p in picks.items()}
+    assert len(shared) == 2  # the whole sample, and the shy judge's two thirds
+    assert together == alone
+    assert together["echo"]["separability_human"] == together["contrary"]["separability_human"]
+    assert together["echo"]["spearman"] == pytest.approx(1.0) and together["contrary"]["spearman"] < 0
 
 
 def test_wilson_interval_reference_values() -> None:

@@ -140,13 +140,13 @@ def test_latency_is_from_arrival_to_reply_and_calls_overlap(world, monkeypatch):
     import arena_assets.simulator.endpoint as endpoint_module
 
     work = 0.2  # the simulator's work for an embedding, made slow on purpose
-    real_embed = endpoint_module.embed
+    real_embed = endpoint_module.embed_many
 
     def slow_embed(*args):
         time.sleep(work)
         return real_embed(*args)
 
-    monkeypatch.setattr(endpoint_module, "embed", slow_embed)
+    monkeypatch.setattr(endpoint_module, "embed_many", slow_embed)
     latency = 0.3
     with ArenaEndpoint(world, port=0, faults=Faults(latency=latency)) as ep:
         client = _client(ep, max_retries=0)

@@ -162,6 +162,12 @@ def test_embeddings_carry_the_topic(client, raw):
     assert len(again.data[0].embedding) == 64
     same = client.embeddings.create(model="sim-embed-large", input=texts[:3], dimensions=64)
     assert [d.embedding for d in same.data] == [d.embedding for d in again.data]  # deterministic
+    # a text's vector is its own, whatever else the call holds (the cache keys one text)
+    alone = client.embeddings.create(model="sim-embed-large", input=texts[5]).data[0].embedding
+    assert np.allclose(alone, vec[5], atol=1e-6)
+    # each embedder its own noise: the small one's vectors lie farther from the large one's
+    small = np.array([d.embedding for d in client.embeddings.create(model="sim-embed-small", input=texts[:20]).data])
+    assert 0.4 < float(np.mean(np.sum(small * vec[:20], axis=1))) < 0.8  # measured 0.60
     # text it never generated: a hashed vector, close for near-identical texts
     a, b, c = (np.array(d.embedding) for d in client.embeddings.create(model="sim-embed-small", input=[
         "zorbl quantum pickles in the fridge", "zorbl quantum pickles in the fridge!", "tax forms for 1997"]).data)

@@ -18,7 +18,7 @@ from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, par
 from arena_assets.llm import (
     LLMEndpointError, LLMRequest, LLMTask, ResponseCache, concurrently, embed_texts, request_key, run_batch,
 )
-from arena_assets.llm.cache import MERGE_AT
+from arena_assets.llm.cache import MERGE_AT, answer_row
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
 from arena_assets_tests.llm_kill_child import requests as kill_requests
 
@@ -265,6 +265,29 @@ def test_embeddings_cached_and_normalised(tmp_path):
         assert (x[0] == x[50]).all() and srv.calls == 4  # 50 distinct texts / 16 per call
         y, _ = embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"))
         assert srv.calls == 4 and (x == y).all()
+
+
+def test_vectors_put_as_arrays_read_back_as_written(tmp_path):
+    """An embeddings call's vectors go into the cache as arrays (stacked into one float32
+    column per chunk); a chunk of lists, or of vectors of several sizes, is written as
+    lists: every vector reads back with its own values and size, nulls stay null."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((5, 8)).astype(np.float32)
+    cache = ResponseCache(str(tmp_path), "v", chunk_size=3)
+    cache.put_many([answer_row(f"k{i}", model="e", prompt_version="v1", embedding=v) for i, v in enumerate(vectors)])
+    cache.put("odd", model="e", prompt_version="v1", embedding=np.arange(4, dtype=np.float32))  # another size
+    cache.put("list", model="e", prompt_version="v1", embedding=[0.5, -1.0])
+    cache.put("chat", model="m", prompt_version="v1", content="an answer")
+    assert (cache.get("k4")["embedding"] == vectors[4]).all()  # before any write: as put
+    cache.flush()
+    again = ResponseCache(str(tmp_path), "v")
+    for i, v in enumerate(vectors):
+        assert np.array_equal(np.asarray(again.get(f"k{i}")["embedding"], np.float32), v)
+    assert list(again.get("odd")["embedding"]) == [0, 1, 2, 3] and list(again.get("list")["embedding"]) == [0.5, -1.0]
+    assert again.get("chat")["embedding"] is None and again.get("chat")["content"] == "an answer"
+    assert len(again) == 8
 
 
 def test_sigkill_mid_run_loses_at_most_one_chunk(tmp_path):

@@ -1,7 +1,7 @@
 """The client side of an LLM call, measured apart from the server (issue 17 §5; run by hand).
 
     .venv/bin/python benchmarks/bench_llm_client.py [--calls 3000] [--concurrency 64]
-        [--latency 0.3] [--sessions N]
+        [--latency 0.3] [--sessions N] [--embed-texts 100000]
 
 A real endpoint costs the client only its own side of a call: building the request,
 the ``openai`` client (request options, httpx, the response model), parsing the answer
@@ -16,7 +16,11 @@ and writing the cache. So the simulated arena runs here in ANOTHER process
    ``--concurrency``, latency 0 and ``--latency``: this process's CPU per call (threads,
    locks and the pool included) and the server process's CPU per call (from /proc);
    with latency, the share of the concurrency bound calls / (concurrency / latency)
-   reached and how much of one core the client used.
+   reached and how much of one core the client used;
+3. ``embed_texts`` as ``prompt_embeddings`` calls it, over ``--embed-texts`` distinct
+   first prompts cut to 1,000 characters (64 a call) at ``--concurrency`` and
+   ``--latency``: the client's and the server's CPU per call and the share of the bound
+   (the server's vectors are the simulator's own work: a real endpoint's is elsewhere).
 
 Load average printed beside the figures (the machine is shared).
 """
@@ -33,7 +37,7 @@ import time
 from pathlib import Path
 
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
-from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, make_client, request_key, run_batch
+from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, embed_texts, make_client, request_key, run_batch
 from arena_assets.llm.batch import chat_body, post_chat
 from arena_assets.simulator import read_prompt_truth, simulate_months
 
@@ -91,6 +95,14 @@ def batch(task: LLMTask, texts: list[str], cache_dir: str, server_pid: int, tag:
             "client_core": cpu / wall, "ok": report.statuses["ok"]}
 
 
+def embeddings(task: LLMTask, texts: list[str], cache_dir: str, server_pid: int) -> dict:
+    s0, c0, w0 = proc_cpu(server_pid), time.process_time(), time.perf_counter()
+    _, report = embed_texts(task, texts, ResponseCache(cache_dir, "embeddings", 1024))
+    wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+    return {"calls": report.calls, "wall": wall, "client_ms": cpu / report.calls * 1e3,
+            "server_ms": (proc_cpu(server_pid) - s0) / report.calls * 1e3, "client_core": cpu / wall}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--calls", type=int, default=3000)
@@ -98,16 +110,19 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--sessions", type=int, default=0, help="simulated sessions (default: enough)")
     ap.add_argument("--phase-calls", type=int, default=300)
+    ap.add_argument("--embed-texts", type=int, default=100_000, help="0: no embeddings batch")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_llm_client_") as tmp:
         raw = f"{tmp}/raw"
         need = args.calls * 2 + args.phase_calls
         # distinct prompts the simulator wrote (as in a real month, every one is in its
         # truth; ~0.7 distinct first prompts per session)
-        simulate_months(raw, ["2024-06"], max(args.sessions, int(need * 1.6)), seed=7)
+        simulate_months(raw, ["2024-06"], max(args.sessions, int(need * 1.6), int(args.embed_texts * 1.3)),
+                        seed=7)
         texts = read_prompt_truth(raw, "2024-06")["text"].unique(maintain_order=True).to_list()
-        if len(texts) < need:
+        if len(texts) < max(need, args.embed_texts):
             raise SystemExit(f"only {len(texts)} distinct prompts for {need} calls: more --sessions")
+        to_embed = list(dict.fromkeys(t[:1000] for t in texts))[:args.embed_texts]  # as prompt_embeddings cuts
         texts = texts[:need]
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls per batch, "
               f"concurrency {args.concurrency}; server in its own process")
@@ -123,6 +138,14 @@ def main() -> None:
                           + f"; total {sum(ph.values()) / 1e3:.2f} ms (target <= 1 ms)")
                 part = texts[:args.calls] if latency == 0.0 else texts[args.calls:2 * args.calls]
                 r = batch(task, part, f"{tmp}/cache", proc.pid, f"{latency}")
+                if latency and to_embed:
+                    e = embeddings(LLMTask(model="sim-embed-small", base_url=url, max_concurrency=args.concurrency,
+                                           timeout=30), to_embed, f"{tmp}/cache", proc.pid)
+                    bound = e["calls"] * latency / args.concurrency
+                    embedded = (f"embed_texts latency {latency:.2f} s: {len(to_embed):,} texts, {e['calls']} calls "
+                                f"in {e['wall']:.1f} s = {bound / e['wall']:.1%} of the bound ({bound:.1f} s); "
+                                f"client {e['client_ms']:.2f} ms CPU per call ({e['client_core']:.0%} of a core), "
+                                f"server {e['server_ms']:.2f} ms CPU per call")
             finally:
                 proc.terminate()
                 proc.wait()
@@ -134,6 +157,8 @@ def main() -> None:
                 bound = args.concurrency / latency
                 line += f"; {r['calls'] / r['wall'] / bound:.1%} of the bound {bound:.0f}/s"
             print(line, flush=True)
+            if latency and to_embed:
+                print(embedded, flush=True)
         # the demo's and the tests' set-up: the simulated arena inside the client's process
         from arena_assets.simulator import start_endpoint
 
@@ -141,6 +166,7 @@ def main() -> None:
             task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8)
             part = texts[2 * args.calls:2 * args.calls + args.phase_calls] or texts[:args.phase_calls]
             reqs = [LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(part)]
+            ep.truth_read.wait()  # its truth read before the clock starts (not a call's cost)
             ep.reset_counts()
             c0, w0 = time.process_time(), time.perf_counter()
             _, report = run_batch(task, reqs, ResponseCache(f"{tmp}/cache", "in-process"), parse_criteria)

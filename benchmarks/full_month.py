@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
         [--latency 0.3] [--concurrency 64] [--bench-size 500] [--candidates 10]
-        [--out benchmarks/out/full_month] [--phases first,rerun,second]
+        [--out benchmarks/out/full_month] [--phases first,rerun,second] [--stop-after ASSET]
 
 Simulates the month (``--conversations`` conversations, ``--models`` models, the
 simulator's usual vision share) and a second month on top, then materializes every asset
@@ -21,7 +21,9 @@ left out; its batches report when they ran). Phases: ``first`` (the month),
 `dg launch --job monthly_refresh`; every answer cached, targets 0 calls and <= 10 % of the
 first run's time), ``second`` (month 2: only its new distinct prompts are labelled). Targets on
 the 2-core machine: every non-LLM asset together <= 10 min, every LLM asset >= 90 % of the
-bound, peak RSS <= 6 GB. Figures go to ``<out>/<phase>.json`` too.
+bound, peak RSS <= 6 GB. Figures go to ``<out>/<phase>.json`` too. ``--stop-after ASSET``
+ends each phase's month after that asset's run (the assets before it in graph order run
+as usual): a stage measured at production size without the labels' ninety minutes.
 
 Each run process first loads dagster and the code location; that floor is measured and
 printed (``floor``) so that the step bodies can be compared with it.
@@ -141,7 +143,7 @@ def floor(env: dict[str, str], out: Path) -> float:
 def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
     rows = []
     bound_rate = args.concurrency / args.latency if args.latency else None
-    for asset, selection in month_runs():
+    for asset, selection in until(month_runs(), args.stop_after):
         m = measured(materialize_cmd(selection, ["--partition", month]), env, out,
                      out / f"{month}-{asset}.log")
         note = ""
@@ -169,6 +171,17 @@ def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
         rows.append(row)
         print(_line(row), flush=True)
     return rows
+
+
+def until(runs: list[tuple[str, str]], last: str | None) -> list[tuple[str, str]]:
+    """The month's runs up to and including the one that writes ``last`` (all when None)."""
+    if last is None:
+        return runs
+    names = [n for _, selection in runs for n in selection.split(",")]
+    if last not in names:
+        sys.exit(f"--stop-after {last}: not an asset of the month ({', '.join(names)})")
+    end = next(i for i, (_, selection) in enumerate(runs) if last in selection.split(","))
+    return runs[:end + 1]
 
 
 def rerun_month(month: str, env: dict[str, str], out: Path) -> tuple[list[dict], dict]:
@@ -271,7 +284,11 @@ def main() -> None:
     month_arguments(ap)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/full_month"))
     ap.add_argument("--phases", default="first,rerun,second")
+    ap.add_argument("--stop-after", metavar="ASSET", help="end each month after this asset's run")
     args = ap.parse_args()
+    if args.stop_after and "rerun" in args.phases.split(","):
+        ap.error("--stop-after measures first runs: the rerun is one job of every asset")
+    until(month_runs(), args.stop_after)  # a wrong name said before the month is simulated
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     phases = args.phases.split(",")

@@ -206,8 +206,10 @@ def _as_battles(frame: pl.DataFrame, side: str) -> pl.DataFrame:
         {"a": "model_a", "b": "model_b", "tie": "tie"}, return_dtype=pl.String).alias("winner"))
 
 
-def board_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
-    """The judge's implied board against the human board of the same battles."""
+def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: dict | None = None) -> dict:
+    """The judge's implied board against the human board of the same battles.
+    ``human_boards``: human boards already fitted, by the battles they were fitted on
+    (judges that answered the same battles share one: the same fit, done once)."""
     from arena_assets.judging.metrics import bench_vs_human, leaderboard_score_table
     from arena_assets.ranking import RankingInputError, fit_bt
     from arena_assets.ranking.newton import NoMaximumLikelihood
@@ -215,9 +217,21 @@ def board_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
     judged = frame.filter(pl.col("pick").is_not_null())
     rwp, rows = row_wise_pearson(judged, options.min_pair_battles)
     out: dict = {"row_wise_pearson": rwp, "row_wise_pearson_models": rows}
+    fitted = {} if human_boards is None else human_boards
+
+    def board(side: str):
+        def fit():
+            return fit_bt(_as_battles(judged, side), ci="bootstrap", bootstrap_rounds=options.board_rounds,
+                          level=options.level, seed=options.seed)
+        if side != "human":
+            return fit()
+        ids = tuple(judged["battle_id"])  # in order: the same rows give the same bootstrap
+        if ids not in fitted:
+            fitted[ids] = fit()
+        return fitted[ids]
+
     try:
-        boards = [fit_bt(_as_battles(judged, side), ci="bootstrap", bootstrap_rounds=options.board_rounds,
-                         level=options.level, seed=options.seed) for side in ("pick", "human")]
+        boards = [board(side) for side in ("pick", "human")]
         vs = bench_vs_human(leaderboard_score_table(boards[0], "judge"),
                             leaderboard_score_table(boards[1], "human"))
     except (RankingInputError, NoMaximumLikelihood, ValueError, np.linalg.LinAlgError) as exc:
@@ -249,14 +263,14 @@ def agreement_table(verdicts: pl.DataFrame, sample: pl.DataFrame,
     metrics. ``verdicts``: ``judges.ask_judges`` output; ``sample``: the judged battles."""
     joined = verdicts.join(sample, on="battle_id", how="inner").with_columns(
         pl.col("winner").replace_strict(SIDE_OF_WINNER, return_dtype=pl.String).alias("human"))
-    rows = []
+    rows, human_boards = [], {}
     for judge in verdicts["judge"].unique(maintain_order=True):
         part = joined.filter(pl.col("judge") == judge)
         kind = part["judge_kind"][0]
         for name, piece in _slices(part, options.min_slice_battles):
             row = {"judge": judge, "judge_kind": kind, "slice": name, **slice_metrics(piece, options)}
             if name == "overall":
-                row |= board_metrics(piece, options)
+                row |= board_metrics(piece, options, human_boards)
             rows.append(row)
     return pl.DataFrame(rows, schema=AGREEMENT_SCHEMA, strict=False)
 

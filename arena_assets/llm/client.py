@@ -61,12 +61,22 @@ def make_client(task: LLMTask, *, max_retries: int | None = None,
     )
 
 
-@functools.cache
+_TLS_LOCK = threading.Lock()
+
+
 def _tls_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     """One TLS context a process (per CA setting): httpx builds one per client otherwise,
     loading the CA bundle each time (30-50 ms; a bench makes a client per candidate and
     judge). The same trust httpx's default gives (SSL_CERT_FILE / SSL_CERT_DIR, else certifi);
-    an SSLContext is safe to share between clients and threads."""
+    an SSLContext is safe to share between clients and threads. Built under a lock: ten
+    candidates' batches start at once, and an unlocked cache let each build its own (the
+    first calls of a bench's answers waited ~0.15 s for ten CA bundles)."""
+    with _TLS_LOCK:
+        return _tls_context_once(cert_file, cert_dir)
+
+
+@functools.cache
+def _tls_context_once(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 

@@ -84,7 +84,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
             rows = []
             for k, vector in zip(batch, got):
                 vectors[k] = vector
-                rows.append(answer_row(k, model=task.model, prompt_version=EMBED_VERSION, embedding=vector.tolist()))
+                rows.append(answer_row(k, model=task.model, prompt_version=EMBED_VERSION, embedding=vector))
             cache.put_many(rows)
             with lock:
                 report.calls += 1

@@ -53,7 +53,7 @@ from arena_assets.simulator.labeling import (
     LABELERS,
     TASKS,
     WORLD_MODEL_LABEL_NOISE,
-    embed,
+    embed_many,
     find_task,
     label_reply,
 )
@@ -459,7 +459,7 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
             self._error(400, "encoding_format must be float or base64", "unsupported")
             return
         index = ep.truth_index()
-        vectors = [] if fault == "empty" else [embed(t, model, dim, index) for t in texts]
+        vectors = [] if fault == "empty" else list(embed_many(texts, model, dim, index))
         if fault == "garbage":
             vectors = [v[:3] for v in vectors]
         tokens = sum(text_tokens_many(texts))  # one polars pass: 64 texts of ~1,000 characters
