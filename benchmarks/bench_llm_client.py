@@ -1,7 +1,7 @@
 """The client side of an LLM call, measured apart from the server (issue 17 §5; run by hand).
 
     .venv/bin/python benchmarks/bench_llm_client.py [--calls 3000] [--concurrency 64]
-        [--latency 0.3] [--sessions N] [--embed-texts 100000]
+        [--latency 0.3] [--sessions N] [--embed-texts N]
 
 A real endpoint costs the client only its own side of a call: building the request,
 the ``openai`` client (request options, httpx, the response model), parsing the answer
@@ -17,7 +17,8 @@ and writing the cache. So the simulated arena runs here in ANOTHER process
    locks and the pool included) and the server process's CPU per call (from /proc);
    with latency, the share of the concurrency bound calls / (concurrency / latency)
    reached and how much of one core the client used;
-3. ``embed_texts`` as ``prompt_embeddings`` calls it, over ``--embed-texts`` distinct
+3. with ``--embed-texts N`` (100,000 in the README's figure), ``embed_texts`` as
+   ``prompt_embeddings`` calls it, over N distinct
    first prompts cut to 1,000 characters (64 a call) at ``--concurrency`` and
    ``--latency``: the client's and the server's CPU per call and the share of the bound
    (the server's vectors are the simulator's own work: a real endpoint's is elsewhere).
@@ -110,18 +111,19 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--sessions", type=int, default=0, help="simulated sessions (default: enough)")
     ap.add_argument("--phase-calls", type=int, default=300)
-    ap.add_argument("--embed-texts", type=int, default=100_000, help="0: no embeddings batch")
+    ap.add_argument("--embed-texts", type=int, default=0, help="texts of the embeddings batch (0: none)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_llm_client_") as tmp:
         raw = f"{tmp}/raw"
         need = args.calls * 2 + args.phase_calls
         # distinct prompts the simulator wrote (as in a real month, every one is in its
         # truth; ~0.7 distinct first prompts per session)
-        simulate_months(raw, ["2024-06"], max(args.sessions, int(need * 1.6), int(args.embed_texts * 1.3)),
+        simulate_months(raw, ["2024-06"], max(args.sessions, int(need * 1.6), int(args.embed_texts * 1.6)),
                         seed=7)
         texts = read_prompt_truth(raw, "2024-06")["text"].unique(maintain_order=True).to_list()
         if len(texts) < max(need, args.embed_texts):
-            raise SystemExit(f"only {len(texts)} distinct prompts for {need} calls: more --sessions")
+            raise SystemExit(f"only {len(texts)} distinct prompts for {need} calls and {args.embed_texts} "
+                             "texts to embed: more --sessions")
         to_embed = list(dict.fromkeys(t[:1000] for t in texts))[:args.embed_texts]  # as prompt_embeddings cuts
         texts = texts[:need]
         print(f"load average {os.getloadavg()[0]:.1f}; {args.calls} calls per batch, "

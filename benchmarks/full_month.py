@@ -22,8 +22,8 @@ left out; its batches report when they ran). Phases: ``first`` (the month),
 first run's time), ``second`` (month 2: only its new distinct prompts are labelled). Targets on
 the 2-core machine: every non-LLM asset together <= 10 min, every LLM asset >= 90 % of the
 bound, peak RSS <= 6 GB. Figures go to ``<out>/<phase>.json`` too. ``--stop-after ASSET``
-ends each phase's month after that asset's run (the assets before it in graph order run
-as usual): a stage measured at production size without the labels' ninety minutes.
+runs only that asset and what it reads (with ``--phases first``): a stage measured at
+production size without the labels' ninety minutes.
 
 Each run process first loads dagster and the code location; that floor is measured and
 printed (``floor``) so that the step bodies can be compared with it.
@@ -174,14 +174,20 @@ def run_month(month: str, env: dict[str, str], out: Path, args) -> list[dict]:
 
 
 def until(runs: list[tuple[str, str]], last: str | None) -> list[tuple[str, str]]:
-    """The month's runs up to and including the one that writes ``last`` (all when None)."""
+    """The month's runs that write ``last`` or what it reads, directly or not (all when
+    None): the rest of the month is left out whatever order the graph gives it."""
     if last is None:
         return runs
+    import dagster as dg
+
+    from arena_assets.definitions import defs
+
     names = [n for _, selection in runs for n in selection.split(",")]
     if last not in names:
         sys.exit(f"--stop-after {last}: not an asset of the month ({', '.join(names)})")
-    end = next(i for i, (_, selection) in enumerate(runs) if last in selection.split(","))
-    return runs[:end + 1]
+    graph = defs().resolve_asset_graph()
+    needed = {k.to_user_string() for k in dg.AssetSelection.assets(last).upstream().resolve(graph)}
+    return [(name, selection) for name, selection in runs if needed & set(selection.split(","))]
 
 
 def rerun_month(month: str, env: dict[str, str], out: Path) -> tuple[list[dict], dict]:
@@ -284,10 +290,11 @@ def main() -> None:
     month_arguments(ap)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/full_month"))
     ap.add_argument("--phases", default="first,rerun,second")
-    ap.add_argument("--stop-after", metavar="ASSET", help="end each month after this asset's run")
+    ap.add_argument("--stop-after", metavar="ASSET", help="run only this asset and what it reads")
     args = ap.parse_args()
-    if args.stop_after and "rerun" in args.phases.split(","):
-        ap.error("--stop-after measures first runs: the rerun is one job of every asset")
+    if args.stop_after and args.phases != "first":
+        ap.error("--stop-after measures the first run only (--phases first): the rerun is one job "
+                 "of every asset, and month 2's check reads topic_labels")
     until(month_runs(), args.stop_after)  # a wrong name said before the month is simulated
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)

@@ -208,8 +208,9 @@ def _as_battles(frame: pl.DataFrame, side: str) -> pl.DataFrame:
 
 def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: dict | None = None) -> dict:
     """The judge's implied board against the human board of the same battles.
-    ``human_boards``: human boards already fitted, by the battles they were fitted on
-    (judges that answered the same battles share one: the same fit, done once)."""
+    ``human_boards``: human boards already fitted, by the options and the battles they were
+    fitted on (judges that answered the same battles of one sample share one: the same
+    fit, done once); one dict per sample."""
     from arena_assets.judging.metrics import bench_vs_human, leaderboard_score_table
     from arena_assets.ranking import RankingInputError, fit_bt
     from arena_assets.ranking.newton import NoMaximumLikelihood
@@ -225,7 +226,7 @@ def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: 
                           level=options.level, seed=options.seed)
         if side != "human":
             return fit()
-        ids = tuple(judged["battle_id"])  # in order: the same rows give the same bootstrap
+        ids = (options, tuple(judged["battle_id"]))  # in order: the same rows, the same bootstrap
         if ids not in fitted:
             fitted[ids] = fit()
         return fitted[ids]

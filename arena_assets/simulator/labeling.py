@@ -198,18 +198,24 @@ def embed(text: str, model: str, dim: int, index: PromptTruthIndex | None) -> np
     return embed_many([text], model, dim, index)[0]
 
 
-# rows of a model's noise table: a text's noise is the sum of three rows its hash picks
-# (a sum of independent normals is normal, so the noise keeps its distribution); two
-# texts share all three rows with probability 2**-36
-_NOISE_BITS = 12
-_NOISE_ROWS = 1 << _NOISE_BITS
+# a text's noise: one row from each of three tables of independent normals divided by
+# sqrt(3), picked by its hash, summed (a sum of independent normals is normal: each entry
+# stays standard normal). Two texts share a row with probability ~3/rows, and then their
+# noises correlate by 1/3; each table holds at most 2 MB (fewer rows for wide vectors)
+_NOISE_TABLES = 3
 
 
-@lru_cache(maxsize=4)  # 4,096 x dim floats each (4 MB at the default 128 dimensions)
+def _noise_rows(dim: int) -> int:
+    return max(128, min(4096, (1 << 19) // dim))
+
+
+@lru_cache(maxsize=4)
 def _noise_table(model: str, dim: int) -> np.ndarray:
-    """Standard normal rows divided by sqrt(3): three of them sum to a standard normal."""
+    """(_NOISE_TABLES, rows, dim) float32 normals divided by sqrt(_NOISE_TABLES)."""
     seed = int.from_bytes(hashlib.blake2b(f"noise:{model}:{dim}".encode(), digest_size=8).digest(), "big")
-    return np.random.default_rng(seed).standard_normal((_NOISE_ROWS, dim)) / np.sqrt(3)
+    shape = (_NOISE_TABLES, _noise_rows(dim), dim)
+    return (np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
+            / np.float32(np.sqrt(_NOISE_TABLES)))
 
 
 @lru_cache(maxsize=4096)
@@ -223,11 +229,11 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
     ``model``: a prompt the simulator wrote lies near its topic, category and language
     (closer for the larger embedder), other text on its character trigrams.
 
-    Why the rows are built together and the noise comes from a table: one random generator
-    seeded per text, and the norm of each vector apart, were most of the simulated arena's
-    CPU for an embeddings call (~9 ms for 64 texts), more than the 4.7 ms a call that 64
-    calls in flight at 0.3 s latency leave, so the simulator, not the client, bounded a
-    month's prompt_embeddings."""
+    Why the rows are built together and the noise comes from tables: a random generator
+    seeded per text and a norm per vector were half of this function's time (3.25 ms for
+    64 texts, now ~1.7), the largest part of the simulated arena's ~8.5 ms CPU for an
+    embeddings call, over the 4.7 ms a call that 64 calls in flight at 0.3 s latency
+    leave: the simulator, not the client, bounded a month's prompt_embeddings."""
     out = np.empty((len(texts), dim))
     noisy, picks = [], []
     for i, text in enumerate(texts):
@@ -238,10 +244,11 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
         lang = next((lang for lang, px in PARTS.items()
                      if any(s in text for s in px["topics"].get(truth["category"], ()))), "en")
         out[i] = _centre(truth["category"], truth["topic"], lang, dim)
-        h = int(unit_hash(model, text) * 2 ** (3 * _NOISE_BITS))
+        h = int(unit_hash(model, text) * 2**48)  # 16 bits a table
         noisy.append(i)
-        picks.append([h >> (k * _NOISE_BITS) & (_NOISE_ROWS - 1) for k in range(3)])
+        picks.append([(h >> (16 * k)) % _noise_rows(dim) for k in range(_NOISE_TABLES)])
     if noisy:
-        rows = _noise_table(model, dim)[np.asarray(picks)].sum(axis=1)  # (n, dim)
+        tables = _noise_table(model, dim)
+        rows = sum(tables[k][[p[k] for p in picks]] for k in range(_NOISE_TABLES))  # (n, dim)
         out[noisy] += EMBEDDERS.get(model, 0.4) * 2.0 / np.sqrt(dim) * rows
     return out / np.linalg.norm(out, axis=1, keepdims=True)
