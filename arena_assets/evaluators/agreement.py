@@ -220,19 +220,15 @@ def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: 
     out: dict = {"row_wise_pearson": rwp, "row_wise_pearson_models": rows}
     fitted = {} if human_boards is None else human_boards
 
-    def board(side: str):
-        def fit():
-            return fit_bt(_as_battles(judged, side), ci="bootstrap", bootstrap_rounds=options.board_rounds,
-                          level=options.level, seed=options.seed)
-        if side != "human":
-            return fit()
-        ids = (options, tuple(judged["battle_id"]))  # in order: the same rows, the same bootstrap
-        if ids not in fitted:
-            fitted[ids] = fit()
-        return fitted[ids]
+    def fit(side: str):
+        return fit_bt(_as_battles(judged, side), ci="bootstrap", bootstrap_rounds=options.board_rounds,
+                      level=options.level, seed=options.seed)
 
+    human = (options, tuple(judged["battle_id"]))  # in order: the same rows, the same bootstrap
     try:
-        boards = [board(side) for side in ("pick", "human")]
+        if human not in fitted:
+            fitted[human] = fit("human")
+        boards = [fit("pick"), fitted[human]]
         vs = bench_vs_human(leaderboard_score_table(boards[0], "judge"),
                             leaderboard_score_table(boards[1], "human"))
     except (RankingInputError, NoMaximumLikelihood, ValueError, np.linalg.LinAlgError) as exc:

@@ -193,11 +193,6 @@ def _trigram_vector(text: str, dim: int) -> np.ndarray:
     return v / n if n else _direction("empty", dim)
 
 
-def embed(text: str, model: str, dim: int, index: PromptTruthIndex | None) -> np.ndarray:
-    """Deterministic unit vector (float64) of ``text`` for embedding ``model``."""
-    return embed_many([text], model, dim, index)[0]
-
-
 # a text's noise: one row from each of three tables of independent normals divided by
 # sqrt(3), picked by its hash, summed (a sum of independent normals is normal: each entry
 # stays standard normal). Two texts share a row with probability ~3/rows, and then their
@@ -235,7 +230,7 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
     embeddings call, over the 4.7 ms a call that 64 calls in flight at 0.3 s latency
     leave: the simulator, not the client, bounded a month's prompt_embeddings."""
     out = np.empty((len(texts), dim))
-    noisy, picks = [], []
+    noisy, picks, rows = [], [], _noise_rows(dim)
     for i, text in enumerate(texts):
         truth, source = lookup_prompt_truth(text, index)
         if source == "heuristic":
@@ -246,9 +241,9 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
         out[i] = _centre(truth["category"], truth["topic"], lang, dim)
         h = int(unit_hash(model, text) * 2**48)  # 16 bits a table
         noisy.append(i)
-        picks.append([(h >> (16 * k)) % _noise_rows(dim) for k in range(_NOISE_TABLES)])
+        picks.append([(h >> (16 * k)) % rows for k in range(_NOISE_TABLES)])
     if noisy:
-        tables = _noise_table(model, dim)
-        rows = sum(tables[k][[p[k] for p in picks]] for k in range(_NOISE_TABLES))  # (n, dim)
-        out[noisy] += EMBEDDERS.get(model, 0.4) * 2.0 / np.sqrt(dim) * rows
+        tables, chosen = _noise_table(model, dim), np.asarray(picks)
+        noise = sum(tables[k][chosen[:, k]] for k in range(_NOISE_TABLES))  # (n, dim)
+        out[noisy] += EMBEDDERS.get(model, 0.4) * 2.0 / np.sqrt(dim) * noise
     return out / np.linalg.norm(out, axis=1, keepdims=True)
