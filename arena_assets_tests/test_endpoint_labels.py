@@ -366,6 +366,25 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
             assert ask_set(ps, "answer", "Do it", answer)["refusal_v0.1"] == want
 
 
+def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
+    """Cached vectors of two sizes under one model (two embedders served under one name)
+    cannot make one matrix: one line naming the cache folder and the sizes, no call made."""
+    from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts, request_key
+    from arena_assets.llm.embed import EMBED_VERSION
+
+    cache = ResponseCache(str(tmp_path), "emb")
+    for text, size in (("first text", 8), ("second text", 16)):
+        cache.put(request_key("sim-embed-small", text, {}, EMBED_VERSION), model="sim-embed-small",
+                  prompt_version=EMBED_VERSION, embedding=np.ones(size, np.float32))
+    cache.flush()
+    task = LLMTask(model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0)
+    before = sum(endpoint.stats.values())
+    with pytest.raises(LLMEndpointError) as err:
+        embed_texts(task, ["first text", "second text", "third text"], ResponseCache(str(tmp_path), "emb"))
+    assert "\n" not in str(err.value) and str(tmp_path) in str(err.value) and "(8, 16)" in str(err.value)
+    assert sum(endpoint.stats.values()) == before
+
+
 def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(client, endpoint, tmp_path):
     """``embed_texts`` posts through the client and decodes base64 itself: the same
     vectors (normalised) as the SDK's ``embeddings.create``; a reply with the wrong number

@@ -95,7 +95,8 @@ def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):
 
 
 def test_small_chunks_are_merged_as_they_pile_up(tmp_path):
-    """A run that writes MERGE_AT or more small chunks ends with one; a run that only reads
+    """Every MERGE_AT chunks a run writes are merged into one while it runs, and a run
+    ends with fewer than MERGE_AT small chunks in the namespace; a run that only reads
     leaves the files as they are; a reader whose listing a merge made stale lists again;
     a merge of chunks another process already merged does nothing; the answers are the
     same throughout."""
@@ -104,15 +105,23 @@ def test_small_chunks_are_merged_as_they_pile_up(tmp_path):
         task = _task(srv)
         first, report = run_batch(task, _reqs(n), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
         chunks = sorted((tmp_path / "t").glob("chunk-*.parquet"))
-        assert report.calls == n and len(chunks) == 1  # n chunks of one answer, merged
-        assert pl.read_parquet(chunks[0]).height == n
-        stamp = chunks[0].stat().st_mtime_ns
+        # n chunks of one answer: the first MERGE_AT merged as the run went on, 5 as written
+        assert report.calls == n and sorted(pl.read_parquet(c).height for c in chunks) == [1] * 5 + [MERGE_AT]
+        assert pl.read_parquet(chunks).get_column("key").n_unique() == n
+        assert not list((tmp_path / "t" / "_tmp").iterdir())  # no write left half-done
+        stamps = [c.stat().st_mtime_ns for c in chunks]
         again, report = run_batch(task, _reqs(n), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
         assert (report.calls, report.cache_hits) == (0, n) and [r.value for r in again] == [r.value for r in first]
-        assert sorted((tmp_path / "t").glob("chunk-*.parquet")) == chunks and chunks[0].stat().st_mtime_ns == stamp
+        assert sorted((tmp_path / "t").glob("chunk-*.parquet")) == chunks
+        assert [c.stat().st_mtime_ns for c in chunks] == stamps
         # fewer small chunks than MERGE_AT stay as written
         _, report = run_batch(task, _reqs(n + 3), ResponseCache(str(tmp_path), "t", chunk_size=1), parse_criteria)
-        assert report.calls == 3 and len(list((tmp_path / "t").glob("chunk-*.parquet"))) == 4
+        assert report.calls == 3 and len(list((tmp_path / "t").glob("chunk-*.parquet"))) == 9
+        # MERGE_AT of them or more: settle merges the namespace's small chunks into one
+        _, report = run_batch(task, _reqs(n + 3 + MERGE_AT - 9), ResponseCache(str(tmp_path), "t", chunk_size=1),
+                              parse_criteria)
+        chunks = list((tmp_path / "t").glob("chunk-*.parquet"))
+        assert report.calls == MERGE_AT - 9 and len(chunks) == 1 and pl.read_parquet(chunks).height == n + 3 + MERGE_AT - 9
 
     # the folder as a reader listed it just before another process merged its chunks
     writer = ResponseCache(str(tmp_path), "race", chunk_size=1)
@@ -339,12 +348,13 @@ def test_cache_on_s3_is_configuration_only(tmp_path):
             _, r1 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
             _, r2 = run_batch(task, _reqs(10), ResponseCache("s3://lake/_llm_cache", "t", 4, opts), parse_criteria)
             assert (r1.calls, r2.calls, r2.cache_hits, srv.calls) == (10, 0, 10, 10)
-            # a chunk per answer: the run ends by merging them on the object store too
+            # a chunk per answer: MERGE_AT of them merged while the run goes on, on the object store too
             _, r3 = run_batch(task, _reqs(MERGE_AT + 8), ResponseCache("s3://lake/_llm_cache", "m", 1, opts),
                               parse_criteria)
             listed = boto3.client("s3", endpoint_url=url, aws_access_key_id="test", aws_secret_access_key="test",
                                   region_name="us-east-1").list_objects_v2(Bucket="lake", Prefix="_llm_cache/m/")
-            assert r3.calls == MERGE_AT + 8 and [o["Key"].rsplit("/", 1)[1][:6] for o in listed["Contents"]] == ["chunk-"]
+            assert r3.calls == MERGE_AT + 8 and [o["Key"].rsplit("/", 1)[1][:6] for o in listed["Contents"]] == [
+                "chunk-"] * 9
             _, r4 = run_batch(task, _reqs(MERGE_AT + 8), ResponseCache("s3://lake/_llm_cache", "m", 1, opts),
                               parse_criteria)
             assert (r4.calls, r4.cache_hits) == (0, MERGE_AT + 8)

@@ -199,6 +199,27 @@ def test_refusal_sentences_are_recognised():
     assert not is_refusal("Here is a clear explanation of the main idea.")
 
 
+def test_topic_lookup_gives_the_full_lookups_category_and_topic(month):
+    """``lookup_topic`` (the simulated embeddings' lookup) agrees with ``lookup_prompt_truth``
+    on stored prompts, cut ones, ones whose PII was redacted after they were stored (the
+    clean stage's placeholders: no longer in the table, parsed), ones followed by more user
+    turns, and text the simulator never wrote; with the truth index and without."""
+    from arena_assets.simulator.prompt_truth import lookup_topic
+
+    index = PromptTruthIndex.from_root(month)
+    stored = read_prompt_truth(month, MONTH)["text"].unique(maintain_order=True).head(400).to_list()
+    texts = [*stored, *(t[:90] for t in stored), *(f"{t} Write to me at <EMAIL_ADDRESS>." for t in stored),
+             *(f"{t}\nand one more thing" for t in stored[:50]),
+             "zorbl quantum pickles", "def f(x):\n    return x ** 2", "Hello!", "", "   "]
+    sources = set()
+    for text in texts:
+        for idx in (index, None):
+            labels, source = lookup_prompt_truth(text, idx)
+            assert lookup_topic(text, idx) == (labels["category"], labels["topic"], source), (text, idx)
+            sources.add(source)
+    assert sources == {"table", "parsed", "heuristic"}
+
+
 def test_truth_lookup_by_text_survives_truncation(month):
     prompts = read_prompt_truth(month, MONTH)
     index = PromptTruthIndex.from_root(month)

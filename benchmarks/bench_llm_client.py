@@ -56,6 +56,12 @@ def start_server(truth_root: str, latency: float) -> tuple[subprocess.Popen, str
     proc = subprocess.Popen([CLI, "serve-arena", "--port", "0", "--truth-root", truth_root,
                              "--latency", str(latency)], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline()  # "simulated arena at http://127.0.0.1:PORT/v1 ..."
+    # then "truth read in S s": the month's prompts and battles, read in the server's
+    # background; a batch timed before it shares the CPU with that read (a real endpoint
+    # has none), as full_month.py also waits
+    if not (read := proc.stdout.readline()).startswith("truth read"):
+        proc.terminate()
+        raise SystemExit(f"the simulated arena did not read its truth: {read.strip() or 'it exited'}")
     return proc, line.split(" at ", 1)[1].split()[0]
 
 

@@ -77,7 +77,8 @@ def prompt_embeddings_month(lake: Lake, month: str, embed: Callable[[list[str]],
     frame = prompts.select(
         pl.lit(month).alias("month"), "dedup_key", pl.lit(embedder).alias("embedder"),
         pl.lit(vectors.shape[1], pl.Int32).alias("dim"),
-        pl.Series("embedding", list(vectors), dtype=pl.List(pl.Float32)),
+        # from the matrix at once (a list of 236,000 row arrays took 0.5 s)
+        pl.Series("embedding", vectors).cast(pl.List(pl.Float32)),
         "language", pl.col("first_prompt").str.len_chars().cast(pl.Int32).alias("prompt_chars"),
         "is_vision", "n_conversations",
     ).cast(PROMPT_EMBEDDINGS_SCHEMA)  # type: ignore[arg-type]

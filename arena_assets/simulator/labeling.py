@@ -54,7 +54,7 @@ import numpy as np
 import orjson
 
 from arena_assets.simulator.lexicon import TOXIC_MARKERS
-from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, topic_name
+from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, lookup_topic, topic_name
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
 
 # default error rates: the large one keeps every label's F1 >= 0.95 and the derived `hard`
@@ -232,13 +232,13 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
     out = np.empty((len(texts), dim))
     noisy, picks, rows = [], [], _noise_rows(dim)
     for i, text in enumerate(texts):
-        truth, source = lookup_prompt_truth(text, index)
+        category, topic, source = lookup_topic(text, index)
         if source == "heuristic":
-            out[i] = _trigram_vector(text, dim) + 0.3 * _direction(f"cat:{truth['category']}", dim)
+            out[i] = _trigram_vector(text, dim) + 0.3 * _direction(f"cat:{category}", dim)
             continue
         lang = next((lang for lang, px in PARTS.items()
-                     if any(s in text for s in px["topics"].get(truth["category"], ()))), "en")
-        out[i] = _centre(truth["category"], truth["topic"], lang, dim)
+                     if any(s in text for s in px["topics"].get(category, ()))), "en")
+        out[i] = _centre(category, topic, lang, dim)
         h = int(unit_hash(model, text) * 2**48)  # 16 bits a table
         noisy.append(i)
         picks.append([(h >> (16 * k)) % rows for k in range(_NOISE_TABLES)])

@@ -31,6 +31,7 @@ from arena_assets.simulator.topics import (
     PARTS,
     TOPIC_BY_KEY,
     TOPICS_BY_CATEGORY,
+    Topic,
     prompt_labels,
 )
 from arena_assets.simulator.truth import TRUTH_DIR
@@ -66,18 +67,35 @@ def _index() -> dict:
     return {"topics": topics, "parts": parts, "domain": domain, "greetings": greetings, "toxic": toxic}
 
 
-def parse_prompt(text: str) -> dict | None:
-    """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
+def _parse_topic(text: str) -> tuple[str, Topic | None]:
+    """(the text as parse_prompt searches it, its topic: GREETING, one found by its phrase
+    or None)."""
     idx = _index()
     # a composed prompt may end with pasted material (simulator/paste.py), which holds no
     # part (a test checks): searching the parts' patterns through it cost most of this call
     t = _norm(_PASTE_AT_END.sub("", text))
-    toxic = any(p in t for p in idx["toxic"])
     if t.rstrip(_END + "!") in idx["greetings"]:
+        return t, GREETING
+    return t, next((tp for phrase, tp in idx["topics"] if phrase in t), None)
+
+
+def parse_topic(text: str) -> Topic | None:
+    """``parse_prompt``'s topic of ``text`` alone (its category and key are the labels'),
+    without the parts' patterns, ~10x less CPU: all that an embedding needs, and what a
+    prompt whose PII the clean stage redacted (not in the truth table under its new text)
+    costs the simulated arena's embeddings."""
+    return _parse_topic(text)[1]
+
+
+def parse_prompt(text: str) -> dict | None:
+    """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
+    idx = _index()
+    t, topic = _parse_topic(text)
+    if topic is GREETING:
         return prompt_labels(GREETING)
-    topic = next((tp for phrase, tp in idx["topics"] if phrase in t), None)
     if topic is None:
         return None
+    toxic = any(p in t for p in idx["toxic"])
     found = {kind: {j for pat, j in pats if pat.search(t)} for kind, pats in idx["parts"].items()}
     return prompt_labels(
         topic, constraints=len(found["constraints"]), domain=any(p.search(t) for p in idx["domain"]),
@@ -189,6 +207,23 @@ class PromptTruthIndex:
     def get(self, text: str) -> dict | None:
         key, full = self._resolve(text)
         return None if full is None else dict(zip(LABEL_COLUMNS, self.by_prefix[key][full]))
+
+
+def lookup_topic(text: str, index: PromptTruthIndex | None = None) -> tuple[str, str | None, str]:
+    """(category, topic key, source) of ``text``, as ``lookup_prompt_truth`` gives them, by
+    the same sources in the same order, without a parsed prompt's other labels."""
+    if index is not None:
+        key, full = index._resolve(text)
+        if full is not None:
+            labels = index.by_prefix[key][full]
+            return labels[_CATEGORY_AT], labels[_TOPIC_AT], "table"
+    topic = (parse_topic(text.split("\n", 1)[0]) if "\n" in text else None) or parse_topic(text)
+    if topic is not None:
+        return topic.category, topic.key, "parsed"
+    return heuristic_labels(text)["category"], None, "heuristic"
+
+
+_CATEGORY_AT, _TOPIC_AT = LABEL_COLUMNS.index("category"), LABEL_COLUMNS.index("topic")
 
 
 def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image: bool = False) -> tuple[dict, str]:
