@@ -368,7 +368,8 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
 
 def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
     """Cached vectors of two sizes under one model (two embedders served under one name)
-    cannot make one matrix: one line naming the cache folder and the sizes, no call made."""
+    cannot make one matrix: one line naming the cache folder and the sizes, no call made;
+    a cached row without a vector is asked again."""
     from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts, request_key
     from arena_assets.llm.embed import EMBED_VERSION
 
@@ -383,6 +384,13 @@ def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
         embed_texts(task, ["first text", "second text", "third text"], ResponseCache(str(tmp_path), "emb"))
     assert "\n" not in str(err.value) and str(tmp_path) in str(err.value) and "(8, 16)" in str(err.value)
     assert sum(endpoint.stats.values()) == before
+    # a row without a vector under an embedding key is no answer: the text is asked again
+    other = ResponseCache(str(tmp_path), "no-vector")
+    other.put(request_key("sim-embed-small", "first text", {}, EMBED_VERSION), model="sim-embed-small",
+              prompt_version=EMBED_VERSION, content="not a vector")
+    other.flush()
+    vectors, report = embed_texts(task, ["first text"], ResponseCache(str(tmp_path), "no-vector"))
+    assert report.calls == 1 and vectors.shape[0] == 1 and abs(np.linalg.norm(vectors[0]) - 1) < 1e-6
 
 
 def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(client, endpoint, tmp_path):

@@ -89,9 +89,14 @@ def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):
     assert len(cache) == 4 and sorted(r["key"] for r in cache.entries()) == ["a", "b", "c", "d"]
     assert cache.completion_tokens("m", "v1") == (10 + 7, 2)
     assert cache.completion_tokens("m", "v2") == (5, 1) and cache.completion_tokens("x", "v1") == (0, 0)
+    # many keys' one column at once: what get gives, for the keys cached, newest first
+    assert cache.values(["a", "b", "zz", "d"], "content") == {"a": "A1", "b": "B2", "d": "D1"}
+    assert cache.values(["c", "b"], "completion_tokens") == {"c": 99, "b": 7}
+    assert cache.values(["a", "zz"], "key") == {"a": "a"}
     cache.flush()
     again = ResponseCache(str(tmp_path), "t")  # the newest answer of b from disk too
     assert again.get("b")["content"] == "B2" and again.completion_tokens("m", "v1") == (17, 2)
+    assert again.values(["b", "d", "e"], "content") == {"b": "B2", "d": "D1"}
 
 
 def test_small_chunks_are_merged_as_they_pile_up(tmp_path):

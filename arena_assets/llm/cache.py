@@ -165,6 +165,22 @@ class ResponseCache:
                 return dict(zip(_COLUMNS, added))
             return self._load().get(key)
 
+    def values(self, keys, column: str) -> dict[str, Any]:
+        """``column`` of the newest answer of each cached key among ``keys``, the lock taken
+        once and no row dict made: a rerun's 236,000 vectors read with ``get`` took 1.6 s."""
+        at = _COLUMNS.index(column)
+        found: dict[str, Any] = {}
+        with self._lock:
+            rows = self._load()
+            index, loaded = rows.index, rows.columns[column] if column != "key" else None
+            for k in keys:
+                added = self._added.get(k)
+                if added is not None:
+                    found[k] = added[at]
+                elif (i := index.get(k)) is not None:
+                    found[k] = k if loaded is None else loaded[i]
+        return found
+
     def __len__(self) -> int:
         with self._lock:
             rows = self._load()
