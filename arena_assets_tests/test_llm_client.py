@@ -18,7 +18,7 @@ from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, par
 from arena_assets.llm import (
     LLMEndpointError, LLMRequest, LLMTask, ResponseCache, concurrently, embed_texts, request_key, run_batch,
 )
-from arena_assets.llm.cache import MERGE_AT, answer_row
+from arena_assets.llm.cache import MERGE_AT, answer_row, text_request_keys
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
 from arena_assets_tests.llm_kill_child import requests as kill_requests
 
@@ -68,6 +68,11 @@ def test_batch_parses_caches_and_reruns_without_calls(tmp_path):
         keys = {request_key(m, reqs[0].messages, {"temperature": t}, v)
                 for m, t, v in [("a", 0, "v1"), ("b", 0, "v1"), ("a", 0.5, "v1"), ("a", 0, "v2")]}
         assert len(keys) == 4
+    # the embeddings' keys of many texts at once are request_key's, whatever the text holds
+    texts = ["", "plain", 'quotes " and \\ slashes', "line\nbreak\ttab\x00nul\x1f", "ünïcödé 中文 😀", "\u2028\u2029"]
+    for params in ({}, {"temperature": 0.5, "dimensions": 64}):
+        assert text_request_keys("emb-model", texts, params, "embed-v1") == [
+            request_key("emb-model", t, params, "embed-v1") for t in texts]
 
 
 def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):

@@ -20,7 +20,7 @@ import openai
 import orjson
 
 from arena_assets.llm.batch import BatchReport
-from arena_assets.llm.cache import ResponseCache, answer_row, request_key
+from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
 from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
@@ -42,7 +42,7 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
                 batch_size: int = 64) -> tuple[np.ndarray, BatchReport]:
     """float32 matrix (len(texts) x dim), rows L2-normalised, in the order of ``texts``."""
     report = BatchReport(model=task.model, base_url=task.base_url, items=len(texts))
-    keys = [request_key(task.model, t, {}, EMBED_VERSION) for t in texts]
+    keys = text_request_keys(task.model, list(texts), {}, EMBED_VERSION)
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
         return np.zeros((len(texts), 1), dtype=np.float32), report
