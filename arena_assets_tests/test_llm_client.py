@@ -11,6 +11,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -102,6 +103,21 @@ def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):
     again = ResponseCache(str(tmp_path), "t")  # the newest answer of b from disk too
     assert again.get("b")["content"] == "B2" and again.completion_tokens("m", "v1") == (17, 2)
     assert again.values(["b", "d", "e"], "content") == {"b": "B2", "d": "D1"}
+
+
+def test_large_chunks_are_not_merged_in_the_background(tmp_path, monkeypatch):
+    """A chunk at or above SMALL_CHUNK_BYTES (wide vectors) stays as written, during a run
+    as at its end: a background merge takes only small chunks."""
+    import arena_assets.llm.cache as cache_module
+
+    monkeypatch.setattr(cache_module, "SMALL_CHUNK_BYTES", 4096)  # a chunk of 1,024 floats is large
+    cache = ResponseCache(str(tmp_path), "wide", chunk_size=1)
+    rng = np.random.default_rng(0)  # random floats: the file is no smaller than in memory
+    for i in range(MERGE_AT + 1):
+        cache.put(f"k{i}", model="m", prompt_version="v", embedding=rng.standard_normal(1024).astype(np.float32))
+    assert cache.settle() == 0
+    chunks = list((tmp_path / "wide").glob("chunk-*.parquet"))
+    assert len(chunks) == MERGE_AT + 1 and pl.read_parquet(chunks).height == MERGE_AT + 1
 
 
 def test_small_chunks_are_merged_as_they_pile_up(tmp_path):

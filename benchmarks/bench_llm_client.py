@@ -61,7 +61,7 @@ def start_server(truth_root: str, latency: float) -> tuple[subprocess.Popen, str
     # has none), as full_month.py also waits
     if not (read := proc.stdout.readline()).startswith("truth read"):
         proc.terminate()
-        raise SystemExit(f"the simulated arena did not read its truth: {read.strip() or 'it exited'}")
+        raise SystemExit(f"the simulated arena stopped before it had read its truth: {read.strip() or 'it exited'}")
     return proc, line.split(" at ", 1)[1].split()[0]
 
 

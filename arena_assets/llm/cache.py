@@ -55,7 +55,9 @@ from fsspec.implementations.local import LocalFileSystem
 from arena_assets import inflight
 
 _log = logging.getLogger(__name__)
-MERGE_AT = 32  # small chunks in a namespace before settle() merges them
+# small chunks in a namespace before settle() merges them, and the small chunks a cache
+# object writes that a background merge takes at once
+MERGE_AT = 32
 SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
 CACHE_SCHEMA = {
@@ -243,16 +245,19 @@ class ResponseCache:
                     self._fresh = []
 
     def flush(self) -> None:
-        """Write whatever is buffered (call at the end of a batch, also on errors)."""
+        """Write whatever is buffered and let a background merge finish (call at the end
+        of a batch, also on errors: nothing of the batch runs on after it)."""
         with self._lock:
             batch = self._take()
             if batch:
                 self._write(batch)
+        self._wait_merge()
 
     def compact(self) -> int:
         """Merge every chunk into one (fewer files to list on S3); returns chunks removed."""
         self.flush()
-        self._wait_merge()
+        with self._lock:
+            self._fresh = []  # merged below, or gone
         return self._merge(self._chunk_paths())
 
     def settle(self) -> int:
@@ -261,7 +266,8 @@ class ResponseCache:
         is already written, so a merge that fails (a store that refuses deletes, a
         throttled bucket) is a warning, not the batch's failure."""
         self.flush()
-        self._wait_merge()
+        with self._lock:
+            self._fresh = []  # what the rule below does not merge stays as written
         if not self.chunks_written:
             return 0  # a run that only read leaves the namespace as it found it
         try:
@@ -278,9 +284,9 @@ class ResponseCache:
         on: polars reads, sorts and writes outside the interpreter lock, on every CPU (the
         thread leaves the one CPU a pinned call thread that starts it has)."""
         def run() -> None:
-            if hasattr(os, "sched_setaffinity"):
-                os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))  # the process's CPUs
             try:
+                if hasattr(os, "sched_setaffinity"):  # the main thread's CPUs (Linux: its id is the pid)
+                    os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
                 self._merge(paths)
             except Exception as exc:  # noqa: BLE001 - as in settle(): the answers are written
                 _log.warning("LLM cache %s: merging %d chunks failed (%s); they stay as written",
@@ -320,7 +326,12 @@ class ResponseCache:
         return batch
 
     def _write(self, rows: list[dict]) -> None:
-        self._fresh.append(self._write_frame(_chunk_frame(rows)))
+        frame = _chunk_frame(rows)
+        path = self._write_frame(frame)
+        # a large chunk (wide vectors: 1,024 of 3,072 floats are 12.6 MB) is left alone, as
+        # settle() leaves it; its size in memory stands for its size on disk (not smaller)
+        if frame.estimated_size() < SMALL_CHUNK_BYTES:
+            self._fresh.append(path)
 
     def _write_frame(self, frame: pl.DataFrame) -> str:
         """Write one chunk; its path. Two writes of one object may run at once (a call

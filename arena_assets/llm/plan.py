@@ -212,7 +212,8 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
                     batch_size: int, what: str = "embeddings") -> BatchPlan:
     """What ``embed_texts`` would do: texts not in the cache, sent ``batch_size`` a call."""
     text_of = dict(zip(keys, texts))
-    todo = [k for k in text_of if cache.get(k) is None]
+    cached = cache.values(text_of, "embedding")  # a row without a vector is asked again, as embed_texts does
+    todo = [k for k in text_of if cached.get(k) is None]
     plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
                      cached=len(text_of) - len(todo), calls=-(-len(todo) // batch_size),
                      prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
