@@ -18,8 +18,8 @@ When a key has several entries (two runs answered it, or a bad answer cached by 
 version was asked again), the newest wins. Temporary files of writers that died are swept
 at the next write (``arena_assets.inflight``).
 
-Chunks are merged as they accumulate: every ``MERGE_AT`` chunks a cache object writes are
-merged into one by a background thread while the run goes on, and a run that wrote chunks
+Chunks are merged as they accumulate: every ``MERGE_AT`` small chunks a cache object writes
+are merged into one by a background thread while the run goes on, and a run that wrote chunks
 ends with ``settle()``, which merges the namespace's small chunks (< ``SMALL_CHUNK_BYTES``)
 into one once there are ``MERGE_AT`` of them. Why: a production month's labels leave
 ~16,000 chunks of 64 answers per namespace, and every later run (a rerun, the next month,
