@@ -372,6 +372,7 @@ def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
     a cached row without a vector is asked again."""
     from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts, request_key
     from arena_assets.llm.embed import EMBED_VERSION
+    from arena_assets.llm.plan import planning
 
     endpoint.set_faults(Faults())
     cache = ResponseCache(str(tmp_path), "emb")
@@ -390,8 +391,6 @@ def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
     other.put(request_key("sim-embed-small", "first text", {}, EMBED_VERSION), model="sim-embed-small",
               prompt_version=EMBED_VERSION, content="not a vector")
     other.flush()
-    from arena_assets.llm.plan import planning
-
     with planning() as plans:  # the plan counts the call the run makes
         embed_texts(task, ["first text"], ResponseCache(str(tmp_path), "no-vector"))
     assert (plans[0].calls, plans[0].cached) == (1, 0)

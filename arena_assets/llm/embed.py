@@ -130,7 +130,7 @@ def post_embeddings(client: openai.OpenAI, model: str, texts: list[str]) -> tupl
                for e in (item["embedding"] for item in items)]
     if any(v.ndim != 1 for v in vectors):  # null, a number, a vector per token
         raise ValueError("an embedding that is not one list of numbers")
-    if len({len(v) for v in vectors}) > 1:
-        raise ValueError(f"vectors of {len({len(v) for v in vectors})} sizes in one reply")
+    if len(sizes := {len(v) for v in vectors}) > 1:
+        raise ValueError(f"vectors of {len(sizes)} sizes in one reply")
     matrix = np.stack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, 0), np.float32)
     return matrix, int((data.get("usage") or {}).get("prompt_tokens") or 0)

@@ -217,7 +217,7 @@ def lookup_topic(text: str, index: PromptTruthIndex | None = None) -> tuple[str,
         if full is not None:
             labels = index.by_prefix[key][full]
             return labels[_CATEGORY_AT], labels[_TOPIC_AT], "table"
-    topic = (parse_topic(text.split("\n", 1)[0]) if "\n" in text else None) or parse_topic(text)
+    topic = _first_line_or_whole(text, parse_topic)
     if topic is not None:
         return topic.category, topic.key, "parsed"
     return heuristic_labels(text)["category"], None, "heuristic"
@@ -232,12 +232,16 @@ def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image:
         row = index.get(text)
         if row is not None:
             return row, "table"
-    # the labeller's input joins every user turn by newlines; a simulated first prompt has
-    # none before its paste, so its first line carries its parts
-    row = (parse_prompt(text.split("\n", 1)[0]) if "\n" in text else None) or parse_prompt(text)
+    row = _first_line_or_whole(text, parse_prompt)
     if row is not None:
         return row, "parsed"
     return heuristic_labels(text, image), "heuristic"
+
+
+def _first_line_or_whole(text: str, parse):
+    # the labeller's input joins every user turn by newlines; a simulated first prompt has
+    # none before its paste, so its first line carries its parts
+    return (parse(text.split("\n", 1)[0]) if "\n" in text else None) or parse(text)
 
 
 def read_prompt_truth(root: str | os.PathLike, month: str | None = None) -> pl.DataFrame:
