@@ -2,18 +2,20 @@
 
     .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
         [--latency 0.3] [--concurrency 64] [--bench-size 500] [--candidates 10]
-        [--out benchmarks/out/full_month] [--phases first,rerun,second] [--stop-after ASSET]
+        [--completions N] [--out benchmarks/out/full_month]
+        [--phases first,rerun,second] [--stop-after ASSET]
 
 Simulates the month (``--conversations`` conversations, ``--models`` models, the
-simulator's usual vision share) and a second month on top, then materializes every asset
-of the month one `dagster asset materialize` run per op of the code location, in graph
-order (in-process executor, the project's instance under ``--out``; a stage added later is
-measured without editing this file), the LLM stages against the simulated arena serving in
-its own process (as a real endpoint is elsewhere) with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
-``--bench-size`` prompts, ``--candidates`` candidates, one judge). Per asset it prints the
-run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body
-time (from the instance), rows, LLM calls, tokens, estimated cost at the prices below and,
-for an LLM asset, the share of the concurrency bound reached: bound time
+simulator's usual vision share, ``--completions`` Copilot Arena completion pairs: by
+default 450,000 for 500,000 conversations, in proportion; 0 none) and a second month on top, then materializes every asset of the month one `dagster asset
+materialize` run per op of the code location, in graph order (in-process executor, the
+project's instance under ``--out``; a stage added later is measured without editing this
+file), the LLM stages against the simulated arena serving in its own process (as a real
+endpoint is elsewhere) with ``--latency`` seconds per call and ``--concurrency``
+concurrent calls per task (bench: ``--bench-size`` prompts, ``--candidates`` candidates,
+one judge). Per asset it prints the run's wall and CPU seconds and peak RSS (its process,
+from wait4), the step's own body time (from the instance), rows, LLM calls, tokens,
+estimated cost at the prices below and, for an LLM asset, the share of the concurrency bound reached: bound time
 calls / (concurrency / latency) over the step's time (``bound``), and over the seconds in
 which its batches were running (``calls``: the step's own reading, planning and writing
 left out; its batches report when they ran). Phases: ``first`` (the month),
@@ -106,9 +108,17 @@ def simulate(out: Path, args, months: list[str]) -> None:
     if todo:
         sessions = round(args.conversations / 1.55)  # a battle is two conversations (55 %)
         t = time.perf_counter()
+        # Copilot Arena's pairs come from their own random stream: the chat logs are the same
         simulate_months(out / "raw", todo, sessions, seed=args.seed,
-                        config=WorldConfig(n_models=args.models))
-        print(f"simulated {', '.join(todo)}: {sessions:,} sessions each in {time.perf_counter() - t:.0f} s")
+                        config=WorldConfig(n_models=args.models), completions_per_month=args.completions)
+        print(f"simulated {', '.join(todo)}: {sessions:,} sessions and {args.completions:,} completion "
+              f"pairs each in {time.perf_counter() - t:.0f} s")
+    from arena_assets.simulator.completions import COMPLETIONS_DIR
+
+    for month in months:  # a month simulated before --completions keeps its raw logs as they are
+        if args.completions and not (out / "raw" / COMPLETIONS_DIR / month).exists():
+            print(f"{month} was simulated without completion pairs: the completions' assets run on "
+                  "an empty month (a new --out simulates them)", file=sys.stderr)
 
 
 def start_endpoint(out: Path, args) -> tuple[subprocess.Popen, str]:
@@ -283,6 +293,10 @@ def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500
     ap.add_argument("--bench-size", type=int, default=500)
     ap.add_argument("--candidates", type=int, default=10)
     ap.add_argument("--seed", type=int, default=7)
+    # Copilot Arena completion pairs a month (0: none); by default 450,000 at 500,000
+    # conversations, scaled with the month: its paper (arXiv 2502.09328, February 2025)
+    # counts over 4.5 million suggestions served, two a pair, in its first ~4-5 months
+    ap.add_argument("--completions", type=int, default=None)
 
 
 def main() -> None:
@@ -292,6 +306,8 @@ def main() -> None:
     ap.add_argument("--phases", default="first,rerun,second")
     ap.add_argument("--stop-after", metavar="ASSET", help="run only this asset and what it reads")
     args = ap.parse_args()
+    if args.completions is None:
+        args.completions = round(450_000 * args.conversations / 500_000)
     if args.stop_after and args.phases != "first":
         ap.error("--stop-after measures the first run only (--phases first): the rerun is one job "
                  "of every asset, and month 2's check reads topic_labels")
