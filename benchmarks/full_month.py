@@ -7,25 +7,26 @@
 
 Simulates the month (``--conversations`` conversations, ``--models`` models, the
 simulator's usual vision share, ``--completions`` Copilot Arena completion pairs: by
-default 450,000 for 500,000 conversations, in proportion; 0 none) and a second month on top, then materializes every asset of the month one `dagster asset
-materialize` run per op of the code location, in graph order (in-process executor, the
-project's instance under ``--out``; a stage added later is measured without editing this
-file), the LLM stages against the simulated arena serving in its own process (as a real
-endpoint is elsewhere) with ``--latency`` seconds per call and ``--concurrency``
-concurrent calls per task (bench: ``--bench-size`` prompts, ``--candidates`` candidates,
-one judge). Per asset it prints the run's wall and CPU seconds and peak RSS (its process,
-from wait4), the step's own body time (from the instance), rows, LLM calls, tokens,
-estimated cost at the prices below and, for an LLM asset, the share of the concurrency bound reached: bound time
-calls / (concurrency / latency) over the step's time (``bound``), and over the seconds in
-which its batches were running (``calls``: the step's own reading, planning and writing
-left out; its batches report when they ran). Phases: ``first`` (the month),
-``rerun`` (the same again as a user reruns a month: one run of the every-asset job,
-`dg launch --job monthly_refresh`; every answer cached, targets 0 calls and <= 10 % of the
-first run's time), ``second`` (month 2: only its new distinct prompts are labelled). Targets on
-the 2-core machine: every non-LLM asset together <= 10 min, every LLM asset >= 90 % of the
-bound, peak RSS <= 6 GB. Figures go to ``<out>/<phase>.json`` too. ``--stop-after ASSET``
-runs only that asset and what it reads (with ``--phases first``): a stage measured at
-production size without the labels' ninety minutes.
+default 450,000 for 500,000 conversations, in proportion; 0 none) and a second month on
+top, then materializes every asset of the month one `dagster asset materialize` run per op
+of the code location, in graph order (in-process executor, the project's instance under
+``--out``; a stage added later is measured without editing this file), the LLM stages
+against the simulated arena serving in its own process (as a real endpoint is elsewhere)
+with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
+``--bench-size`` prompts, ``--candidates`` candidates, one judge). Per asset it prints the
+run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body time
+(from the instance), rows, LLM calls, tokens, estimated cost at the prices below and, for
+an LLM asset, the share of the concurrency bound reached: bound time calls / (concurrency /
+latency) over the step's time (``bound``), and over the seconds in which its batches were
+running (``calls``: the step's own reading, planning and writing left out; its batches
+report when they ran). Phases: ``first`` (the month), ``rerun`` (the same again as a user
+reruns a month: one run of the every-asset job, `dg launch --job monthly_refresh`; every
+answer cached, targets 0 calls and <= 10 % of the first run's time), ``second`` (month 2:
+only its new distinct prompts are labelled). Targets on the 2-core machine: every non-LLM
+asset together <= 10 min, every LLM asset >= 90 % of the bound, peak RSS <= 6 GB. Figures
+go to ``<out>/<phase>.json`` too. ``--stop-after ASSET`` runs only that asset and what it
+reads (with ``--phases first``): a stage measured at production size without the labels'
+ninety minutes.
 
 Each run process first loads dagster and the code location; that floor is measured and
 printed (``floor``) so that the step bodies can be compared with it.
