@@ -17,8 +17,8 @@ and writing the cache. So the simulated arena runs here in ANOTHER process
    locks and the pool included) and the server process's CPU per call (from /proc);
    with latency, the share of the concurrency bound calls / (concurrency / latency)
    reached and how much of one core the client used;
-3. with ``--embed-texts N`` (100,000 in `benchmarks/production_scale.md`'s figures), ``embed_texts`` as
-   ``prompt_embeddings`` calls it, over N distinct
+3. with ``--embed-texts N`` (100,000 in `benchmarks/production_scale.md`'s figures),
+   ``embed_texts`` as ``prompt_embeddings`` calls it, over N distinct
    first prompts cut to 1,000 characters (64 a call) at ``--concurrency`` and
    ``--latency``: the client's and the server's CPU per call and the share of the bound
    (the server's vectors are the simulator's own work: a real endpoint's is elsewhere).

@@ -309,6 +309,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.completions is None:
         args.completions = round(450_000 * args.conversations / 500_000)
+    if args.completions < 0:
+        ap.error(f"--completions must be 0 or more (pairs a month), not {args.completions}")
     if args.stop_after and args.phases != "first":
         ap.error("--stop-after measures the first run only (--phases first): the rerun is one job "
                  "of every asset, and month 2's check reads topic_labels")

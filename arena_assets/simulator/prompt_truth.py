@@ -209,6 +209,9 @@ class PromptTruthIndex:
         return None if full is None else dict(zip(LABEL_COLUMNS, self.by_prefix[key][full]))
 
 
+_CATEGORY_AT, _TOPIC_AT = LABEL_COLUMNS.index("category"), LABEL_COLUMNS.index("topic")
+
+
 def lookup_topic(text: str, index: PromptTruthIndex | None = None) -> tuple[str, str | None, str]:
     """(category, topic key, source) of ``text``, as ``lookup_prompt_truth`` gives them, by
     the same sources in the same order, without a parsed prompt's other labels."""
@@ -221,9 +224,6 @@ def lookup_topic(text: str, index: PromptTruthIndex | None = None) -> tuple[str,
     if topic is not None:
         return topic.category, topic.key, "parsed"
     return heuristic_labels(text)["category"], None, "heuristic"
-
-
-_CATEGORY_AT, _TOPIC_AT = LABEL_COLUMNS.index("category"), LABEL_COLUMNS.index("topic")
 
 
 def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image: bool = False) -> tuple[dict, str]:
