@@ -96,6 +96,7 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_BENCH_MIN_CLUSTER_MEAN": "3",
         "ARENA_BENCH_STRONG_MIN_QUALITY": "6",
         "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6",
+        "ARENA_BENCH_PER_CLUSTER": "2",
         "ARENA_BENCH_JUDGE_MAX_TOKENS": "0",
         "ARENA_BENCH_ANSWER_MAX_TOKENS": "0",
         "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.01",

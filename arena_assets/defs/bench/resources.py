@@ -126,6 +126,7 @@ def resources() -> dg.Definitions:
             min_cluster_mean=dg.EnvVar("ARENA_BENCH_MIN_CLUSTER_MEAN"),
             strong_min_quality=dg.EnvVar.int("ARENA_BENCH_STRONG_MIN_QUALITY"),
             strong_min_cluster_mean=dg.EnvVar("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN"),
+            per_cluster=dg.EnvVar.int("ARENA_BENCH_PER_CLUSTER"),
             judge_max_tokens=dg.EnvVar.int("ARENA_BENCH_JUDGE_MAX_TOKENS"),
             answer_max_tokens=dg.EnvVar.int("ARENA_BENCH_ANSWER_MAX_TOKENS"),
             max_cap_hit_share=dg.EnvVar("ARENA_BENCH_MAX_CAP_HIT_SHARE"),
