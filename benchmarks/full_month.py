@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
         [--latency 0.3] [--concurrency 64] [--bench-size 500] [--per-cluster 14] [--candidates 10]
+        [--agreement-sample N]
         [--completions N] [--out benchmarks/out/full_month]
         [--phases first,rerun,second] [--stop-after ASSET]
 
@@ -14,7 +15,8 @@ of the code location, in graph order (in-process executor, the project's instanc
 against the simulated arena serving in its own process (as a real endpoint is elsewhere)
 with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
 ``--bench-size`` prompts, ``--per-cluster`` a topic cluster, ``--candidates`` candidates, one
-judge). Per asset it prints the
+judge; ``--agreement-sample`` battles judged against the human votes, by default
+`.env.example`'s). Per asset it prints the
 run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body time
 (from the instance), rows, LLM calls, tokens, estimated cost at the prices below and, for
 an LLM asset, the share of the concurrency bound reached: bound time calls / (concurrency /
@@ -91,6 +93,7 @@ def settings(out: Path, args, url: str) -> dict[str, str]:
             "ARENA_CANDIDATES": json.dumps(candidates), "ARENA_BENCH_BASELINE": names[0],
             "ARENA_BENCH_JUDGES": "sim-judge", "ARENA_BENCH_SIZE": str(args.bench_size),
             "ARENA_BENCH_PER_CLUSTER": str(args.per_cluster),
+            **({"ARENA_AGREEMENT_SAMPLE_SIZE": str(args.agreement_sample)} if args.agreement_sample else {}),
             "ARENA_BENCH_VISION_SIZE": "0", "ARENA_BENCH_MIN_QUALITY": "6",
             # real-traffic values (README) at 500k; smaller months scaled down, so boards exist
             "ARENA_MIN_BATTLES": str(max(20, round(300 * args.conversations / 500_000))),
@@ -300,6 +303,9 @@ def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500
     # gives at 2 (Arena-Hard-Auto v0.1: 500 prompts from 250 clusters); 2 is the anchor's rule
     ap.add_argument("--per-cluster", type=int, default=14)
     ap.add_argument("--candidates", type=int, default=10)
+    # judge_human_agreement's battles (its LLM judge asks each in both orders, the reward
+    # model scores both sides: 4 calls a battle); None: .env.example's
+    ap.add_argument("--agreement-sample", type=int, default=None)
     ap.add_argument("--seed", type=int, default=7)
     # Copilot Arena completion pairs a month (0: none); by default 450,000 at 500,000
     # conversations, scaled with the month: its paper (arXiv 2502.09328, February 2025)
@@ -316,6 +322,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.completions is None:
         args.completions = round(450_000 * args.conversations / 500_000)
+    if args.agreement_sample is not None and args.agreement_sample < 1:
+        ap.error(f"--agreement-sample must be 1 or more, not {args.agreement_sample}")
     if args.per_cluster < 1:
         ap.error(f"--per-cluster must be 1 or more, not {args.per_cluster}")
     if args.completions < 0:

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/one_asset.py --out DIR --conversations N ASSET [ASSET ...] [--month 2025-01]
         [--empty-cache CACHE_DIR] [--models 120] [--latency 0.3] [--concurrency 64]
-        [--bench-size 500] [--per-cluster 14] [--candidates 10] [--seed 7]
+        [--bench-size 500] [--per-cluster 14] [--candidates 10] [--agreement-sample N] [--seed 7]
 
 ``DIR`` is a `full_month.py --out` directory whose month was run (its raw logs, lake and
 instance); the settings (``--conversations`` included: the boards' minimum battles scale

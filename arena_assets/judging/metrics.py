@@ -194,15 +194,17 @@ def brier_score(bench: ScoreTable, human: ScoreTable) -> dict:
     _same_models(bench, human)
     h = human.subset(bench.models)
     order = sorted(range(len(bench.models)), key=lambda i: bench.models[i])
-    forecasts, outcomes = [], []
-    for i, j in combinations(order, 2):
-        sd = np.sqrt(bench.variance[i] + bench.variance[j])
-        diff = bench.mean[i] - bench.mean[j]
-        p = float(stats.norm.cdf(0.0, loc=diff, scale=sd)) if sd > 0 else float(diff < 0)
-        forecasts.append(p)
-        outcomes.append(float(h.score[i] < h.score[j]))
-    f, o = np.array(forecasts), np.array(outcomes)
-    return {"value": float(np.mean((f - o) ** 2)), "pairs": len(f)}
+    pairs = np.array(list(combinations(order, 2)), dtype=np.int64).reshape(-1, 2)
+    i, j = pairs[:, 0], pairs[:, 1]
+    mean, var, score = (np.asarray(x, dtype=np.float64) for x in (bench.mean, bench.variance, h.score))
+    sd, diff = np.sqrt(var[i] + var[j]), mean[i] - mean[j]
+    # P(bench says i below j) under a normal on the difference; one array call, not one
+    # scipy call a pair (22,000 pairs took 1.4 s in judge_human_agreement at 2,000 battles)
+    spread = sd > 0
+    forecasts = (diff < 0).astype(np.float64)
+    forecasts[spread] = stats.norm.cdf(0.0, loc=diff[spread], scale=sd[spread])
+    outcomes = (score[i] < score[j]).astype(np.float64)
+    return {"value": float(np.mean((forecasts - outcomes) ** 2)), "pairs": len(forecasts)}
 
 
 def rank_correlations(bench: ScoreTable, human: ScoreTable) -> dict:
