@@ -189,3 +189,8 @@ def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> 
     s = load_defs().resources["bench_settings"].process_config_and_initialize()
     with pytest.raises(ValueError, match="ARENA_BENCH_MIN_CLUSTER_MEAN must be a number, got 'three'"):
         s.bench_options()
+    monkeypatch.setenv("ARENA_BENCH_MIN_CLUSTER_MEAN", "3")
+    monkeypatch.setenv("ARENA_BENCH_PER_CLUSTER", "0")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    with pytest.raises(ValueError, match="ARENA_BENCH_PER_CLUSTER must be >= 1, got 0"):
+        s.bench_options()

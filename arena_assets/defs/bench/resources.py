@@ -75,6 +75,10 @@ class BenchSettings(dg.ConfigurableResource):
         return _number(self.max_cap_hit_share, "ARENA_BENCH_MAX_CAP_HIT_SHARE", 0.01)
 
     def bench_options(self) -> BenchOptions:
+        for name, value, least in (("ARENA_BENCH_SIZE", self.size, 1), ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0),
+                                   ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1)):
+            if value < least:  # the setting named, not BenchOptions' field
+                raise ValueError(f"{name} must be >= {least}, got {value}")
         return BenchOptions(
             size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
             min_cluster_mean=_number(self.min_cluster_mean, "ARENA_BENCH_MIN_CLUSTER_MEAN", 3.0),
