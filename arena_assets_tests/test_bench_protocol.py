@@ -194,3 +194,8 @@ def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> 
     s = load_defs().resources["bench_settings"].process_config_and_initialize()
     with pytest.raises(ValueError, match="ARENA_BENCH_PER_CLUSTER must be >= 1, got 0"):
         s.bench_options()
+    monkeypatch.setenv("ARENA_BENCH_PER_CLUSTER", "2")
+    monkeypatch.setenv("ARENA_BENCH_MIN_QUALITY", "9")
+    s = load_defs().resources["bench_settings"].process_config_and_initialize()
+    with pytest.raises(ValueError, match=r"ARENA_BENCH_MIN_QUALITY must be in 0\.\.7, got 9"):
+        s.bench_options()

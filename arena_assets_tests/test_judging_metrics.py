@@ -53,6 +53,36 @@ def test_agreement_and_brier_hand_built() -> None:
         bench_vs_human(_table([("x", 1, 0, 2), ("y", 2, 1, 3)]), human)
 
 
+def test_brier_matches_the_pairwise_formula_with_degenerate_variances() -> None:
+    """Every pair of models (sorted by name) forecast as P(i below j) = Phi(-(m_i - m_j) /
+    sqrt(v_i + v_j)), a zero or unknown spread forecasting the sign alone; written here
+    with math.erf, one pair at a time, on tables whose models come in different orders."""
+    import math
+
+    from arena_assets.judging.metrics import ScoreTable
+
+    rng = np.random.default_rng(3)
+    names = [f"m{k:02d}" for k in range(30)]
+    mean, var, human = rng.normal(size=30), rng.uniform(0, 0.2, 30), rng.normal(size=30)
+    var[::5], var[3] = 0.0, np.nan  # zero spread, and an unknown one
+    mean[7] = mean[8]  # a tie: no spread between equal means forecasts "not below"
+    var[7] = var[8] = 0.0
+    order = rng.permutation(30)
+    bench = ScoreTable([names[k] for k in order], mean[order], mean[order], mean[order] - 1,
+                       mean[order] + 1, var[order], "bench")
+    people = ScoreTable(names, human, human, human - 1, human + 1, np.ones(30), "human")
+    errors = []
+    for i in range(30):
+        for j in range(i + 1, 30):
+            sd = math.sqrt(var[i] + var[j]) if not math.isnan(var[i] + var[j]) else float("nan")
+            diff = mean[i] - mean[j]
+            p = 0.5 * (1 + math.erf(-diff / (sd * math.sqrt(2)))) if sd > 0 else float(diff < 0)
+            errors.append((p - float(human[i] < human[j])) ** 2)
+    got = brier_score(bench, people)
+    assert got["pairs"] == len(errors) == 435
+    assert got["value"] == pytest.approx(sum(errors) / len(errors), rel=1e-12)
+
+
 # figures printed in arena-hard-auto's notebook/benchmark_statistics.ipynb (commit bd52a78)
 PUBLISHED = {
     "arena_hard": {"agreement": 0.903954802259887, "spearman": 0.932330827067669,

@@ -93,7 +93,8 @@ def settings(out: Path, args, url: str) -> dict[str, str]:
             "ARENA_CANDIDATES": json.dumps(candidates), "ARENA_BENCH_BASELINE": names[0],
             "ARENA_BENCH_JUDGES": "sim-judge", "ARENA_BENCH_SIZE": str(args.bench_size),
             "ARENA_BENCH_PER_CLUSTER": str(args.per_cluster),
-            **({"ARENA_AGREEMENT_SAMPLE_SIZE": str(args.agreement_sample)} if args.agreement_sample else {}),
+            **({"ARENA_AGREEMENT_SAMPLE_SIZE": str(args.agreement_sample)}
+               if args.agreement_sample is not None else {}),
             "ARENA_BENCH_VISION_SIZE": "0", "ARENA_BENCH_MIN_QUALITY": "6",
             # real-traffic values (README) at 500k; smaller months scaled down, so boards exist
             "ARENA_MIN_BATTLES": str(max(20, round(300 * args.conversations / 500_000))),
@@ -289,6 +290,14 @@ def new_prompts(out: Path, first: str, second: str) -> tuple[int, int]:
     return len(keys[1]), len(keys[1] - keys[0])
 
 
+def positive(text: str) -> int:
+    """An argparse type: an integer of 1 or more (argparse says which argument is wrong)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500_000) -> None:
     """The month's settings (``one_asset.py`` takes the same: a rerun must match the run);
     ``conversations`` None makes the month's size required."""
@@ -297,15 +306,17 @@ def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500
     ap.add_argument("--latency", type=float, default=0.3)
     ap.add_argument("--concurrency", type=int, default=64)
     ap.add_argument("--bench-size", type=int, default=500)
-    # prompts a topic cluster: the simulated world has 104 fine topics, so a month of any size
-    # clusters into ~104, of which 36 pass BenchBuilder's cluster rule: at the anchor's 2 a
-    # cluster that is 72 prompts. 14 a cluster fill the issue's 500, the load a real month
-    # gives at 2 (Arena-Hard-Auto v0.1: 500 prompts from 250 clusters); 2 is the anchor's rule
-    ap.add_argument("--per-cluster", type=int, default=14)
+    # prompts a topic cluster: the simulated world has 105 fine topics (64 of them text), so
+    # a month of any size has ~65 text clusters, of which 36 pass BenchBuilder's cluster
+    # rule: at the anchor's 2 a cluster the bench is 72 prompts. At 14 the 500,000 month
+    # fills the issue's 500 (50,000: 498; 20,000: 369), the load a real month gives at 2
+    # (Arena-Hard-Auto v0.1: 500 prompts from 250 clusters). --per-cluster 2 is the anchor's
+    # rule, and what runs before this option used
+    ap.add_argument("--per-cluster", type=positive, default=14)
     ap.add_argument("--candidates", type=int, default=10)
     # judge_human_agreement's battles (its LLM judge asks each in both orders, the reward
     # model scores both sides: 4 calls a battle); None: .env.example's
-    ap.add_argument("--agreement-sample", type=int, default=None)
+    ap.add_argument("--agreement-sample", type=positive, default=None)
     ap.add_argument("--seed", type=int, default=7)
     # Copilot Arena completion pairs a month (0: none); by default 450,000 at 500,000
     # conversations, scaled with the month: its paper (arXiv 2502.09328, February 2025)
@@ -322,10 +333,6 @@ def main() -> None:
     args = ap.parse_args()
     if args.completions is None:
         args.completions = round(450_000 * args.conversations / 500_000)
-    if args.agreement_sample is not None and args.agreement_sample < 1:
-        ap.error(f"--agreement-sample must be 1 or more, not {args.agreement_sample}")
-    if args.per_cluster < 1:
-        ap.error(f"--per-cluster must be 1 or more, not {args.per_cluster}")
     if args.completions < 0:
         ap.error(f"--completions must be 0 or more (pairs a month), not {args.completions}")
     if args.stop_after and args.phases != "first":
@@ -349,7 +356,8 @@ def run_phases(out: Path, args, phases: list[str], server: subprocess.Popen, url
     floor_cpu = floor(env, out)
     print(f"{args.conversations:,} conversations a month, {args.models} models; latency "
           f"{args.latency} s, concurrency {args.concurrency}; bench {args.bench_size} prompts "
-          f"({args.per_cluster} a cluster) x {args.candidates} candidates, one judge; load average {os.getloadavg()[0]:.1f}")
+          f"({args.per_cluster} a cluster) x {args.candidates} candidates, one judge; load average "
+          f"{os.getloadavg()[0]:.1f}")
     results = {}
     for phase in phases:
         month = MONTHS[1] if phase == "second" else MONTHS[0]

@@ -41,8 +41,9 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     meeting at least `ARENA_BENCH_MIN_QUALITY` of the 7 hard-prompt criteria (default 5) in
     topic clusters whose mean is at least 3; with `ARENA_BENCH_RELABEL_MODEL` set, that
     strong labeler re-labels the survivors and keeps those meeting at least 6 in clusters
-    whose re-scored mean is at least 6 (its calls in `relabel_calls`). Then 2 prompts per
-    cluster (seeded), best clusters first, up to the bench size; a separate vision bench
+    whose re-scored mean is at least 6 (its calls in `relabel_calls`). Then
+    `ARENA_BENCH_PER_CLUSTER` prompts per cluster (default 2; seeded), best clusters first,
+    up to the bench size; a separate vision bench
     from image prompts. The thresholds used and, when the bench is short, why, are in the
     metadata. Decontaminated against every earlier month's bench (exact and MinHash
     near-duplicates); each bench carries a `bench_version`."""

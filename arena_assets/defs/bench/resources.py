@@ -13,6 +13,7 @@ import dataclasses
 import dagster as dg
 
 from arena_assets.bench.builder import BenchOptions
+from arena_assets.bench.schema import CRITERIA
 from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
 from arena_assets.judging.answers import parse_candidates
 from arena_assets.judging.protocol import BenchProtocol, get_protocol, parse_baselines
@@ -75,10 +76,15 @@ class BenchSettings(dg.ConfigurableResource):
         return _number(self.max_cap_hit_share, "ARENA_BENCH_MAX_CAP_HIT_SHARE", 0.01)
 
     def bench_options(self) -> BenchOptions:
-        for name, value, least in (("ARENA_BENCH_SIZE", self.size, 1), ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0),
-                                   ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1)):
-            if value < least:  # the setting named, not BenchOptions' field
-                raise ValueError(f"{name} must be >= {least}, got {value}")
+        criteria = len(CRITERIA)
+        for name, value, least, most in (
+                ("ARENA_BENCH_SIZE", self.size, 1, None), ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0, None),
+                ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1, None),
+                ("ARENA_BENCH_MIN_QUALITY", self.min_quality, 0, criteria),
+                ("ARENA_BENCH_STRONG_MIN_QUALITY", self.strong_min_quality, 0, criteria)):
+            if value < least or (most is not None and value > most):  # the setting named, not the field
+                bound = f">= {least}" if most is None else f"in {least}..{most}"
+                raise ValueError(f"{name} must be {bound}, got {value}")
         return BenchOptions(
             size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
             min_cluster_mean=_number(self.min_cluster_mean, "ARENA_BENCH_MIN_CLUSTER_MEAN", 3.0),
