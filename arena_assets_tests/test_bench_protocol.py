@@ -180,7 +180,8 @@ def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> 
     assert (s.judge_max_tokens, s.answer_max_tokens, s.bootstrap_seed) == (1234, 2345, 5)
     assert s.cap_hit_limit() == 0.02
     o = s.bench_options()
-    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean, o.per_cluster) == (2.5, 7, 6.5, 4)
+    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean,
+            o.per_cluster) == (2.5, 7, 6.5, 4)
     monkeypatch.setenv("ARENA_BENCH_MAX_CAP_HIT_SHARE", "")
     monkeypatch.setenv("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", "")
     s = load_defs().resources["bench_settings"].process_config_and_initialize()

@@ -1,9 +1,8 @@
 """One production-size month through every asset, as a user runs it (issue 17 §2; by hand).
 
     .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
-        [--latency 0.3] [--concurrency 64] [--bench-size 500] [--per-cluster 14] [--candidates 10]
-        [--agreement-sample N]
-        [--completions N] [--out benchmarks/out/full_month]
+        [--latency 0.3] [--concurrency 64] [--bench-size 500] [--per-cluster 14]
+        [--candidates 10] [--agreement-sample N] [--completions N] [--out benchmarks/out/full_month]
         [--phases first,rerun,second] [--stop-after ASSET]
 
 Simulates the month (``--conversations`` conversations, ``--models`` models, the
@@ -13,23 +12,23 @@ top, then materializes every asset of the month one `dagster asset materialize` 
 of the code location, in graph order (in-process executor, the project's instance under
 ``--out``; a stage added later is measured without editing this file), the LLM stages
 against the simulated arena serving in its own process (as a real endpoint is elsewhere)
-with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task (bench:
-``--bench-size`` prompts, ``--per-cluster`` a topic cluster, ``--candidates`` candidates, one
-judge; ``--agreement-sample`` battles judged against the human votes, by default
-`.env.example`'s). Per asset it prints the
-run's wall and CPU seconds and peak RSS (its process, from wait4), the step's own body time
-(from the instance), rows, LLM calls, tokens, estimated cost at the prices below and, for
-an LLM asset, the share of the concurrency bound reached: bound time calls / (concurrency /
-latency) over the step's time (``bound``), and over the seconds in which its batches were
-running (``calls``: the step's own reading, planning and writing left out; its batches
-report when they ran). Phases: ``first`` (the month), ``rerun`` (the same again as a user
-reruns a month: one run of the every-asset job, `dg launch --job monthly_refresh`; every
-answer cached, targets 0 calls and <= 10 % of the first run's time), ``second`` (month 2:
-only its new distinct prompts are labelled). Targets on the 2-core machine: every non-LLM
-asset together <= 10 min, every LLM asset >= 90 % of the bound, peak RSS <= 6 GB. Figures
-go to ``<out>/<phase>.json`` too. ``--stop-after ASSET`` runs only that asset and what it
-reads (with ``--phases first``): a stage measured at production size without the labels'
-ninety minutes.
+with ``--latency`` seconds per call and ``--concurrency`` concurrent calls per task
+(bench: ``--bench-size`` prompts, ``--per-cluster`` a topic cluster, ``--candidates``
+candidates, one judge; ``--agreement-sample`` battles judged against the human votes, by
+default `.env.example`'s). Per asset it prints the run's wall and CPU seconds and peak RSS
+(its process, from wait4), the step's own body time (from the instance), rows, LLM calls,
+tokens, estimated cost at the prices below and, for an LLM asset, the share of the
+concurrency bound reached: bound time calls / (concurrency / latency) over the step's time
+(``bound``), and over the seconds in which its batches were running (``calls``: the step's
+own reading, planning and writing left out; its batches report when they ran). Phases:
+``first`` (the month), ``rerun`` (the same again as a user reruns a month: one run of the
+every-asset job, `dg launch --job monthly_refresh`; every answer cached, targets 0 calls
+and <= 10 % of the first run's time), ``second`` (month 2: only its new distinct prompts
+are labelled). Targets on the 2-core machine: every non-LLM asset together <= 10 min,
+every LLM asset >= 90 % of the bound, peak RSS <= 6 GB. Figures go to
+``<out>/<phase>.json`` too. ``--stop-after ASSET`` runs only that asset and what it reads
+(with ``--phases first``): a stage measured at production size without the labels' ninety
+minutes.
 
 Each run process first loads dagster and the code location; that floor is measured and
 printed (``floor``) so that the step bodies can be compared with it.

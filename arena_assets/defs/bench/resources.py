@@ -78,7 +78,8 @@ class BenchSettings(dg.ConfigurableResource):
     def bench_options(self) -> BenchOptions:
         criteria = len(CRITERIA)
         for name, value, least, most in (
-                ("ARENA_BENCH_SIZE", self.size, 1, None), ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0, None),
+                ("ARENA_BENCH_SIZE", self.size, 1, None),
+                ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0, None),
                 ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1, None),
                 ("ARENA_BENCH_MIN_QUALITY", self.min_quality, 0, criteria),
                 ("ARENA_BENCH_STRONG_MIN_QUALITY", self.strong_min_quality, 0, criteria)):
