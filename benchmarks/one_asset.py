@@ -8,7 +8,8 @@
 instance); the settings (``--conversations`` included: the boards' minimum battles scale
 with it) must be the ones that run used (a month run before ``--per-cluster`` existed
 used 2 a cluster: give ``--per-cluster 2`` when ``bench_prompts`` is among the assets).
-Each asset is one `dagster asset materialize` run against the simulated arena in its own process, as in `full_month.py`.
+Each asset is one `dagster asset materialize` run against the simulated arena in its own
+process, as in `full_month.py`.
 ``--empty-cache`` points the LLM cache at another folder (empty the first time), so the
 LLM assets make their calls again instead of reading the month's cache. Prints per asset
 the run's wall, CPU and peak RSS, the step's own time and, for LLM assets, each batch's calls and

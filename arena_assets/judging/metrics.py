@@ -193,9 +193,9 @@ def brier_score(bench: ScoreTable, human: ScoreTable) -> dict:
     """Brier score of the bench's pairwise forecasts against the human order (lower is better)."""
     _same_models(bench, human)
     h = human.subset(bench.models)
-    order = sorted(range(len(bench.models)), key=lambda i: bench.models[i])
-    pairs = np.array(list(combinations(order, 2)), dtype=np.int64).reshape(-1, 2)
-    i, j = pairs[:, 0], pairs[:, 1]
+    order = np.array(sorted(range(len(bench.models)), key=lambda i: bench.models[i]), dtype=np.int64)
+    first, second = np.triu_indices(len(order), k=1)  # the pairs in combinations(order, 2)'s order
+    i, j = order[first], order[second]
     mean, var, score = (np.asarray(x, dtype=np.float64) for x in (bench.mean, bench.variance, h.score))
     sd, diff = np.sqrt(var[i] + var[j]), mean[i] - mean[j]
     # P(bench says i below j) under a normal on the difference; one array call, not one

@@ -43,9 +43,10 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     strong labeler re-labels the survivors and keeps those meeting at least 6 in clusters
     whose re-scored mean is at least 6 (its calls in `relabel_calls`). Then
     `ARENA_BENCH_PER_CLUSTER` prompts per cluster (default 2; seeded), best clusters first,
-    up to the bench size; a separate vision bench from image prompts. The thresholds used and, when the bench is short, why, are in the
-    metadata. Decontaminated against every earlier month's bench (exact and MinHash
-    near-duplicates); each bench carries a `bench_version`."""
+    up to the bench size; a separate vision bench from image prompts. The thresholds used
+    and, when the bench is short, why, are in the metadata. Decontaminated against every
+    earlier month's bench (exact and MinHash near-duplicates); each bench carries a
+    `bench_version`."""
     lake = storage.lake()
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
     if relabel_task:  # only the optional second labelling pass calls an LLM
