@@ -10,6 +10,12 @@ checks are the code location's own; only the executor differs. See deploy/README
 
 import dagster as dg
 
+# Celery settings of the runs and of the workers (deploy/celery-worker.yaml holds the same:
+# a test checks): a step is acknowledged when it ends, so a worker process holds one step
+# and a busy worker does not reserve the next one while another worker is idle (the
+# yaml's comment has the measured cost).
+CELERY_SETTINGS = {"worker_prefetch_multiplier": 1, "task_acks_late": True}
+
 # the module, not its `defs`: Dagster allows one @definitions function per module scope
 from arena_assets import definitions as code_location
 
@@ -21,7 +27,8 @@ def defs() -> dg.Definitions:
 
     executor = celery_executor.configured(
         {"broker": {"env": "ARENA_CELERY_BROKER_URL"},
-         "backend": {"env": "ARENA_CELERY_BACKEND_URL"}},
+         "backend": {"env": "ARENA_CELERY_BACKEND_URL"},
+         "config_source": dict(CELERY_SETTINGS)},
         name="arena_celery_executor",
     )
     return dg.Definitions.merge(code_location.defs(), dg.Definitions(executor=executor))

@@ -36,6 +36,37 @@ def test_celery_location_uses_the_celery_executor():
     assert defs.resolve_asset_graph().get_all_asset_keys() == plain
 
 
+def test_workers_take_a_step_only_when_free(tmp_path, monkeypatch):
+    """The runs' executor and the workers started from deploy/celery-worker.yaml both
+    acknowledge a step when it ends, one step a process: the module dagster-celery writes
+    for a worker from the yaml (its own code) sets it, so a busy worker reserves nothing."""
+    import runpy
+
+    import yaml
+    from dagster_celery.cli import get_config_dir
+
+    from arena_assets.celery_location import CELERY_SETTINGS
+
+    worker_yaml = PROJECT / "deploy" / "celery-worker.yaml"
+    assert yaml.safe_load(worker_yaml.read_text())["execution"]["config"]["config_source"] == CELERY_SETTINGS
+    assert CELERY_SETTINGS == {"worker_prefetch_multiplier": 1, "task_acks_late": True}
+    home = tmp_path / "dagster_home"
+    home.mkdir()
+    monkeypatch.setenv("DAGSTER_HOME", str(home))
+    monkeypatch.setenv("ARENA_CELERY_BROKER_URL", f"sqla+sqlite:///{tmp_path}/broker.sqlite")
+    monkeypatch.setenv("ARENA_CELERY_BACKEND_URL", f"db+sqlite:///{tmp_path}/results.sqlite")
+    written = runpy.run_path(str(Path(get_config_dir(str(worker_yaml))) / "dagster_celery_config.py"))
+    assert written["task_acks_late"] is True and written["worker_prefetch_multiplier"] == 1
+    assert written["broker_url"] == f"sqla+sqlite:///{tmp_path}/broker.sqlite"
+    # the runs' side: the executor's config as Dagster resolves it for a run
+    from arena_assets import celery_location
+
+    executor = celery_location.defs().resolve_implicit_global_asset_job_def().executor_def
+    resolved = executor.apply_config_mapping({})
+    assert resolved.success, resolved.errors
+    assert resolved.value["config"]["config_source"] == CELERY_SETTINGS
+
+
 @pytest.mark.slow
 def test_month_steps_run_in_a_celery_worker(arena_env, tmp_path, monkeypatch):
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 60, seed=6)

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
         [--modes in_process,parallel,pool,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
-        [--arena in_run|own_process]
+        [--arena in_run|own_process] [--latency 0] [--concurrency N] [--llm-pool N]
 
 Simulates ``--months`` months of ``--conversations`` conversations, then backfills every
 asset but the release over them once per mode, each mode on a fresh lake, LLM cache and
@@ -24,7 +24,14 @@ Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_para
 mode (``arena-assets serve-arena``, as a real endpoint is another machine): the runs then
 pay only the client side of their calls, and the arena's CPU is printed apart. The default
 ``in_run`` starts the arena inside every run's process (``.env.example``'s set-up), where
-client and server share one interpreter lock.
+client and server share one interpreter lock. ``--latency S`` makes the arena answer each
+call after S seconds, as a real endpoint does (300 ms in issue 17), and ``--concurrency N``
+sets every LLM task's concurrent calls (labeller, embedder, judge, reward model; the
+candidates keep their own): then a month's LLM steps are bound by the endpoint, not by the
+2 cores, and months at once overlap their waiting. The default 0 s and ``.env.example``'s
+concurrency measure the CPU-bound case. ``--llm-pool N`` sets the instance's limit of the
+``llm`` pool (how many LLM steps run at once across runs; ``dagster.yaml``'s default is 2)
+before the runs, for ``--workers`` above 2.
 
 Prints per mode the wall and CPU seconds (runs and workers), the speed-up over the
 baseline, the runs and which of them waited on the previous month; then checks that every
@@ -51,6 +58,7 @@ from dagster_runs import BIN, PROJECT, base_env, materializations, materialize_c
 from arena_assets.simulator.child import _death_signal, stop_child  # noqa: E402
 
 FIRST = "2024-07"  # months of a world whose launch models are all out
+LLM_TASKS = ("LABELER", "EMBED", "JUDGE", "REWARD")  # the tasks with an ARENA_*_MAX_CONCURRENCY
 
 
 def months_from(first: str, n: int) -> list[str]:
@@ -112,13 +120,14 @@ def process_tree_cpu(pid: int) -> float:
         return 0.0
 
 
-def start_arena(raw: Path, seed: int, log: Path) -> subprocess.Popen:
+def start_arena(raw: Path, seed: int, log: Path, latency: float = 0.0) -> subprocess.Popen:
     """``serve-arena`` on a free port over ``raw``'s truth, its URL in ``proc.url``; returns
     once it has read the truth (its second line), so no run's first calls wait on that
     read. Killed with this script (a death signal), and stopped if it does not come up."""
     with log.open("w") as err:
         proc = subprocess.Popen([str(BIN / "arena-assets"), "serve-arena", "--port", "0",
-                                 "--world-seed", str(seed), "--truth-root", str(raw)],
+                                 "--world-seed", str(seed), "--truth-root", str(raw),
+                                 "--latency", str(latency)],
                                 stdout=subprocess.PIPE, stderr=err, text=True,
                                 preexec_fn=_death_signal(os.getpid()),
                                 env={k: v for k, v in os.environ.items()
@@ -135,7 +144,8 @@ def start_arena(raw: Path, seed: int, log: Path) -> subprocess.Popen:
 
 
 def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
-             arena: str = "in_run", seed: int = 7) -> dict:
+             arena: str = "in_run", seed: int = 7, latency: float = 0.0,
+             concurrency: int | None = None, llm_pool: int | None = None) -> dict:
     root = out / mode
     if root.exists():
         shutil.rmtree(root)
@@ -143,17 +153,20 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
     (root / "raw").symlink_to(raw)
     # the runs' simulated world is the one the logs were simulated with, in either set-up
     over = {"ARENA_INGEST_WORKERS": "1", "ARENA_SIM_WORLD_SEED": str(seed)}
+    if concurrency is not None:
+        over |= {f"ARENA_{task}_MAX_CONCURRENCY": str(concurrency) for task in LLM_TASKS}
     if mode == "celery":
         over |= {"ARENA_CELERY_BROKER_URL": f"sqla+sqlite:///{root}/broker.sqlite",
                  "ARENA_CELERY_BACKEND_URL": f"db+sqlite:///{root}/results.sqlite"}
     if arena == "in_run":
-        return _run_mode(mode, root, over, months, workers) | {"arena_cpu": None}
-    server = start_arena(raw, seed, root / "arena.log")
+        over["ARENA_SIM_LATENCY"] = str(latency)
+        return _run_mode(mode, root, over, months, workers, llm_pool) | {"arena_cpu": None}
+    server = start_arena(raw, seed, root / "arena.log", latency)
     # its CPU while the runs ran: start-up and reading the truth are before the clock starts
     cpu0 = process_tree_cpu(server.pid)
     over["ARENA_SIM_BASE_URL"] = server.url
     try:
-        result = _run_mode(mode, root, over, months, workers)
+        result = _run_mode(mode, root, over, months, workers, llm_pool)
         if server.poll() is not None:  # run_parallel reaps any child: ask it, not the pid
             sys.exit(f"{mode}: the simulated arena stopped during the runs; its log: {root / 'arena.log'}")
         return result | {"arena_cpu": process_tree_cpu(server.pid) - cpu0}
@@ -161,12 +174,16 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
         stop_child(server, timeout=60)
 
 
-def _run_mode(mode: str, root: Path, over: dict, months: list[str], workers: int) -> dict:
+def _run_mode(mode: str, root: Path, over: dict, months: list[str], workers: int,
+              llm_pool: int | None = None) -> dict:
     from arena_assets.pipeline.backfill import run_parallel
 
     env = base_env(root, months[0], months[-1], **over)
     subprocess.run([str(BIN / "dagster"), "instance", "migrate"], env=env, cwd=root, check=True,
                    capture_output=True)
+    if llm_pool is not None:
+        subprocess.run([str(BIN / "dagster"), "instance", "concurrency", "set", "llm", str(llm_pool)],
+                       env=env, cwd=root, check=True, capture_output=True)
     plan = parallel_plan(months)
     executor = {"in_process": "in_process", "parallel": "in_process", "pool": "in_process",
                 "multiprocess": "multiprocess", "celery": ""}[mode]
@@ -222,9 +239,17 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path("benchmarks/out/backfill"))
     ap.add_argument("--arena", choices=("in_run", "own_process"), default="in_run",
                     help="where the simulated arena serves the LLM calls (module docstring)")
+    ap.add_argument("--latency", type=float, default=0.0,
+                    help="seconds the simulated arena waits before each answer (module docstring)")
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="concurrent calls of every LLM task (default: .env.example's)")
+    ap.add_argument("--llm-pool", type=int, default=None,
+                    help="the llm pool's limit on the instance (default: dagster.yaml's)")
     ap.add_argument("--check-only", action="store_true",
                     help="only the consistency checks, over the modes' folders already there")
     args = ap.parse_args()
+    if args.latency < 0 or any(v is not None and v < 1 for v in (args.concurrency, args.llm_pool)):
+        ap.error("--latency must be 0 or more, --concurrency and --llm-pool 1 or more")
     out = args.out.resolve()
     months = months_from(FIRST, args.months)
     raw = out / f"raw-{args.conversations}"
@@ -233,7 +258,8 @@ def main() -> None:
 
         simulate_months(raw, months, round(args.conversations / 1.55), seed=args.seed)
     plan = parallel_plan(months)
-    print(f"{len(months)} months x {args.conversations:,} conversations; {len(plan)} runs:")
+    print(f"{len(months)} months x {args.conversations:,} conversations; arena {args.arena}, latency "
+          f"{args.latency} s, concurrency {args.concurrency or '.env.example'}; {len(plan)} runs:")
     for run in plan:
         waits = "previous month" if any(k[0] == "month" and k[1] == run.key[1] for k in run.after) else ""
         print(f"  {'+'.join(run.assets)} [{run.months[0]}{'..' + run.months[-1] if len(run.months) > 1 else ''}]"
@@ -243,7 +269,8 @@ def main() -> None:
         if args.check_only:
             results.append({"mode": mode, "home": str(out / mode / "dagster_home"), "lake": out / mode / "lake"})
             continue
-        r = run_mode(mode, raw, out, months, args.workers, args.arena, args.seed)
+        r = run_mode(mode, raw, out, months, args.workers, args.arena, args.seed, args.latency,
+                     args.concurrency, args.llm_pool)
         results.append(r)
         base = results[0]
         print(f"{mode:13} {r['wall']:7.0f} s wall, {r['cpu']:7.0f} CPU-s ({r['worker_cpu']:.0f} in "
