@@ -10,14 +10,14 @@ checks are the code location's own; only the executor differs. See deploy/README
 
 import dagster as dg
 
-# Celery settings of the runs and of the workers (deploy/celery-worker.yaml holds the same:
-# a test checks): a step is acknowledged when it ends, so a worker process holds one step
-# and a busy worker does not reserve the next one while another worker is idle (the
-# yaml's comment has the measured cost).
-CELERY_SETTINGS = {"worker_prefetch_multiplier": 1, "task_acks_late": True}
-
 # the module, not its `defs`: Dagster allows one @definitions function per module scope
 from arena_assets import definitions as code_location
+
+# Celery settings of the workers (deploy/celery-worker.yaml: its comment says why) and of the
+# runs, kept the same so that both sides read one configuration (a test checks): a step is
+# acknowledged when it ends (the workers' copy is the one that acts), so a busy worker does
+# not reserve the next step while another is idle.
+CELERY_SETTINGS = {"worker_prefetch_multiplier": 1, "task_acks_late": True}
 
 
 @dg.definitions

@@ -259,7 +259,8 @@ def main() -> None:
         simulate_months(raw, months, round(args.conversations / 1.55), seed=args.seed)
     plan = parallel_plan(months)
     print(f"{len(months)} months x {args.conversations:,} conversations; arena {args.arena}, latency "
-          f"{args.latency} s, concurrency {args.concurrency or '.env.example'}; {len(plan)} runs:")
+          f"{args.latency} s, concurrency {args.concurrency or '.env.example'}; {args.workers} workers, llm pool "
+          f"{args.llm_pool or 'dagster.yaml'}; {len(plan)} runs:")
     for run in plan:
         waits = "previous month" if any(k[0] == "month" and k[1] == run.key[1] for k in run.after) else ""
         print(f"  {'+'.join(run.assets)} [{run.months[0]}{'..' + run.months[-1] if len(run.months) > 1 else ''}]"
