@@ -159,7 +159,8 @@ def run_mode(mode: str, raw: Path, out: Path, months: list[str], workers: int,
         over |= {"ARENA_CELERY_BROKER_URL": f"sqla+sqlite:///{root}/broker.sqlite",
                  "ARENA_CELERY_BACKEND_URL": f"db+sqlite:///{root}/results.sqlite"}
     if arena == "in_run":
-        over["ARENA_SIM_LATENCY"] = str(latency)
+        if latency:  # at 0, .env.example's own (empty) setting, as before the option
+            over["ARENA_SIM_LATENCY"] = str(latency)
         return _run_mode(mode, root, over, months, workers, llm_pool) | {"arena_cpu": None}
     server = start_arena(raw, seed, root / "arena.log", latency)
     # its CPU while the runs ran: start-up and reading the truth are before the clock starts
