@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import dagster as dg
 import polars as pl
 
 from arena_assets.llm.simulated import simulated_endpoint
@@ -20,8 +21,22 @@ EVALUATORS = "judge_human_agreement,over_refusal"
 
 def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
     monkeypatch.setenv("ARENA_AGREEMENT_JUDGES", "sim-judge,reward:sim-reward,longer,markdown")
+    for task, price_in, price_out in (("JUDGE", "2.5", "10"), ("REWARD", "0.5", ""), ("LABELER", "0.15", "0.6")):
+        monkeypatch.setenv(f"ARENA_{task}_PRICE_INPUT_PER_1M", price_in)
+        monkeypatch.setenv(f"ARENA_{task}_PRICE_OUTPUT_PER_1M", price_out)
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 400, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
     assert materialize(MONTH, UPSTREAM).success
+    ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    # over the budget: refused with one line naming the figure and the setting, no call made
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "0.0001")
+    before = ep.call_count()
+    for asset in EVALUATORS.split(","):
+        refused = materialize(MONTH, asset, raise_on_error=False)
+        assert not refused.success and ep.call_count() == before
+        (failure,) = [e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+        line = failure.step_failure_data.user_failure_data.description
+        assert "\n" not in line and f"{asset} {MONTH}: estimated cost $" in line and "ARENA_LLM_BUDGET_USD=0.0001" in line
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "")
     result = materialize(MONTH, EVALUATORS)
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
@@ -46,12 +61,30 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
     ometa = result.asset_materializations_for_node("over_refusal")[0].metadata
     assert ometa["plot"].value.startswith("![over- vs under-refusal](data:image/png;base64,")
     assert sum(ometa["prompt_classes"].value.values()) == lake.read("conversations", MONTH).height
-    # a rerun reads every answer from the cache
-    ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    # each run's plan (its first log line, its metadata) against what the run counted: the
+    # judge's two games and the reward model's two sides per battle, one risk call per prompt
+    judged = {name: r for name, r in meta["calls"].value.items()}
+    assert set(judged) == {"sim-judge", "reward:sim-reward"}
+    _plan_is_the_run(meta["llm_plan"].value, list(judged.values()))
+    assert judged["reward:sim-reward"]["prompt_tokens"] > 0 and judged["reward:sim-reward"]["cost"] > 0
+    _plan_is_the_run(ometa["llm_plan"].value, [ometa["risk_calls"].value])
+    # a rerun reads every answer from the cache, and its plan said so
     before = ep.call_count()
     again = materialize(MONTH, EVALUATORS)
     assert again.success and ep.call_count() == before
     assert lake.read("judge_human_agreement", MONTH).equals(table)
+    for asset in EVALUATORS.split(","):
+        plan = again.asset_materializations_for_node(asset)[0].metadata["llm_plan"].value
+        assert plan["calls"] == 0 and plan["cost"] == 0 and plan["batches"]
+
+
+def _plan_is_the_run(plan: dict, reports: list[dict]) -> None:
+    """Calls and input tokens as counted by the simulated arena (it bills as the plan
+    counts); output at most the max_tokens bound a first month is planned at."""
+    assert plan["exact"] and plan["calls"] == sum(r["calls"] for r in reports) > 0
+    assert plan["prompt_tokens"] == sum(r["prompt_tokens"] for r in reports) > 0
+    assert plan["completion_tokens"] >= sum(r["completion_tokens"] for r in reports)
+    assert plan["cost"] >= sum(r["cost"] for r in reports) > 0
 
 
 def test_or_bench_import_through_the_cli(tmp_path) -> None:

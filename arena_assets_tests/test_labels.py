@@ -442,3 +442,26 @@ def test_refusal_rows_per_conversation_from_answers_in_any_order():
     assert unparsed == {"refusal_v0.1": 4}
     nothing: dict[str, int] = {}  # no answer classified: no count recorded for the tag
     assert refusal_rows(([], [], [], [], []), 2, "refusal_v0.1", nothing).height == 2 and nothing == {}
+
+
+@pytest.mark.parametrize("method", ["agglomerative", "kmeans", "hdbscan"])
+def test_max_clusters_bounds_what_the_clustering_gives(method):
+    """A month of many tiny topics pushes k to its limit: the clustering never gives more
+    clusters than ``max_clusters`` (a first month's plan of naming calls), and k's search
+    on ``k_sample`` prompts keeps it far under the size cap ``k_cap``."""
+    from arena_assets.labels.clusters import cluster_embeddings, k_cap, max_clusters
+
+    rng = np.random.default_rng(5)
+    centroids = rng.normal(size=(600, 24))
+    x = np.repeat(centroids, 5, axis=0) + rng.normal(scale=0.01, size=(3000, 24))
+    x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+    cfg = ClusterConfig(method=method, k_sample=300, min_cluster_size=5, seed=0)
+    ids, _ = cluster_embeddings(x, cfg)
+    bound = max_clusters(cfg, len(x))
+    assert len(set(ids.tolist())) <= bound
+    if method != "hdbscan":  # the silhouette search takes all it may: the bound is reached
+        assert bound == 100 < k_cap(cfg, len(x)) == 375 and len(set(ids.tolist())) >= 90
+    else:
+        assert bound == 600
+    assert max_clusters(cfg, 1) == 1 and max_clusters(cfg, 0) == 0
+    assert max_clusters(ClusterConfig(n_clusters=40), 3000) == 40

@@ -78,16 +78,52 @@ def test_budget_message_names_the_figure_and_the_setting():
     assert "\n" not in line and "$12.50" in line and "ARENA_LLM_BUDGET_USD=10" in line
 
 
+def test_every_llm_asset_has_a_plan():
+    """An asset that calls an LLM (the `llm` pool, or kind openai) is billed by `arena-assets
+    plan` and gated by the budget: a new one cannot be added without its planner."""
+    from arena_assets.definitions import defs
+    from arena_assets.pipeline import LLM_ASSETS as PLANNED
+    from arena_assets.pipeline.plan import PLANNERS
+
+    calling = {spec.key.to_user_string() for a in defs().resolve_asset_graph().assets_defs if a.is_executable
+               for spec in a.specs if getattr(a.node_def, "pool", None) == "llm" or "openai" in spec.kinds}
+    assert len(calling) >= 7 and calling <= set(PLANNED) == set(PLANNERS)
+
+
+def test_shared_embeddings_are_counted_once(tmp_path):
+    """topic_clusters' planner and embed_texts (prompt_embeddings) key the same texts
+    alike, so a month's total counts the calls both list once; other texts, twice."""
+    from arena_assets.llm.cache import request_key, text_request_keys
+    from arena_assets.llm.embed import EMBED_VERSION, embeddings_cache
+    from arena_assets.llm.plan import month_total, plan_embeddings
+
+    task = LLMTask(model="text-embedding-3-small", base_url="https://api.openai.com/v1", price_input_per_1m=0.02)
+    cache = embeddings_cache(str(tmp_path))
+    texts = [f"prompt number {i} about {w}" for i, w in enumerate(["tea", "rust", "bach"] * 50)]
+    by_batch = plan_embeddings(task, text_request_keys(task.model, texts, {}, EMBED_VERSION), texts, cache, 64)
+    one_by_one = plan_embeddings(task, [request_key(task.model, t, {}, EMBED_VERSION) for t in texts],
+                                 texts, cache, 64)
+    assert by_batch.requests_digest == one_by_one.requests_digest != "" and by_batch.calls == 3
+    other = plan_embeddings(task, text_request_keys(task.model, texts[1:], {}, EMBED_VERSION), texts[1:], cache, 64)
+    plans = [AssetPlan("topic_clusters", "2024-01", [by_batch]), AssetPlan("prompt_embeddings", "2024-01", [one_by_one])]
+    total = month_total(plans)
+    assert (total.calls, total.shared_calls, total.cost) == (3, 3, pytest.approx(by_batch.cost))
+    assert month_total([plans[0], AssetPlan("prompt_embeddings", "2024-01", [other])]).calls == 6
+
+
 MONTHS = ("2024-01", "2024-02")
 UPSTREAM = "raw_logs,raw_rejects,conversations,battles,arena_leaderboard"
-LLM_ASSETS = ("topic_labels", "topic_clusters", "bench_prompts", "model_answers", "judgments")
+# every LLM asset, prompt_embeddings before topic_clusters: it makes the embedding calls
+# they share (one cache), and topic_clusters' plan then finds them cached
+LLM_ASSETS = ("topic_labels", "prompt_embeddings", "topic_clusters", "bench_prompts", "model_answers",
+              "judgments", "judge_human_agreement", "over_refusal")
 
 
 def _counted(asset: str, meta: dict) -> tuple[int, int, int]:
     """(calls, prompt tokens, completion tokens) an asset's run counted, from its metadata."""
     if asset == "topic_labels":
         return meta["calls_made"], meta["prompt_tokens"], meta["completion_tokens"]
-    reports = meta["calls"].values()
+    reports = [meta["risk_calls"]] if asset == "over_refusal" else meta["calls"].values()
     return (sum(r["calls"] for r in reports), sum(r["prompt_tokens"] for r in reports),
             sum(r["completion_tokens"] for r in reports))
 
@@ -95,7 +131,7 @@ def _counted(asset: str, meta: dict) -> tuple[int, int, int]:
 @pytest.mark.slow
 def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     env = arena_env
-    for task in ("LABELER", "JUDGE"):
+    for task in ("LABELER", "JUDGE", "EMBED", "REWARD"):
         monkeypatch.setenv(f"ARENA_{task}_PRICE_INPUT_PER_1M", "2.5")
         monkeypatch.setenv(f"ARENA_{task}_PRICE_OUTPUT_PER_1M", "10")
     simulate_months(env["ARENA_RAW_ROOT"], list(MONTHS), 500, seed=int(env["ARENA_SIM_WORLD_SEED"]))
@@ -106,9 +142,12 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     out = subprocess.run([CLI, "plan", "--month", MONTHS[0]], capture_output=True, text=True,
                          env={**env, "PATH": str(Path(sys.executable).parent)})
     assert out.returncode == 0, out.stderr
-    for asset in LLM_ASSETS[:2] + LLM_ASSETS[3:]:
-        assert asset in out.stdout
+    for asset in set(LLM_ASSETS) - {"bench_prompts"}:  # no second labelling pass configured
+        assert f"= {asset}" in out.stdout, asset
     assert "projected" in out.stdout and "month total" in out.stdout
+    # the clusters and prompt_embeddings embed the same prompts into one cache: listed under
+    # both, paid once in the month's total
+    assert "calls listed twice counted once" in out.stdout
 
     # a budget below the plan refuses topic_labels with one line, before any call
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "0.0001")
@@ -143,7 +182,8 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
                 assert _within(plan["completion_tokens"], completion), (month, asset, plan, completion)
             else:  # no history yet: the max_tokens bound, never below
                 assert plan["completion_tokens"] >= completion
-    assert compared == [(m, a) for m in MONTHS for a in ("topic_labels", "model_answers", "judgments")]
+    assert compared == [(m, a) for m in MONTHS for a in (
+        "topic_labels", "prompt_embeddings", "model_answers", "judgments", "judge_human_agreement", "over_refusal")]
 
 
 @pytest.mark.parametrize("slice_size", [20_000, 3])

@@ -164,8 +164,6 @@ def llm_figures(asset: str, meta: dict) -> tuple[int, int, int, float]:
         r = meta.get("risk_calls") or {}
         return (int(r.get("calls", 0)), int(r.get("prompt_tokens", 0)), int(r.get("completion_tokens", 0)),
                 float(r.get("cost", 0.0)))
-    if asset == "prompt_embeddings":  # embedding calls; their tokens are not recorded
-        return int(meta.get("embedding_calls", 0)), 0, 0, 0.0
     reports = list((meta.get("calls") or {}).values())
     if asset == "judgments":
         reports += list((meta.get("single_grade_calls") or {}).values())

@@ -15,14 +15,27 @@ from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget
 from arena_assets.pipeline.plan import MonthSettings
 
 
-def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=None,
-                   topic_settings=None, bench_settings=None) -> MonthSettings:
-    """The plan's view of the configured resources (any subset an asset holds)."""
+def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=None, reward_model=None,
+                   topic_settings=None, bench_settings=None, evaluator_settings=None) -> MonthSettings:
+    """The plan's view of the configured resources (any subset an asset holds): the tasks
+    built as the assets build them, so a plan names the endpoints and prices a run uses."""
+    from arena_assets.pipeline.evaluators import RISK_MAX_TOKENS
+
     raw = storage.raw_root
     s = MonthSettings(cache_root=llm_cache.root_for(storage),
                       storage_options=llm_cache.storage_options(storage))
     if labeler is not None and labeler.configured():
         s.labeler = labeler.task(raw)
+        s.risk_labeler = labeler.task(raw, max_tokens=RISK_MAX_TOKENS)
+    if evaluator_settings is not None:
+        s.agreement_judges = evaluator_settings.judges()
+        s.agreement_size, s.agreement_seed = evaluator_settings.agreement_sample_size, evaluator_settings.seed
+        s.refusal_max_chars = evaluator_settings.max_prompt_chars
+        if judge is not None and reward_model is not None:
+            try:
+                s.agreement_judge, s.agreement_reward = evaluator_settings.tasks(judge, reward_model, storage)
+            except ValueError:  # a listed judge's endpoint unset: its plan (and run) say which
+                pass
     if topic_settings is not None:
         s.relabel_prompt_set = topic_settings.prompt_set()
         s.relabel_reask = topic_settings.reask_on()

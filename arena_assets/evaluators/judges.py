@@ -44,6 +44,8 @@ from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, co
 from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
+from arena_assets.llm.plan import BatchPlan, recording
+from arena_assets.llm.tokens import chat_prompt_tokens_many
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
@@ -148,7 +150,8 @@ def pooling_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-def _reward(client: openai.OpenAI, task: LLMTask, conversation: str) -> float:
+def _reward(client: openai.OpenAI, task: LLMTask, conversation: str) -> tuple[float, int]:
+    """The side's reward and the prompt tokens the server billed (vLLM's ``usage``)."""
     body = {"model": task.model, "messages": orjson.loads(conversation)}
     try:
         resp = client.post("/pooling", body=body, cast_to=object)
@@ -160,7 +163,9 @@ def _reward(client: openai.OpenAI, task: LLMTask, conversation: str) -> float:
         value = value[-1]
     if not isinstance(value, int | float) or value != value:
         raise ValueError(f"no reward in the pooling reply: {str(resp)[:200]}")
-    return float(value)
+    usage = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
+    tokens = usage.get("prompt_tokens")
+    return float(value), tokens if isinstance(tokens, int) and tokens > 0 else 0
 
 
 def _reward_key(task: LLMTask, conversation: str) -> str:
@@ -186,6 +191,10 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
             scores[k] = float(hit["content"])
     report.cache_hits = len(scores)
     todo = [k for k in items if k not in scores]
+    if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
+        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo], 2 * sample.height,
+                                 len(items), len(scores)))
+        return _placeholders(sample), BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
     lock = threading.Lock()
     if todo:
         client = make_client(task, base_url=pooling_root(task.base_url))
@@ -201,17 +210,20 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 with slots:
                     if halted():
                         return
-                    value = _reward(client, task, items[k])
+                    value, tokens = _reward(client, task, items[k])
             except (openai.APIError, ValueError):
-                value = None
+                value, tokens = None, 0
             except BaseException:
                 halted.fail()
                 raise
             if value is not None:
-                cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value))
+                cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value),
+                          prompt_tokens=tokens)
             with lock:
                 scores[k] = value
                 report.calls += 1
+                report.prompt_tokens += tokens
+                report.cost += task.cost(tokens, 0)
 
         try:  # an unreachable endpoint or a refused key raises LLMEndpointError from here
             with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
@@ -232,6 +244,25 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     report.statuses["ok"] = sum(r["status"] == "ok" for r in rows)
     report.statuses["failed"] = len(rows) - report.statuses["ok"]
     return pl.DataFrame(rows, schema=VERDICT_COLUMNS), report
+
+
+def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, distinct: int,
+                cached: int) -> BatchPlan:
+    """What ``reward_verdicts`` would send: one ``/pooling`` call per side not cached, its
+    input tokens counted as the chat route bills a conversation; a reward has no output."""
+    plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
+                     cached=cached, calls=len(conversations),
+                     prompt_tokens=sum(chat_prompt_tokens_many(conversations)),
+                     output_basis="reward model: no output tokens")
+    plan.cost = task.cost(plan.prompt_tokens, 0)
+    return plan
+
+
+def _placeholders(sample: pl.DataFrame) -> pl.DataFrame:
+    """A planned batch's verdicts: none (status failed), as ``run_batch`` answers a plan."""
+    return sample.select("battle_id", *(pl.lit(None, VERDICT_COLUMNS[c]).alias(c)
+                                        for c in ("pick", "game1", "game2", "reward_a", "reward_b")),
+                         pl.lit("failed").alias("status"))
 
 
 def ask_judges(specs: Sequence[JudgeSpec], sample: pl.DataFrame, *, judge_task: LLMTask | None,

@@ -71,13 +71,34 @@ class OfflineEmbedder:
 
 
 def k_cap(cfg: ClusterConfig, n_prompts: int) -> int:
-    """The largest k the silhouette search may pick for ``n_prompts`` prompts."""
+    """The cap on k from the month's size (the search also stays under a third of the
+    prompts it scores: ``max_clusters``)."""
     return cfg.k_max or max(150, n_prompts // cfg.min_topic_size)
+
+
+def _k_hi(cfg: ClusterConfig, n_scored: int, cap: int) -> int:
+    """The largest k the silhouette search tries: the cap, and a third of the prompts it scores."""
+    return max(cfg.k_min, min(cap, n_scored // 3))
+
+
+def max_clusters(cfg: ClusterConfig, n_prompts: int) -> int:
+    """The most clusters ``cluster_embeddings`` can give ``n_prompts`` prompts: the bound
+    a first month's plan puts on its naming calls (one per cluster). k is searched on at
+    most ``k_sample`` prompts, so it stays under a third of them whatever the month's size
+    (1,000 by default; a 500,000-conversation month's k_cap alone is ~29,500)."""
+    if n_prompts < 2:
+        return n_prompts
+    if cfg.n_clusters:
+        return min(n_prompts, cfg.n_clusters)
+    if cfg.method == "hdbscan":  # a cluster holds at least min_cluster_size of the fitted rows
+        return max(1, min(n_prompts, cfg.max_direct_points) // cfg.min_cluster_size)
+    fitted = n_prompts if cfg.method == "kmeans" else min(n_prompts, cfg.max_direct_points)
+    return min(n_prompts, _k_hi(cfg, min(fitted, cfg.k_sample), k_cap(cfg, n_prompts)))
 
 
 def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int, cap: int | None = None) -> int:
     """Best silhouette over a coarse geometric grid of k, then a finer pass around it."""
-    hi = max(cfg.k_min, min(cap or k_cap(cfg, n), n // 3))
+    hi = _k_hi(cfg, n, cap or k_cap(cfg, n))
     coarse = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=12)})
     scores = {k: score_fn(grid_fn(k)) for k in coarse}
     best = max(scores, key=scores.get)

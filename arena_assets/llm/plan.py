@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -53,6 +54,10 @@ class BatchPlan:
     output_basis: str = ""  # how completion tokens were estimated
     completion_per_call: float = 0.0  # the estimate before rounding (a batch's slices add up)
     exact: bool = True  # False: projected from settings and history (inputs not there yet)
+    # a digest of the requests the calls answer, where two assets may ask the same ones
+    # into one cache (the embeddings of topic_clusters and prompt_embeddings): whichever
+    # runs first calls, so a month's total counts such a batch once
+    requests_digest: str = ""
 
     def __post_init__(self) -> None:
         from arena_assets.llm.simulated import public_base_url
@@ -217,6 +222,33 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
     plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
                      cached=len(text_of) - len(todo), calls=-(-len(todo) // batch_size),
                      prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
-                     output_basis="embeddings: no output tokens")
+                     output_basis="embeddings: no output tokens",
+                     requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "")
     plan.cost = task.cost(plan.prompt_tokens, 0)
     return plan
+
+
+def _digest(parts: Sequence[str]) -> str:
+    return hashlib.blake2b("\n".join(parts).encode(), digest_size=12).hexdigest()
+
+
+@dataclass(frozen=True)
+class MonthTotal:
+    calls: int
+    cost: float
+    shared_calls: int  # calls two assets' plans both list (one cache): counted once above
+
+
+def month_total(plans: Sequence[AssetPlan]) -> MonthTotal:
+    """What a month's LLM assets call and cost together: a batch two assets would both
+    send (the same ``requests_digest``) is counted once, as only the first to run calls."""
+    seen: set[str] = set()
+    calls, cost, shared = 0, 0.0, 0
+    for b in (b for p in plans for b in p.batches):
+        if b.requests_digest:
+            if b.requests_digest in seen:
+                shared += b.calls
+                continue
+            seen.add(b.requests_digest)
+        calls, cost = calls + b.calls, cost + b.cost
+    return MonthTotal(calls, cost, shared)

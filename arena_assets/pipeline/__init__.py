@@ -6,3 +6,8 @@ benchmarks, so each figure is computed in one place.
 ``ingest`` -> ``clean`` -> ``battles`` -> ``leaderboards``; ``topics`` (labels, clusters)
 after ``clean``; ``cli`` runs the demo.
 """
+
+# every asset that calls an LLM endpoint, in graph order: what `arena-assets plan` bills
+# (``pipeline.plan``); here, without imports, so the CLI's help lists them at no cost
+LLM_ASSETS = ("topic_labels", "topic_clusters", "prompt_embeddings", "bench_prompts", "model_answers",
+              "judgments", "judge_human_agreement", "over_refusal")

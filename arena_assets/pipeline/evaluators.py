@@ -27,6 +27,8 @@ JUDGE_HUMAN_AGREEMENT = "judge_human_agreement"
 JUDGE_HUMAN_VERDICTS = "judge_human_verdicts"
 OVER_REFUSAL = "over_refusal"
 OVER_REFUSAL_RATES = "over_refusal_rates"
+OVER_REFUSAL_CACHE = "over_refusal/risk"  # the risk labeller's answers (a cache namespace)
+RISK_MAX_TOKENS = 64  # a risk answer is a two-field JSON object
 _SAMPLE_COLUMNS = ("battle_id", "model_a", "model_b", "winner", "language", "category", "hard",
                    "dedup_key", "stratum", "weight", "tokens_a", "tokens_b")
 
@@ -48,20 +50,12 @@ class AgreementMonth:
 def judge_human_agreement_month(
     lake: Lake, month: str, judges: Sequence[JudgeSpec], *, size: int, seed: int,
     judge_task: LLMTask | None, reward_task: LLMTask | None, cache_of: CacheOf,
-    options: AgreementOptions = AgreementOptions(),
+    options: AgreementOptions = AgreementOptions(), drawn: tuple[pl.DataFrame, int] | None = None,
 ) -> AgreementMonth:
     """A stratified sample of the month's kept votes judged by every judge, and PPE's /
-    MT-Bench's agreement metrics per judge and slice (``evaluators.agreement``)."""
-    battles = lake.read("battles", month)
-    labels = (lake.read("topic_labels", month, columns=["conv_id", *FLAGS])
-              if lake.exists("topic_labels", month) else None)
-    # drawn from ids and labels; only the sample's conversations are read (a production
-    # month's messages are GBs, the judges see a few hundred battles)
-    population = battle_population(battles, lake.read("conversations", month, columns=["conv_id"]), labels)
-    sample = stratified_sample(population, size, seed, month=month) if population.height else population
-    wanted = pl.concat([sample.get_column("conv_id_a"), sample.get_column("conv_id_b")]).unique().to_list()
-    sample = with_texts(sample, lake.read("conversations", month, columns=["conv_id", "messages"],
-                                          filters=[("conv_id", "in", wanted)]))
+    MT-Bench's agreement metrics per judge and slice (``evaluators.agreement``).
+    ``drawn``: ``agreement_sample``'s answer when the caller has it (the asset's plan drew it)."""
+    sample, population = drawn or agreement_sample(lake, month, size=size, seed=seed)
     if sample.height:
         verdicts, reports = ask_judges(judges, sample, judge_task=judge_task, reward_task=reward_task,
                                        cache_of=cache_of)
@@ -74,8 +68,24 @@ def judge_human_agreement_month(
     rows = verdicts.join(sample.select(kept), on="battle_id", how="left").with_columns(month=pl.lit(month))
     strata = dict(sample.group_by("stratum").len().sort("stratum").iter_rows()) if sample.height else {}
     urls = (lake.write(JUDGE_HUMAN_AGREEMENT, month, table), lake.write(JUDGE_HUMAN_VERDICTS, month, rows))
-    return AgreementMonth(month, table, rows, strata, population.height, reports,
+    return AgreementMonth(month, table, rows, strata, population, reports,
                           yardstick_rows(table), urls)
+
+
+def agreement_sample(lake: Lake, month: str, *, size: int, seed: int) -> tuple[pl.DataFrame, int]:
+    """The battles the judges see (with their texts) and how many the month has to draw
+    from: what the agreement asks, and what its plan counts (``pipeline.plan``)."""
+    battles = lake.read("battles", month)
+    labels = (lake.read("topic_labels", month, columns=["conv_id", *FLAGS])
+              if lake.exists("topic_labels", month) else None)
+    # drawn from ids and labels; only the sample's conversations are read (a production
+    # month's messages are GBs, the judges see a few hundred battles)
+    population = battle_population(battles, lake.read("conversations", month, columns=["conv_id"]), labels)
+    sample = stratified_sample(population, size, seed, month=month) if population.height else population
+    wanted = pl.concat([sample.get_column("conv_id_a"), sample.get_column("conv_id_b")]).unique().to_list()
+    sample = with_texts(sample, lake.read("conversations", month, columns=["conv_id", "messages"],
+                                          filters=[("conv_id", "in", wanted)]))
+    return sample, population.height
 
 
 @dataclass
@@ -90,6 +100,13 @@ class OverRefusalMonth:
     png: bytes
     urls: tuple[str, str, str] = ("", "", "")
     from_release: int = 0  # conversations whose refusal came from a release's is_refusal
+
+
+def risk_prompts(conv: pl.DataFrame, max_prompt_chars: int) -> pl.DataFrame:
+    """``dedup_key, first_prompt`` of each distinct non-empty first prompt, cut: what the
+    risk labeller is asked (and what ``over_refusal``'s plan counts)."""
+    return (conv.filter(pl.col("first_prompt").str.len_chars() > 0).unique("dedup_key", keep="first")
+            .sort("dedup_key").select("dedup_key", pl.col("first_prompt").str.slice(0, max_prompt_chars)))
 
 
 def risk_labels(task: LLMTask, prompts: pl.DataFrame, cache: ResponseCache) -> tuple[pl.DataFrame, BatchReport]:
@@ -136,9 +153,7 @@ def over_refusal_month(lake: Lake, month: str, labeller: LLMTask, *, cache: Resp
     labels = (lake.read("topic_labels", month, columns=["conv_id", "answer_refusals"])
               if lake.exists("topic_labels", month) else pl.DataFrame(
                   schema={"conv_id": pl.String, "answer_refusals": pl.List(pl.Boolean)}))
-    prompts = (conv.filter(pl.col("first_prompt").str.len_chars() > 0).unique("dedup_key", keep="first")
-               .sort("dedup_key").select("dedup_key", pl.col("first_prompt").str.slice(0, max_prompt_chars)))
-    risk, report = risk_labels(labeller, prompts, cache)
+    risk, report = risk_labels(labeller, risk_prompts(conv, max_prompt_chars), cache)
     joined = conv.join(labels.select("conv_id", pl.col("answer_refusals").list.first().alias("refused")),
                        on="conv_id", how="left").join(release_refusals(lake, month), on="conv_id", how="left")
     from_release = joined.filter(pl.col("refused").is_null() & pl.col("release_refused").is_not_null()).height

@@ -22,9 +22,8 @@ import polars as pl
 from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
 from arena_assets.llm.plan import AssetPlan, BatchPlan, output_estimate, planning
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
+from arena_assets.pipeline import LLM_ASSETS
 from arena_assets.storage import Lake
-
-LLM_ASSETS = ("topic_labels", "topic_clusters", "bench_prompts", "model_answers", "judgments")
 
 
 class PlanLake:
@@ -63,6 +62,14 @@ class MonthSettings:
     relabel_prompt_set: object = None  # labels' PromptSet of the second pass (None: the default)
     relabel_reask: bool = False
     single_grades: bool = False
+    # judge_human_agreement: its judges (evaluators.judges.JudgeSpec), sample and endpoints
+    agreement_judges: Sequence = ()
+    agreement_size: int = 0
+    agreement_seed: int = 0
+    agreement_judge: LLMTask | None = None
+    agreement_reward: LLMTask | None = None
+    risk_labeler: LLMTask | None = None  # over_refusal's risk labeller
+    refusal_max_chars: int = 4000
 
 
 def _planned(asset: str, month: str, step) -> AssetPlan:
@@ -87,8 +94,9 @@ def plan_topic_labels(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
 
 def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     """Embeddings of the distinct prompts (exact) and one naming call per cluster
-    (projected: the configured k, else last month's count, else the largest k tried)."""
-    from arena_assets.labels.clusters import IMAGE_ONLY, k_cap
+    (projected: the configured k, else last month's count, else the most clusters the
+    clustering can give, ``clusters.max_clusters``)."""
+    from arena_assets.labels.clusters import IMAGE_ONLY, max_clusters
     from arena_assets.labels.label import distinct_prompts
     from arena_assets.labels.prompts import CLUSTER_NAME_VERSION, cluster_name_messages
     from arena_assets.llm.embed import EMBED_VERSION
@@ -115,7 +123,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         elif earlier:
             k, how = lake.read("topic_cluster_summary", earlier[-1]).height, f"{earlier[-1]}'s clusters"
         else:
-            k, how = min(k_cap(cfg, len(texts)), len(texts)), "the largest k tried (no earlier month)"
+            k, how = max_clusters(cfg, len(texts)), "the most the clustering can give (no earlier month)"
         rng = random.Random(cfg.seed)
         sample = [texts[i] for i in rng.sample(range(len(texts)), min(len(texts), 400))]
         per = sum(chat_prompt_tokens(cluster_name_messages(sample[j: j + cfg.name_samples]))
@@ -235,9 +243,75 @@ def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     return plan
 
 
+def plan_prompt_embeddings(lake: Lake, month: str, s: MonthSettings, inputs=None,
+                           cache: ResponseCache | None = None) -> AssetPlan:
+    """The month's distinct first prompts the embedder has not embedded yet: the texts
+    ``topic_clusters`` embeds too (one cache), so whichever of the two runs first calls.
+    ``inputs`` (``routing.embedding_inputs``) and ``cache``: the run's own, when it has them."""
+    from arena_assets.llm.embed import embed_texts
+    from arena_assets.pipeline.routing import embedding_inputs
+
+    if s.embedder is None:
+        return AssetPlan("prompt_embeddings", month, note="no embedding endpoint: the offline model, no call")
+    if not lake.exists("conversations", month):
+        return AssetPlan("prompt_embeddings", month, note=f"conversations {month} not in the lake yet")
+    cache = cache or embeddings_cache(s.cache_root, s.storage_options)
+    texts = (inputs or embedding_inputs(lake, month)).texts
+    return _planned("prompt_embeddings", month, lambda: embed_texts(s.embedder, texts, cache) if texts else None)
+
+
+def plan_judge_human_agreement(lake: Lake, month: str, s: MonthSettings, drawn=None,
+                               cache_of=None) -> AssetPlan:
+    """The LLM judges' two games and the reward models' two sides of every sampled battle
+    not cached (the baselines call nothing). ``drawn`` (``evaluators.agreement_sample``'s
+    answer) and ``cache_of`` (namespace -> cache): the run's own, when it has them."""
+    from arena_assets.evaluators.judges import ask_judges
+    from arena_assets.pipeline.evaluators import agreement_sample
+
+    asset = "judge_human_agreement"
+    if not any(j.kind != "baseline" for j in s.agreement_judges):
+        return AssetPlan(asset, month, note="no LLM judge or reward model listed: no call")
+    missing = [a for a in ("battles", "conversations") if not lake.exists(a, month)]
+    if missing:
+        return AssetPlan(asset, month, note=f"{', '.join(missing)} {month} not in the lake yet")
+
+    def step() -> None:
+        sample, _ = drawn or agreement_sample(lake, month, size=s.agreement_size, seed=s.agreement_seed)
+        if sample.height:
+            ask_judges(s.agreement_judges, sample, judge_task=s.agreement_judge, reward_task=s.agreement_reward,
+                       cache_of=cache_of or (lambda ns: ResponseCache(s.cache_root, ns,
+                                                                      storage_options=s.storage_options)))
+    try:
+        plan = _planned(asset, month, step)
+    except ValueError as exc:  # a judge listed without its endpoint: the run says the same
+        return AssetPlan(asset, month, note=str(exc))
+    if not lake.exists("topic_labels", month):  # the sample's strata come from the labels
+        plan.note = (f"topic_labels {month} not in the lake yet: the sample drawn without its "
+                     "categories; as many battles, other ones")
+        for b in plan.batches:
+            b.exact = False
+    return plan
+
+
+def plan_over_refusal(lake: Lake, month: str, s: MonthSettings, cache: ResponseCache | None = None) -> AssetPlan:
+    """One risk-labeller call per distinct non-empty first prompt not cached (``cache``:
+    the run's own, when it has it)."""
+    from arena_assets.pipeline.evaluators import OVER_REFUSAL_CACHE, risk_labels, risk_prompts
+
+    if s.risk_labeler is None:
+        return AssetPlan("over_refusal", month, note="no labeller configured")
+    if not lake.exists("conversations", month):
+        return AssetPlan("over_refusal", month, note=f"conversations {month} not in the lake yet")
+    cache = cache or ResponseCache(s.cache_root, OVER_REFUSAL_CACHE, storage_options=s.storage_options)
+    conv = lake.read("conversations", month, columns=["dedup_key", "first_prompt"])
+    return _planned("over_refusal", month, lambda: risk_labels(
+        s.risk_labeler, risk_prompts(conv, s.refusal_max_chars), cache))
+
+
 PLANNERS = {"topic_labels": plan_topic_labels, "topic_clusters": plan_topic_clusters,
-            "bench_prompts": plan_bench_prompts, "model_answers": plan_model_answers,
-            "judgments": plan_judgments}
+            "prompt_embeddings": plan_prompt_embeddings, "bench_prompts": plan_bench_prompts,
+            "model_answers": plan_model_answers, "judgments": plan_judgments,
+            "judge_human_agreement": plan_judge_human_agreement, "over_refusal": plan_over_refusal}
 
 
 def plan_month(lake: Lake, month: str, s: MonthSettings,

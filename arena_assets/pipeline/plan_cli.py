@@ -12,6 +12,8 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
+    from arena_assets.pipeline import LLM_ASSETS  # no import behind it: the CLI starts fast
+
     p = subparsers.add_parser(
         "plan", help="what a month's LLM assets will call and cost, before any call",
         description="Per LLM asset of the month, per endpoint and model: items, distinct "
@@ -21,8 +23,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "month) is the limit the runs enforce.")
     p.add_argument("--month", required=True, metavar="YYYY-MM")
     p.add_argument("--assets", default=None,
-                   help="comma-separated subset of topic_labels, topic_clusters, bench_prompts, "
-                        "model_answers, judgments (default: all)")
+                   help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=run_plan)
 
@@ -39,7 +40,8 @@ def _resources() -> dict:
     os.environ.update(effective_env())
     with dg.build_resources(defs().resources) as res:
         return {name: getattr(res, name) for name in (
-            "storage", "llm_cache", "labeler", "embedder", "judge", "topic_settings", "bench_settings")}
+            "storage", "llm_cache", "labeler", "embedder", "judge", "reward_model", "topic_settings",
+            "bench_settings", "evaluator_settings")}
 
 
 def _endpoint(url: str) -> str:
@@ -51,8 +53,9 @@ def _endpoint(url: str) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
-    from arena_assets.llm.plan import BUDGET_SETTING
-    from arena_assets.pipeline.plan import LLM_ASSETS, plan_month
+    from arena_assets.llm.plan import BUDGET_SETTING, month_total
+    from arena_assets.pipeline import LLM_ASSETS
+    from arena_assets.pipeline.plan import plan_month
 
     assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
     unknown = sorted(set(assets) - set(LLM_ASSETS))
@@ -64,8 +67,9 @@ def run_plan(args: argparse.Namespace) -> int:
         r = _resources()
         budget = r["labeler"].budget()
         settings = month_settings(r["storage"], r["llm_cache"], labeler=r["labeler"],
-                                  embedder=r["embedder"], judge=r["judge"],
-                                  topic_settings=r["topic_settings"], bench_settings=r["bench_settings"])
+                                  embedder=r["embedder"], judge=r["judge"], reward_model=r["reward_model"],
+                                  topic_settings=r["topic_settings"], bench_settings=r["bench_settings"],
+                                  evaluator_settings=r["evaluator_settings"])
         plans = plan_month(r["storage"].lake(), args.month, settings, assets)
     except ValueError as exc:  # a setting that cannot be read: one line
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
@@ -76,25 +80,28 @@ def run_plan(args: argparse.Namespace) -> int:
         return 0
     print(f"LLM plan for {args.month} (cost at the configured prices; {BUDGET_SETTING}="
           f"{'unset' if budget is None else f'{budget:g}'} per asset and month)")
-    head = (f"{'asset':15} {'endpoint / model':42} {'items':>9} {'distinct':>9} {'cached':>8} "
+    w = max(len(a) for a in LLM_ASSETS)  # judge_human_agreement
+    head = (f"{'asset':{w}} {'endpoint / model':42} {'items':>9} {'distinct':>9} {'cached':>8} "
             f"{'calls':>9} {'in tokens':>12} {'out tokens':>11} {'cost $':>10}")
     print(head + "\n" + "-" * len(head))
     for p in plans:
         for b in p.batches:
             mark = "" if b.exact else " *"
             where = f"{_endpoint(b.base_url)} {b.model}"[:42]
-            print(f"{p.asset:15} {where:42} {b.items:>9,} {b.distinct:>9,} {b.cached:>8,} "
+            print(f"{p.asset:{w}} {where:42} {b.items:>9,} {b.distinct:>9,} {b.cached:>8,} "
                   f"{b.calls:>9,} {b.prompt_tokens:>12,} {b.completion_tokens:>11,} "
                   f"{b.cost:>10.4f}{mark}")
         over = budget is not None and p.cost > budget
         state = "OVER BUDGET: the run will be refused" if over else ""
         if p.batches:
-            print(f"{'':15} {'= ' + p.asset:42} {'':>9} {'':>9} {'':>8} {p.calls:>9,} "
+            print(f"{'':{w}} {'= ' + p.asset:42} {'':>9} {'':>9} {'':>8} {p.calls:>9,} "
                   f"{p.prompt_tokens:>12,} {p.completion_tokens:>11,} {p.cost:>10.4f} {state}")
-        if p.note:
-            print(f"{'':15} note: {p.note}")
-    total = sum(p.cost for p in plans)
-    print(f"month total: {sum(p.calls for p in plans):,} calls, estimated ${total:,.4f}")
+        if p.note:  # under the asset's total, or on a line of its own where it calls nothing
+            print(f"{'' if p.batches else p.asset:{w}} note: {p.note}")
+    total = month_total(plans)
+    shared = (f" ({total.shared_calls:,} calls listed twice counted once: two assets embed the same "
+              "prompts into one cache, only the first to run calls)") if total.shared_calls else ""
+    print(f"month total: {total.calls:,} calls, estimated ${total.cost:,.4f}{shared}")
     bases = {f"{b.model} {b.what}: {b.output_basis}" for p in plans for b in p.batches}
     print("output tokens: " + "; ".join(sorted(bases)) if bases else "")
     if any(not b.exact for p in plans for b in p.batches):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 from arena_assets.evaluators.transcripts import side_text
+from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.simulator.battle_judge import pooling_values, reward_score
 from arena_assets.simulator.responder import message_text, moderation_result, request_seed
 
@@ -57,7 +58,10 @@ class ScoringRoutes:
         data = [] if fault == "empty" else pooling_values(scores)
         if fault == "garbage":
             data = [{"index": d["index"], "object": "pooling", "data": "nan"} for d in data]
-        tokens = sum(len(q) + len(a) for q, a in items) // 4 + 1
+        # billed as the chat route bills (approximate cl100k, a conversation with its
+        # message framing): what the plan (llm.plan) counts for a reward model's calls
+        tokens = chat_prompt_tokens(messages) if isinstance(messages, list) and messages else sum(
+            text_tokens(t) for t in (raw if isinstance(raw, list) else [raw]))
         self._send(200, {"id": f"pool-{request_seed(model, items):016x}", "object": "list",
                          "created": int(time.time()), "model": model, "data": data,
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},

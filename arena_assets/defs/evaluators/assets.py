@@ -11,14 +11,17 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.evaluators.resources import EvaluatorSettings
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm import ResponseCache
 from arena_assets.pipeline.evaluators import (
-    JUDGE_HUMAN_VERDICTS, OVER_REFUSAL_RATES, judge_human_agreement_month, over_refusal_month,
+    JUDGE_HUMAN_VERDICTS, OVER_REFUSAL_CACHE, OVER_REFUSAL_RATES, RISK_MAX_TOKENS, agreement_sample,
+    judge_human_agreement_month, over_refusal_month,
 )
+from arena_assets.pipeline.plan import plan_judge_human_agreement, plan_over_refusal
 from arena_assets.report import markdown_table
 
 LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
@@ -56,12 +59,23 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
     s = evaluator_settings
     judge_task, reward_task = s.tasks(judge, reward_model, storage)
     root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
+    caches: dict[str, ResponseCache] = {}
+
+    def cache_of(namespace: str) -> ResponseCache:  # one per judge, read once by the plan and the run
+        if namespace not in caches:
+            caches[namespace] = ResponseCache(root, namespace, storage_options=options)
+        return caches[namespace]
+    # each month's sample drawn once, for the plan and the run
+    drawn = {m: agreement_sample(lake, m, size=s.agreement_sample_size, seed=s.seed)
+             for m in months_in_window(context)}
+    settings = month_settings(storage, llm_cache, judge=judge, reward_model=reward_model, evaluator_settings=s)
+    plans = {m: plan_judge_human_agreement(lake, m, settings, drawn[m], cache_of) for m in drawn}
+    gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     bad, silent, per_month = 0, {}, {}
     for month in months_in_window(context):
         step = judge_human_agreement_month(
             lake, month, s.judges(), size=s.agreement_sample_size, seed=s.seed, judge_task=judge_task,
-            reward_task=reward_task, cache_of=lambda ns: ResponseCache(root, ns, storage_options=options),
-            options=s.agreement_options())
+            reward_task=reward_task, cache_of=cache_of, options=s.agreement_options(), drawn=drawn.pop(month))
         t = step.table
         bad += _out_of_range(t)
         overall = t.filter(pl.col("slice") == "overall")
@@ -78,6 +92,7 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
             "battles_in_month": step.population,
             "calls": dg.MetadataValue.json(step.reports),
             "verdicts_path": dg.MetadataValue.path(step.urls[1]),
+            **plan_metadata(plans[month]),
         }, partition_key=month)
     storage.publish("judge_human_agreement", context.log)
     storage.publish(JUDGE_HUMAN_VERDICTS, context.log)
@@ -117,8 +132,11 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
     over- vs under-refusal plot. Rates per class in `over_refusal_rates`."""
     lake = storage.lake()
     s = evaluator_settings
-    task = labeler.task(storage.raw_root, max_tokens=64)
-    cache = llm_cache.cache(storage, "over_refusal/risk")
+    task = labeler.task(storage.raw_root, max_tokens=RISK_MAX_TOKENS)
+    cache = llm_cache.cache(storage, OVER_REFUSAL_CACHE)
+    settings = month_settings(storage, llm_cache, labeler=labeler, evaluator_settings=s)
+    plans = {m: plan_over_refusal(lake, m, settings, cache) for m in months_in_window(context)}
+    gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     bad, per_month = 0, {}
     for month in months_in_window(context):
         step = over_refusal_month(lake, month, task, cache=cache, options=s.refusal_options(),
@@ -145,6 +163,7 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
             "risk_calls": dg.MetadataValue.json(step.report),
             "plot": dg.MetadataValue.md(f"![over- vs under-refusal](data:image/png;base64,{png})"),
             "plot_png": dg.MetadataValue.path(step.urls[2]),
+            **plan_metadata(plans[month]),
         }, partition_key=month)
     storage.publish("over_refusal", context.log)
     storage.publish(OVER_REFUSAL_RATES, context.log)

@@ -13,6 +13,7 @@ import polars as pl
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -20,6 +21,7 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.routing.resources import RoutingSettings
 from arena_assets.llm import BatchReport, LLMEndpointError
 from arena_assets.pipeline import routing as step_lib
+from arena_assets.pipeline.plan import plan_prompt_embeddings
 from arena_assets.report import markdown_table
 from arena_assets.routing import schema as tables
 
@@ -32,14 +34,14 @@ WINDOW = dg.TimeWindowPartitionMapping(start_offset=-1200, end_offset=0,
 
 
 def _embedder(embedder: LLMTaskResource, llm_cache: LLMCache, storage: ArenaStorage,
-              reports: list[BatchReport]):
+              reports: list[BatchReport], cache=None):
     """The clusters' embedder: the ARENA_EMBED_* endpoint (cached in the same namespace as
     topic_clusters, so their calls are reused) or, with no base URL, offline wordllama."""
     if embedder.configured():
         from arena_assets.llm import embed_texts
 
         task = embedder.task(storage.raw_root)
-        cache = llm_cache.embeddings(storage)
+        cache = cache or llm_cache.embeddings(storage)
 
         def embed(texts):
             vectors, report = embed_texts(task, texts, cache)
@@ -63,11 +65,17 @@ def prompt_embeddings(context: dg.AssetExecutionContext, storage: ArenaStorage,
     call, or the offline wordllama model when ARENA_EMBED_BASE_URL is empty), plus its
     language, length and conversation count: what the P2L model reads about a prompt."""
     reports: list[BatchReport] = []
-    embed, name = _embedder(embedder, llm_cache, storage, reports)
+    lake = storage.lake()
+    # the month's prompts read once, for the plan and the run; the plan reads the run's cache
+    inputs = {m: step_lib.embedding_inputs(lake, m) for m in months_in_window(context)}
+    settings, cache = month_settings(storage, llm_cache, embedder=embedder), llm_cache.embeddings(storage)
+    plans = {m: plan_prompt_embeddings(lake, m, settings, inputs[m], cache) for m in inputs}
+    gate(context, list(plans.values()), embedder.budget())  # the bill first, before any call
+    embed, name = _embedder(embedder, llm_cache, storage, reports, cache)
     results: list[dg.AssetCheckResult] = []
     for month in months_in_window(context):
         try:
-            step = step_lib.prompt_embeddings_month(storage.lake(), month, embed, name)
+            step = step_lib.prompt_embeddings_month(lake, month, embed, name, inputs=inputs.pop(month))
         except LLMEndpointError as exc:
             raise dg.Failure(description=f"{exc} (nothing was written; the previous partition "
                                          "is intact)") from exc
@@ -77,6 +85,7 @@ def prompt_embeddings(context: dg.AssetExecutionContext, storage: ArenaStorage,
             "embedding_calls": sum(r.calls for r in reports),
             "embedding_cache_hits": sum(r.cache_hits for r in reports),
             "calls": dg.MetadataValue.json({f"embeddings {i + 1}": r.as_metadata() for i, r in enumerate(reports)}),
+            **plan_metadata(plans[month]),
         }, partition_key=month)
         reports.clear()
         if not results or all(r.passed for r in results):
