@@ -5,6 +5,7 @@ over-refusal board and plot, and a rerun that makes no call (counted at the endp
 from __future__ import annotations
 
 import json
+import re
 
 import dagster as dg
 import polars as pl
@@ -19,7 +20,7 @@ UPSTREAM = "raw_logs,raw_rejects,conversations,topic_labels,battles,battle_cells
 EVALUATORS = "judge_human_agreement,over_refusal"
 
 
-def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
+def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("ARENA_AGREEMENT_JUDGES", "sim-judge,reward:sim-reward,longer,markdown")
     for task, price_in, price_out in (("JUDGE", "2.5", "10"), ("REWARD", "0.5", ""), ("LABELER", "0.15", "0.6")):
         monkeypatch.setenv(f"ARENA_{task}_PRICE_INPUT_PER_1M", price_in)
@@ -76,6 +77,33 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch) -> None:
     for asset in EVALUATORS.split(","):
         plan = again.asset_materializations_for_node(asset)[0].metadata["llm_plan"].value
         assert plan["calls"] == 0 and plan["cost"] == 0 and plan["batches"]
+
+    # a first month is planned with every answer at max_tokens, over its real bill: a budget
+    # between the two lets it run (not refused on the bound); one under the bill stops it
+    # mid-run, never past the budget, its answers cached (an empty cache: a first run again)
+    monkeypatch.setenv("ARENA_LLM_CACHE_ROOT", str(tmp_path / "cache2"))
+    figures = {}
+    for asset, reports in (("over_refusal", [ometa["risk_calls"].value]), ("judge_human_agreement", judged.values())):
+        plan = result.asset_materializations_for_node(asset)[0].metadata["llm_plan"].value
+        figures[asset] = (plan["cost"], sum(b["input_cost"] for b in plan["batches"]), sum(r["cost"] for r in reports))
+    planned, least, bill = figures["over_refusal"]
+    assert least < bill < planned
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", repr((bill + planned) / 2))
+    assert materialize(MONTH, "over_refusal").success
+    planned, least, bill = figures["judge_human_agreement"]
+    assert least < bill < planned
+    budget = (least + bill) / 2
+    monkeypatch.setenv("ARENA_LLM_BUDGET_USD", repr(budget))
+    before = ep.call_count()
+    stopped = materialize(MONTH, "judge_human_agreement", raise_on_error=False)
+    made = ep.call_count() - before
+    assert not stopped.success and 0 < made < sum(r["calls"] for r in judged.values())
+    (failure,) = [e for e in stopped.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+    line = failure.step_failure_data.user_failure_data.description
+    spent = float(re.search(r"calls and \$([0-9.]+) spent", line).group(1))
+    # every call the endpoint received counted, those in flight at the stop included
+    assert "\n" not in line and f"judge_human_agreement {MONTH}: stopped after {made:,} calls" in line
+    assert 0 < spent <= budget and f"ARENA_LLM_BUDGET_USD={budget:g}" in line
 
 
 def _plan_is_the_run(plan: dict, reports: list[dict]) -> None:

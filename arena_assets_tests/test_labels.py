@@ -465,3 +465,6 @@ def test_max_clusters_bounds_what_the_clustering_gives(method):
         assert bound == 600
     assert max_clusters(cfg, 1) == 1 and max_clusters(cfg, 0) == 0
     assert max_clusters(ClusterConfig(n_clusters=40), 3000) == 40
+    if method == "hdbscan":  # hdbscan finds its own number: a configured k does not bound it
+        given = ClusterConfig(method=method, k_sample=300, min_cluster_size=5, seed=0, n_clusters=3)
+        assert len(set(cluster_embeddings(x, given)[0].tolist())) > 3 and max_clusters(given, len(x)) == 600

@@ -149,14 +149,16 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     # both, paid once in the month's total
     assert "calls listed twice counted once" in out.stdout
 
-    # a budget below the plan refuses topic_labels with one line, before any call
+    # a budget below the plan refuses an LLM asset with one line, before any call (the
+    # evaluators: test_evaluators_assets.py)
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "0.0001")
     calls = ep.call_count()
-    refused = materialize(MONTHS[0], "topic_labels", raise_on_error=False)
-    assert not refused.success and ep.call_count() == calls
-    failure = next(e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE)
-    message = failure.step_failure_data.user_failure_data.description
-    assert "ARENA_LLM_BUDGET_USD=0.0001" in message and "estimated cost $" in message
+    for asset in ("topic_labels", "prompt_embeddings", "topic_clusters"):
+        refused = materialize(MONTHS[0], asset, raise_on_error=False)
+        assert not refused.success and ep.call_count() == calls, asset
+        failure = next(e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE)
+        message = failure.step_failure_data.user_failure_data.description
+        assert f"{asset} {MONTHS[0]}: estimated cost $" in message and "ARENA_LLM_BUDGET_USD=0.0001" in message
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "")
 
     compared = []

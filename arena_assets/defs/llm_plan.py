@@ -3,14 +3,19 @@
 ``month_settings`` turns the resources an asset holds into the plan's ``MonthSettings``;
 ``gate`` writes each month's plan as the run's first log line, attaches it to the run, and
 refuses the run, before any call, when a month's estimated cost is over
-``ARENA_LLM_BUDGET_USD`` (per asset and month). ``arena-assets plan`` builds the same
+``ARENA_LLM_BUDGET_USD`` (per asset and month; ``llm.plan.check_budget``);
+``within_budget`` holds each month's calls under it while they run (``llm.budget``). ``arena-assets plan`` builds the same
 settings from every resource (``pipeline/plan_cli.py``).
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import dagster as dg
 
+from arena_assets.llm.budget import spending
 from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget
 from arena_assets.pipeline.plan import MonthSettings
 
@@ -28,14 +33,15 @@ def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=Non
         s.labeler = labeler.task(raw)
         s.risk_labeler = labeler.task(raw, max_tokens=RISK_MAX_TOKENS)
     if evaluator_settings is not None:
-        s.agreement_judges = evaluator_settings.judges()
         s.agreement_size, s.agreement_seed = evaluator_settings.agreement_sample_size, evaluator_settings.seed
         s.refusal_max_chars = evaluator_settings.max_prompt_chars
-        if judge is not None and reward_model is not None:
-            try:
+        try:  # a bad judge list or a listed judge's endpoint unset: the agreement's plan says
+            # what its run would (other assets plan on)
+            s.agreement_judges = evaluator_settings.judges()
+            if judge is not None and reward_model is not None:
                 s.agreement_judge, s.agreement_reward = evaluator_settings.tasks(judge, reward_model, storage)
-            except ValueError:  # a listed judge's endpoint unset: its plan (and run) say which
-                pass
+        except ValueError as exc:
+            s.agreement_error = str(exc)
     if topic_settings is not None:
         s.relabel_prompt_set = topic_settings.prompt_set()
         s.relabel_reask = topic_settings.reask_on()
@@ -67,9 +73,23 @@ def gate(context: dg.AssetExecutionContext, plans: list[AssetPlan], budget: floa
             context.log.info(f"plan {plan.asset} {plan.month}: {plan.note}")
     for plan in plans:
         try:
-            check_budget(plan, budget)
+            if note := check_budget(plan, budget):
+                context.log.warning(note)
         except BudgetExceeded as exc:
             raise dg.Failure(description=str(exc)) from exc
+
+
+@contextlib.contextmanager
+def within_budget(plan: AssetPlan, budget: float | None) -> Iterator[None]:
+    """The month's calls held under ``ARENA_LLM_BUDGET_USD`` while they run (``llm.budget``:
+    never past it, stopped early when the answers say the month will not fit); a stop
+    fails the run with its one line, the answers received cached."""
+    held = None
+    try:
+        with spending(budget, f"{plan.asset} {plan.month}") as held:
+            yield
+    except BudgetExceeded as exc:  # the line again: the calls in flight at the stop are counted now
+        raise dg.Failure(description=held.line() if held and held.stopped else str(exc)) from exc
 
 
 def plan_metadata(plan: AssetPlan) -> dict:

@@ -54,7 +54,8 @@ class LLMTaskResource(dg.ConfigurableResource):
     # = an arena already serving the same world (`arena-assets serve-arena`; the demo sets
     # it for its child arena). The data and metadata still say "simulated", not the port.
     sim_base_url: str = ""
-    # US dollars an LLM asset may spend per month (its plan's estimate); empty = no limit
+    # US dollars an LLM asset may spend per month: its plan refused over it, its calls held
+    # under it while they run (llm.plan.check_budget, llm.budget); empty = no limit
     budget_usd: str = ""
 
     def budget(self) -> float | None:

@@ -42,10 +42,11 @@ import polars as pl
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
 from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
+from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
 from arena_assets.llm.plan import BatchPlan, recording
-from arena_assets.llm.tokens import chat_prompt_tokens_many
+from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
 BASELINES = ("longer", "markdown")
 REWARD_PREFIX = "reward:"
@@ -202,15 +203,19 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         # as run_batch: the endpoint's slots shared with the batches asked at the same time
         # (llm.concurrently), and a failure here or there stops both
         halted, slots = Halt(), endpoint_slots(task)
+        guard = batch_guard(len(todo))  # the month's budget, when one is set (llm.budget)
 
         def work(k: str) -> None:
             if halted():
                 return
+            worst = task.cost(chat_prompt_tokens(orjson.loads(items[k])), 0) if guard else 0.0
             try:
                 with slots:
                     if halted():
                         return
-                    value, tokens = _reward(client, task, items[k])
+                    with Held(guard, worst) as call:  # over the budget: not sent, the batch stops
+                        value, tokens = _reward(client, task, items[k])
+                        call.cost = task.cost(tokens, 0) if tokens else worst
             except (openai.APIError, ValueError):
                 value, tokens = None, 0
             except BaseException:
@@ -254,8 +259,7 @@ def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, dist
                      cached=cached, calls=len(conversations),
                      prompt_tokens=sum(chat_prompt_tokens_many(conversations)),
                      output_basis="reward model: no output tokens")
-    plan.cost = task.cost(plan.prompt_tokens, 0)
-    return plan
+    return plan.price(task)
 
 
 def _placeholders(sample: pl.DataFrame) -> pl.DataFrame:

@@ -88,10 +88,10 @@ def max_clusters(cfg: ClusterConfig, n_prompts: int) -> int:
     (1,000 by default; a 500,000-conversation month's k_cap alone is ~29,500)."""
     if n_prompts < 2:
         return n_prompts
+    if cfg.method == "hdbscan":  # a cluster holds at least min_cluster_size of the fitted rows
+        return max(1, min(n_prompts, cfg.max_direct_points) // cfg.min_cluster_size)  # no k given
     if cfg.n_clusters:
         return min(n_prompts, cfg.n_clusters)
-    if cfg.method == "hdbscan":  # a cluster holds at least min_cluster_size of the fitted rows
-        return max(1, min(n_prompts, cfg.max_direct_points) // cfg.min_cluster_size)
     fitted = n_prompts if cfg.method == "kmeans" else min(n_prompts, cfg.max_direct_points)
     return min(n_prompts, _k_hi(cfg, min(fitted, cfg.k_sample), k_cap(cfg, n_prompts)))
 

@@ -33,7 +33,9 @@ import orjson
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.budget import BatchGuard, Held, batch_guard
 from arena_assets.llm.plan import plan_requests, recording
+from arena_assets.llm.tokens import chat_prompt_tokens
 
 STATUSES = ("ok", "parse_failed", "failed")
 T = TypeVar("T")
@@ -158,12 +160,13 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     if todo:
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
+        guard = batch_guard(len(todo))  # the month's budget, when one is set (llm.budget)
 
         def work(key: str) -> None:
             if halted():
                 return
             try:
-                result = _ask(task, client, by_key[key], parse, report, lock, halted)
+                result = _ask(task, client, by_key[key], parse, report, lock, halted, guard)
             except _Halted:  # stopped while waiting for the endpoint: no call made
                 return
             if result.status == "ok":  # only what parses: see the module docstring
@@ -378,7 +381,8 @@ def post_chat(client: openai.OpenAI, body: dict) -> dict:
 
 
 def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[[str], Any],
-         report: BatchReport, lock: threading.Lock, halted: Callable[[], bool] | None = None) -> LLMResult:
+         report: BatchReport, lock: threading.Lock, halted: Callable[[], bool] | None = None,
+         guard: BatchGuard | None = None) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
     try:
         messages = req.prepare(req.messages) if req.prepare else req.messages
@@ -386,12 +390,16 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
         return LLMResult(req.item_id, "failed", error=f"{type(exc).__name__}: {exc}")
     body = chat_body(task, messages)
     slots = endpoint_slots(task)
+    # under a budget (llm.budget): the most this call can cost, held while it is in flight
+    worst = task.cost(chat_prompt_tokens(messages), worst_output(task)) if guard else 0.0
     for _ in range(1 + task.parse_retries):
         try:
             with slots:  # the endpoint's concurrency, shared with batches asked at the same time
                 if halted is not None and halted():  # stopped while waiting for the slot
                     raise _Halted
-                data = post_chat(client, body)
+                with Held(guard, worst) as call:  # over the budget: not sent, the batch stops
+                    data = post_chat(client, body)
+                    call.cost = billed(task, data, worst)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)
             if fatal is not None:
@@ -403,7 +411,7 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
             with lock:
                 report.calls += 1
             return LLMResult(req.item_id, "failed", error=f"malformed reply: {exc}"[:300])
-        usage = data.get("usage") or {}
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
         pt = int(usage.get("prompt_tokens") or 0)
         ct = int(usage.get("completion_tokens") or 0)
         choices = data.get("choices")
@@ -424,6 +432,20 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
         if result.status == "ok":
             break
     return result
+
+
+def billed(task: LLMTask, data: dict, worst: float) -> float:
+    """What a reply cost by its ``usage``; one without usage counts at its worst case."""
+    usage = data.get("usage")
+    if not isinstance(usage, dict) or not usage:
+        return worst
+    return task.cost(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+
+
+def worst_output(task: LLMTask) -> int:
+    """The most output tokens one call may be billed: ``max_completion_tokens`` where a
+    reasoning model is given it (thinking included), else ``max_tokens``."""
+    return int(task.extra_params.get("max_completion_tokens") or task.max_tokens or 0)
 
 
 def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],

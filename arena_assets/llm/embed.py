@@ -20,10 +20,12 @@ import openai
 import orjson
 
 from arena_assets.llm.batch import BatchReport
+from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
 from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
+from arena_assets.llm.tokens import text_tokens_many
 
 EMBED_VERSION = "embed-v1"
 # vectors per cache chunk: a chunk per call (64 vectors) was a Parquet file written under
@@ -67,9 +69,15 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
         client = make_client(task)
         preflight(task, client)
 
+        guard = batch_guard(-(-len(todo) // batch_size))  # the month's budget, if set (llm.budget)
+
         def work(batch: list[str]) -> None:
+            sent = [text_of[k] for k in batch]
+            worst = task.cost(sum(text_tokens_many(sent)), 0) if guard else 0.0
             try:
-                got, tokens = post_embeddings(client, task.model, [text_of[k] for k in batch])
+                with Held(guard, worst) as call:  # over the budget: not sent, nor any later batch
+                    got, tokens = post_embeddings(client, task.model, sent)
+                    call.cost = task.cost(tokens, 0) if tokens else worst  # no usage: the worst case
             except openai.APIError as exc:
                 raise endpoint_error(task, exc) or LLMEndpointError(
                     f"embedding failed at {task.base_url} after retries: {exc}") from exc

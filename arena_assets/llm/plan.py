@@ -58,6 +58,18 @@ class BatchPlan:
     # into one cache (the embeddings of topic_clusters and prompt_embeddings): whichever
     # runs first calls, so a month's total counts such a batch once
     requests_digest: str = ""
+    input_cost: float = 0.0  # the input tokens' share of cost (what the calls cost at least)
+
+    def price(self, task: LLMTask) -> BatchPlan:
+        """Cost (and its input share) of the planned tokens at ``task``'s prices."""
+        self.cost = task.cost(self.prompt_tokens, self.completion_tokens)
+        self.input_cost = task.cost(self.prompt_tokens, 0)
+        return self
+
+    @property
+    def output_bound_only(self) -> bool:
+        """Output planned at ``max_tokens`` (no answers to measure yet): an upper bound."""
+        return self.output_basis.startswith("bound")
 
     def __post_init__(self) -> None:
         from arena_assets.llm.simulated import public_base_url
@@ -130,14 +142,35 @@ def parse_budget(value: str | float | None) -> float | None:
     return budget
 
 
-def check_budget(plan: AssetPlan, budget: float | None) -> None:
-    """Raise ``BudgetExceeded`` (one line) when the plan costs more than ``budget``."""
-    if budget is not None and plan.cost > budget:
+def least_cost(plan: AssetPlan) -> float:
+    """The least the plan's calls can cost, as far as it is known: their input where the
+    output is only the ``max_tokens`` bound, the estimate where history gives one; a
+    projected batch (its calls not counted yet) nothing."""
+    return sum(b.input_cost if b.output_bound_only else b.cost for b in plan.batches if b.exact)
+
+
+def check_budget(plan: AssetPlan, budget: float | None) -> str:
+    """Raise ``BudgetExceeded`` (one line) when the plan is over ``budget``; "" when it fits.
+
+    A plan over the budget only through what it cannot know yet (output at the
+    ``max_tokens`` bound, a projected number of calls) while its least cost fits is not
+    refused: the run starts under ``llm.budget``'s guard, which never lets it spend past
+    the budget and stops it as soon as its own answers say it will not fit. Returns the
+    line that says so (the run logs it)."""
+    if budget is None or plan.cost <= budget:
+        return ""
+    unknown = any(b.output_bound_only or not b.exact for b in plan.batches)
+    least = least_cost(plan)
+    if not unknown or least > budget:
+        at_least = f", at least ${least:,.2f}" if unknown else ""
         raise BudgetExceeded(
             f"{plan.asset} {plan.month}: estimated cost ${plan.cost:,.2f} ({plan.calls:,} calls, "
-            f"~{plan.prompt_tokens:,} in / ~{plan.completion_tokens:,} out tokens) is over "
+            f"~{plan.prompt_tokens:,} in / ~{plan.completion_tokens:,} out tokens{at_least}) is over "
             f"{BUDGET_SETTING}={budget:g} (per asset and month); nothing was called. Raise "
             f"the setting, or see `arena-assets plan --month {plan.month}`")
+    return (f"{plan.asset} {plan.month}: over {BUDGET_SETTING}={budget:g} only at its bound (estimated "
+            f"${plan.cost:,.2f} with every answer at max_tokens, at least ${least:,.2f}): the run starts, "
+            "stops as soon as its answers say it will not fit, and never spends past the budget")
 
 
 @contextlib.contextmanager
@@ -168,7 +201,7 @@ def merged_plans(task: LLMTask) -> Iterator[None]:
         per_call = asked[0].completion_per_call  # the same for every slice (one history)
         merged = replace(asked[0], **total, completion_tokens=round(per_call * total["calls"]),
                          exact=all(p.exact for p in parts))
-        merged.cost = task.cost(merged.prompt_tokens, merged.completion_tokens)
+        merged.price(task)
         plans.append(merged)
 
 
@@ -209,8 +242,7 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
-    plan.cost = task.cost(plan.prompt_tokens, plan.completion_tokens)
-    return plan
+    return plan.price(task)
 
 
 def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], cache: ResponseCache,
@@ -224,8 +256,7 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
                      prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
                      output_basis="embeddings: no output tokens",
                      requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "")
-    plan.cost = task.cost(plan.prompt_tokens, 0)
-    return plan
+    return plan.price(task)
 
 
 def _digest(parts: Sequence[str]) -> str:

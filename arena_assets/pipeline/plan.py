@@ -68,6 +68,7 @@ class MonthSettings:
     agreement_seed: int = 0
     agreement_judge: LLMTask | None = None
     agreement_reward: LLMTask | None = None
+    agreement_error: str = ""  # why the agreement's judges cannot be asked (its run fails the same)
     risk_labeler: LLMTask | None = None  # over_refusal's risk labeller
     refusal_max_chars: int = 4000
 
@@ -118,7 +119,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         plan.batches.append(plan_embeddings(s.embedder, keys, texts, cache, batch_size=64))
     if s.namer is not None and texts:
         earlier = [m for m in lake.months("topic_cluster_summary") if m < month]
-        if cfg.n_clusters:
+        if cfg.n_clusters and cfg.method != "hdbscan":  # hdbscan finds its own number
             k, how = min(cfg.n_clusters, len(texts)), "the configured k"
         elif earlier:
             k, how = lake.read("topic_cluster_summary", earlier[-1]).height, f"{earlier[-1]}'s clusters"
@@ -133,7 +134,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         naming = BatchPlan(CLUSTER_NAME_VERSION, s.namer.model, s.namer.base_url, items=k, distinct=k,
                            calls=k, prompt_tokens=round(per * k), completion_tokens=round(out * k),
                            output_basis=f"{basis}; {k} clusters = {how}", exact=False)
-        naming.cost = s.namer.cost(naming.prompt_tokens, naming.completion_tokens)
+        naming.price(s.namer)
         plan.batches.append(naming)
     return plan
 
@@ -201,8 +202,7 @@ def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
     b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
                   prompt_tokens=round(prompt_per_call * calls), completion_tokens=round(out * calls),
                   output_basis=basis, exact=False)
-    b.cost = task.cost(b.prompt_tokens, b.completion_tokens)
-    return b
+    return b.price(task)
 
 
 def _answer_tokens(s: MonthSettings) -> float:
@@ -255,7 +255,7 @@ def plan_prompt_embeddings(lake: Lake, month: str, s: MonthSettings, inputs=None
         return AssetPlan("prompt_embeddings", month, note="no embedding endpoint: the offline model, no call")
     if not lake.exists("conversations", month):
         return AssetPlan("prompt_embeddings", month, note=f"conversations {month} not in the lake yet")
-    cache = cache or embeddings_cache(s.cache_root, s.storage_options)
+    cache = embeddings_cache(s.cache_root, s.storage_options) if cache is None else cache
     texts = (inputs or embedding_inputs(lake, month)).texts
     return _planned("prompt_embeddings", month, lambda: embed_texts(s.embedder, texts, cache) if texts else None)
 
@@ -269,6 +269,8 @@ def plan_judge_human_agreement(lake: Lake, month: str, s: MonthSettings, drawn=N
     from arena_assets.pipeline.evaluators import agreement_sample
 
     asset = "judge_human_agreement"
+    if s.agreement_error:
+        return AssetPlan(asset, month, note=s.agreement_error)
     if not any(j.kind != "baseline" for j in s.agreement_judges):
         return AssetPlan(asset, month, note="no LLM judge or reward model listed: no call")
     missing = [a for a in ("battles", "conversations") if not lake.exists(a, month)]
@@ -285,7 +287,7 @@ def plan_judge_human_agreement(lake: Lake, month: str, s: MonthSettings, drawn=N
         plan = _planned(asset, month, step)
     except ValueError as exc:  # a judge listed without its endpoint: the run says the same
         return AssetPlan(asset, month, note=str(exc))
-    if not lake.exists("topic_labels", month):  # the sample's strata come from the labels
+    if drawn is None and not lake.exists("topic_labels", month):  # the strata come from the labels
         plan.note = (f"topic_labels {month} not in the lake yet: the sample drawn without its "
                      "categories; as many battles, other ones")
         for b in plan.batches:
@@ -302,7 +304,8 @@ def plan_over_refusal(lake: Lake, month: str, s: MonthSettings, cache: ResponseC
         return AssetPlan("over_refusal", month, note="no labeller configured")
     if not lake.exists("conversations", month):
         return AssetPlan("over_refusal", month, note=f"conversations {month} not in the lake yet")
-    cache = cache or ResponseCache(s.cache_root, OVER_REFUSAL_CACHE, storage_options=s.storage_options)
+    if cache is None:
+        cache = ResponseCache(s.cache_root, OVER_REFUSAL_CACHE, storage_options=s.storage_options)
     conv = lake.read("conversations", month, columns=["dedup_key", "first_prompt"])
     return _planned("over_refusal", month, lambda: risk_labels(
         s.risk_labeler, risk_prompts(conv, s.refusal_max_chars), cache))

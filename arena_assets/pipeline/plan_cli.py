@@ -53,7 +53,7 @@ def _endpoint(url: str) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
-    from arena_assets.llm.plan import BUDGET_SETTING, month_total
+    from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded, check_budget, month_total
     from arena_assets.pipeline import LLM_ASSETS
     from arena_assets.pipeline.plan import plan_month
 
@@ -91,8 +91,11 @@ def run_plan(args: argparse.Namespace) -> int:
             print(f"{p.asset:{w}} {where:42} {b.items:>9,} {b.distinct:>9,} {b.cached:>8,} "
                   f"{b.calls:>9,} {b.prompt_tokens:>12,} {b.completion_tokens:>11,} "
                   f"{b.cost:>10.4f}{mark}")
-        over = budget is not None and p.cost > budget
-        state = "OVER BUDGET: the run will be refused" if over else ""
+        try:
+            state = "over budget at its bound: the run starts, never spends past it" if check_budget(
+                p, budget) else ""
+        except BudgetExceeded:
+            state = "OVER BUDGET: the run will be refused"
         if p.batches:
             print(f"{'':{w}} {'= ' + p.asset:42} {'':>9} {'':>9} {'':>8} {p.calls:>9,} "
                   f"{p.prompt_tokens:>12,} {p.completion_tokens:>11,} {p.cost:>10.4f} {state}")

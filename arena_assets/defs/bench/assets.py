@@ -11,13 +11,14 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.bench.resources import BenchSettings
-from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
+from arena_assets.llm.plan import AssetPlan
 from arena_assets.pipeline.plan import plan_bench_prompts, plan_judgments, plan_model_answers
 from arena_assets.pipeline.bench import (
     ProtocolMismatchError, answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games,
@@ -49,17 +50,19 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     `bench_version`."""
     lake = storage.lake()
     relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
+    plans = {m: AssetPlan("bench_prompts", m) for m in months_in_window(context)}
     if relabel_task:  # only the optional second labelling pass calls an LLM
         settings = month_settings(storage, llm_cache, labeler=labeler, bench_settings=bench_settings,
                                   topic_settings=topic_settings)
-        gate(context, [plan_bench_prompts(lake, m, settings) for m in months_in_window(context)],
-             labeler.budget())
+        plans = {m: plan_bench_prompts(lake, m, settings) for m in plans}
+        gate(context, list(plans.values()), labeler.budget())
     versions = {}
     for month in months_in_window(context):
         relabel = (StrongRelabel(relabel_task, llm_cache.root_for(storage), llm_cache.storage_options(storage),
                                  prompt_set=topic_settings.prompt_set(),
                                  reask_unreadable=topic_settings.reask_on()) if relabel_task else None)
-        step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
+        with within_budget(plans[month], labeler.budget() if relabel_task else None):
+            step = bench_prompts_month(lake, month, bench_settings.bench_options(), relabel=relabel)
         versions[month] = {k: b.version for k, b in step.benches.items()}
         meta = {**table_metadata(step.prompts, step.url), "month": month,
                 "bench_versions": dg.MetadataValue.json(versions[month]),
@@ -95,8 +98,9 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     answered, worst = {}, {}
     for month in months_in_window(context):
-        step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
-                                   storage_options=llm_cache.storage_options(storage))
+        with within_budget(plans[month], judge.budget()):
+            step = model_answers_month(lake, month, tasks, cache_root=llm_cache.root_for(storage),
+                                       storage_options=llm_cache.storage_options(storage))
         answered[month] = step.answers.height
         hits = step.cap_hits()
         worst = {m: max(worst.get(m, 0.0), v) for m, v in hits.items()}
@@ -149,8 +153,11 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     played_by_month, dups, unparsed, games, worst = {}, 0, 0, 0, {}
     cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     for month in months_in_window(context):
-        step = judgments_month(lake, month, judges, baseline, cache_root=cache_root, storage_options=options,
-                               protocol=protocol)
+        with within_budget(plans[month], judge.budget()):  # the month's grades too, below
+            step = judgments_month(lake, month, judges, baseline, cache_root=cache_root, storage_options=options,
+                                   protocol=protocol)
+            graded = (answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
+                      if bench_settings.grades_on() else None)
         hits = step.cap_hits()
         worst = {j: max(worst.get(j, 0.0), v) for j, v in hits.items()}
         dups += duplicate_games(step.judgments)
@@ -167,8 +174,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
                 "games_by_attempts": dg.MetadataValue.json(step.attempts()),
                 "calls": dg.MetadataValue.json({k: r.as_metadata() for k, r in step.reports.items()}),
                 **plan_metadata(plans[month])}
-        if bench_settings.grades_on():
-            graded = answer_grades_month(lake, month, judges, cache_root=cache_root, storage_options=options)
+        if graded is not None:
             meta |= {"single_grades": dg.MetadataValue.md(_grades_table(graded.summary)),
                      "single_grade_statuses": dg.MetadataValue.json(
                          dict(graded.grades.group_by("status").len().sort("status").iter_rows())),

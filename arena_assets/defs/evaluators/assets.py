@@ -11,7 +11,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.evaluators.resources import EvaluatorSettings
-from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -65,17 +65,20 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
         if namespace not in caches:
             caches[namespace] = ResponseCache(root, namespace, storage_options=options)
         return caches[namespace]
-    # each month's sample drawn once, for the plan and the run
-    drawn = {m: agreement_sample(lake, m, size=s.agreement_sample_size, seed=s.seed)
-             for m in months_in_window(context)}
+    # each month's sample drawn once, for the plan and the run (a few hundred battles each)
+    months = list(months_in_window(context))
+    drawn = {m: agreement_sample(lake, m, size=s.agreement_sample_size, seed=s.seed) for m in months
+             if lake.exists("battles", m) and lake.exists("conversations", m)}
     settings = month_settings(storage, llm_cache, judge=judge, reward_model=reward_model, evaluator_settings=s)
-    plans = {m: plan_judge_human_agreement(lake, m, settings, drawn[m], cache_of) for m in drawn}
+    plans = {m: plan_judge_human_agreement(lake, m, settings, drawn.get(m), cache_of) for m in months}
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     bad, silent, per_month = 0, {}, {}
     for month in months_in_window(context):
-        step = judge_human_agreement_month(
-            lake, month, s.judges(), size=s.agreement_sample_size, seed=s.seed, judge_task=judge_task,
-            reward_task=reward_task, cache_of=cache_of, options=s.agreement_options(), drawn=drawn.pop(month))
+        with within_budget(plans[month], judge.budget()):
+            step = judge_human_agreement_month(
+                lake, month, s.judges(), size=s.agreement_sample_size, seed=s.seed, judge_task=judge_task,
+                reward_task=reward_task, cache_of=cache_of, options=s.agreement_options(),
+                drawn=drawn.pop(month, None))
         t = step.table
         bad += _out_of_range(t)
         overall = t.filter(pl.col("slice") == "overall")
@@ -139,8 +142,9 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
     gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     bad, per_month = 0, {}
     for month in months_in_window(context):
-        step = over_refusal_month(lake, month, task, cache=cache, options=s.refusal_options(),
-                                  max_prompt_chars=s.max_prompt_chars)
+        with within_budget(plans[month], labeler.budget()):
+            step = over_refusal_month(lake, month, task, cache=cache, options=s.refusal_options(),
+                                      max_prompt_chars=s.max_prompt_chars)
         r = step.rates
         bad += r.filter(~(pl.col("rate").is_between(0, 1) & (pl.col("lower") <= pl.col("rate") + 1e-12)
                           & (pl.col("rate") <= pl.col("upper") + 1e-12))).height

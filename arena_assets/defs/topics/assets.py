@@ -16,7 +16,7 @@ import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.assets import _png_markdown
-from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata
+from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -140,10 +140,11 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     missing: dict[str, dict] = {}  # per month and group: failed, parse_failed, share
     for month in months_in_window(context):
         try:
-            step = topic_labels_month(
-                storage.lake(), month, task, cache_root=llm_cache.root_for(storage),
-                cfg=topic_settings.label_config(), storage_options=llm_cache.storage_options(storage),
-                progress=_progress_logger(context, f"{month} labels"))
+            with within_budget(plans[month], labeler.budget()):
+                step = topic_labels_month(
+                    storage.lake(), month, task, cache_root=llm_cache.root_for(storage),
+                    cfg=topic_settings.label_config(), storage_options=llm_cache.storage_options(storage),
+                    progress=_progress_logger(context, f"{month} labels"))
         except LLMEndpointError as exc:
             raise _fail(exc) from exc
         per_month[month] = _labels_metadata(step) | plan_metadata(plans[month])
@@ -225,8 +226,9 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     per_month: dict[str, dict] = {}
     for month in months_in_window(context):
         try:
-            step = topic_clusters_month(lake, month, embed, cfg=topic_settings.cluster_config(),
-                                        namer=namer, cache_root=root, storage_options=opts)
+            with within_budget(plans[month], embedder.budget()):
+                step = topic_clusters_month(lake, month, embed, cfg=topic_settings.cluster_config(),
+                                            namer=namer, cache_root=root, storage_options=opts)
         except LLMEndpointError as exc:
             raise _fail(exc) from exc
         png = topic_clusters_png(step.summary, f"Topic clusters {month}")

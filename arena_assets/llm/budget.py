@@ -1,0 +1,140 @@
+"""A month's LLM spending held under ``ARENA_LLM_BUDGET_USD`` while its calls run.
+
+The plan (``llm.plan``) refuses a run whose estimate is over the budget before any call.
+Where its output tokens are only the ``max_tokens`` bound (a first month: no answers to
+measure yet) the estimate is an upper bound, often several times the real bill, and a
+refusal on it would stop runs the budget covers. Such a run starts when its input alone
+fits (``llm.plan.budget_verdict``), under a ``Spending`` that:
+
+- never lets the spending pass the budget: each call reserves its worst case (its input
+  tokens and ``max_tokens`` of output at the task's prices) before it is sent, and gives
+  back what the server's ``usage`` says it cost; a call whose reservation does not fit is
+  not sent;
+- stops a batch early once its own answers say it will not fit: after ``MIN_ANSWERS``
+  calls, the spending so far plus the calls left at the lower end of the cost per call
+  seen (mean minus two standard errors) over the budget stops it, ~a hundred calls in.
+
+A stop raises ``BudgetExceeded`` (one line: what was spent, why it stopped, the setting);
+the answers received are cached, so a rerun with a larger budget pays only for the rest.
+``spending(...)`` sets it for the calls made in its block (``run_batch``, ``embed_texts``,
+the reward model's loop); without it nothing is counted and nothing is held.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+import threading
+from collections.abc import Iterator
+
+from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded
+
+MIN_ANSWERS = 50  # calls of a batch before its cost per call projects the rest
+
+_SPENDING: contextvars.ContextVar[Spending | None] = contextvars.ContextVar("llm_spending", default=None)
+
+
+class Spending:
+    """What one asset's month has spent and holds in flight, shared by its batches."""
+
+    def __init__(self, budget: float, label: str) -> None:
+        self.budget, self.label = budget, label
+        self.spent = self.reserved = 0.0
+        self.calls = 0
+        self.stopped: BudgetExceeded | None = None  # once stopped, no call of the month is sent
+        self.why = ""
+        self._lock = threading.Lock()
+
+    def batch(self, calls: int) -> BatchGuard:
+        """The guard of one batch of ``calls`` calls (its own projection)."""
+        return BatchGuard(self, calls)
+
+    def _stop(self, why: str) -> BudgetExceeded:
+        if self.stopped is None:
+            self.why = why
+            self.stopped = BudgetExceeded(self.line())
+        return self.stopped
+
+    def line(self) -> str:
+        """Why the month stopped, with what it has spent so far (the calls in flight at the
+        stop settle after it: read it again once the batch has drained)."""
+        return (f"{self.label}: stopped after {self.calls:,} calls and ${self.spent:,.4f} spent: {self.why}, "
+                f"over {BUDGET_SETTING}={self.budget:g} (per asset and month); the answers received "
+                "are cached, a rerun pays only for the rest")
+
+
+class BatchGuard:
+    """``reserve`` before a call, ``settle`` after it (see the module docstring)."""
+
+    def __init__(self, spending: Spending, calls: int) -> None:
+        self.spending, self.left = spending, calls
+        self.n, self.total, self.squares = 0, 0.0, 0.0
+
+    def reserve(self, worst: float) -> None:
+        s = self.spending
+        with s._lock:
+            if s.stopped is not None:
+                raise s.stopped
+            if s.spent + s.reserved + worst > s.budget:
+                raise s._stop(f"the next call may cost up to ${worst:,.4f} with ${s.reserved:,.4f} "
+                              "more in flight")
+            if self.n >= MIN_ANSWERS:
+                mean = self.total / self.n
+                spread = math.sqrt(max(self.squares / self.n - mean * mean, 0.0) / self.n)
+                low = s.spent + self.left * max(mean - 2 * spread, 0.0)
+                if low > s.budget:
+                    raise s._stop(f"at the ${mean:,.6f} a call its {self.n:,} answers cost, its "
+                                  f"{self.left:,} calls left bring the month to at least ${low:,.2f}")
+            s.reserved += worst
+
+    def settle(self, worst: float, cost: float) -> None:
+        s = self.spending
+        with s._lock:
+            s.reserved -= worst
+            s.spent += cost
+            s.calls += 1
+            self.left = max(self.left - 1, 0)
+            self.n += 1
+            self.total += cost
+            self.squares += cost * cost
+
+
+class Held:
+    """One call under a guard: ``reserve`` on entering, ``settle`` on leaving with ``cost``
+    (0 when the block raised: an error is not billed; the worst case until the caller knows
+    the call's cost from its ``usage``)."""
+
+    def __init__(self, guard: BatchGuard | None, worst: float) -> None:
+        self.guard, self.worst, self.cost = guard, worst, worst
+
+    def __enter__(self) -> Held:
+        if self.guard is not None:
+            self.guard.reserve(self.worst)  # BudgetExceeded: the call is not sent
+        return self
+
+    def __exit__(self, kind, *exc: object) -> None:
+        if self.guard is not None:
+            self.guard.settle(self.worst, 0.0 if kind is not None else self.cost)
+
+
+@contextlib.contextmanager
+def spending(budget: float | None, label: str) -> Iterator[Spending | None]:
+    """Hold the calls made in this block (this thread and the batches it starts) under
+    ``budget``; ``None``: no limit, nothing held."""
+    if budget is None:
+        yield None
+        return
+    held = Spending(budget, label)
+    token = _SPENDING.set(held)
+    try:
+        yield held
+    finally:
+        _SPENDING.reset(token)
+
+
+def batch_guard(calls: int) -> BatchGuard | None:
+    """The guard for a batch about to make ``calls`` calls, or None outside ``spending``.
+    Call it in the batch's calling thread: a pool's threads do not see the context."""
+    held = _SPENDING.get()
+    return held.batch(calls) if held is not None else None
