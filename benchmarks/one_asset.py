@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/one_asset.py --out DIR --conversations N ASSET [ASSET ...] [--month 2025-01]
         [--empty-cache CACHE_DIR] [--models 120] [--latency 0.3] [--concurrency 64]
         [--bench-size 500] [--per-cluster 14] [--candidates 10] [--agreement-sample N] [--seed 7]
+        [--budget USD]
 
 ``DIR`` is a `full_month.py --out` directory whose month was run (its raw logs, lake and
 instance); the settings (``--conversations`` included: the boards' minimum battles scale
@@ -34,6 +35,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--month", default="2025-01")
     ap.add_argument("--empty-cache", type=Path)
+    ap.add_argument("--budget", type=float, help="ARENA_LLM_BUDGET_USD for these runs (US dollars per "
+                    "asset and month; default: none). A run it stops prints its one line and goes on")
     month_arguments(ap, conversations=None)  # as the full_month.py run
     args = ap.parse_args()
     out = args.out.resolve()
@@ -44,11 +47,19 @@ def main() -> None:
         env = settings(out, args, url)
         if args.empty_cache:
             env["ARENA_LLM_CACHE_ROOT"] = str(args.empty_cache.resolve())
+        if args.budget is not None:
+            if args.budget < 0:
+                ap.error("--budget must be >= 0")
+            env["ARENA_LLM_BUDGET_USD"] = repr(args.budget)
         for asset in args.assets:
             m = measured(materialize_cmd(asset, ["--partition", args.month]), env, out,
                          out / f"{args.month}-{asset}-again.log")
             if m.returncode:
-                sys.exit(f"{asset} failed:\n{m.tail}")
+                stop = next((ln for ln in m.tail.splitlines() if "ARENA_LLM_BUDGET_USD" in ln), None)
+                if args.budget is None or stop is None:
+                    sys.exit(f"{asset} failed:\n{m.tail}")
+                print(f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: {stop.strip()[-400:]}")
+                continue
             rec = recorded(env["DAGSTER_HOME"], asset, args.month)
             line = (f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s  "
                     f"peak RSS {m.peak_rss_gb:.2f} GB")

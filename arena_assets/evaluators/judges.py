@@ -41,7 +41,7 @@ import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
-from arena_assets.llm.batch import BatchCancelled, Halt, endpoint_slots
+from arena_assets.llm.concurrency import BatchCancelled, Halt, endpoint_slots
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core

@@ -4,12 +4,13 @@ The plan (``llm.plan``) refuses a run whose estimate is over the budget before a
 Where its output tokens are only the ``max_tokens`` bound (a first month: no answers to
 measure yet) the estimate is an upper bound, often several times the real bill, and a
 refusal on it would stop runs the budget covers. Such a run starts when its input alone
-fits (``llm.plan.budget_verdict``), under a ``Spending`` that:
+fits (``llm.plan.check_budget``), under a ``Spending`` that:
 
 - never lets the spending pass the budget: each call reserves its worst case (its input
   tokens and ``max_tokens`` of output at the task's prices) before it is sent, and gives
-  back what the server's ``usage`` says it cost; a call whose reservation does not fit is
-  not sent;
+  back what the server's ``usage`` says it cost; a call whose reservation does not fit
+  beside those in flight waits for them to settle, and one that does not fit alone is not
+  sent (the month stops);
 - stops a batch early once its own answers say it will not fit: after ``MIN_ANSWERS``
   calls, the spending so far plus the calls left at the lower end of the cost per call
   seen (mean minus two standard errors) over the budget stops it, ~a hundred calls in.
@@ -41,19 +42,21 @@ class Spending:
     def __init__(self, budget: float, label: str) -> None:
         self.budget, self.label = budget, label
         self.spent = self.reserved = 0.0
-        self.calls = 0
+        self.calls = self.in_flight = 0  # a count, not the float sum: "nothing in flight" exactly
         self.stopped: BudgetExceeded | None = None  # once stopped, no call of the month is sent
         self.why = ""
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()  # a settled call wakes the calls waiting for room
 
     def batch(self, calls: int) -> BatchGuard:
         """The guard of one batch of ``calls`` calls (its own projection)."""
         return BatchGuard(self, calls)
 
     def _stop(self, why: str) -> BudgetExceeded:
+        """(Under the lock.) The month stops: every call waiting for room raises too."""
         if self.stopped is None:
             self.why = why
             self.stopped = BudgetExceeded(self.line())
+            self._lock.notify_all()
         return self.stopped
 
     def line(self) -> str:
@@ -72,32 +75,42 @@ class BatchGuard:
         self.n, self.total, self.squares = 0, 0.0, 0.0
 
     def reserve(self, worst: float) -> None:
+        """Hold ``worst`` for a call about to be sent. Where it does not fit beside the calls
+        in flight, wait for them to settle (near the budget fewer calls fly at once: their
+        real cost is usually well under their worst case); stop when it does not fit alone,
+        or when the batch's answers project the month over the budget."""
         s = self.spending
         with s._lock:
-            if s.stopped is not None:
-                raise s.stopped
-            if s.spent + s.reserved + worst > s.budget:
-                raise s._stop(f"the next call may cost up to ${worst:,.4f} with ${s.reserved:,.4f} "
-                              "more in flight")
-            if self.n >= MIN_ANSWERS:
-                mean = self.total / self.n
-                spread = math.sqrt(max(self.squares / self.n - mean * mean, 0.0) / self.n)
-                low = s.spent + self.left * max(mean - 2 * spread, 0.0)
-                if low > s.budget:
-                    raise s._stop(f"at the ${mean:,.6f} a call its {self.n:,} answers cost, its "
-                                  f"{self.left:,} calls left bring the month to at least ${low:,.2f}")
-            s.reserved += worst
+            while True:
+                if s.stopped is not None:
+                    raise s.stopped
+                if self.n >= MIN_ANSWERS:
+                    mean = self.total / self.n
+                    spread = math.sqrt(max(self.squares / self.n - mean * mean, 0.0) / self.n)
+                    low = s.spent + self.left * max(mean - 2 * spread, 0.0)
+                    if low > s.budget:
+                        raise s._stop(f"at the ${mean:,.6f} a call its {self.n:,} answers cost, its "
+                                      f"{self.left:,} calls left bring the month to at least ${low:,.2f}")
+                if s.spent + s.reserved + worst <= s.budget:
+                    s.reserved += worst
+                    s.in_flight += 1
+                    return
+                if s.in_flight == 0:
+                    raise s._stop(f"the next call may cost up to ${worst:,.4f}, more than is left")
+                s._lock.wait()
 
     def settle(self, worst: float, cost: float) -> None:
         s = self.spending
         with s._lock:
-            s.reserved -= worst
+            s.in_flight -= 1
+            s.reserved = s.reserved - worst if s.in_flight else 0.0  # no drift left behind
             s.spent += cost
             s.calls += 1
             self.left = max(self.left - 1, 0)
             self.n += 1
             self.total += cost
             self.squares += cost * cost
+            s._lock.notify_all()
 
 
 class Held:
