@@ -54,7 +54,7 @@ def test_check_budget_refuses_what_is_known_to_be_over():
     with pytest.raises(BudgetExceeded):  # estimated from history: over is over
         check_budget(history, 10.0)
     line = check_budget(bound, 10.0)  # over only at the bound, its input alone fits: it starts
-    assert "\n" not in line and "only at its bound" in line and "at least $4.00" in line
+    assert "\n" not in line and "only through what it cannot know yet" in line and "at least $4.00" in line
     with pytest.raises(BudgetExceeded) as err:  # even its input is over: refused
         check_budget(bound, 3.0)
     assert "at least $4.00" in str(err.value) and "ARENA_LLM_BUDGET_USD=3" in str(err.value)
@@ -153,3 +153,44 @@ def test_a_call_waits_for_room_and_a_stopped_month_sends_nothing_more():
     with pytest.raises(BudgetExceeded):  # room again, but the month has stopped
         held.batch(5).reserve(0.1)
     assert held.reserved == pytest.approx(0.0)
+
+
+def test_a_sliced_batch_is_projected_whole(arena, tmp_path):
+    """A production month's labels are asked 50,000 requests at a time (``run_sliced``):
+    the projection takes the whole batch's calls left, not a slice's, so a month at half
+    its bill stops ~50 answers in, not at the budget."""
+    import polars as pl
+
+    from arena_assets.llm.sliced import run_sliced
+
+    ep, texts = arena
+    bill = _full_bill(ep, texts, tmp_path)
+    requests = _requests(texts)
+    before = ep.call_count()
+    with pytest.raises(BudgetExceeded) as err, spending(0.5 * bill, "topic_labels 2024-01") as held:
+        run_sliced(_task(ep), ResponseCache(str(tmp_path / "c"), "labels"), parse_criteria,
+                   pl.Series("identity", texts), lambda rows: [requests[i] for i in rows],
+                   lambda rows, results: None, slice_size=60)  # 4 slices of ~60
+    assert "calls left bring the month to at least" in str(err.value)
+    assert ep.call_count() - before == held.calls <= budget_module.MIN_ANSWERS + 8
+
+
+def test_what_a_failed_call_or_a_reply_without_usage_costs():
+    """A refused call (4xx) was not generated: nothing; a timeout, a 5xx or a reply whose
+    usage says no token count may have been billed: the call's worst case."""
+    import httpx
+    import openai
+
+    from arena_assets.llm.batch import billed
+    from arena_assets.llm.budget import failed_cost
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+
+    def status(code: int) -> openai.APIStatusError:
+        return openai.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+    assert failed_cost(status(429), 0.5) == 0.0 and failed_cost(status(400), 0.5) == 0.0
+    assert failed_cost(status(503), 0.5) == 0.5 and failed_cost(openai.APITimeoutError(request=request), 0.5) == 0.5
+    assert failed_cost(ValueError("a cut body"), 0.5) == 0.5
+    task = LLMTask("m", "http://127.0.0.1:9/v1", price_input_per_1m=1.0, price_output_per_1m=2.0)
+    assert billed(task, {"usage": {"prompt_tokens": 1000, "completion_tokens": 500}}, 9.0) == pytest.approx(0.002)
+    assert billed(task, {"usage": {"total_tokens": 1500}}, 9.0) == 9.0 and billed(task, {}, 9.0) == 9.0

@@ -55,7 +55,7 @@ def main() -> None:
             m = measured(materialize_cmd(asset, ["--partition", args.month]), env, out,
                          out / f"{args.month}-{asset}-again.log")
             if m.returncode:
-                stop = next((ln for ln in m.tail.splitlines() if "ARENA_LLM_BUDGET_USD" in ln), None)
+                stop = next((ln for ln in m.tail.splitlines() if ": stopped after " in ln), None)
                 if args.budget is None or stop is None:
                     sys.exit(f"{asset} failed:\n{m.tail}")
                 print(f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: {stop.strip()[-400:]}")

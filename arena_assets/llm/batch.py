@@ -155,10 +155,10 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             progress(Progress(len(outcomes), len(by_key), report.calls, time.monotonic() - started,
                               report.cache_hits))
 
+    guard = batch_guard(len(todo), len(by_key))  # the month's budget, when one is set (llm.budget)
     if todo:
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
-        guard = batch_guard(len(todo))  # the month's budget, when one is set (llm.budget)
 
         def work(key: str) -> None:
             if halted():
@@ -307,7 +307,7 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
 def billed(task: LLMTask, data: dict, worst: float) -> float:
     """What a reply cost by its ``usage``; one without usage counts at its worst case."""
     usage = data.get("usage")
-    if not isinstance(usage, dict) or not usage:
+    if not isinstance(usage, dict) or not ({"prompt_tokens", "completion_tokens"} & usage.keys()):
         return worst
     return task.cost(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
 

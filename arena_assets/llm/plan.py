@@ -168,9 +168,10 @@ def check_budget(plan: AssetPlan, budget: float | None) -> str:
             f"~{plan.prompt_tokens:,} in / ~{plan.completion_tokens:,} out tokens{at_least}) is over "
             f"{BUDGET_SETTING}={budget:g} (per asset and month); nothing was called. Raise "
             f"the setting, or see `arena-assets plan --month {plan.month}`")
-    return (f"{plan.asset} {plan.month}: over {BUDGET_SETTING}={budget:g} only at its bound (estimated "
-            f"${plan.cost:,.2f} with every answer at max_tokens, at least ${least:,.2f}): the run starts, "
-            "stops as soon as its answers say it will not fit, and never spends past the budget")
+    return (f"{plan.asset} {plan.month}: over {BUDGET_SETTING}={budget:g} only through what it cannot "
+            f"know yet (estimated ${plan.cost:,.2f} with answers at max_tokens or calls projected, at least "
+            f"${least:,.2f}): the run starts, held under the budget, and stops as soon as its answers say "
+            "it will not fit")
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from arena_assets.llm.batch import BatchReport, LLMRequest, LLMResult, Progress, ProgressFn, run_batch
+from arena_assets.llm.budget import one_batch
 from arena_assets.llm.cache import ResponseCache
 from arena_assets.llm.client import make_client
 from arena_assets.llm.config import LLMTask
@@ -43,7 +44,7 @@ def run_sliced(task: LLMTask, cache: ResponseCache, parse: Callable[[str], Any],
     report = BatchReport(model=task.model, base_url=task.base_url, started_at=time.time())
     started, distinct = time.monotonic(), identity.n_unique() if n else 0
     client = make_client(task) if parts > 1 and recording() is None else None
-    with merged_plans(task):
+    with merged_plans(task), one_batch(distinct):  # one budget projection for the whole batch
         for part in range(parts):
             rows = np.flatnonzero(slice_of == part)
             results, done = run_batch(task, build(rows), cache, parse, client=client,
