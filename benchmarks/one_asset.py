@@ -55,10 +55,12 @@ def main() -> None:
             m = measured(materialize_cmd(asset, ["--partition", args.month]), env, out,
                          out / f"{args.month}-{asset}-again.log")
             if m.returncode:
-                stop = next((ln for ln in m.tail.splitlines() if ": stopped after " in ln), None)
+                log = (out / f"{args.month}-{asset}-again.log").read_text()  # the run's whole log
+                stop = next((ln for ln in log.splitlines() if ": stopped after " in ln), None)
                 if args.budget is None or stop is None:
                     sys.exit(f"{asset} failed:\n{m.tail}")
-                print(f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: {stop.strip()[-400:]}")
+                print(f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: "
+                      f"{stop.split('Failure: ')[-1].strip()[:400]}")
                 continue
             rec = recorded(env["DAGSTER_HOME"], asset, args.month)
             line = (f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s  "
