@@ -115,8 +115,8 @@ MONTHS = ("2024-01", "2024-02")
 UPSTREAM = "raw_logs,raw_rejects,conversations,battles,arena_leaderboard"
 # every LLM asset, prompt_embeddings before topic_clusters: it makes the embedding calls
 # they share (one cache), and topic_clusters' plan then finds them cached
-LLM_ASSETS = ("topic_labels", "prompt_embeddings", "topic_clusters", "bench_prompts", "model_answers",
-              "judgments", "judge_human_agreement", "over_refusal")
+RUN_ORDER = ("topic_labels", "prompt_embeddings", "topic_clusters", "bench_prompts", "model_answers",
+             "judgments", "judge_human_agreement", "over_refusal")
 
 
 def _counted(asset: str, meta: dict) -> tuple[int, int, int]:
@@ -142,7 +142,7 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     out = subprocess.run([CLI, "plan", "--month", MONTHS[0]], capture_output=True, text=True,
                          env={**env, "PATH": str(Path(sys.executable).parent)})
     assert out.returncode == 0, out.stderr
-    for asset in set(LLM_ASSETS) - {"bench_prompts"}:  # no second labelling pass configured
+    for asset in set(RUN_ORDER) - {"bench_prompts"}:  # no second labelling pass configured
         assert f"= {asset}" in out.stdout, asset
     assert "projected" in out.stdout and "month total" in out.stdout
     # the clusters and prompt_embeddings embed the same prompts into one cache: listed under
@@ -163,7 +163,7 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
 
     compared = []
     for month in MONTHS:  # month 2's answers are estimated from month 1's in the cache
-        for asset in LLM_ASSETS:
+        for asset in RUN_ORDER:
             result = materialize(month, asset)
             assert result.success, (month, asset)
             meta = {k: v.value for e in result.asset_materializations_for_node(asset)

@@ -2,8 +2,9 @@
 
 ``month_settings`` turns the resources an asset holds into the plan's ``MonthSettings``;
 ``gate`` writes each month's plan as the run's first log line, attaches it to the run, and
-refuses the run, before any call, when a month's estimated cost is over
-``ARENA_LLM_BUDGET_USD`` (per asset and month; ``llm.plan.check_budget``);
+refuses the run, before any call, when a month is known to be over
+``ARENA_LLM_BUDGET_USD`` (per asset and month; ``llm.plan.check_budget``: its estimate from
+history, or its least cost, is over);
 ``within_budget`` holds each month's calls under it while they run (``llm.budget``). ``arena-assets plan`` builds the same
 settings from every resource (``pipeline/plan_cli.py``).
 """

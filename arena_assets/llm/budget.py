@@ -3,8 +3,9 @@
 The plan (``llm.plan``) refuses a run whose estimate is over the budget before any call.
 Where its output tokens are only the ``max_tokens`` bound (a first month: no answers to
 measure yet) the estimate is an upper bound, often several times the real bill, and a
-refusal on it would stop runs the budget covers. Such a run starts when its input alone
-fits (``llm.plan.check_budget``), under a ``Spending`` that:
+refusal on it would stop runs the budget covers. Such a run starts when its least cost
+fits (its input; projected batches at nothing: ``llm.plan.check_budget``), under a
+``Spending`` that:
 
 - never lets the spending pass the budget: each call reserves its worst case (its input
   tokens and ``max_tokens`` of output at the task's prices) before it is sent, and gives
@@ -141,8 +142,8 @@ class BatchGuard:
 
 class Held:
     """One call under a guard: ``reserve`` on entering, ``settle`` on leaving with ``cost``
-    (0 when the block raised: an error is not billed; the worst case until the caller knows
-    the call's cost from its ``usage``)."""
+    (the worst case until the caller sets what the reply's ``usage`` bills; when the block
+    raised, ``failed_cost``: nothing for a 4xx refusal, else the worst case)."""
 
     def __init__(self, guard: BatchGuard | None, worst: float) -> None:
         self.guard, self.worst, self.cost = guard, worst, worst

@@ -126,7 +126,8 @@ class AssetPlan:
 
 
 class BudgetExceeded(RuntimeError):
-    """A run's estimated cost is over the configured budget; raised before any call."""
+    """Over ``ARENA_LLM_BUDGET_USD``: a plan refused before any call (``check_budget``), or a
+    month stopped while its calls run (``llm.budget``)."""
 
 
 def parse_budget(value: str | float | None) -> float | None:

@@ -92,7 +92,7 @@ def run_plan(args: argparse.Namespace) -> int:
                   f"{b.calls:>9,} {b.prompt_tokens:>12,} {b.completion_tokens:>11,} "
                   f"{b.cost:>10.4f}{mark}")
         try:
-            state = "over budget only at its bound: the run starts, held under it" if check_budget(
+            state = "over budget only through unknowns: the run starts, held under it" if check_budget(
                 p, budget) else ""
         except BudgetExceeded:
             state = "OVER BUDGET: the run will be refused"
