@@ -269,7 +269,8 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
                     raise _Halted
                 with Held(guard, worst) as call:  # over the budget: not sent, the batch stops
                     data = post_chat(client, body)
-                    call.cost = billed(task, data, worst)
+                    if guard:  # without a budget nothing more on this path
+                        call.cost = billed(task, data, worst)
         except openai.APIError as exc:
             fatal = endpoint_error(task, exc)
             if fatal is not None:
