@@ -155,6 +155,33 @@ def test_a_call_waits_for_room_and_a_stopped_month_sends_nothing_more():
     assert held.reserved == pytest.approx(0.0)
 
 
+def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
+    """A sibling batch fails while a call waits for room: when room comes, the call gives
+    its reservation back and is not sent (whenever it reached the guard: deterministic)."""
+    import threading
+
+    from arena_assets.llm.budget import Held
+    from arena_assets.llm.concurrency import Halt, _Halted
+
+    held = Spending(1.0, "x 2024-01")
+    guard, halt, outcome = held.batch(10), Halt(), []
+    guard.reserve(0.6)
+
+    def second() -> None:  # 0.6 in flight + 0.6 > 1.0: waits for room
+        try:
+            with Held(guard, 0.6, halt):
+                outcome.append("sent")
+        except _Halted:
+            outcome.append("not sent")
+    waiter = threading.Thread(target=second)
+    waiter.start()
+    halt.fail()  # the batch stops while the second call waits (or before it reaches the guard)
+    guard.settle(0.6, 0.1)
+    waiter.join(5)
+    assert outcome == ["not sent"]
+    assert (held.in_flight, held.calls, held.reserved, held.spent) == (0, 1, 0.0, pytest.approx(0.1))
+
+
 def test_a_sliced_batch_is_projected_whole(arena, tmp_path):
     """A production month's labels are asked 50,000 requests at a time (``run_sliced``):
     the projection takes the whole batch's calls left, not a slice's, so a month at half

@@ -78,6 +78,16 @@ def test_budget_message_names_the_figure_and_the_setting():
     assert "\n" not in line and "$12.50" in line and "ARENA_LLM_BUDGET_USD=10" in line
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "ten", "1e400"])
+def test_a_budget_that_is_not_a_dollar_figure_is_one_line(value):
+    from arena_assets.llm.plan import parse_budget
+
+    assert parse_budget(" ") is None and parse_budget("0") == 0.0 and parse_budget("12.5") == 12.5
+    with pytest.raises(ValueError, match="ARENA_LLM_BUDGET_USD must be") as err:
+        parse_budget(value)
+    assert "\n" not in str(err.value) and repr(value) in str(err.value)
+
+
 def test_every_llm_asset_has_a_plan():
     """An asset that calls an LLM (the `llm` pool, or kind openai) is billed by `arena-assets
     plan` and gated by the budget: a new one cannot be added without its planner."""
@@ -88,6 +98,49 @@ def test_every_llm_asset_has_a_plan():
     calling = {spec.key.to_user_string() for a in defs().resolve_asset_graph().assets_defs if a.is_executable
                for spec in a.specs if getattr(a.node_def, "pool", None) == "llm" or "openai" in spec.kinds}
     assert len(calling) >= 7 and calling <= set(PLANNED) == set(PLANNERS)
+
+
+def test_a_range_plans_each_request_once_in_its_first_month(tmp_path):
+    """One run over two months (a backfill range) asks a prompt both months share once, in
+    the first; month 2's plan made inside ``one_run`` before either month ran counts the
+    calls month 2 then makes, chat and embeddings alike; made alone it counts them again."""
+    from arena_assets.llm import embed_texts, embeddings_cache
+    from arena_assets.llm.plan import one_run
+
+    raw = tmp_path / "raw"
+    simulate_months(raw, ["2024-01"], 200, seed=11)
+    texts = read_prompt_truth(raw, "2024-01")["text"].unique(maintain_order=True).to_list()[:150]
+    months = {"2024-01": texts[:100], "2024-02": texts[60:150]}  # 40 prompts in both
+    with start_endpoint(seed=11, truth_root=raw) as ep:
+        chat = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8,
+                       price_input_per_1m=0.15, price_output_per_1m=0.6)
+        embedder = LLMTask(model="sim-embed-large", base_url=ep.base_url, max_concurrency=8)
+        labels = ResponseCache(str(tmp_path / "cache"), "labels")
+        vectors = embeddings_cache(str(tmp_path / "cache"))
+
+        def month_step(month: str) -> None:
+            run_batch(chat, [LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION)
+                             for i, t in enumerate(months[month])], labels, parse_criteria)
+            embed_texts(embedder, months[month], vectors, batch_size=16)
+
+        def plan(month: str) -> list:
+            with planning() as batches:
+                month_step(month)
+            return batches
+        with one_run():
+            ranged = {m: plan(m) for m in months}
+        alone = plan("2024-02")
+        for month in months:  # the run, month after month
+            before = ep.call_count()
+            month_step(month)
+            chat_plan, embed_plan = ranged[month]
+            assert chat_plan.calls + embed_plan.calls == ep.call_count() - before, month
+    assert (ranged["2024-02"][0].calls, ranged["2024-02"][0].earlier, ranged["2024-02"][0].cached) == (50, 40, 40)
+    assert ranged["2024-02"][1].calls == -(-50 // 16) and ranged["2024-02"][1].earlier == 40
+    assert ranged["2024-01"][0].earlier == 0 and "asked by an earlier month" in AssetPlan(
+        "topic_labels", "2024-02", ranged["2024-02"]).line()
+    assert (alone[0].calls, alone[0].earlier, alone[1].calls) == (90, 0, -(-90 // 16))
+    assert alone[0].prompt_tokens > ranged["2024-02"][0].prompt_tokens
 
 
 def test_shared_embeddings_are_counted_once(tmp_path):
@@ -251,3 +304,38 @@ def test_request_token_counts(real_data):
         {"role": "assistant", "content": {"unexpected": "shape"}}]]
     assert chat_prompt_tokens_many(requests) == [chat_prompt_tokens(m) for m in requests]
     assert text_tokens_many(texts + [None, ""]) == ours + [0, 0]
+
+
+def test_a_backfill_run_over_two_months_is_billed_as_it_runs(arena_env):
+    """One Dagster run over two months (a backfill range): month 2's plan, made before
+    either month called, leaves out the prompts month 1 embeds first and equals what month
+    2 then sends; `arena-assets plan --to` prints that plan, and month 2 alone counts more."""
+    import json
+
+    from arena_assets.definitions import defs as load_defs
+
+    env = arena_env
+    simulate_months(env["ARENA_RAW_ROOT"], list(MONTHS), 300, seed=int(env["ARENA_SIM_WORLD_SEED"]))
+    for month in MONTHS:
+        assert materialize(month, "raw_logs,raw_rejects,conversations").success
+    cli = [CLI, "plan", "--month", MONTHS[0], "--assets", "prompt_embeddings", "--json"]
+    run_env = {**env, "PATH": str(Path(sys.executable).parent)}
+    alone, ranged = (json.loads(subprocess.run(args, capture_output=True, text=True, env=run_env,
+                                               check=True).stdout)
+                     for args in ([*cli[:3], MONTHS[1], *cli[4:]], [*cli, "--to", MONTHS[1]]))
+    assert [p["month"] for p in ranged] == list(MONTHS)
+    defs = load_defs()
+    result = dg.materialize(assets=list(defs.assets or []), resources=defs.resources,
+                            selection=dg.AssetSelection.assets("prompt_embeddings"),
+                            tags={"dagster/asset_partition_range_start": MONTHS[0],
+                                  "dagster/asset_partition_range_end": MONTHS[1]})
+    assert result.success
+    meta = {e.partition: {k: v.value for k, v in e.metadata.items()}
+            for e in result.asset_materializations_for_node("prompt_embeddings")}
+    for month, printed in zip(MONTHS, ranged):
+        plan, counted = meta[month]["llm_plan"], meta[month]["calls"].values()
+        assert plan["calls"] == printed["calls"] == sum(r["calls"] for r in counted), month
+        assert plan["prompt_tokens"] == printed["prompt_tokens"] == sum(r["prompt_tokens"] for r in counted)
+    shared = meta[MONTHS[1]]["llm_plan"]["batches"][0]["earlier"]
+    assert shared > 0  # the seeded months share a few first prompts
+    assert alone[0]["batches"][0]["cached"] == 0 and alone[0]["prompt_tokens"] > ranged[1]["prompt_tokens"]

@@ -41,11 +41,11 @@ import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
-from arena_assets.llm.concurrency import BatchCancelled, Halt, endpoint_slots
+from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint_slots
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
-from arena_assets.llm.plan import BatchPlan, recording
+from arena_assets.llm.plan import BatchPlan, asked_earlier, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
 BASELINES = ("longer", "markdown")
@@ -193,8 +193,11 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     report.cache_hits = len(scores)
     todo = [k for k in items if k not in scores]
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
-        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo], 2 * sample.height,
-                                 len(items), len(scores)))
+        earlier = asked_earlier(cache)  # a later month of a range: asked (cached) by then
+        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo if k not in earlier],
+                                 2 * sample.height, len(items), len(scores),
+                                 earlier=sum(k in earlier for k in todo)))
+        earlier.update(todo)
         return _placeholders(sample), BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
     lock = threading.Lock()
     if todo:
@@ -213,9 +216,11 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 with slots:
                     if halted():
                         return
-                    with Held(guard, worst) as call:  # over the budget: not sent, the batch stops
+                    with Held(guard, worst, halted) as call:  # over the budget: not sent, the batch stops
                         value, tokens = _reward(client, task, items[k])
                         call.cost = task.cost(tokens, 0) if tokens else worst
+            except _Halted:  # the batch stopped while this call waited for room: not sent
+                return
             except (openai.APIError, ValueError):
                 value, tokens = None, 0
             except BaseException:
@@ -252,11 +257,11 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
 
 
 def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, distinct: int,
-                cached: int) -> BatchPlan:
+                cached: int, earlier: int = 0) -> BatchPlan:
     """What ``reward_verdicts`` would send: one ``/pooling`` call per side not cached, its
     input tokens counted as the chat route bills a conversation; a reward has no output."""
     plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
-                     cached=cached, calls=len(conversations),
+                     cached=cached + earlier, earlier=earlier, calls=len(conversations),
                      prompt_tokens=sum(chat_prompt_tokens_many(conversations)),
                      output_basis="reward model: no output tokens")
     return plan.price(task)

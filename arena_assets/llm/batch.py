@@ -267,7 +267,9 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
             with slots:  # the endpoint's concurrency, shared with batches asked at the same time
                 if halted is not None and halted():  # stopped while waiting for the slot
                     raise _Halted
-                with Held(guard, worst) as call:  # over the budget: not sent, the batch stops
+                # over the budget: not sent, the batch stops; stopped while it waited for
+                # room: not sent either (_Halted)
+                with Held(guard, worst, halted) as call:
                     data = post_chat(client, body)
                     if guard:  # without a budget nothing more on this path
                         call.cost = billed(task, data, worst)

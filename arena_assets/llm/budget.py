@@ -35,10 +35,11 @@ import contextlib
 import contextvars
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import openai
 
+from arena_assets.llm.concurrency import _Halted
 from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded
 
 MIN_ANSWERS = 50  # calls of a batch before its cost per call projects the rest
@@ -113,6 +114,14 @@ class BatchGuard:
                     raise s._stop(f"the next call may cost up to ${worst:,.4f}, more than is left")
                 s._lock.wait()
 
+    def release(self, worst: float) -> None:
+        """Give back a reservation whose call was not sent (its batch stopped meanwhile)."""
+        s = self.spending
+        with s._lock:
+            s.in_flight -= 1
+            s.reserved = s.reserved - worst if s.in_flight else 0.0
+            s._lock.notify_all()
+
     def settle(self, worst: float, cost: float) -> None:
         s = self.spending
         with s._lock:
@@ -143,14 +152,19 @@ class BatchGuard:
 class Held:
     """One call under a guard: ``reserve`` on entering, ``settle`` on leaving with ``cost``
     (the worst case until the caller sets what the reply's ``usage`` bills; when the block
-    raised, ``failed_cost``: nothing for a 4xx refusal, else the worst case)."""
+    raised, ``failed_cost``: nothing for a 4xx refusal, else the worst case). ``halted``:
+    the batch's ``Halt``; a call that waited for room while its batch (or a sibling)
+    stopped gives its reservation back and is not sent (``_Halted``)."""
 
-    def __init__(self, guard: BatchGuard | None, worst: float) -> None:
-        self.guard, self.worst, self.cost = guard, worst, worst
+    def __init__(self, guard: BatchGuard | None, worst: float, halted: Callable[[], bool] | None = None) -> None:
+        self.guard, self.worst, self.cost, self.halted = guard, worst, worst, halted
 
     def __enter__(self) -> Held:
         if self.guard is not None:
             self.guard.reserve(self.worst)  # BudgetExceeded: the call is not sent
+            if self.halted is not None and self.halted():
+                self.guard.release(self.worst)
+                raise _Halted
         return self
 
     def __exit__(self, kind, error, trace) -> None:

@@ -33,8 +33,14 @@ from arena_assets.llm.tokens import chat_prompt_tokens_many, text_tokens_many
 BUDGET_SETTING = "ARENA_LLM_BUDGET_USD"
 # answers in the cache needed before their mean length stands for the next batch
 MIN_HISTORY = 20
+# how output_estimate's basis starts when the output is only the max_tokens bound: what
+# BatchPlan.output_bound_only reads (one constant for the writer and the reader)
+BOUND_BASIS = "bound"
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
+# in a plan of one run over several months (``one_run``): per cache, the request keys an
+# earlier month of the run will ask, and so cache, before a later month asks them
+_EARLIER: contextvars.ContextVar[dict | None] = contextvars.ContextVar("llm_plan_earlier", default=None)
 
 
 @dataclass
@@ -47,6 +53,8 @@ class BatchPlan:
     items: int = 0  # requests handed over (before dedup)
     distinct: int = 0  # after dedup by cache key
     cached: int = 0  # of distinct, answered by the cache: no call
+    # of cached, asked by an earlier month of the same run (``one_run``): cached by then
+    earlier: int = 0
     calls: int = 0  # distinct - cached (HTTP requests; embeddings: batches)
     prompt_tokens: int = 0  # estimated, for the calls only
     completion_tokens: int = 0
@@ -69,7 +77,7 @@ class BatchPlan:
     @property
     def output_bound_only(self) -> bool:
         """Output planned at ``max_tokens`` (no answers to measure yet): an upper bound."""
-        return self.output_basis.startswith("bound")
+        return self.output_basis.startswith(BOUND_BASIS)
 
     def __post_init__(self) -> None:
         from arena_assets.llm.simulated import public_base_url
@@ -113,8 +121,9 @@ class AssetPlan:
 
     def line(self) -> str:
         """The run's first log line: the whole bill in one line."""
-        per = "; ".join(f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct "
-                        f"({b.cached:,} cached) to {b.model}" for b in self.batches) or "no batch"
+        per = "; ".join(f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct ({b.cached:,} cached"
+                        + (f", {b.earlier:,} of them asked by an earlier month of this run" if b.earlier else "")
+                        + f") to {b.model}" for b in self.batches) or "no batch"
         kind = "" if self.exact else " (projected)"
         return (f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
                 f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}")
@@ -131,15 +140,16 @@ class BudgetExceeded(RuntimeError):
 
 
 def parse_budget(value: str | float | None) -> float | None:
-    """The budget setting: empty or unset = no budget; otherwise a non-negative number."""
+    """The budget setting: empty or unset = no budget; otherwise a finite number >= 0."""
     if value is None or str(value).strip() == "":
         return None
     try:
         budget = float(value)
     except ValueError:
         raise ValueError(f"{BUDGET_SETTING} must be a number of US dollars, got {value!r}") from None
-    if budget < 0:
-        raise ValueError(f"{BUDGET_SETTING} must be >= 0, got {value!r}")
+    if not budget >= 0 or budget == float("inf"):  # nan compares false: it would refuse every run
+        raise ValueError(f"{BUDGET_SETTING} must be a finite number >= 0 (US dollars; empty: no "
+                         f"limit), got {value!r}")
     return budget
 
 
@@ -199,12 +209,32 @@ def merged_plans(task: LLMTask) -> Iterator[None]:
         del plans[start:]
         asked = [p for p in parts if p.calls] or [p for p in parts if p.items] or parts
         total = {name: sum(getattr(p, name) for p in parts)
-                 for name in ("items", "distinct", "cached", "calls", "prompt_tokens")}
+                 for name in ("items", "distinct", "cached", "earlier", "calls", "prompt_tokens")}
         per_call = asked[0].completion_per_call  # the same for every slice (one history)
         merged = replace(asked[0], **total, completion_tokens=round(per_call * total["calls"]),
                          exact=all(p.exact for p in parts))
         merged.price(task)
         plans.append(merged)
+
+
+@contextlib.contextmanager
+def one_run() -> Iterator[None]:
+    """Plans made inside, month after month in the order they will run, are of one run over
+    those months (a backfill range): a request an earlier month asks counts as cached in a
+    later one, since the run asks it once and caches it (else a range's plan counts every
+    prompt repeated across its months once a month)."""
+    token = _EARLIER.set({})
+    try:
+        yield
+    finally:
+        _EARLIER.reset(token)
+
+
+def asked_earlier(cache: ResponseCache) -> set[str]:
+    """The keys an earlier month of this run asks into ``cache`` (empty outside ``one_run``);
+    a planner adds the keys it plans to call, for the months after it."""
+    earlier = _EARLIER.get()
+    return set() if earlier is None else earlier.setdefault(f"{cache.fs.protocol}:{cache.dir}", set())
 
 
 def recording() -> list[BatchPlan] | None:
@@ -228,7 +258,7 @@ def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]
         n = sum(h[1] for h in found)
         mean = sum(h[0] * h[1] for h in found) / n
         return mean, f"history: mean {mean:.0f} tokens over {n:,} cached answers"
-    return float(task.max_tokens), f"bound: max_tokens {task.max_tokens} (no history yet)"
+    return float(task.max_tokens), f"{BOUND_BASIS}: max_tokens {task.max_tokens} (no history yet)"
 
 
 def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str) -> BatchPlan:
@@ -237,10 +267,13 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     first: dict[str, object] = {}
     for r in requests:
         first.setdefault(request_key(task.model, r.messages, params, r.prompt_version), r)
-    todo = [r for k, r in first.items() if cache.get(k) is None]
+    earlier = asked_earlier(cache)
+    missing = {k: r for k, r in first.items() if cache.get(k) is None}
+    todo = [r for k, r in missing.items() if k not in earlier]
+    earlier.update(missing)
     per_call, basis = output_estimate(task, cache, [r.prompt_version for r in todo])
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
-                     cached=len(first) - len(todo), calls=len(todo),
+                     cached=len(first) - len(todo), earlier=len(missing) - len(todo), calls=len(todo),
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
@@ -252,9 +285,13 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
     """What ``embed_texts`` would do: texts not in the cache, sent ``batch_size`` a call."""
     text_of = dict(zip(keys, texts))
     cached = cache.values(text_of, "embedding")  # a row without a vector is asked again, as embed_texts does
-    todo = [k for k in text_of if cached.get(k) is None]
+    earlier = asked_earlier(cache)
+    missing = [k for k in text_of if cached.get(k) is None]
+    todo = [k for k in missing if k not in earlier]
+    earlier.update(missing)
     plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
-                     cached=len(text_of) - len(todo), calls=-(-len(todo) // batch_size),
+                     cached=len(text_of) - len(todo), earlier=len(missing) - len(todo),
+                     calls=-(-len(todo) // batch_size),
                      prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
                      output_basis="embeddings: no output tokens",
                      requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "")

@@ -14,15 +14,14 @@ call each) is known only after the embeddings.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
-from arena_assets.llm.plan import AssetPlan, BatchPlan, output_estimate, planning
+from arena_assets.llm.plan import AssetPlan, BatchPlan, one_run, output_estimate, planning
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
-from arena_assets.pipeline import LLM_ASSETS
 from arena_assets.storage import Lake
 
 
@@ -247,9 +246,9 @@ def plan_prompt_embeddings(lake: Lake, month: str, s: MonthSettings, inputs=None
                            cache: ResponseCache | None = None) -> AssetPlan:
     """The month's distinct first prompts the embedder has not embedded yet: the texts
     ``topic_clusters`` embeds too (one cache), so whichever of the two runs first calls.
-    ``inputs`` (``routing.embedding_inputs``) and ``cache``: the run's own, when it has them."""
+    ``inputs`` (``embeddings.embedding_inputs``) and ``cache``: the run's own, when it has them."""
     from arena_assets.llm.embed import embed_texts
-    from arena_assets.pipeline.routing import embedding_inputs
+    from arena_assets.pipeline.embeddings import embedding_inputs
 
     if s.embedder is None:
         return AssetPlan("prompt_embeddings", month, note="no embedding endpoint: the offline model, no call")
@@ -317,8 +316,9 @@ PLANNERS = {"topic_labels": plan_topic_labels, "topic_clusters": plan_topic_clus
             "judge_human_agreement": plan_judge_human_agreement, "over_refusal": plan_over_refusal}
 
 
-def plan_month(lake: Lake, month: str, s: MonthSettings,
-               assets: Sequence[str] = LLM_ASSETS) -> list[AssetPlan]:
-    """Every LLM asset's plan for ``month``, in graph order."""
-    return [PLANNERS[a](lake, month, s) for a in assets]
-
+def plan_run(months: Iterable[str], plan_one: Callable[[str], AssetPlan]) -> dict[str, AssetPlan]:
+    """Each month's plan (``plan_one(month)``) for one run over ``months``, in the order the
+    run takes them: a request an earlier month will ask is cached by the time a later
+    month runs (``llm.plan.one_run``), so it is planned once, in the first month."""
+    with one_run():
+        return {m: plan_one(m) for m in months}

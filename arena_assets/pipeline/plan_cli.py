@@ -12,7 +12,7 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    from arena_assets.pipeline import LLM_ASSETS  # no import behind it: the CLI starts fast
+    from arena_assets.pipeline import LLM_ASSETS, LLM_MONTHS_PER_RUN  # no import behind: the CLI starts fast
 
     p = subparsers.add_parser(
         "plan", help="what a month's LLM assets will call and cost, before any call",
@@ -22,6 +22,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "projected from the settings otherwise (marked). ARENA_LLM_BUDGET_USD (per asset and "
         "month) is the limit the runs enforce.")
     p.add_argument("--month", required=True, metavar="YYYY-MM")
+    p.add_argument("--to", default=None, metavar="YYYY-MM",
+                   help="plan every month from --month to this one as a backfill runs them: "
+                   f"an LLM asset {LLM_MONTHS_PER_RUN} months a run, a prompt two months of a run share asked once, "
+                   "in the first (default: --month alone)")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -53,9 +57,9 @@ def _endpoint(url: str) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
-    from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded, check_budget, month_total
-    from arena_assets.pipeline import LLM_ASSETS
-    from arena_assets.pipeline.plan import plan_month
+    from arena_assets.pipeline import LLM_ASSETS, LLM_MONTHS_PER_RUN
+    from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
+    from arena_assets.pipeline.plan import PLANNERS, plan_run
 
     assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
     unknown = sorted(set(assets) - set(LLM_ASSETS))
@@ -64,21 +68,50 @@ def run_plan(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
+        months = months_between(args.month, args.to) if args.to else [parse_month(args.month, "--month")]
+    except MonthError as exc:
+        print(f"arena-assets plan: error: {exc}", file=sys.stderr)
+        return 2
+    try:
         r = _resources()
         budget = r["labeler"].budget()
         settings = month_settings(r["storage"], r["llm_cache"], labeler=r["labeler"],
                                   embedder=r["embedder"], judge=r["judge"], reward_model=r["reward_model"],
                                   topic_settings=r["topic_settings"], bench_settings=r["bench_settings"],
                                   evaluator_settings=r["evaluator_settings"])
-        plans = plan_month(r["storage"].lake(), args.month, settings, assets)
+        lake = r["storage"].lake()
+        # per asset, its months in runs as a backfill launches them (each run's months planned
+        # as one run: llm.plan.one_run); the months in graph order of the assets
+        runs = [months[i:i + LLM_MONTHS_PER_RUN] for i in range(0, len(months), LLM_MONTHS_PER_RUN)]
+        by_asset = {a: {m: p for run in runs for m, p in plan_run(
+            run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()} for a in assets}
     except ValueError as exc:  # a setting that cannot be read: one line
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
+    by_month = {m: [by_asset[a][m] for a in assets] for m in months}
     if args.json:
         print(json.dumps([{"asset": p.asset, "month": p.month, "note": p.note, **p.as_metadata()}
-                          for p in plans], indent=1))
+                          for plans in by_month.values() for p in plans], indent=1))
         return 0
-    print(f"LLM plan for {args.month} (cost at the configured prices; {BUDGET_SETTING}="
+    calls, cost = 0, 0.0
+    for month, plans in by_month.items():
+        print("" if month == months[0] else "\n", end="")
+        total = _print_month(month, plans, budget)
+        calls, cost = calls + total.calls, cost + total.cost
+    if len(months) > 1:
+        print(f"\nrange total, {months[0]} to {months[-1]}: {calls:,} calls, estimated ${cost:,.4f} "
+              f"(a backfill runs an LLM asset {LLM_MONTHS_PER_RUN} months a run: a prompt two months of "
+              "a run share is asked in the first, one that two runs share is counted in each, as runs "
+              "may go at once)")
+    return 0
+
+
+def _print_month(month: str, plans: list, budget: float | None):
+    """One month's table; returns its ``month_total``."""
+    from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded, check_budget, month_total
+    from arena_assets.pipeline import LLM_ASSETS
+
+    print(f"LLM plan for {month} (cost at the configured prices; {BUDGET_SETTING}="
           f"{'unset' if budget is None else f'{budget:g}'} per asset and month)")
     w = max(len(a) for a in LLM_ASSETS)  # judge_human_agreement
     head = (f"{'asset':{w}} {'endpoint / model':42} {'items':>9} {'distinct':>9} {'cached':>8} "
@@ -109,4 +142,6 @@ def run_plan(args: argparse.Namespace) -> int:
     print("output tokens: " + "; ".join(sorted(bases)) if bases else "")
     if any(not b.exact for p in plans for b in p.batches):
         print("* projected: the asset's inputs are not in the lake yet (see the notes)")
-    return 0
+    if earlier := sum(b.earlier for p in plans for b in p.batches):
+        print(f"cached includes {earlier:,} requests an earlier month of the same run asks first")
+    return total

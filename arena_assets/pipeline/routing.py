@@ -1,5 +1,6 @@
-"""The routing steps: prompt embeddings, the monthly P2L model and what reads it (boards for
-prompt sets, the router and its evaluation), and the router training data.
+"""The routing steps: the monthly P2L model and what reads it (boards for prompt sets, the
+router and its evaluation), and the router training data; the prompt embeddings they read
+are ``pipeline.embeddings``'.
 
 Each step reads its inputs from the lake, calls ``arena_assets.routing`` and writes one
 partition (atomically, as every stage); the P2L model's coefficients and features are a
@@ -10,15 +11,12 @@ steps and ``arena-assets p2l-board`` load with ``load_model``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 import polars as pl
 
-from arena_assets.labels.clusters import IMAGE_ONLY
-from arena_assets.labels.label import distinct_prompts
-from arena_assets.pipeline.topics import prompt_conversations
+from arena_assets.pipeline.embeddings import PROMPT_EMBEDDINGS
 from arena_assets.ranking.boards import month_seed
 from arena_assets.ranking.cells import BOTHBAD, TIE, aggregate_codes
 from arena_assets.ranking.leaderboard import RatingScale, bootstrap_betas
@@ -38,7 +36,7 @@ from arena_assets.routing.training_data import BATTLE_INPUT as TRAINING_INPUT
 from arena_assets.routing.training_data import build_training_rows, layouts
 from arena_assets.storage import Lake
 
-PROMPT_EMBEDDINGS, P2L_MODEL = "prompt_embeddings", "p2l_model"
+P2L_MODEL = "p2l_model"
 P2L_BOARDS, ROUTER, ROUTER_EVAL = "p2l_boards", "router", "router_eval"
 ROUTER_TRAINING_DATA = "router_training_data"
 ELO = RatingScale()  # scale 400, base 10, mean 1000: the boards' scale
@@ -47,61 +45,6 @@ ELO = RatingScale()  # scale 400, base 10, mean 1000: the boards' scale
 def read_blob(lake: Lake, asset: str, name: str) -> bytes:
     with lake.fs.open(_blob_path(lake, asset, name), "rb") as fh:
         return fh.read()
-
-
-# -- prompt_embeddings ---------------------------------------------------------------------
-@dataclass
-class EmbeddingsMonth:
-    month: str
-    frame: pl.DataFrame
-    url: str
-    embedder: str
-
-
-@dataclass
-class EmbeddingInputs:
-    """A month's distinct first prompts and the texts sent for them (``embedding_inputs``)."""
-
-    prompts: pl.DataFrame | None  # None: the month has no conversation
-    texts: list[str]
-
-
-def embedding_inputs(lake: Lake, month: str, *, max_chars: int = 1000) -> EmbeddingInputs:
-    """What ``prompt_embeddings_month`` embeds. Texts are cut and image-only prompts named
-    exactly as ``topic_clusters`` embeds them, so an endpoint embedder answers from the same
-    cache (a rerun, or the clusters' calls, cost nothing). Read once for the asset's plan
-    and its run (a production month's prompts: ~1.5 s)."""
-    conv = prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt", "language"])
-    if conv.is_empty():
-        return EmbeddingInputs(None, [])
-    prompts = distinct_prompts(conv)
-    lang = (conv.sort("conv_id").group_by("dedup_key", maintain_order=True)
-            .agg(pl.col("language").first()))
-    prompts = prompts.join(lang, on="dedup_key", how="left", maintain_order="left")
-    texts = [t[:max_chars] if t.strip() else IMAGE_ONLY
-             for t in prompts.get_column("first_prompt").to_list()]
-    return EmbeddingInputs(prompts, texts)
-
-
-def prompt_embeddings_month(lake: Lake, month: str, embed: Callable[[list[str]], np.ndarray],
-                            embedder: str, *, inputs: EmbeddingInputs | None = None) -> EmbeddingsMonth:
-    """One row per distinct first prompt of the month with its embedding (``inputs``:
-    ``embedding_inputs`` of the month, read here when not given)."""
-    inputs = inputs or embedding_inputs(lake, month)
-    if inputs.prompts is None:
-        frame = pl.DataFrame(schema=PROMPT_EMBEDDINGS_SCHEMA)
-        return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)
-    prompts, texts = inputs.prompts, inputs.texts
-    vectors = np.asarray(embed(texts), dtype=np.float32)
-    frame = prompts.select(
-        pl.lit(month).alias("month"), "dedup_key", pl.lit(embedder).alias("embedder"),
-        pl.lit(vectors.shape[1], pl.Int32).alias("dim"),
-        # from the matrix at once (a list of 236,000 row arrays took 0.5 s)
-        pl.Series("embedding", vectors).cast(pl.List(pl.Float32)),
-        "language", pl.col("first_prompt").str.len_chars().cast(pl.Int32).alias("prompt_chars"),
-        "is_vision", "n_conversations",
-    ).cast(PROMPT_EMBEDDINGS_SCHEMA)  # type: ignore[arg-type]
-    return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)
 
 
 def month_prompts(lake: Lake, months: list[str], keys: list[str] | None = None

@@ -19,7 +19,8 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.llm.plan import AssetPlan
-from arena_assets.pipeline.plan import plan_bench_prompts, plan_judgments, plan_model_answers
+from arena_assets.pipeline.plan import plan_bench_prompts, plan_judgments, plan_model_answers, plan_run
+from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.bench import (
     ProtocolMismatchError, answer_grades_month, bench_leaderboard_month, bench_prompts_month, duplicate_games,
     judgments_month, model_answers_month,
@@ -27,7 +28,7 @@ from arena_assets.pipeline.bench import (
 from arena_assets.defs.site.resources import SiteSettings
 from arena_assets.report import counts_table, markdown_table, rounded
 
-LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=LLM_MONTHS_PER_RUN)
 
 
 @dg.asset(partitions_def=monthly_partitions, group_name="bench", kinds={"parquet", "polars"},
@@ -54,7 +55,7 @@ def bench_prompts(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     if relabel_task:  # only the optional second labelling pass calls an LLM
         settings = month_settings(storage, llm_cache, labeler=labeler, bench_settings=bench_settings,
                                   topic_settings=topic_settings)
-        plans = {m: plan_bench_prompts(lake, m, settings) for m in plans}
+        plans = plan_run(plans, lambda m: plan_bench_prompts(lake, m, settings))
         gate(context, list(plans.values()), labeler.budget())
     versions = {}
     for month in months_in_window(context):
@@ -94,7 +95,7 @@ def model_answers(context: dg.AssetExecutionContext, storage: ArenaStorage, benc
     lake = storage.lake()
     tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
     settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
-    plans = {m: plan_model_answers(lake, m, settings) for m in months_in_window(context)}
+    plans = plan_run(months_in_window(context), lambda m: plan_model_answers(lake, m, settings))
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     answered, worst = {}, {}
     for month in months_in_window(context):
@@ -148,7 +149,7 @@ def judgments(context: dg.AssetExecutionContext, storage: ArenaStorage, bench_se
     baseline = bench_settings.baselines()
     protocol = bench_settings.bench_protocol()
     settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
-    plans = {m: plan_judgments(lake, m, settings) for m in months_in_window(context)}
+    plans = plan_run(months_in_window(context), lambda m: plan_judgments(lake, m, settings))
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     played_by_month, dups, unparsed, games, worst = {}, 0, 0, 0, {}
     cache_root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)

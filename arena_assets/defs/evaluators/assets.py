@@ -17,14 +17,15 @@ from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm import ResponseCache
+from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.evaluators import (
     JUDGE_HUMAN_VERDICTS, OVER_REFUSAL_CACHE, OVER_REFUSAL_RATES, RISK_MAX_TOKENS, agreement_sample,
     judge_human_agreement_month, over_refusal_month,
 )
-from arena_assets.pipeline.plan import plan_judge_human_agreement, plan_over_refusal
+from arena_assets.pipeline.plan import plan_judge_human_agreement, plan_over_refusal, plan_run
 from arena_assets.report import markdown_table
 
-LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=LLM_MONTHS_PER_RUN)
 _OVERALL = ("judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "accuracy_tie_half",
             "agreement_with_ties",
             "agreement_without_ties", "kappa", "flip_rate", "length_preference", "row_wise_pearson",
@@ -70,7 +71,7 @@ def judge_human_agreement(context: dg.AssetExecutionContext, storage: ArenaStora
     drawn = {m: agreement_sample(lake, m, size=s.agreement_sample_size, seed=s.seed) for m in months
              if lake.exists("battles", m) and lake.exists("conversations", m)}
     settings = month_settings(storage, llm_cache, judge=judge, reward_model=reward_model, evaluator_settings=s)
-    plans = {m: plan_judge_human_agreement(lake, m, settings, drawn.get(m), cache_of) for m in months}
+    plans = plan_run(months, lambda m: plan_judge_human_agreement(lake, m, settings, drawn.get(m), cache_of))
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
     bad, silent, per_month = 0, {}, {}
     for month in months_in_window(context):
@@ -138,7 +139,7 @@ def over_refusal(context: dg.AssetExecutionContext, storage: ArenaStorage,
     task = labeler.task(storage.raw_root, max_tokens=RISK_MAX_TOKENS)
     cache = llm_cache.cache(storage, OVER_REFUSAL_CACHE)
     settings = month_settings(storage, llm_cache, labeler=labeler, evaluator_settings=s)
-    plans = {m: plan_over_refusal(lake, m, settings, cache) for m in months_in_window(context)}
+    plans = plan_run(months_in_window(context), lambda m: plan_over_refusal(lake, m, settings, cache))
     gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     bad, per_month = 0, {}
     for month in months_in_window(context):

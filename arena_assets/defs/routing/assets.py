@@ -20,12 +20,14 @@ from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.routing.resources import RoutingSettings
 from arena_assets.llm import BatchReport, LLMEndpointError
+from arena_assets.pipeline import LLM_MONTHS_PER_RUN
+from arena_assets.pipeline.embeddings import embedding_inputs, prompt_embeddings_month
 from arena_assets.pipeline import routing as step_lib
-from arena_assets.pipeline.plan import plan_prompt_embeddings
+from arena_assets.pipeline.plan import plan_prompt_embeddings, plan_run
 from arena_assets.report import markdown_table
 from arena_assets.routing import schema as tables
 
-LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=LLM_MONTHS_PER_RUN)
 SINGLE = dg.BackfillPolicy.single_run()
 PREVIOUS = dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
 # the replay window: the month and the earlier ones (the setting bounds how many are read)
@@ -70,16 +72,16 @@ def prompt_embeddings(context: dg.AssetExecutionContext, storage: ArenaStorage,
     settings, cache = month_settings(storage, llm_cache, embedder=embedder), llm_cache.embeddings(storage)
     # a one-month run reads its prompts once, for the plan and the run (~1.5 s at 500,000);
     # a range re-reads them rather than hold every month's (~0.7 GB a month at 500,000)
-    inputs = ({months[0]: step_lib.embedding_inputs(lake, months[0])}
+    inputs = ({months[0]: embedding_inputs(lake, months[0])}
               if len(months) == 1 and lake.exists("conversations", months[0]) else {})
-    plans = {m: plan_prompt_embeddings(lake, m, settings, inputs.get(m), cache) for m in months}
+    plans = plan_run(months, lambda m: plan_prompt_embeddings(lake, m, settings, inputs.get(m), cache))
     gate(context, list(plans.values()), embedder.budget())  # the bill first, before any call
     embed, name = _embedder(embedder, llm_cache, storage, reports, cache)
     results: list[dg.AssetCheckResult] = []
     for month in months_in_window(context):
         try:
             with within_budget(plans[month], embedder.budget()):
-                step = step_lib.prompt_embeddings_month(lake, month, embed, name, inputs=inputs.pop(month, None))
+                step = prompt_embeddings_month(lake, month, embed, name, inputs=inputs.pop(month, None))
         except LLMEndpointError as exc:
             raise dg.Failure(description=f"{exc} (nothing was written; the previous partition "
                                          "is intact)") from exc

@@ -25,8 +25,8 @@ from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
 from arena_assets.llm.simulated import public_base_url
-from arena_assets.pipeline import quality
-from arena_assets.pipeline.plan import plan_topic_clusters, plan_topic_labels
+from arena_assets.pipeline import LLM_MONTHS_PER_RUN, quality
+from arena_assets.pipeline.plan import plan_run, plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
     TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
 )
@@ -34,7 +34,7 @@ from arena_assets.report import markdown_table
 
 # months per run in a backfill: enough to amortise a run's start, few enough that one
 # failing month (an endpoint outage) does not hold many finished ones back
-LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=3)
+LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=LLM_MONTHS_PER_RUN)
 _SHARE_COLUMNS = ["hard", "math", "creative_writing", "code", "refusal", "is_vision"]
 
 
@@ -130,7 +130,7 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     hash every row records."""
     task = labeler.task(storage.raw_root)
     settings = month_settings(storage, llm_cache, labeler=labeler, topic_settings=topic_settings)
-    plans = {m: plan_topic_labels(storage.lake(), m, settings) for m in months_in_window(context)}
+    plans = plan_run(months_in_window(context), lambda m: plan_topic_labels(storage.lake(), m, settings))
     gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     context.log.info(f"labelling with {task.model} at {public_base_url(task.base_url)}")
     threshold = topic_settings.parse_failure_threshold()
@@ -211,7 +211,7 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     lake = storage.lake()
     settings = month_settings(storage, llm_cache, labeler=labeler, embedder=embedder,
                               topic_settings=topic_settings)
-    plans = {m: plan_topic_clusters(lake, m, settings) for m in months_in_window(context)}
+    plans = plan_run(months_in_window(context), lambda m: plan_topic_clusters(lake, m, settings))
     gate(context, list(plans.values()), embedder.budget())  # the bill first, before any call
     root, opts = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     reports: list[BatchReport] = []
