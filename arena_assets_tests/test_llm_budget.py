@@ -156,8 +156,9 @@ def test_a_call_waits_for_room_and_a_stopped_month_sends_nothing_more():
 
 
 def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
-    """A sibling batch fails while a call waits for room: when room comes, the call gives
-    its reservation back and is not sent (whenever it reached the guard: deterministic)."""
+    """A sibling batch fails while a call waits for room: the call is not sent, and though
+    it would not fit alone then, it does not stop the month (whenever it reached the
+    guard: deterministic)."""
     import threading
 
     from arena_assets.llm.budget import Held
@@ -176,10 +177,10 @@ def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
     waiter = threading.Thread(target=second)
     waiter.start()
     halt.fail()  # the batch stops while the second call waits (or before it reaches the guard)
-    guard.settle(0.6, 0.1)
+    guard.settle(0.6, 0.5)  # 0.5 spent + 0.6 > 1.0 with nothing in flight: would stop the month
     waiter.join(5)
-    assert outcome == ["not sent"]
-    assert (held.in_flight, held.calls, held.reserved, held.spent) == (0, 1, 0.0, pytest.approx(0.1))
+    assert outcome == ["not sent"] and held.stopped is None
+    assert (held.in_flight, held.calls, held.reserved, held.spent) == (0, 1, 0.0, pytest.approx(0.5))
 
 
 def test_a_sliced_batch_is_projected_whole(arena, tmp_path):

@@ -127,8 +127,12 @@ def test_a_range_plans_each_request_once_in_its_first_month(tmp_path):
             with planning() as batches:
                 month_step(month)
             return batches
-        with one_run():
-            ranged = {m: plan(m) for m in months}
+        with one_run() as run:
+            ranged = {}
+            for month in months:
+                run.month = month
+                ranged[month] = plan(month)
+            twice = plan("2024-02")  # month 2 planned again in its own month: its keys are its own
         alone = plan("2024-02")
         for month in months:  # the run, month after month
             before = ep.call_count()
@@ -140,6 +144,7 @@ def test_a_range_plans_each_request_once_in_its_first_month(tmp_path):
     assert ranged["2024-01"][0].earlier == 0 and "asked by an earlier month" in AssetPlan(
         "topic_labels", "2024-02", ranged["2024-02"]).line()
     assert (alone[0].calls, alone[0].earlier, alone[1].calls) == (90, 0, -(-90 // 16))
+    assert [(b.calls, b.earlier) for b in twice] == [(b.calls, b.earlier) for b in ranged["2024-02"]]
     assert alone[0].prompt_tokens > ranged["2024-02"][0].prompt_tokens
 
 
@@ -336,6 +341,27 @@ def test_a_backfill_run_over_two_months_is_billed_as_it_runs(arena_env):
         plan, counted = meta[month]["llm_plan"], meta[month]["calls"].values()
         assert plan["calls"] == printed["calls"] == sum(r["calls"] for r in counted), month
         assert plan["prompt_tokens"] == printed["prompt_tokens"] == sum(r["prompt_tokens"] for r in counted)
-    shared = meta[MONTHS[1]]["llm_plan"]["batches"][0]["earlier"]
-    assert shared > 0  # the seeded months share a few first prompts
+    # the prompts both months embed, counted apart from the plan: month 2 leaves them out
+    from arena_assets.pipeline.embeddings import embedding_inputs
+    from arena_assets.storage import Lake
+
+    lake = Lake(env["ARENA_LAKE_ROOT"])
+    shared = set(embedding_inputs(lake, MONTHS[0]).texts) & set(embedding_inputs(lake, MONTHS[1]).texts)
+    assert meta[MONTHS[1]]["llm_plan"]["batches"][0]["earlier"] == len(shared) > 0
     assert alone[0]["batches"][0]["cached"] == 0 and alone[0]["prompt_tokens"] > ranged[1]["prompt_tokens"]
+    bad = subprocess.run([*cli[:3], MONTHS[1], "--to", MONTHS[0]], capture_output=True, text=True, env=run_env)
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
+    assert f"--to {MONTHS[0]} is before --month {MONTHS[1]}" in bad.stderr
+
+
+def test_a_range_is_planned_in_the_runs_a_backfill_makes():
+    """`plan --to` follows each asset's backfill policy, as `arena-assets backfill` and the
+    UI split a range; `--parallel` a month a run, as `backfill --parallel`."""
+    from arena_assets.pipeline.plan_cli import backfill_runs
+
+    months = ["2024-01", "2024-02", "2024-03", "2024-04"]
+    assert backfill_runs(months, ("multi_run", 3)) == [months[:3], months[3:]]
+    assert backfill_runs(months, ("single_run", None)) == [months]
+    assert backfill_runs(months, ("multi_run", 3), parallel=True) == [[m] for m in months]
+    assert backfill_runs(months, ("single_run", None), parallel=True) == [months]
+    assert backfill_runs(months, (None, None)) == [[m] for m in months]

@@ -45,7 +45,7 @@ from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
-from arena_assets.llm.plan import BatchPlan, asked_earlier, recording
+from arena_assets.llm.plan import BatchPlan, asked_before, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
 BASELINES = ("longer", "markdown")
@@ -193,11 +193,9 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     report.cache_hits = len(scores)
     todo = [k for k in items if k not in scores]
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
-        earlier = asked_earlier(cache)  # a later month of a range: asked (cached) by then
-        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo if k not in earlier],
-                                 2 * sample.height, len(items), len(scores),
-                                 earlier=sum(k in earlier for k in todo)))
-        earlier.update(todo)
+        before = asked_before(cache, todo)  # asked by an earlier month of a range: cached by then
+        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo if k not in before],
+                                 2 * sample.height, len(items), len(scores), earlier=len(before)))
         return _placeholders(sample), BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
     lock = threading.Lock()
     if todo:

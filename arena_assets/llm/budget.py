@@ -96,16 +96,20 @@ class BatchGuard:
         with self.spending._lock:
             self.left = max(self.left - requests, 0)
 
-    def reserve(self, worst: float) -> None:
+    def reserve(self, worst: float, halted: Callable[[], bool] | None = None) -> None:
         """Hold ``worst`` for a call about to be sent. Where it does not fit beside the calls
         in flight, wait for them to settle (near the budget fewer calls fly at once: their
         real cost is usually well under their worst case); stop when it does not fit alone,
-        or when the batch's answers project the month over the budget."""
+        or when the batch's answers project the month over the budget. ``halted`` (the
+        batch's ``Halt``): once it says stop, the call is not sent (``_Halted``), however
+        long it waited; a halted batch's calls do not stop the month either."""
         s = self.spending
         with s._lock:
             while True:
                 if s.stopped is not None:
                     raise s.stopped
+                if halted is not None and halted():
+                    raise _Halted
                 if s.spent + s.reserved + worst <= s.budget:
                     s.reserved += worst
                     s.in_flight += 1
@@ -113,14 +117,6 @@ class BatchGuard:
                 if s.in_flight == 0:
                     raise s._stop(f"the next call may cost up to ${worst:,.4f}, more than is left")
                 s._lock.wait()
-
-    def release(self, worst: float) -> None:
-        """Give back a reservation whose call was not sent (its batch stopped meanwhile)."""
-        s = self.spending
-        with s._lock:
-            s.in_flight -= 1
-            s.reserved = s.reserved - worst if s.in_flight else 0.0
-            s._lock.notify_all()
 
     def settle(self, worst: float, cost: float) -> None:
         s = self.spending
@@ -153,18 +149,15 @@ class Held:
     """One call under a guard: ``reserve`` on entering, ``settle`` on leaving with ``cost``
     (the worst case until the caller sets what the reply's ``usage`` bills; when the block
     raised, ``failed_cost``: nothing for a 4xx refusal, else the worst case). ``halted``:
-    the batch's ``Halt``; a call that waited for room while its batch (or a sibling)
-    stopped gives its reservation back and is not sent (``_Halted``)."""
+    the batch's ``Halt``; a call whose batch (or a sibling) stopped while it waited for
+    room is not sent (``_Halted``)."""
 
     def __init__(self, guard: BatchGuard | None, worst: float, halted: Callable[[], bool] | None = None) -> None:
         self.guard, self.worst, self.cost, self.halted = guard, worst, worst, halted
 
     def __enter__(self) -> Held:
-        if self.guard is not None:
-            self.guard.reserve(self.worst)  # BudgetExceeded: the call is not sent
-            if self.halted is not None and self.halted():
-                self.guard.release(self.worst)
-                raise _Halted
+        if self.guard is not None:  # BudgetExceeded, _Halted: the call is not sent
+            self.guard.reserve(self.worst, self.halted)
         return self
 
     def __exit__(self, kind, error, trace) -> None:

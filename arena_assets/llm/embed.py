@@ -23,6 +23,7 @@ from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
 from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
+from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
 from arena_assets.llm.tokens import text_tokens_many
@@ -70,12 +71,24 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
         preflight(task, client)
 
         guard = batch_guard(-(-len(todo) // batch_size))  # the month's budget, if set (llm.budget)
+        halted = Halt()  # a failed call: the calls waiting for budget room are not sent
 
         def work(batch: list[str]) -> None:
+            if halted():
+                return
+            try:
+                ask(batch)
+            except _Halted:
+                return
+            except BaseException:
+                halted.fail()
+                raise
+
+        def ask(batch: list[str]) -> None:
             sent = [text_of[k] for k in batch]
             worst = task.cost(sum(text_tokens_many(sent)), 0) if guard else 0.0
             try:
-                with Held(guard, worst) as call:  # over the budget: not sent, nor any later batch
+                with Held(guard, worst, halted) as call:  # over the budget: not sent, nor any later batch
                     got, tokens = post_embeddings(client, task.model, sent)
                     call.cost = task.cost(tokens, 0) if tokens else worst  # no usage: the worst case
             except openai.APIError as exc:
@@ -106,6 +119,8 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
             with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency,
                                                        initializer=one_core()) as pool:
                 list(pool.map(work, batches))  # re-raises the first failure
+            if halted():  # stopped from outside (a sibling batch): vectors missing, nothing returned
+                raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
         finally:
             cache.flush()
         cache.settle()

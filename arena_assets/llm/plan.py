@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from arena_assets.llm.cache import ResponseCache, request_key
@@ -38,9 +38,7 @@ MIN_HISTORY = 20
 BOUND_BASIS = "bound"
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
-# in a plan of one run over several months (``one_run``): per cache, the request keys an
-# earlier month of the run will ask, and so cache, before a later month asks them
-_EARLIER: contextvars.ContextVar[dict | None] = contextvars.ContextVar("llm_plan_earlier", default=None)
+_RUN: contextvars.ContextVar[OneRun | None] = contextvars.ContextVar("llm_plan_run", default=None)
 
 
 @dataclass
@@ -217,24 +215,40 @@ def merged_plans(task: LLMTask) -> Iterator[None]:
         plans.append(merged)
 
 
+@dataclass
+class OneRun:
+    """The plans of one run over several months (``one_run``): the month being planned,
+    and per cache the month each request key not cached is first asked in."""
+
+    month: str = ""
+    asked: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
 @contextlib.contextmanager
-def one_run() -> Iterator[None]:
-    """Plans made inside, month after month in the order they will run, are of one run over
-    those months (a backfill range): a request an earlier month asks counts as cached in a
-    later one, since the run asks it once and caches it (else a range's plan counts every
-    prompt repeated across its months once a month)."""
-    token = _EARLIER.set({})
+def one_run() -> Iterator[OneRun]:
+    """Plans made inside, month after month in the order they will run (set ``month``
+    before each), are of one run over those months (a backfill range): a request an
+    earlier month asks counts as cached in a later one, since the run asks it once and
+    caches it; else a range's plan counts a prompt its months share once a month. It
+    assumes the earlier month's call is answered and parses: one that fails or does not
+    parse is not cached, and the later month asks it again (the budget's guard counts it)."""
+    run = OneRun()
+    token = _RUN.set(run)
     try:
-        yield
+        yield run
     finally:
-        _EARLIER.reset(token)
+        _RUN.reset(token)
 
 
-def asked_earlier(cache: ResponseCache) -> set[str]:
-    """The keys an earlier month of this run asks into ``cache`` (empty outside ``one_run``);
-    a planner adds the keys it plans to call, for the months after it."""
-    earlier = _EARLIER.get()
-    return set() if earlier is None else earlier.setdefault(f"{cache.fs.protocol}:{cache.dir}", set())
+def asked_before(cache: ResponseCache, keys: Iterable[str]) -> set[str]:
+    """Of ``keys`` (requests ``cache`` does not answer now), those an earlier month of this
+    run asks first (``one_run``; empty outside it); the others are recorded as this
+    month's. Repeats within one month are left to the planner, as before ranges."""
+    run = _RUN.get()
+    if run is None:
+        return set()
+    first = run.asked.setdefault(f"{cache.fs.protocol}:{cache.dir}", {})
+    return {k for k in keys if first.setdefault(k, run.month) != run.month}
 
 
 def recording() -> list[BatchPlan] | None:
@@ -267,13 +281,12 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     first: dict[str, object] = {}
     for r in requests:
         first.setdefault(request_key(task.model, r.messages, params, r.prompt_version), r)
-    earlier = asked_earlier(cache)
     missing = {k: r for k, r in first.items() if cache.get(k) is None}
-    todo = [r for k, r in missing.items() if k not in earlier]
-    earlier.update(missing)
+    before = asked_before(cache, missing)  # asked by an earlier month of this run: cached by then
+    todo = [r for k, r in missing.items() if k not in before]
     per_call, basis = output_estimate(task, cache, [r.prompt_version for r in todo])
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
-                     cached=len(first) - len(todo), earlier=len(missing) - len(todo), calls=len(todo),
+                     cached=len(first) - len(todo), earlier=len(before), calls=len(todo),
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
@@ -285,12 +298,11 @@ def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], ca
     """What ``embed_texts`` would do: texts not in the cache, sent ``batch_size`` a call."""
     text_of = dict(zip(keys, texts))
     cached = cache.values(text_of, "embedding")  # a row without a vector is asked again, as embed_texts does
-    earlier = asked_earlier(cache)
     missing = [k for k in text_of if cached.get(k) is None]
-    todo = [k for k in missing if k not in earlier]
-    earlier.update(missing)
+    before = asked_before(cache, missing)
+    todo = [k for k in missing if k not in before]
     plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
-                     cached=len(text_of) - len(todo), earlier=len(missing) - len(todo),
+                     cached=len(text_of) - len(todo), earlier=len(before),
                      calls=-(-len(todo) // batch_size),
                      prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
                      output_basis="embeddings: no output tokens",

@@ -320,5 +320,9 @@ def plan_run(months: Iterable[str], plan_one: Callable[[str], AssetPlan]) -> dic
     """Each month's plan (``plan_one(month)``) for one run over ``months``, in the order the
     run takes them: a request an earlier month will ask is cached by the time a later
     month runs (``llm.plan.one_run``), so it is planned once, in the first month."""
-    with one_run():
-        return {m: plan_one(m) for m in months}
+    plans = {}
+    with one_run() as run:
+        for month in months:
+            run.month = month
+            plans[month] = plan_one(month)
+    return plans

@@ -23,29 +23,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "month) is the limit the runs enforce.")
     p.add_argument("--month", required=True, metavar="YYYY-MM")
     p.add_argument("--to", default=None, metavar="YYYY-MM",
-                   help="plan every month from --month to this one as a backfill runs them: "
-                   f"an LLM asset {LLM_MONTHS_PER_RUN} months a run, a prompt two months of a run share asked once, "
-                   "in the first (default: --month alone)")
+                   help="plan every month from --month to this one as `arena-assets backfill "
+                   "--from M --to N` (and a backfill from the UI) runs them: each asset in the runs "
+                   f"its backfill policy makes (an LLM asset {LLM_MONTHS_PER_RUN} months a run), "
+                   "a prompt two months of a run share asked once, in the first (default: "
+                   "--month alone)")
+    p.add_argument("--parallel", action="store_true",
+                   help="with --to: as `arena-assets backfill --parallel` runs them, a month a "
+                   "run, months at once (nothing shared across months)")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
     p.set_defaults(func=run_plan)
 
 
-def _resources() -> dict:
-    """The code location's resources, their variables resolved (the shell over .env)."""
+def _resources() -> tuple[dict, dict]:
+    """The code location's resources, their variables resolved (the shell over .env), and
+    each asset's backfill policy: (kind, months per run)."""
     import os
 
     import dagster as dg
 
-    from arena_assets.definitions import defs
+    from arena_assets.definitions import defs as load_defs
     from arena_assets.envfile import effective_env
 
     os.environ.update(effective_env())
-    with dg.build_resources(defs().resources) as res:
+    defs = load_defs()
+    graph = defs.resolve_asset_graph()
+    policies = {}
+    for key in graph.get_all_asset_keys():
+        policy = graph.get(key).backfill_policy
+        policies[key.to_user_string()] = (None, None) if policy is None else (
+            policy.policy_type.value.lower(), policy.max_partitions_per_run)
+    with dg.build_resources(defs.resources) as res:
         return {name: getattr(res, name) for name in (
             "storage", "llm_cache", "labeler", "embedder", "judge", "reward_model", "topic_settings",
-            "bench_settings", "evaluator_settings")}
+            "bench_settings", "evaluator_settings")}, policies
+
+
+def backfill_runs(months: list[str], policy: tuple[str | None, int | None],
+                  parallel: bool = False) -> list[list[str]]:
+    """The runs in which a backfill of ``months`` materializes an asset of backfill
+    ``policy`` (kind, months per run): one over the range for a single-run asset; else
+    runs of its months per run (`arena-assets backfill`, the UI), or with ``parallel`` a
+    month a run (`arena-assets backfill --parallel`)."""
+    from arena_assets.pipeline.backfill import SINGLE_RUN, plan_backfill
+
+    if parallel and policy[0] != SINGLE_RUN:
+        return [[m] for m in months]
+    return [list(r.months) for r in plan_backfill([("asset", *policy)], months)]
 
 
 def _endpoint(url: str) -> str:
@@ -68,23 +94,30 @@ def run_plan(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        months = months_between(args.month, args.to) if args.to else [parse_month(args.month, "--month")]
+        parse_month(args.month, "--month")
+        if args.to is not None:
+            parse_month(args.to, "--to")
+            if args.to < args.month:
+                raise MonthError(f"--to {args.to} is before --month {args.month}")
+        elif args.parallel:
+            raise MonthError("--parallel plans a range: give --to too")
+        months = months_between(args.month, args.to) if args.to is not None else [args.month]
     except MonthError as exc:
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
     try:
-        r = _resources()
+        r, policies = _resources()
         budget = r["labeler"].budget()
         settings = month_settings(r["storage"], r["llm_cache"], labeler=r["labeler"],
                                   embedder=r["embedder"], judge=r["judge"], reward_model=r["reward_model"],
                                   topic_settings=r["topic_settings"], bench_settings=r["bench_settings"],
                                   evaluator_settings=r["evaluator_settings"])
         lake = r["storage"].lake()
-        # per asset, its months in runs as a backfill launches them (each run's months planned
-        # as one run: llm.plan.one_run); the months in graph order of the assets
-        runs = [months[i:i + LLM_MONTHS_PER_RUN] for i in range(0, len(months), LLM_MONTHS_PER_RUN)]
-        by_asset = {a: {m: p for run in runs for m, p in plan_run(
-            run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()} for a in assets}
+        # per asset, its months in the runs a backfill makes of them, each run's months
+        # planned as one run (llm.plan.one_run)
+        by_asset = {a: {m: p for run in backfill_runs(months, policies[a], args.parallel)
+                        for m, p in plan_run(run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()}
+                    for a in assets}
     except ValueError as exc:  # a setting that cannot be read: one line
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
@@ -99,10 +132,12 @@ def run_plan(args: argparse.Namespace) -> int:
         total = _print_month(month, plans, budget)
         calls, cost = calls + total.calls, cost + total.cost
     if len(months) > 1:
-        print(f"\nrange total, {months[0]} to {months[-1]}: {calls:,} calls, estimated ${cost:,.4f} "
-              f"(a backfill runs an LLM asset {LLM_MONTHS_PER_RUN} months a run: a prompt two months of "
-              "a run share is asked in the first, one that two runs share is counted in each, as runs "
-              "may go at once)")
+        how = ("a month a run, months at once: a prompt two months share counted in each" if args.parallel else
+               "each asset in the runs of its backfill policy: a prompt two months of a run share "
+               "counted in the first, one that two runs share in each, since a backfill from the UI "
+               "may run them at once (`arena-assets backfill` runs them one after another: the "
+               "later ones find more cached)")
+        print(f"\nrange total, {months[0]} to {months[-1]}: {calls:,} calls, estimated ${cost:,.4f} ({how})")
     return 0
 
 
