@@ -215,7 +215,13 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                     if halted():
                         return
                     with Held(guard, worst, halted) as call:  # over the budget: not sent, the batch stops
-                        value, tokens = _reward(client, task, items[k])
+                        try:
+                            value, tokens = _reward(client, task, items[k])
+                        except (openai.APIError, ValueError):  # this side unscored, the batch goes on
+                            raise
+                        except BaseException:  # the batch fails: halted before the settle wakes
+                            halted.fail()      # the calls waiting for room, so none is sent
+                            raise
                         call.cost = task.cost(tokens, 0) if tokens else worst
             except _Halted:  # the batch stopped while this call waited for room: not sent
                 return

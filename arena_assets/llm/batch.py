@@ -270,7 +270,13 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
                 # over the budget: not sent, the batch stops; stopped while it waited for
                 # room: not sent either (_Halted)
                 with Held(guard, worst, halted) as call:
-                    data = post_chat(client, body)
+                    try:
+                        data = post_chat(client, body)
+                    except openai.APIError as exc:  # a refused key or model fails the batch: halted
+                        # before the settle wakes the calls waiting for room, so none is sent
+                        if halted is not None and endpoint_error(task, exc) is not None:
+                            halted.fail()
+                        raise
                     if guard:  # without a budget nothing more on this path
                         call.cost = billed(task, data, worst)
         except openai.APIError as exc:

@@ -89,7 +89,11 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
             worst = task.cost(sum(text_tokens_many(sent)), 0) if guard else 0.0
             try:
                 with Held(guard, worst, halted) as call:  # over the budget: not sent, nor any later batch
-                    got, tokens = post_embeddings(client, task.model, sent)
+                    try:
+                        got, tokens = post_embeddings(client, task.model, sent)
+                    except BaseException:  # the batch fails: halted before the settle wakes the
+                        halted.fail()      # calls waiting for room, so none of them is sent
+                        raise
                     call.cost = task.cost(tokens, 0) if tokens else worst  # no usage: the worst case
             except openai.APIError as exc:
                 raise endpoint_error(task, exc) or LLMEndpointError(

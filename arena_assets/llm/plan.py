@@ -247,6 +247,8 @@ def asked_before(cache: ResponseCache, keys: Iterable[str]) -> set[str]:
     run = _RUN.get()
     if run is None:
         return set()
+    if not run.month:  # else every key is "this month's" and a range counts its repeats again
+        raise RuntimeError("llm.plan.one_run: set the run's month before planning it")
     first = run.asked.setdefault(f"{cache.fs.protocol}:{cache.dir}", {})
     return {k for k in keys if first.setdefault(k, run.month) != run.month}
 

@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "--month alone)")
     p.add_argument("--parallel", action="store_true",
                    help="with --to: as `arena-assets backfill --parallel` runs them, a month a "
-                   "run, months at once (nothing shared across months)")
+                   "run (a prompt two months share counted in each: months may run at once)")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -83,7 +83,7 @@ def _endpoint(url: str) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
-    from arena_assets.pipeline import LLM_ASSETS, LLM_MONTHS_PER_RUN
+    from arena_assets.pipeline import LLM_ASSETS
     from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
     from arena_assets.pipeline.plan import PLANNERS, plan_run
 
@@ -132,7 +132,8 @@ def run_plan(args: argparse.Namespace) -> int:
         total = _print_month(month, plans, budget)
         calls, cost = calls + total.calls, cost + total.cost
     if len(months) > 1:
-        how = ("a month a run, months at once: a prompt two months share counted in each" if args.parallel else
+        how = ("a month a run: a prompt two months share counted in each, since months may run at once"
+               if args.parallel else
                "each asset in the runs of its backfill policy: a prompt two months of a run share "
                "counted in the first, one that two runs share in each, since a backfill from the UI "
                "may run them at once (`arena-assets backfill` runs them one after another: the "
