@@ -148,6 +148,46 @@ def test_a_range_plans_each_request_once_in_its_first_month(tmp_path):
     assert alone[0].prompt_tokens > ranged["2024-02"][0].prompt_tokens
 
 
+def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
+    """A first batch is planned at max_tokens; a pilot asks 30 of its requests (drawn at
+    random, under the budget), and the plan made after it estimates the rest within 15 %
+    of what the run then counts, and leaves the pilot's answers out of the calls."""
+    from arena_assets.llm.pilot import check_answers, run_pilots
+
+    raw = tmp_path / "raw"
+    simulate_months(raw, ["2024-01"], 300, seed=5)
+    texts = read_prompt_truth(raw, "2024-01")["text"].unique(maintain_order=True).to_list()[:160]
+    requests = [LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(texts)]
+    with start_endpoint(seed=5, truth_root=raw) as ep:
+        task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8,
+                       price_input_per_1m=0.15, price_output_per_1m=0.6)
+        cache = ResponseCache(str(tmp_path / "cache"), "labels")
+
+        def plan(where: ResponseCache = cache) -> AssetPlan:
+            with planning() as batches:
+                run_batch(task, requests, where, parse_criteria)
+            return AssetPlan("topic_labels", "2024-01", batches)
+        bound = plan()
+        assert bound.batches[0].output_bound_only and bound.completion_tokens == 160 * task.max_tokens
+        # the same model and prompt in another cache (another asset's): a history of its own
+        other = plan(ResponseCache(str(tmp_path / "cache"), "agreement"))
+        pilots = run_pilots([bound, other, bound], 30, budget=1.0)
+        assert [(p.calls, p.answers) for p in pilots] == [(30, 30)] * 2 and ep.call_count() == 60
+        assert plan(other.batches[0].pilot.cache).batches[0].output_basis.startswith("history")
+        pilots = pilots[:1]
+        ep_calls = ep.call_count()
+        again = run_pilots([bound], 30)  # from the plan made before the pilot: its answers cached
+        assert [(p.calls, p.answers, p.mean) for p in again] == [(0, 30, pilots[0].mean)] and ep.call_count() == ep_calls
+        after = plan()
+        assert after.batches[0].output_basis.startswith("history") and after.calls == 130
+        _, done = run_batch(task, requests, cache, parse_criteria)
+    assert done.calls == 130 and _within(after.completion_tokens, done.completion_tokens)
+    assert _within(after.prompt_tokens, done.prompt_tokens, 0.0)
+    assert "30 answers" in pilots[0].line() and "cached for the run" in pilots[0].line()
+    with pytest.raises(ValueError, match="20 to 200 answers"):
+        check_answers(10)
+
+
 def test_shared_embeddings_are_counted_once(tmp_path):
     """topic_clusters' planner and embed_texts (prompt_embeddings) key the same texts
     alike, so a month's total counts the calls both list once; other texts, twice."""
@@ -196,10 +236,13 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
     ep = simulated_endpoint(f"{env['ARENA_RAW_ROOT']}/_truth", int(env["ARENA_SIM_WORLD_SEED"]), 0.0)
     for month in MONTHS:
         assert materialize(month, UPSTREAM).success
-    # before any LLM asset ran: topic_labels exact, the bench projected from the settings
-    out = subprocess.run([CLI, "plan", "--month", MONTHS[0]], capture_output=True, text=True,
+    # before any LLM asset ran: topic_labels exact, the bench projected from the settings;
+    # a pilot of 30 answers a batch planned at max_tokens gives month 1 an estimate
+    out = subprocess.run([CLI, "plan", "--month", MONTHS[0], "--pilot", "30"], capture_output=True, text=True,
                          env={**env, "PATH": str(Path(sys.executable).parent)})
     assert out.returncode == 0, out.stderr
+    piloted = {line.split()[1] for line in out.stdout.splitlines() if line.startswith("pilot ")}
+    assert {"topic_labels", "over_refusal", "judge_human_agreement"} <= piloted, out.stdout
     for asset in set(RUN_ORDER) - {"bench_prompts"}:  # no second labelling pass configured
         assert f"= {asset}" in out.stdout, asset
     assert "projected" in out.stdout and "month total" in out.stdout
@@ -238,7 +281,9 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
             compared.append((month, asset))
             assert plan["calls"] == calls, (month, asset)
             assert _within(plan["prompt_tokens"], prompt), (month, asset, plan, prompt)
-            if month == MONTHS[1]:
+            bases = {b["output_basis"].split(":")[0] for b in plan["batches"] if b["calls"]}
+            if month == MONTHS[1] or asset in piloted:  # history: month 1's answers, or the pilot's
+                assert bases <= {"history", "embeddings", "reward model"}, (month, asset, bases)
                 assert _within(plan["completion_tokens"], completion), (month, asset, plan, completion)
             else:  # no history yet: the max_tokens bound, never below
                 assert plan["completion_tokens"] >= completion

@@ -122,7 +122,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
         raise ValueError("run_batch: item_id values must be unique within a batch")
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         what = ", ".join(dict.fromkeys(r.prompt_version for r in requests)) or "empty"
-        plans.append(plan_requests(task, requests, cache, what))
+        plans.append(plan_requests(task, requests, cache, what, parse))
         return ([LLMResult(r.item_id, "failed", error="planned") for r in requests],
                 BatchReport(model=task.model, base_url=task.base_url, items=len(requests)))
     report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests), started_at=time.time())

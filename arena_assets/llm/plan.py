@@ -23,8 +23,10 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-from collections.abc import Iterable, Iterator, Sequence
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.config import LLMTask
@@ -36,9 +38,24 @@ MIN_HISTORY = 20
 # how output_estimate's basis starts when the output is only the max_tokens bound: what
 # BatchPlan.output_bound_only reads (one constant for the writer and the reader)
 BOUND_BASIS = "bound"
+# requests a batch whose output is only the bound keeps for a pilot (``llm.pilot``): the
+# most answers a pilot asks of it; seeded, so a plan and its pilot are reproducible
+PILOT_SAMPLE, PILOT_SEED = 200, 0
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
 _RUN: contextvars.ContextVar[OneRun | None] = contextvars.ContextVar("llm_plan_run", default=None)
+
+
+@dataclass
+class PilotSample:
+    """Calls of a batch whose output is only the ``max_tokens`` bound, drawn at random for
+    ``llm.pilot``: asked for real, their answers are the history its estimate lacks (and
+    are cached, so the run does not pay for them again)."""
+
+    task: LLMTask
+    requests: list
+    cache: ResponseCache
+    parse: Callable[[str], Any]
 
 
 @dataclass
@@ -65,6 +82,7 @@ class BatchPlan:
     # runs first calls, so a month's total counts such a batch once
     requests_digest: str = ""
     input_cost: float = 0.0  # the input tokens' share of cost (what the calls cost at least)
+    pilot: PilotSample | None = field(default=None, repr=False, compare=False)  # not in as_dict
 
     def price(self, task: LLMTask) -> BatchPlan:
         """Cost (and its input share) of the planned tokens at ``task``'s prices."""
@@ -85,7 +103,7 @@ class BatchPlan:
         self.base_url = public_base_url(self.base_url)
 
     def as_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "pilot"}
 
 
 @dataclass
@@ -277,8 +295,10 @@ def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]
     return float(task.max_tokens), f"{BOUND_BASIS}: max_tokens {task.max_tokens} (no history yet)"
 
 
-def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str) -> BatchPlan:
-    """What ``run_batch(task, requests, cache, …)`` would do (see module docstring)."""
+def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str,
+                  parse: Callable[[str], Any] | None = None) -> BatchPlan:
+    """What ``run_batch(task, requests, cache, …)`` would do (see module docstring). With
+    ``parse`` (run_batch's), a batch planned at the bound keeps a ``PilotSample``."""
     params = task.generation_params()
     first: dict[str, object] = {}
     for r in requests:
@@ -292,6 +312,9 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
+    if parse is not None and plan.output_bound_only and todo:
+        drawn = random.Random(PILOT_SEED).sample(todo, min(len(todo), PILOT_SAMPLE))
+        plan.pilot = PilotSample(task, drawn, cache, parse)
     return plan.price(task)
 
 

@@ -31,6 +31,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--parallel", action="store_true",
                    help="with --to: as `arena-assets backfill --parallel` runs them, a month a "
                    "run (a prompt two months share counted in each: months may run at once)")
+    p.add_argument("--pilot", type=int, default=0, metavar="N",
+                   help="first ask N requests (20-200) of every batch planned at max_tokens (no "
+                   "earlier answers to measure), drawn at random, and plan again from their "
+                   "answers: a first month's estimate instead of its bound. These are real, paid "
+                   "calls, held under ARENA_LLM_BUDGET_USD; their answers are cached, so the run "
+                   "does not pay for them again (default 0: no call)")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -85,6 +91,9 @@ def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
     from arena_assets.pipeline import LLM_ASSETS
     from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
+    from arena_assets.llm.client import LLMEndpointError
+    from arena_assets.llm.pilot import check_answers, run_pilots
+    from arena_assets.llm.plan import BudgetExceeded
     from arena_assets.pipeline.plan import PLANNERS, plan_run
 
     assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
@@ -92,6 +101,12 @@ def run_plan(args: argparse.Namespace) -> int:
     if unknown:
         print(f"arena-assets plan: error: unknown LLM asset(s) {unknown}; choose from {LLM_ASSETS}",
               file=sys.stderr)
+        return 2
+    try:
+        if args.pilot:
+            check_answers(args.pilot)
+    except ValueError as exc:
+        print(f"arena-assets plan: error: --pilot: {exc}", file=sys.stderr)
         return 2
     try:
         parse_month(args.month, "--month")
@@ -113,12 +128,24 @@ def run_plan(args: argparse.Namespace) -> int:
                                   topic_settings=r["topic_settings"], bench_settings=r["bench_settings"],
                                   evaluator_settings=r["evaluator_settings"])
         lake = r["storage"].lake()
-        # per asset, its months in the runs a backfill makes of them, each run's months
-        # planned as one run (llm.plan.one_run)
-        by_asset = {a: {m: p for run in backfill_runs(months, policies[a], args.parallel)
+
+        def plan_all() -> dict[str, dict]:
+            # per asset, its months in the runs a backfill makes of them, each run's months
+            # planned as one run (llm.plan.one_run)
+            return {a: {m: p for run in backfill_runs(months, policies[a], args.parallel)
                         for m, p in plan_run(run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()}
                     for a in assets}
-    except ValueError as exc:  # a setting that cannot be read: one line
+        by_asset = plan_all()
+        if args.pilot:
+            pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget)
+            for report in pilots:  # beside a JSON plan, on stderr
+                print(report.line(), file=sys.stderr if args.json else sys.stdout)
+            if pilots:
+                by_asset = plan_all()  # from the pilots' answers, now in the cache
+            else:
+                print("pilot: no batch is planned at max_tokens: nothing to ask",
+                      file=sys.stderr if args.json else sys.stdout)
+    except (ValueError, LLMEndpointError, BudgetExceeded) as exc:  # a setting, an endpoint: one line
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
     by_month = {m: [by_asset[a][m] for a in assets] for m in months}

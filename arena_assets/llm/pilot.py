@@ -1,0 +1,85 @@
+"""A pilot: a few real answers where a plan has none to measure, so that a first month's
+bill is an estimate, not the ``max_tokens`` bound.
+
+A plan estimates output tokens from the cache's earlier answers to the same model and
+prompt version (``llm.plan``). A first month has none, and its plan counts every answer at
+``max_tokens``: on the simulated 500,000-conversation month, $658.59 for a month billed
+$130.45. ``run_pilots`` asks, for each batch planned at that bound, ``answers`` of its
+requests drawn at random (``PilotSample``: seeded) through ``run_batch``, the run's own
+path. The answers that parse are cached like any run's, so a plan made after the pilot
+estimates from them (``MIN_HISTORY`` of them at least), and the month's run does not pay
+for them again: a pilot is the first calls of the run, paid when the plan is made.
+``arena-assets plan --pilot N`` is the way in; nothing calls unless asked to.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from arena_assets.llm.batch import run_batch
+from arena_assets.llm.budget import spending
+from arena_assets.llm.plan import MIN_HISTORY, PILOT_SAMPLE, AssetPlan
+
+
+@dataclass
+class PilotReport:
+    """What one batch's pilot asked and learnt."""
+
+    asset: str
+    month: str
+    what: str
+    model: str
+    calls: int
+    answers: int  # parsed (asked now, or cached since the plan): the history the next plan reads
+    completion_tokens: int  # of the parsed answers
+    cost: float
+    mean: float  # completion tokens an answer, over the parsed ones
+    stderr: float  # its standard error
+    bound: int  # the max_tokens the plan counted before
+
+    def line(self) -> str:
+        spread = f" ± {self.stderr:.1f}" if self.answers > 1 else ""
+        short = "" if self.answers >= MIN_HISTORY else (
+            f"; fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound")
+        return (f"pilot {self.asset} {self.month} {self.what} to {self.model}: {self.calls:,} calls, "
+                f"{self.answers:,} answers, {self.mean:.1f}{spread} output tokens an answer "
+                f"(planned at {self.bound:,} before), ${self.cost:,.4f} spent, cached for the run{short}")
+
+
+def check_answers(answers: int) -> int:
+    """``answers`` if a pilot can ask that many of a batch, else ValueError (one line)."""
+    if not MIN_HISTORY <= answers <= PILOT_SAMPLE:
+        raise ValueError(f"a pilot asks {MIN_HISTORY} to {PILOT_SAMPLE} answers a batch (the history "
+                         f"a plan needs, the sample a plan keeps), got {answers}")
+    return answers
+
+
+def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None) -> list[PilotReport]:
+    """Ask ``answers`` sampled requests of every batch in ``plans`` planned at the bound, once
+    per cache, endpoint, model and prompt versions (a range's later months learn from the first's);
+    each asset's month under ``budget`` (``ARENA_LLM_BUDGET_USD``), as its run would be."""
+    check_answers(answers)
+    reports, asked = [], set()
+    for plan in plans:
+        for b in plan.batches:
+            if b.pilot is None or not b.output_bound_only or not b.calls:
+                continue
+            p = b.pilot
+            # a plan reads history per cache, model and prompt version: one pilot each
+            # (the agreement's judge and the bench's are one model, two caches)
+            where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
+            if where in asked:
+                continue
+            asked.add(where)
+            with spending(budget, f"{plan.asset} {plan.month} pilot"):
+                results, report = run_batch(p.task, p.requests[:answers], p.cache, p.parse)
+            tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
+            n = len(tokens)
+            mean = sum(tokens) / n if n else 0.0
+            var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
+            reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
+                                       report.cost, mean, math.sqrt(var / n) if n else 0.0,
+                                       p.task.max_tokens))
+    return reports
