@@ -152,7 +152,8 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
     """A first batch is planned at max_tokens; a pilot asks 30 of its requests (drawn at
     random, under the budget), and the plan made after it estimates the rest within 15 %
     of what the run then counts, and leaves the pilot's answers out of the calls."""
-    from arena_assets.llm.pilot import check_answers, run_pilots
+    from arena_assets.llm.pilot import PilotReport, check_answers, run_pilots
+    from arena_assets.llm.plan import sampling_pilots
 
     raw = tmp_path / "raw"
     simulate_months(raw, ["2024-01"], 300, seed=5)
@@ -164,11 +165,14 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
         cache = ResponseCache(str(tmp_path / "cache"), "labels")
 
         def plan(where: ResponseCache = cache) -> AssetPlan:
-            with planning() as batches:
+            with sampling_pilots(), planning() as batches:
                 run_batch(task, requests, where, parse_criteria)
             return AssetPlan("topic_labels", "2024-01", batches)
         bound = plan()
         assert bound.batches[0].output_bound_only and bound.completion_tokens == 160 * task.max_tokens
+        with planning() as batches:  # a run's own plan keeps no sample (it would hold the cache)
+            run_batch(task, requests, cache, parse_criteria)
+        assert batches[0].pilot is None and bound.batches[0].pilot is not None
         # the same model and prompt in another cache (another asset's): a history of its own
         other = plan(ResponseCache(str(tmp_path / "cache"), "agreement"))
         pilots = run_pilots([bound, other, bound], 30, budget=1.0)
@@ -183,9 +187,14 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
         _, done = run_batch(task, requests, cache, parse_criteria)
     assert done.calls == 130 and _within(after.completion_tokens, done.completion_tokens)
     assert _within(after.prompt_tokens, done.prompt_tokens, 0.0)
-    assert "30 answers" in pilots[0].line() and "cached for the run" in pilots[0].line()
+    assert "30 answers" in pilots[0].line() and "; " not in pilots[0].line()  # short answers: no warning
     with pytest.raises(ValueError, match="20 to 200 answers"):
         check_answers(10)
+    # free-form answers spread wide: the line says how many answers would give 15 %
+    wide = PilotReport("model_answers", "2024-01", "answer-v1", "m", 30, 30, 12_000, 0.01, 400.0, 60.0,
+                       1024, still_bound=False, projected=True)
+    assert "± 30 % at two standard errors: about 120 answers for 15 %" in wide.line()
+    assert "the run may ask other requests" in wide.line()
 
 
 def test_shared_embeddings_are_counted_once(tmp_path):
@@ -281,6 +290,9 @@ def test_month_plans_against_runs_budget_and_cli(arena_env, monkeypatch):
             compared.append((month, asset))
             assert plan["calls"] == calls, (month, asset)
             assert _within(plan["prompt_tokens"], prompt), (month, asset, plan, prompt)
+            if month == MONTHS[0] and asset in ("topic_labels", "over_refusal"):  # exact batches:
+                # the run finds each pilot's 30 answers cached and does not ask them again
+                assert [b["cached"] for b in plan["batches"]] == [30] * len(plan["batches"]), plan
             bases = {b["output_basis"].split(":")[0] for b in plan["batches"] if b["calls"]}
             if month == MONTHS[1] or asset in piloted:  # history: month 1's answers, or the pilot's
                 assert bases <= {"history", "embeddings", "reward model"}, (month, asset, bases)

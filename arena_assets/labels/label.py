@@ -36,7 +36,7 @@ from arena_assets.labels.refusals import (
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA, worst_status
 from arena_assets.llm import BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache
 from arena_assets.llm.batch import ProgressFn
-from arena_assets.llm.plan import recording
+from arena_assets.llm.plan import pilots_sampled, recording
 from arena_assets.llm.sliced import identity_in_chunks, run_sliced
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
@@ -173,8 +173,9 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     outcomes: dict[str, dict[str, tuple]] = {}
 
     tasks = ps.by_scope("prompt") + (ps.by_scope("image") if cfg.label_vision else [])
-    # the run checks before its first call; a plan too unless that needs the endpoint
-    if recording() is None or cfg.image_refs is not None:
+    # the run checks before its first call; a plan too unless that needs the endpoint (a
+    # plan for a pilot, which calls it, checks)
+    if recording() is None or cfg.image_refs is not None or pilots_sampled():
         _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
     # image tasks hold the reference; with an image root it becomes the image's data URL
     # as each request is sent (labels.images), a failure failing that item alone

@@ -5,22 +5,27 @@ A plan estimates output tokens from the cache's earlier answers to the same mode
 prompt version (``llm.plan``). A first month has none, and its plan counts every answer at
 ``max_tokens``: on the simulated 500,000-conversation month, $658.59 for a month billed
 $130.45. ``run_pilots`` asks, for each batch planned at that bound, ``answers`` of its
-requests drawn at random (``PilotSample``: seeded) through ``run_batch``, the run's own
-path. The answers that parse are cached like any run's, so a plan made after the pilot
-estimates from them (``MIN_HISTORY`` of them at least), and the month's run does not pay
-for them again: a pilot is the first calls of the run, paid when the plan is made.
-``arena-assets plan --pilot N`` is the way in; nothing calls unless asked to.
+requests drawn at random (``PilotSample``, kept by plans made in
+``llm.plan.sampling_pilots``; seeded) through ``run_batch``, the run's own path. The
+answers that parse are cached like any run's, so a plan made after the pilot estimates from
+them (``MIN_HISTORY`` of them at least), and the month's run, asking the same requests,
+does not pay for them again. A projected batch (its inputs not in the lake yet, e.g. the
+agreement's sample drawn before the labels) is piloted too: the lengths hold, though the
+run may ask other requests. ``arena-assets plan --pilot N`` is the way in; nothing calls
+unless asked to.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from arena_assets.llm.batch import run_batch
 from arena_assets.llm.budget import spending
-from arena_assets.llm.plan import MIN_HISTORY, PILOT_SAMPLE, AssetPlan
+from arena_assets.llm.plan import BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, output_estimate
+
+PRECISION = 0.15  # the plan's target: an estimate within 15 % (two standard errors under it)
 
 
 @dataclass
@@ -38,14 +43,24 @@ class PilotReport:
     mean: float  # completion tokens an answer, over the parsed ones
     stderr: float  # its standard error
     bound: int  # the max_tokens the plan counted before
+    still_bound: bool  # the cache's history still too short: the next plan stays at the bound
+    projected: bool  # a projected batch: the run may ask other requests
 
     def line(self) -> str:
         spread = f" ± {self.stderr:.1f}" if self.answers > 1 else ""
-        short = "" if self.answers >= MIN_HISTORY else (
-            f"; fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound")
+        notes = []
+        if self.still_bound:
+            notes.append(f"fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound")
+        elif self.mean and 2 * self.stderr > PRECISION * self.mean:  # a wide spread of lengths
+            need = math.ceil(self.answers * (2 * self.stderr / (PRECISION * self.mean)) ** 2)
+            notes.append(f"± {200 * self.stderr / self.mean:.0f} % at two standard errors: about {need:,} "
+                         f"answers for {100 * PRECISION:.0f} %")
+        if self.projected:
+            notes.append("a projected batch: the run may ask other requests")
         return (f"pilot {self.asset} {self.month} {self.what} to {self.model}: {self.calls:,} calls, "
                 f"{self.answers:,} answers, {self.mean:.1f}{spread} output tokens an answer "
-                f"(planned at {self.bound:,} before), ${self.cost:,.4f} spent, cached for the run{short}")
+                f"(planned at {self.bound:,} before), ${self.cost:,.4f} spent, cached"
+                + "".join(f"; {n}" for n in notes))
 
 
 def check_answers(answers: int) -> int:
@@ -56,30 +71,37 @@ def check_answers(answers: int) -> int:
     return answers
 
 
-def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None) -> list[PilotReport]:
+def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None,
+               done: Callable[[PilotReport], None] | None = None) -> list[PilotReport]:
     """Ask ``answers`` sampled requests of every batch in ``plans`` planned at the bound, once
-    per cache, endpoint, model and prompt versions (a range's later months learn from the first's);
-    each asset's month under ``budget`` (``ARENA_LLM_BUDGET_USD``), as its run would be."""
+    per cache, endpoint, model and prompt versions (a range's later months learn from the
+    first's); each asset's month under one ``budget`` (``ARENA_LLM_BUDGET_USD``: the pilot's
+    own, the month's run then has its own as before). ``done`` gets each report as its pilot
+    ends (a failure later leaves what was spent said)."""
     check_answers(answers)
     reports, asked = [], set()
     for plan in plans:
-        for b in plan.batches:
-            if b.pilot is None or not b.output_bound_only or not b.calls:
-                continue
-            p = b.pilot
-            # a plan reads history per cache, model and prompt version: one pilot each
-            # (the agreement's judge and the bench's are one model, two caches)
-            where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
-            if where in asked:
-                continue
-            asked.add(where)
-            with spending(budget, f"{plan.asset} {plan.month} pilot"):
+        with spending(budget, f"{plan.asset} {plan.month} pilot"):
+            for b in plan.batches:
+                if b.pilot is None or not b.output_bound_only or not b.calls:
+                    continue
+                p = b.pilot
+                # a plan reads history per cache, model and prompt version: one pilot each
+                # (the agreement's judge and the bench's are one model, two caches)
+                where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
+                if where in asked:
+                    continue
+                asked.add(where)
                 results, report = run_batch(p.task, p.requests[:answers], p.cache, p.parse)
-            tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
-            n = len(tokens)
-            mean = sum(tokens) / n if n else 0.0
-            var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
-            reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
-                                       report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                       p.task.max_tokens))
+                tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
+                n = len(tokens)
+                mean = sum(tokens) / n if n else 0.0
+                var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
+                versions = [r.prompt_version for r in p.requests]
+                still = output_estimate(p.task, p.cache, versions)[1].startswith(BOUND_BASIS)
+                reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
+                                           report.cost, mean, math.sqrt(var / n) if n else 0.0,
+                                           p.task.max_tokens, still, not b.exact))
+                if done is not None:
+                    done(reports[-1])
     return reports

@@ -44,6 +44,9 @@ PILOT_SAMPLE, PILOT_SEED = 200, 0
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
 _RUN: contextvars.ContextVar[OneRun | None] = contextvars.ContextVar("llm_plan_run", default=None)
+# set by ``planning(pilots=True)``: only a plan made for a pilot keeps samples (a sample
+# holds its cache, loaded: the runs' own plans live as long as their step)
+_PILOTS: contextvars.ContextVar[bool] = contextvars.ContextVar("llm_plan_pilots", default=False)
 
 
 @dataclass
@@ -213,6 +216,23 @@ def planning() -> Iterator[list[BatchPlan]]:
 
 
 @contextlib.contextmanager
+def sampling_pilots() -> Iterator[None]:
+    """Plans made inside keep a ``PilotSample`` of each batch planned at the bound, for
+    ``llm.pilot``; and a stage's checks before its first call, which a plan otherwise
+    skips where they need the endpoint, run (``pilots_sampled``): a pilot calls it."""
+    token = _PILOTS.set(True)
+    try:
+        yield
+    finally:
+        _PILOTS.reset(token)
+
+
+def pilots_sampled() -> bool:
+    """Whether plans made now are for a pilot (``sampling_pilots``)."""
+    return _PILOTS.get()
+
+
+@contextlib.contextmanager
 def merged_plans(task: LLMTask) -> Iterator[None]:
     """The batches recorded inside (one batch asked in slices: ``llm.sliced``) become one
     in the plan, with the figures the batch asked at once would have: completion tokens
@@ -298,7 +318,8 @@ def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]
 def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str,
                   parse: Callable[[str], Any] | None = None) -> BatchPlan:
     """What ``run_batch(task, requests, cache, …)`` would do (see module docstring). With
-    ``parse`` (run_batch's), a batch planned at the bound keeps a ``PilotSample``."""
+    ``parse`` (run_batch's), inside ``sampling_pilots``, a batch planned at the bound keeps
+    a ``PilotSample``."""
     params = task.generation_params()
     first: dict[str, object] = {}
     for r in requests:
@@ -312,7 +333,7 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
-    if parse is not None and plan.output_bound_only and todo:
+    if parse is not None and plan.output_bound_only and todo and _PILOTS.get():
         drawn = random.Random(PILOT_SEED).sample(todo, min(len(todo), PILOT_SAMPLE))
         plan.pilot = PilotSample(task, drawn, cache, parse)
     return plan.price(task)

@@ -35,8 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="first ask N requests (20-200) of every batch planned at max_tokens (no "
                    "earlier answers to measure), drawn at random, and plan again from their "
                    "answers: a first month's estimate instead of its bound. These are real, paid "
-                   "calls, held under ARENA_LLM_BUDGET_USD; their answers are cached, so the run "
-                   "does not pay for them again (default 0: no call)")
+                   "calls, held under ARENA_LLM_BUDGET_USD (per asset and month, the run's own "
+                   "budget apart); their answers are cached, so the run does not pay for them "
+                   "again (default 0: no call)")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -93,7 +94,7 @@ def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
     from arena_assets.llm.client import LLMEndpointError
     from arena_assets.llm.pilot import check_answers, run_pilots
-    from arena_assets.llm.plan import BudgetExceeded
+    from arena_assets.llm.plan import BudgetExceeded, sampling_pilots
     from arena_assets.pipeline.plan import PLANNERS, plan_run
 
     assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
@@ -135,16 +136,18 @@ def run_plan(args: argparse.Namespace) -> int:
             return {a: {m: p for run in backfill_runs(months, policies[a], args.parallel)
                         for m, p in plan_run(run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()}
                     for a in assets}
-        by_asset = plan_all()
-        if args.pilot:
-            pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget)
-            for report in pilots:  # beside a JSON plan, on stderr
-                print(report.line(), file=sys.stderr if args.json else sys.stdout)
+        if args.pilot:  # plans that keep samples to ask (and hold their caches): only here
+            with sampling_pilots():
+                by_asset = plan_all()
+            out = sys.stderr if args.json else sys.stdout  # beside a JSON plan, on stderr
+            pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget,
+                                done=lambda report: print(report.line(), file=out, flush=True))
             if pilots:
                 by_asset = plan_all()  # from the pilots' answers, now in the cache
             else:
-                print("pilot: no batch is planned at max_tokens: nothing to ask",
-                      file=sys.stderr if args.json else sys.stdout)
+                print("pilot: no batch is planned at max_tokens: nothing to ask", file=out)
+        else:
+            by_asset = plan_all()
     except (ValueError, LLMEndpointError, BudgetExceeded) as exc:  # a setting, an endpoint: one line
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
