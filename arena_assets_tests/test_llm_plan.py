@@ -150,8 +150,9 @@ def test_a_range_plans_each_request_once_in_its_first_month(tmp_path):
 
 def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
     """A first batch is planned at max_tokens; a pilot asks 30 of its requests (drawn at
-    random, under the budget), and the plan made after it estimates the rest within 15 %
-    of what the run then counts, and leaves the pilot's answers out of the calls."""
+    random, one budget for the asset's month, a line as each ends), and the plan made after
+    it estimates the rest within 15 % of what the run then counts, and leaves the pilot's
+    answers out of the calls; a larger pilot later asks only the answers missing."""
     from arena_assets.llm.pilot import PilotReport, check_answers, run_pilots
     from arena_assets.llm.plan import sampling_pilots
 
@@ -164,8 +165,8 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
                        price_input_per_1m=0.15, price_output_per_1m=0.6)
         cache = ResponseCache(str(tmp_path / "cache"), "labels")
 
-        def plan(where: ResponseCache = cache) -> AssetPlan:
-            with sampling_pilots(), planning() as batches:
+        def plan(where: ResponseCache = cache, answers: int = 30) -> AssetPlan:
+            with sampling_pilots(answers), planning() as batches:
                 run_batch(task, requests, where, parse_criteria)
             return AssetPlan("topic_labels", "2024-01", batches)
         bound = plan()
@@ -175,26 +176,40 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
         assert batches[0].pilot is None and bound.batches[0].pilot is not None
         # the same model and prompt in another cache (another asset's): a history of its own
         other = plan(ResponseCache(str(tmp_path / "cache"), "agreement"))
-        pilots = run_pilots([bound, other, bound], 30, budget=1.0)
+        said: list = []
+        pilots = run_pilots([bound, other, bound], 30, done=said.append)
         assert [(p.calls, p.answers) for p in pilots] == [(30, 30)] * 2 and ep.call_count() == 60
-        assert plan(other.batches[0].pilot.cache).batches[0].output_basis.startswith("history")
-        pilots = pilots[:1]
-        ep_calls = ep.call_count()
-        again = run_pilots([bound], 30)  # from the plan made before the pilot: its answers cached
-        assert [(p.calls, p.answers, p.mean) for p in again] == [(0, 30, pilots[0].mean)] and ep.call_count() == ep_calls
+        assert said == pilots and plan(other.batches[0].pilot.cache).batches[0].output_basis.startswith("history")
+        assert run_pilots([bound], 30) == [] and ep.call_count() == 60  # its 30 answers are there
+        # one budget for an asset's month: room for one pilot and a half, two batches
+        one = pilots[0].cost
+        two = AssetPlan("topic_labels", "2024-01", [
+            plan(ResponseCache(str(tmp_path / "cache"), name)).batches[0] for name in ("b1", "b2")])
+        said.clear()
+        with pytest.raises(BudgetExceeded):
+            run_pilots([two], 30, budget=1.5 * one, done=said.append)
+        assert [(p.calls, p.cost) for p in said] == [(30, pytest.approx(one))]
+        # a larger pilot asks the 20 answers missing, and the plan then rests on 50
+        more = run_pilots([plan(answers=50)], 50)
+        assert [(p.calls, p.answers) for p in more] == [(20, 20)]
         after = plan()
-        assert after.batches[0].output_basis.startswith("history") and after.calls == 130
+        assert after.batches[0].output_basis.startswith("history: mean") and after.calls == 110
+        assert "over 50 cached answers" in after.batches[0].output_basis
         _, done = run_batch(task, requests, cache, parse_criteria)
-    assert done.calls == 130 and _within(after.completion_tokens, done.completion_tokens)
+    assert done.calls == 110 and _within(after.completion_tokens, done.completion_tokens)
     assert _within(after.prompt_tokens, done.prompt_tokens, 0.0)
-    assert "30 answers" in pilots[0].line() and "; " not in pilots[0].line()  # short answers: no warning
+    line = pilots[0].line()
+    assert "30 answers" in line and "30 cached" in line and "(planned at 256 before)" in line
+    assert "; " not in line  # short answers: no warning
     with pytest.raises(ValueError, match="20 to 200 answers"):
         check_answers(10)
     # free-form answers spread wide: the line says how many answers would give 15 %
     wide = PilotReport("model_answers", "2024-01", "answer-v1", "m", 30, 30, 12_000, 0.01, 400.0, 60.0,
                        1024, still_bound=False, projected=True)
-    assert "± 30 % at two standard errors: about 120 answers for 15 %" in wide.line()
+    assert "± 30 % at two standard errors (--pilot 120 for 15 %)" in wide.line()
     assert "the run may ask other requests" in wide.line()
+    wide.stderr = 150.0
+    assert "(more than the 200 a pilot asks for 15 %)" in wide.line()
 
 
 def test_shared_embeddings_are_counted_once(tmp_path):

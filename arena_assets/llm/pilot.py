@@ -42,7 +42,7 @@ class PilotReport:
     cost: float
     mean: float  # completion tokens an answer, over the parsed ones
     stderr: float  # its standard error
-    bound: int  # the max_tokens the plan counted before
+    before: int  # output tokens a call the plan counted before (max_tokens: no history)
     still_bound: bool  # the cache's history still too short: the next plan stays at the bound
     projected: bool  # a projected batch: the run may ask other requests
 
@@ -53,14 +53,15 @@ class PilotReport:
             notes.append(f"fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound")
         elif self.mean and 2 * self.stderr > PRECISION * self.mean:  # a wide spread of lengths
             need = math.ceil(self.answers * (2 * self.stderr / (PRECISION * self.mean)) ** 2)
-            notes.append(f"± {200 * self.stderr / self.mean:.0f} % at two standard errors: about {need:,} "
-                         f"answers for {100 * PRECISION:.0f} %")
+            more = (f"--pilot {need} for {100 * PRECISION:.0f} %" if need <= PILOT_SAMPLE
+                    else f"more than the {PILOT_SAMPLE} a pilot asks for {100 * PRECISION:.0f} %")
+            notes.append(f"± {200 * self.stderr / self.mean:.0f} % at two standard errors ({more})")
         if self.projected:
             notes.append("a projected batch: the run may ask other requests")
+        length = f"{self.mean:.1f}{spread} output tokens an answer" if self.answers else "no answer parsed"
         return (f"pilot {self.asset} {self.month} {self.what} to {self.model}: {self.calls:,} calls, "
-                f"{self.answers:,} answers, {self.mean:.1f}{spread} output tokens an answer "
-                f"(planned at {self.bound:,} before), ${self.cost:,.4f} spent, cached"
-                + "".join(f"; {n}" for n in notes))
+                f"{self.answers:,} answers, {length} (planned at {self.before:,} before), "
+                f"${self.cost:,.4f} spent, {self.answers:,} cached" + "".join(f"; {n}" for n in notes))
 
 
 def check_answers(answers: int) -> int:
@@ -73,17 +74,19 @@ def check_answers(answers: int) -> int:
 
 def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None,
                done: Callable[[PilotReport], None] | None = None) -> list[PilotReport]:
-    """Ask ``answers`` sampled requests of every batch in ``plans`` planned at the bound, once
-    per cache, endpoint, model and prompt versions (a range's later months learn from the
-    first's); each asset's month under one ``budget`` (``ARENA_LLM_BUDGET_USD``: the pilot's
-    own, the month's run then has its own as before). ``done`` gets each report as its pilot
-    ends (a failure later leaves what was spent said)."""
+    """For every batch in ``plans`` that kept a sample (``sampling_pilots(answers)``: its
+    estimate rests on fewer than ``answers`` earlier answers), ask as many sampled requests
+    as bring it to ``answers``, once per cache, endpoint, model and prompt versions (a
+    range's later months learn from the first's); each asset's month under one ``budget``
+    (``ARENA_LLM_BUDGET_USD``: the pilot's own, the month's run then has its own as
+    before). ``done`` gets each report as its pilot ends (a failure later leaves what was
+    spent said)."""
     check_answers(answers)
     reports, asked = [], set()
     for plan in plans:
         with spending(budget, f"{plan.asset} {plan.month} pilot"):
             for b in plan.batches:
-                if b.pilot is None or not b.output_bound_only or not b.calls:
+                if b.pilot is None or not b.calls:
                     continue
                 p = b.pilot
                 # a plan reads history per cache, model and prompt version: one pilot each
@@ -92,16 +95,20 @@ def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = 
                 if where in asked:
                     continue
                 asked.add(where)
-                results, report = run_batch(p.task, p.requests[:answers], p.cache, p.parse)
+                versions = {r.prompt_version for r in p.requests}
+                known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
+                if known >= answers:  # a pilot of another month of the range asked them
+                    continue
+                results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
                 tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
                 n = len(tokens)
                 mean = sum(tokens) / n if n else 0.0
                 var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
-                versions = [r.prompt_version for r in p.requests]
-                still = output_estimate(p.task, p.cache, versions)[1].startswith(BOUND_BASIS)
+                left = b.calls - report.calls  # calls the month still has to make
+                still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
                 reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
                                            report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                           p.task.max_tokens, still, not b.exact))
+                                           round(b.completion_per_call), still, not b.exact))
                 if done is not None:
                     done(reports[-1])
     return reports

@@ -44,9 +44,10 @@ PILOT_SAMPLE, PILOT_SEED = 200, 0
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
 _RUN: contextvars.ContextVar[OneRun | None] = contextvars.ContextVar("llm_plan_run", default=None)
-# set by ``planning(pilots=True)``: only a plan made for a pilot keeps samples (a sample
-# holds its cache, loaded: the runs' own plans live as long as their step)
-_PILOTS: contextvars.ContextVar[bool] = contextvars.ContextVar("llm_plan_pilots", default=False)
+# set by ``sampling_pilots(n)``: the answers a pilot wants a batch's estimate to rest on;
+# only a plan made for a pilot keeps samples (a sample holds its cache, loaded: the runs'
+# own plans live as long as their step)
+_PILOTS: contextvars.ContextVar[int] = contextvars.ContextVar("llm_plan_pilots", default=0)
 
 
 @dataclass
@@ -216,11 +217,12 @@ def planning() -> Iterator[list[BatchPlan]]:
 
 
 @contextlib.contextmanager
-def sampling_pilots() -> Iterator[None]:
-    """Plans made inside keep a ``PilotSample`` of each batch planned at the bound, for
-    ``llm.pilot``; and a stage's checks before its first call, which a plan otherwise
-    skips where they need the endpoint, run (``pilots_sampled``): a pilot calls it."""
-    token = _PILOTS.set(True)
+def sampling_pilots(answers: int) -> Iterator[None]:
+    """Plans made inside keep a ``PilotSample`` of each batch whose estimate rests on fewer
+    than ``answers`` earlier answers (at the bound: none), for ``llm.pilot``; and a stage's
+    checks before its first call, which a plan otherwise skips where they need the
+    endpoint, run (``pilots_sampled``): a pilot calls it. ``answers`` 0: neither."""
+    token = _PILOTS.set(answers)
     try:
         yield
     finally:
@@ -229,7 +231,7 @@ def sampling_pilots() -> Iterator[None]:
 
 def pilots_sampled() -> bool:
     """Whether plans made now are for a pilot (``sampling_pilots``)."""
-    return _PILOTS.get()
+    return _PILOTS.get() > 0
 
 
 @contextlib.contextmanager
@@ -318,8 +320,8 @@ def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]
 def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str,
                   parse: Callable[[str], Any] | None = None) -> BatchPlan:
     """What ``run_batch(task, requests, cache, …)`` would do (see module docstring). With
-    ``parse`` (run_batch's), inside ``sampling_pilots``, a batch planned at the bound keeps
-    a ``PilotSample``."""
+    ``parse`` (run_batch's), inside ``sampling_pilots(n)``, a batch whose estimate rests
+    on fewer than n answers keeps a ``PilotSample``."""
     params = task.generation_params()
     first: dict[str, object] = {}
     for r in requests:
@@ -333,9 +335,11 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
                      prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call)
-    if parse is not None and plan.output_bound_only and todo and _PILOTS.get():
-        drawn = random.Random(PILOT_SEED).sample(todo, min(len(todo), PILOT_SAMPLE))
-        plan.pilot = PilotSample(task, drawn, cache, parse)
+    if parse is not None and todo and (wanted := _PILOTS.get()):
+        known = sum(cache.completion_tokens(task.model, v)[1] for v in {r.prompt_version for r in todo})
+        if known < wanted:  # a pilot asks the rest: a larger one adds to an earlier one
+            drawn = random.Random(PILOT_SEED).sample(todo, min(len(todo), PILOT_SAMPLE))
+            plan.pilot = PilotSample(task, drawn, cache, parse)
     return plan.price(task)
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
-from arena_assets.llm.plan import AssetPlan, BatchPlan, one_run, output_estimate, planning
+from arena_assets.llm.client import LLMEndpointError
+from arena_assets.llm.plan import AssetPlan, BatchPlan, one_run, output_estimate, pilots_sampled, planning, sampling_pilots
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.storage import Lake
 
@@ -87,9 +88,18 @@ def plan_topic_labels(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     if not lake.exists("conversations", month):
         return AssetPlan("topic_labels", month, note=f"conversations {month} not in the lake yet "
                          "(ingest and clean make no LLM call: run them first)")
-    return _planned("topic_labels", month, lambda: topic_labels_month(
-        PlanLake(lake), month, s.labeler, cache_root=s.cache_root, cfg=s.label_cfg,
-        storage_options=s.storage_options))
+    def step() -> None:
+        topic_labels_month(PlanLake(lake), month, s.labeler, cache_root=s.cache_root, cfg=s.label_cfg,
+                           storage_options=s.storage_options)
+    try:
+        return _planned("topic_labels", month, step)
+    except LLMEndpointError as exc:  # a plan for a pilot checks the images' source, which
+        if not pilots_sampled():      # needs the endpoint: the labels then go unpiloted, the
+            raise                     # other assets are piloted, and the run fails the same
+        with sampling_pilots(0):
+            plan = _planned("topic_labels", month, step)
+        plan.note = f"not piloted: {exc}"
+        return plan
 
 
 def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:

@@ -32,9 +32,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="with --to: as `arena-assets backfill --parallel` runs them, a month a "
                    "run (a prompt two months share counted in each: months may run at once)")
     p.add_argument("--pilot", type=int, default=0, metavar="N",
-                   help="first ask N requests (20-200) of every batch planned at max_tokens (no "
-                   "earlier answers to measure), drawn at random, and plan again from their "
-                   "answers: a first month's estimate instead of its bound. These are real, paid "
+                   help="first ask requests (drawn at random) of every batch whose output estimate "
+                   "rests on fewer than N (20-200) earlier answers, as many as bring it to N, and "
+                   "plan again from their answers: a first month's estimate instead of its "
+                   "max_tokens bound. These are real, paid "
                    "calls, held under ARENA_LLM_BUDGET_USD (per asset and month, the run's own "
                    "budget apart); their answers are cached, so the run does not pay for them "
                    "again (default 0: no call)")
@@ -137,7 +138,7 @@ def run_plan(args: argparse.Namespace) -> int:
                         for m, p in plan_run(run, lambda m, a=a: PLANNERS[a](lake, m, settings)).items()}
                     for a in assets}
         if args.pilot:  # plans that keep samples to ask (and hold their caches): only here
-            with sampling_pilots():
+            with sampling_pilots(args.pilot):
                 by_asset = plan_all()
             out = sys.stderr if args.json else sys.stdout  # beside a JSON plan, on stderr
             pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget,
@@ -145,7 +146,8 @@ def run_plan(args: argparse.Namespace) -> int:
             if pilots:
                 by_asset = plan_all()  # from the pilots' answers, now in the cache
             else:
-                print("pilot: no batch is planned at max_tokens: nothing to ask", file=out)
+                print(f"pilot: every batch's estimate rests on {args.pilot} answers or more: nothing to ask",
+                      file=out)
         else:
             by_asset = plan_all()
     except (ValueError, LLMEndpointError, BudgetExceeded) as exc:  # a setting, an endpoint: one line
