@@ -189,6 +189,15 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
         with pytest.raises(BudgetExceeded):
             run_pilots([two], 30, budget=1.5 * one, done=said.append)
         assert [(p.calls, p.cost) for p in said] == [(30, pytest.approx(one))]
+        # told of the stop, the next asset's month (a budget of its own) is piloted all the same
+        def month_of(*names: str) -> AssetPlan:
+            return AssetPlan("topic_labels", "2024-01", [
+                plan(ResponseCache(str(tmp_path / "cache"), n)).batches[0] for n in names])
+        said.clear()
+        stops: list = []
+        run_pilots([month_of("c1", "c2"), month_of("c3")], 30, budget=1.5 * one, done=said.append,
+                   failed=lambda p, exc: stops.append((p.asset, type(exc))))
+        assert stops == [("topic_labels", BudgetExceeded)] and [p.calls for p in said] == [30, 30]
         # a larger pilot asks the 20 answers missing, and the plan then rests on 50
         more = run_pilots([plan(answers=50)], 50)
         assert [(p.calls, p.answers) for p in more] == [(20, 20)]
@@ -424,6 +433,12 @@ def test_a_backfill_run_over_two_months_is_billed_as_it_runs(arena_env):
     bad = subprocess.run([*cli[:3], MONTHS[1], "--to", MONTHS[0]], capture_output=True, text=True, env=run_env)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert f"--to {MONTHS[0]} is before --month {MONTHS[1]}" in bad.stderr
+    # a pilot stopped by the budget: one line, the plan printed all the same, exit 1
+    stopped = subprocess.run([*cli[:4], "--assets", "topic_labels", "--pilot", "20"], capture_output=True,
+                             text=True, env={**run_env, "ARENA_LLM_BUDGET_USD": "0.000001"})
+    assert stopped.returncode == 1, stopped.stderr
+    assert f"topic_labels {MONTHS[0]} pilot: stopped after 0 calls" in stopped.stdout
+    assert f"LLM plan for {MONTHS[0]}" in stopped.stdout and "pilot stopped for topic_labels" in stopped.stderr
 
 
 def test_a_range_is_planned_in_the_runs_a_backfill_makes():

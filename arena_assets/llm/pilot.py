@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from arena_assets.llm.batch import run_batch
 from arena_assets.llm.budget import spending
-from arena_assets.llm.plan import BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, output_estimate
+from arena_assets.llm.client import LLMEndpointError
+from arena_assets.llm.plan import BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, BudgetExceeded, output_estimate
 
 PRECISION = 0.15  # the plan's target: an estimate within 15 % (two standard errors under it)
 
@@ -73,42 +74,56 @@ def check_answers(answers: int) -> int:
 
 
 def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None,
-               done: Callable[[PilotReport], None] | None = None) -> list[PilotReport]:
+               done: Callable[[PilotReport], None] | None = None,
+               failed: Callable[[AssetPlan, Exception], None] | None = None) -> list[PilotReport]:
     """For every batch in ``plans`` that kept a sample (``sampling_pilots(answers)``: its
     estimate rests on fewer than ``answers`` earlier answers), ask as many sampled requests
     as bring it to ``answers``, once per cache, endpoint, model and prompt versions (a
     range's later months learn from the first's); each asset's month under one ``budget``
     (``ARENA_LLM_BUDGET_USD``: the pilot's own, the month's run then has its own as
     before). ``done`` gets each report as its pilot ends (a failure later leaves what was
-    spent said)."""
+    spent said). An asset's month whose pilot fails (its endpoint, its budget) raises, or,
+    with ``failed``, is handed to it and the other assets' pilots go on."""
     check_answers(answers)
-    reports, asked = [], set()
+    reports: list[PilotReport] = []
+    asked: set = set()
     for plan in plans:
-        with spending(budget, f"{plan.asset} {plan.month} pilot"):
-            for b in plan.batches:
-                if b.pilot is None or not b.calls:
-                    continue
-                p = b.pilot
-                # a plan reads history per cache, model and prompt version: one pilot each
-                # (the agreement's judge and the bench's are one model, two caches)
-                where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
-                if where in asked:
-                    continue
-                asked.add(where)
-                versions = {r.prompt_version for r in p.requests}
-                known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
-                if known >= answers:  # a pilot of another month of the range asked them
-                    continue
-                results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
-                tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
-                n = len(tokens)
-                mean = sum(tokens) / n if n else 0.0
-                var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
-                left = b.calls - report.calls  # calls the month still has to make
-                still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
-                reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
-                                           report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                           round(b.completion_per_call), still, not b.exact))
-                if done is not None:
-                    done(reports[-1])
+        try:
+            _pilot_month(plan, answers, budget, done, reports, asked)
+        except (LLMEndpointError, BudgetExceeded) as exc:
+            if failed is None:
+                raise
+            failed(plan, exc)
     return reports
+
+
+def _pilot_month(plan: AssetPlan, answers: int, budget: float | None,
+                 done: Callable[[PilotReport], None] | None, reports: list[PilotReport], asked: set) -> None:
+    """One asset's month: its batches' pilots under one budget."""
+    with spending(budget, f"{plan.asset} {plan.month} pilot"):
+        for b in plan.batches:
+            if b.pilot is None or not b.calls:
+                continue
+            p = b.pilot
+            # a plan reads history per cache, model and prompt version: one pilot each
+            # (the agreement's judge and the bench's are one model, two caches)
+            where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
+            if where in asked:
+                continue
+            asked.add(where)
+            versions = {r.prompt_version for r in p.requests}
+            known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
+            if known >= answers:  # a pilot of another month of the range asked them
+                continue
+            results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
+            tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
+            n = len(tokens)
+            mean = sum(tokens) / n if n else 0.0
+            var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
+            left = b.calls - report.calls  # calls the month still has to make
+            still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
+            reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
+                                       report.cost, mean, math.sqrt(var / n) if n else 0.0,
+                                       round(b.completion_per_call), still, not b.exact))
+            if done is not None:
+                done(reports[-1])

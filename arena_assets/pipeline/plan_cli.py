@@ -38,7 +38,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "max_tokens bound. These are real, paid "
                    "calls, held under ARENA_LLM_BUDGET_USD (per asset and month, the run's own "
                    "budget apart); their answers are cached, so the run does not pay for them "
-                   "again (default 0: no call)")
+                   "again (default 0: no call). An asset whose pilot stops (its endpoint, its "
+                   "budget) is said in one line and the others go on; the exit status is then 1")
     p.add_argument("--assets", default=None,
                    help=f"comma-separated subset of {', '.join(LLM_ASSETS)} (default: all)")
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
@@ -122,6 +123,7 @@ def run_plan(args: argparse.Namespace) -> int:
     except MonthError as exc:
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
+    pilot_failures: list[str] = []  # assets whose pilot stopped: the plan printed, exit 1
     try:
         r, policies = _resources()
         budget = r["labeler"].budget()
@@ -141,8 +143,13 @@ def run_plan(args: argparse.Namespace) -> int:
             with sampling_pilots(args.pilot):
                 by_asset = plan_all()
             out = sys.stderr if args.json else sys.stdout  # beside a JSON plan, on stderr
+
+            def failed(plan, exc: Exception) -> None:  # its endpoint or budget: the others go on
+                pilot_failures.append(plan.asset)
+                said = str(exc) if isinstance(exc, BudgetExceeded) else f"pilot {plan.asset} {plan.month} stopped: {exc}"
+                print(said, file=out, flush=True)  # a budget stop names the asset, month and pilot
             pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget,
-                                done=lambda report: print(report.line(), file=out, flush=True))
+                                done=lambda report: print(report.line(), file=out, flush=True), failed=failed)
             if pilots:
                 by_asset = plan_all()  # from the pilots' answers, now in the cache
             else:
@@ -157,7 +164,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([{"asset": p.asset, "month": p.month, "note": p.note, **p.as_metadata()}
                           for plans in by_month.values() for p in plans], indent=1))
-        return 0
+        return 1 if pilot_failures else 0
     calls, cost = 0, 0.0
     for month, plans in by_month.items():
         print("" if month == months[0] else "\n", end="")
@@ -171,6 +178,10 @@ def run_plan(args: argparse.Namespace) -> int:
                "may run them at once (`arena-assets backfill` runs them one after another: the "
                "later ones find more cached)")
         print(f"\nrange total, {months[0]} to {months[-1]}: {calls:,} calls, estimated ${cost:,.4f} ({how})")
+    if pilot_failures:
+        print(f"pilot stopped for {', '.join(dict.fromkeys(pilot_failures))} (above): their plans "
+              "stay where the pilot left them", file=sys.stderr)
+        return 1
     return 0
 
 
