@@ -92,11 +92,11 @@ def _endpoint(url: str) -> str:
 
 def run_plan(args: argparse.Namespace) -> int:
     from arena_assets.defs.llm_plan import month_settings
-    from arena_assets.pipeline import LLM_ASSETS
-    from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
     from arena_assets.llm.client import LLMEndpointError
     from arena_assets.llm.pilot import check_answers, run_pilots
     from arena_assets.llm.plan import BudgetExceeded, sampling_pilots
+    from arena_assets.pipeline import LLM_ASSETS
+    from arena_assets.pipeline.backfill import MonthError, months_between, parse_month
     from arena_assets.pipeline.plan import PLANNERS, plan_run
 
     assets = [a.strip() for a in args.assets.split(",")] if args.assets else list(LLM_ASSETS)
@@ -150,8 +150,8 @@ def run_plan(args: argparse.Namespace) -> int:
                 print(said, file=out, flush=True)  # a budget stop names the asset, month and pilot
             pilots = run_pilots([by_asset[a][m] for m in months for a in assets], args.pilot, budget,
                                 done=lambda report: print(report.line(), file=out, flush=True), failed=failed)
-            if pilots:
-                by_asset = plan_all()  # from the pilots' answers, now in the cache
+            if pilots or pilot_failures:  # from the pilots' answers, now in the cache (a
+                by_asset = plan_all()      # stopped pilot's too)
             else:
                 print(f"pilot: every batch's estimate rests on {args.pilot} answers or more: nothing to ask",
                       file=out)
