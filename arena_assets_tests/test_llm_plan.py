@@ -186,9 +186,11 @@ def test_a_pilot_turns_a_first_months_bound_into_an_estimate(tmp_path):
         two = AssetPlan("topic_labels", "2024-01", [
             plan(ResponseCache(str(tmp_path / "cache"), name)).batches[0] for name in ("b1", "b2")])
         said.clear()
-        with pytest.raises(BudgetExceeded):
+        before = ep.call_count()
+        with pytest.raises(BudgetExceeded) as err:
             run_pilots([two], 30, budget=1.5 * one, done=said.append)
         assert [(p.calls, p.cost) for p in said] == [(30, pytest.approx(one))]
+        assert f"stopped after {ep.call_count() - before:,} calls" in str(err.value)  # every call counted
         # told of the stop, the next asset's month (a budget of its own) is piloted all the same
         def month_of(*names: str) -> AssetPlan:
             return AssetPlan("topic_labels", "2024-01", [

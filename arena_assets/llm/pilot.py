@@ -99,31 +99,44 @@ def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = 
 
 def _pilot_month(plan: AssetPlan, answers: int, budget: float | None,
                  done: Callable[[PilotReport], None] | None, reports: list[PilotReport], asked: set) -> None:
-    """One asset's month: its batches' pilots under one budget."""
-    with spending(budget, f"{plan.asset} {plan.month} pilot"):
-        for b in plan.batches:
-            if b.pilot is None or not b.calls:
-                continue
-            p = b.pilot
-            # a plan reads history per cache, model and prompt version: one pilot each
-            # (the agreement's judge and the bench's are one model, two caches)
-            where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
-            if where in asked:
-                continue
-            asked.add(where)
-            versions = {r.prompt_version for r in p.requests}
-            known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
-            if known >= answers:  # a pilot of another month of the range asked them
-                continue
-            results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
-            tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
-            n = len(tokens)
-            mean = sum(tokens) / n if n else 0.0
-            var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
-            left = b.calls - report.calls  # calls the month still has to make
-            still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
-            reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
-                                       report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                       round(b.completion_per_call), still, not b.exact))
-            if done is not None:
-                done(reports[-1])
+    """One asset's month: its batches' pilots under one budget. A stop's line is read again
+    once its batch has drained (as ``defs.llm_plan.within_budget`` does): a projection's stop
+    comes with calls in flight, which settle after it."""
+    held = None
+    try:
+        with spending(budget, f"{plan.asset} {plan.month} pilot") as held:
+            _pilot_batches(plan, answers, done, reports, asked)
+    except BudgetExceeded as exc:
+        if held is not None and held.stopped is not None:
+            raise BudgetExceeded(held.line()) from exc
+        raise
+
+
+def _pilot_batches(plan: AssetPlan, answers: int, done: Callable[[PilotReport], None] | None,
+                   reports: list[PilotReport], asked: set) -> None:
+    for b in plan.batches:
+        if b.pilot is None or not b.calls:
+            continue
+        p = b.pilot
+        # a plan reads history per cache, model and prompt version: one pilot each
+        # (the agreement's judge and the bench's are one model, two caches)
+        where = (p.cache.fs.protocol, p.cache.dir, b.base_url, b.model, b.what)
+        if where in asked:
+            continue
+        versions = {r.prompt_version for r in p.requests}
+        known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
+        if known >= answers:  # a pilot of another month of the range asked them
+            continue
+        results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
+        asked.add(where)  # once it is done: a stopped one is tried again in a later month
+        tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
+        n = len(tokens)
+        mean = sum(tokens) / n if n else 0.0
+        var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
+        left = b.calls - report.calls  # calls the month still has to make
+        still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
+        reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
+                                   report.cost, mean, math.sqrt(var / n) if n else 0.0,
+                                   round(b.completion_per_call), still, not b.exact))
+        if done is not None:
+            done(reports[-1])

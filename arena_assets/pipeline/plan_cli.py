@@ -157,7 +157,8 @@ def run_plan(args: argparse.Namespace) -> int:
                       file=out)
         else:
             by_asset = plan_all()
-    except (ValueError, LLMEndpointError, BudgetExceeded) as exc:  # a setting, an endpoint: one line
+    # a setting, the lake or the cache's storage, an endpoint: one line (exit 1 means a pilot stopped)
+    except (ValueError, OSError, LLMEndpointError, BudgetExceeded) as exc:
         print(f"arena-assets plan: error: {exc}", file=sys.stderr)
         return 2
     by_month = {m: [by_asset[a][m] for a in assets] for m in months}
