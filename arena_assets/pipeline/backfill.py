@@ -84,6 +84,15 @@ def within_partitions(months: list[str], partitions: list[str]) -> list[str]:
     return months
 
 
+def policy_of(policy) -> tuple[str | None, int | None]:
+    """(kind, max months per run) of an asset's Dagster ``BackfillPolicy`` (None: no
+    policy), as ``plan_backfill`` and ``AssetNode`` take them: kind "single_run" or
+    "multi_run"."""
+    if policy is None:
+        return None, None
+    return policy.policy_type.value.lower(), policy.max_partitions_per_run
+
+
 def _policy(item: tuple) -> tuple:
     """(kind, months per run) of an (name, policy kind, max months per run) item: runs of
     one stage share both."""

@@ -161,7 +161,7 @@ def backfill_plan(first: str, last: str, select: str | None):
     an unknown asset."""
     from arena_assets.definitions import defs as load_defs
     from arena_assets.defs.partitions import monthly_partitions
-    from arena_assets.pipeline.backfill import (MonthError, months_between, plan_backfill,
+    from arena_assets.pipeline.backfill import (MonthError, months_between, plan_backfill, policy_of,
                                                 stage_order, within_partitions)
 
     months = within_partitions(months_between(first, last),
@@ -176,9 +176,7 @@ def backfill_plan(first: str, last: str, select: str | None):
         # default: every stage but the publishing ones (release, site): publishing is a decision
         if (name not in chosen) if chosen is not None else node.group_name in ("release", "site"):
             continue
-        policy = node.backfill_policy
-        assets.append((name, None if policy is None else policy.policy_type.value.lower(),
-                       None if policy is None else policy.max_partitions_per_run))
+        assets.append((name, *policy_of(node.backfill_policy)))
         ops[name] = node.assets_def.op.name
     if chosen is not None and chosen - set(ops):
         raise MonthError(f"unknown assets: {', '.join(sorted(chosen - set(ops)))}")

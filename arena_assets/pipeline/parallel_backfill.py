@@ -17,7 +17,7 @@ def parallel_backfill_plan(first: str, last: str):
     the code location's assets, policies and partition mappings (the publishing stages,
     release and site, left out as in ``backfill_plan``)."""
     from arena_assets.definitions import defs as load_defs
-    from arena_assets.pipeline.backfill import AssetNode, months_between, plan_parallel
+    from arena_assets.pipeline.backfill import AssetNode, months_between, plan_parallel, policy_of
 
     graph = load_defs().resolve_asset_graph()
     nodes = []
@@ -28,9 +28,7 @@ def parallel_backfill_plan(first: str, last: str):
         deps = tuple((p.to_user_string(), int(getattr(graph.get_partition_mapping(key, p),
                                                           "start_offset", 0) or 0))
                      for p in node.parent_keys)
-        policy = node.backfill_policy
-        nodes.append(AssetNode(key.to_user_string(),
-                               None if policy is None else policy.policy_type.value.lower(), deps))
+        nodes.append(AssetNode(key.to_user_string(), policy_of(node.backfill_policy)[0], deps))
     return plan_parallel(nodes, months_between(first, last))
 
 

@@ -55,15 +55,13 @@ def _resources() -> tuple[dict, dict]:
 
     from arena_assets.definitions import defs as load_defs
     from arena_assets.envfile import effective_env
+    from arena_assets.pipeline.backfill import policy_of
 
     os.environ.update(effective_env())
     defs = load_defs()
     graph = defs.resolve_asset_graph()
-    policies = {}
-    for key in graph.get_all_asset_keys():
-        policy = graph.get(key).backfill_policy
-        policies[key.to_user_string()] = (None, None) if policy is None else (
-            policy.policy_type.value.lower(), policy.max_partitions_per_run)
+    policies = {key.to_user_string(): policy_of(graph.get(key).backfill_policy)
+                for key in graph.get_all_asset_keys()}
     with dg.build_resources(defs.resources) as res:
         return {name: getattr(res, name) for name in (
             "storage", "llm_cache", "labeler", "embedder", "judge", "reward_model", "topic_settings",
