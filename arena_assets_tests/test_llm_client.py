@@ -81,19 +81,28 @@ def test_cache_reads_back_newest_answers_and_their_lengths(tmp_path):
     the newest answer of a key wins, each key counts once, and the completion tokens of a
     model and prompt version are summed over exactly those answers (the plan's history)."""
     first = ResponseCache(str(tmp_path), "t", chunk_size=2)
-    first.put("a", model="m", prompt_version="v1", content="A1", completion_tokens=10)
-    first.put("b", model="m", prompt_version="v1", content="B1", completion_tokens=20)
+    first.put("a", model="m", prompt_version="v1", content="A1", completion_tokens=10,
+              prompt_tokens=13, counted_prompt_tokens=10)
+    first.put("b", model="m", prompt_version="v1", content="B1", completion_tokens=20,
+              prompt_tokens=50, counted_prompt_tokens=40)
     first.put("c", model="other", prompt_version="v1", content="C1", completion_tokens=99)
     first.flush()
     cache = ResponseCache(str(tmp_path), "t", chunk_size=2)  # reads the chunks
     assert cache.get("a")["content"] == "A1" and cache.get("zz") is None
     cache.put("b", model="m", prompt_version="v1", content="B2", completion_tokens=7)  # newer than the chunk's
+    assert cache.input_tokens("m", "v1") == (13, 10, 1)  # b's newer answer records no count
+    cache.put("b", model="m", prompt_version="v1", content="B2", completion_tokens=7,
+              prompt_tokens=26, counted_prompt_tokens=20)
     cache.put("d", model="m", prompt_version="v2", content="D1", completion_tokens=5)
     assert cache.get("b") == {"key": "b", "model": "m", "prompt_version": "v1", "content": "B2", "reasoning": None,
-                              "embedding": None, "prompt_tokens": 0, "completion_tokens": 7,
-                              "created_at": cache.get("b")["created_at"]}
+                              "embedding": None,
+                              "prompt_tokens": 26, "completion_tokens": 7,
+                              "created_at": cache.get("b")["created_at"], "counted_prompt_tokens": 20}
     assert len(cache) == 4 and sorted(r["key"] for r in cache.entries()) == ["a", "b", "c", "d"]
     assert cache.completion_tokens("m", "v1") == (10 + 7, 2)
+    # billed and counted input over the same answers, those that record both (the plan's
+    # input_scale): a's from the chunk, b's newest
+    assert cache.input_tokens("m", "v1") == (13 + 26, 10 + 20, 2) and cache.input_tokens("x", "v1") == (0, 0, 0)
     assert cache.completion_tokens("m", "v2") == (5, 1) and cache.completion_tokens("x", "v1") == (0, 0)
     # many keys' one column at once: what get gives, for the keys cached, newest first
     assert cache.values(["a", "b", "zz", "d"], "content") == {"a": "A1", "b": "B2", "d": "D1"}

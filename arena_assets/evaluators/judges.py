@@ -45,7 +45,7 @@ from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
-from arena_assets.llm.plan import BatchPlan, asked_before, recording
+from arena_assets.llm.plan import APPROX_BASIS, BatchPlan, asked_before, input_scale, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
 BASELINES = ("longer", "markdown")
@@ -195,7 +195,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         before = asked_before(cache, todo)  # asked by an earlier month of a range: cached by then
         plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo if k not in before],
-                                 2 * sample.height, len(items), len(scores), earlier=len(before)))
+                                 2 * sample.height, len(items), len(scores), earlier=len(before),
+                                 cache=cache))
         return _placeholders(sample), BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
     lock = threading.Lock()
     if todo:
@@ -232,7 +233,8 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 raise
             if value is not None:
                 cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value),
-                          prompt_tokens=tokens)
+                          prompt_tokens=tokens,  # and the plan's count beside it (llm.plan.input_scale)
+                          counted_prompt_tokens=chat_prompt_tokens(orjson.loads(items[k])))
             with lock:
                 scores[k] = value
                 report.calls += 1
@@ -261,13 +263,17 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
 
 
 def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, distinct: int,
-                cached: int, earlier: int = 0) -> BatchPlan:
+                cached: int, earlier: int = 0, cache: ResponseCache | None = None) -> BatchPlan:
     """What ``reward_verdicts`` would send: one ``/pooling`` call per side not cached, its
-    input tokens counted as the chat route bills a conversation; a reward has no output."""
+    input tokens counted as the chat route bills a conversation (scaled to what the endpoint
+    billed for ``cache``'s earlier scores: ``llm.plan.input_scale``); a reward has no output."""
+    counted = sum(chat_prompt_tokens_many(conversations))
+    scale, basis = (input_scale(task, cache, [REWARD_VERSION]) if cache is not None and conversations
+                    else (1.0, APPROX_BASIS))
     plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
                      cached=cached + earlier, earlier=earlier, calls=len(conversations),
-                     prompt_tokens=sum(chat_prompt_tokens_many(conversations)),
-                     output_basis="reward model: no output tokens")
+                     prompt_tokens=counted if scale == 1.0 else round(scale * counted),
+                     output_basis="reward model: no output tokens", input_basis=basis)
     return plan.price(task)
 
 

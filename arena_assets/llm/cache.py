@@ -41,7 +41,6 @@ import io
 import logging
 import os
 import threading
-import time
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +52,7 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
+from arena_assets.llm.cache_rows import _COLUMNS, CACHE_SCHEMA, _chunk_frame, _Rows, answer_row
 
 _log = logging.getLogger(__name__)
 # small chunks in a namespace before settle() merges them, and the small chunks a cache
@@ -60,18 +60,6 @@ _log = logging.getLogger(__name__)
 MERGE_AT = 32
 SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
-CACHE_SCHEMA = {
-    "key": pl.String,
-    "model": pl.String,
-    "prompt_version": pl.String,
-    "content": pl.String,  # the raw answer (chat) or null
-    "reasoning": pl.String,  # reasoning the server returned beside the answer, if any
-    "embedding": pl.List(pl.Float32),  # the vector (embeddings) or null
-    "prompt_tokens": pl.Int64,
-    "completion_tokens": pl.Int64,
-    "created_at": pl.Float64,  # unix seconds
-}
-_COLUMNS = tuple(CACHE_SCHEMA)
 
 
 def request_key(model: str, messages: Any, params: dict, prompt_version: str) -> str:
@@ -219,13 +207,29 @@ class ResponseCache:
                     n += 1
             return total, n
 
+    def input_tokens(self, model: str, prompt_version: str) -> tuple[int, int, int]:
+        """(billed input tokens, the plan's count of the same requests, answers) over the
+        cached answers to ``model`` with ``prompt_version`` that record both: what the
+        endpoint's tokenizer makes of the plan's count (``llm.plan.input_scale``)."""
+        with self._lock:
+            rows = self._load()
+            billed, counted, n = rows.input_tokens(model, prompt_version, skip=self._added)
+            m, v = _COLUMNS.index("model"), _COLUMNS.index("prompt_version")
+            b, c = _COLUMNS.index("prompt_tokens"), _COLUMNS.index("counted_prompt_tokens")
+            for row in self._added.values():
+                if row[m] == model and row[v] == prompt_version and row[b] and row[c]:
+                    billed, counted, n = billed + row[b], counted + row[c], n + 1
+            return billed, counted, n
+
     # -- writes ----------------------------------------------------------------------------
     def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
             reasoning: str | None = None, embedding: list[float] | np.ndarray | None = None,
-            prompt_tokens: int = 0, completion_tokens: int = 0) -> None:
+            prompt_tokens: int = 0, completion_tokens: int = 0,
+            counted_prompt_tokens: int | None = None) -> None:
         self.put_many([answer_row(key, model=model, prompt_version=prompt_version, content=content,
                                   reasoning=reasoning, embedding=embedding, prompt_tokens=prompt_tokens,
-                                  completion_tokens=completion_tokens)])
+                                  completion_tokens=completion_tokens,
+                                  counted_prompt_tokens=counted_prompt_tokens)])
 
     def put_many(self, rows: list[dict]) -> None:
         """Several answers of one call (an embeddings call's vectors), ``answer_row``'s
@@ -357,80 +361,3 @@ class ResponseCache:
         with self._write_lock:
             self.chunks_written += 1
         return final
-
-
-def _chunk_frame(rows: list[dict]) -> pl.DataFrame:
-    """A chunk's rows as a frame, built column by column, an embeddings call's vectors
-    stacked into one float32 matrix. Why: polars reading 1,024 dicts that each hold a
-    vector (a float list) was ~30 % of the client's CPU in a month's prompt_embeddings,
-    more than its HTTP calls."""
-    columns: dict[str, object] = {c: [r[c] for r in rows] for c in _COLUMNS}
-    vectors = columns["embedding"]
-    if vectors and all(isinstance(v, np.ndarray) and v.ndim == 1 for v in vectors) \
-            and len({len(v) for v in vectors}) == 1:
-        columns["embedding"] = pl.Series("embedding", np.stack(vectors).astype(np.float32, copy=False)
-                                         ).cast(pl.List(pl.Float32))
-    else:  # lists, nulls (chat answers), or vectors of several sizes
-        columns["embedding"] = [v.tolist() if isinstance(v, np.ndarray) else v for v in vectors]
-    return pl.DataFrame(columns, schema=CACHE_SCHEMA)
-
-
-def answer_row(key: str, *, model: str, prompt_version: str, content: str | None = None,
-               reasoning: str | None = None, embedding: list[float] | np.ndarray | None = None,
-               prompt_tokens: int = 0, completion_tokens: int = 0) -> dict:
-    """One cache row (CACHE_SCHEMA's columns, in order), stamped now; ``embedding`` a
-    float list or a 1-D array (``get`` gives an array back once the chunk is read)."""
-    return {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
-            "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens, "created_at": time.time()}
-
-
-class _Rows:
-    """A namespace's answers as read, held column by column with a key -> row index: a
-    production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
-    (9 fields, every string its own object) and ~0.3 KB so; a row's dict is made when
-    ``get`` asks for it."""
-
-    def __init__(self, frame: pl.DataFrame) -> None:
-        self.index = dict(zip(frame.get_column("key").to_list(), range(frame.height)))
-        self.columns = {c: _column(frame.get_column(c)) for c in _COLUMNS if c != "key"}
-        self._sums: dict[tuple[str, str], tuple[int, int]] = {}
-
-    def get(self, key: str) -> dict | None:
-        i = self.index.get(key)
-        if i is None:
-            return None
-        return {"key": key, **{c: values[i] for c, values in self.columns.items()}}
-
-    def completion_tokens(self, model: str, prompt_version: str, skip: dict) -> tuple[int, int]:
-        """Over the rows read, less those whose key is in ``skip`` (answered again since)."""
-        cols = self.columns
-
-        def match(i: int) -> bool:
-            return cols["model"][i] == model and cols["prompt_version"][i] == prompt_version
-
-        if (model, prompt_version) not in self._sums:  # a plan asks once per slice of a batch
-            found = [cols["completion_tokens"][i] or 0 for i in range(len(self.index)) if match(i)]
-            self._sums[(model, prompt_version)] = (sum(found), len(found))
-        total, n = self._sums[(model, prompt_version)]
-        for key in skip:
-            i = self.index.get(key)
-            if i is not None and match(i):
-                total -= cols["completion_tokens"][i] or 0
-                n -= 1
-        return total, n
-
-
-def _column(values: pl.Series) -> list | np.ndarray:
-    if values.name in ("model", "prompt_version"):
-        return _shared(values.to_list())  # a handful of distinct values: one string object each
-    if values.name == "embedding" and len(values) and not values.null_count() and values.list.len().n_unique() == 1:
-        # an embeddings namespace: one float32 matrix, a row per answer (a production month's
-        # 236,000 vectors of 128 were ~30M Python floats, ~1 GB, as lists)
-        return values.list.to_array(int(values.list.len()[0])).to_numpy()
-    return values.to_list()
-
-
-def _shared(values: list) -> list:
-    pool: dict = {}
-    return [pool.setdefault(v, v) for v in values]

@@ -24,7 +24,9 @@ from dataclasses import dataclass
 from arena_assets.llm.batch import run_batch
 from arena_assets.llm.budget import spending
 from arena_assets.llm.client import LLMEndpointError
-from arena_assets.llm.plan import BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, BudgetExceeded, output_estimate
+from arena_assets.llm.plan import (
+    BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, BudgetExceeded, input_scale, output_estimate,
+)
 
 PRECISION = 0.15  # the plan's target: an estimate within 15 % (two standard errors under it)
 
@@ -46,6 +48,7 @@ class PilotReport:
     before: int  # output tokens a call the plan counted before (max_tokens: no history)
     still_bound: bool  # the cache's history still too short: the next plan stays at the bound
     projected: bool  # a projected batch: the run may ask other requests
+    input_scale: float = 1.0  # billed input over the plan's count, its answers so far (llm.plan.input_scale)
 
     def line(self) -> str:
         spread = f" ± {self.stderr:.1f}" if self.answers > 1 else ""
@@ -57,6 +60,9 @@ class PilotReport:
             more = (f"--pilot {need} for {100 * PRECISION:.0f} %" if need <= PILOT_SAMPLE
                     else f"more than the {PILOT_SAMPLE} a pilot asks for {100 * PRECISION:.0f} %")
             notes.append(f"± {200 * self.stderr / self.mean:.0f} % at two standard errors ({more})")
+        if self.input_scale != 1.0:
+            notes.append(f"the endpoint billed {self.input_scale:.2f}x the plan's count of input tokens: "
+                         "the next plans scale it")
         if self.projected:
             notes.append("a projected batch: the run may ask other requests")
         length = f"{self.mean:.1f}{spread} output tokens an answer" if self.answers else "no answer parsed"
@@ -137,6 +143,7 @@ def _pilot_batches(plan: AssetPlan, answers: int, done: Callable[[PilotReport], 
         still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
         reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
                                    report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                   round(b.completion_per_call), still, not b.exact))
+                                   round(b.completion_per_call), still, not b.exact,
+                                   input_scale(p.task, p.cache, list(versions))[0]))
         if done is not None:
             done(reports[-1])

@@ -3,7 +3,9 @@
 ``plan_requests(task, requests, cache)`` counts what ``run_batch`` would do with the same
 arguments: the distinct requests after dedup (same cache key), those the cache already
 answers, the calls left, their prompt tokens (``llm.tokens``: approximate cl100k plus
-OpenAI's message framing, what the simulated arena bills too) and their completion tokens,
+OpenAI's message framing, what the simulated arena bills too; scaled to what the endpoint
+billed for the cache's earlier answers where there are enough: ``input_scale``) and their
+completion tokens,
 estimated from history: the mean completion tokens of the cache's answers to the same model
 and prompt version (earlier months, earlier runs). Without such history the estimate is
 the bound ``max_tokens`` per call, said so in ``output_basis``: a plan never under-states
@@ -41,6 +43,7 @@ BOUND_BASIS = "bound"
 # requests a batch whose output is only the bound keeps for a pilot (``llm.pilot``): the
 # most answers a pilot asks of it; seeded, so a plan and its pilot are reproducible
 PILOT_SAMPLE, PILOT_SEED = 200, 0
+APPROX_BASIS = "approximate cl100k count"  # the input's basis with nothing billed to compare
 
 _PLANS: contextvars.ContextVar[list | None] = contextvars.ContextVar("llm_plans", default=None)
 _RUN: contextvars.ContextVar[OneRun | None] = contextvars.ContextVar("llm_plan_run", default=None)
@@ -79,6 +82,7 @@ class BatchPlan:
     completion_tokens: int = 0
     cost: float = 0.0
     output_basis: str = ""  # how completion tokens were estimated
+    input_basis: str = APPROX_BASIS  # how prompt tokens were (input_scale)
     completion_per_call: float = 0.0  # the estimate before rounding (a batch's slices add up)
     exact: bool = True  # False: projected from settings and history (inputs not there yet)
     # a digest of the requests the calls answer, where two assets may ask the same ones
@@ -317,6 +321,28 @@ def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]
     return float(task.max_tokens), f"{BOUND_BASIS}: max_tokens {task.max_tokens} (no history yet)"
 
 
+def input_scale(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) -> tuple[float, str]:
+    """What the endpoint billed for the cache's earlier answers to the same model and
+    prompt version over the plan's count of the same requests (each answer records both),
+    and the basis said in the plan.
+
+    The count approximates cl100k (``llm.tokens``); an endpoint bills with its model's
+    tokenizer, which splits the same text finer or coarser, and its own framing and image
+    prices. With ``MIN_HISTORY`` such answers (a pilot's, an earlier month's) the plan
+    scales its count by the ratio of the sums; otherwise 1. Answers without usage (an
+    endpoint that reports none) and those cached before the count was recorded are left out."""
+    billed = counted = n = 0
+    for v in dict.fromkeys(versions):
+        b, c, k = cache.input_tokens(task.model, v)
+        billed, counted, n = billed + b, counted + c, n + k
+    if n < MIN_HISTORY or not counted:
+        return 1.0, APPROX_BASIS
+    if billed == counted:  # the endpoint counts as the plan does (the simulated arena)
+        return 1.0, f"{APPROX_BASIS}, as the endpoint billed {n:,} cached answers"
+    scale = billed / counted
+    return scale, f"{APPROX_BASIS} x {scale:.3f}: what the endpoint billed {n:,} cached answers"
+
+
 def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str,
                   parse: Callable[[str], Any] | None = None) -> BatchPlan:
     """What ``run_batch(task, requests, cache, …)`` would do (see module docstring). With
@@ -329,12 +355,15 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     missing = {k: r for k, r in first.items() if cache.get(k) is None}
     before = asked_before(cache, missing)  # asked by an earlier month of this run: cached by then
     todo = [r for k, r in missing.items() if k not in before]
-    per_call, basis = output_estimate(task, cache, [r.prompt_version for r in todo])
+    versions = [r.prompt_version for r in todo]
+    per_call, basis = output_estimate(task, cache, versions)
+    scale, input_basis = input_scale(task, cache, versions) if todo else (1.0, APPROX_BASIS)
+    counted = sum(chat_prompt_tokens_many([r.messages for r in todo]))
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
                      cached=len(first) - len(todo), earlier=len(before), calls=len(todo),
-                     prompt_tokens=sum(chat_prompt_tokens_many([r.messages for r in todo])),
+                     prompt_tokens=counted if scale == 1.0 else round(scale * counted),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
-                     completion_per_call=per_call)
+                     completion_per_call=per_call, input_basis=input_basis)
     if parse is not None and todo and (wanted := _PILOTS.get()):
         known = sum(cache.completion_tokens(task.model, v)[1] for v in {r.prompt_version for r in todo})
         if known < wanted:  # a pilot asks the rest: a larger one adds to an earlier one

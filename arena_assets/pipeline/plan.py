@@ -21,7 +21,9 @@ import polars as pl
 
 from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
 from arena_assets.llm.client import LLMEndpointError
-from arena_assets.llm.plan import AssetPlan, BatchPlan, one_run, output_estimate, pilots_sampled, planning, sampling_pilots
+from arena_assets.llm.plan import (
+    AssetPlan, BatchPlan, input_scale, one_run, output_estimate, pilots_sampled, planning, sampling_pilots,
+)
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.storage import Lake
 
@@ -140,9 +142,11 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
                   for j in range(0, len(sample), cfg.name_samples)) / -(-len(sample) // cfg.name_samples)
         cache = ResponseCache(s.cache_root, f"labels/{CLUSTER_NAME_VERSION}", storage_options=s.storage_options)
         out, basis = output_estimate(s.namer, cache, [CLUSTER_NAME_VERSION])
+        scale, input_basis = input_scale(s.namer, cache, [CLUSTER_NAME_VERSION])
         naming = BatchPlan(CLUSTER_NAME_VERSION, s.namer.model, s.namer.base_url, items=k, distinct=k,
-                           calls=k, prompt_tokens=round(per * k), completion_tokens=round(out * k),
-                           output_basis=f"{basis}; {k} clusters = {how}", exact=False)
+                           calls=k, prompt_tokens=round(scale * per * k), completion_tokens=round(out * k),
+                           output_basis=f"{basis}; {k} clusters = {how}", exact=False,
+                           input_basis=input_basis)
         naming.price(s.namer)
         plan.batches.append(naming)
     return plan
@@ -208,9 +212,10 @@ def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
     output estimated from the cache's history of ``namespace`` (else max_tokens)."""
     cache = ResponseCache(s.cache_root, namespace, storage_options=s.storage_options)
     out, basis = output_estimate(task, cache, [version])
+    scale, input_basis = input_scale(task, cache, [version])
     b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
-                  prompt_tokens=round(prompt_per_call * calls), completion_tokens=round(out * calls),
-                  output_basis=basis, exact=False)
+                  prompt_tokens=round(scale * prompt_per_call * calls), completion_tokens=round(out * calls),
+                  output_basis=basis, exact=False, input_basis=input_basis)
     return b.price(task)
 
 

@@ -186,7 +186,9 @@ def run_plan(args: argparse.Namespace) -> int:
 
 def _print_month(month: str, plans: list, budget: float | None):
     """One month's table; returns its ``month_total``."""
-    from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded, check_budget, month_total
+    from arena_assets.llm.plan import (
+        APPROX_BASIS, BUDGET_SETTING, BudgetExceeded, check_budget, month_total,
+    )
     from arena_assets.pipeline import LLM_ASSETS
 
     print(f"LLM plan for {month} (cost at the configured prices; {BUDGET_SETTING}="
@@ -218,6 +220,10 @@ def _print_month(month: str, plans: list, budget: float | None):
     print(f"month total: {total.calls:,} calls, estimated ${total.cost:,.4f}{shared}")
     bases = {f"{b.model} {b.what}: {b.output_basis}" for p in plans for b in p.batches}
     print("output tokens: " + "; ".join(sorted(bases)) if bases else "")
+    scaled = {f"{b.model} {b.what}: {b.input_basis}" for p in plans for b in p.batches
+              if b.calls and b.input_basis != APPROX_BASIS}
+    if scaled:  # what the endpoint billed before is known: the other batches are the count
+        print("input tokens: " + "; ".join(sorted(scaled)))
     if any(not b.exact for p in plans for b in p.batches):
         print("* projected: the asset's inputs are not in the lake yet (see the notes)")
     if earlier := sum(b.earlier for p in plans for b in p.batches):

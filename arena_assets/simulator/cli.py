@@ -32,6 +32,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     srv.add_argument("--latency", type=float, default=0.0, help="seconds from a /v1 call's arrival to its reply")
     for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage", "rate_empty", "rate_truncated"):
         srv.add_argument(f"--{fault.replace('_', '-')}", type=float, default=0.0)
+    srv.add_argument("--prompt-token-scale", type=float, default=1.0,
+                     help="bill prompt tokens at this multiple of the plan's approximate count, as an "
+                     "endpoint whose model has another tokenizer (try the plan's calibration)")
     srv.set_defaults(func=_serve)
 
 
@@ -81,7 +84,8 @@ def _serve(args: argparse.Namespace) -> int:
     world = World.build(config, args.world_seed)
     faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_slow=args.rate_slow,
                     rate_garbage=args.rate_garbage, rate_empty=args.rate_empty,
-                    rate_truncated=args.rate_truncated, latency=args.latency)
+                    rate_truncated=args.rate_truncated, latency=args.latency,
+                    prompt_token_scale=args.prompt_token_scale)
     with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults,
                        truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
         # flushed: a parent reads this line to learn the port (simulator/child.py)

@@ -425,7 +425,7 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
                             "finish_reason": finish, "logprobs": None})
         # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
         # counts the plan (arena_assets.llm.plan) estimates before a run
-        prompt_tokens = chat_prompt_tokens(messages)
+        prompt_tokens = round(chat_prompt_tokens(messages) * ep.faults.prompt_token_scale)
         # a reply cut at the cap used all of it, as a real endpoint's finish_reason "length"
         # says (callers tell a cut answer by completion_tokens >= max_tokens)
         cap = params.get("max_tokens") or params.get("max_completion_tokens")
@@ -462,7 +462,8 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         matrix = embed_many(texts, model, dim, index) if fault != "empty" else np.empty((0, dim))
         if fault == "garbage":
             matrix = matrix[:, :3]
-        tokens = sum(text_tokens_many(texts))  # one polars pass: 64 texts of ~1,000 characters
+        # one polars pass: 64 texts of ~1,000 characters
+        tokens = round(sum(text_tokens_many(texts)) * ep.faults.prompt_token_scale)
         self._send(200, {
             "object": "list", "model": model,
             "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(_encode(matrix, encoding))],

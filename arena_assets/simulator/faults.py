@@ -9,7 +9,8 @@ later still (a client timeout shorter than that sees a timeout); "garbage" retur
 a well-formed envelope whose content no parser should accept (embeddings: vectors of the
 wrong size); "empty" returns empty content (embeddings / moderations: an empty list);
 "truncated" cuts the content in half with ``finish_reason="length"`` (other routes: the
-HTTP body itself is cut).
+HTTP body itself is cut). ``prompt_token_scale`` is not a fault: it bills prompt tokens as
+an endpoint with another tokenizer would.
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ class Faults:
     retry_after: float = 0.05  # seconds announced in Retry-After / retry-after-ms
     script: list[str] = field(default_factory=list)  # forced outcomes, consumed first
     seed: int = 0
+    # the usage's prompt tokens at this multiple of the approximate cl100k count the plan
+    # makes: an endpoint whose model has another tokenizer (the plan learns the ratio from
+    # its usage, ``llm.plan.input_scale``); 1 bills exactly what the plan counts
+    prompt_token_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.prompt_token_scale > 0:  # nan too
+            raise ValueError(f"prompt_token_scale must be above 0, got {self.prompt_token_scale}")
 
     @classmethod
     def from_dict(cls, data: dict) -> "Faults":

@@ -62,6 +62,7 @@ class ScoringRoutes:
         # message framing): what the plan (llm.plan) counts for a reward model's calls
         tokens = chat_prompt_tokens(messages) if isinstance(messages, list) and messages else sum(
             text_tokens(t) for t in (raw if isinstance(raw, list) else [raw]))
+        tokens = round(tokens * ep.faults.prompt_token_scale)  # another tokenizer, if set
         self._send(200, {"id": f"pool-{request_seed(model, items):016x}", "object": "list",
                          "created": int(time.time()), "model": model, "data": data,
                          "usage": {"prompt_tokens": tokens, "total_tokens": tokens}},
