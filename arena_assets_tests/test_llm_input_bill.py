@@ -4,9 +4,13 @@ next plans scale their count by the ratio (``llm.plan.input_scale``)."""
 
 from __future__ import annotations
 
+import pytest
+
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
 from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.llm.budget import BatchGuard, spending
 from arena_assets.llm.plan import AssetPlan, planning
+from arena_assets.llm.tokens import chat_prompt_tokens_many
 from arena_assets.simulator import read_prompt_truth, simulate_months, start_endpoint
 
 
@@ -14,7 +18,7 @@ def _within(estimate: float, counted: float, tolerance: float) -> bool:
     return abs(estimate - counted) <= tolerance * counted
 
 
-def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path):
+def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path, monkeypatch):
     """An endpoint whose model has another tokenizer bills other prompt tokens than the
     plan's cl100k approximation counts (here 30 % more: the simulated arena's
     ``prompt_token_scale``). A first plan has nothing to compare and counts; every answer
@@ -55,8 +59,17 @@ def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path):
         assert not _within(first.prompt_tokens / 160 * 130, done.prompt_tokens, 0.15)
         nxt = plan(month2)  # new requests: the ratio of the 160 answers now cached
         assert "160 cached answers" in nxt.batches[0].input_basis
-        _, done2 = run_batch(task, month2, cache, parse_criteria)
+        # under a budget each call reserves its worst case, its input at the same ratio
+        reserved: list[float] = []
+        reserve = BatchGuard.reserve
+        monkeypatch.setattr(BatchGuard, "reserve", lambda g, worst, halted=None: (
+            reserved.append(worst), reserve(g, worst, halted))[1])
+        with spending(100.0, "topic_labels 2024-02"):
+            _, done2 = run_batch(task, month2, cache, parse_criteria)
     assert _within(nxt.prompt_tokens, done2.prompt_tokens, 0.01)
+    counted = chat_prompt_tokens_many([r.messages for r in month2])
+    assert len(reserved) == 40 and sum(reserved) == pytest.approx(task.cost(
+        1.3 * sum(counted), 40 * task.max_tokens), rel=1e-3)
     # answers without usage, or cached before the count was recorded, calibrate nothing;
     # with fewer than 20 of both the count stands
     bare = ResponseCache(str(tmp_path / "cache"), "bare")
@@ -123,3 +136,40 @@ def test_a_reward_models_plan_follows_its_billed_input(tmp_path):
     assert before[0].input_basis == "approximate cl100k count" and before[0].prompt_tokens != 40 * 50
     assert after[0].calls == 40 and after[0].prompt_tokens == 40 * 50
     assert "x " in after[0].input_basis and "40 cached answers" in after[0].input_basis
+
+
+def test_a_cache_written_before_the_count_reads_back(tmp_path):
+    """A chunk written before ``counted_prompt_tokens`` existed (the nine earlier columns)
+    reads back on a local folder and on an object store's path (fsspec's memory store):
+    its answers are there, their count is null, and they calibrate nothing."""
+    import uuid
+
+    import fsspec
+    import polars as pl
+
+    from arena_assets.llm.cache import CACHE_SCHEMA
+    from arena_assets.llm.plan import input_scale
+
+    old = {c: t for c, t in CACHE_SCHEMA.items() if c != "counted_prompt_tokens"}
+    frame = pl.DataFrame({"key": [f"k{i}" for i in range(30)], "model": ["m"] * 30,
+                          "prompt_version": ["v"] * 30, "content": ["{}"] * 30, "reasoning": [None] * 30,
+                          "embedding": [None] * 30, "prompt_tokens": [130] * 30,
+                          "completion_tokens": [7] * 30, "created_at": [1.0] * 30}, schema=old)
+    task = LLMTask(model="m", base_url="http://127.0.0.1:9/v1")
+    for root in (str(tmp_path), f"memory://old-cache-{uuid.uuid4().hex}"):
+        fs, base = fsspec.core.url_to_fs(root)
+        fs.makedirs(f"{base}/ns", exist_ok=True)
+        with fs.open(f"{base}/ns/chunk-{uuid.uuid4().hex}.parquet", "wb") as fh:
+            frame.write_parquet(fh)
+        cache = ResponseCache(root, "ns")
+        assert cache.get("k3")["content"] == "{}" and cache.get("k3")["counted_prompt_tokens"] is None
+        assert cache.completion_tokens("m", "v") == (30 * 7, 30) and cache.input_tokens("m", "v") == (0, 0, 0)
+        assert input_scale(task, cache, ["v"])[0] == 1.0
+        # new answers beside the old ones: only they calibrate
+        for i in range(20):
+            cache.put(f"n{i}", model="m", prompt_version="v", content="{}", prompt_tokens=120,
+                      counted_prompt_tokens=100)
+        cache.flush()
+        again = ResponseCache(root, "ns")
+        assert again.input_tokens("m", "v") == (20 * 120, 20 * 100, 20) and len(again) == 50
+        assert input_scale(task, again, ["v"])[0] == 1.2

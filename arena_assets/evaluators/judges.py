@@ -206,11 +206,14 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         # (llm.concurrently), and a failure here or there stops both
         halted, slots = Halt(), endpoint_slots(task)
         guard = batch_guard(len(todo))  # the month's budget, when one is set (llm.budget)
+        # the worst case counts input as the plan does, at the endpoint's billing where known
+        factor = max(1.0, input_scale(task, cache, [REWARD_VERSION])[0]) if guard else 1.0
 
         def work(k: str) -> None:
             if halted():
                 return
-            worst = task.cost(chat_prompt_tokens(orjson.loads(items[k])), 0) if guard else 0.0
+            counted = chat_prompt_tokens(orjson.loads(items[k]))  # before the call: kept with its score
+            worst = task.cost(factor * counted, 0) if guard else 0.0
             try:
                 with slots:
                     if halted():
@@ -233,8 +236,7 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 raise
             if value is not None:
                 cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value),
-                          prompt_tokens=tokens,  # and the plan's count beside it (llm.plan.input_scale)
-                          counted_prompt_tokens=chat_prompt_tokens(orjson.loads(items[k])))
+                          prompt_tokens=tokens, counted_prompt_tokens=counted)  # llm.plan.input_scale
             with lock:
                 scores[k] = value
                 report.calls += 1

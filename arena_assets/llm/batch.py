@@ -33,7 +33,7 @@ from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.budget import BatchGuard, Held, batch_guard
 from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, concurrently, endpoint_slots
-from arena_assets.llm.plan import plan_requests, recording
+from arena_assets.llm.plan import input_scale, plan_requests, recording
 from arena_assets.llm.tokens import chat_prompt_tokens
 
 STATUSES = ("ok", "parse_failed", "failed")
@@ -156,6 +156,10 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
                               report.cache_hits))
 
     guard = batch_guard(len(todo), len(by_key))  # the month's budget, when one is set (llm.budget)
+    # under a budget, a call's worst case counts its input at the endpoint's billing where the
+    # cache knows it (llm.plan.input_scale), never under the plan's count
+    factor = (max(1.0, input_scale(task, cache, list({by_key[k].prompt_version for k in todo}))[0])
+              if guard and todo else 1.0)
     if todo:
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
@@ -164,7 +168,7 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             if halted():
                 return
             try:
-                result = _ask(task, client, by_key[key], parse, report, lock, halted, guard)
+                result = _ask(task, client, by_key[key], parse, report, lock, halted, guard, factor)
             except _Halted:  # stopped while waiting for the endpoint: no call made
                 return
             if result.status == "ok":  # only what parses: see the module docstring
@@ -255,7 +259,7 @@ def post_chat(client: openai.OpenAI, body: dict) -> dict:
 
 def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[[str], Any],
          report: BatchReport, lock: threading.Lock, halted: Callable[[], bool] | None = None,
-         guard: BatchGuard | None = None) -> LLMResult:
+         guard: BatchGuard | None = None, factor: float = 1.0) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
     try:
         messages = req.prepare(req.messages) if req.prepare else req.messages
@@ -264,7 +268,7 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
     body = chat_body(task, messages)
     slots = endpoint_slots(task)
     # under a budget (llm.budget): the most this call can cost, held while it is in flight
-    worst = task.cost(chat_prompt_tokens(messages), worst_output(task)) if guard else 0.0
+    worst = task.cost(factor * chat_prompt_tokens(messages), worst_output(task)) if guard else 0.0
     for _ in range(1 + task.parse_retries):
         try:
             with slots:  # the endpoint's concurrency, shared with batches asked at the same time

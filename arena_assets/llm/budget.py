@@ -20,8 +20,9 @@ fits (its input; projected batches at nothing: ``llm.plan.check_budget``), under
 What a call costs is what the reply's ``usage`` bills; a call that fails costs nothing when
 the server refused it (4xx) and its worst case otherwise (it may have been generated). The
 worst case counts input as the plan does (``llm.tokens``' cl100k approximation, images at
-their low-detail price): an endpoint whose tokenizer counts more can pass the budget by that
-difference on the calls in flight.
+their low-detail price, scaled up to what the endpoint billed for the cache's earlier answers
+where it billed more: ``llm.plan.input_scale``): an endpoint whose tokenizer counts more
+than that can pass the budget by the difference on the calls in flight.
 
 A stop raises ``BudgetExceeded`` (one line: what was spent, why it stopped, the setting);
 the answers received are cached, so a rerun with a larger budget pays only for the rest.

@@ -240,7 +240,7 @@ class ResponseCache:
         with self._lock:
             self._load()
             for row in rows:
-                self._added[row["key"]] = tuple(row.values())
+                self._added[row["key"]] = tuple(row[c] for c in _COLUMNS)
             self._buffer.extend(rows)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())

@@ -57,7 +57,7 @@ def answer_row(key: str, *, model: str, prompt_version: str, content: str | None
 class _Rows:
     """A namespace's answers as read, held column by column with a key -> row index: a
     production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
-    (9 fields, every string its own object) and ~0.3 KB so; a row's dict is made when
+    (every field, every string its own object) and ~0.3 KB so; a row's dict is made when
     ``get`` asks for it."""
 
     def __init__(self, frame: pl.DataFrame) -> None:

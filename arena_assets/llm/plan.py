@@ -328,14 +328,17 @@ def input_scale(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) ->
 
     The count approximates cl100k (``llm.tokens``); an endpoint bills with its model's
     tokenizer, which splits the same text finer or coarser, and its own framing and image
-    prices. With ``MIN_HISTORY`` such answers (a pilot's, an earlier month's) the plan
-    scales its count by the ratio of the sums; otherwise 1. Answers without usage (an
-    endpoint that reports none) and those cached before the count was recorded are left out."""
+    prices. Over the versions with ``MIN_HISTORY`` such answers (a pilot's, an earlier
+    month's) the plan scales its count by the ratio of the sums; otherwise 1. Answers
+    without usage (an endpoint that reports none) and those cached before the count was
+    recorded are left out. The history is the cache's, whatever endpoint served the model
+    name then, as the output lengths' is."""
     billed = counted = n = 0
-    for v in dict.fromkeys(versions):
+    for v in dict.fromkeys(versions):  # each version its own history, as output_estimate's
         b, c, k = cache.input_tokens(task.model, v)
-        billed, counted, n = billed + b, counted + c, n + k
-    if n < MIN_HISTORY or not counted:
+        if k >= MIN_HISTORY:
+            billed, counted, n = billed + b, counted + c, n + k
+    if not n or not counted:
         return 1.0, APPROX_BASIS
     if billed == counted:  # the endpoint counts as the plan does (the simulated arena)
         return 1.0, f"{APPROX_BASIS}, as the endpoint billed {n:,} cached answers"

@@ -207,14 +207,17 @@ def plan_model_answers(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
 
 
 def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
-               prompt_per_call: float) -> BatchPlan:
-    """A batch not built yet: ``calls`` calls of ``prompt_per_call`` input tokens, the
-    output estimated from the cache's history of ``namespace`` (else max_tokens)."""
+               prompt_per_call: float, billed_per_call: float = 0.0) -> BatchPlan:
+    """A batch not built yet: ``calls`` calls of ``prompt_per_call`` input tokens as the
+    plan counts them (scaled to the endpoint's billing: ``input_scale``) and
+    ``billed_per_call`` more already in billed units, the output estimated from the cache's
+    history of ``namespace`` (else max_tokens)."""
     cache = ResponseCache(s.cache_root, namespace, storage_options=s.storage_options)
     out, basis = output_estimate(task, cache, [version])
     scale, input_basis = input_scale(task, cache, [version])
     b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
-                  prompt_tokens=round(scale * prompt_per_call * calls), completion_tokens=round(out * calls),
+                  prompt_tokens=round((scale * prompt_per_call + billed_per_call) * calls),
+                  completion_tokens=round(out * calls),
                   output_basis=basis, exact=False, input_basis=input_basis)
     return b.price(task)
 
@@ -252,8 +255,10 @@ def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         kinds.append((SINGLE_PROMPT_VERSION, n * len(s.candidates), single_messages("", ""), 1, "grades"))
     for name, task in s.judges:
         for version, calls, template, answers, namespace in kinds:
-            per = chat_prompt_tokens(template) + mean + answers * answer
-            plan.batches.append(_estimated(s, task, f"{namespace}/{name}", version, calls, per))
+            # the answers' lengths are billed tokens already (the candidates' usage): not scaled
+            per = chat_prompt_tokens(template) + mean
+            plan.batches.append(_estimated(s, task, f"{namespace}/{name}", version, calls, per,
+                                           billed_per_call=answers * answer))
     return plan
 
 

@@ -39,7 +39,8 @@ class Faults:
     prompt_token_scale: float = 1.0
 
     def __post_init__(self) -> None:
-        if not self.prompt_token_scale > 0:  # nan too
+        scale = self.prompt_token_scale
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:  # nan too
             raise ValueError(f"prompt_token_scale must be above 0, got {self.prompt_token_scale}")
 
     @classmethod
