@@ -52,6 +52,8 @@ def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path, monkeypatch):
         after = plan(month1)
         assert after.batches[0].input_basis.startswith(f"{APPROX_BASIS} x 1.3")
         assert "30 cached answers" in after.batches[0].input_basis
+        assert "input at 1.30x the count as the endpoint billed" in after.line()
+        assert "input at" not in first.line()
         _, done = run_batch(task, month1, cache, parse_criteria)
         assert done.calls == after.calls == 130
         assert _within(after.prompt_tokens, done.prompt_tokens, 0.01)

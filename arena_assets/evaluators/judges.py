@@ -275,7 +275,7 @@ def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, dist
     plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
                      cached=cached + earlier, earlier=earlier, calls=len(conversations),
                      prompt_tokens=counted if scale == 1.0 else round(scale * counted),
-                     output_basis="reward model: no output tokens", input_basis=basis)
+                     output_basis="reward model: no output tokens", input_basis=basis, input_scale=scale)
     return plan.price(task)
 
 

@@ -83,6 +83,7 @@ class BatchPlan:
     cost: float = 0.0
     output_basis: str = ""  # how completion tokens were estimated
     input_basis: str = APPROX_BASIS  # how prompt tokens were (input_scale)
+    input_scale: float = 1.0  # the ratio applied to the count
     completion_per_call: float = 0.0  # the estimate before rounding (a batch's slices add up)
     exact: bool = True  # False: projected from settings and history (inputs not there yet)
     # a digest of the requests the calls answer, where two assets may ask the same ones
@@ -147,7 +148,9 @@ class AssetPlan:
         """The run's first log line: the whole bill in one line."""
         per = "; ".join(f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct ({b.cached:,} cached"
                         + (f", {b.earlier:,} of them asked by an earlier month of this run" if b.earlier else "")
-                        + f") to {b.model}" for b in self.batches) or "no batch"
+                        + f") to {b.model}"
+                        + (f", input at {b.input_scale:.2f}x the count as the endpoint billed"
+                           if b.input_scale != 1.0 else "") for b in self.batches) or "no batch"
         kind = "" if self.exact else " (projected)"
         return (f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
                 f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}")
@@ -366,7 +369,7 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
                      cached=len(first) - len(todo), earlier=len(before), calls=len(todo),
                      prompt_tokens=counted if scale == 1.0 else round(scale * counted),
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
-                     completion_per_call=per_call, input_basis=input_basis)
+                     completion_per_call=per_call, input_basis=input_basis, input_scale=scale)
     if parse is not None and todo and (wanted := _PILOTS.get()):
         known = sum(cache.completion_tokens(task.model, v)[1] for v in {r.prompt_version for r in todo})
         if known < wanted:  # a pilot asks the rest: a larger one adds to an earlier one

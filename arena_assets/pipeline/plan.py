@@ -146,7 +146,7 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         naming = BatchPlan(CLUSTER_NAME_VERSION, s.namer.model, s.namer.base_url, items=k, distinct=k,
                            calls=k, prompt_tokens=round(scale * per * k), completion_tokens=round(out * k),
                            output_basis=f"{basis}; {k} clusters = {how}", exact=False,
-                           input_basis=input_basis)
+                           input_basis=input_basis, input_scale=scale)
         naming.price(s.namer)
         plan.batches.append(naming)
     return plan
@@ -218,7 +218,7 @@ def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
     b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
                   prompt_tokens=round((scale * prompt_per_call + billed_per_call) * calls),
                   completion_tokens=round(out * calls),
-                  output_basis=basis, exact=False, input_basis=input_basis)
+                  output_basis=basis, exact=False, input_basis=input_basis, input_scale=scale)
     return b.price(task)
 
 
