@@ -274,7 +274,7 @@ def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, dist
                     else (1.0, APPROX_BASIS))
     plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
                      cached=cached + earlier, earlier=earlier, calls=len(conversations),
-                     prompt_tokens=counted if scale == 1.0 else round(scale * counted),
+                     prompt_tokens=round(scale * counted),  # exact for a scale of 1
                      output_basis="reward model: no output tokens", input_basis=basis, input_scale=scale)
     return plan.price(task)
 

@@ -367,7 +367,7 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     counted = sum(chat_prompt_tokens_many([r.messages for r in todo]))
     plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
                      cached=len(first) - len(todo), earlier=len(before), calls=len(todo),
-                     prompt_tokens=counted if scale == 1.0 else round(scale * counted),
+                     prompt_tokens=round(scale * counted),  # exact for a scale of 1
                      completion_tokens=round(per_call * len(todo)), output_basis=basis,
                      completion_per_call=per_call, input_basis=input_basis, input_scale=scale)
     if parse is not None and todo and (wanted := _PILOTS.get()):
