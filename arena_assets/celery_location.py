@@ -26,9 +26,11 @@ def defs() -> dg.Definitions:
     from dagster_celery import celery_executor
 
     executor = celery_executor.configured(
-        {"broker": {"env": "ARENA_CELERY_BROKER_URL"},
-         "backend": {"env": "ARENA_CELERY_BACKEND_URL"},
-         "config_source": dict(CELERY_SETTINGS)},
+        {
+            "broker": {"env": "ARENA_CELERY_BROKER_URL"},
+            "backend": {"env": "ARENA_CELERY_BACKEND_URL"},
+            "config_source": dict(CELERY_SETTINGS),
+        },
         name="arena_celery_executor",
     )
     return dg.Definitions.merge(code_location.defs(), dg.Definitions(executor=executor))

@@ -101,12 +101,18 @@ REJECT_REASONS = {
     "truncated_file": "the rest of a file after a broken compressed stream (detail: byte offset)",
 }
 
-MESSAGE_TYPE = pl.Struct(
-    {"role": pl.String, "content": pl.String, "images": pl.List(pl.String)}
-)
+MESSAGE_TYPE = pl.Struct({"role": pl.String, "content": pl.String, "images": pl.List(pl.String)})
 
 # types redacted from message text (arena_assets.clean.pii); each has a pii_<type> count column
-PII_TYPES = ("email", "phone", "ip_address", "card_number", "iban", "national_id",
-             "street_address", "secret")
+PII_TYPES = (
+    "email",
+    "phone",
+    "ip_address",
+    "card_number",
+    "iban",
+    "national_id",
+    "street_address",
+    "secret",
+)
 
 PII_PLACEHOLDERS = {t: f"<{t.upper()}>" for t in PII_TYPES}

@@ -12,8 +12,11 @@ import dagster as dg
 # `arena-assets backfill`; the message (twice at every `make ui`, once per CLI run) says
 # nothing to act on, so it is silenced for this code location's jobs, and only this one.
 warnings.filterwarnings(
-    "ignore", message=r"Asset job (monthly_refresh|rematerialize_after_forget|__ASSET_JOB\S*) "
-    r"materializes assets with varying BackfillPolicies", category=UserWarning)
+    "ignore",
+    message=r"Asset job (monthly_refresh|rematerialize_after_forget|__ASSET_JOB\S*) "
+    r"materializes assets with varying BackfillPolicies",
+    category=UserWarning,
+)
 
 
 @dg.definitions

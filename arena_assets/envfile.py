@@ -39,8 +39,9 @@ def dotenv_file(path: str | Path = ".env") -> dict[str, str]:
     return {k: v for k, v in dotenv_values(path).items() if v is not None}
 
 
-def effective_env(path: str | Path = ".env", environ: Mapping[str, str] | None = None
-                  ) -> dict[str, str]:
+def effective_env(
+    path: str | Path = ".env", environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
     """``.env`` overlaid by the environment (the environment wins)."""
     environ = os.environ if environ is None else environ
     return {**dotenv_file(path), **environ}
@@ -52,8 +53,9 @@ def setting(name: str, default: str, path: str | Path = ".env") -> str:
 
 
 @contextlib.contextmanager
-def applied_to_environ(path: str | Path = ".env", overrides: Mapping[str, str | None] | None = None
-                       ) -> Iterator[None]:
+def applied_to_environ(
+    path: str | Path = ".env", overrides: Mapping[str, str | None] | None = None
+) -> Iterator[None]:
     """``.env``'s values in ``os.environ`` where the shell has none (the rule of
     :func:`setting`), then the non-empty ``overrides``, for code that resolves Dagster
     ``EnvVar`` settings in this process (the code location's resources in
@@ -124,8 +126,10 @@ def sync_env_file(example: str | Path, target: str | Path) -> list[str]:
         if match:
             seen.add(match["name"])
             if new != line:
-                said.append(f"{target}: {match['name']} now yields to the shell "
-                            f"(written {match['name']}=${{{match['name']}:-...}})")
+                said.append(
+                    f"{target}: {match['name']} now yields to the shell "
+                    f"(written {match['name']}=${{{match['name']}:-...}})"
+                )
         out.append(new)
     for line in example.read_text().splitlines():
         match = _ASSIGNMENT.match(line.strip())
@@ -133,11 +137,16 @@ def sync_env_file(example: str | Path, target: str | Path) -> list[str]:
             if target.exists():
                 said.append(f"{target}: added {match['name']}")
             out.append(shell_first(line))
-    pinned = [m["name"] for line in out if (m := _ASSIGNMENT.match(line.strip()))
-              and "${" not in line and m["value"]]
+    pinned = [
+        m["name"]
+        for line in out
+        if (m := _ASSIGNMENT.match(line.strip())) and "${" not in line and m["value"]
+    ]
     if pinned:
-        said.append(f"{target}: plain values (the Dagster CLI puts them over the shell): "
-                    + ", ".join(pinned))
+        said.append(
+            f"{target}: plain values (the Dagster CLI puts them over the shell): "
+            + ", ".join(pinned)
+        )
     target.write_text("\n".join(out) + "\n")
     return said
 

@@ -33,8 +33,9 @@ START_SLACK_S = 2.0
 def worker_pid(instance: DagsterInstance, run_id: str) -> tuple[int, float] | None:
     """(pid, when it was recorded) of the run's worker process: the latest run-level engine
     event that carries a pid (step-level ones are the steps' own processes)."""
-    records = instance.get_records_for_run(run_id, of_type=DagsterEventType.ENGINE_EVENT,
-                                           ascending=False, limit=200).records
+    records = instance.get_records_for_run(
+        run_id, of_type=DagsterEventType.ENGINE_EVENT, ascending=False, limit=200
+    ).records
     for record in records:
         entry = record.event_log_entry
         event = entry.dagster_event
@@ -93,23 +94,27 @@ def reap_dead_runs(instance: DagsterInstance) -> list[str]:
     free the pool slots it held; returns their ids. Safe to call any time: a live or
     starting run is left alone."""
     reaped = []
-    runs = instance.get_runs(RunsFilter(statuses=[DagsterRunStatus.STARTED,
-                                                  DagsterRunStatus.CANCELING]))
+    runs = instance.get_runs(
+        RunsFilter(statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.CANCELING])
+    )
     for run in runs:
         if worker_alive(instance, run) is not False:
             continue
         if run.status == DagsterRunStatus.CANCELING:
             instance.report_run_canceled(run, "the run's worker process was gone")
         else:
-            instance.report_run_failed(run, "the run's worker process died (killed?); marked "
-                                            "failed and its pool slots freed")
+            instance.report_run_failed(
+                run,
+                "the run's worker process died (killed?); marked failed and its pool slots freed",
+            )
         instance.event_log_storage.free_concurrency_slots_for_run(run.run_id)
         reaped.append(run.run_id)
     # slots of runs that ended without giving them back (a step killed after its run ended)
     if instance.event_log_storage.supports_global_concurrency_limits:
         for run_id in instance.event_log_storage.get_concurrency_run_ids():
             run = instance.get_run_by_id(run_id)
-            if run is None or run.is_finished:
-                if instance.event_log_storage.free_concurrency_slots_for_run(run_id):
-                    reaped.append(run_id)
+            if (run is None or run.is_finished) and (
+                instance.event_log_storage.free_concurrency_slots_for_run(run_id)
+            ):
+                reaped.append(run_id)
     return sorted(set(reaped))

@@ -18,8 +18,11 @@ import argparse
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    cmd = subparsers.add_parser("recover", help="fail dead runs, free their pool slots, delete "
-                                "orphaned temporary files", description=__doc__.splitlines()[0])
+    cmd = subparsers.add_parser(
+        "recover",
+        help="fail dead runs, free their pool slots, delete orphaned temporary files",
+        description=__doc__.splitlines()[0],
+    )
     cmd.add_argument("--lake", default=None, help="lake root (default: $ARENA_LAKE_ROOT)")
     cmd.set_defaults(func=run_recover)
 
@@ -50,8 +53,10 @@ def run_recover(args: argparse.Namespace) -> int:
         with dg.DagsterInstance.get() as instance:
             for run_id in reap_dead_runs(instance):
                 run = instance.get_run_by_id(run_id)
-                print(f"run {run_id} ({run.job_name}, {run.tags.get('dagster/partition', '-')}):"
-                      f" worker gone; now {run.status.value}, pool slots freed")
+                print(
+                    f"run {run_id} ({run.job_name}, {run.tags.get('dagster/partition', '-')}):"
+                    f" worker gone; now {run.status.value}, pool slots freed"
+                )
     else:
         print("no DAGSTER_HOME: runs not checked")
     lake = Lake(args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"))
@@ -59,6 +64,8 @@ def run_recover(args: argparse.Namespace) -> int:
         print(f"deleted orphaned temporary file {path}")
     for entry in journal.unfinished(lake):
         months = sorted({m for ms in entry.pending().values() for m in ms})
-        print(f"forget {entry.id}: rebuild unfinished for {', '.join(months) or 'its months'}; "
-              "run arena-assets forget --resume --recompute")
+        print(
+            f"forget {entry.id}: rebuild unfinished for {', '.join(months) or 'its months'}; "
+            "run arena-assets forget --resume --recompute"
+        )
     return 0

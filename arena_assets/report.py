@@ -6,14 +6,27 @@ import re
 
 import polars as pl
 
-
 # Markdown's punctuation that could turn text into markup: "<USER>" would be an HTML tag
 # the UI drops, "language:<code>" lose its placeholder, "*" or "_" start emphasis
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>|~#&!])")
 # columns on the Elo scale: one decimal; every other float: 4 significant digits
-RATING_COLUMNS = frozenset({"rating", "lower", "upper", "rating_q025", "rating_q975",
-                            "bt_rating", "bt_lower", "bt_upper", "style_rating", "style_lower",
-                            "style_upper", "rating_unstyled", "coef_rating"})
+RATING_COLUMNS = frozenset(
+    {
+        "rating",
+        "lower",
+        "upper",
+        "rating_q025",
+        "rating_q975",
+        "bt_rating",
+        "bt_lower",
+        "bt_upper",
+        "style_rating",
+        "style_lower",
+        "style_upper",
+        "rating_unstyled",
+        "coef_rating",
+    }
+)
 
 
 def md_escape(text: str) -> str:
@@ -61,8 +74,9 @@ def markdown_table(frame: pl.DataFrame, max_rows: int = 10, max_chars: int = 60)
         "| " + " | ".join("---" for _ in head.columns) + " |",
     ]
     for row in head.iter_rows():
-        lines.append("| " + " | ".join(_cell(v, max_chars, c)
-                                       for v, c in zip(row, head.columns)) + " |")
+        lines.append(
+            "| " + " | ".join(_cell(v, max_chars, c) for v, c in zip(row, head.columns)) + " |"
+        )
     if frame.height > max_rows:
         lines.append(f"\n_{frame.height - max_rows} more rows_")
     if frame.height == 0:

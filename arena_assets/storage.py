@@ -53,11 +53,29 @@ ROW_GROUP_ROWS = 100_000
 # a dictionary on every column 63.0 MB, 3.31 / 1.08 / 2.12; on these only 59.7 MB,
 # 3.11 / 1.14 / 1.92; on none 60.4 MB, 3.68 / 1.36 / 2.24.
 # A column is matched by its own name, also inside nested types (``messages_a[].role``).
-DICTIONARY_COLUMNS = frozenset({
-    "month", "snapshot_month", "source_file", "source_format", "type", "reason",
-    "model", "model_a", "model_b", "role", "language", "winner", "category", "board",
-    "bench_kind", "bench_version", "ci_method", "cluster_name", "name_source",
-})
+DICTIONARY_COLUMNS = frozenset(
+    {
+        "month",
+        "snapshot_month",
+        "source_file",
+        "source_format",
+        "type",
+        "reason",
+        "model",
+        "model_a",
+        "model_b",
+        "role",
+        "language",
+        "winner",
+        "category",
+        "board",
+        "bench_kind",
+        "bench_version",
+        "ci_method",
+        "cluster_name",
+        "name_source",
+    }
+)
 
 
 def _leaf_paths(field: pa.Field, prefix: str = "") -> Iterator[tuple[str, pa.Field]]:
@@ -68,7 +86,9 @@ def _leaf_paths(field: pa.Field, prefix: str = "") -> Iterator[tuple[str, pa.Fie
     if pa.types.is_struct(kind):
         for i in range(kind.num_fields):
             yield from _leaf_paths(kind.field(i), path + ".")
-    elif pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+    elif (
+        pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind)
+    ):
         yield from _leaf_paths(kind.value_field.with_name("element"), path + ".list.")
     else:
         yield path, field
@@ -76,8 +96,12 @@ def _leaf_paths(field: pa.Field, prefix: str = "") -> Iterator[tuple[str, pa.Fie
 
 def dictionary_columns(schema: pa.Schema) -> list[str]:
     """The leaf columns of ``schema`` to dictionary-encode (see DICTIONARY_COLUMNS)."""
-    return [path for field in schema for path, leaf in _leaf_paths(field)
-            if leaf.name in DICTIONARY_COLUMNS or pa.types.is_dictionary(leaf.type)]
+    return [
+        path
+        for field in schema
+        for path, leaf in _leaf_paths(field)
+        if leaf.name in DICTIONARY_COLUMNS or pa.types.is_dictionary(leaf.type)
+    ]
 
 
 class EmptyPartitionError(RuntimeError):
@@ -142,10 +166,14 @@ class Lake:
         """Asset folders under the root (underscore folders are the lake's own files)."""
         if not self.fs.exists(self._root_path):
             return []
-        names = (p.rstrip("/").rsplit("/", 1)[-1]
-                 for p in self.fs.ls(self._root_path, detail=False))
-        return sorted(n for n in names if not n.startswith(("_", ".")) and
-                      self.fs.isdir(f"{self._root_path}/{n}"))
+        names = (
+            p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(self._root_path, detail=False)
+        )
+        return sorted(
+            n
+            for n in names
+            if not n.startswith(("_", ".")) and self.fs.isdir(f"{self._root_path}/{n}")
+        )
 
     def exists(self, asset: str, month: str) -> bool:
         return self.fs.exists(self._path(asset, month))
@@ -178,7 +206,8 @@ class Lake:
             raise EmptyPartitionError(
                 f"{asset} {month}: the new result is empty but the lake holds {before:,} rows "
                 f"({self.url(asset, month)}); kept as it was. An input went missing? Set "
-                "ARENA_ALLOW_EMPTY_MONTH=true to replace it with an empty month anyway")
+                "ARENA_ALLOW_EMPTY_MONTH=true to replace it with an empty month anyway"
+            )
 
     @contextlib.contextmanager
     def _atomic_target(self, asset: str, month: str, empty_ok: bool) -> Iterator[list]:
@@ -196,8 +225,11 @@ class Lake:
                 code = _os_error_code(exc)
                 if code is None:
                     raise
-                raise OSError(code, f"{os.strerror(code)}: writing {asset} {month} at "
-                              f"{target[0]} (lake {self.root})") from exc
+                raise OSError(
+                    code,
+                    f"{os.strerror(code)}: writing {asset} {month} at "
+                    f"{target[0]} (lake {self.root})",
+                ) from exc
             self._check_not_emptied(asset, month, target[1], empty_ok)
             self.fs.mv(target[0], final)
         finally:
@@ -212,8 +244,12 @@ class Lake:
         columns with few distinct values, never nested text), so no DICTIONARY_COLUMNS here."""
         with self._atomic_target(asset, month, empty_ok) as target:
             with self.fs.open(target[0], "wb") as fh:
-                frame.write_parquet(fh, compression=PARQUET_COMPRESSION,
-                                    row_group_size=ROW_GROUP_ROWS, statistics=True)
+                frame.write_parquet(
+                    fh,
+                    compression=PARQUET_COMPRESSION,
+                    row_group_size=ROW_GROUP_ROWS,
+                    statistics=True,
+                )
             target[1] = frame.height
         return self.url(asset, month)
 
@@ -230,20 +266,31 @@ class Lake:
         return f"{self.root}/{asset}/_files/{name}"
 
     def write_batches(
-        self, asset: str, month: str, schema: pa.Schema, batches: Iterable[pl.DataFrame | pa.Table],
-        *, empty_ok: bool = False,
+        self,
+        asset: str,
+        month: str,
+        schema: pa.Schema,
+        batches: Iterable[pl.DataFrame | pa.Table],
+        *,
+        empty_ok: bool = False,
     ) -> int:
         """Stream batches into the partition file without holding them all; returns rows."""
-        with self._atomic_target(asset, month, empty_ok) as target:
-            with self.fs.open(target[0], "wb") as fh, pq.ParquetWriter(
-                    fh, schema, compression=PARQUET_COMPRESSION,
-                    use_dictionary=dictionary_columns(schema)) as writer:
-                for batch in batches:
-                    table = batch.to_arrow() if isinstance(batch, pl.DataFrame) else batch
-                    if table.num_rows == 0:
-                        continue
-                    writer.write_table(table.cast(schema), row_group_size=ROW_GROUP_ROWS)
-                    target[1] += table.num_rows
+        with (
+            self._atomic_target(asset, month, empty_ok) as target,
+            self.fs.open(target[0], "wb") as fh,
+            pq.ParquetWriter(
+                fh,
+                schema,
+                compression=PARQUET_COMPRESSION,
+                use_dictionary=dictionary_columns(schema),
+            ) as writer,
+        ):
+            for batch in batches:
+                table = batch.to_arrow() if isinstance(batch, pl.DataFrame) else batch
+                if table.num_rows == 0:
+                    continue
+                writer.write_table(table.cast(schema), row_group_size=ROW_GROUP_ROWS)
+                target[1] += table.num_rows
         return target[1]
 
     # -- reads ---------------------------------------------------------------------------
@@ -267,8 +314,11 @@ class Lake:
             # by path: polars reads the footer and the pages it needs (a file handle it
             # would read whole)
             scan = pl.scan_parquet(path)
-            return scan.filter(*predicates).select(
-                columns if columns is not None else scan.collect_schema().names()).collect()
+            return (
+                scan.filter(*predicates)
+                .select(columns if columns is not None else scan.collect_schema().names())
+                .collect()
+            )
         try:
             fh = self.fs.open(path, "rb")
         except FileNotFoundError as exc:
@@ -278,7 +328,8 @@ class Lake:
                 return pl.read_parquet(fh, columns=columns)
             if any(op == "in" and not len(value) for _, op, value in filters):  # pyarrow refuses []
                 return pl.from_arrow(pq.read_schema(fh).empty_table()).select(
-                    columns if columns is not None else pl.all())
+                    columns if columns is not None else pl.all()
+                )
             # object stores: pyarrow fetches the footer and the columns it needs by range
             return pl.from_arrow(pq.read_table(fh, columns=columns, filters=filters))
 
@@ -304,10 +355,13 @@ def _os_error_code(exc: BaseException) -> int | None:
 def _missing(lake: Lake, asset: str, month: str) -> MissingPartitionError:
     return MissingPartitionError(
         f"{asset} {month} is not in the lake ({lake.url(asset, month)}): materialize {asset} "
-        f"for {month} first (or it was deleted, e.g. by retention)")
+        f"for {month} first (or it was deleted, e.g. by retention)"
+    )
 
 
-def duckdb_connect(lake: Lake, database: str = ":memory:", read_only: bool = False) -> duckdb.DuckDBPyConnection:
+def duckdb_connect(
+    lake: Lake, database: str = ":memory:", read_only: bool = False
+) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection that can read the lake's URLs (fsspec registered for non-local)."""
     con = duckdb.connect(database, read_only=read_only)
     if not lake.is_local:
@@ -335,8 +389,10 @@ def view_sql(lake: Lake, asset: str, month_from_file: bool = False) -> str:
     source = f"read_parquet('{lake.glob_url(asset)}', union_by_name = true"
     if not month_from_file:
         return f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * FROM {source})'
-    return (f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * EXCLUDE (filename), '
-            f"{_FILE_MONTH} AS month FROM {source}, filename = true)")
+    return (
+        f'CREATE OR REPLACE VIEW "{asset}" AS SELECT * EXCLUDE (filename), '
+        f"{_FILE_MONTH} AS month FROM {source}, filename = true)"
+    )
 
 
 def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
@@ -352,9 +408,12 @@ def create_view(con: duckdb.DuckDBPyConnection, lake: Lake, asset: str) -> None:
     if lake.relative_to:  # a relative glob is checked from the project, not this process's cwd
         # a literal, not a bound parameter (which makes DuckDB import pandas: ~0.5 s)
         con.execute(f"SET file_search_path = {sql_literal(os.path.realpath(lake.relative_to))}")
-    columns = {row[0] for row in con.execute(
-        f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
-    ).fetchall()}
+    columns = {
+        row[0]
+        for row in con.execute(
+            f"DESCRIBE SELECT * FROM read_parquet('{lake.glob_url(asset)}', union_by_name = true)"
+        ).fetchall()
+    }
     con.execute(view_sql(lake, asset, month_from_file="month" not in columns))
 
 
@@ -362,7 +421,9 @@ def _predicate(triple: tuple) -> pl.Expr:
     """One of pyarrow's filter triples as a polars expression, with pyarrow's nulls: a
     null compares to nothing, and is in a list only when the list holds None."""
     if not (isinstance(triple, tuple) and len(triple) == 3 and isinstance(triple[0], str)):
-        raise ValueError(f"filters: a list of (column, op, value) triples, all true; got {triple!r}")
+        raise ValueError(
+            f"filters: a list of (column, op, value) triples, all true; got {triple!r}"
+        )
     column, op, value = triple
     col = pl.col(column)
     if op in ("in", "not in"):
@@ -372,8 +433,15 @@ def _predicate(triple: tuple) -> pl.Expr:
         if len(known) < len(values):  # None in the list: pyarrow's null rows match it
             hit = hit | col.is_null()
         return hit if op == "in" else ~hit
-    compare = {"=": col.__eq__, "==": col.__eq__, "!=": col.__ne__, "<": col.__lt__, "<=": col.__le__,
-               ">": col.__gt__, ">=": col.__ge__}
+    compare = {
+        "=": col.__eq__,
+        "==": col.__eq__,
+        "!=": col.__ne__,
+        "<": col.__lt__,
+        "<=": col.__le__,
+        ">": col.__gt__,
+        ">=": col.__ge__,
+    }
     if op not in compare:
         raise ValueError(f"unsupported filter operator {op!r} on {column!r}")
     return compare[op](value)

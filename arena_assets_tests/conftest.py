@@ -7,8 +7,14 @@ from pathlib import Path
 import pytest
 
 # ../shared/real beside the checkout; a worktree one level deeper (wt/<name>) finds it higher up
-REAL = next((p / "shared" / "real" for p in Path(__file__).resolve().parents[2:4]
-             if (p / "shared" / "real").is_dir()), Path(__file__).resolve().parents[2] / "shared" / "real")
+REAL = next(
+    (
+        p / "shared" / "real"
+        for p in Path(__file__).resolve().parents[2:4]
+        if (p / "shared" / "real").is_dir()
+    ),
+    Path(__file__).resolve().parents[2] / "shared" / "real",
+)
 
 
 @pytest.fixture
@@ -88,7 +94,7 @@ def arena_env_values(tmp_path: Path) -> dict[str, str]:
         "ARENA_JUDGE_PRICE_OUTPUT_PER_1M": "",
         "ARENA_BENCH_JUDGES": "sim-judge",
         "ARENA_CANDIDATES": '[{"name": "kelp-34b-pro", "base_url": "simulated"}, '
-                            '{"name": "atlas-8b-preview", "base_url": "simulated"}]',
+        '{"name": "atlas-8b-preview", "base_url": "simulated"}]',
         "ARENA_BENCH_BASELINE": "atlas-8b-preview",
         "ARENA_BENCH_SIZE": "20",
         "ARENA_BENCH_VISION_SIZE": "0",
@@ -176,4 +182,3 @@ def env_example_keys() -> set[str]:
         if line and not line.startswith("#") and "=" in line:
             keys.add(line.split("=", 1)[0])
     return keys
-

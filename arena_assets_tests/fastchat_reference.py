@@ -47,9 +47,15 @@ def fastchat_rank_ub(rows: list[dict]) -> dict[str, int]:
 def kept_battles(lake_root, months, language: str | None = None):
     """(model_a, model_b, winner) of the kept battles with a winner of ``months``, read from
     the lake's files (``<lake>/battles/<YYYY-MM>.parquet``)."""
-    frame = pl.concat([pl.read_parquet(Path(lake_root) / "battles" / f"{m}.parquet",
-                                       columns=["model_a", "model_b", "winner", "keep",
-                                                "language"]) for m in months])
+    frame = pl.concat(
+        [
+            pl.read_parquet(
+                Path(lake_root) / "battles" / f"{m}.parquet",
+                columns=["model_a", "model_b", "winner", "keep", "language"],
+            )
+            for m in months
+        ]
+    )
     frame = frame.filter(pl.col("keep") & pl.col("winner").is_not_null())
     if language:
         frame = frame.filter(pl.col("language") == language)

@@ -25,10 +25,24 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import orjson
 
-CRITERIA = ("specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-            "technical_accuracy", "real_world")
-VISION = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram",
-          "creative_writing")
+CRITERIA = (
+    "specificity",
+    "domain_knowledge",
+    "complexity",
+    "problem_solving",
+    "creativity",
+    "technical_accuracy",
+    "real_world",
+)
+VISION = (
+    "captioning",
+    "ocr",
+    "entity_recognition",
+    "humor",
+    "homework",
+    "diagram",
+    "creative_writing",
+)
 FAULTS = ("429", "500", "garbage", "empty", "truncated")
 
 
@@ -41,8 +55,11 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
     b = _bits(prompt)
     if task == "criteria-v1":
         out = {c: bool(b >> i & 1) for i, c in enumerate(CRITERIA)}
-        return out | {"math": bool(b >> 8 & 1), "creative_writing": bool(b >> 9 & 1),
-                      "if_score": (b >> 10) % 6}
+        return out | {
+            "math": bool(b >> 8 & 1),
+            "creative_writing": bool(b >> 9 & 1),
+            "if_score": (b >> 10) % 6,
+        }
     if task == "vision-v1":
         return {c: bool(b >> i & 1) for i, c in enumerate(VISION)}
     if task == "refusal-v1":
@@ -50,11 +67,15 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
     if task == "cluster-name-v1":
         return {"name": "topic " + prompt.split()[0].lower() if prompt.split() else "misc"}
     # the label prompt set's tasks (labels.prompt_sets), in LMArena's output formats
-    yes = lambda v: "yes" if v else "no"  # noqa: E731
+    yes = lambda v: "yes" if v else "no"
     if task == "prompt-tags":
         out = expected_answer("criteria-v1", prompt)
-        return {"criteria": [i for i, c in enumerate(CRITERIA, start=1) if out[c]], "if_score": out["if_score"],
-                "math": yes(out["math"]), "creative_writing": yes(out["creative_writing"])}
+        return {
+            "criteria": [i for i, c in enumerate(CRITERIA, start=1) if out[c]],
+            "if_score": out["if_score"],
+            "math": yes(out["math"]),
+            "creative_writing": yes(out["creative_writing"]),
+        }
     if task == "vision-tags":
         return {k: yes(v) for k, v in expected_answer("vision-v1", prompt).items()}
     if task == "refusal":
@@ -63,9 +84,17 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
 
 
 class LabellingServer:
-    def __init__(self, *, models=("labeler-strong", "labeler-cheap"), api_key: str = "test-key",
-                 latency_s: float = 0.0, fault_rate: float = 0.0, seed: int = 0,
-                 dim: int = 16, revoke_key_after: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        models=("labeler-strong", "labeler-cheap"),
+        api_key: str = "test-key",
+        latency_s: float = 0.0,
+        fault_rate: float = 0.0,
+        seed: int = 0,
+        dim: int = 16,
+        revoke_key_after: int | None = None,
+    ) -> None:
         self.models, self.api_key, self.latency_s, self.dim = list(models), api_key, latency_s, dim
         self.revoke_key_after = revoke_key_after  # the key stops working after this many calls
         self.fault_rate, self.rng = fault_rate, random.Random(seed)
@@ -106,7 +135,7 @@ class LabellingServer:
                 self.api_key = "revoked"
             self.cond.notify_all()
 
-    def __enter__(self) -> "LabellingServer":
+    def __enter__(self) -> LabellingServer:
         self.thread.start()
         return self
 
@@ -140,22 +169,42 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _authorised(self) -> bool:
         if self.headers.get("Authorization") != f"Bearer {self.srv.api_key}":
-            self._send(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error", "code": "invalid_api_key"}})
+            self._send(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return False
         return True
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         if not self._authorised():
             return
-        data = [{"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.srv.models]
+        data = [
+            {"id": m, "object": "model", "created": 0, "owned_by": "test"} for m in self.srv.models
+        ]
         self._send(200, {"object": "list", "data": data})
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = orjson.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
         if not self._authorised():
             return
         if body.get("model") not in self.srv.models:
-            self._send(404, {"error": {"message": f"The model `{body.get('model')}` does not exist", "type": "invalid_request_error", "code": "model_not_found"}})
+            self._send(
+                404,
+                {
+                    "error": {
+                        "message": f"The model `{body.get('model')}` does not exist",
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                    }
+                },
+            )
             return
         with self.srv.lock:
             flying = self.srv.in_flight
@@ -171,8 +220,11 @@ class _Handler(BaseHTTPRequestHandler):
         fault = self.srv.draw_fault()
         self.srv.counted()
         if fault == "429":
-            self._send(429, {"error": {"message": "slow down", "type": "rate_limit_error", "code": None}},
-                       {"Retry-After": "1", "retry-after-ms": "20"})
+            self._send(
+                429,
+                {"error": {"message": "slow down", "type": "rate_limit_error", "code": None}},
+                {"Retry-After": "1", "retry-after-ms": "20"},
+            )
             return
         if fault == "500":
             self._send(500, {"error": {"message": "boom", "type": "server_error", "code": None}})
@@ -202,11 +254,27 @@ class _Handler(BaseHTTPRequestHandler):
         message = {"role": "assistant", "content": content}
         if body.get("reasoning_effort"):  # as vLLM's reasoning parsers answer
             message["reasoning_content"] = f"thinking ({body['reasoning_effort']}) about it"
-        self._send(200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                         "choices": [{"index": 0, "message": message,
-                                      "finish_reason": "length" if fault == "truncated" else "stop"}],
-                         "usage": {"prompt_tokens": len(user) // 4 + 1, "completion_tokens": len(content) // 4 + 1,
-                                   "total_tokens": (len(user) + len(content)) // 4 + 2}})
+        self._send(
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "length" if fault == "truncated" else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": len(user) // 4 + 1,
+                    "completion_tokens": len(content) // 4 + 1,
+                    "total_tokens": (len(user) + len(content)) // 4 + 2,
+                },
+            },
+        )
 
     def _embeddings(self, body: dict) -> None:
         inputs = body.get("input")
@@ -214,11 +282,25 @@ class _Handler(BaseHTTPRequestHandler):
         data = []
         for i, text in enumerate(inputs):
             rng = random.Random(_bits(str(text)))
-            data.append({"object": "embedding", "index": i,
-                         "embedding": [rng.gauss(0, 1) for _ in range(self.srv.dim)]})
-        self._send(200, {"object": "list", "data": data, "model": body["model"],
-                         "usage": {"prompt_tokens": sum(len(str(t)) for t in inputs) // 4 + 1,
-                                   "total_tokens": sum(len(str(t)) for t in inputs) // 4 + 1}})
+            data.append(
+                {
+                    "object": "embedding",
+                    "index": i,
+                    "embedding": [rng.gauss(0, 1) for _ in range(self.srv.dim)],
+                }
+            )
+        self._send(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": body["model"],
+                "usage": {
+                    "prompt_tokens": sum(len(str(t)) for t in inputs) // 4 + 1,
+                    "total_tokens": sum(len(str(t)) for t in inputs) // 4 + 1,
+                },
+            },
+        )
 
 
 def main() -> None:

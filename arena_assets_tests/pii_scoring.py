@@ -24,8 +24,7 @@ def load_corpus(split: str | None = None) -> list[dict]:
 
 
 def covered(text: str, start: int, end: int, spans: list[tuple[str, int, int]]) -> bool:
-    return all(any(a <= i < b for _, a, b in spans)
-               for i in range(start, end) if text[i].isalnum())
+    return all(any(a <= i < b for _, a, b in spans) for i in range(start, end) if text[i].isalnum())
 
 
 def score(detect: Detector, rows: list[dict]) -> dict:
@@ -46,15 +45,22 @@ def score(detect: Detector, rows: list[dict]) -> dict:
                 found[kind] += 1
                 typed[kind] += any(t == kind and a <= start < b for t, a, b in spans)
             else:
-                misses.append((row["id"], kind, value, [(t, row["text"][a:b]) for t, a, b in spans]))
-    return {"recall": {k: (found[k], total[k], typed[k]) for k in sorted(total)},
-            "decoys": (len(false_positives), decoys), "misses": misses,
-            "false_positives": false_positives}
+                misses.append(
+                    (row["id"], kind, value, [(t, row["text"][a:b]) for t, a, b in spans])
+                )
+    return {
+        "recall": {k: (found[k], total[k], typed[k]) for k in sorted(total)},
+        "decoys": (len(false_positives), decoys),
+        "misses": misses,
+        "false_positives": false_positives,
+    }
 
 
 def report(result: dict) -> str:
-    lines = [f"{k:15s} recall {f / t:6.1%} ({f}/{t}), typed right {ty}/{t}"
-             for k, (f, t, ty) in result["recall"].items()]
+    lines = [
+        f"{k:15s} recall {f / t:6.1%} ({f}/{t}), typed right {ty}/{t}"
+        for k, (f, t, ty) in result["recall"].items()
+    ]
     fp, n = result["decoys"]
     lines.append(f"{'decoys':15s} flagged {fp / max(n, 1):6.1%} ({fp}/{n})")
     return "\n".join(lines)

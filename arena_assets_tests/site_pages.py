@@ -36,17 +36,17 @@ class BoardPage(HTMLParser):
             self.variant = next(c for c in classes if c.startswith("variant-"))[8:]
             self.rows.setdefault(self.variant, [])
         elif tag == "tr" and "data-model" in a and self.variant:
-            self.row = {"model": a["data-model"], "classes": classes, "cells": {},
-                        "reason": None}
+            self.row = {"model": a["data-model"], "classes": classes, "cells": {}, "reason": None}
         elif tag == "td" and self.row is not None:
             kind = next((c for c in classes if c in ("rank", "second", "score", "votes")), None)
             self.cell = kind
             if kind:
-                self.row["cells"][kind] = {"v": a.get("data-v"), "v_all": a.get("data-v-all"),
-                                           "text": ""}
-        elif tag == "span" and "v-all" in classes:
-            self.hide += 1
-        elif tag == "span" and self.hide:
+                self.row["cells"][kind] = {
+                    "v": a.get("data-v"),
+                    "v_all": a.get("data-v-all"),
+                    "text": "",
+                }
+        elif (tag == "span" and "v-all" in classes) or (tag == "span" and self.hide):
             self.hide += 1
 
     def handle_endtag(self, tag):
@@ -86,14 +86,16 @@ def assert_pairs_match(pairs_file: Path, battles) -> int:
     for model, expected in avg.items():
         got = site["average_win_rate"][model]
         assert (got is None) == (expected is None) and (
-            expected is None or got == pytest.approx(expected, abs=1e-12)), model
+            expected is None or got == pytest.approx(expected, abs=1e-12)
+        ), model
     return cells
 
 
 def assert_ranks_match(site_month: Path, board_page: str, board: str) -> None:
     """The page's Rank (UB), both views, against the reference on the CSV's intervals."""
     rows = pl.read_csv(site_month / "downloads" / "boards.csv").filter(
-        (pl.col("board") == board) & ~pl.col("style_control") & (pl.col("status") == "ranked"))
+        (pl.col("board") == board) & ~pl.col("style_control") & (pl.col("status") == "ranked")
+    )
     everyone = rows.to_dicts()
     shown = [r for r in everyone if not r["deprecated"]]
     expected, expected_all = fastchat_rank_ub(shown), fastchat_rank_ub(everyone)

@@ -11,6 +11,7 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.ingest import (
     CLEAN_BATTLE,
     CONVERSATION_DUMP,
@@ -19,32 +20,52 @@ from arena_assets.ingest import (
     parse_lines,
     parse_month,
 )
-from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 MONTH = "2024-07"
 JULY_2 = 1719878400.0  # 2024-07-02T00:00:00Z
 IMG = "0f" * 32
-REAL_BATTLES = ("clean_battles_2024_full_conversations.jsonl", "votes_2023_hard_english_with_prompts.jsonl")
+REAL_BATTLES = (
+    "clean_battles_2024_full_conversations.jsonl",
+    "votes_2023_hard_english_with_prompts.jsonl",
+)
 
 
 def battle(qid: str = "q1", **over: object) -> dict:
     record = {
-        "question_id": qid, "model_a": "gpt-4", "model_b": "vicuna-13b", "winner": "model_a",
-        "judge": "arena_user_7", "turn": 1, "anony": True, "language": "English", "tstamp": JULY_2,
-        "conversation_a": [{"role": "user", "content": "Hi", "num_tokens": 1},
-                           {"role": "assistant", "content": "Hello", "num_tokens": 1}],
-        "conversation_b": [{"role": "user", "content": "Hi", "num_tokens": 1},
-                           {"role": "assistant", "content": "Hey", "num_tokens": 1}],
+        "question_id": qid,
+        "model_a": "gpt-4",
+        "model_b": "vicuna-13b",
+        "winner": "model_a",
+        "judge": "arena_user_7",
+        "turn": 1,
+        "anony": True,
+        "language": "English",
+        "tstamp": JULY_2,
+        "conversation_a": [
+            {"role": "user", "content": "Hi", "num_tokens": 1},
+            {"role": "assistant", "content": "Hello", "num_tokens": 1},
+        ],
+        "conversation_b": [
+            {"role": "user", "content": "Hi", "num_tokens": 1},
+            {"role": "assistant", "content": "Hey", "num_tokens": 1},
+        ],
     }
     record.update(over)
     return record
 
 
 def dump(cid: str = "conv-1", **over: object) -> dict:
-    record = {"conversation_id": cid, "model": "llava-v1.6", "language": "English", "turn": 1,
-              "conversation": [{"role": "user", "content": "What is this?"},
-                               {"role": "assistant", "content": "A cat."}]}
+    record = {
+        "conversation_id": cid,
+        "model": "llava-v1.6",
+        "language": "English",
+        "turn": 1,
+        "conversation": [
+            {"role": "user", "content": "What is this?"},
+            {"role": "assistant", "content": "A cat."},
+        ],
+    }
     record.update(over)
     return record
 
@@ -88,15 +109,29 @@ def test_clean_battle_prompts_only_and_rejects() -> None:
     del prompts_only["conversation_a"], prompts_only["conversation_b"]
     no_winner = battle("p2")
     del no_winner["winner"]
-    records = [prompts_only, no_winner, battle("p3", winner="model_c"), battle("p4", model_b="gpt-4"),
-               battle("p5", tstamp=JULY_2 - 10 * 86400), battle("p1"), battle("p6", conversation_a=[])]
+    records = [
+        prompts_only,
+        no_winner,
+        battle("p3", winner="model_c"),
+        battle("p4", model_b="gpt-4"),
+        battle("p5", tstamp=JULY_2 - 10 * 86400),
+        battle("p1"),
+        battle("p6", conversation_a=[]),
+    ]
     part = parse_lines(lines(records), "f", MONTH, salt="s")
     row = part.raw_logs.row(0, named=True)
     assert [m["content"] for m in row["messages_a"]] == ["first", "second"]
-    assert row["messages_a"] == row["messages_b"] and {m["role"] for m in row["messages_a"]} == {"user"}
+    assert row["messages_a"] == row["messages_b"] and {m["role"] for m in row["messages_a"]} == {
+        "user"
+    }
     assert part.rejects["reason"].to_list() == [
-        "unparseable_record", "unparseable_record", "same_model_battle", "tstamp_outside_month",
-        "duplicate_event_id", "empty_messages"]
+        "unparseable_record",
+        "unparseable_record",
+        "same_model_battle",
+        "tstamp_outside_month",
+        "duplicate_event_id",
+        "empty_messages",
+    ]
     assert "winner" in part.rejects["detail"][0] and "model_c" in part.rejects["detail"][1]
 
 
@@ -120,9 +155,15 @@ def test_conversation_dump_jsonl_and_parquet(tmp_path: Path) -> None:
     png = b"\x89PNG fake bytes"
     records = [
         dump("c1"),  # no tstamp: the month's first instant
-        dump("c2", tstamp=JULY_2 + 60, user_id="u-5",
-             conversation=[[{"role": "user", "content": "turn one"}, {"role": "assistant", "content": "a"}],
-                           [{"role": "user", "content": "turn two"}, {"role": "assistant", "content": "b"}]]),
+        dump(
+            "c2",
+            tstamp=JULY_2 + 60,
+            user_id="u-5",
+            conversation=[
+                [{"role": "user", "content": "turn one"}, {"role": "assistant", "content": "a"}],
+                [{"role": "user", "content": "turn two"}, {"role": "assistant", "content": "b"}],
+            ],
+        ),
         dump("c3", images=[IMG]),
         dump("c4", model=None),
         dump("c1"),
@@ -138,12 +179,17 @@ def test_conversation_dump_jsonl_and_parquet(tmp_path: Path) -> None:
     # Parquet: conversation as list<struct>, images as structs with bytes (VisionArena style)
     folder = tmp_path / MONTH
     folder.mkdir()
-    pl.DataFrame({
-        "conversation_id": ["v1", "v2"], "model": ["llava", "gpt-4o"],
-        "conversation": [[{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"}],
-                         [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"}]],
-        "images": [[{"bytes": png, "path": None}], []],
-    }).write_parquet(folder / "vision.parquet")
+    pl.DataFrame(
+        {
+            "conversation_id": ["v1", "v2"],
+            "model": ["llava", "gpt-4o"],
+            "conversation": [
+                [{"role": "user", "content": "q1"}, {"role": "assistant", "content": "a1"}],
+                [{"role": "user", "content": "q2"}, {"role": "assistant", "content": "a2"}],
+            ],
+            "images": [[{"bytes": png, "path": None}], []],
+        }
+    ).write_parquet(folder / "vision.parquet")
     parsed = parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
     assert parsed.rejects.height == 0 and parsed.lines_read == 2
     first = parsed.raw_logs["messages_a"][0].to_list()[0]
@@ -168,10 +214,13 @@ def test_real_battles_parse_completely(real_data: Path, name: str) -> None:
         types.update(part.raw_logs["type"].to_list())
         expected = [r["winner"] for r in map(orjson.loads, month_lines)]
         assert [WINNER_OF_VOTE[t] for t in part.raw_logs["type"]] == expected
-        assert part.raw_logs["model_a"].to_list() == [orjson.loads(x)["model_a"] for x in month_lines]
+        assert part.raw_logs["model_a"].to_list() == [
+            orjson.loads(x)["model_a"] for x in month_lines
+        ]
     assert sum(types.values()) == len(records)
-    assert types == Counter({v: c for v, w in WINNER_OF_VOTE.items()
-                             if (c := sum(r["winner"] == w for r in records))})
+    assert types == Counter(
+        {v: c for v, w in WINNER_OF_VOTE.items() if (c := sum(r["winner"] == w for r in records))}
+    )
     # one month window over the whole file: every record is accounted for, most outside it
     month = max(by_month, key=lambda m: len(by_month[m]))
     whole = parse_lines(raw, f"battles/{name}", month, salt="s")
@@ -187,6 +236,9 @@ def test_real_prompts_only_votes_use_judge_and_turns(real_data: Path) -> None:
     row = part.raw_logs.row(0, named=True)
     assert [m["content"] for m in row["messages_a"]] == first["turns"]
     records = [orjson.loads(x) for x in raw]
-    judges = {r["judge"] for r in records
-              if dt.datetime.fromtimestamp(r["tstamp"], dt.UTC).strftime("%Y-%m") == month}
+    judges = {
+        r["judge"]
+        for r in records
+        if dt.datetime.fromtimestamp(r["tstamp"], dt.UTC).strftime("%Y-%m") == month
+    }
     assert part.raw_logs["user_hash"].n_unique() == len(judges)

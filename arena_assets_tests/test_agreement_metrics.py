@@ -14,7 +14,12 @@ import polars as pl
 import pytest
 
 from arena_assets.evaluators.agreement import (
-    AgreementOptions, board_metrics, cluster_bootstrap, cohen_kappa, mtbench_agreement, row_wise_pearson,
+    AgreementOptions,
+    board_metrics,
+    cluster_bootstrap,
+    cohen_kappa,
+    mtbench_agreement,
+    row_wise_pearson,
     slice_metrics,
 )
 from arena_assets.evaluators.judges import baseline_verdicts, combine, parse_judges
@@ -38,6 +43,7 @@ def fastchat_two_game_reference(g1: str | None, g2: str | None) -> str | None:
     swapped and its winner mapped back (common.play_a_match_pair); the judgment's winner is
     g1 when g1 == g2, else "inconsistent" (load_pairwise_model_judgments), which
     show_result.py counts as a tie; an unparsed game's winner is "error"."""
+
     def winner(verdict: str | None, swapped: bool) -> str:
         if verdict is None:
             return "error"
@@ -53,9 +59,12 @@ def fastchat_two_game_reference(g1: str | None, g2: str | None) -> str | None:
     return {"model_1": "model_a", "model_2": "model_b"}.get(w, "tie")
 
 
-def fastchat_agreement_reference(human: list[str], judge: list[str], ban: list[str]) -> tuple[int, int]:
+def fastchat_agreement_reference(
+    human: list[str], judge: list[str], ban: list[str]
+) -> tuple[int, int]:
     """FastChat's get_mt_bench_agreement for one judge vote per key: ties ("tie" in the
     vote) are equal to each other, banned vote classes are skipped."""
+
     def convert(v: str) -> str:
         return "tie" if "tie" in v else v
 
@@ -83,14 +92,26 @@ SIDE = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
 
 def verdict_frame(n: int = 400) -> pl.DataFrame:
     human = RNG.choice(WINNERS, n, p=[0.4, 0.35, 0.15, 0.1])
-    pick = np.where(RNG.random(n) < 0.65, [SIDE[h] if SIDE[h] != "tie" else "a" for h in human],
-                    RNG.choice(["a", "b", "tie"], n))
-    return pl.DataFrame({
-        "battle_id": [f"b{i}" for i in range(n)], "winner": human, "pick": pick,
-        "dedup_key": [f"p{i // 3}" for i in range(n)], "tokens_a": RNG.integers(10, 500, n),
-        "tokens_b": RNG.integers(10, 500, n), "game1": [None] * n, "game2": [None] * n,
-        "model_a": RNG.choice(["m1", "m2", "m3", "m4", "m5"], n), "model_b": ["m0"] * n,
-    }, schema_overrides={"game1": pl.String, "game2": pl.String})
+    pick = np.where(
+        RNG.random(n) < 0.65,
+        [SIDE[h] if SIDE[h] != "tie" else "a" for h in human],
+        RNG.choice(["a", "b", "tie"], n),
+    )
+    return pl.DataFrame(
+        {
+            "battle_id": [f"b{i}" for i in range(n)],
+            "winner": human,
+            "pick": pick,
+            "dedup_key": [f"p{i // 3}" for i in range(n)],
+            "tokens_a": RNG.integers(10, 500, n),
+            "tokens_b": RNG.integers(10, 500, n),
+            "game1": [None] * n,
+            "game2": [None] * n,
+            "model_a": RNG.choice(["m1", "m2", "m3", "m4", "m5"], n),
+            "model_b": ["m0"] * n,
+        },
+        schema_overrides={"game1": pl.String, "game2": pl.String},
+    )
 
 
 def test_ppe_accuracy_and_mtbench_agreement_match_the_references() -> None:
@@ -102,12 +123,16 @@ def test_ppe_accuracy_and_mtbench_agreement_match_the_references() -> None:
     assert m["accuracy"] == pytest.approx(ppe_accuracy_reference(human, judge))
     decided = [(h, j) for h, j in zip(human, judge) if h in ("model_a", "model_b")]
     assert m["accuracy_tie_half"] == pytest.approx(
-        sum(1.0 if j == h else 0.5 if j == "tie" else 0.0 for h, j in decided) / len(decided))
+        sum(1.0 if j == h else 0.5 if j == "tie" else 0.0 for h, j in decided) / len(decided)
+    )
     assert m["decisive_votes"] == sum(h in ("model_a", "model_b") for h in human)
     agree, total = fastchat_agreement_reference(human, judge, ban=[])
     assert m["agreement_with_ties"] == pytest.approx(agree / total)
     agree, total = fastchat_agreement_reference(human, judge, ban=["tie"])
-    assert m["agreement_without_ties"] == pytest.approx(agree / total) and m["pairs_without_ties"] == total
+    assert (
+        m["agreement_without_ties"] == pytest.approx(agree / total)
+        and m["pairs_without_ties"] == total
+    )
     assert m["accuracy_lower"] < m["accuracy"] < m["accuracy_upper"]
 
 
@@ -121,10 +146,19 @@ def test_mtbench_agreement_follows_fastchats_two_game_rule() -> None:
     g2 = [None if RNG.random() < 0.05 else str(RNG.choice(labels)) for _ in range(n)]
     pick = [combine(a, b)[0] for a, b in zip(g1, g2)]
     human = RNG.choice(WINNERS, n, p=[0.4, 0.35, 0.15, 0.1]).tolist()
-    frame = pl.DataFrame({
-        "battle_id": [f"b{i}" for i in range(n)], "winner": human, "pick": pick, "game1": g1, "game2": g2,
-        "dedup_key": [f"p{i}" for i in range(n)], "tokens_a": [1] * n, "tokens_b": [2] * n,
-    }, schema_overrides={"game1": pl.String, "game2": pl.String, "pick": pl.String})
+    frame = pl.DataFrame(
+        {
+            "battle_id": [f"b{i}" for i in range(n)],
+            "winner": human,
+            "pick": pick,
+            "game1": g1,
+            "game2": g2,
+            "dedup_key": [f"p{i}" for i in range(n)],
+            "tokens_a": [1] * n,
+            "tokens_b": [2] * n,
+        },
+        schema_overrides={"game1": pl.String, "game2": pl.String, "pick": pl.String},
+    )
     m = slice_metrics(frame, AgreementOptions(rounds=10))
     kept = [i for i in range(n) if pick[i] is not None]
     two_game = [fastchat_two_game_reference(g1[i], g2[i]) for i in kept]
@@ -134,7 +168,9 @@ def test_mtbench_agreement_follows_fastchats_two_game_rule() -> None:
         agree, total = fastchat_agreement_reference(hum, two_game, ban=ban)
         assert m[key] == pytest.approx(agree / total), key
     strength = [{"a": "model_a", "b": "model_b"}.get(pick[i], "tie") for i in kept]
-    assert fastchat_agreement_reference(hum, strength, ban=[]) != fastchat_agreement_reference(hum, two_game, ban=[])
+    assert fastchat_agreement_reference(hum, strength, ban=[]) != fastchat_agreement_reference(
+        hum, two_game, ban=[]
+    )
     assert m["accuracy"] == pytest.approx(ppe_accuracy_reference(hum, strength))
 
 
@@ -163,18 +199,30 @@ def test_two_games_combine_by_strength_and_flag_flips() -> None:
 
 def test_cluster_bootstrap_draws_whole_clusters() -> None:
     values = np.array([1.0, 1.0, 1.0, 0.0])
-    lo, hi = cluster_bootstrap(values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1)
+    lo, hi = cluster_bootstrap(
+        values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1
+    )
     # two clusters: every draw's mean is 1, 0 or 3/4 (x once, y once), never 1/2 or 1/4
     assert (lo, hi) == (0.0, 1.0)
-    assert cluster_bootstrap(values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1) == (lo, hi)
-    one = cluster_bootstrap(np.array([0.2, 0.8]), np.array(["c", "c"]), rounds=50, level=0.9, seed=0)
+    assert cluster_bootstrap(
+        values, np.array(["x", "x", "x", "y"]), rounds=400, level=0.95, seed=1
+    ) == (lo, hi)
+    one = cluster_bootstrap(
+        np.array([0.2, 0.8]), np.array(["c", "c"]), rounds=50, level=0.9, seed=0
+    )
     assert one == pytest.approx((0.5, 0.5))
 
 
 def test_row_wise_pearson_by_hand() -> None:
     # m0 meets m1..m3; human scores 1, 0, 1 and the judge 1, 0, 0 against them
-    frame = pl.DataFrame({"model_a": ["m0", "m0", "m0"], "model_b": ["m1", "m2", "m3"],
-                          "human": ["a", "b", "a"], "pick": ["a", "b", "b"]})
+    frame = pl.DataFrame(
+        {
+            "model_a": ["m0", "m0", "m0"],
+            "model_b": ["m1", "m2", "m3"],
+            "human": ["a", "b", "a"],
+            "pick": ["a", "b", "b"],
+        }
+    )
     value, rows = row_wise_pearson(frame)
     assert rows == 1  # only m0 has 3 opponents
     assert value == pytest.approx(np.corrcoef([1, 0, 1], [1, 0, 0])[0, 1])
@@ -188,18 +236,34 @@ def test_judges_of_the_same_battles_share_one_human_board() -> None:
     pairs = [tuple(rng.choice(models, 2, replace=False)) for _ in range(300)]
     strength = {m: i for i, m in enumerate(models)}
     human = ["a" if strength[a] + rng.normal(0, 1.5) > strength[b] else "b" for a, b in pairs]
-    base = pl.DataFrame({"battle_id": [f"b{i}" for i in range(300)], "model_a": [a for a, _ in pairs],
-                         "model_b": [b for _, b in pairs], "human": human})
-    picks = {"echo": human, "contrary": ["b" if h == "a" else "a" for h in human],
-             "shy": [None if i % 3 == 0 else h for i, h in enumerate(human)]}  # answered two thirds
+    base = pl.DataFrame(
+        {
+            "battle_id": [f"b{i}" for i in range(300)],
+            "model_a": [a for a, _ in pairs],
+            "model_b": [b for _, b in pairs],
+            "human": human,
+        }
+    )
+    picks = {
+        "echo": human,
+        "contrary": ["b" if h == "a" else "a" for h in human],
+        "shy": [None if i % 3 == 0 else h for i, h in enumerate(human)],
+    }  # answered two thirds
     options = AgreementOptions(board_rounds=30)
     shared: dict = {}
-    together = {j: board_metrics(base.with_columns(pick=pl.Series(p)), options, shared) for j, p in picks.items()}
-    alone = {j: board_metrics(base.with_columns(pick=pl.Series(p)), options) for j, p in picks.items()}
+    together = {
+        j: board_metrics(base.with_columns(pick=pl.Series(p)), options, shared)
+        for j, p in picks.items()
+    }
+    alone = {
+        j: board_metrics(base.with_columns(pick=pl.Series(p)), options) for j, p in picks.items()
+    }
     assert len(shared) == 2  # the whole sample, and the shy judge's two thirds
     assert together == alone
     assert together["echo"]["separability_human"] == together["contrary"]["separability_human"]
-    assert together["echo"]["spearman"] == pytest.approx(1.0) and together["contrary"]["spearman"] < 0
+    assert (
+        together["echo"]["spearman"] == pytest.approx(1.0) and together["contrary"]["spearman"] < 0
+    )
 
 
 def test_wilson_interval_reference_values() -> None:
@@ -210,7 +274,9 @@ def test_wilson_interval_reference_values() -> None:
         c = (p + z * z / (2 * n)) / (1 + z * z / n)
         h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
         lo, hi = wilson(k, n)
-        assert lo == pytest.approx(max(0.0, c - h), abs=1e-12) and hi == pytest.approx(min(1.0, c + h), abs=1e-12)
+        assert lo == pytest.approx(max(0.0, c - h), abs=1e-12) and hi == pytest.approx(
+            min(1.0, c + h), abs=1e-12
+        )
         assert lo <= p <= hi
     assert all(math.isnan(v) for v in wilson(0, 0))
 
@@ -221,22 +287,33 @@ def test_allocation_and_sample_are_proportional_and_order_free() -> None:
     assert sum(drawn.values()) == 100 and drawn == {"a|en": 50, "b|en": 30, "c|zh": 15, "d|ru": 5}
     assert allocate({"x": 2, "y": 1000}, 10)["x"] >= 1  # every stratum at least once
     assert allocate(sizes, 10_000) == sizes
-    frame = pl.DataFrame({"battle_id": [f"b{i:04d}" for i in range(1000)],
-                          "category": RNG.choice(["coding", "math", "other"], 1000),
-                          "language": RNG.choice(["en", "zh"], 1000)})
+    frame = pl.DataFrame(
+        {
+            "battle_id": [f"b{i:04d}" for i in range(1000)],
+            "category": RNG.choice(["coding", "math", "other"], 1000),
+            "language": RNG.choice(["en", "zh"], 1000),
+        }
+    )
     one = stratified_sample(frame, 120, seed=5, month="2024-01")
-    two = stratified_sample(frame.sample(fraction=1.0, shuffle=True, seed=2), 120, seed=5, month="2024-01")
+    two = stratified_sample(
+        frame.sample(fraction=1.0, shuffle=True, seed=2), 120, seed=5, month="2024-01"
+    )
     assert one.height == 120 and one["battle_id"].to_list() == two["battle_id"].to_list()
     other = stratified_sample(frame, 120, seed=6, month="2024-01")
     assert one["battle_id"].to_list() != other["battle_id"].to_list()
     # each stratum's weight re-weights it to its share of the month
-    assert one.group_by("stratum").agg(pl.col("weight").sum()).select(pl.col("weight").sum()).item() \
-        == pytest.approx(1000, rel=0.05)
+    assert one.group_by("stratum").agg(pl.col("weight").sum()).select(
+        pl.col("weight").sum()
+    ).item() == pytest.approx(1000, rel=0.05)
 
 
 def test_transcripts_show_every_turn_and_the_first_answer_is_recoverable() -> None:
-    msgs = [{"role": "user", "content": "Q1"}, {"role": "assistant", "content": "A1"},
-            {"role": "user", "content": "Q2"}, {"role": "assistant", "content": "A2"}]
+    msgs = [
+        {"role": "user", "content": "Q1"},
+        {"role": "assistant", "content": "A1"},
+        {"role": "user", "content": "Q2"},
+        {"role": "assistant", "content": "A2"},
+    ]
     question, answer = side_text(msgs)
     assert question == "Q1" and answer == f"A1{TURN_BREAK}Q2{REPLY_BREAK}A2"
     assert first_answer(answer) == "A1"
@@ -246,22 +323,57 @@ def test_judged_battles_category_from_labels_or_release_tags() -> None:
     from arena_assets.labels.tags import CRITERIA
 
     # LMArena's v0.1 tags: 6 of the 7 criteria make a hard prompt
-    tag = json.dumps({"criteria_v0.1": dict.fromkeys(CRITERIA[:6], True) | {CRITERIA[6]: False},
-                      "math_v0.1": {"math": True}})
-    battles = pl.DataFrame({
-        "battle_id": ["b1", "b2", "b3"], "month": ["2024-07"] * 3, "model_a": ["x"] * 3, "model_b": ["y"] * 3,
-        "winner": ["model_a", "tie", "model_b"], "language": ["en"] * 3, "turn": [1, 1, 1],
-        "conv_id_a": ["c1a", "c2a", "c3a"], "conv_id_b": ["c1b", "c2b", "c3b"], "dedup_key": ["k1", "k2", "k3"],
-        "keep": [True, True, False], "category_tag": [None, tag, None], "release_tags": [None, None, None],
-        **{f"{f}_{s}": [1, 2, 3] for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
-           for s in "ab"}})
-    msgs = [{"role": "user", "content": "hi", "images": []}, {"role": "assistant", "content": "yo", "images": []}]
-    conv = pl.DataFrame({"conv_id": ["c1a", "c1b", "c2a", "c2b", "c3a", "c3b"], "messages": [msgs] * 6})
-    labels = pl.DataFrame({"conv_id": ["c1a"], "code": [True], "math": [False], "creative_writing": [False],
-                           "hard": [False], "is_vision": [False]})
+    tag = json.dumps(
+        {
+            "criteria_v0.1": dict.fromkeys(CRITERIA[:6], True) | {CRITERIA[6]: False},
+            "math_v0.1": {"math": True},
+        }
+    )
+    battles = pl.DataFrame(
+        {
+            "battle_id": ["b1", "b2", "b3"],
+            "month": ["2024-07"] * 3,
+            "model_a": ["x"] * 3,
+            "model_b": ["y"] * 3,
+            "winner": ["model_a", "tie", "model_b"],
+            "language": ["en"] * 3,
+            "turn": [1, 1, 1],
+            "conv_id_a": ["c1a", "c2a", "c3a"],
+            "conv_id_b": ["c1b", "c2b", "c3b"],
+            "dedup_key": ["k1", "k2", "k3"],
+            "keep": [True, True, False],
+            "category_tag": [None, tag, None],
+            "release_tags": [None, None, None],
+            **{
+                f"{f}_{s}": [1, 2, 3]
+                for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+                for s in "ab"
+            },
+        }
+    )
+    msgs = [
+        {"role": "user", "content": "hi", "images": []},
+        {"role": "assistant", "content": "yo", "images": []},
+    ]
+    conv = pl.DataFrame(
+        {"conv_id": ["c1a", "c1b", "c2a", "c2b", "c3a", "c3b"], "messages": [msgs] * 6}
+    )
+    labels = pl.DataFrame(
+        {
+            "conv_id": ["c1a"],
+            "code": [True],
+            "math": [False],
+            "creative_writing": [False],
+            "hard": [False],
+            "is_vision": [False],
+        }
+    )
     out = judged_battles(battles, conv, labels)
     assert out["battle_id"].to_list() == ["b1", "b2"]  # b3 was removed by the battle filter
-    assert out["category"].to_list() == ["coding", "math"] and out["hard"].to_list() == [False, True]
+    assert out["category"].to_list() == ["coding", "math"] and out["hard"].to_list() == [
+        False,
+        True,
+    ]
     assert tag_labels(None, json.dumps({"is_code": True}))["code"] is True
 
 
@@ -272,29 +384,66 @@ def test_sample_drawn_without_texts_is_the_sample_of_the_judged_battles() -> Non
 
     rng = np.random.default_rng(4)
     n = 600
-    battles = pl.DataFrame({
-        "battle_id": [f"b{i:04d}" for i in rng.permutation(n)], "month": ["2024-07"] * n,
-        "model_a": ["x"] * n, "model_b": ["y"] * n, "winner": rng.choice(["model_a", "model_b", "tie"], n),
-        "language": rng.choice(["en", "de", "ja"], n), "turn": [1] * n,
-        "conv_id_a": [f"c{i}" for i in rng.integers(0, 400, n)], "conv_id_b": [f"c{i}" for i in rng.integers(0, 400, n)],
-        "dedup_key": [("k1", "k2", None)[i] for i in rng.integers(0, 3, n)], "keep": rng.random(n) < 0.9,
-        **{f"{f}_{s}": rng.integers(0, 9, n) for f in ("sum_assistant_tokens", "header_count", "list_count",
-                                                        "bold_count") for s in "ab"}})
-    conv = pl.DataFrame({"conv_id": [f"c{i}" for i in range(0, 400, 2)], "messages": [
-        [{"role": "user", "content": f"q{i}"}, {"role": "assistant", "content": f"a{i}" if i % 3 else None}]
-        for i in range(0, 400, 2)]})
-    labels = pl.DataFrame({"conv_id": [f"c{i}" for i in range(0, 400, 4)],
-                           **{f: rng.random(100) < 0.3 for f in FLAGS}})
-    everything = stratified_sample(judged_battles(battles, conv, labels), 50, seed=9, month="2024-07")
-    drawn = stratified_sample(battle_population(battles, conv.select("conv_id"), labels), 50, seed=9, month="2024-07")
+    battles = pl.DataFrame(
+        {
+            "battle_id": [f"b{i:04d}" for i in rng.permutation(n)],
+            "month": ["2024-07"] * n,
+            "model_a": ["x"] * n,
+            "model_b": ["y"] * n,
+            "winner": rng.choice(["model_a", "model_b", "tie"], n),
+            "language": rng.choice(["en", "de", "ja"], n),
+            "turn": [1] * n,
+            "conv_id_a": [f"c{i}" for i in rng.integers(0, 400, n)],
+            "conv_id_b": [f"c{i}" for i in rng.integers(0, 400, n)],
+            "dedup_key": [("k1", "k2", None)[i] for i in rng.integers(0, 3, n)],
+            "keep": rng.random(n) < 0.9,
+            **{
+                f"{f}_{s}": rng.integers(0, 9, n)
+                for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+                for s in "ab"
+            },
+        }
+    )
+    conv = pl.DataFrame(
+        {
+            "conv_id": [f"c{i}" for i in range(0, 400, 2)],
+            "messages": [
+                [
+                    {"role": "user", "content": f"q{i}"},
+                    {"role": "assistant", "content": f"a{i}" if i % 3 else None},
+                ]
+                for i in range(0, 400, 2)
+            ],
+        }
+    )
+    labels = pl.DataFrame(
+        {
+            "conv_id": [f"c{i}" for i in range(0, 400, 4)],
+            **{f: rng.random(100) < 0.3 for f in FLAGS},
+        }
+    )
+    everything = stratified_sample(
+        judged_battles(battles, conv, labels), 50, seed=9, month="2024-07"
+    )
+    drawn = stratified_sample(
+        battle_population(battles, conv.select("conv_id"), labels), 50, seed=9, month="2024-07"
+    )
     wanted = set(drawn["conv_id_a"]) | set(drawn["conv_id_b"])
     assert len(wanted) < conv.height / 2 and everything.height == 50
     out = with_texts(drawn, conv.filter(pl.col("conv_id").is_in(list(wanted))))
     assert out.equals(everything)
-    for (a, b), question, answer_a, answer_b in zip(drawn.select("conv_id_a", "conv_id_b").iter_rows(),
-                                                    out["question"], out["answer_a"], out["answer_b"]):
+    for (a, b), question, answer_a, answer_b in zip(
+        drawn.select("conv_id_a", "conv_id_b").iter_rows(),
+        out["question"],
+        out["answer_a"],
+        out["answer_b"],
+    ):
         i, j = int(a[1:]), int(b[1:])
-        assert (question, answer_a, answer_b) == (f"q{i}", f"a{i}" if i % 3 else "", f"a{j}" if j % 3 else "")
+        assert (question, answer_a, answer_b) == (
+            f"q{i}",
+            f"a{i}" if i % 3 else "",
+            f"a{j}" if j % 3 else "",
+        )
     assert set(everything["category"]) >= {"unlabelled", "coding"}
 
 
@@ -311,18 +460,46 @@ def test_battle_category_rules_and_when_release_tags_stand_in() -> None:
     combos = list(itertools.product((True, False, None), repeat=4))
     n = len(combos) + 3
     tag = json.dumps({"criteria_v0.1": dict.fromkeys(CRITERIA, True), "math_v0.1": {"math": True}})
-    battles = pl.DataFrame({
-        "battle_id": [f"b{i:03d}" for i in range(n)], "month": ["2024-07"] * n, "model_a": ["x"] * n,
-        "model_b": ["y"] * n, "winner": ["tie"] * n, "language": ["en"] * n, "turn": [1] * n,
-        "conv_id_a": [f"a{i}" for i in range(n)], "conv_id_b": [f"b{i}" for i in range(n)], "dedup_key": ["k"] * n,
-        "keep": [True] * n, "category_tag": [tag] * len(combos) + [tag, "", tag],
-        "release_tags": [None] * n, **{f"{f}_{s}": [1] * n for f in ("sum_assistant_tokens", "header_count",
-                                                                  "list_count", "bold_count") for s in "ab"}})
+    battles = pl.DataFrame(
+        {
+            "battle_id": [f"b{i:03d}" for i in range(n)],
+            "month": ["2024-07"] * n,
+            "model_a": ["x"] * n,
+            "model_b": ["y"] * n,
+            "winner": ["tie"] * n,
+            "language": ["en"] * n,
+            "turn": [1] * n,
+            "conv_id_a": [f"a{i}" for i in range(n)],
+            "conv_id_b": [f"b{i}" for i in range(n)],
+            "dedup_key": ["k"] * n,
+            "keep": [True] * n,
+            "category_tag": [tag] * len(combos) + [tag, "", tag],
+            "release_tags": [None] * n,
+            **{
+                f"{f}_{s}": [1] * n
+                for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+                for s in "ab"
+            },
+        }
+    )
     labels = pl.DataFrame(
-        [{"conv_id": f"a{i}", "code": c, "math": m, "creative_writing": w, "hard": None, "is_vision": v}
-         for i, (c, m, w, v) in enumerate(combos)] + [{"conv_id": f"a{len(combos)}", "hard": False}],
-        schema={"conv_id": pl.String} | dict.fromkeys(FLAGS, pl.Boolean))
-    out = battle_population(battles, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels)
+        [
+            {
+                "conv_id": f"a{i}",
+                "code": c,
+                "math": m,
+                "creative_writing": w,
+                "hard": None,
+                "is_vision": v,
+            }
+            for i, (c, m, w, v) in enumerate(combos)
+        ]
+        + [{"conv_id": f"a{len(combos)}", "hard": False}],
+        schema={"conv_id": pl.String} | dict.fromkeys(FLAGS, pl.Boolean),
+    )
+    out = battle_population(
+        battles, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels
+    )
     names = ("coding", "math", "creative_writing", "vision")
     for (c, m, w, v), got in zip(combos, out["category"]):
         if (c, m, w, v) == (None, None, None, None):
@@ -337,32 +514,55 @@ def test_battle_category_rules_and_when_release_tags_stand_in() -> None:
     # one battle id twice (a re-ingested vote): each row keeps its own flags
     writing = combos.index((None, None, True, None))
     twice = battles[[writing, len(combos) + 2]].with_columns(battle_id=pl.lit("same"))
-    again = battle_population(twice, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels)
+    again = battle_population(
+        twice, pl.DataFrame({"conv_id": [f"{s}{i}" for s in "ab" for i in range(n)]}), labels
+    )
     assert sorted(again["category"].to_list()) == ["creative_writing", "math"] and again.height == 2
 
 
 def test_judge_list_errors_are_one_line() -> None:
     assert [s.kind for s in parse_judges("gpt-4o, reward:rm-8b ,longer,markdown")] == [
-        "llm", "reward", "baseline", "baseline"]
+        "llm",
+        "reward",
+        "baseline",
+        "baseline",
+    ]
     for bad, says in (("", "no judges"), ("a,a", "twice"), ("reward:", "name the reward model")):
         with pytest.raises(ValueError, match=says):
             parse_judges(bad)
 
 
 def test_over_refusal_classes_rates_and_board() -> None:
-    conv = pl.DataFrame({
-        "conv_id": [f"c{i}" for i in range(8)], "model": ["careful"] * 4 + ["bold"] * 4,
-        "dedup_key": ["s1", "s2", "t1", "o1"] * 2,
-        "moderation_flagged": [None, None, True, False] * 2,
-        "refused": [True, True, True, False, False, False, False, None]})
-    risk = pl.DataFrame({"dedup_key": ["s1", "s2", "t1", "o1"], "sensitive": [True, True, True, False],
-                         "harmful": [False, None, True, False]})
+    conv = pl.DataFrame(
+        {
+            "conv_id": [f"c{i}" for i in range(8)],
+            "model": ["careful"] * 4 + ["bold"] * 4,
+            "dedup_key": ["s1", "s2", "t1", "o1"] * 2,
+            "moderation_flagged": [None, None, True, False] * 2,
+            "refused": [True, True, True, False, False, False, False, None],
+        }
+    )
+    risk = pl.DataFrame(
+        {
+            "dedup_key": ["s1", "s2", "t1", "o1"],
+            "sensitive": [True, True, True, False],
+            "harmful": [False, None, True, False],
+        }
+    )
     classes = classify(conv, risk)
-    assert classes["prompt_class"].to_list()[:4] == ["benign_sensitive", "unknown", "toxic", "other"]
+    assert classes["prompt_class"].to_list()[:4] == [
+        "benign_sensitive",
+        "unknown",
+        "toxic",
+        "other",
+    ]
     rates = refusal_rates(classes)
     careful = rates.filter(pl.col("model") == "careful").sort("prompt_class")
     assert careful.select("prompt_class", "conversations", "refusals").rows() == [
-        ("benign_sensitive", 1, 1), ("other", 1, 0), ("toxic", 1, 1)]
+        ("benign_sensitive", 1, 1),
+        ("other", 1, 0),
+        ("toxic", 1, 1),
+    ]
     board = over_refusal_board(rates)
     assert board["model"].to_list() == ["careful", "bold"]
     assert board["over_refuser"].to_list() == [None, None]  # too few conversations to say
@@ -371,20 +571,46 @@ def test_over_refusal_classes_rates_and_board() -> None:
 def test_baselines_on_real_battles_match_a_hand_count(real_data: Path) -> None:
     """``longer`` on the 100 real 2024 battles: our pick from the battles' token columns
     against a count done here from the file's own num_tokens."""
-    rows = [json.loads(line) for line in (real_data / "battles" / "clean_battles_2024_full_conversations.jsonl")
-            .read_text().splitlines() if line.strip()]
-    tok = {s: [sum(m.get("num_tokens", 0) for m in r[f"conversation_{s}"] if m["role"] == "assistant")
-               for r in rows] for s in "ab"}
-    sample = pl.DataFrame({"battle_id": [r["question_id"] for r in rows], "tokens_a": tok["a"],
-                           "tokens_b": tok["b"], "markdown_a": [0] * len(rows), "markdown_b": [0] * len(rows)})
+    rows = [
+        json.loads(line)
+        for line in (real_data / "battles" / "clean_battles_2024_full_conversations.jsonl")
+        .read_text()
+        .splitlines()
+        if line.strip()
+    ]
+    tok = {
+        s: [
+            sum(m.get("num_tokens", 0) for m in r[f"conversation_{s}"] if m["role"] == "assistant")
+            for r in rows
+        ]
+        for s in "ab"
+    }
+    sample = pl.DataFrame(
+        {
+            "battle_id": [r["question_id"] for r in rows],
+            "tokens_a": tok["a"],
+            "tokens_b": tok["b"],
+            "markdown_a": [0] * len(rows),
+            "markdown_b": [0] * len(rows),
+        }
+    )
     picks = baseline_verdicts(sample, "longer")["pick"].to_list()
-    decisive = [(r["winner"], ta, tb) for r, ta, tb in zip(rows, tok["a"], tok["b"])
-                if r["winner"] in ("model_a", "model_b")]
+    decisive = [
+        (r["winner"], ta, tb)
+        for r, ta, tb in zip(rows, tok["a"], tok["b"])
+        if r["winner"] in ("model_a", "model_b")
+    ]
     # PPE's accuracy: the longer side won (equal lengths: the baseline ties, selects neither)
-    expected = sum(ta != tb and (ta > tb) == (w == "model_a") for w, ta, tb in decisive) / len(decisive)
-    frame = sample.with_columns(winner=pl.Series([r["winner"] for r in rows]), pick=pl.Series(picks),
-                                dedup_key=pl.col("battle_id"), game1=pl.lit(None, pl.String),
-                                game2=pl.lit(None, pl.String))
+    expected = sum(ta != tb and (ta > tb) == (w == "model_a") for w, ta, tb in decisive) / len(
+        decisive
+    )
+    frame = sample.with_columns(
+        winner=pl.Series([r["winner"] for r in rows]),
+        pick=pl.Series(picks),
+        dedup_key=pl.col("battle_id"),
+        game1=pl.lit(None, pl.String),
+        game2=pl.lit(None, pl.String),
+    )
     got = slice_metrics(frame, AgreementOptions(rounds=20))
     assert got["accuracy"] == pytest.approx(expected)
     assert 0.3 < got["accuracy"] < 0.8 and got["decisive_votes"] == len(decisive)
@@ -397,9 +623,22 @@ def test_release_is_refusal_fills_missing_refusal_labels(tmp_path: Path) -> None
     from arena_assets.storage import Lake
 
     lake = Lake(str(tmp_path / "lake"))
-    lake.write("battles", "2024-07", pl.DataFrame({
-        "battle_id": ["b1", "b2", "b3"], "conv_id_a": ["c1a", "c2a", "c3a"], "conv_id_b": ["c1b", "c2b", "c3b"],
-        "release_tags": [json.dumps({"is_refusal": False}), json.dumps({"is_refusal": True}), None]}))
+    lake.write(
+        "battles",
+        "2024-07",
+        pl.DataFrame(
+            {
+                "battle_id": ["b1", "b2", "b3"],
+                "conv_id_a": ["c1a", "c2a", "c3a"],
+                "conv_id_b": ["c1b", "c2b", "c3b"],
+                "release_tags": [
+                    json.dumps({"is_refusal": False}),
+                    json.dumps({"is_refusal": True}),
+                    None,
+                ],
+            }
+        ),
+    )
     got = release_refusals(lake, "2024-07").sort("conv_id")
     assert got.rows() == [("c1a", False), ("c1b", False)]
     assert release_refusals(lake, "2024-08").height == 0  # no battles that month
@@ -418,13 +657,15 @@ def test_reward_model_is_sent_the_real_multi_turn_conversation(tmp_path: Path) -
     seen: list[dict] = []
 
     class Pooling(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # noqa: ANN002
+        def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             seen.append(body)
-            reply = json.dumps({"data": [{"index": 0, "data": [float(len(body["messages"][-1]["content"]))]}]})
+            reply = json.dumps(
+                {"data": [{"index": 0, "data": [float(len(body["messages"][-1]["content"]))]}]}
+            )
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
@@ -433,26 +674,57 @@ def test_reward_model_is_sent_the_real_multi_turn_conversation(tmp_path: Path) -
     server = ThreadingHTTPServer(("127.0.0.1", 0), Pooling)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
+
         def side(last: str) -> list[dict]:
-            return [{"role": "user", "content": "Plan a trip", "images": []},
-                    {"role": "assistant", "content": "Where to?", "images": []},
-                    {"role": "user", "content": "Lisbon, 3 days", "images": []},
-                    {"role": "assistant", "content": last, "images": []}]
-        battles = pl.DataFrame({
-            "battle_id": ["b1"], "month": ["2024-07"], "model_a": ["x"], "model_b": ["y"], "winner": ["model_b"],
-            "language": ["en"], "turn": [2], "conv_id_a": ["ca"], "conv_id_b": ["cb"], "dedup_key": ["k"],
-            "keep": [True], **{f"{f}_{s}": [5] for f in ("sum_assistant_tokens", "header_count", "list_count",
-                                                         "bold_count") for s in "ab"}})
-        conv = pl.DataFrame({"conv_id": ["ca", "cb"], "messages": [side("Day 1: Alfama."),
-                                                                   side("Day 1: Alfama. Day 2: Belem.")]})
+            return [
+                {"role": "user", "content": "Plan a trip", "images": []},
+                {"role": "assistant", "content": "Where to?", "images": []},
+                {"role": "user", "content": "Lisbon, 3 days", "images": []},
+                {"role": "assistant", "content": last, "images": []},
+            ]
+
+        battles = pl.DataFrame(
+            {
+                "battle_id": ["b1"],
+                "month": ["2024-07"],
+                "model_a": ["x"],
+                "model_b": ["y"],
+                "winner": ["model_b"],
+                "language": ["en"],
+                "turn": [2],
+                "conv_id_a": ["ca"],
+                "conv_id_b": ["cb"],
+                "dedup_key": ["k"],
+                "keep": [True],
+                **{
+                    f"{f}_{s}": [5]
+                    for f in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+                    for s in "ab"
+                },
+            }
+        )
+        conv = pl.DataFrame(
+            {
+                "conv_id": ["ca", "cb"],
+                "messages": [side("Day 1: Alfama."), side("Day 1: Alfama. Day 2: Belem.")],
+            }
+        )
         sample = judged_battles(battles, conv)
-        task = LLMTask(model="rm", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0)
-        verdicts, report = reward_verdicts(task, sample, ResponseCache(str(tmp_path / "cache"), "reward"))
+        task = LLMTask(
+            model="rm", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0
+        )
+        verdicts, report = reward_verdicts(
+            task, sample, ResponseCache(str(tmp_path / "cache"), "reward")
+        )
     finally:
         server.shutdown()
     assert report.calls == 2 and verdicts["pick"].to_list() == ["b"]  # the longer last answer
     sent = sorted((b["messages"] for b in seen), key=lambda m: len(m[-1]["content"]))
     assert [m["role"] for m in sent[0]] == ["user", "assistant", "user", "assistant"]
-    assert [m["content"] for m in sent[1]] == ["Plan a trip", "Where to?", "Lisbon, 3 days",
-                                               "Day 1: Alfama. Day 2: Belem."]
+    assert [m["content"] for m in sent[1]] == [
+        "Plan a trip",
+        "Where to?",
+        "Lisbon, 3 days",
+        "Day 1: Alfama. Day 2: Belem.",
+    ]
     assert all(TURN_BREAK not in m["content"] for msgs in sent for m in msgs)

@@ -53,10 +53,32 @@ def ref_score_v2(text: str):
     return None
 
 
-G1 = {"A=B": ("tie", 1), "A>B": ("model_a", 1), "A>>B": ("model_a", 3), "B>A": ("model_b", 1), "B>>A": ("model_b", 3)}
-G2 = {"A=B": ("tie", 1), "A>B": ("model_b", 1), "A>>B": ("model_b", 3), "B>A": ("model_a", 1), "B>>A": ("model_a", 3)}
-L2S = {"A>B": [1], "A>>B": [1] * 3, "A=B": [0.5], "A<<B": [0] * 3, "A<B": [0], "B>A": [0], "B>>A": [0] * 3,
-       "B=A": [0.5], "B<<A": [1] * 3, "B<A": [1]}
+G1 = {
+    "A=B": ("tie", 1),
+    "A>B": ("model_a", 1),
+    "A>>B": ("model_a", 3),
+    "B>A": ("model_b", 1),
+    "B>>A": ("model_b", 3),
+}
+G2 = {
+    "A=B": ("tie", 1),
+    "A>B": ("model_b", 1),
+    "A>>B": ("model_b", 3),
+    "B>A": ("model_a", 1),
+    "B>>A": ("model_a", 3),
+}
+L2S = {
+    "A>B": [1],
+    "A>>B": [1] * 3,
+    "A=B": [0.5],
+    "A<<B": [0] * 3,
+    "A<B": [0],
+    "B>A": [0],
+    "B>>A": [0] * 3,
+    "B=A": [0.5],
+    "B<<A": [1] * 3,
+    "B<A": [1],
+}
 
 
 def ref_battles_v01(records):
@@ -78,7 +100,9 @@ def _logistic(x, y, ridge=0.0, init=0.0):
     def g(w):
         return x.T @ (1 / (1 + np.exp(-(x @ w))) - y) + ridge * w
 
-    return minimize(f, np.full(x.shape[1], init), jac=g, method="BFGS", options={"gtol": 1e-10, "maxiter": 5000}).x
+    return minimize(
+        f, np.full(x.shape[1], init), jac=g, method="BFGS", options={"gtol": 1e-10, "maxiter": 5000}
+    ).x
 
 
 def ref_mle_winrates(battles, models, baseline):
@@ -114,9 +138,12 @@ def ref_v01(records, baseline=BASE):
     for m in models:
         if m == baseline:
             continue
-        rate = lambda e: 1 / (1 + 10 ** ((1000 - e) / 400))  # noqa: E731
-        out[m] = (rate(point[m]), rate(np.percentile([b[m] for b in boots], 2.5)),
-                  rate(np.percentile([b[m] for b in boots], 97.5)))
+        rate = lambda e: 1 / (1 + 10 ** ((1000 - e) / 400))
+        out[m] = (
+            rate(point[m]),
+            rate(np.percentile([b[m] for b in boots], 2.5)),
+            rate(np.percentile([b[m] for b in boots], 97.5)),
+        )
     return out
 
 
@@ -185,8 +212,14 @@ def ref_style_v01(records, meta):
         xb = np.concatenate([x[nontie], x[nontie], x[ties]])
         yb = np.concatenate([y[nontie], y[nontie], y[ties]])
         boots.append(elo(_logistic(xb, yb, ridge=1.0)))
-    return {m: (rate(point[m]), rate(np.percentile([b[m] for b in boots], 2.5)),
-                rate(np.percentile([b[m] for b in boots], 97.5))) for m in point}
+    return {
+        m: (
+            rate(point[m]),
+            rate(np.percentile([b[m] for b in boots], 2.5)),
+            rate(np.percentile([b[m] for b in boots], 97.5)),
+        )
+        for m in point
+    }
 
 
 def ref_style_v2(records, meta, category, baseline):
@@ -214,9 +247,14 @@ def ref_style_v2(records, meta, category, baseline):
     table = []
     for draw in draws:
         w = _logistic(x[draw], y[draw], init=0.5)
-        table.append({m: np.exp(w[idx[m]]) / (np.exp(w[idx[m]]) + np.exp(w[idx[baseline]])) for m in models})
-    return {m: tuple(np.quantile([t[m] for t in table], q) for q in (0.5, 0.05, 0.95))
-            for m in models if m != baseline}
+        table.append(
+            {m: np.exp(w[idx[m]]) / (np.exp(w[idx[m]]) + np.exp(w[idx[baseline]])) for m in models}
+        )
+    return {
+        m: tuple(np.quantile([t[m] for t in table], q) for q in (0.5, 0.05, 0.95))
+        for m in models
+        if m != baseline
+    }
 
 
 # ---- judgment sets -----------------------------------------------------------------------------
@@ -252,7 +290,11 @@ def _judge_files(root: Path, tokens: dict, questions: list[str], category: dict,
             texts = []
             for game in (1, 2):
                 sign = 1 if game == 2 else -1  # candidate is A in game 2
-                d = sign * (np.tanh((tokens[model][q] - tokens[base][q]) / 350) + rng.normal(0, 0.7)) + 0.1
+                d = (
+                    sign
+                    * (np.tanh((tokens[model][q] - tokens[base][q]) / 350) + rng.normal(0, 0.7))
+                    + 0.1
+                )
                 label = None if rng.random_sample() < 0.01 else _label(d)
                 texts.append(_text(label, rng.random_sample()))
             plan.append((model, q, base, texts))
@@ -267,19 +309,38 @@ def _judge_files(root: Path, tokens: dict, questions: list[str], category: dict,
                     if version == V01:
                         if base != BASE:
                             continue
-                        rec = {"question_id": q, "model": m, "judge": "judge-x",
-                               "games": [{"user_prompt": "", "judgment": t, "score": ref_score_v01(t)} for t in texts]}
+                        rec = {
+                            "question_id": q,
+                            "model": m,
+                            "judge": "judge-x",
+                            "games": [
+                                {"user_prompt": "", "judgment": t, "score": ref_score_v01(t)}
+                                for t in texts
+                            ],
+                        }
                     else:
-                        rec = {"uid": q, "category": category[q], "judge": "judge-x", "model": m, "baseline": base,
-                               "games": [{"score": ref_score_v2(t), "judgment": {"answer": t}, "prompt": []}
-                                         for t in texts]}
+                        rec = {
+                            "uid": q,
+                            "category": category[q],
+                            "judge": "judge-x",
+                            "model": m,
+                            "baseline": base,
+                            "games": [
+                                {"score": ref_score_v2(t), "judgment": {"answer": t}, "prompt": []}
+                                for t in texts
+                            ],
+                        }
                     fh.write(json.dumps(rec) + "\n")
         out[version] = folder
     return out
 
 
 def _records(folder: Path) -> list[dict]:
-    return [json.loads(line) for f in sorted(folder.glob("*.jsonl")) for line in f.read_text().splitlines()]
+    return [
+        json.loads(line)
+        for f in sorted(folder.glob("*.jsonl"))
+        for line in f.read_text().splitlines()
+    ]
 
 
 DIFFS: dict[str, float] = {}  # largest difference seen per column (printed with -s)
@@ -291,7 +352,12 @@ def _compare(ours, ref: dict, cols: tuple[str, str, str]) -> int:
     for model, want in ref.items():
         for col, value in zip(cols, want):
             tol = SCORE_TOL if col in ("win_rate", "sc_win_rate") else BOUND_TOL
-            assert got[model][col] == pytest.approx(value, abs=tol), (model, col, got[model][col], value)
+            assert got[model][col] == pytest.approx(value, abs=tol), (
+                model,
+                col,
+                got[model][col],
+                value,
+            )
             DIFFS[col] = max(DIFFS.get(col, 0.0), abs(got[model][col] - value))
     print(f"compared {len(ref)} models: largest differences so far {DIFFS}")
     return len(ref)
@@ -302,8 +368,12 @@ def _check(folders: dict, meta: dict | None, features) -> None:
     scores = [g["score"] for r in recs01 for g in r["games"]]
     assert 0 < scores.count(None) < 0.06 * len(scores)  # unparsed games: no label, or two
     assert {"A>>B", "B>>A", "A=B"} <= set(scores)
-    ours01 = bench_leaderboard(import_arena_hard_judgments(folders[V01]), features, protocol=V01,
-                               style_control=features is not None)
+    ours01 = bench_leaderboard(
+        import_arena_hard_judgments(folders[V01]),
+        features,
+        protocol=V01,
+        style_control=features is not None,
+    )
     assert _compare(ours01, ref_v01(recs01), ("win_rate", "lower", "upper")) >= 1
     if meta is not None:
         _compare(ours01, ref_style_v01(recs01, meta), ("sc_win_rate", "sc_lower", "sc_upper"))
@@ -314,14 +384,29 @@ def _check(folders: dict, meta: dict | None, features) -> None:
         _compare(block, ref_v2(recs2, category), ("win_rate", "lower", "upper"))
         if meta is not None:
             base = CREATIVE_BASE if category == "creative_writing" else BASE
-            _compare(block, ref_style_v2(recs2, meta, category, base), ("sc_win_rate", "sc_lower", "sc_upper"))
+            _compare(
+                block,
+                ref_style_v2(recs2, meta, category, base),
+                ("sc_win_rate", "sc_lower", "sc_upper"),
+            )
 
 
 def test_parsers_match_the_anchor_on_hand_written_texts() -> None:
     from arena_assets.judging.protocol import parse_v01, parse_v2
 
-    cases = ["[[A>B]]", "x [[A>B]] y [[A>B]]", "[[A>B]] then [[B>A]]", "[b>>a]", "[[a=b]]", "[[A<B]]",
-             "none", "", "[[B<<A]] and [A>B]", "[[A>>>B]]", "[[A>B]]\n[[A=B]]"]
+    cases = [
+        "[[A>B]]",
+        "x [[A>B]] y [[A>B]]",
+        "[[A>B]] then [[B>A]]",
+        "[b>>a]",
+        "[[a=b]]",
+        "[[A<B]]",
+        "none",
+        "",
+        "[[B<<A]] and [A>B]",
+        "[[A>>>B]]",
+        "[[A>B]]\n[[A=B]]",
+    ]
     for text in cases:
         v01 = ref_score_v01(text)
         assert parse_v01(text)[0] == (v01 if v01 in G1 else None), text
@@ -339,11 +424,16 @@ def test_scores_and_intervals_on_the_real_answers(real_data, tmp_path) -> None:
             rec = json.loads(line)
             cm = rec["conv_metadata"]
             meta.setdefault(rec["model_id"], {})[rec["question_id"]] = (
-                cm["token_len"], *(sum(cm[k].values()) for k in ("header_count", "list_count", "bold_count")))
+                cm["token_len"],
+                *(sum(cm[k].values()) for k in ("header_count", "list_count", "bold_count")),
+            )
             tokens.setdefault(rec["model_id"], {})[rec["question_id"]] = cm["token_len"]
     features = import_arena_hard_answers(answers)
     questions = sorted(tokens[BASE])
-    category = {q: "creative_writing" if zlib.crc32(q.encode()) % 4 == 0 else "hard_prompt" for q in questions}
+    category = {
+        q: "creative_writing" if zlib.crc32(q.encode()) % 4 == 0 else "hard_prompt"
+        for q in questions
+    }
     _check(_judge_files(tmp_path, tokens, questions, category, seed=5), meta, features)
 
 
@@ -361,10 +451,33 @@ def test_scores_and_intervals_on_synthetic_judgment_sets(tmp_path) -> None:
     models = [BASE, CREATIVE_BASE, "model-b", "model-c"]
     questions = [f"q{i:03d}" for i in range(240)]
     tokens = {m: {q: int(rng.randint(20, 1500)) for q in questions} for m in models}
-    meta = {m: {q: (tokens[m][q], int(rng.randint(0, 6)), int(rng.randint(0, 12)), int(rng.randint(0, 8)))
-                for q in questions} for m in models}
-    features = pl.DataFrame([{"question_id": q, "model": m, "token_len": v[0], "header_count": v[1],
-                              "list_count": v[2], "bold_count": v[3]}
-                             for m, per in meta.items() for q, v in per.items()])
-    category = {q: "creative_writing" if i % 3 == 0 else "hard_prompt" for i, q in enumerate(questions)}
+    meta = {
+        m: {
+            q: (
+                tokens[m][q],
+                int(rng.randint(0, 6)),
+                int(rng.randint(0, 12)),
+                int(rng.randint(0, 8)),
+            )
+            for q in questions
+        }
+        for m in models
+    }
+    features = pl.DataFrame(
+        [
+            {
+                "question_id": q,
+                "model": m,
+                "token_len": v[0],
+                "header_count": v[1],
+                "list_count": v[2],
+                "bold_count": v[3],
+            }
+            for m, per in meta.items()
+            for q, v in per.items()
+        ]
+    )
+    category = {
+        q: "creative_writing" if i % 3 == 0 else "hard_prompt" for i, q in enumerate(questions)
+    }
     _check(_judge_files(tmp_path, tokens, questions, category, seed=9), meta, features)

@@ -5,6 +5,7 @@ leaderboard snapshot), evaluated against a real (ephemeral) Dagster instance."""
 from __future__ import annotations
 
 import os
+from datetime import UTC
 from pathlib import Path
 
 import dagster as dg
@@ -23,8 +24,9 @@ def _write(raw: Path, rel: str, text: str) -> Path:
 
 
 def _tick(instance, resources, cursor=None):
-    with dg.build_sensor_context(instance=instance, cursor=cursor, resources=resources,
-                                 sensor_name="raw_root_sensor") as context:
+    with dg.build_sensor_context(
+        instance=instance, cursor=cursor, resources=resources, sensor_name="raw_root_sensor"
+    ) as context:
         result = raw_root_sensor(context)
     return result, result.cursor
 
@@ -68,7 +70,9 @@ def test_first_tick_adopts_months_already_ingested(arena_env):
     _write(raw, "2024-02/a.jsonl", "{}\n")
     defs = load_defs()
     with dg.DagsterInstance.ephemeral() as instance:
-        instance.report_runless_asset_event(dg.AssetMaterialization("raw_logs", partition="2024-01"))
+        instance.report_runless_asset_event(
+            dg.AssetMaterialization("raw_logs", partition="2024-01")
+        )
         first, cursor = _tick(instance, defs.resources)
         assert [r.partition_key for r in first.run_requests] == ["2024-02"]
         assert "2024-01" in cursor  # adopted: its fingerprint is in the cursor
@@ -80,12 +84,15 @@ def test_schedule_skips_a_month_without_raw_files(arena_env):
     assert month_before(2024, 1) == "2023-12" and month_before(2024, 3) == "2024-02"
     defs = load_defs()
     with dg.DagsterInstance.ephemeral() as instance:
+
         def tick(when: str):
-            from datetime import datetime, timezone
+            from datetime import datetime
+
             with dg.build_schedule_context(
-                    instance=instance, resources=defs.resources,
-                    scheduled_execution_time=datetime.fromisoformat(when).replace(
-                        tzinfo=timezone.utc)) as context:
+                instance=instance,
+                resources=defs.resources,
+                scheduled_execution_time=datetime.fromisoformat(when).replace(tzinfo=UTC),
+            ) as context:
                 return monthly_refresh_schedule(context)
 
         ran = tick("2024-03-01T02:00:00")
@@ -102,9 +109,19 @@ def _materialized(instance, asset: str, months: list[str]) -> None:
 
 def _requested(result) -> dict[str, list[str]]:
     out = {}
-    for key in ("raw_logs", "conversations", "topic_labels", "topic_clusters", "battles",
-                "battle_cells", "arena_leaderboard", "leaderboard_history", "month_release",
-                "bench_prompts", "model_answers"):
+    for key in (
+        "raw_logs",
+        "conversations",
+        "topic_labels",
+        "topic_clusters",
+        "battles",
+        "battle_cells",
+        "arena_leaderboard",
+        "leaderboard_history",
+        "month_release",
+        "bench_prompts",
+        "model_answers",
+    ):
         parts = sorted(result.get_requested_partitions(dg.AssetKey(key)))
         if parts:
             out[key] = parts
@@ -125,8 +142,15 @@ def test_new_raw_month_flows_down_and_old_rewrite_refreshes_later_snapshots(aren
         _materialized(instance, "raw_rejects", ["2024-01"])
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
         cursor = result.cursor
-        downstream = ["conversations", "topic_labels", "topic_clusters", "battles",
-                      "battle_cells", "arena_leaderboard", "leaderboard_history"]
+        downstream = [
+            "conversations",
+            "topic_labels",
+            "topic_clusters",
+            "battles",
+            "battle_cells",
+            "arena_leaderboard",
+            "leaderboard_history",
+        ]
         assert _requested(result) == {k: ["2024-01"] for k in downstream}
         for asset in downstream:
             _materialized(instance, asset, ["2024-01"])
@@ -135,9 +159,17 @@ def test_new_raw_month_flows_down_and_old_rewrite_refreshes_later_snapshots(aren
         assert _requested(result) == {}  # handled: no second request
 
         # months 2 and 3 complete (as a backfill would leave them)
-        for asset in ("raw_logs", "raw_rejects", "conversations", "topic_labels",
-                      "topic_clusters", "battles", "battle_cells", "arena_leaderboard",
-                      "leaderboard_history"):
+        for asset in (
+            "raw_logs",
+            "raw_rejects",
+            "conversations",
+            "topic_labels",
+            "topic_clusters",
+            "battles",
+            "battle_cells",
+            "arena_leaderboard",
+            "leaderboard_history",
+        ):
             _materialized(instance, asset, months[1:])
         result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=cursor)
         cursor = result.cursor

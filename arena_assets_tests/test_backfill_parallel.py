@@ -33,7 +33,7 @@ def test_plan_from_the_code_location_serialises_only_what_reads_earlier_months()
     # runs may be waited for too, never a later month's)
     for i in (1, 2):
         assert {ingest[i].key, battles[i - 1].key} <= battles[i].after
-        assert battles[i].after <= {r.key for r in ingest[:i + 1] + battles[:i]}
+        assert battles[i].after <= {r.key for r in ingest[: i + 1] + battles[:i]}
     # the cumulative boards: one run over the range after every month they read
     boards = next(r for r in plan if "arena_leaderboard" in r.assets)
     assert boards.months == tuple(MONTHS) and {r.key for r in ingest + battles} <= boards.after
@@ -42,21 +42,28 @@ def test_plan_from_the_code_location_serialises_only_what_reads_earlier_months()
     for run in plan:
         assert run.after <= seen
         seen.add(run.key)
-    assert {a for r in plan for a in r.assets} >= {"judgments", "bench_leaderboard", "leaderboard_history"}
-
+    assert {a for r in plan for a in r.assets} >= {
+        "judgments",
+        "bench_leaderboard",
+        "leaderboard_history",
+    }
 
 
 def test_a_month_asset_reading_every_earlier_month_waits_only_for_earlier_months():
     # a per-month asset on a cumulative mapping (p2l_model reads the replayed months) beside
     # one that reads its own previous month: month i waits for months <= i, so no cycle
-    nodes = [AssetNode("ingest", None), AssetNode("battles", None, (("ingest", 0), ("battles", -1))),
-             AssetNode("model", None, (("ingest", -1200), ("battles", -1200)))]
+    nodes = [
+        AssetNode("ingest", None),
+        AssetNode("battles", None, (("ingest", 0), ("battles", -1))),
+        AssetNode("model", None, (("ingest", -1200), ("battles", -1200))),
+    ]
     plan = plan_parallel(nodes, MONTHS)
     serial = [r for r in plan if "model" in r.assets]
     assert [r.months for r in serial] == [(m,) for m in MONTHS]
     for i, run in enumerate(serial):
         waited = {m for k in run.after for m in (k[2:] if k[0] == "month" else ())}
-        assert waited <= set(MONTHS[:i + 1]) and set(MONTHS[:i]) <= waited
+        assert waited <= set(MONTHS[: i + 1]) and set(MONTHS[:i]) <= waited
+
 
 CHILD = r"""
 import os, sys
@@ -79,8 +86,10 @@ def _launcher(tmp_path: Path, modes: dict):
     log = tmp_path / "order.log"
 
     def launch(run: ParallelRun) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", CHILD, run.key, str(log), str(fifo),
-                                 modes.get(run.key, "plain")])
+        return subprocess.Popen(
+            [sys.executable, "-c", CHILD, run.key, str(log), str(fifo), modes.get(run.key, "plain")]
+        )
+
     return launch, log
 
 
@@ -114,10 +123,10 @@ def test_a_failed_run_stops_what_waits_on_it(tmp_path):
 def _pool_run(ops: tuple, months: tuple):
     """A stand-in run for the worker pool (module level: spawned workers import it): the
     CHILD script's steps, in the worker process."""
-    from arena_assets.pipeline.worker_pool import RunOutcome
-
     import time
     from pathlib import Path
+
+    from arena_assets.pipeline.worker_pool import RunOutcome
 
     key, log, meet, mode = ops
     with open(log, "a") as f:
@@ -146,15 +155,22 @@ def test_the_worker_pool_overlaps_independent_runs_and_stops_after_a_failure(tmp
 
     lines: list[str] = []
     # a1 and a2 each wait for the other to have started: both alive at once, or they fail
-    left = execute_runs(_runs(), ops_of({"a1": "meet:a2", "a2": "meet:a1"}), 2, lines.append,
-                        execute=_pool_run, initializer=None)
+    left = execute_runs(
+        _runs(),
+        ops_of({"a1": "meet:a2", "a2": "meet:a1"}),
+        2,
+        lines.append,
+        execute=_pool_run,
+        initializer=None,
+    )
     assert left == [] and len(lines) == 4
     at = {line: i for i, line in enumerate(log.read_text().split("\n"))}
     assert max(at["start a1"], at["start a2"]) < min(at["end a1"], at["end a2"])
     assert at["end a1"] < at["start b1"] and max(at["end a2"], at["end b1"]) < at["start b2"]
     log.unlink()
-    left = execute_runs(_runs(), ops_of({"a1": "fail"}), 1, lines.append,
-                        execute=_pool_run, initializer=None)
+    left = execute_runs(
+        _runs(), ops_of({"a1": "fail"}), 1, lines.append, execute=_pool_run, initializer=None
+    )
     assert [r.key for r in left] == ["a1", "a2", "b1", "b2"]  # the failed one, then the rest
     assert "start b1" not in log.read_text() and "FAILED" in lines[-4]
     assert all("not started" in line for line in lines[-3:])

@@ -15,6 +15,7 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.contracts import REJECT_REASONS
 from arena_assets.ingest import (
     load_model_registry,
     parse_lines,
@@ -24,7 +25,6 @@ from arena_assets.ingest import (
 )
 from arena_assets.ingest.dupkeys import conflicting_key
 from arena_assets.pipeline.ingest import ingest_month
-from arena_assets.contracts import REJECT_REASONS
 from arena_assets.storage import Lake
 from arena_assets_tests.test_ingest import MONTH, chat, line, vote
 
@@ -42,16 +42,24 @@ def reasons(*lines: bytes) -> list[str | None]:
 # -- votes that contradict themselves ---------------------------------------------------
 def test_shown_model_names_must_agree_with_the_states() -> None:
     assert reasons(
-        line(vote(models=["model-x", "model-y"], anony=False)),   # agrees
-        line(vote("v-2", models=["", None])),                       # hidden names
-        line(vote("v-3", models=["model-x", ""])),                  # one revealed, right
-        line(vote("v-4", models=["model-y", "model-x"])),           # swapped
-        line(vote("v-5", models=["model-x", "gpt-9"])),             # another model
-        line(vote("v-6", models=["model-x"])),                      # one name
+        line(vote(models=["model-x", "model-y"], anony=False)),  # agrees
+        line(vote("v-2", models=["", None])),  # hidden names
+        line(vote("v-3", models=["model-x", ""])),  # one revealed, right
+        line(vote("v-4", models=["model-y", "model-x"])),  # swapped
+        line(vote("v-5", models=["model-x", "gpt-9"])),  # another model
+        line(vote("v-6", models=["model-x"])),  # one name
         line(vote("v-7", models=["model-x", "model-y", "model-z"])),
         line(vote("v-8", models=[7, ""])),
-    ) == [None, None, None, "models_mismatch", "models_mismatch", "models_mismatch",
-          "models_mismatch", "wrong_type"]
+    ) == [
+        None,
+        None,
+        None,
+        "models_mismatch",
+        "models_mismatch",
+        "models_mismatch",
+        "models_mismatch",
+        "wrong_type",
+    ]
 
 
 def test_both_sides_one_conversation_is_rejected() -> None:
@@ -69,24 +77,53 @@ def _dup_top(event: dict, key: str, value: object) -> bytes:
 
 
 def test_duplicate_keys_with_different_values_are_rejected() -> None:
-    msg_dup = line(chat("e-3")).replace(b'"content":"Hi there"',
-                                        b'"content":"Hi there","content":"Bye"')
-    state_dup = line(vote("v-4")).replace(b'"model_name":"model-y"',
-                                          b'"model_name":"model-z","model_name":"model-y"')
-    same_dup = _dup_top(chat("e-5"), "type", "chat")                 # repeated, equal value
-    spaced = json.dumps(chat("e-6")).encode()                        # ", " and ": " separators
-    spaced_dup = json.dumps(chat("e-7")).encode().replace(b'"anony": false',
-                                                          b'"anony": true, "anony": false')
-    code = line(chat("e-8", state={**chat()["state"], "messages": [
-        {"role": "user", "content": 'parse {"a": 1, "a": 2} please'},
-        {"role": "assistant", "content": 'key "a": last wins'}]}))
+    msg_dup = line(chat("e-3")).replace(
+        b'"content":"Hi there"', b'"content":"Hi there","content":"Bye"'
+    )
+    state_dup = line(vote("v-4")).replace(
+        b'"model_name":"model-y"', b'"model_name":"model-z","model_name":"model-y"'
+    )
+    same_dup = _dup_top(chat("e-5"), "type", "chat")  # repeated, equal value
+    spaced = json.dumps(chat("e-6")).encode()  # ", " and ": " separators
+    spaced_dup = (
+        json.dumps(chat("e-7"))
+        .encode()
+        .replace(b'"anony": false', b'"anony": true, "anony": false')
+    )
+    code = line(
+        chat(
+            "e-8",
+            state={
+                **chat()["state"],
+                "messages": [
+                    {"role": "user", "content": 'parse {"a": 1, "a": 2} please'},
+                    {"role": "assistant", "content": 'key "a": last wins'},
+                ],
+            },
+        )
+    )
     extra = line({**chat("e-9"), "meta": {"client": {"v": 1, "os": "x"}, "tags": [{"k": 1}]}})
     assert reasons(
         _dup_top(chat("e-1"), "type", "leftvote"),
         _dup_top(chat("e-2"), "ip", "198.51.100.9"),
-        msg_dup, state_dup, same_dup, spaced, spaced_dup, code, extra,
-    ) == ["duplicate_key", "duplicate_key", "duplicate_key", "duplicate_key", None, None,
-          "duplicate_key", None, None]
+        msg_dup,
+        state_dup,
+        same_dup,
+        spaced,
+        spaced_dup,
+        code,
+        extra,
+    ) == [
+        "duplicate_key",
+        "duplicate_key",
+        "duplicate_key",
+        "duplicate_key",
+        None,
+        None,
+        "duplicate_key",
+        None,
+        None,
+    ]
 
 
 def test_duplicate_key_prefilter_sends_few_lines_to_the_slow_path() -> None:
@@ -115,8 +152,12 @@ def test_other_log_extensions_are_read_and_the_rest_listed(tmp_path: Path) -> No
     (folder / "events.jsonl.bak").write_bytes(line(chat("z")))
     (folder / ".partial.jsonl").write_bytes(b"")
     listing = scan_month(str(tmp_path), MONTH)
-    assert [Path(f).name for f in listing.files] == ["a.ndjson", "b.JSONL", "c.NDJSON.GZ",
-                                                     "d.Parquet"]
+    assert [Path(f).name for f in listing.files] == [
+        "a.ndjson",
+        "b.JSONL",
+        "c.NDJSON.GZ",
+        "d.Parquet",
+    ]
     assert dict(listing.skipped).keys() == {".partial.jsonl", "events.jsonl.bak", "notes.txt"}
     assert "not a log extension" in dict(listing.skipped)["notes.txt"]
     assert "notes.txt" in listing.describe() and "events.jsonl.bak" in listing.describe()
@@ -124,8 +165,9 @@ def test_other_log_extensions_are_read_and_the_rest_listed(tmp_path: Path) -> No
     parsed = parse_month(str(tmp_path), MONTH, salt="s", known_models=None)
     assert parsed.raw_logs["event_id"].to_list() == ["a", "b", "c"]
     # the ingest step carries the listing into its stats (run log and metadata)
-    stats = ingest_month(Lake(str(tmp_path / "lake")), str(tmp_path), MONTH, salt="s",
-                         known_models=None)
+    stats = ingest_month(
+        Lake(str(tmp_path / "lake")), str(tmp_path), MONTH, salt="s", known_models=None
+    )
     assert stats.accepted == 3 and len(stats.listing.skipped) == 3
 
 
@@ -173,7 +215,8 @@ def test_truncated_gzip_keeps_the_lines_before_the_break(tmp_path: Path, workers
 
 
 def test_truncated_gzip_fails_the_check_unless_partial_files_are_allowed(
-        tmp_path: Path, arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena_assets_tests.harness import materialize
 
     _truncated_month(Path(arena_env["ARENA_RAW_ROOT"]))
@@ -189,8 +232,9 @@ def test_truncated_gzip_fails_the_check_unless_partial_files_are_allowed(
     assert checks["no_partial_files"].passed is True
 
 
-def test_missing_month_folder_names_the_root_read(tmp_path: Path, arena_env: dict[str, str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_month_folder_names_the_root_read(
+    tmp_path: Path, arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena_assets_tests.harness import failure_lines, materialize
 
     monkeypatch.chdir(tmp_path)
@@ -206,8 +250,9 @@ def test_missing_month_folder_names_the_root_read(tmp_path: Path, arena_env: dic
 
 
 # -- environment ---------------------------------------------------------------------------
-def test_shell_environment_wins_over_dotenv(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_shell_environment_wins_over_dotenv(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena_assets.envfile import dagster_workdir, setting
 
     (tmp_path / ".env").write_text("ARENA_RAW_ROOT=./from-dotenv\nARENA_X_ONLY_FILE=file\n")
@@ -242,35 +287,69 @@ def test_simulator_extra_junk_kinds_get_their_reasons(tmp_path: Path) -> None:
     assert set(EXTRA_MALFORMED_KINDS.values()) <= set(REJECT_REASONS)
     assert not set(EXTRA_MALFORMED_KINDS) & set(MALFORMED_KINDS)  # default planting unchanged
     simulate_months(tmp_path, ["2024-05"], 30, seed=1)
-    events = [orjson.loads(x) for x in next((tmp_path / "2024-05").glob("*.jsonl"))
-              .read_bytes().splitlines() if x.strip().startswith(b"{")]
+    events = [
+        orjson.loads(x)
+        for x in next((tmp_path / "2024-05").glob("*.jsonl")).read_bytes().splitlines()
+        if x.strip().startswith(b"{")
+    ]
     events = [e for e in events if isinstance(e, dict) and e.get("type") and "event_id" in e]
     names = sorted(load_model_registry(str(tmp_path)))
     counter = iter(range(10**6))
-    ctx = JunkContext(random.Random(0), lambda: f"x-e-{next(counter)}",
-                      lambda: f"x-c-{next(counter)}",
-                      lambda name: next(n for n in names if n != name))
+    ctx = JunkContext(
+        random.Random(0),
+        lambda: f"x-e-{next(counter)}",
+        lambda: f"x-c-{next(counter)}",
+        lambda name: next(n for n in names if n != name),
+    )
     for kind, reason in EXTRA_MALFORMED_KINDS.items():
         for event in events[:5]:
             junk = make_junk(kind, event, b"", ctx)
-            part = parse_lines([junk], "2024-05/x.jsonl", "2024-05", salt="s",
-                               known_models=set(names))
+            part = parse_lines(
+                [junk], "2024-05/x.jsonl", "2024-05", salt="s", known_models=set(names)
+            )
             assert part.rejects["reason"].to_list() == [reason], (kind, part.rejects["detail"])
 
 
 def test_ingest_cli_names_skipped_files_and_partial_files(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from arena_assets.cli import main as cli_main
 
     _truncated_month(tmp_path)
     (tmp_path / MONTH / "readme.md").write_text("not logs")
-    assert cli_main(["ingest", str(tmp_path), "--month", MONTH, "--out", str(tmp_path / "out"),
-                     "--salt", "s"]) == 0
+    assert (
+        cli_main(
+            [
+                "ingest",
+                str(tmp_path),
+                "--month",
+                MONTH,
+                "--out",
+                str(tmp_path / "out"),
+                "--salt",
+                "s",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "readme.md (not a log extension" in err
     assert f"partial file: {MONTH}/b.jsonl.gz: last good line" in err
-    assert cli_main(["ingest", str(tmp_path / "nowhere"), "--month", MONTH,
-                     "--out", str(tmp_path / "out2"), "--salt", "s"]) == 2
+    assert (
+        cli_main(
+            [
+                "ingest",
+                str(tmp_path / "nowhere"),
+                "--month",
+                MONTH,
+                "--out",
+                str(tmp_path / "out2"),
+                "--salt",
+                "s",
+            ]
+        )
+        == 2
+    )
     assert f"{tmp_path / 'nowhere'}" in capsys.readouterr().err
 
 
@@ -297,7 +376,8 @@ def test_duplicate_key_check_agrees_with_a_full_decoder_on_real_lines(real_data:
 
 
 def test_demo_dagster_runs_take_the_shell_value_over_dotenv(
-        arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`arena-assets demo` starts the Dagster CLI, which loads .env over the shell; through
     envfile.dagster_workdir the shell's ARENA_RAW_ROOT wins, the .env's relative lake
     root still means the project's folder."""
@@ -306,9 +386,16 @@ def test_demo_dagster_runs_take_the_shell_value_over_dotenv(
 
     project = tmp_path / "project"
     project.mkdir()
-    (project / ".env").write_text("".join(
-        f"{k}={v}\n" for k, v in {**arena_env, "ARENA_RAW_ROOT": "./dotenv-raw",
-                                  "ARENA_LAKE_ROOT": "./lake"}.items()))
+    (project / ".env").write_text(
+        "".join(
+            f"{k}={v}\n"
+            for k, v in {
+                **arena_env,
+                "ARENA_RAW_ROOT": "./dotenv-raw",
+                "ARENA_LAKE_ROOT": "./lake",
+            }.items()
+        )
+    )
     home = tmp_path / "home"
     home.mkdir()
     (home / "dagster.yaml").write_text((Path(__file__).parents[1] / "dagster.yaml").read_text())

@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import polars as pl
 import pytest
 
-from arena_assets.battles import AliasRule, AnomalyConfig, BattleConfig, build_battles, style_features
+from arena_assets.battles import (
+    AliasRule,
+    AnomalyConfig,
+    BattleConfig,
+    build_battles,
+    style_features,
+)
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.contracts import WINNER_OF_VOTE
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
-MONTH_START = datetime(2024, 5, 1, tzinfo=timezone.utc)
+MONTH_START = datetime(2024, 5, 1, tzinfo=UTC)
 MODELS = {f"model-{c}": 1000 + 40 * i for i, c in enumerate("abcdefghij")}
 
 
@@ -27,26 +33,62 @@ class Arena:
     convs: list[dict] = field(default_factory=list)
     truth: list[dict] = field(default_factory=list)
 
-    def vote(self, voter: str, t: datetime, a: str, b: str, vote_type: str, *, anony: bool = True,
-             prompt: str | None = None, answer_a: str = "Sure.", answer_b: str = "Okay.",
-             abusive: bool = False, kind: str | None = None) -> str:
+    def vote(
+        self,
+        voter: str,
+        t: datetime,
+        a: str,
+        b: str,
+        vote_type: str,
+        *,
+        anony: bool = True,
+        prompt: str | None = None,
+        answer_a: str = "Sure.",
+        answer_b: str = "Okay.",
+        abusive: bool = False,
+        kind: str | None = None,
+    ) -> str:
         i = len(self.votes)
         prompt = prompt if prompt is not None else f"question number {i}"
-        msgs = lambda answer: [  # noqa: E731
+        msgs = lambda answer: [
             {"role": "user", "content": prompt, "images": []},
             {"role": "assistant", "content": answer, "images": []},
         ]
         event = f"e-{i:06d}"
-        self.votes.append({
-            "month": "2024-05", "event_id": event, "source_file": "2024-05/x.jsonl", "line_no": i + 1,
-            "tstamp": t, "type": vote_type, "anony": anony, "user_hash": voter,
-            "conv_id_a": f"c-{i}-a", "model_a": a, "messages_a": msgs(answer_a),
-            "conv_id_b": f"c-{i}-b", "model_b": b, "messages_b": msgs(answer_b), "source_format": "native",
-        })
+        self.votes.append(
+            {
+                "month": "2024-05",
+                "event_id": event,
+                "source_file": "2024-05/x.jsonl",
+                "line_no": i + 1,
+                "tstamp": t,
+                "type": vote_type,
+                "anony": anony,
+                "user_hash": voter,
+                "conv_id_a": f"c-{i}-a",
+                "model_a": a,
+                "messages_a": msgs(answer_a),
+                "conv_id_b": f"c-{i}-b",
+                "model_b": b,
+                "messages_b": msgs(answer_b),
+                "source_format": "native",
+            }
+        )
         for side, model in (("a", a), ("b", b)):
-            self.convs.append({"conv_id": f"c-{i}-{side}", "model": model, "tstamp": t, "first_tstamp": t,
-                               "user_hash": voter, "anony": anony, "turns": 1, "first_prompt": prompt,
-                               "language": "en", "dedup_key": f"k:{prompt}"})
+            self.convs.append(
+                {
+                    "conv_id": f"c-{i}-{side}",
+                    "model": model,
+                    "tstamp": t,
+                    "first_tstamp": t,
+                    "user_hash": voter,
+                    "anony": anony,
+                    "turns": 1,
+                    "first_prompt": prompt,
+                    "language": "en",
+                    "dedup_key": f"k:{prompt}",
+                }
+            )
         self.truth.append({"battle_id": event, "abusive": abusive, "abuse_kind": kind})
         return event
 
@@ -54,8 +96,10 @@ class Arena:
         raw = pl.DataFrame(self.votes, schema=RAW_LOGS_SCHEMA)
         conv = pl.DataFrame(self.convs).with_columns(pl.lit("2024-05").alias("month"))
         conv = conv.select(
-            [pl.col(c).cast(t) if c in conv.columns else pl.lit(None, dtype=t).alias(c)
-             for c, t in CONVERSATIONS_SCHEMA.items()]
+            [
+                pl.col(c).cast(t) if c in conv.columns else pl.lit(None, dtype=t).alias(c)
+                for c, t in CONVERSATIONS_SCHEMA.items()
+            ]
         )
         return raw, conv
 
@@ -98,14 +142,28 @@ def synthetic_month(seed: int = 7, n_light: int = 700, n_heavy: int = 12) -> Are
         for s in sorted(rng.uniform(0, month_s, int(rng.integers(25, 61)))):
             other = names[int(rng.choice([i for i in range(len(names)) if names[i] != target]))]
             a, b = (target, other) if rng.random() < 0.5 else (other, target)
-            arena.vote(f"booster-{v}", MONTH_START + timedelta(seconds=float(s)), a, b,
-                       "leftvote" if a == target else "rightvote", abusive=True, kind="always_for")
+            arena.vote(
+                f"booster-{v}",
+                MONTH_START + timedelta(seconds=float(s)),
+                a,
+                b,
+                "leftvote" if a == target else "rightvote",
+                abusive=True,
+                kind="always_for",
+            )
     for v in range(4):  # 40 random votes within ~8 minutes
         start = rng.uniform(0, month_s - 3600)
         for s in start + np.cumsum(rng.uniform(5, 15, 40)):
             a, b = pair()
-            arena.vote(f"burst-{v}", MONTH_START + timedelta(seconds=float(s)), a, b,
-                       str(rng.choice(["leftvote", "rightvote"])), abusive=True, kind="burst")
+            arena.vote(
+                f"burst-{v}",
+                MONTH_START + timedelta(seconds=float(s)),
+                a,
+                b,
+                str(rng.choice(["leftvote", "rightvote"])),
+                abusive=True,
+                kind="burst",
+            )
     return arena
 
 
@@ -132,7 +190,9 @@ def test_every_vote_is_one_row_with_mapped_winner(month) -> None:
 
 def test_abuse_filter_meets_detection_targets(month) -> None:
     arena, result = month
-    truth = pl.DataFrame(arena.truth, schema={"battle_id": pl.String, "abusive": pl.Boolean, "abuse_kind": pl.String})
+    truth = pl.DataFrame(
+        arena.truth, schema={"battle_id": pl.String, "abusive": pl.Boolean, "abuse_kind": pl.String}
+    )
     judged = result.battles.join(truth, on="battle_id")
     abuse_rules = pl.col("anomalous_voter") | pl.col("vote_burst") | pl.col("daily_cap")
     rates = judged.group_by("abusive").agg(abuse_rules.mean().alias("removed"))
@@ -149,7 +209,9 @@ def test_abuse_filter_meets_detection_targets(month) -> None:
 def test_deterministic(month) -> None:
     arena, result = month
     raw, conv = arena.frames()
-    again = build_battles(raw.sample(fraction=1.0, shuffle=True, seed=1), conv, BattleConfig(seed=3))
+    again = build_battles(
+        raw.sample(fraction=1.0, shuffle=True, seed=1), conv, BattleConfig(seed=3)
+    )
     assert again.battles.equals(result.battles)
     assert again.removed_by_reason == result.removed_by_reason
 
@@ -170,12 +232,18 @@ def test_style_features_skip_code_blocks() -> None:
         "```bash\n# not a header\n- not an item\n**not bold**\n```\n"
         "1. first\n2. second\n- dash\n* star\n###### deep\n#no space\n"
     )
-    f = style_features([{"role": "user", "content": "# user header"}, {"role": "assistant", "content": text}])
+    f = style_features(
+        [{"role": "user", "content": "# user header"}, {"role": "assistant", "content": text}]
+    )
     assert f["header_count"] == 3
     assert (f["ordered_list_count"], f["unordered_list_count"], f["list_count"]) == (2, 2, 4)
     assert f["bold_count"] == 2
-    unclosed = style_features([{"role": "assistant", "content": "## a\n```\n## hidden"},
-                               {"role": "assistant", "content": "## b"}])
+    unclosed = style_features(
+        [
+            {"role": "assistant", "content": "## a\n```\n## hidden"},
+            {"role": "assistant", "content": "## b"},
+        ]
+    )
     assert unclosed["header_count"] == 2
     assert style_features([{"role": "assistant", "content": ""}])["sum_assistant_tokens"] == 0
 
@@ -186,10 +254,16 @@ def test_style_matches_published_arena_hard_metadata(real_data) -> None:
         for line in path.read_text().splitlines()[:150]:
             rec = json.loads(line)
             meta = rec["conv_metadata"]
-            feats = style_features([{"role": "assistant", "content": rec["choices"][0]["turns"][0]["content"]}])
-            rows.append((feats["header_count"] == sum(meta["header_count"].values()),
-                         feats["list_count"] == sum(meta["list_count"].values()),
-                         feats["bold_count"] == sum(meta["bold_count"].values())))
+            feats = style_features(
+                [{"role": "assistant", "content": rec["choices"][0]["turns"][0]["content"]}]
+            )
+            rows.append(
+                (
+                    feats["header_count"] == sum(meta["header_count"].values()),
+                    feats["list_count"] == sum(meta["list_count"].values()),
+                    feats["bold_count"] == sum(meta["bold_count"].values()),
+                )
+            )
     agree = np.array(rows).mean(axis=0)
     assert len(rows) >= 300 and (agree >= 0.98).all(), agree
 
@@ -199,8 +273,14 @@ def _small(*specs: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
     for i, spec in enumerate(specs):
         spec = dict(spec)
         t = spec.pop("t", MONTH_START + timedelta(hours=i))
-        arena.vote(spec.pop("voter", f"v{i}"), t, spec.pop("a", "model-a"), spec.pop("b", "model-b"),
-                   spec.pop("type", "leftvote"), **spec)
+        arena.vote(
+            spec.pop("voter", f"v{i}"),
+            t,
+            spec.pop("a", "model-a"),
+            spec.pop("b", "model-b"),
+            spec.pop("type", "leftvote"),
+            **spec,
+        )
     return arena.frames()
 
 
@@ -216,7 +296,12 @@ def test_identity_leak_uses_word_boundaries() -> None:
     assert b["leaked_names_a"][0].to_list() == ["claude"]
     assert b["removed_reason"].to_list() == ["identity_leak", None, "identity_leak", None]
     custom = BattleConfig(derive_identity_names=False, identity_names={"claude-x": ["claudette"]})
-    assert build_battles(raw, conv, custom).battles["identity_leak"].to_list() == [False, True, False, False]
+    assert build_battles(raw, conv, custom).battles["identity_leak"].to_list() == [
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_alias_depends_on_date() -> None:
@@ -227,8 +312,10 @@ def test_alias_depends_on_date() -> None:
         {"b": "gpt-4-turbo", "t": switch + timedelta(days=2)},
         {"a": "gpt-4-turbo", "t": switch + timedelta(hours=3)},  # both windows hold this day
     )
-    rules = (AliasRule("gpt-4-turbo", "gpt-4-turbo-2024-04-09", switch.date(), None),
-             ("gpt-4-turbo", "gpt-4-1106-preview", None, "2024-05-11"))
+    rules = (
+        AliasRule("gpt-4-turbo", "gpt-4-turbo-2024-04-09", switch.date(), None),
+        ("gpt-4-turbo", "gpt-4-1106-preview", None, "2024-05-11"),
+    )
     result = build_battles(raw, conv, BattleConfig(aliases=rules))
     b = result.battles.sort("tstamp")
     new, old = "gpt-4-turbo-2024-04-09", "gpt-4-1106-preview"
@@ -255,10 +342,20 @@ def test_dedup_keeps_seeded_sample_of_popular_prompt_only() -> None:
     assert hi["keep"].sum() == threshold and hi["dedup_sampled_out"].sum() == 30 - threshold
     assert not b.filter(pl.col("dedup_key") != "k:hi")["dedup_sampled_out"].any()
     assert result.removed_by_reason["dedup_sampled_out"] == 30 - threshold
-    kept = lambda r: set(r.battles.filter(pl.col("dedup_key") == "k:hi").filter("keep")["battle_id"])  # noqa: E731
+    kept = lambda r: set(
+        r.battles.filter(pl.col("dedup_key") == "k:hi").filter("keep")["battle_id"]
+    )
     assert kept(build_battles(raw, conv, cfg)) == kept(result)
-    other_seeds = {frozenset(kept(build_battles(raw, conv, BattleConfig(dedup_percentile=99.0, dedup_min_threshold=2, seed=s))))
-                   for s in range(5)}
+    other_seeds = {
+        frozenset(
+            kept(
+                build_battles(
+                    raw, conv, BattleConfig(dedup_percentile=99.0, dedup_min_threshold=2, seed=s)
+                )
+            )
+        )
+        for s in range(5)
+    }
     assert len(other_seeds) > 1
 
 
@@ -276,15 +373,17 @@ def test_daily_cap_and_reason_order() -> None:
     assert result.removed_by_reason["daily_cap"] == 3
     assert result.removed_by_reason["not_anonymous"] == 1
     assert result.flag_totals["not_anonymous"] == 1
-    assert b.filter(pl.col("voter_hash") == "shown")["flag_reasons"].to_list() == [["not_anonymous"]]
+    assert b.filter(pl.col("voter_hash") == "shown")["flag_reasons"].to_list() == [
+        ["not_anonymous"]
+    ]
 
 
 @pytest.mark.slow
 def test_simulated_month_against_truth(tmp_path) -> None:
     """Simulator -> ingest -> clean -> battles, scored on the planted abusive votes."""
-    from arena_assets.simulator import api as sim
     from arena_assets.clean import build_conversations
     from arena_assets.ingest import parse_month
+    from arena_assets.simulator import api as sim
     from arena_assets.simulator.truth import load_truth
 
     month_name = "2024-03"
@@ -297,8 +396,12 @@ def test_simulated_month_against_truth(tmp_path) -> None:
     config = BattleConfig(known_models=tuple(sorted(models)), extra_identity_words=orgs)
     result = build_battles(parsed.raw_logs, conv, config)
     truth = load_truth(tmp_path)
-    judged = result.battles.join(truth["votes"].select("event_id", "abusive"),
-                                 left_on="battle_id", right_on="event_id", how="left")
+    judged = result.battles.join(
+        truth["votes"].select("event_id", "abusive"),
+        left_on="battle_id",
+        right_on="event_id",
+        how="left",
+    )
     assert judged["abusive"].null_count() == 0
     abuse_rules = pl.col("anomalous_voter") | pl.col("vote_burst") | pl.col("daily_cap")
     rate = dict(judged.group_by("abusive").agg(abuse_rules.mean()).rows())
@@ -314,7 +417,9 @@ def test_simulated_month_against_truth(tmp_path) -> None:
 
 
 def test_empty_month_gives_empty_table_with_all_columns() -> None:
-    result = build_battles(pl.DataFrame(schema=RAW_LOGS_SCHEMA), pl.DataFrame(schema=CONVERSATIONS_SCHEMA))
+    result = build_battles(
+        pl.DataFrame(schema=RAW_LOGS_SCHEMA), pl.DataFrame(schema=CONVERSATIONS_SCHEMA)
+    )
     assert result.battles.height == 0
     for side in ("a", "b"):
         assert f"sum_assistant_tokens_{side}" in result.battles.columns

@@ -14,19 +14,42 @@ from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 def _prompts(n: int = 1200, clusters: int = 60, seed: int = 0) -> pl.DataFrame:
     """Cluster c's prompts meet each criterion with probability 0.25 + 0.7·c/clusters."""
     rng = np.random.default_rng(seed)
-    vocab = [f"{a}{b}" for a in ("lor", "ips", "dol", "sit", "ame", "con", "sec", "adi", "eli",
-                                 "sed", "tem", "inc", "lab", "mag", "ali")
-             for b in ("um", "or", "it", "ex", "ta", "no", "ra", "ve", "si", "qu")]
+    vocab = [
+        f"{a}{b}"
+        for a in (
+            "lor",
+            "ips",
+            "dol",
+            "sit",
+            "ame",
+            "con",
+            "sec",
+            "adi",
+            "eli",
+            "sed",
+            "tem",
+            "inc",
+            "lab",
+            "mag",
+            "ali",
+        )
+        for b in ("um", "or", "it", "ex", "ta", "no", "ra", "ve", "si", "qu")
+    ]
     rows = []
     for i in range(n):
         c = i % clusters
         p = 0.25 + 0.7 * c / clusters
-        rows.append({
-            "prompt_id": f"p{i:05d}", "prompt": f"Task {i} on topic {c}: " + " ".join(rng.choice(vocab, 24)),
-            "language": "en" if i % 3 else "de", "category": ("code", "math", "writing")[c % 3],
-            "cluster_id": c, "has_image": i % 8 == 0,
-            **{k: bool(rng.random() < p) for k in CRITERIA},
-        })
+        rows.append(
+            {
+                "prompt_id": f"p{i:05d}",
+                "prompt": f"Task {i} on topic {c}: " + " ".join(rng.choice(vocab, 24)),
+                "language": "en" if i % 3 else "de",
+                "category": ("code", "math", "writing")[c % 3],
+                "cluster_id": c,
+                "has_image": i % 8 == 0,
+                **{k: bool(rng.random() < p) for k in CRITERIA},
+            }
+        )
     return pl.DataFrame(rows)
 
 
@@ -53,8 +76,11 @@ def test_selection_rules_and_accounting() -> None:
 def test_seeded_and_versioned() -> None:
     frame = _prompts().filter(~pl.col("has_image"))
     a = build_bench(frame, BenchOptions(size=30, seed=1), month="2026-03")
-    b = build_bench(frame.sample(fraction=1.0, shuffle=True, seed=9), BenchOptions(size=30, seed=1),
-                    month="2026-03")
+    b = build_bench(
+        frame.sample(fraction=1.0, shuffle=True, seed=9),
+        BenchOptions(size=30, seed=1),
+        month="2026-03",
+    )
     c = build_bench(frame, BenchOptions(size=30, seed=2), month="2026-03")
     assert a.prompts.equals(b.prompts) and a.version == b.version
     assert a.version.startswith("2026-03.text.")
@@ -69,8 +95,12 @@ def test_decontamination_exact_and_near() -> None:
     retyped = "  " + earlier[0].upper() + " !! "
     edited = earlier[1] + " Thanks!"
     second_frame = frame.with_columns(
-        prompt=pl.when(pl.col("prompt") == earlier[0]).then(pl.lit(retyped))
-        .when(pl.col("prompt") == earlier[1]).then(pl.lit(edited)).otherwise(pl.col("prompt")))
+        prompt=pl.when(pl.col("prompt") == earlier[0])
+        .then(pl.lit(retyped))
+        .when(pl.col("prompt") == earlier[1])
+        .then(pl.lit(edited))
+        .otherwise(pl.col("prompt"))
+    )
     second = build_bench(second_frame, BenchOptions(size=30), month="2026-04", earlier=earlier)
     assert not set(second.prompts["text_hash"]) & set(first.prompts["text_hash"])
     dropped = second.stats["dropped"]
@@ -93,9 +123,11 @@ def test_contamination_index_hand_cases() -> None:
 def test_vision_bench_and_within_month_duplicates() -> None:
     frame = _prompts()
     dup = frame.filter(pl.col("prompt_id") == "p00001").with_columns(prompt_id=pl.lit("dup"))
-    benches = build_benches(pl.concat([frame, dup]), BenchOptions(size=20, vision_size=10,
-                                                                   min_cluster_mean=0),
-                            month="2026-03")
+    benches = build_benches(
+        pl.concat([frame, dup]),
+        BenchOptions(size=20, vision_size=10, min_cluster_mean=0),
+        month="2026-03",
+    )
     assert set(benches) == {"text", "vision"}
     vision = benches["vision"].prompts
     assert vision.height <= 10 and (vision["bench_kind"] == "vision").all()
@@ -112,8 +144,11 @@ def test_two_pass_relabel_hook() -> None:
         # the strong labeler rejects every prompt of an even cluster
         odd = survivors.join(frame.select("prompt_id", "cluster_id"), on="prompt_id")
         return odd.with_columns(
-            [pl.when(pl.col("cluster_id") % 2 == 0).then(False).otherwise(pl.col(c)).alias(c)
-             for c in CRITERIA])
+            [
+                pl.when(pl.col("cluster_id") % 2 == 0).then(False).otherwise(pl.col(c)).alias(c)
+                for c in CRITERIA
+            ]
+        )
 
     bench = build_bench(frame, BenchOptions(size=30), month="2026-03", relabel=strong)
     assert seen and seen[0] > 30
@@ -128,8 +163,9 @@ def test_two_pass_drops_survivors_the_strong_labeler_could_not_label() -> None:
 
     def down(survivors: pl.DataFrame) -> pl.DataFrame:  # every call failed but the first
         first = survivors.head(1)
-        failed = survivors.slice(1).select("prompt_id", *[pl.lit(None, pl.Boolean).alias(c)
-                                                          for c in CRITERIA])
+        failed = survivors.slice(1).select(
+            "prompt_id", *[pl.lit(None, pl.Boolean).alias(c) for c in CRITERIA]
+        )
         return pl.concat([first.select("prompt_id", *CRITERIA), failed.head(failed.height // 2)])
 
     bench = build_bench(frame, BenchOptions(size=30), month="2026-03", relabel=down)
@@ -146,8 +182,16 @@ def test_second_pass_uses_the_anchors_thresholds_and_rescored_clusters() -> None
     rows = []
     for c, qs in strong_quality.items():
         for i, _ in enumerate(qs):
-            rows.append({"prompt_id": f"c{c}-{i}", "prompt": f"prompt {c} {i}", "language": "en",
-                         "category": "other", "cluster_id": c, **{k: True for k in CRITERIA}})
+            rows.append(
+                {
+                    "prompt_id": f"c{c}-{i}",
+                    "prompt": f"prompt {c} {i}",
+                    "language": "en",
+                    "category": "other",
+                    "cluster_id": c,
+                    **dict.fromkeys(CRITERIA, True),
+                }
+            )
     frame = pl.DataFrame(rows)
 
     def strong(survivors: pl.DataFrame) -> pl.DataFrame:
@@ -158,7 +202,9 @@ def test_second_pass_uses_the_anchors_thresholds_and_rescored_clusters() -> None
             out.append({"prompt_id": pid, **{k: j < q for j, k in enumerate(CRITERIA)}})
         return pl.DataFrame(out)
 
-    bench = build_bench(frame, BenchOptions(size=10, per_cluster=3), month="2026-03", relabel=strong)
+    bench = build_bench(
+        frame, BenchOptions(size=10, per_cluster=3), month="2026-03", relabel=strong
+    )
     assert sorted(bench.prompts["prompt_id"]) == ["c0-0", "c0-1", "c0-2"]
     d = bench.stats["dropped"]
     assert d["cluster_below_threshold_after_relabel"] == 2 and d["below_quality_after_relabel"] == 4
@@ -187,7 +233,10 @@ def test_selection_over_the_published_v01_prompts(real_data) -> None:
     import json
     from collections import defaultdict
 
-    recs = [json.loads(x) for x in (real_data / "arena_hard_v0.1/question.jsonl").read_text().splitlines()]
+    recs = [
+        json.loads(x)
+        for x in (real_data / "arena_hard_v0.1/question.jsonl").read_text().splitlines()
+    ]
     names = sorted({r["cluster"] for r in recs})
     assert len(names) == 250 and len(recs) == 500
     rows, seen = [], defaultdict(int)
@@ -197,8 +246,16 @@ def test_selection_over_the_published_v01_prompts(real_data) -> None:
         nth = seen[c]
         seen[c] += 1
         quality = 1 if (c < 10 and nth > 0) else 4 if (100 <= c < 120 and nth == 0) else 7
-        rows.append({"prompt_id": r["uid"], "prompt": r["prompt"], "language": "en", "category": "other",
-                     "cluster_id": c, **{k: i < quality for i, k in enumerate(CRITERIA)}})
+        rows.append(
+            {
+                "prompt_id": r["uid"],
+                "prompt": r["prompt"],
+                "language": "en",
+                "category": "other",
+                "cluster_id": c,
+                **{k: i < quality for i, k in enumerate(CRITERIA)},
+            }
+        )
     frame = pl.DataFrame(rows)
     # the rules, restated: quality >= 5, cluster mean (all its prompts) >= 3, then 2 per cluster
     by_cluster = defaultdict(list)
@@ -216,7 +273,9 @@ def test_selection_over_the_published_v01_prompts(real_data) -> None:
     assert bench.stats["shortfall"].startswith("390 of 500 prompts")
     small = build_bench(frame, BenchOptions(size=200), month="2024-04")
     used = set(small.prompts["cluster_id"])
-    assert small.prompts.height == 200 and set(small.prompts.group_by("cluster_id").len()["len"]) == {2}
+    assert small.prompts.height == 200 and set(
+        small.prompts.group_by("cluster_id").len()["len"]
+    ) == {2}
     assert min(mean[c] for c in used) >= max(mean[c] for c in expected if c not in used)
     assert small.stats["dropped"]["over_bench_size"] == 190
 
@@ -242,12 +301,19 @@ def test_cluster_count_follows_the_data_so_a_500_prompt_bench_is_reachable() -> 
     centroids /= np.linalg.norm(centroids, axis=1, keepdims=True)
     truth = np.repeat(np.arange(260), 24)
     x = centroids[truth] + rng.normal(scale=0.08, size=(truth.size, 48))
-    ids, _ = cluster_embeddings((x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32),
-                                ClusterConfig())
+    ids, _ = cluster_embeddings(
+        (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32), ClusterConfig()
+    )
     assert len(set(ids.tolist())) >= 250
-    frame = pl.DataFrame({"prompt_id": [f"p{i:05d}" for i in range(truth.size)],
-                          "prompt": [f"prompt {i}" for i in range(truth.size)], "language": "en",
-                          "category": "other", "cluster_id": ids.astype(np.int64),
-                          **{k: [True] * truth.size for k in CRITERIA}})
+    frame = pl.DataFrame(
+        {
+            "prompt_id": [f"p{i:05d}" for i in range(truth.size)],
+            "prompt": [f"prompt {i}" for i in range(truth.size)],
+            "language": "en",
+            "category": "other",
+            "cluster_id": ids.astype(np.int64),
+            **{k: [True] * truth.size for k in CRITERIA},
+        }
+    )
     bench = build_bench(frame, BenchOptions(size=500), month="2026-03")
     assert bench.prompts.height == 500 and bench.stats["shortfall"] is None

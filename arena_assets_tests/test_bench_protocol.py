@@ -11,7 +11,11 @@ import pytest
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 from arena_assets.judging.protocol import FOLLOW_UP, PROTOCOLS, get_protocol, parse_baselines
 from arena_assets.llm import LLMTask
-from arena_assets.pipeline.bench import bench_leaderboard_month, judgments_month, model_answers_month
+from arena_assets.pipeline.bench import (
+    bench_leaderboard_month,
+    judgments_month,
+    model_answers_month,
+)
 from arena_assets.simulator import start_endpoint
 from arena_assets.simulator.endpoint import Faults
 from arena_assets.storage import Lake
@@ -29,19 +33,39 @@ def endpoint():
 
 def _bench(lake: Lake, n: int = 12) -> None:
     cats = ["creative_writing" if i % 3 == 0 else "coding" for i in range(n)]
-    rows = [{"bench_version": "t", "bench_kind": "text", "prompt_id": f"q{i:02d}",
-             "prompt": f"Question {i}: write a short {'poem about rivers' if c == 'creative_writing' else 'python function that sorts a list'}.",
-             "language": "en", "category": c, "cluster_id": i, "cluster_mean_quality": 6.0, "quality": 7,
-             "text_hash": f"h{i}", **{k: True for k in CRITERIA}} for i, c in enumerate(cats)]
-    lake.write("bench_prompts", MONTH, pl.DataFrame(rows).select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+    rows = [
+        {
+            "bench_version": "t",
+            "bench_kind": "text",
+            "prompt_id": f"q{i:02d}",
+            "prompt": f"Question {i}: write a short {'poem about rivers' if c == 'creative_writing' else 'python function that sorts a list'}.",
+            "language": "en",
+            "category": c,
+            "cluster_id": i,
+            "cluster_mean_quality": 6.0,
+            "quality": 7,
+            "text_hash": f"h{i}",
+            **dict.fromkeys(CRITERIA, True),
+        }
+        for i, c in enumerate(cats)
+    ]
+    lake.write(
+        "bench_prompts",
+        MONTH,
+        pl.DataFrame(rows).select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]),
+    )
 
 
 def _task(ep, model: str, **kw) -> LLMTask:
-    return LLMTask(model=model, base_url=ep.base_url, api_key="sim", max_concurrency=4, max_retries=1, **kw)
+    return LLMTask(
+        model=model, base_url=ep.base_url, api_key="sim", max_concurrency=4, max_retries=1, **kw
+    )
 
 
 def _answers(lake, ep, tmp_path, **kw):
-    return model_answers_month(lake, MONTH, [(m, _task(ep, m, **kw)) for m in MODELS], cache_root=str(tmp_path / "c"))
+    return model_answers_month(
+        lake, MONTH, [(m, _task(ep, m, **kw)) for m in MODELS], cache_root=str(tmp_path / "c")
+    )
 
 
 def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_path) -> None:
@@ -55,8 +79,14 @@ def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_
         endpoint.set_faults(Faults(rate_garbage=0.3, seed=4))  # replies without a label
         endpoint.reset_counts()
         try:
-            steps[name] = judgments_month(lake, MONTH, judge, "atlas-8b-preview", cache_root=str(tmp_path / name),
-                                          protocol=name)
+            steps[name] = judgments_month(
+                lake,
+                MONTH,
+                judge,
+                "atlas-8b-preview",
+                cache_root=str(tmp_path / name),
+                protocol=name,
+            )
         finally:
             endpoint.set_faults(Faults())
         steps[name].calls = endpoint.call_count(route="chat/completions")
@@ -67,7 +97,9 @@ def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_
     assert v2.calls == games and set(v2.judgments["attempts"]) == {1}
     # the continued games mostly got their label from the follow-up (garbage 30 % again)
     assert continued["parsed"].mean() > 0.5
-    assert continued.filter("parsed")["judgment"].str.contains("Final verdict: [[", literal=True).all()
+    assert (
+        continued.filter("parsed")["judgment"].str.contains("Final verdict: [[", literal=True).all()
+    )
     assert v01.judgments["parsed"].sum() > v2.judgments["parsed"].sum()
     assert v01.attempts() == {"1": games - continued.height, "2": continued.height}
 
@@ -81,10 +113,18 @@ def test_follow_up_is_the_same_conversation(endpoint) -> None:
 
     client = openai.OpenAI(base_url=endpoint.base_url, api_key="sim", max_retries=0)
     msgs = pairwise_messages("Sort a list?", "Use sorted().", "Use a loop.")
-    first = client.chat.completions.create(model="sim-judge", messages=msgs).choices[0].message.content
+    first = (
+        client.chat.completions.create(model="sim-judge", messages=msgs).choices[0].message.content
+    )
     label = get_protocol("arena-hard-v0.1").parse(first)[0]
-    again = client.chat.completions.create(model="sim-judge", messages=[
-        *msgs, {"role": "assistant", "content": "I was cut off"}, {"role": "user", "content": FOLLOW_UP}])
+    again = client.chat.completions.create(
+        model="sim-judge",
+        messages=[
+            *msgs,
+            {"role": "assistant", "content": "I was cut off"},
+            {"role": "user", "content": FOLLOW_UP},
+        ],
+    )
     assert again.choices[0].message.content == f"Final verdict: [[{label}]]"
 
 
@@ -96,36 +136,60 @@ def test_token_caps_are_counted(endpoint, tmp_path) -> None:
     assert answers.answers["hit_token_cap"].all()
     roomy = _answers(lake, endpoint, tmp_path, max_tokens=4096)
     assert set(roomy.cap_hits().values()) == {0.0}
-    tight = judgments_month(lake, MONTH, [("sim-judge", _task(endpoint, "sim-judge", max_tokens=20))],
-                            "atlas-8b-preview", cache_root=str(tmp_path / "j"))
+    tight = judgments_month(
+        lake,
+        MONTH,
+        [("sim-judge", _task(endpoint, "sim-judge", max_tokens=20))],
+        "atlas-8b-preview",
+        cache_root=str(tmp_path / "j"),
+    )
     # every first reply was cut before its label, the follow-up's short answer fits
     assert tight.cap_hits() == {"sim-judge": 1.0} and set(tight.judgments["attempts"]) == {2}
     assert tight.judgments["parsed"].all()
-    assert PROTOCOLS["arena-hard-v0.1"].judge_max_tokens == 4096 and PROTOCOLS["arena-hard-v2"].judge_max_tokens == 16000
+    assert (
+        PROTOCOLS["arena-hard-v0.1"].judge_max_tokens == 4096
+        and PROTOCOLS["arena-hard-v2"].judge_max_tokens == 16000
+    )
 
 
 def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> None:
     lake = Lake(str(tmp_path / "lake"))
     _bench(lake)
     _answers(lake, endpoint, tmp_path, max_tokens=4096)
-    bases = parse_baselines("hard_prompt=atlas-8b-preview,creative_writing=kelp-34b-pro",
-                            get_protocol("arena-hard-v2"), list(MODELS))
-    step = judgments_month(lake, MONTH, [("sim-judge", _task(endpoint, "sim-judge", max_tokens=16000))], bases,
-                           cache_root=str(tmp_path / "j"), protocol="arena-hard-v2")
+    bases = parse_baselines(
+        "hard_prompt=atlas-8b-preview,creative_writing=kelp-34b-pro",
+        get_protocol("arena-hard-v2"),
+        list(MODELS),
+    )
+    step = judgments_month(
+        lake,
+        MONTH,
+        [("sim-judge", _task(endpoint, "sim-judge", max_tokens=16000))],
+        bases,
+        cache_root=str(tmp_path / "j"),
+        protocol="arena-hard-v2",
+    )
     per = step.judgments.group_by("category").agg(pl.col("baseline").unique()).sort("category")
-    assert per.rows() == [("creative_writing", ["kelp-34b-pro"]), ("hard_prompt", ["atlas-8b-preview"])]
+    assert per.rows() == [
+        ("creative_writing", ["kelp-34b-pro"]),
+        ("hard_prompt", ["atlas-8b-preview"]),
+    ]
     board = bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=20).board
     blocks = {c: set(b["model"]) for (c,), b in board.group_by("category")}
     assert blocks == {"creative_writing": set(MODELS), "hard_prompt": set(MODELS)}
     base_rows = board.filter(pl.col("model") == pl.col("baseline"))
     assert base_rows.select("category", "baseline").sort("category").rows() == [
-        ("creative_writing", "kelp-34b-pro"), ("hard_prompt", "atlas-8b-preview")]
+        ("creative_writing", "kelp-34b-pro"),
+        ("hard_prompt", "atlas-8b-preview"),
+    ]
     assert (board["level"] == 0.9).all() and (board["protocol"] == "arena-hard-v2").all()
 
 
 def test_baseline_setting_errors_say_what_to_set() -> None:
     v01, v2 = get_protocol("arena-hard-v0.1"), get_protocol("arena-hard-v2")
-    with pytest.raises(ValueError, match=r"ARENA_BENCH_BASELINE is empty: set it to .*candidates: \['a', 'b'\]"):
+    with pytest.raises(
+        ValueError, match=r"ARENA_BENCH_BASELINE is empty: set it to .*candidates: \['a', 'b'\]"
+    ):
         parse_baselines("", v01, ["a", "b"])
     with pytest.raises(ValueError, match="hard_prompt=M1,creative_writing=M2"):
         parse_baselines(" ", v2, ["a", "b"])
@@ -135,11 +199,15 @@ def test_baseline_setting_errors_say_what_to_set() -> None:
         parse_baselines("coding=a", v2, ["a", "b"])
     assert parse_baselines("a", v2, ["a", "b"]) == {"hard_prompt": "a", "creative_writing": "a"}
     assert parse_baselines("creative_writing=b,hard_prompt=a", v2, ["a", "b"]) == {
-        "hard_prompt": "a", "creative_writing": "b"}
+        "hard_prompt": "a",
+        "creative_writing": "b",
+    }
     with pytest.raises(ValueError, match="ARENA_BENCH_PROTOCOL='v3' is not a protocol"):
         get_protocol("v3")
     # a per-category setting names every category: none is filled in silently
-    with pytest.raises(ValueError, match=r"no baseline for creative_writing: .*creative_writing=<model>"):
+    with pytest.raises(
+        ValueError, match=r"no baseline for creative_writing: .*creative_writing=<model>"
+    ):
         parse_baselines("hard_prompt=a", v2, ["a", "b"])
 
 
@@ -150,13 +218,25 @@ def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint,
     _bench(lake, 4)
     _answers(lake, endpoint, tmp_path, max_tokens=4096)
     judge = [("sim-judge", _task(endpoint, "sim-judge", max_tokens=4096))]
-    judgments_month(lake, MONTH, judge, "atlas-8b-preview", cache_root=str(tmp_path / "j"), protocol="arena-hard-v0.1")
+    judgments_month(
+        lake,
+        MONTH,
+        judge,
+        "atlas-8b-preview",
+        cache_root=str(tmp_path / "j"),
+        protocol="arena-hard-v0.1",
+    )
     stored = lake.read("judgments", MONTH)
     assert stored["protocol"].unique().to_list() == ["arena-hard-v0.1"]
-    with pytest.raises(ValueError, match=r"judgments of 2024-03 were played by arena-hard-v0.1, "
-                                         r"ARENA_BENCH_PROTOCOL is arena-hard-v2: .*"):
+    with pytest.raises(
+        ValueError,
+        match=r"judgments of 2024-03 were played by arena-hard-v0.1, "
+        r"ARENA_BENCH_PROTOCOL is arena-hard-v2: .*",
+    ):
         bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=5)
-    assert bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5).board.height == 3
+    assert (
+        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5).board.height == 3
+    )
     assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v0.1"
     # a v2 month whose categories would not tell (one question category): the column does
     v2 = stored.with_columns(protocol=pl.lit("arena-hard-v2"), category=pl.lit("hard_prompt"))
@@ -169,10 +249,16 @@ def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> 
     variables (floats as strings: Dagster has no float EnvVar); empty means the default."""
     from arena_assets.definitions import defs as load_defs
 
-    values = {"ARENA_BENCH_JUDGE_MAX_TOKENS": "1234", "ARENA_BENCH_ANSWER_MAX_TOKENS": "2345",
-              "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.02", "ARENA_BENCH_BOOTSTRAP_SEED": "5",
-              "ARENA_BENCH_MIN_CLUSTER_MEAN": "2.5", "ARENA_BENCH_STRONG_MIN_QUALITY": "7",
-              "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6.5", "ARENA_BENCH_PER_CLUSTER": "4"}
+    values = {
+        "ARENA_BENCH_JUDGE_MAX_TOKENS": "1234",
+        "ARENA_BENCH_ANSWER_MAX_TOKENS": "2345",
+        "ARENA_BENCH_MAX_CAP_HIT_SHARE": "0.02",
+        "ARENA_BENCH_BOOTSTRAP_SEED": "5",
+        "ARENA_BENCH_MIN_CLUSTER_MEAN": "2.5",
+        "ARENA_BENCH_STRONG_MIN_QUALITY": "7",
+        "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN": "6.5",
+        "ARENA_BENCH_PER_CLUSTER": "4",
+    }
     assert set(values) <= set(arena_env)  # the tests' environment lists them
     for k, v in values.items():
         monkeypatch.setenv(k, v)
@@ -180,15 +266,21 @@ def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> 
     assert (s.judge_max_tokens, s.answer_max_tokens, s.bootstrap_seed) == (1234, 2345, 5)
     assert s.cap_hit_limit() == 0.02
     o = s.bench_options()
-    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean,
-            o.per_cluster) == (2.5, 7, 6.5, 4)
+    assert (o.min_cluster_mean, o.strong_min_quality, o.strong_min_cluster_mean, o.per_cluster) == (
+        2.5,
+        7,
+        6.5,
+        4,
+    )
     monkeypatch.setenv("ARENA_BENCH_MAX_CAP_HIT_SHARE", "")
     monkeypatch.setenv("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", "")
     s = load_defs().resources["bench_settings"].process_config_and_initialize()
     assert s.cap_hit_limit() == 0.01 and s.bench_options().strong_min_cluster_mean == 6.0
     monkeypatch.setenv("ARENA_BENCH_MIN_CLUSTER_MEAN", "three")
     s = load_defs().resources["bench_settings"].process_config_and_initialize()
-    with pytest.raises(ValueError, match="ARENA_BENCH_MIN_CLUSTER_MEAN must be a number, got 'three'"):
+    with pytest.raises(
+        ValueError, match="ARENA_BENCH_MIN_CLUSTER_MEAN must be a number, got 'three'"
+    ):
         s.bench_options()
     monkeypatch.setenv("ARENA_BENCH_MIN_CLUSTER_MEAN", "3")
     monkeypatch.setenv("ARENA_BENCH_PER_CLUSTER", "0")

@@ -17,7 +17,12 @@ from arena_assets_tests.test_labels import _conversations
 
 MONTH = "2024-05"
 ROWS = [  # (conv_id, first prompt, images, answers): each a second user turn after its first answer
-    (f"c{i}", f"Design a rate limiter for service {i}", [], [f"Use a token bucket ({i}).", "Add a sliding window."])
+    (
+        f"c{i}",
+        f"Design a rate limiter for service {i}",
+        [],
+        [f"Use a token bucket ({i}).", "Add a sliding window."],
+    )
     for i in range(6)
 ]
 
@@ -26,10 +31,22 @@ def _lake(tmp_path) -> Lake:
     lake = Lake(str(tmp_path / "lake"))
     conv = _conversations(ROWS).with_columns(language=pl.lit("en"))
     lake.write("conversations", MONTH, conv)
-    lake.write("topic_labels", MONTH, conv.select(
-        "conv_id", "dedup_key", code=pl.lit(False), math=pl.lit(False), creative_writing=pl.lit(False),
-        is_vision=pl.lit(False), **{c: pl.lit(True) for c in CRITERIA}))
-    lake.write("topic_clusters", MONTH, conv.select("dedup_key", cluster_id=pl.int_range(pl.len()) // 2))
+    lake.write(
+        "topic_labels",
+        MONTH,
+        conv.select(
+            "conv_id",
+            "dedup_key",
+            code=pl.lit(False),
+            math=pl.lit(False),
+            creative_writing=pl.lit(False),
+            is_vision=pl.lit(False),
+            **{c: pl.lit(True) for c in CRITERIA},
+        ),
+    )
+    lake.write(
+        "topic_clusters", MONTH, conv.select("dedup_key", cluster_id=pl.int_range(pl.len()) // 2)
+    )
     return lake
 
 
@@ -42,15 +59,21 @@ def test_the_strong_pass_reads_every_user_turn(tmp_path) -> None:
     assert set(frame["prompt"]) == {r[1] for r in ROWS}  # the bench prompt stays the first turn
     seen: list[pl.DataFrame] = []
     with LabellingServer() as srv:
-        strong = StrongRelabel(LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key"),
-                               str(tmp_path / "cache"))
+        strong = StrongRelabel(
+            LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key"),
+            str(tmp_path / "cache"),
+        )
 
         def relabel(survivors: pl.DataFrame) -> pl.DataFrame:
             seen.append(survivors)
             return strong(survivors)
 
-        bench_prompts_month(lake, MONTH, BenchOptions(size=10, strong_min_quality=0, strong_min_cluster_mean=0),
-                            relabel=relabel)
+        bench_prompts_month(
+            lake,
+            MONTH,
+            BenchOptions(size=10, strong_min_quality=0, strong_min_cluster_mean=0),
+            relabel=relabel,
+        )
         labels = strong(seen[0])
     assert sorted(seen[0]["label_text"]) == sorted(joined.values())
     for pid, *values in labels.select("prompt_id", *CRITERIA).iter_rows():
@@ -63,7 +86,9 @@ def test_the_strong_pass_reads_every_user_turn(tmp_path) -> None:
         out = short(seen[0].head(1))
         plain = short(seen[0].head(1).drop("label_text"))
     text = seen[0]["label_text"][0]
-    assert [i for i, v in enumerate(out.select(CRITERIA).row(0), 1) if v] == \
-        expected_answer("prompt-tags", text[:20])["criteria"]
-    assert [i for i, v in enumerate(plain.select(CRITERIA).row(0), 1) if v] == \
-        expected_answer("prompt-tags", seen[0]["prompt"][0][:20])["criteria"]
+    assert [i for i, v in enumerate(out.select(CRITERIA).row(0), 1) if v] == expected_answer(
+        "prompt-tags", text[:20]
+    )["criteria"]
+    assert [i for i, v in enumerate(plain.select(CRITERIA).row(0), 1) if v] == expected_answer(
+        "prompt-tags", seen[0]["prompt"][0][:20]
+    )["criteria"]

@@ -17,7 +17,11 @@ from arena_assets.labels import ClusterConfig
 from arena_assets.llm import LLMTask, ResponseCache, embed_texts
 from arena_assets.pipeline.battles import battles_month
 from arena_assets.pipeline.bench import (
-    bench_leaderboard_month, bench_prompts_month, duplicate_games, judgments_month, model_answers_month,
+    bench_leaderboard_month,
+    bench_prompts_month,
+    duplicate_games,
+    judgments_month,
+    model_answers_month,
 )
 from arena_assets.pipeline.clean import clean_month
 from arena_assets.pipeline.ingest import ingest_month
@@ -52,14 +56,17 @@ def arena(tmp_path_factory):
     ingest_month(lake, str(root / "raw"), MONTH, salt="t", known_models=None)
     clean_month(lake, MONTH, threads=1)
     battles_month(lake, MONTH)
-    arena_leaderboard_month(lake, MONTH, board_options(bootstrap_rounds=30, min_battles=20),
-                            min_category_battles=10_000)
+    arena_leaderboard_month(
+        lake, MONTH, board_options(bootstrap_rounds=30, min_battles=20), min_category_battles=10_000
+    )
     ep = start_endpoint(seed=SEED, truth_root=root / "raw")
     cache = str(root / "cache")
     topic_labels_month(lake, MONTH, _task(ep, "sim-labeler-large"), cache_root=cache)
     etask = _task(ep, "sim-embed-large")
     ecache = ResponseCache(cache, "embeddings")
-    topic_clusters_month(lake, MONTH, lambda t: embed_texts(etask, t, ecache)[0], cfg=ClusterConfig())
+    topic_clusters_month(
+        lake, MONTH, lambda t: embed_texts(etask, t, ecache)[0], cfg=ClusterConfig()
+    )
     human = lake.read("arena_leaderboard", MONTH).filter(pl.col("board") == "overall")
     # five candidates from the best-measured models of the human board, spread over their
     # skill range (a bench of far-apart models is trivially ordered: every game one-sided)
@@ -75,10 +82,16 @@ BENCH = BenchOptions(size=80, vision_size=0, min_quality=5, min_cluster_mean=2.0
 
 def _run(lake, ep, names, cache, judges=("sim-judge",), baseline=None):
     bench_prompts_month(lake, MONTH, BENCH)
-    answers = model_answers_month(lake, MONTH, [(n, _task(ep, n, max_tokens=1024)) for n in names],
-                                  cache_root=cache)
-    judged = judgments_month(lake, MONTH, [(j, _task(ep, j, max_tokens=512)) for j in judges],
-                             baseline or names[len(names) // 2], cache_root=cache)
+    answers = model_answers_month(
+        lake, MONTH, [(n, _task(ep, n, max_tokens=1024)) for n in names], cache_root=cache
+    )
+    judged = judgments_month(
+        lake,
+        MONTH,
+        [(j, _task(ep, j, max_tokens=512)) for j in judges],
+        baseline or names[len(names) // 2],
+        cache_root=cache,
+    )
     return answers, judged
 
 
@@ -96,8 +109,10 @@ def test_bench_leaderboard_follows_truth_and_humans_and_reruns_free(arena, capsy
     rho_truth = spearmanr(board["bt_rating"], truth).statistic
     step = bench_leaderboard_month(lake, MONTH, rounds=50)
     with capsys.disabled():
-        print(f"\nbench {n_prompts} prompts x {len(names)} models: Spearman vs truth {rho_truth:.3f}; "
-              f"vs arena: {step.vs_human}")
+        print(
+            f"\nbench {n_prompts} prompts x {len(names)} models: Spearman vs truth {rho_truth:.3f}; "
+            f"vs arena: {step.vs_human}"
+        )
     assert rho_truth >= 0.9
     assert step.vs_human["spearman"] >= 0.85
     # a rerun of answers and judgments is answered from the cache: zero calls
@@ -110,10 +125,17 @@ def test_bench_leaderboard_follows_truth_and_humans_and_reruns_free(arena, capsy
 def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, capsys):
     root, lake, ep, names = arena
     cache = str(root / "cache")
-    replicas = judge_replicas({j: ep.judges[j] for j in ("sim-judge", "sim-judge-verbose")},
-                              range(1, LENGTH_STREAMS))
+    replicas = judge_replicas(
+        {j: ep.judges[j] for j in ("sim-judge", "sim-judge-verbose")}, range(1, LENGTH_STREAMS)
+    )
     ep.judges.update(replicas)
-    _run(lake, ep, names, cache, judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose", *replicas))
+    _run(
+        lake,
+        ep,
+        names,
+        cache,
+        judges=("sim-judge", "sim-judge-biased", "sim-judge-verbose", *replicas),
+    )
     judged = lake.read("judgments", MONTH)
     feats = lake.read("model_answers", MONTH)
     lengths = feats.select("question_id", "model", tokens="answer_tokens")
@@ -130,7 +152,9 @@ def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, caps
     from arena_assets.judging.metrics import bench_leaderboard
 
     fair_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge"), feats, rounds=50)
-    bias_b = bench_leaderboard(judged.filter(pl.col("judge") == "sim-judge-biased"), feats, rounds=50)
+    bias_b = bench_leaderboard(
+        judged.filter(pl.col("judge") == "sim-judge-biased"), feats, rounds=50
+    )
     both = fair_b.join(bias_b, on="model", suffix="_biased")
     rho = spearmanr(both["bt_rating"], both["bt_rating_biased"]).statistic
     assert rho >= 0.8
@@ -143,21 +167,33 @@ def test_position_and_length_bias_show_and_the_protocol_handles_them(arena, caps
     mean_tokens = feats.group_by("model").agg(pl.col("answer_tokens").mean())
     raw, styled, slopes = [], [], []
     for s in streams:
-        fair_s = bench_leaderboard(judged.filter(pl.col("judge") == f"sim-judge{s}"), feats, rounds=0)
-        long_s = bench_leaderboard(judged.filter(pl.col("judge") == f"sim-judge-verbose{s}"), feats, rounds=0)
+        fair_s = bench_leaderboard(
+            judged.filter(pl.col("judge") == f"sim-judge{s}"), feats, rounds=0
+        )
+        long_s = bench_leaderboard(
+            judged.filter(pl.col("judge") == f"sim-judge-verbose{s}"), feats, rounds=0
+        )
         both = fair_s.join(long_s, on="model", suffix="_biased").join(mean_tokens, on="model")
-        shift = {c: (both[f"{c}_biased"] - both[c]).to_numpy() for c in ("bt_rating", "style_rating")}
+        shift = {
+            c: (both[f"{c}_biased"] - both[c]).to_numpy() for c in ("bt_rating", "style_rating")
+        }
         raw.append(float(np.std(shift["bt_rating"])))
         styled.append(float(np.std(shift["style_rating"])))
         # Elo gained per 100 more answer tokens on average than the other models
-        slopes.append([float(np.polyfit(both["answer_tokens"].to_numpy() / 100, shift[c], 1)[0])
-                       for c in ("bt_rating", "style_rating")])
+        slopes.append(
+            [
+                float(np.polyfit(both["answer_tokens"].to_numpy() / 100, shift[c], 1)[0])
+                for c in ("bt_rating", "style_rating")
+            ]
+        )
     med = {"raw": float(np.median(raw)), "styled": float(np.median(styled))}
     slope = np.median(np.array(slopes), axis=0)
     with capsys.disabled():
-        print(f"verbose - fair rating spread over {len(streams)} noise streams: raw {np.round(raw, 1)}, "
-              f"style-controlled {np.round(styled, 1)}; medians {med['raw']:.1f} -> {med['styled']:.1f}; "
-              f"Elo per 100 tokens: raw {slope[0]:.1f}, styled {slope[1]:.1f}")
+        print(
+            f"verbose - fair rating spread over {len(streams)} noise streams: raw {np.round(raw, 1)}, "
+            f"style-controlled {np.round(styled, 1)}; medians {med['raw']:.1f} -> {med['styled']:.1f}; "
+            f"Elo per 100 tokens: raw {slope[0]:.1f}, styled {slope[1]:.1f}"
+        )
     assert slope[0] > 10  # the bias shows: longer answers gain rating
     assert med["styled"] < 0.75 * med["raw"]
     assert abs(slope[1]) < 0.5 * slope[0]
@@ -169,13 +205,21 @@ def test_faults_every_game_judged_or_failed(arena):
     cache = str(root / "cache-faults")
     if not lake.exists("bench_prompts", MONTH):  # run alone (or first on its xdist worker)
         bench_prompts_month(lake, MONTH, BENCH)
-    ep.set_faults(Faults(rate_500=0.1, rate_429=0.05, rate_garbage=0.1, rate_empty=0.05, seed=3,
-                         retry_after=0.01))
+    ep.set_faults(
+        Faults(
+            rate_500=0.1, rate_429=0.05, rate_garbage=0.1, rate_empty=0.05, seed=3, retry_after=0.01
+        )
+    )
     try:
         tasks = [(n, _task(ep, n, max_tokens=1024, max_retries=1)) for n in names]
         model_answers_month(lake, MONTH, tasks, cache_root=cache)
-        judged = judgments_month(lake, MONTH, [("sim-judge", _task(ep, "sim-judge", max_retries=1))],
-                                 names[0], cache_root=cache).judgments
+        judged = judgments_month(
+            lake,
+            MONTH,
+            [("sim-judge", _task(ep, "sim-judge", max_retries=1))],
+            names[0],
+            cache_root=cache,
+        ).judgments
     finally:
         ep.set_faults(Faults())
     assert duplicate_games(judged) == 0
@@ -190,7 +234,9 @@ def test_candidate_task_maps_params():
     from arena_assets.judging.answers import parse_candidates
     from arena_assets.pipeline.bench import candidate_task
 
-    (c,) = parse_candidates('[{"name": "m", "base_url": "http://x/v1", "params": {"temperature": 0.7, "top_p": 0.9}}]')
+    (c,) = parse_candidates(
+        '[{"name": "m", "base_url": "http://x/v1", "params": {"temperature": 0.7, "top_p": 0.9}}]'
+    )
     t = candidate_task(c, "")
     assert (t.temperature, t.extra_params, t.api_key) == (0.7, {"top_p": 0.9}, "sk-no-key")
     assert dataclasses.replace(t, model="n").model == "n"
@@ -219,31 +265,54 @@ def test_benchbuilder_bench_separates_models_better_than_a_random_one(arena, cap
     quality = pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA)
     separated, mean_quality = {"benchbuilder": [], "random": []}, {"benchbuilder": [], "random": []}
     for seed in range(1, SEPARABILITY_DRAWS + 1):
-        built = build_benches(lab, BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0,
-                                                seed=seed), month="2099-01")["text"].prompts
-        drawn = (lab.sample(size, seed=seed).with_columns(
-            quality=quality, bench_version=pl.lit("random"), bench_kind=pl.lit("text"),
-            cluster_mean_quality=pl.lit(None, pl.Float64),
-            text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String))
-            .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+        built = build_benches(
+            lab,
+            BenchOptions(size=size, vision_size=0, min_quality=5, min_cluster_mean=2.0, seed=seed),
+            month="2099-01",
+        )["text"].prompts
+        drawn = (
+            lab.sample(size, seed=seed)
+            .with_columns(
+                quality=quality,
+                bench_version=pl.lit("random"),
+                bench_kind=pl.lit("text"),
+                cluster_mean_quality=pl.lit(None, pl.Float64),
+                text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String),
+            )
+            .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()])
+        )
         assert built.height == drawn.height == size
-        for kind, month, prompts in (("benchbuilder", f"2099-{seed:02d}", built),
-                                     ("random", f"2098-{seed:02d}", drawn)):
+        for kind, month, prompts in (
+            ("benchbuilder", f"2099-{seed:02d}", built),
+            ("random", f"2098-{seed:02d}", drawn),
+        ):
             lake.write("bench_prompts", month, prompts)
-            model_answers_month(lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names],
-                                cache_root=cache)
-            judgments_month(lake, month, [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
-                            names[len(names) // 2], cache_root=cache)
-            board = bench_leaderboard_month(lake, month, rounds=200, seed=3, style_control=False).board
-            table = score_table(board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper"))
+            model_answers_month(
+                lake, month, [(n, _task(ep, n, max_tokens=1024)) for n in names], cache_root=cache
+            )
+            judgments_month(
+                lake,
+                month,
+                [("sim-judge", _task(ep, "sim-judge", max_tokens=512))],
+                names[len(names) // 2],
+                cache_root=cache,
+            )
+            board = bench_leaderboard_month(
+                lake, month, rounds=200, seed=3, style_control=False
+            ).board
+            table = score_table(
+                board.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper")
+            )
             separated[kind].append(separability(table)["separated_pairs"])
             mean_quality[kind].append(float(prompts["quality"].mean()))
     med = {k: float(np.median(v)) for k, v in separated.items()}
     with capsys.disabled():
-        print(f"\nseparated pairs of 45 on {size} prompts, {SEPARABILITY_DRAWS} draws: "
-              f"BenchBuilder {separated['benchbuilder']} (median {med['benchbuilder']:.0f}), "
-              f"random {separated['random']} (median {med['random']:.0f}); mean quality "
-              f"{np.mean(mean_quality['benchbuilder']):.2f} vs {np.mean(mean_quality['random']):.2f}")
+        print(
+            f"\nseparated pairs of 45 on {size} prompts, {SEPARABILITY_DRAWS} draws: "
+            f"BenchBuilder {separated['benchbuilder']} (median {med['benchbuilder']:.0f}), "
+            f"random {separated['random']} (median {med['random']:.0f}); mean quality "
+            f"{np.mean(mean_quality['benchbuilder']):.2f} vs {np.mean(mean_quality['random']):.2f}"
+        )
     assert med["benchbuilder"] > med["random"]
 
 
@@ -265,7 +334,9 @@ def test_single_answer_grades_follow_truth_and_rerun_free(arena, capsys):
     rho = spearmanr([score[m] for m in names], [_true_skill(ep.world, m) for m in names]).statistic
     board = bench_leaderboard_month(lake, MONTH, rounds=0, single_grades=True).board
     with capsys.disabled():
-        print(f"\nsingle-answer grades {dict(sorted(score.items()))}; Spearman with truth {rho:.2f}")
+        print(
+            f"\nsingle-answer grades {dict(sorted(score.items()))}; Spearman with truth {rho:.2f}"
+        )
     assert rho >= 0.9
     assert dict(board.select("model", "single_score").iter_rows()) == pytest.approx(score)
     before = ep.call_count()
@@ -284,18 +355,30 @@ def test_second_labelling_pass_keeps_truly_hard_prompts(arena, capsys):
     from arena_assets.labels import LabelConfig
     from arena_assets.simulator.prompt_truth import read_prompt_truth
 
-    root, lake, ep, _ = arena
+    root, _lake, ep, _ = arena
     cheap = Lake(str(root / "lake-cheap"))
     for table in ("conversations", "topic_clusters"):
         shutil.copytree(root / "lake" / table, root / "lake-cheap" / table, dirs_exist_ok=True)
     cache = str(root / "cache-two-pass")
-    topic_labels_month(cheap, MONTH, _task(ep, "sim-labeler-small"), cache_root=cache,
-                       cfg=LabelConfig(label_refusals=False, label_vision=False))
-    truth = dict(read_prompt_truth(root / "raw", MONTH).unique("text").select("text", "criteria_count").iter_rows())
+    topic_labels_month(
+        cheap,
+        MONTH,
+        _task(ep, "sim-labeler-small"),
+        cache_root=cache,
+        cfg=LabelConfig(label_refusals=False, label_vision=False),
+    )
+    truth = dict(
+        read_prompt_truth(root / "raw", MONTH)
+        .unique("text")
+        .select("text", "criteria_count")
+        .iter_rows()
+    )
     options = BenchOptions(size=80, vision_size=0, min_quality=6, min_cluster_mean=2.0, seed=1)
 
     def truly_hard(bench) -> float:
-        return float(np.mean([truth.get(t, 0) >= options.min_quality for t in bench.prompts["prompt"]]))
+        return float(
+            np.mean([truth.get(t, 0) >= options.min_quality for t in bench.prompts["prompt"]])
+        )
 
     one = bench_prompts_month(cheap, MONTH, options).benches["text"]
     relabel = StrongRelabel(_task(ep, "sim-labeler-large"), cache)
@@ -304,10 +387,12 @@ def test_second_labelling_pass_keeps_truly_hard_prompts(arena, capsys):
     calls = ep.call_count(model="sim-labeler-large") - before
     meta = relabel.as_metadata()
     with capsys.disabled():
-        print(f"\nbench prompts truly meeting >= {options.min_quality} criteria: one pass "
-              f"{truly_hard(one):.2f} ({one.prompts.height} prompts), two passes {truly_hard(two):.2f} "
-              f"({two.prompts.height}); strong labeler calls {calls} for {two.stats['prompts_in']} prompts; "
-              f"dropped after relabel {two.stats['dropped']['below_quality_after_relabel']}")
+        print(
+            f"\nbench prompts truly meeting >= {options.min_quality} criteria: one pass "
+            f"{truly_hard(one):.2f} ({one.prompts.height} prompts), two passes {truly_hard(two):.2f} "
+            f"({two.prompts.height}); strong labeler calls {calls} for {two.stats['prompts_in']} prompts; "
+            f"dropped after relabel {two.stats['dropped']['below_quality_after_relabel']}"
+        )
     assert calls == meta["calls"] == meta["items"] < two.stats["prompts_in"] / 3
     assert two.stats["dropped"]["below_quality_after_relabel"] > 0
     assert truly_hard(two) > truly_hard(one)

@@ -23,9 +23,17 @@ from arena_assets.ranking.boards import (
 )
 
 # topic_labels' flat columns; `category_tag` is made from them as the boards read it
-FLAT = {**{c: pl.Boolean for c in CRITERIA}, "math": pl.Boolean, "creative_writing": pl.Boolean,
-        "if_score": pl.Int8, "code": pl.Boolean, "is_vision": pl.Boolean, "refusal": pl.Boolean,
-        "user_tokens": pl.Int32, **{f"vision_{v}": pl.Boolean for v in (*VISION_TAGS, "creative_writing")}}
+FLAT = {
+    **dict.fromkeys(CRITERIA, pl.Boolean),
+    "math": pl.Boolean,
+    "creative_writing": pl.Boolean,
+    "if_score": pl.Int8,
+    "code": pl.Boolean,
+    "is_vision": pl.Boolean,
+    "refusal": pl.Boolean,
+    "user_tokens": pl.Int32,
+    **{f"vision_{v}": pl.Boolean for v in (*VISION_TAGS, "creative_writing")},
+}
 
 
 def _labels(rows: list[dict]) -> pl.DataFrame:
@@ -34,27 +42,49 @@ def _labels(rows: list[dict]) -> pl.DataFrame:
     for r in rows:
         r = dict(r)
         hard = r.pop("hard", None)
-        out.append(dict.fromkeys(FLAT) | ({c: hard for c in CRITERIA} if hard is not None else {}) | r)
+        out.append(
+            dict.fromkeys(FLAT) | (dict.fromkeys(CRITERIA, hard) if hard is not None else {}) | r
+        )
     frame = pl.DataFrame(out, schema={"conv_id": pl.String, **FLAT})
     return frame.with_columns(category_tag=tag_from_flat())
 
 
 def test_labels_join_on_both_sides_and_refusal_on_either():
-    battles = pl.DataFrame({"battle_id": ["b1", "b2", "b3"], "conv_id_a": ["a1", "a2", "zz"],
-                            "conv_id_b": ["c1", "c2", "c3"], "turn": [1, 2, 1]})
-    labels = _labels([
-        {"conv_id": "a1", "hard": True, "math": True, "refusal": False, "if_score": 4},
-        {"conv_id": "c1", "refusal": True},
-        {"conv_id": "a2", "hard": False, "refusal": False, "is_vision": True, "vision_ocr": True},
-        {"conv_id": "c2", "refusal": False},
-    ])
+    battles = pl.DataFrame(
+        {
+            "battle_id": ["b1", "b2", "b3"],
+            "conv_id_a": ["a1", "a2", "zz"],
+            "conv_id_b": ["c1", "c2", "c3"],
+            "turn": [1, 2, 1],
+        }
+    )
+    labels = _labels(
+        [
+            {"conv_id": "a1", "hard": True, "math": True, "refusal": False, "if_score": 4},
+            {"conv_id": "c1", "refusal": True},
+            {
+                "conv_id": "a2",
+                "hard": False,
+                "refusal": False,
+                "is_vision": True,
+                "vision_ocr": True,
+            },
+            {"conv_id": "c2", "refusal": False},
+        ]
+    )
     out = attach_topic_labels(battles, labels).sort("battle_id")
     assert out["labelled"].to_list() == [True, True, False]
     tag = out["category_tag"].struct
-    assert tag.field("refusal_v0.1").struct.field("refusal").to_list() == [True, False, None]  # b3: no labels
+    assert tag.field("refusal_v0.1").struct.field("refusal").to_list() == [
+        True,
+        False,
+        None,
+    ]  # b3: no labels
     assert tag.field("criteria_v0.1").struct.field("creativity").to_list() == [True, False, None]
-    picked = {name: out.filter(pred.fill_null(False) & pl.col("labelled"))["battle_id"].to_list()
-              for name, pred in CATEGORY_BOARDS.items()}
+    picked = {
+        name: out.filter(pred.fill_null(False) & pl.col("labelled"))["battle_id"].to_list()
+        for name, pred in CATEGORY_BOARDS.items()
+    }
     assert picked["hard_6"] == ["b1"] and picked["math"] == ["b1"] and picked["if"] == ["b1"]
     assert picked["no_refusal"] == ["b2"] and picked["ocr"] == ["b2"] and picked["vision"] == ["b2"]
     assert attach_topic_labels(battles, None)["labelled"].sum() == 0
@@ -68,11 +98,21 @@ def test_labels_join_on_both_sides_and_refusal_on_either():
 def test_long_user_board_takes_prompts_of_500_tokens_measured_before_the_cut():
     """LMArena's long_user board: at least 500 user tokens over the conversation, measured
     on the whole text (``user_tokens`` is recorded before labelling cuts it)."""
-    battles = pl.DataFrame({"battle_id": ["short", "edge", "long"], "conv_id_a": ["a", "b", "c"],
-                            "conv_id_b": ["x", "y", "z"], "turn": [1, 1, 1]})
-    labels = _labels([{"conv_id": "a", "user_tokens": 80},
-                      {"conv_id": "b", "user_tokens": 499},
-                      {"conv_id": "c", "user_tokens": 3200}])
+    battles = pl.DataFrame(
+        {
+            "battle_id": ["short", "edge", "long"],
+            "conv_id_a": ["a", "b", "c"],
+            "conv_id_b": ["x", "y", "z"],
+            "turn": [1, 1, 1],
+        }
+    )
+    labels = _labels(
+        [
+            {"conv_id": "a", "user_tokens": 80},
+            {"conv_id": "b", "user_tokens": 499},
+            {"conv_id": "c", "user_tokens": 3200},
+        ]
+    )
     out = attach_topic_labels(battles, labels)
     picked = out.filter(CATEGORY_BOARDS["long_user"].fill_null(False))["battle_id"].to_list()
     assert picked == ["long"]
@@ -82,13 +122,25 @@ def test_boards_without_labels_say_why_and_multiturn_needs_none():
     from arena_assets.ranking import sample_bt_battles
 
     battles = sample_bt_battles({"m1": 1100.0, "m2": 1000.0, "m3": 900.0}, 600, seed=1)
-    battles = battles.with_columns(keep=pl.lit(True), removed_reason=pl.lit(None, pl.String),
-                                   language=pl.lit("en"), turn=pl.lit(2),
-                                   conv_id_a=pl.lit("x"), conv_id_b=pl.lit("y"),
-                                   *[pl.lit(0).alias(f"{c}_{s}") for c in ("sum_assistant_tokens",
-                                     "header_count", "list_count", "bold_count") for s in "ab"])
-    boards, info = arena_boards(battles, month="2024-01", min_category_battles=100,
-                                options=board_options(bootstrap_rounds=0, min_battles=10))
+    battles = battles.with_columns(
+        *[
+            pl.lit(0).alias(f"{c}_{s}")
+            for c in ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
+            for s in "ab"
+        ],
+        keep=pl.lit(True),
+        removed_reason=pl.lit(None, pl.String),
+        language=pl.lit("en"),
+        turn=pl.lit(2),
+        conv_id_a=pl.lit("x"),
+        conv_id_b=pl.lit("y"),
+    )
+    boards, info = arena_boards(
+        battles,
+        month="2024-01",
+        min_category_battles=100,
+        options=board_options(bootstrap_rounds=0, min_battles=10),
+    )
     assert info["boards"]["multiturn"] == 600
     assert info["boards"]["hard_6"] == "skipped: 0 battles < 100"
     assert info["labelled_battles"] == 0
@@ -110,13 +162,23 @@ def _true_labels(raw: str, month: str) -> pl.DataFrame:
 
     prompts = pl.read_parquet(f"{raw}/_truth/prompts/{month}.parquet")
     labels = prompts.select(
-        "prompt_id", *CRITERIA, "code", "math", "creative_writing", pl.col("if_score").cast(pl.Int8),
+        "prompt_id",
+        *CRITERIA,
+        "code",
+        "math",
+        "creative_writing",
+        pl.col("if_score").cast(pl.Int8),
         approx_tokens(pl.col("text")).cast(pl.Int32).alias("user_tokens"),
-        pl.col("image").alias("is_vision"), pl.col("^vision_.*$"))
+        pl.col("image").alias("is_vision"),
+        pl.col("^vision_.*$"),
+    )
     convs = pl.read_parquet(f"{raw}/_truth/conversations/{month}.parquet")
-    return (convs.select("conv_id", "prompt_id", pl.col("refused").alias("refusal"))
-            .join(labels, on="prompt_id", how="left").drop("prompt_id")
-            .with_columns(category_tag=tag_from_flat()))
+    return (
+        convs.select("conv_id", "prompt_id", pl.col("refused").alias("refusal"))
+        .join(labels, on="prompt_id", how="left")
+        .drop("prompt_id")
+        .with_columns(category_tag=tag_from_flat())
+    )
 
 
 def _true_board_skills(kept: pl.DataFrame, raw: str, month: str, config) -> dict[str, pl.DataFrame]:
@@ -133,33 +195,62 @@ def _true_board_skills(kept: pl.DataFrame, raw: str, month: str, config) -> dict
     from arena_assets.simulator.votes import difficulty_gain
 
     truth = pl.read_parquet(f"{raw}/_truth/votes/{month}.parquet").select(
-        "conv_id_a", "category", "criteria_count", "refused_a", "refused_b")
+        "conv_id_a", "category", "criteria_count", "refused_a", "refused_b"
+    )
     models = pl.read_parquet(f"{raw}/_truth/models.parquet")
-    skills = (models.unpivot(pl.selectors.starts_with("skill_"), index="name",
-                             variable_name="category", value_name="skill")
-              .with_columns(pl.col("category").str.strip_prefix("skill_"))
-              .with_columns(centered=pl.col("skill") - pl.col("skill").mean().over("category")))
-    rows = (attach_topic_labels(kept, _true_labels(raw, month))
-            .join(truth, on="conv_id_a", how="left")
-            .with_columns(gain=pl.col("criteria_count").map_elements(
-                lambda c: difficulty_gain(c, config), return_dtype=pl.Float64)))
+    skills = (
+        models.unpivot(
+            pl.selectors.starts_with("skill_"),
+            index="name",
+            variable_name="category",
+            value_name="skill",
+        )
+        .with_columns(pl.col("category").str.strip_prefix("skill_"))
+        .with_columns(centered=pl.col("skill") - pl.col("skill").mean().over("category"))
+    )
+    rows = (
+        attach_topic_labels(kept, _true_labels(raw, month))
+        .join(truth, on="conv_id_a", how="left")
+        .with_columns(
+            gain=pl.col("criteria_count").map_elements(
+                lambda c: difficulty_gain(c, config), return_dtype=pl.Float64
+            )
+        )
+    )
     out = {}
     for name, predicate in CATEGORY_BOARDS.items():
         needs = pl.lit(True) if name in BOARDS_WITHOUT_LABELS else pl.col("labelled")
         subset = rows.filter(needs & predicate.fill_null(False))
-        sides = pl.concat([subset.select(pl.col(f"model_{s}").alias("name"), "category", "gain",
-                                         pl.col(f"refused_{s}").alias("refused")) for s in "ab"])
-        out[name] = (sides.join(skills, on=["name", "category"], how="left")
-                     .with_columns(share=pl.col("gain") * pl.col("centered")
-                                   - config.refusal_penalty * pl.col("refused").cast(pl.Float64))
-                     .group_by("name").agg(true_skill=pl.col("share").mean())
-                     .rename({"name": "model"}))
+        sides = pl.concat(
+            [
+                subset.select(
+                    pl.col(f"model_{s}").alias("name"),
+                    "category",
+                    "gain",
+                    pl.col(f"refused_{s}").alias("refused"),
+                )
+                for s in "ab"
+            ]
+        )
+        out[name] = (
+            sides.join(skills, on=["name", "category"], how="left")
+            .with_columns(
+                share=pl.col("gain") * pl.col("centered")
+                - config.refusal_penalty * pl.col("refused").cast(pl.Float64)
+            )
+            .group_by("name")
+            .agg(true_skill=pl.col("share").mean())
+            .rename({"name": "model"})
+        )
     return out
 
 
 # boards that hold one simulator category's prompts: also compared with that skill column
-ONE_CATEGORY = {"coding": "skill_coding", "math": "skill_math",
-                "creative_writing": "skill_creative_writing"}
+ONE_CATEGORY = {
+    "coding": "skill_coding",
+    "math": "skill_math",
+    "creative_writing": "skill_creative_writing",
+}
 # reported only: the `if` board also holds coding, math... prompts with many constraints
 NAMED_SKILL = ONE_CATEGORY | {"if": "skill_instruction_following"}
 MIN_CATEGORY_BATTLES = 800
@@ -180,8 +271,9 @@ def test_category_boards_recover_true_skills_and_hard_separates_more(tmp_path, c
 
     month, raw, lake = "2024-06", str(tmp_path / "raw"), Lake(str(tmp_path / "lake"))
     # wide per-category offsets, so a category's order differs from the overall one
-    config = WorldConfig(style_strength=0.0, position_bias=0.0, abusive_fraction=0.0,
-                         category_skill_spread=80.0)
+    config = WorldConfig(
+        style_strength=0.0, position_bias=0.0, abusive_fraction=0.0, category_skill_spread=80.0
+    )
     simulate_months(raw, [month], 40_000, seed=21, config=config)
     ingest_month(lake, raw, month, salt="s", known_models=load_model_registry(raw))
     clean_month(lake, month)
@@ -206,11 +298,15 @@ def test_category_boards_recover_true_skills_and_hard_separates_more(tmp_path, c
             continue
         rho[board] = spearmanr(rows["rating"], rows["true_skill"]).statistic
         vs_theta = spearmanr(rows["rating"], [theta[m] for m in rows["model"]]).statistic
-        line = (f"  {board:<24} {used:>6} battles {rows.height:>3} models  Spearman vs true "
-                f"order {rho[board]:.3f}  (vs overall skill theta {vs_theta:.3f}")
+        line = (
+            f"  {board:<24} {used:>6} battles {rows.height:>3} models  Spearman vs true "
+            f"order {rho[board]:.3f}  (vs overall skill theta {vs_theta:.3f}"
+        )
         if board in NAMED_SKILL:
             skill = dict(zip(models["name"], models[NAMED_SKILL[board]]))
-            rho_skill[board] = spearmanr(rows["rating"], [skill[m] for m in rows["model"]]).statistic
+            rho_skill[board] = spearmanr(
+                rows["rating"], [skill[m] for m in rows["model"]]
+            ).statistic
             line += f", vs {NAMED_SKILL[board]} {rho_skill[board]:.3f}"
         lines.append(line + ")")
 
@@ -218,14 +314,21 @@ def test_category_boards_recover_true_skills_and_hard_separates_more(tmp_path, c
     # board (its battles subsampled to that count, 5 seeds) separates fewer pairs
     hard = step.boards.filter(pl.col("board") == "hard_6")
     n_hard = step.info["boards"]["hard_6"]
-    shares = [_separated_share(fit_bt(kept.sample(n_hard, seed=seed), options).table
-                               .filter(pl.col("model").is_in(hard["model"].implode())))
-              for seed in range(5)]
+    shares = [
+        _separated_share(
+            fit_bt(kept.sample(n_hard, seed=seed), options).table.filter(
+                pl.col("model").is_in(hard["model"].implode())
+            )
+        )
+        for seed in range(5)
+    ]
     with capsys.disabled():
         print(f"\ncategory boards of a 40,000-session month (min {MIN_CATEGORY_BATTLES} votes):")
         print("\n".join(lines))
-        print(f"separated pairs at {n_hard} votes: hard_6 {_separated_share(hard):.3f}, overall "
-              f"subsampled {np.mean(shares):.3f} (seeds 0-4: {', '.join(f'{x:.3f}' for x in shares)})")
+        print(
+            f"separated pairs at {n_hard} votes: hard_6 {_separated_share(hard):.3f}, overall "
+            f"subsampled {np.mean(shares):.3f} (seeds 0-4: {', '.join(f'{x:.3f}' for x in shares)})"
+        )
     assert len(rho) >= 5, step.info["boards"]
     assert min(rho.values()) >= 0.9, rho
     assert all(rho_skill[b] >= 0.9 for b in ONE_CATEGORY if b in rho_skill), rho_skill

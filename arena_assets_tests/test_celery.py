@@ -48,14 +48,19 @@ def test_workers_take_a_step_only_when_free(tmp_path, monkeypatch):
     from arena_assets.celery_location import CELERY_SETTINGS
 
     worker_yaml = PROJECT / "deploy" / "celery-worker.yaml"
-    assert yaml.safe_load(worker_yaml.read_text())["execution"]["config"]["config_source"] == CELERY_SETTINGS
+    assert (
+        yaml.safe_load(worker_yaml.read_text())["execution"]["config"]["config_source"]
+        == CELERY_SETTINGS
+    )
     assert CELERY_SETTINGS == {"worker_prefetch_multiplier": 1, "task_acks_late": True}
     home = tmp_path / "dagster_home"
     home.mkdir()
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     monkeypatch.setenv("ARENA_CELERY_BROKER_URL", f"sqla+sqlite:///{tmp_path}/broker.sqlite")
     monkeypatch.setenv("ARENA_CELERY_BACKEND_URL", f"db+sqlite:///{tmp_path}/results.sqlite")
-    written = runpy.run_path(str(Path(get_config_dir(str(worker_yaml))) / "dagster_celery_config.py"))
+    written = runpy.run_path(
+        str(Path(get_config_dir(str(worker_yaml))) / "dagster_celery_config.py")
+    )
     assert written["task_acks_late"] is True and written["worker_prefetch_multiplier"] == 1
     assert written["broker_url"] == f"sqla+sqlite:///{tmp_path}/broker.sqlite"
     # the runs' side: the executor's config as Dagster resolves it for a run
@@ -79,20 +84,50 @@ def test_month_steps_run_in_a_celery_worker(arena_env, tmp_path, monkeypatch):
     monkeypatch.setenv("ARENA_CELERY_BROKER_URL", f"sqla+sqlite:///{tmp_path}/broker.sqlite")
     monkeypatch.setenv("ARENA_CELERY_BACKEND_URL", f"db+sqlite:///{tmp_path}/results.sqlite")
     env = dict(os.environ)
-    subprocess.run([str(bin_dir / "dagster"), "instance", "migrate"], env=env, cwd=tmp_path,
-                   check=True, capture_output=True)
+    subprocess.run(
+        [str(bin_dir / "dagster"), "instance", "migrate"],
+        env=env,
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+    )
     worker_log = (tmp_path / "worker.log").open("w")
     worker = subprocess.Popen(
-        [str(bin_dir / "dagster-celery"), "worker", "start", "-A", "dagster_celery.app",
-         "-y", str(PROJECT / "deploy" / "celery-worker.yaml"), "--", "--concurrency=1"],
-        cwd=tmp_path, env=env, stdout=worker_log, stderr=subprocess.STDOUT,
+        [
+            str(bin_dir / "dagster-celery"),
+            "worker",
+            "start",
+            "-A",
+            "dagster_celery.app",
+            "-y",
+            str(PROJECT / "deploy" / "celery-worker.yaml"),
+            "--",
+            "--concurrency=1",
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=worker_log,
+        stderr=subprocess.STDOUT,
         start_new_session=True,  # its own group: the celery child process ends with it
     )
     try:
         proc = subprocess.run(
-            [str(bin_dir / "dagster"), "asset", "materialize", "-m", "arena_assets.celery_location",
-             "--select", "raw_logs,raw_rejects,conversations", "--partition", MONTH],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=400,
+            [
+                str(bin_dir / "dagster"),
+                "asset",
+                "materialize",
+                "-m",
+                "arena_assets.celery_location",
+                "--select",
+                "raw_logs,raw_rejects,conversations",
+                "--partition",
+                MONTH,
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=400,
         )
     finally:
         os.killpg(worker.pid, signal.SIGTERM)
@@ -104,13 +139,20 @@ def test_month_steps_run_in_a_celery_worker(arena_env, tmp_path, monkeypatch):
         (run,) = instance.get_runs()
         assert run.status == dg.DagsterRunStatus.SUCCESS
         events = [e for e in instance.all_logs(run.run_id) if e.dagster_event]
-        engine = [e for e in events if e.dagster_event.event_type == dg.DagsterEventType.ENGINE_EVENT]
+        engine = [
+            e for e in events if e.dagster_event.event_type == dg.DagsterEventType.ENGINE_EVENT
+        ]
         in_worker = {e.step_key for e in engine if "in celery worker" in (e.message or "")}
         assert {"raw_logs", "conversations"} <= {k.split(".")[0] for k in in_worker if k}
-        steps = [e for e in events if e.dagster_event.event_type == dg.DagsterEventType.STEP_SUCCESS]
+        steps = [
+            e for e in events if e.dagster_event.event_type == dg.DagsterEventType.STEP_SUCCESS
+        ]
         # compared as enums: the stored value of RUN_START is still the legacy "PIPELINE_START"
-        run_pid = {e.dagster_event.pid for e in events
-                   if e.dagster_event.event_type == dg.DagsterEventType.RUN_START}
+        run_pid = {
+            e.dagster_event.pid
+            for e in events
+            if e.dagster_event.event_type == dg.DagsterEventType.RUN_START
+        }
         # the steps ran in the worker's processes, not in the process that launched the run
         assert run_pid and steps and not {e.dagster_event.pid for e in steps} & run_pid
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])

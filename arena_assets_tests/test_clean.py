@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -60,13 +60,28 @@ PII_POSITIVE = [
     ("street_address", "Keizersgracht 123"),
 ]
 PII_NEGATIVE = [
-    "In 2024 there were 365 days", "version 1.2.3", "pi is 3.14159", "x = 12345",
-    "ts=1714567890250", "1714567890250123", "2023-04-15", "ISBN 978-3-16-148410-0",
-    "I have 3 apples", "10:30:45", "std::vector", "a + 5 = 8", "at 5 Dr Smith",
-    "page 12 of 300", "Score: 1,234,567", "print(x)  # Output: 0.5714285714285714",
-    "SNMPv2-SMI::enterprises.9.9.392.1.3.21.1.20", "123 4567",
+    "In 2024 there were 365 days",
+    "version 1.2.3",
+    "pi is 3.14159",
+    "x = 12345",
+    "ts=1714567890250",
+    "1714567890250123",
+    "2023-04-15",
+    "ISBN 978-3-16-148410-0",
+    "I have 3 apples",
+    "10:30:45",
+    "std::vector",
+    "a + 5 = 8",
+    "at 5 Dr Smith",
+    "page 12 of 300",
+    "Score: 1,234,567",
+    "print(x)  # Output: 0.5714285714285714",
+    "SNMPv2-SMI::enterprises.9.9.392.1.3.21.1.20",
+    "123 4567",
     # documentation ranges (RFC 5737 / 3849) are nobody's address: kept readable in code
-    "2001:db8::1", "ping 192.0.2.10", "card 4111 1111 1111 1112 fails Luhn",
+    "2001:db8::1",
+    "ping 192.0.2.10",
+    "card 4111 1111 1111 1112 fails Luhn",
 ]
 
 
@@ -97,13 +112,21 @@ def _message(role: str, content: str, images: list[str] | None = None) -> dict:
 
 
 def _raw(events: list[dict]) -> pl.DataFrame:
-    base = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    base = datetime(2024, 5, 1, tzinfo=UTC)
     rows = []
     for i, event in enumerate(events):
-        row = {c: None for c in RAW_LOGS_SCHEMA}
-        row.update(month="2024-05", event_id=f"e{i}", source_file="f.jsonl", line_no=i + 1,
-                   tstamp=base + timedelta(seconds=event.pop("t", i)), type="chat",
-                   anony=False, user_hash="u1", source_format="native")
+        row = dict.fromkeys(RAW_LOGS_SCHEMA)
+        row.update(
+            month="2024-05",
+            event_id=f"e{i}",
+            source_file="f.jsonl",
+            line_no=i + 1,
+            tstamp=base + timedelta(seconds=event.pop("t", i)),
+            type="chat",
+            anony=False,
+            user_hash="u1",
+            source_format="native",
+        )
         row.update(event)
         rows.append(row)
     return pl.DataFrame(rows, schema=RAW_LOGS_SCHEMA)
@@ -136,9 +159,16 @@ def test_tie_on_tstamp_prefers_more_messages_then_later_event() -> None:
 
 
 def test_vote_event_logs_both_sides() -> None:
-    vote = {"type": "leftvote", "anony": True,
-            "conv_id_a": "ca", "model_a": "x", "messages_a": _growing("ca", 2),
-            "conv_id_b": "cb", "model_b": "y", "messages_b": _growing("cb", 2)}
+    vote = {
+        "type": "leftvote",
+        "anony": True,
+        "conv_id_a": "ca",
+        "model_a": "x",
+        "messages_a": _growing("ca", 2),
+        "conv_id_b": "cb",
+        "model_b": "y",
+        "messages_b": _growing("cb", 2),
+    }
     chat = {"conv_id_a": "ca", "model_a": "x", "messages_a": _growing("ca", 1)}
     out = build_conversations(_raw([chat, vote]), month="2024-05")
     assert out.get_column("conv_id").to_list() == ["ca", "cb"]
@@ -150,10 +180,15 @@ def test_vote_event_logs_both_sides() -> None:
 def test_output_schema_pii_images_and_deterministic_bytes(tmp_path: Path) -> None:
     img = "a" * 64
     events = [
-        {"conv_id_a": f"c{i}", "model_a": "m", "messages_a": [
-            _message("user", f"Email me at bob{i}@example.com please", [img]),
-            _message("assistant", "Call +1 415-555-1234 instead."),
-        ]} for i in range(5, 0, -1)
+        {
+            "conv_id_a": f"c{i}",
+            "model_a": "m",
+            "messages_a": [
+                _message("user", f"Email me at bob{i}@example.com please", [img]),
+                _message("assistant", "Call +1 415-555-1234 instead."),
+            ],
+        }
+        for i in range(5, 0, -1)
     ]
     paths = []
     for run in range(2):
@@ -171,10 +206,16 @@ def test_output_schema_pii_images_and_deterministic_bytes(tmp_path: Path) -> Non
 
 
 def test_dedup_key_groups_trivial_variants() -> None:
-    prompts = ["What is the capital of France?", "  what is the CAPITAL of   france ",
-               "What is the capital of France", "What is the capital of Spain?"]
-    events = [{"conv_id_a": f"c{i}", "model_a": "m", "messages_a": [_message("user", p)]}
-              for i, p in enumerate(prompts)]
+    prompts = [
+        "What is the capital of France?",
+        "  what is the CAPITAL of   france ",
+        "What is the capital of France",
+        "What is the capital of Spain?",
+    ]
+    events = [
+        {"conv_id_a": f"c{i}", "model_a": "m", "messages_a": [_message("user", p)]}
+        for i, p in enumerate(prompts)
+    ]
     keys = build_conversations(_raw(events), month="2024-05").get_column("dedup_key").to_list()
     assert keys[0] == keys[1] == keys[2] != keys[3]
     assert all(len(k) == 16 for k in keys)
@@ -202,15 +243,29 @@ def test_language_written_samples_und_and_pickling() -> None:
 
 
 def test_language_accuracy_on_real_conversations(real_data: Path) -> None:
-    names = {"English": "en", "Chinese": "zh", "Russian": "ru", "German": "de",
-             "Vietnamese": "vi", "Japanese": "ja", "Thai": "th", "French": "fr",
-             "Spanish": "es", "Portuguese": "pt", "Czech": "cs", "Arabic": "ar",
-             "Turkish": "tr", "Hindi": "hi"}
+    names = {
+        "English": "en",
+        "Chinese": "zh",
+        "Russian": "ru",
+        "German": "de",
+        "Vietnamese": "vi",
+        "Japanese": "ja",
+        "Thai": "th",
+        "French": "fr",
+        "Spanish": "es",
+        "Portuguese": "pt",
+        "Czech": "cs",
+        "Arabic": "ar",
+        "Turkish": "tr",
+        "Hindi": "hi",
+    }
     texts, gold = [], []
     for line in (real_data / REAL_BATTLES).read_text().splitlines():
         row = json.loads(line)
         if row["language"] in names:
-            texts.append(" ".join(m["content"] for m in row["conversation_a"] if m["role"] == "user"))
+            texts.append(
+                " ".join(m["content"] for m in row["conversation_a"] if m["role"] == "user")
+            )
             gold.append(names[row["language"]])
     predicted = detect_languages(pl.Series(texts)).get_column("language").to_list()
     accuracy = sum(p == g for p, g in zip(predicted, gold)) / len(gold)
@@ -234,8 +289,12 @@ def test_token_counts_near_real_tiktoken_counts(real_data: Path) -> None:
 
 def test_token_counts_hand_checked() -> None:
     # cl100k splits: "Hello"+" world"+"!" = 3; "The"+" quick"+" brown"+" fox"+"." = 5
-    counts = pl.DataFrame({"t": ["Hello world!", "The quick brown fox."]}).select(
-        approx_tokens(pl.col("t"))).to_series().to_list()
+    counts = (
+        pl.DataFrame({"t": ["Hello world!", "The quick brown fox."]})
+        .select(approx_tokens(pl.col("t")))
+        .to_series()
+        .to_list()
+    )
     assert counts == [3, 5]
 
 
@@ -251,15 +310,18 @@ def test_moderation_over_http_against_the_simulated_endpoint() -> None:
     ]
     # the first request is answered 429 with Retry-After: the openai client must retry it
     with ArenaEndpoint(World.build(seed=1), faults=Faults(script=["429"])) as endpoint:
-        moderation = OpenAIModeration(base_url=endpoint.base_url, api_key="x", batch_size=1,
-                                      max_concurrency=1)
+        moderation = OpenAIModeration(
+            base_url=endpoint.base_url, api_key="x", batch_size=1, max_concurrency=1
+        )
         out = build_conversations(_raw(events), month="2024-05", moderation=moderation)
         stats = dict(endpoint.stats)
     assert out.get_column("moderation_flagged").to_list() == [False, True]
     assert "violence" in json.loads(out.get_column("moderation_categories")[1])
     assert json.loads(out.get_column("moderation_categories")[0]) == []
-    assert any("429" in k for k in stats) and sum(
-        v for k, v in stats.items() if "moderations" in k and "200" in k) == 2
+    assert (
+        any("429" in k for k in stats)
+        and sum(v for k, v in stats.items() if "moderations" in k and "200" in k) == 2
+    )
 
 
 def test_cached_detector_gives_the_same_answers_with_less_work() -> None:
@@ -275,12 +337,16 @@ def test_cached_detector_gives_the_same_answers_with_less_work() -> None:
             self.seen += len(texts)
             return self.inner.detect(texts)
 
-    batches = [["Where is the train station?", "Wo ist der Bahnhof?"],
-               ["Wo ist der Bahnhof?", "¿Dónde está la estación?", "Where is the train station?"]]
+    batches = [
+        ["Where is the train station?", "Wo ist der Bahnhof?"],
+        ["Wo ist der Bahnhof?", "¿Dónde está la estación?", "Where is the train station?"],
+    ]
     counting = Counting()
     cached = CachedDetector(counting, max_entries=3)
     plain = FastTextLid()
     for batch in batches:
         assert cached.detect(batch) == plain.detect(batch)
     assert counting.seen == 3  # each distinct text detected once
-    assert cached.detect(["x y z", "Wo ist der Bahnhof?"]) == plain.detect(["x y z", "Wo ist der Bahnhof?"])
+    assert cached.detect(["x y z", "Wo ist der Bahnhof?"]) == plain.detect(
+        ["x y z", "Wo ist der Bahnhof?"]
+    )

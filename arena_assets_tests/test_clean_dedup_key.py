@@ -23,10 +23,15 @@ from arena_assets.simulator import simulate_months
 
 
 def reference_keys(prompts: list[str | None], images: list[list[str] | None]) -> list[str]:
-    frame = pl.DataFrame({"prompt": prompts, "images": images},
-                         schema={"prompt": pl.String, "images": pl.List(pl.String)})
+    frame = pl.DataFrame(
+        {"prompt": prompts, "images": images},
+        schema={"prompt": pl.String, "images": pl.List(pl.String)},
+    )
     text = (
-        pl.col("prompt").fill_null("").str.normalize("NFKC").str.to_lowercase()
+        pl.col("prompt")
+        .fill_null("")
+        .str.normalize("NFKC")
+        .str.to_lowercase()
         .str.replace_all(r"\s+", " ")
         .str.replace_all(r"^[\p{P}\p{S}\s]+|[\p{P}\p{S}\s]+$", "")
     )
@@ -39,8 +44,10 @@ def reference_keys(prompts: list[str | None], images: list[list[str] | None]) ->
 
 
 def package_keys(prompts: list[str | None], images: list[list[str] | None]) -> list[str]:
-    frame = pl.DataFrame({"prompt": prompts, "images": images},
-                         schema={"prompt": pl.String, "images": pl.List(pl.String)})
+    frame = pl.DataFrame(
+        {"prompt": prompts, "images": images},
+        schema={"prompt": pl.String, "images": pl.List(pl.String)},
+    )
     by_expr = frame.select(dedup_key(pl.col("prompt"), pl.col("images"))).to_series().to_list()
     by_series = dedup_keys(frame["prompt"], frame["images"]).to_list()
     assert by_expr == by_series
@@ -48,24 +55,72 @@ def package_keys(prompts: list[str | None], images: list[list[str] | None]) -> l
 
 
 EDGE_CASES: list[tuple[str | None, list[str] | None]] = [
-    (None, None), (None, []), (None, ["img-a"]), (None, ["img-a", "img-b"]), (None, [None]),
-    ("", None), ("", ["img-a"]), (" ", ["img-a"]), ("?!", ["img-b"]), ("...", None),
-    ("!!!???", []), ("   \t\n ", ["img-c", "img-d"]), ("🙂", None), ("🙂🙂 ✨", ["img-e"]),
-    ("-- ~~ ** ##", None), ("«»„“", None), ("$ € £ ¥ ₿", None),
-    ("hello", None), ("Hello", ["img-a"]), ("  HELLO  ", None), ("hello!", None),
-    ("¡hola!", None), ("¿Qué tal?", None), ("hello\u00a0world", None), ("hello\u2003world", None),
-    ("hello\u3000world", None), ("hello\u200bworld", None), ("hello\u2028world", None),
-    ("hello\u0085world", None), ("hello \t\r\n world", None), ("a\x0bb\x0cc", None),
-    ("a  b", None), (" a b ", None), ("\ta b", None), ("a \tb", None), ("a\t b", None),
-    ("ﬁle ﬂow", None), ("Ｆｕｌｌｗｉｄｔｈ　ＴＥＸＴ！", None), ("①②③ ⅷ ㍿", None),
-    ("x² + y³ = z½", None), ("ｶﾀｶﾅ ﾊﾝｶｸ", None), ("e\u0301 vs é", None), ("Å vs Å", None),
-    ("ΣΊΣΥΦΟΣ", None), ("İstanbul ı I", None), ("Straße STRASSE", None), ("ǅ ǈ ǋ", None),
-    ("Привет, мир!", None), ("你好，世界！", None), ("こんにちは。", None), ("안녕하세요!", None),
-    ("مرحبا بالعالم؟", None), ("שלום עולם!", None), ("नमस्ते दुनिया।", None),
-    ("สวัสดีชาวโลก", None), ("mixed 中文 и русский + English!!", None), ("🙂 smile 🙂", None),
-    ("👩‍👩‍👧 family", None), ("🇫🇷 flag", None), ("\u200d\u200d", ["img-f"]),
-    ("<EMAIL> please", None), ("```code```", None), ("a\u0300\u0301\u0302", None),
-    ("\U0001d400\U0001d401 math bold", None), ("\ufeffbom start", None), ("trailing\ufeff", None),
+    (None, None),
+    (None, []),
+    (None, ["img-a"]),
+    (None, ["img-a", "img-b"]),
+    (None, [None]),
+    ("", None),
+    ("", ["img-a"]),
+    (" ", ["img-a"]),
+    ("?!", ["img-b"]),
+    ("...", None),
+    ("!!!???", []),
+    ("   \t\n ", ["img-c", "img-d"]),
+    ("🙂", None),
+    ("🙂🙂 ✨", ["img-e"]),
+    ("-- ~~ ** ##", None),
+    ("«»„“", None),
+    ("$ € £ ¥ ₿", None),
+    ("hello", None),
+    ("Hello", ["img-a"]),
+    ("  HELLO  ", None),
+    ("hello!", None),
+    ("¡hola!", None),
+    ("¿Qué tal?", None),
+    ("hello\u00a0world", None),
+    ("hello\u2003world", None),
+    ("hello\u3000world", None),
+    ("hello\u200bworld", None),
+    ("hello\u2028world", None),
+    ("hello\u0085world", None),
+    ("hello \t\r\n world", None),
+    ("a\x0bb\x0cc", None),
+    ("a  b", None),
+    (" a b ", None),
+    ("\ta b", None),
+    ("a \tb", None),
+    ("a\t b", None),
+    ("ﬁle ﬂow", None),
+    ("Ｆｕｌｌｗｉｄｔｈ　ＴＥＸＴ！", None),
+    ("①②③ ⅷ ㍿", None),
+    ("x² + y³ = z½", None),
+    ("ｶﾀｶﾅ ﾊﾝｶｸ", None),
+    ("e\u0301 vs é", None),
+    ("Å vs Å", None),
+    ("ΣΊΣΥΦΟΣ", None),
+    ("İstanbul ı I", None),
+    ("Straße STRASSE", None),
+    ("ǅ ǈ ǋ", None),
+    ("Привет, мир!", None),
+    ("你好，世界！", None),
+    ("こんにちは。", None),
+    ("안녕하세요!", None),
+    ("مرحبا بالعالم؟", None),
+    ("שלום עולם!", None),
+    ("नमस्ते दुनिया।", None),
+    ("สวัสดีชาวโลก", None),
+    ("mixed 中文 и русский + English!!", None),
+    ("🙂 smile 🙂", None),
+    ("👩‍👩‍👧 family", None),
+    ("🇫🇷 flag", None),
+    ("\u200d\u200d", ["img-f"]),
+    ("<EMAIL> please", None),
+    ("```code```", None),
+    ("a\u0300\u0301\u0302", None),
+    ("\U0001d400\U0001d401 math bold", None),
+    ("\ufeffbom start", None),
+    ("trailing\ufeff", None),
 ]
 
 
@@ -101,7 +156,9 @@ def simulated_first_prompts(tmp_path_factory: pytest.TempPathFactory) -> tuple[l
             for state in filter(None, states):
                 if not isinstance(state, dict) or not isinstance(state.get("messages"), list):
                     continue
-                users = [m for m in state["messages"] if isinstance(m, dict) and m.get("role") == "user"]
+                users = [
+                    m for m in state["messages"] if isinstance(m, dict) and m.get("role") == "user"
+                ]
                 if users and isinstance(users[0].get("content"), str):
                     prompts.append(users[0]["content"])
                     images.append(users[0].get("images"))
@@ -116,7 +173,9 @@ def test_dedup_key_matches_reference_on_a_simulated_month(simulated_first_prompt
 
 def test_dedup_key_matches_reference_on_real_prompts(real_data: Path) -> None:
     prompts: list[str | None] = []
-    for line in (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines():
+    for line in (
+        (real_data / "battles/clean_battles_2024_full_conversations.jsonl").read_text().splitlines()
+    ):
         prompts += [m["content"] for m in json.loads(line)["conversation_a"] if m["role"] == "user"]
     for line in (real_data / "arena_hard_v0.1/question.jsonl").read_text().splitlines():
         prompts.append(json.loads(line)["prompt"])
@@ -138,9 +197,15 @@ def test_nfkc_stable_ranges_hold_only_characters_nfkc_leaves_alone() -> None:
     chars = [chr(cp) for a, b in NFKC_STABLE_RANGES for cp in range(a, b + 1)]
     assert len(chars) > 30_000
     by_polars = pl.Series(chars).str.normalize("NFKC").to_list()
-    bad = [hex(ord(c)) for c, p in zip(chars, by_polars)
-           if unicodedata.category(c) == "Cn" or unicodedata.combining(c) or ord(c) in seconds
-           or unicodedata.normalize("NFKC", c) != c or p != c]
+    bad = [
+        hex(ord(c))
+        for c, p in zip(chars, by_polars)
+        if unicodedata.category(c) == "Cn"
+        or unicodedata.combining(c)
+        or ord(c) in seconds
+        or unicodedata.normalize("NFKC", c) != c
+        or p != c
+    ]
     assert bad == []
     # and whole texts of them: random strings, NFKC by polars, unchanged
     rng = random.Random(11)
@@ -151,7 +216,21 @@ def test_nfkc_stable_ranges_hold_only_characters_nfkc_leaves_alone() -> None:
 
 
 def test_nfkc_skips_only_texts_that_are_already_nfkc() -> None:
-    texts = ["plain ascii", "Привет, мир", "你好世界", "ｆｕｌｌ", "ﬁ", "e\u0301", "가\u11a8", "x²",
-             "…", "\u00a0", "日本語、テスト。", "ＡＢＣ（全角）", "Ω Ω", None]
+    texts = [
+        "plain ascii",
+        "Привет, мир",
+        "你好世界",
+        "ｆｕｌｌ",
+        "ﬁ",
+        "e\u0301",
+        "가\u11a8",
+        "x²",
+        "…",
+        "\u00a0",
+        "日本語、テスト。",
+        "ＡＢＣ（全角）",
+        "Ω Ω",
+        None,
+    ]
     expected = [None if t is None else unicodedata.normalize("NFKC", t) for t in texts]
     assert _nfkc(pl.Series(texts, dtype=pl.String)).to_list() == expected

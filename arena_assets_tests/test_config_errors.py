@@ -29,7 +29,6 @@ import polars as pl
 import pytest
 
 from arena_assets.definitions import defs as load_defs
-
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import failure_lines, materialize
@@ -40,20 +39,44 @@ DAGSTER = str(Path(sys.executable).with_name("dagster"))
 
 
 def _cli_lines(env: dict[str, str], cwd: Path) -> list[str]:
-    proc = subprocess.run([DAGSTER, "asset", "materialize", "-m", "arena_assets.definitions",
-                           "--select", "raw_logs,raw_rejects", "--partition", MONTH],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [
+            DAGSTER,
+            "asset",
+            "materialize",
+            "-m",
+            "arena_assets.definitions",
+            "--select",
+            "raw_logs,raw_rejects",
+            "--partition",
+            MONTH,
+        ],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     # Dagster's own deprecation notice for `asset materialize` is not ours
-    return [line for line in (proc.stdout + proc.stderr).splitlines()
-            if line.strip() and "Supersession" not in line and "return callback" not in line]
+    return [
+        line
+        for line in (proc.stdout + proc.stderr).splitlines()
+        if line.strip() and "Supersession" not in line and "return callback" not in line
+    ]
 
 
-@pytest.mark.parametrize(("name", "value", "says"), [
-    ("ARENA_PARTITIONS_END", "2023-06", "ARENA_PARTITIONS_END=2023-06 is before "
-                                        "ARENA_PARTITIONS_START=2024-01"),
-    ("ARENA_PARTITIONS_START", "2024-13", "ARENA_PARTITIONS_START='2024-13' is not a month"),
-])
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        (
+            "ARENA_PARTITIONS_END",
+            "2023-06",
+            "ARENA_PARTITIONS_END=2023-06 is before ARENA_PARTITIONS_START=2024-01",
+        ),
+        ("ARENA_PARTITIONS_START", "2024-13", "ARENA_PARTITIONS_START='2024-13' is not a month"),
+    ],
+)
 def test_partition_range_mistake_is_one_line(arena_env, tmp_path, name, value, says):
     env = {**os.environ, "ARENA_PARTITIONS_START": "2024-01", name: value}
     lines = _cli_lines(env, tmp_path)
@@ -72,8 +95,10 @@ def test_s3_lake_without_a_server_fails_at_once_in_one_line(arena_env, monkeypat
     monkeypatch.setenv("ARENA_S3_REGION", "us-east-1")
     result = materialize(MONTH, "raw_logs,raw_rejects", raise_on_error=False)
     (line,) = failure_lines(result)
-    assert f"cannot reach s3://arena-lake/lake (ARENA_LAKE_ROOT; S3 endpoint " \
-           f"http://127.0.0.1:{port} from ARENA_S3_ENDPOINT_URL)" in line, line
+    assert (
+        f"cannot reach s3://arena-lake/lake (ARENA_LAKE_ROOT; S3 endpoint "
+        f"http://127.0.0.1:{port} from ARENA_S3_ENDPOINT_URL)" in line
+    ), line
 
 
 def test_raw_logs_selected_without_raw_rejects_names_the_asset_to_add(arena_env):
@@ -88,10 +113,17 @@ def test_a_held_catalog_warns_at_once_and_the_run_goes_on(arena_env, tmp_path):
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 10, seed=1)
     ready = tmp_path / "holding"
     holder = subprocess.Popen(  # another process keeps the catalog's write lock
-        [sys.executable, "-c", "import duckdb, sys, pathlib, threading; "
-         "c = duckdb.connect(sys.argv[1]); c.execute('create table t(x int)'); "
-         "pathlib.Path(sys.argv[2]).write_text('1'); threading.Event().wait()",
-         arena_env["ARENA_CATALOG"], str(ready)], start_new_session=True)
+        [
+            sys.executable,
+            "-c",
+            "import duckdb, sys, pathlib, threading; "
+            "c = duckdb.connect(sys.argv[1]); c.execute('create table t(x int)'); "
+            "pathlib.Path(sys.argv[2]).write_text('1'); threading.Event().wait()",
+            arena_env["ARENA_CATALOG"],
+            str(ready),
+        ],
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while not ready.exists():
@@ -100,9 +132,13 @@ def test_a_held_catalog_warns_at_once_and_the_run_goes_on(arena_env, tmp_path):
         defs = load_defs()
         with dg.DagsterInstance.ephemeral() as instance:
             started = time.monotonic()
-            result = dg.materialize(list(defs.assets), resources=defs.resources,
-                                    instance=instance, partition_key=MONTH,
-                                    selection=dg.AssetSelection.assets("raw_logs", "raw_rejects"))
+            result = dg.materialize(
+                list(defs.assets),
+                resources=defs.resources,
+                instance=instance,
+                partition_key=MONTH,
+                selection=dg.AssetSelection.assets("raw_logs", "raw_rejects"),
+            )
             took = time.monotonic() - started
             warnings = [e.user_message for e in instance.all_logs(result.run_id)]
     finally:
@@ -115,12 +151,16 @@ def test_a_held_catalog_warns_at_once_and_the_run_goes_on(arena_env, tmp_path):
 
 
 def test_catalog_views_are_relative_so_a_copied_checkout_reads_its_own_lake(
-        arena_env, tmp_path, monkeypatch):
+    arena_env, tmp_path, monkeypatch
+):
     project = tmp_path / "project"
     project.mkdir()
     monkeypatch.chdir(project)
-    for name, rel in (("ARENA_RAW_ROOT", "data/raw"), ("ARENA_LAKE_ROOT", "data/lake"),
-                      ("ARENA_CATALOG", "data/arena.duckdb")):
+    for name, rel in (
+        ("ARENA_RAW_ROOT", "data/raw"),
+        ("ARENA_LAKE_ROOT", "data/lake"),
+        ("ARENA_CATALOG", "data/arena.duckdb"),
+    ):
         monkeypatch.setenv(name, f"./{rel}")
     simulate_months("./data/raw", [MONTH], 10, seed=1)
     assert materialize(MONTH, "raw_logs,raw_rejects").success
@@ -130,8 +170,11 @@ def test_catalog_views_are_relative_so_a_copied_checkout_reads_its_own_lake(
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    for name, rel in (("ARENA_RAW_ROOT", "data/raw"), ("ARENA_LAKE_ROOT", "data/lake"),
-                      ("ARENA_CATALOG", "data/arena.duckdb")):
+    for name, rel in (
+        ("ARENA_RAW_ROOT", "data/raw"),
+        ("ARENA_LAKE_ROOT", "data/lake"),
+        ("ARENA_CATALOG", "data/arena.duckdb"),
+    ):
         monkeypatch.setenv(name, str(project / rel))
     monkeypatch.setenv("ARENA_PROJECT_DIR", str(project))
     assert materialize(MONTH, "raw_logs,raw_rejects").success
@@ -139,12 +182,16 @@ def test_catalog_views_are_relative_so_a_copied_checkout_reads_its_own_lake(
     shutil.copytree(project, copy)
     # the original's lake changes; the copy must still read its own
     Lake(str(project / "data" / "lake")).write(
-        "raw_logs", MONTH, pl.read_parquet(project / "data/lake/raw_logs" / f"{MONTH}.parquet")
-        .head(1))
+        "raw_logs",
+        MONTH,
+        pl.read_parquet(project / "data/lake/raw_logs" / f"{MONTH}.parquet").head(1),
+    )
     monkeypatch.chdir(copy)
     with duckdb.connect("data/arena.duckdb", read_only=True) as con:
         copied = con.execute("select count(*) from raw_logs").fetchone()[0]
-        sql = con.execute("select sql from duckdb_views() where view_name = 'raw_logs'").fetchone()[0]
+        sql = con.execute("select sql from duckdb_views() where view_name = 'raw_logs'").fetchone()[
+            0
+        ]
     assert copied == Lake(str(copy / "data" / "lake")).read("raw_logs", MONTH).height > 1
     assert str(tmp_path) not in sql and "data/lake/raw_logs/*.parquet" in sql
 
@@ -155,13 +202,20 @@ def test_a_full_disk_names_the_file_and_the_lake(tmp_path):
     partition, the temporary file and the lake, and the old partition is kept."""
     lake = tmp_path / "lake"
     Lake(str(lake)).write("t", MONTH, pl.DataFrame({"x": ["old"]}))
-    code = ("import resource, signal, sys, polars as pl; from arena_assets.storage import Lake; "
-            "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
-            "resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
-            "big = pl.DataFrame({'x': [str(i) * 50 for i in range(200000)]}); "
-            "Lake(sys.argv[1]).write('t', '2024-02', big)")
-    proc = subprocess.run([sys.executable, "-c", code, str(lake)], capture_output=True,
-                          text=True, timeout=300, cwd=ROOT)
+    code = (
+        "import resource, signal, sys, polars as pl; from arena_assets.storage import Lake; "
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN); "
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (20000, 20000)); "
+        "big = pl.DataFrame({'x': [str(i) * 50 for i in range(200000)]}); "
+        "Lake(sys.argv[1]).write('t', '2024-02', big)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(lake)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode != 0 and "File too large" in last, proc.stderr[-2000:]
     assert f"writing t {MONTH} at {lake}/t/_tmp/{MONTH}." in last and f"(lake {lake})" in last

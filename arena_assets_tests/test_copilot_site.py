@@ -12,8 +12,11 @@ from pathlib import Path
 import polars as pl
 
 from arena_assets.completions.board import CopilotBoardOptions
-from arena_assets.pipeline.completions import (completion_battles_month, copilot_leaderboard_month,
-                                               read_board_data)
+from arena_assets.pipeline.completions import (
+    completion_battles_month,
+    copilot_leaderboard_month,
+    read_board_data,
+)
 from arena_assets.simulator import World
 from arena_assets.simulator.completions import generate_completions
 from arena_assets.site.build import MonthSite, build_month
@@ -65,7 +68,9 @@ def test_copilot_page_shows_the_lake_board(tmp_path: Path) -> None:
     raw, lake = tmp_path / "raw", Lake(str(tmp_path / "lake"))
     generate_completions(World.build(seed=3), raw, MONTH, 3000)
     completion_battles_month(lake, str(raw / "_completions"), MONTH, salt="s")
-    copilot_leaderboard_month(lake, MONTH, CopilotBoardOptions(bootstrap_rounds=20, min_battles=5, level=0.9))
+    copilot_leaderboard_month(
+        lake, MONTH, CopilotBoardOptions(bootstrap_rounds=20, min_battles=5, level=0.9)
+    )
     data = read_board_data(lake, MONTH)
     assert read_board_data(lake, "2024-06") is None
 
@@ -88,4 +93,7 @@ def test_copilot_page_shows_the_lake_board(tmp_path: Path) -> None:
     assert build_month(MonthSite(month=MONTH, boards=[], copilot=data)).files == built.files
 
     without = build_month(MonthSite(month=MONTH, boards=[])).files
-    assert "copilot.html" not in without and "copilot.html" not in Tables(without["index.html"].decode()).links
+    assert (
+        "copilot.html" not in without
+        and "copilot.html" not in Tables(without["index.html"].decode()).links
+    )

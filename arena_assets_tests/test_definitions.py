@@ -50,7 +50,10 @@ def test_no_os_getenv_in_definitions():
 def test_dg_check_defs(arena_env):
     proc = subprocess.run(
         [str(Path(sys.executable).with_name("dg")), "check", "defs"],
-        cwd=PROJECT, capture_output=True, text=True, timeout=300,
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -81,8 +84,15 @@ def test_lazy_package_exports_resolve_after_their_modules_load():
 
 def test_cli_help_imports_no_heavy_library():
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from arena_assets.cli import build_parser; "
-         "build_parser(); print(sorted(m for m in ('polars', 'numpy', 'scipy', 'duckdb', "
-         "'dagster') if m in sys.modules))"],
-        capture_output=True, text=True, check=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys; from arena_assets.cli import build_parser; "
+            "build_parser(); print(sorted(m for m in ('polars', 'numpy', 'scipy', 'duckdb', "
+            "'dagster') if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert proc.stdout.strip() == "[]"

@@ -26,8 +26,11 @@ def test_lake_refuses_to_empty_a_partition_that_has_rows(tmp_path: Path) -> None
     lake = Lake(str(tmp_path / "lake"))
     frame = pl.DataFrame({"month": [MONTH] * 3, "x": [1, 2, 3]})
     lake.write("t", MONTH, frame)
-    with pytest.raises(EmptyPartitionError, match=r"t 2024-02: .* holds 3 rows.*"
-                                                   r"ARENA_ALLOW_EMPTY_MONTH=true"):
+    with pytest.raises(
+        EmptyPartitionError,
+        match=r"t 2024-02: .* holds 3 rows.*"
+        r"ARENA_ALLOW_EMPTY_MONTH=true",
+    ):
         lake.write("t", MONTH, frame.clear())
     assert lake.read("t", MONTH).height == 3  # kept
     assert not list((tmp_path / "lake" / "t" / "_tmp").iterdir())  # nothing left in flight
@@ -43,8 +46,11 @@ def test_lake_refuses_to_empty_a_partition_that_has_rows(tmp_path: Path) -> None
     assert lake.read("t", MONTH).height == 0
     # a new partition may be empty: nothing is replaced
     lake.write("t", "2024-03", frame.clear())
-    with pytest.raises(MissingPartitionError, match=r"t 2024-04 is not in the lake .*"
-                                                     r"2024-04.parquet"):
+    with pytest.raises(
+        MissingPartitionError,
+        match=r"t 2024-04 is not in the lake .*"
+        r"2024-04.parquet",
+    ):
         lake.read("t", "2024-04")
 
 
@@ -60,8 +66,8 @@ def _rows(lake: Lake) -> dict[str, int]:
 
 
 def test_wrong_raw_root_fails_in_one_line_and_keeps_the_month(
-        ingested: Lake, arena_env: dict[str, str], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    ingested: Lake, arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = _rows(ingested)
     assert before["raw_logs"] > 0
     monkeypatch.chdir(tmp_path)
@@ -79,8 +85,11 @@ def test_wrong_raw_root_fails_in_one_line_and_keeps_the_month(
     monkeypatch.setenv("ARENA_RAW_ROOT", str(empty_root))
     result = materialize(MONTH, "raw_logs,raw_rejects", raise_on_error=False)
     (line,) = failure_lines(result)
-    assert f"raw_logs {MONTH}: the new result is empty but the lake holds " \
-           f"{before['raw_logs']:,} rows" in line and "ARENA_ALLOW_EMPTY_MONTH=true" in line
+    assert (
+        f"raw_logs {MONTH}: the new result is empty but the lake holds {before['raw_logs']:,} rows"
+        in line
+        and "ARENA_ALLOW_EMPTY_MONTH=true" in line
+    )
     assert _rows(ingested) == before
     # ...and what follows raw_logs is not carried down: conversations still hold the month
     # (the blocking failure stops the run before any downstream step)
@@ -92,7 +101,8 @@ def test_wrong_raw_root_fails_in_one_line_and_keeps_the_month(
 
 
 def test_every_asset_whose_input_vanished_fails_and_keeps_its_month(
-        ingested: Lake, arena_env: dict[str, str]) -> None:
+    ingested: Lake, arena_env: dict[str, str]
+) -> None:
     lake = ingested
     conv_rows = lake.read("conversations", MONTH).height
     # raw_logs of the month deleted (by hand, or by retention): conversations name it
@@ -104,11 +114,15 @@ def test_every_asset_whose_input_vanished_fails_and_keeps_its_month(
 
     # conversations emptied on purpose while topic_labels still hold the month's labels:
     # the labelling step (no call to make) must not empty them without the setting
-    labels = pl.DataFrame({"conv_id": ["c1", "c2"], "month": [MONTH] * 2},
-                          schema_overrides={"conv_id": pl.String})
-    labels = labels.select([pl.col(c).cast(t) if c in labels.columns
-                            else pl.lit(None, dtype=t).alias(c)
-                            for c, t in TOPIC_LABELS_SCHEMA.items()])
+    labels = pl.DataFrame(
+        {"conv_id": ["c1", "c2"], "month": [MONTH] * 2}, schema_overrides={"conv_id": pl.String}
+    )
+    labels = labels.select(
+        [
+            pl.col(c).cast(t) if c in labels.columns else pl.lit(None, dtype=t).alias(c)
+            for c, t in TOPIC_LABELS_SCHEMA.items()
+        ]
+    )
     lake.write("topic_labels", MONTH, labels)
     empty = lake.read("conversations", MONTH).clear()
     Lake(lake.root, allow_empty=True).write("conversations", MONTH, empty)
@@ -129,12 +143,26 @@ def test_sensor_never_requests_a_month_without_files(tmp_path: Path) -> None:
     assert changed == [] and MONTH not in cursor["months"]
 
 
-def test_ingest_cli_fails_on_a_missing_month_folder(tmp_path: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_ingest_cli_fails_on_a_missing_month_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from arena_assets.cli import main as cli_main
 
-    assert cli_main(["ingest", str(tmp_path / "nowhere"), "--month", MONTH,
-                     "--out", str(tmp_path / "out"), "--salt", "s"]) == 2
+    assert (
+        cli_main(
+            [
+                "ingest",
+                str(tmp_path / "nowhere"),
+                "--month",
+                MONTH,
+                "--out",
+                str(tmp_path / "out"),
+                "--salt",
+                "s",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "check ARENA_RAW_ROOT" in err[0] and "nowhere" in err[0]
     assert not (tmp_path / "out").exists()

@@ -31,8 +31,11 @@ def _client(ep: ArenaEndpoint, **kw) -> openai.OpenAI:
 
 def _admin(ep: ArenaEndpoint, path: str, body: dict | None = None) -> dict:
     url = ep.base_url.removesuffix("/v1") + path
-    req = urllib.request.Request(url, data=json.dumps(body).encode() if body is not None else None,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Content-Type": "application/json"},
+    )
     with urllib.request.urlopen(req, timeout=10) as resp:
         return json.loads(resp.read())
 
@@ -41,7 +44,9 @@ def test_models_and_chat_in_the_models_voice(endpoint, world):
     client = _client(endpoint)
     listed = [m.id for m in client.models.list()]
     assert listed[: len(world.model_names)] == world.model_names
-    assert {"sim-labeler-small", "sim-labeler-large", "sim-embed-small", "sim-embed-large"} <= set(listed)
+    assert {"sim-labeler-small", "sim-labeler-large", "sim-embed-small", "sim-embed-large"} <= set(
+        listed
+    )
     verbose = max(world.models, key=lambda m: m.verbosity)
     terse = min(world.models, key=lambda m: m.verbosity)
     prompt = [{"role": "user", "content": "Puedes ayudarme con un poema corto sobre el mar?"}]
@@ -52,7 +57,9 @@ def test_models_and_chat_in_the_models_voice(endpoint, world):
         assert out.model == spec.name and out.usage.total_tokens > 0
         again = client.chat.completions.create(model=spec.name, messages=prompt, temperature=0)
         assert again.choices[0].message.content == text  # deterministic per request
-        assert any(w in text for w in ("ejemplo", "idea", "resultado", "respuesta"))  # Spanish voice
+        assert any(
+            w in text for w in ("ejemplo", "idea", "resultado", "respuesta")
+        )  # Spanish voice
         lengths[spec.name] = len(text)
     assert lengths[verbose.name] > lengths[terse.name]
     with pytest.raises(openai.NotFoundError):
@@ -63,15 +70,24 @@ def test_judgment_and_label_requests_parse(endpoint, world):
     client = _client(endpoint)
     from arena_assets.judging.verdicts import pairwise_messages, parse_verdict
 
-    judge = client.chat.completions.create(model="sim-judge", messages=pairwise_messages(
-        "Question...", "Answer A...", "Answer B..."))
+    judge = client.chat.completions.create(
+        model="sim-judge", messages=pairwise_messages("Question...", "Answer A...", "Answer B...")
+    )
     assert parse_verdict(judge.choices[0].message.content) is not None
     # a judge asked anything else answers (it raised KeyError: the connection dropped)
     plain = _client(endpoint, max_retries=0).chat.completions.create(
-        model="sim-judge", messages=[{"role": "user", "content": "hi"}])
+        model="sim-judge", messages=[{"role": "user", "content": "hi"}]
+    )
     assert plain.choices[0].message.content
-    label = client.chat.completions.create(model=world.model_names[0], messages=[
-        {"role": "user", "content": "Return the category as JSON for: a SQL query that joins two tables"}])
+    label = client.chat.completions.create(
+        model=world.model_names[0],
+        messages=[
+            {
+                "role": "user",
+                "content": "Return the category as JSON for: a SQL query that joins two tables",
+            }
+        ],
+    )
     assert json.loads(label.choices[0].message.content)["category"] == "coding"
 
 
@@ -88,14 +104,18 @@ def test_500_surfaces_when_retries_are_off(endpoint, world):
     _admin(endpoint, "/_faults", {"rate_500": 1.0})
     client = _client(endpoint, max_retries=0)
     with pytest.raises(openai.InternalServerError):
-        client.chat.completions.create(model=world.model_names[0], messages=[{"role": "user", "content": "hi"}])
+        client.chat.completions.create(
+            model=world.model_names[0], messages=[{"role": "user", "content": "hi"}]
+        )
     assert endpoint.stats["POST /v1/chat/completions 500"] == 1
 
 
 def test_429_with_retry_after_is_retried(endpoint, world):
     _admin(endpoint, "/_faults", {"script": ["429", "429"], "retry_after": 0.05})
     client = _client(endpoint, max_retries=2)
-    out = client.chat.completions.create(model=world.model_names[1], messages=[{"role": "user", "content": "hello"}])
+    out = client.chat.completions.create(
+        model=world.model_names[1], messages=[{"role": "user", "content": "hello"}]
+    )
     assert out.choices[0].message.content
     assert endpoint.stats["POST /v1/chat/completions 429"] == 2
     assert endpoint.stats["POST /v1/chat/completions 200"] == 1
@@ -106,11 +126,18 @@ def test_slow_and_garbage_faults(world):
     with ArenaEndpoint(world, faults=Faults(script=["slow", "garbage"], slow_seconds=1.0)) as ep:
         client = _client(ep, max_retries=0)
         with pytest.raises(openai.APITimeoutError):
-            client.chat.completions.create(model=world.model_names[0], timeout=0.2,
-                                           messages=[{"role": "user", "content": "hello"}])
-        junk = client.chat.completions.create(model=world.model_names[0], messages=[
-            {"role": "user", "content": "Give your final verdict as [[A>B]]"}])
-        assert not any(v in junk.choices[0].message.content for v in ("[[A>B]]", "[[B>A]]", "[[A=B]]"))
+            client.chat.completions.create(
+                model=world.model_names[0],
+                timeout=0.2,
+                messages=[{"role": "user", "content": "hello"}],
+            )
+        junk = client.chat.completions.create(
+            model=world.model_names[0],
+            messages=[{"role": "user", "content": "Give your final verdict as [[A>B]]"}],
+        )
+        assert not any(
+            v in junk.choices[0].message.content for v in ("[[A>B]]", "[[B>A]]", "[[A=B]]")
+        )
 
 
 def test_fault_admin_rejects_unknown_settings(endpoint):
@@ -154,7 +181,9 @@ def test_latency_is_from_arrival_to_reply_and_calls_overlap(world, monkeypatch):
 
         def ask(i: int) -> float:
             started = time.perf_counter()
-            client.chat.completions.create(model=model, messages=[{"role": "user", "content": f"Write a poem {i}"}])
+            client.chat.completions.create(
+                model=model, messages=[{"role": "user", "content": f"Write a poem {i}"}]
+            )
             return time.perf_counter() - started
 
         one = ask(-1)

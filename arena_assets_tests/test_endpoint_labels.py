@@ -30,19 +30,25 @@ CRITERIA_ANSWER = (*CRITERIA, "math", "creative_writing", "if_score")
 
 
 def system(task: str) -> dict:
-    return {"role": "system", "content": f"You label prompts.\ntask: {task}\nAnswer with one JSON object."}
+    return {
+        "role": "system",
+        "content": f"You label prompts.\ntask: {task}\nAnswer with one JSON object.",
+    }
 
 
 def ask(client: openai.OpenAI, model: str, task: str, user: str) -> dict:
-    out = client.chat.completions.create(model=model, temperature=0, messages=[
-        system(task), {"role": "user", "content": user}])
+    out = client.chat.completions.create(
+        model=model, temperature=0, messages=[system(task), {"role": "user", "content": user}]
+    )
     return json.loads(out.choices[0].message.content)
 
 
 @pytest.fixture(scope="module")
 def raw(tmp_path_factory):
     out = tmp_path_factory.mktemp("raw")
-    simulate_months(out, [MONTH], 2500, seed=13, config=WorldConfig(cautious_fraction=0.3, toxic_rate=0.03))
+    simulate_months(
+        out, [MONTH], 2500, seed=13, config=WorldConfig(cautious_fraction=0.3, toxic_rate=0.03)
+    )
     return out
 
 
@@ -77,24 +83,38 @@ def test_the_truth_is_read_when_the_endpoint_starts(endpoint, raw):
 def test_criteria_labels_follow_the_truth_with_each_labellers_noise(client, sample):
     f1 = {}
     for model in ("sim-labeler-large", "sim-labeler-small"):
-        got = [ask(client, model, "criteria-v1", f"Label this prompt.\n<prompt>{t}</prompt>") for t in sample["text"]]
+        got = [
+            ask(client, model, "criteria-v1", f"Label this prompt.\n<prompt>{t}</prompt>")
+            for t in sample["text"]
+        ]
         assert all(set(g) == set(CRITERIA_ANSWER) for g in got)
         assert all(isinstance(g["if_score"], int) and 0 <= g["if_score"] <= 5 for g in got)
-        f1[model] = {c: f1_score(sample[c].to_list(), [g[c] for g in got])
-                     for c in (*CRITERIA, "math", "creative_writing") if sample[c].sum() >= 15}
+        f1[model] = {
+            c: f1_score(sample[c].to_list(), [g[c] for g in got])
+            for c in (*CRITERIA, "math", "creative_writing")
+            if sample[c].sum() >= 15
+        }
         if_exact = np.mean([g["if_score"] == t for g, t in zip(got, sample["if_score"])])
         f1[model]["if_exact"] = if_exact
     large, small = f1["sim-labeler-large"], f1["sim-labeler-small"]
     assert min(large.values()) >= 0.9, large
-    assert max(small.values()) < 0.95 and np.mean(list(small.values())) < np.mean(list(large.values())) - 0.05, small
+    assert (
+        max(small.values()) < 0.95
+        and np.mean(list(small.values())) < np.mean(list(large.values())) - 0.05
+    ), small
 
 
 def test_vision_labels_and_refusals(client, raw):
     prompts = read_prompt_truth(raw, MONTH).filter("image").unique("text").head(150)
-    got = [ask(client, "sim-labeler-large", "vision-v1", f"<prompt>{t}</prompt>") for t in prompts["text"]]
+    got = [
+        ask(client, "sim-labeler-large", "vision-v1", f"<prompt>{t}</prompt>")
+        for t in prompts["text"]
+    ]
     assert all(set(g) == set(VISION_LABELS) for g in got)
     for label in ("captioning", "ocr", "homework", "diagram"):
-        assert f1_score(prompts[f"vision_{label}"].to_list(), [g[label] for g in got]) >= 0.85, label
+        assert f1_score(prompts[f"vision_{label}"].to_list(), [g[label] for g in got]) >= 0.85, (
+            label
+        )
     # refusal-v1 judges the answer: the logged first answers of would_refuse prompts
     truth = load_truth(raw)
     # 2,000 conversations (~30 refusals): with 400 (6) one labeler slip moved F1 by 0.08
@@ -102,8 +122,12 @@ def test_vision_labels_and_refusals(client, raw):
     answers = _first_answers(raw, set(conv["conv_id"]))
     rows = [(answers[c], r) for c, r in zip(conv["conv_id"], conv["refused"]) if c in answers]
     assert sum(r for _, r in rows) >= 20
-    said = [ask(client, "sim-labeler-large", "refusal-v1", f"<prompt>...</prompt>\n<answer>{a}</answer>")["refusal"]
-            for a, _ in rows]
+    said = [
+        ask(
+            client, "sim-labeler-large", "refusal-v1", f"<prompt>...</prompt>\n<answer>{a}</answer>"
+        )["refusal"]
+        for a, _ in rows
+    ]
     # error rates, not F1: refusals are ~1.5 % of answers, so F1 swings with the sample
     # while a 2 % labeller's miss rate (p) and false-alarm rate (p/4) do not
     truth_said = [(r, s) for (_, r), s in zip(rows, said, strict=True)]
@@ -133,18 +157,25 @@ def test_cluster_names_and_prompts_cut_by_the_client(client, raw, sample):
     topic = prompts["topic"].value_counts().sort("count", descending=True)["topic"][1]
     texts = prompts.filter(pl.col("topic") == topic)["text"].head(8).to_list()
     blocks = "\n".join(f"<prompt>{t}</prompt>" for t in texts)
-    name = ask(client, "sim-labeler-large", "cluster-name-v1", f"Name the topic of:\n{blocks}")["name"]
+    name = ask(client, "sim-labeler-large", "cluster-name-v1", f"Name the topic of:\n{blocks}")[
+        "name"
+    ]
     assert isinstance(name, str) and 3 <= len(name) <= 60
     # e.g. "Python function that removes duplicates" for coding/python-function-removes-...
     assert set(topic.split("/")[1].split("-")) <= set(re.findall(r"[a-z0-9+#]+", name.lower()))
     # a prompt cut to a maximum length gets the labels of the prompt it came from (when
     # no other prompt of the month starts with the same characters)
     texts = prompts["text"].unique().to_list()
-    long = [t for t in sample["text"] if len(t) > 150 and sum(u.startswith(t[:140]) for u in texts) == 1][:10]
+    long = [
+        t for t in sample["text"] if len(t) > 150 and sum(u.startswith(t[:140]) for u in texts) == 1
+    ][:10]
     assert len(long) >= 5
     for text in long:
         full = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
-        assert ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text[:140]}</prompt>") == full
+        assert (
+            ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text[:140]}</prompt>")
+            == full
+        )
 
 
 def test_embeddings_carry_the_topic(client, raw):
@@ -166,11 +197,25 @@ def test_embeddings_carry_the_topic(client, raw):
     alone = client.embeddings.create(model="sim-embed-large", input=texts[5]).data[0].embedding
     assert np.allclose(alone, vec[5], atol=1e-6)
     # each embedder its own noise: the small one's vectors lie farther from the large one's
-    small = np.array([d.embedding for d in client.embeddings.create(model="sim-embed-small", input=texts[:20]).data])
+    small = np.array(
+        [
+            d.embedding
+            for d in client.embeddings.create(model="sim-embed-small", input=texts[:20]).data
+        ]
+    )
     assert 0.4 < float(np.mean(np.sum(small * vec[:20], axis=1))) < 0.8  # measured 0.60
     # text it never generated: a hashed vector, close for near-identical texts
-    a, b, c = (np.array(d.embedding) for d in client.embeddings.create(model="sim-embed-small", input=[
-        "zorbl quantum pickles in the fridge", "zorbl quantum pickles in the fridge!", "tax forms for 1997"]).data)
+    a, b, c = (
+        np.array(d.embedding)
+        for d in client.embeddings.create(
+            model="sim-embed-small",
+            input=[
+                "zorbl quantum pickles in the fridge",
+                "zorbl quantum pickles in the fridge!",
+                "tax forms for 1997",
+            ],
+        ).data
+    )
     assert a @ b > 0.8 > a @ c
     with pytest.raises(openai.NotFoundError):
         client.embeddings.create(model="sim-labeler-large", input="x")
@@ -199,7 +244,9 @@ def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample)
     assert counted["total"] == endpoint.call_count()
     # a labeller without a task line is refused with a message naming the contract
     with pytest.raises(openai.BadRequestError, match="task"):
-        client.chat.completions.create(model="sim-labeler-large", messages=[{"role": "user", "content": "hi"}])
+        client.chat.completions.create(
+            model="sim-labeler-large", messages=[{"role": "user", "content": "hi"}]
+        )
     # the envelope never depends on the labels: two prompts of equal length, different truth
     hard = sample.filter("hard")["text"][0]
     easy = sample.filter(pl.col("criteria_count") == 0)["text"][0]
@@ -210,14 +257,22 @@ def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample)
 
     for t in (hard, easy):
         messages = [system("criteria-v1"), {"role": "user", "content": f"<prompt>{t}</prompt>"}]
-        req = urllib.request.Request(endpoint.base_url + "/chat/completions", headers={"Content-Type": "application/json"},
-                                     data=json.dumps({"model": "sim-labeler-large", "messages": messages}).encode())
+        req = urllib.request.Request(
+            endpoint.base_url + "/chat/completions",
+            headers={"Content-Type": "application/json"},
+            data=json.dumps({"model": "sim-labeler-large", "messages": messages}).encode(),
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = json.loads(resp.read())
             # usage is the request text's own token count (issue 17: billed like OpenAI)
-            envelopes.append((sorted(k for k in resp.headers if k not in ("Date", "Content-Length")),
-                              body["usage"]["prompt_tokens"] - chat_prompt_tokens(messages),
-                              body["system_fingerprint"], sorted(body)))
+            envelopes.append(
+                (
+                    sorted(k for k in resp.headers if k not in ("Date", "Content-Length")),
+                    body["usage"]["prompt_tokens"] - chat_prompt_tokens(messages),
+                    body["system_fingerprint"],
+                    sorted(body),
+                )
+            )
     assert envelopes[0] == envelopes[1]
 
 
@@ -235,7 +290,9 @@ def test_candidate_models_answer_with_their_skill_style_and_caution(client, endp
     assert cautious and bold and risky
 
     def answer(model: str, text: str) -> tuple[str, float | None]:
-        out = client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}])
+        out = client.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": text}]
+        )
         content = out.choices[0].message.content
         return content, endpoint.answer_quality(content)
 
@@ -248,13 +305,24 @@ def test_candidate_models_answer_with_their_skill_style_and_caution(client, endp
     weak = min(bold, key=lambda m: m.skill(cat))
     hard = prompts.filter((pl.col("category") == cat) & pl.col("hard"))["text"][0]
     easy = prompts.filter((pl.col("category") == cat) & (pl.col("criteria_count") <= 3))["text"][0]
-    q = {(m.name, k): answer(m.name, t)[1] for m in (strong, weak) for k, t in (("hard", hard), ("easy", easy))}
-    assert q[strong.name, "hard"] > q[strong.name, "easy"] > q[weak.name, "easy"] > q[weak.name, "hard"]
+    q = {
+        (m.name, k): answer(m.name, t)[1]
+        for m in (strong, weak)
+        for k, t in (("hard", hard), ("easy", easy))
+    }
+    assert (
+        q[strong.name, "hard"]
+        > q[strong.name, "easy"]
+        > q[weak.name, "easy"]
+        > q[weak.name, "hard"]
+    )
     # length follows the model's verbosity
     verbose = max(bold, key=lambda m: m.verbosity)
     terse = min(bold, key=lambda m: m.verbosity)
     texts = prompts.filter(pl.col("category") == "math")["text"].head(8).to_list()
-    assert sum(len(answer(verbose.name, t)[0]) for t in texts) > sum(len(answer(terse.name, t)[0]) for t in texts)
+    assert sum(len(answer(verbose.name, t)[0]) for t in texts) > sum(
+        len(answer(terse.name, t)[0]) for t in texts
+    )
     assert endpoint.answer_quality("an answer nobody wrote") is None
 
 
@@ -269,20 +337,44 @@ def test_serve_arena_cli_serves_labels_from_a_truth_root(raw, sample):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0",
-                             "--world-seed", "13", "--truth-root", str(raw), "--embedding-dim", "64",
-                             "--rate-empty", "0", "--rate-truncated", "0"],
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena_assets.cli",
+            "serve-arena",
+            "--port",
+            "0",
+            "--world-seed",
+            "13",
+            "--truth-root",
+            str(raw),
+            "--embedding-dim",
+            "64",
+            "--rate-empty",
+            "0",
+            "--rate-truncated",
+            "0",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = proc.stdout.readline()
         base_url = re.search(r"(http://\S+/v1)", line).group(1)
         client = openai.OpenAI(base_url=base_url, api_key="sim", timeout=10, max_retries=0)
-        vec = client.embeddings.create(model="sim-embed-small", input=sample["text"][0]).data[0].embedding
+        vec = (
+            client.embeddings.create(model="sim-embed-small", input=sample["text"][0])
+            .data[0]
+            .embedding
+        )
         assert len(vec) == 64
         text = sample.filter("hard")["text"][0]
         got = ask(client, "sim-labeler-large", "criteria-v1", f"<prompt>{text}</prompt>")
         assert sum(got[c] for c in CRITERIA) >= 5
-        calls = json.loads(urllib.request.urlopen(base_url.removesuffix("/v1") + "/_calls", timeout=10).read())
+        calls = json.loads(
+            urllib.request.urlopen(base_url.removesuffix("/v1") + "/_calls", timeout=10).read()
+        )
         assert calls["total"] == 2
     finally:
         proc.terminate()
@@ -296,12 +388,19 @@ def test_labeller_error_rates_are_configurable(raw, sample):
         assert {"exact", "coin"} <= {m.id for m in client.models.list()}
         rows = sample.head(60)
         exact = [ask(client, "exact", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
-        assert all(g == {c: r[c] for c in CRITERIA_ANSWER} for g, r in zip(exact, rows.iter_rows(named=True)))
+        assert all(
+            g == {c: r[c] for c in CRITERIA_ANSWER}
+            for g, r in zip(exact, rows.iter_rows(named=True))
+        )
         coin = [ask(client, "coin", "criteria-v1", f"<prompt>{t}</prompt>") for t in rows["text"]]
-        wrong = np.mean([g[c] != r[c] for g, r in zip(coin, rows.iter_rows(named=True)) for c in CRITERIA])
+        wrong = np.mean(
+            [g[c] != r[c] for g, r in zip(coin, rows.iter_rows(named=True)) for c in CRITERIA]
+        )
         assert 0.15 < wrong < 0.45
         with pytest.raises(openai.NotFoundError):
-            client.chat.completions.create(model="sim-labeler-large", messages=[system("criteria-v1")])
+            client.chat.completions.create(
+                model="sim-labeler-large", messages=[system("criteria-v1")]
+            )
     finally:
         ep.stop()
 
@@ -318,10 +417,12 @@ def test_a_cut_long_prompt_gets_the_same_labels_with_or_without_the_truth_index(
     assert long.len() >= 10
     for text in long.head(40):
         cut = text[:4000]
-        with_index = label_answer("criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small",
-                                  0.18, index, False)
-        without = label_answer("criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small",
-                               0.18, None, False)
+        with_index = label_answer(
+            "criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small", 0.18, index, False
+        )
+        without = label_answer(
+            "criteria-v1", f"<prompt>{cut}</prompt>", "sim-labeler-small", 0.18, None, False
+        )
         assert with_index == without
 
 
@@ -338,8 +439,15 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
     def ask_set(ps, scope, prompt, answer="", images=()):
         out = {}
         for lt in ps.by_scope(scope):
-            reply = client.chat.completions.create(model="sim-labeler-large", temperature=0, messages=lt.messages(
-                prompt, answer, images)).choices[0].message.content
+            reply = (
+                client.chat.completions.create(
+                    model="sim-labeler-large",
+                    temperature=0,
+                    messages=lt.messages(prompt, answer, images),
+                )
+                .choices[0]
+                .message.content
+            )
             for tag, (value, ok) in lt.parse(reply).items():
                 assert ok, (lt.id, reply)
                 out[tag] = value
@@ -359,9 +467,15 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
         for ps in (default, anchor):
             tags = ask_set(ps, "image", text, images=("sha256:" + "0" * 64,))
             assert {v: tags[f"{v}_v0.1"][v] for v in VISION_LABELS if v != "creative_writing"} == {
-                v: old[v] for v in VISION_LABELS if v != "creative_writing"}
-            assert tags["creative_writing_vision_v0.1"]["creative_writing"] == old["creative_writing"]
-    for answer, want in (("I'm sorry, but I can't help with that request.", "yes"), ("Sure: here it is.", "no")):
+                v: old[v] for v in VISION_LABELS if v != "creative_writing"
+            }
+            assert (
+                tags["creative_writing_vision_v0.1"]["creative_writing"] == old["creative_writing"]
+            )
+    for answer, want in (
+        ("I'm sorry, but I can't help with that request.", "yes"),
+        ("Sure: here it is.", "no"),
+    ):
         for ps in (default, anchor):
             assert ask_set(ps, "answer", "Do it", answer)["refusal_v0.1"] == want
 
@@ -377,39 +491,73 @@ def test_embed_texts_names_a_cache_holding_two_vector_sizes(endpoint, tmp_path):
     endpoint.set_faults(Faults())
     cache = ResponseCache(str(tmp_path), "emb")
     for text, size in (("first text", 8), ("second text", 16)):
-        cache.put(request_key("sim-embed-small", text, {}, EMBED_VERSION), model="sim-embed-small",
-                  prompt_version=EMBED_VERSION, embedding=np.ones(size, np.float32))
+        cache.put(
+            request_key("sim-embed-small", text, {}, EMBED_VERSION),
+            model="sim-embed-small",
+            prompt_version=EMBED_VERSION,
+            embedding=np.ones(size, np.float32),
+        )
     cache.flush()
-    task = LLMTask(model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0)
+    task = LLMTask(
+        model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0
+    )
     before = sum(endpoint.stats.values())
     with pytest.raises(LLMEndpointError) as err:
-        embed_texts(task, ["first text", "second text", "third text"], ResponseCache(str(tmp_path), "emb"))
-    assert "\n" not in str(err.value) and str(tmp_path) in str(err.value) and "(8, 16)" in str(err.value)
+        embed_texts(
+            task, ["first text", "second text", "third text"], ResponseCache(str(tmp_path), "emb")
+        )
+    assert (
+        "\n" not in str(err.value)
+        and str(tmp_path) in str(err.value)
+        and "(8, 16)" in str(err.value)
+    )
     assert sum(endpoint.stats.values()) == before
     # a row without a vector under an embedding key is no answer: the text is asked again
     other = ResponseCache(str(tmp_path), "no-vector")
-    other.put(request_key("sim-embed-small", "first text", {}, EMBED_VERSION), model="sim-embed-small",
-              prompt_version=EMBED_VERSION, content="not a vector")
+    other.put(
+        request_key("sim-embed-small", "first text", {}, EMBED_VERSION),
+        model="sim-embed-small",
+        prompt_version=EMBED_VERSION,
+        content="not a vector",
+    )
     other.flush()
     with planning() as plans:  # the plan counts the call the run makes
         embed_texts(task, ["first text"], ResponseCache(str(tmp_path), "no-vector"))
     assert (plans[0].calls, plans[0].cached) == (1, 0)
     vectors, report = embed_texts(task, ["first text"], ResponseCache(str(tmp_path), "no-vector"))
-    assert report.calls == 1 and vectors.shape[0] == 1 and abs(np.linalg.norm(vectors[0]) - 1) < 1e-6
+    assert (
+        report.calls == 1 and vectors.shape[0] == 1 and abs(np.linalg.norm(vectors[0]) - 1) < 1e-6
+    )
 
 
-def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(client, endpoint, tmp_path):
+def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(
+    client, endpoint, tmp_path
+):
     """``embed_texts`` posts through the client and decodes base64 itself: the same
     vectors (normalised) as the SDK's ``embeddings.create``; a reply with the wrong number
     of vectors, vectors of the wrong size or a cut body is one LLMEndpointError line."""
     from arena_assets.llm import LLMEndpointError, LLMTask, ResponseCache, embed_texts
 
-    texts = ["zorbl quantum pickles", "tax forms for 1997", "a poem about rain", "tax forms for 1997"]
-    sdk = np.array([d.embedding for d in client.embeddings.create(model="sim-embed-small", input=texts[:3]).data])
+    texts = [
+        "zorbl quantum pickles",
+        "tax forms for 1997",
+        "a poem about rain",
+        "tax forms for 1997",
+    ]
+    sdk = np.array(
+        [
+            d.embedding
+            for d in client.embeddings.create(model="sim-embed-small", input=texts[:3]).data
+        ]
+    )
     sdk = sdk / np.linalg.norm(sdk, axis=1, keepdims=True)
-    task = LLMTask(model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0)
+    task = LLMTask(
+        model="sim-embed-small", base_url=endpoint.base_url, api_key="sim", max_retries=0
+    )
     ours, report = embed_texts(task, texts, ResponseCache(str(tmp_path / "ok"), "emb"))
-    assert np.allclose(ours[:3], sdk, atol=1e-6) and (ours[3] == ours[1]).all() and report.calls == 1
+    assert (
+        np.allclose(ours[:3], sdk, atol=1e-6) and (ours[3] == ours[1]).all() and report.calls == 1
+    )
     # garbage: 3-dimensional vectors, told apart from the cached ones
     for n, fault in enumerate(("garbage", "empty", "truncated")):
         endpoint.set_faults(Faults(script=[fault]))
@@ -417,5 +565,7 @@ def test_embed_texts_reads_the_vectors_the_sdk_reads_and_names_a_faulty_reply(cl
             embed_texts(task, [*texts, f"new text {n}"], ResponseCache(str(tmp_path / "ok"), "emb"))
         assert endpoint.base_url in str(err.value) and "\n" not in str(err.value), fault
     endpoint.set_faults(Faults())  # nothing faulty was cached: the texts are asked again, and fit
-    again, report = embed_texts(task, [*texts, "new text 0"], ResponseCache(str(tmp_path / "ok"), "emb"))
+    again, report = embed_texts(
+        task, [*texts, "new text 0"], ResponseCache(str(tmp_path / "ok"), "emb")
+    )
     assert again.shape == (5, ours.shape[1]) and report.calls == 1 and np.allclose(again[:4], ours)

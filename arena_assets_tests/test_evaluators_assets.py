@@ -22,33 +22,54 @@ EVALUATORS = "judge_human_agreement,over_refusal"
 
 def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("ARENA_AGREEMENT_JUDGES", "sim-judge,reward:sim-reward,longer,markdown")
-    for task, price_in, price_out in (("JUDGE", "2.5", "10"), ("REWARD", "0.5", ""), ("LABELER", "0.15", "0.6")):
+    for task, price_in, price_out in (
+        ("JUDGE", "2.5", "10"),
+        ("REWARD", "0.5", ""),
+        ("LABELER", "0.15", "0.6"),
+    ):
         monkeypatch.setenv(f"ARENA_{task}_PRICE_INPUT_PER_1M", price_in)
         monkeypatch.setenv(f"ARENA_{task}_PRICE_OUTPUT_PER_1M", price_out)
-    simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 400, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
+    simulate_months(
+        arena_env["ARENA_RAW_ROOT"], [MONTH], 400, seed=int(arena_env["ARENA_SIM_WORLD_SEED"])
+    )
     assert materialize(MONTH, UPSTREAM).success
-    ep = simulated_endpoint(f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
+    ep = simulated_endpoint(
+        f"{arena_env['ARENA_RAW_ROOT']}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0
+    )
     # over the budget: refused with one line naming the figure and the setting, no call made
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "0.0001")
     before = ep.call_count()
     for asset in EVALUATORS.split(","):
         refused = materialize(MONTH, asset, raise_on_error=False)
         assert not refused.success and ep.call_count() == before
-        (failure,) = [e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE]
+        (failure,) = [
+            e for e in refused.all_events if e.event_type == dg.DagsterEventType.STEP_FAILURE
+        ]
         line = failure.step_failure_data.user_failure_data.description
-        assert "\n" not in line and f"{asset} {MONTH}: estimated cost $" in line and "ARENA_LLM_BUDGET_USD=0.0001" in line
+        assert (
+            "\n" not in line
+            and f"{asset} {MONTH}: estimated cost $" in line
+            and "ARENA_LLM_BUDGET_USD=0.0001" in line
+        )
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", "")
     result = materialize(MONTH, EVALUATORS)
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"every_judge_answered": True, "metrics_in_range": True, "rates_in_range": True}
+    assert checks == {
+        "every_judge_answered": True,
+        "metrics_in_range": True,
+        "rates_in_range": True,
+    }
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     table = lake.read("judge_human_agreement", MONTH)
     overall = table.filter(pl.col("slice") == "overall")
     assert overall["judge"].to_list() == ["sim-judge", "reward:sim-reward", "longer", "markdown"]
     assert (overall["judged"] == overall["battles"]).all() and overall["battles"][0] == 120
     verdicts = lake.read("judge_human_verdicts", MONTH)
-    assert verdicts.height == 4 * 120 and verdicts.unique(["battle_id", "judge"]).height == verdicts.height
+    assert (
+        verdicts.height == 4 * 120
+        and verdicts.unique(["battle_id", "judge"]).height == verdicts.height
+    )
     assert "answer_a" not in verdicts.columns  # no text in the verdict table
     llm = verdicts.filter(pl.col("judge") == "sim-judge")
     assert llm["game1"].is_not_null().all() and llm["game2"].is_not_null().all()
@@ -64,10 +85,12 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     assert sum(ometa["prompt_classes"].value.values()) == lake.read("conversations", MONTH).height
     # each run's plan (its first log line, its metadata) against what the run counted: the
     # judge's two games and the reward model's two sides per battle, one risk call per prompt
-    judged = {name: r for name, r in meta["calls"].value.items()}
+    judged = dict(meta["calls"].value.items())
     assert set(judged) == {"sim-judge", "reward:sim-reward"}
     _plan_is_the_run(meta["llm_plan"].value, list(judged.values()))
-    assert judged["reward:sim-reward"]["prompt_tokens"] > 0 and judged["reward:sim-reward"]["cost"] > 0
+    assert (
+        judged["reward:sim-reward"]["prompt_tokens"] > 0 and judged["reward:sim-reward"]["cost"] > 0
+    )
     _plan_is_the_run(ometa["llm_plan"].value, [ometa["risk_calls"].value])
     # a rerun reads every answer from the cache, and its plan said so
     before = ep.call_count()
@@ -83,9 +106,16 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     # mid-run, never past the budget, its answers cached (an empty cache: a first run again)
     monkeypatch.setenv("ARENA_LLM_CACHE_ROOT", str(tmp_path / "cache2"))
     figures = {}
-    for asset, reports in (("over_refusal", [ometa["risk_calls"].value]), ("judge_human_agreement", judged.values())):
+    for asset, reports in (
+        ("over_refusal", [ometa["risk_calls"].value]),
+        ("judge_human_agreement", judged.values()),
+    ):
         plan = result.asset_materializations_for_node(asset)[0].metadata["llm_plan"].value
-        figures[asset] = (plan["cost"], sum(b["input_cost"] for b in plan["batches"]), sum(r["cost"] for r in reports))
+        figures[asset] = (
+            plan["cost"],
+            sum(b["input_cost"] for b in plan["batches"]),
+            sum(r["cost"] for r in reports),
+        )
     planned, least, bill = figures["over_refusal"]
     assert least < bill < planned
     monkeypatch.setenv("ARENA_LLM_BUDGET_USD", repr((bill + planned) / 2))
@@ -102,7 +132,9 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     line = failure.step_failure_data.user_failure_data.description
     spent = float(re.search(r"calls and \$([0-9.]+) spent", line).group(1))
     # every call the endpoint received counted, those in flight at the stop included
-    assert "\n" not in line and f"judge_human_agreement {MONTH}: stopped after {made:,} calls" in line
+    assert (
+        "\n" not in line and f"judge_human_agreement {MONTH}: stopped after {made:,} calls" in line
+    )
     assert 0 < spent <= budget and f"ARENA_LLM_BUDGET_USD={budget:g}" in line
 
 
@@ -126,8 +158,12 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
     raw = tmp_path / "raw"
     simulate_months(raw, [MONTH], 600, seed=7)
     truth = read_prompt_truth(raw, MONTH).filter(~pl.col("popular")).unique("text")
-    sets = {"or-bench-hard-1k": truth.filter(pl.col("would_refuse") & pl.col("toxic_category").is_null()),
-            "or-bench-toxic": truth.filter(pl.col("toxic_category").is_not_null())}
+    sets = {
+        "or-bench-hard-1k": truth.filter(
+            pl.col("would_refuse") & pl.col("toxic_category").is_null()
+        ),
+        "or-bench-toxic": truth.filter(pl.col("toxic_category").is_not_null()),
+    }
     for name, rows in sets.items():
         with open(tmp_path / f"{name}.csv", "w", newline="") as fh:
             w = csv.writer(fh)
@@ -138,16 +174,48 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
     candid = models.filter(~pl.col("cautious"))["name"][0]
     cands = json.dumps([{"name": m, "base_url": "simulated"} for m in (cautious, candid)])
     out = tmp_path / "answers.parquet"
-    code = main(["or-bench", str(tmp_path / "or-bench-hard-1k.csv"), str(tmp_path / "or-bench-toxic.csv"),
-                 "--candidates", cands, "--judge-base-url", "simulated", "--raw-root", str(raw),
-                 "--out", str(out), "--cache", str(tmp_path / "cache")])
+    code = main(
+        [
+            "or-bench",
+            str(tmp_path / "or-bench-hard-1k.csv"),
+            str(tmp_path / "or-bench-toxic.csv"),
+            "--candidates",
+            cands,
+            "--judge-base-url",
+            "simulated",
+            "--raw-root",
+            str(raw),
+            "--out",
+            str(out),
+            "--cache",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert code == 0
     from arena_assets.evaluators.orbench import orbench_rates
 
-    rates = {(m, s): r for m, s, r in orbench_rates(pl.read_parquet(out)).select("model", "set", "rate").iter_rows()}
+    rates = {
+        (m, s): r
+        for m, s, r in orbench_rates(pl.read_parquet(out))
+        .select("model", "set", "rate")
+        .iter_rows()
+    }
     assert rates[cautious, "or-bench-hard-1k"] > 0.6 and rates[candid, "or-bench-hard-1k"] < 0.1
-    assert main(["or-bench", str(tmp_path / "answers.parquet"), "--candidates", cands, "--judge-base-url",
-                 "simulated", "--out", str(tmp_path / "x.parquet")]) == 2  # not an OR-Bench file: one line
+    assert (
+        main(
+            [
+                "or-bench",
+                str(tmp_path / "answers.parquet"),
+                "--candidates",
+                cands,
+                "--judge-base-url",
+                "simulated",
+                "--out",
+                str(tmp_path / "x.parquet"),
+            ]
+        )
+        == 2
+    )  # not an OR-Bench file: one line
 
 
 def test_battle_truth_belongs_to_its_world(tmp_path) -> None:

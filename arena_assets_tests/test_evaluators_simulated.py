@@ -44,8 +44,10 @@ def _strength_gap(truth: pl.DataFrame, models: pl.DataFrame, world: dict) -> dic
     out = {}
     for r in truth.iter_rows(named=True):
         gain = max(0.25, 1 + cfg["hardness_gain"] * (r["criteria_count"] - 3) / 4)
-        elo = ((skill[r["model_a"]][f"skill_{r['category']}"] - skill[r["model_b"]][f"skill_{r['category']}"]) * gain
-               + cfg["refusal_penalty"] * (int(r["refused_b"]) - int(r["refused_a"])))
+        elo = (
+            skill[r["model_a"]][f"skill_{r['category']}"]
+            - skill[r["model_b"]][f"skill_{r['category']}"]
+        ) * gain + cfg["refusal_penalty"] * (int(r["refused_b"]) - int(r["refused_a"]))
         out[r["event_id"]] = elo * math.log(10) / 400
     return out
 
@@ -63,7 +65,9 @@ def expected_judge(gap: float, bias, dlen: float) -> tuple[float, float, float]:
     scores = np.array([2, 1, 0, -1, -2])
     length = bias.length_bias * math.tanh(dlen / bias.length_scale)
     d = NODES * math.sqrt(2) * bias.answer_noise
-    g1 = _levels(gap + d + bias.position_bias + length, bias.noise, bias.tie, bias.strong)  # 5 x nodes
+    g1 = _levels(
+        gap + d + bias.position_bias + length, bias.noise, bias.tie, bias.strong
+    )  # 5 x nodes
     g2 = _levels(-gap - d + bias.position_bias - length, bias.noise, bias.tie, bias.strong)
     total = scores[:, None, None] - scores[None, :, None]  # s1 + s2 from side a (game 2 negated)
     joint = g1[:, None, :] * g2[None, :, :]
@@ -74,13 +78,15 @@ def expected_judge(gap: float, bias, dlen: float) -> tuple[float, float, float]:
 
 def expected_reward(gap: float, bias) -> tuple[float, float, float]:
     """Each side scored alone: r_a − r_b ~ N(gap, 2·answer_noise² + 2·noise²)."""
-    p_a = float(stats.norm.cdf(gap / math.sqrt(2 * bias.answer_noise ** 2 + 2 * bias.noise ** 2)))
+    p_a = float(stats.norm.cdf(gap / math.sqrt(2 * bias.answer_noise**2 + 2 * bias.noise**2)))
     return p_a, 0.0, 1 - p_a
 
 
 @pytest.mark.slow
 def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> None:
-    monkeypatch.setenv("ARENA_AGREEMENT_JUDGES", "sim-judge,sim-judge-biased,reward:sim-reward,longer")
+    monkeypatch.setenv(
+        "ARENA_AGREEMENT_JUDGES", "sim-judge,sim-judge-biased,reward:sim-reward,longer"
+    )
     monkeypatch.setenv("ARENA_AGREEMENT_SAMPLE_SIZE", "1500")
     raw = Path(arena_env["ARENA_RAW_ROOT"])
     simulate_months(raw, [MONTH], 8000, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
@@ -101,8 +107,11 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
     text = {c: side_text(m)[1] for c, m in conv.iter_rows()}
     sides = {b: (text[a], text[c]) for b, a, c in battles.iter_rows() if a in text and c in text}
     measured = {}
-    for judge, bias in (("sim-judge", JUDGES["sim-judge"]), ("sim-judge-biased", JUDGES["sim-judge-biased"]),
-                        ("reward:sim-reward", REWARD_MODELS["sim-reward"])):
+    for judge, bias in (
+        ("sim-judge", JUDGES["sim-judge"]),
+        ("sim-judge-biased", JUDGES["sim-judge-biased"]),
+        ("reward:sim-reward", REWARD_MODELS["sim-reward"]),
+    ):
         part = verdicts.filter(pl.col("judge") == judge)
         expected, expected_half = [], []
         for bid, winner in part.select("battle_id", "winner").iter_rows():
@@ -118,23 +127,29 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
         row = table.filter(pl.col("judge") == judge).row(0, named=True)
         planted, planted_half = float(np.mean(expected)), float(np.mean(expected_half))
         measured[judge] = row
-        print(f"{judge}: planted {planted:.4f}, measured {row['accuracy']:.4f} "
-              f"[{row['accuracy_lower']:.4f}, {row['accuracy_upper']:.4f}] over {row['decisive_votes']} votes; "
-              f"ties as half: planted {planted_half:.4f}, measured {row['accuracy_tie_half']:.4f}")
+        print(
+            f"{judge}: planted {planted:.4f}, measured {row['accuracy']:.4f} "
+            f"[{row['accuracy_lower']:.4f}, {row['accuracy_upper']:.4f}] over {row['decisive_votes']} votes; "
+            f"ties as half: planted {planted_half:.4f}, measured {row['accuracy_tie_half']:.4f}"
+        )
         assert row["decisive_votes"] == len(expected) > 900
         assert row["accuracy_lower"] <= planted <= row["accuracy_upper"], judge
         width = row["accuracy_upper"] - row["accuracy_lower"]  # the same sampling noise
         assert abs(row["accuracy_tie_half"] - planted_half) < width, judge
     fair, biased = measured["sim-judge"], measured["sim-judge-biased"]
     for name, row in measured.items():
-        print(f"{name}: A share {row['a_share']:.3f}, flip rate {row['flip_rate']:.3f}, length preference "
-              f"{row['length_preference']:.3f} (voters {row['human_length_preference']:.3f}), kappa "
-              f"{row['kappa']:.3f}, agreement w/o ties {row['agreement_without_ties']:.3f}, implied board "
-              f"Spearman {row['spearman']:.3f}, row-wise Pearson {row['row_wise_pearson']:.3f}")
+        print(
+            f"{name}: A share {row['a_share']:.3f}, flip rate {row['flip_rate']:.3f}, length preference "
+            f"{row['length_preference']:.3f} (voters {row['human_length_preference']:.3f}), kappa "
+            f"{row['kappa']:.3f}, agreement w/o ties {row['agreement_without_ties']:.3f}, implied board "
+            f"Spearman {row['spearman']:.3f}, row-wise Pearson {row['row_wise_pearson']:.3f}"
+        )
     assert 0.42 < fair["a_share"] < 0.58 and biased["a_share"] > 0.6
     assert biased["flip_rate"] > fair["flip_rate"] + 0.1
     assert biased["length_preference"] > fair["length_preference"] + 0.08
-    assert measured["sim-judge"]["spearman"] > 0.5  # the judge's implied board orders like the votes
+    assert (
+        measured["sim-judge"]["spearman"] > 0.5
+    )  # the judge's implied board orders like the votes
 
     board = lake.read("over_refusal", MONTH)
     cautious = set(models.filter(pl.col("cautious"))["name"])
@@ -145,6 +160,10 @@ def test_planted_accuracy_biases_and_over_refusers(arena_env, monkeypatch) -> No
     assert len(eligible) >= 3
     assert len(flagged & eligible) / len(eligible) >= 0.75  # recall
     assert flagged <= cautious  # precision: no honest answerer flagged
-    ometa = materialize(MONTH, "over_refusal").asset_materializations_for_node("over_refusal")[0].metadata
+    ometa = (
+        materialize(MONTH, "over_refusal")
+        .asset_materializations_for_node("over_refusal")[0]
+        .metadata
+    )
     relation = ometa["no_refusal_board"].value
     assert relation["status"] == "ok" and relation["spearman_rate_vs_gain"] > 0.3

@@ -16,9 +16,9 @@ from arena_assets.pipeline.battles import battles_month
 from arena_assets.pipeline.clean import clean_month
 from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.pipeline.leaderboards import arena_leaderboard_month
-from arena_assets.ranking.boards import board_options
 from arena_assets.privacy import journal
 from arena_assets.privacy.forget import USER_COLUMNS, forget_user, user_hash_of, user_tables
+from arena_assets.ranking.boards import board_options
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
 
@@ -30,8 +30,9 @@ BOARD = {"bootstrap_rounds": 0, "min_battles": 1, "min_category_battles": 10_000
 def _board(lake: Lake):
     options = dict(BOARD)
     min_category = options.pop("min_category_battles")
-    return arena_leaderboard_month(lake, MONTH, board_options(**options),
-                                   min_category_battles=min_category)
+    return arena_leaderboard_month(
+        lake, MONTH, board_options(**options), min_category_battles=min_category
+    )
 
 
 def _pipeline(raw: Path, lake: Lake) -> None:
@@ -67,7 +68,8 @@ def _rows_of(lake: Lake, user_hash: str) -> dict[str, int]:
         for month, cols in months.items():
             frame = lake.read(table, month, columns=cols)
             out[f"{table}/{month}"] = frame.filter(
-                pl.any_horizontal([pl.col(c) == user_hash for c in cols]).fill_null(False)).height
+                pl.any_horizontal([pl.col(c) == user_hash for c in cols]).fill_null(False)
+            ).height
     return out
 
 
@@ -80,8 +82,9 @@ def month(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return raw, base
 
 
-def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, Path],
-                                                             tmp_path: Path) -> None:
+def test_forget_removes_every_row_and_leaderboard_recomputes(
+    month: tuple[Path, Path], tmp_path: Path
+) -> None:
     raw, _ = month
     lake = Lake(str(tmp_path / "lake"))
     _pipeline(raw, lake)
@@ -89,8 +92,12 @@ def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, 
     target = user_hash_of(identity, SALT)
     before = _rows_of(lake, target)
     # every table that holds user rows is found from the schemas, including the rejects
-    assert {k.split("/")[0] for k in before} >= {"raw_logs", "raw_rejects", "conversations",
-                                                 "battles"}
+    assert {k.split("/")[0] for k in before} >= {
+        "raw_logs",
+        "raw_rejects",
+        "conversations",
+        "battles",
+    }
     assert before["battles/" + MONTH] > 0 and before["raw_logs/" + MONTH] > 0
     assert before["raw_rejects/" + MONTH] > 0, "the busiest voter has no rejected line"
     battles_before = lake.read("battles", MONTH).height
@@ -123,10 +130,13 @@ def test_forget_removes_every_row_and_leaderboard_recomputes(month: tuple[Path, 
     assert all(n == 0 for n in _rows_of(lake, target).values())
 
 
-def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_path: Path,
-                                                 arena_env: dict[str, str],
-                                                 capsys: pytest.CaptureFixture[str],
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_forget_by_identity_purges_raw_lines(
+    month: tuple[Path, Path],
+    tmp_path: Path,
+    arena_env: dict[str, str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     src, _ = month
     raw = Path(arena_env["ARENA_RAW_ROOT"])
     raw.mkdir()
@@ -141,14 +151,45 @@ def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_p
     lines_before = {p.name: p.read_bytes().count(b"\n") for p in (raw / MONTH).glob("*.jsonl")}
     monkeypatch.delenv("ARENA_USER_SALT", raising=False)
 
-    assert cli_main(["forget", "--user", identity, "--dry-run", "--lake", str(lake.root),
-                     "--raw-root", str(raw), "--salt", SALT]) == 0
+    assert (
+        cli_main(
+            [
+                "forget",
+                "--user",
+                identity,
+                "--dry-run",
+                "--lake",
+                str(lake.root),
+                "--raw-root",
+                str(raw),
+                "--salt",
+                SALT,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"user_hash {target}: would remove" in out and "battles" in out
     assert _rows_of(lake, target)["battles/" + MONTH] > 0  # a dry run changes nothing
 
-    assert cli_main(["forget", "--user", identity, "--purge-raw", "--recompute",
-                     "--lake", str(lake.root), "--raw-root", str(raw), "--salt", SALT]) == 0
+    assert (
+        cli_main(
+            [
+                "forget",
+                "--user",
+                identity,
+                "--purge-raw",
+                "--recompute",
+                "--lake",
+                str(lake.root),
+                "--raw-root",
+                str(raw),
+                "--salt",
+                SALT,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"user_hash {target}: removed" in out and "blanked" in out
     assert f"rebuilt {MONTH}: " in out and "arena_leaderboard" in out
@@ -165,8 +206,11 @@ def test_cli_forget_by_identity_purges_raw_lines(month: tuple[Path, Path], tmp_p
 
 def test_tables_with_a_user_column_are_found_by_schema(tmp_path: Path) -> None:
     lake = Lake(str(tmp_path / "lake"))
-    lake.write("future_labels", "2024-01", pl.DataFrame({"voter_hash": ["h1", "h2", "h1"],
-                                                         "label": ["a", "b", "c"]}))
+    lake.write(
+        "future_labels",
+        "2024-01",
+        pl.DataFrame({"voter_hash": ["h1", "h2", "h1"], "label": ["a", "b", "c"]}),
+    )
     lake.write("future_labels", "2024-02", pl.DataFrame({"label": ["no user column"]}))
     lake.write("leaderboard_like", "2024-01", pl.DataFrame({"model": ["m"], "rating": [1.0]}))
     assert user_tables(lake) == {"future_labels": {"2024-01": ["voter_hash"]}}
@@ -185,21 +229,30 @@ def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
     from arena_assets.defs.privacy.rebuild import rebuild_plan
 
     graph = defs().resolve_asset_graph()
-    everywhere = lambda asset: {"2024-01", "2024-02", "2024-03"}  # noqa: E731
+    everywhere = lambda asset: {"2024-01", "2024-02", "2024-03"}
     plan = rebuild_plan(graph, ["2024-02"], everywhere)
     assert plan["conversations"] == ["2024-02"]
     assert plan["battles"] == ["2024-02", "2024-03"]  # the later month's anomaly crowd
     assert plan["arena_leaderboard"] == ["2024-02", "2024-03"]
     assert plan["leaderboard_site"] == ["2024-02", "2024-03"]
     assert not {"raw_logs", "raw_rejects", "completion_battles", "copilot_leaderboard"} & set(plan)
-    both = rebuild_plan(graph, ["2024-02"], everywhere,
-                        {"conversations": ["2024-02"], "completion_battles": ["2024-01"],
-                         "topic_cluster_summary": ["2024-02"]})  # not an asset: ignored
+    both = rebuild_plan(
+        graph,
+        ["2024-02"],
+        everywhere,
+        {
+            "conversations": ["2024-02"],
+            "completion_battles": ["2024-01"],
+            "topic_cluster_summary": ["2024-02"],
+        },
+    )  # not an asset: ignored
     assert both["copilot_leaderboard"] == ["2024-01", "2024-02", "2024-03"]
     assert "completion_battles" not in both
     assert both["leaderboard_site"] == ["2024-01", "2024-02", "2024-03"]  # shows the Copilot board
-    assert {k: v for k, v in both.items() if k not in ("copilot_leaderboard", "leaderboard_site")} \
-        == {k: v for k, v in plan.items() if k != "leaderboard_site"}
-    only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()  # noqa: E731
+    assert {
+        k: v for k, v in both.items() if k not in ("copilot_leaderboard", "leaderboard_site")
+    } == {k: v for k, v in plan.items() if k != "leaderboard_site"}
+    only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()
     assert rebuild_plan(graph, [], only, {"completion_battles": ["2024-01"]}) == {
-        "copilot_leaderboard": ["2024-01", "2024-02"]}
+        "copilot_leaderboard": ["2024-01", "2024-02"]
+    }

@@ -14,12 +14,14 @@ import pytest
 
 from arena_assets.cli import main as cli_main
 from arena_assets.completions.adapters import merge_pairs, parse_files
-from arena_assets.pipeline.completions import (
-    completion_battles_month, copilot_leaderboard_month, read_board_data,
-)
 from arena_assets.completions.board import CopilotBoardOptions
 from arena_assets.completions.settings import board_options_from
 from arena_assets.envfile import setting
+from arena_assets.pipeline.completions import (
+    completion_battles_month,
+    copilot_leaderboard_month,
+    read_board_data,
+)
 from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import World
 from arena_assets.simulator.completions import generate_completions
@@ -30,27 +32,51 @@ MONTH = "2024-04"
 SALT = "forget-copilot"
 
 
-def test_forget_purges_copilot_records_and_recomputes_its_board(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_forget_purges_copilot_records_and_recomputes_its_board(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     raw, lake = tmp_path / "raw", Lake(str(tmp_path / "lake"))
     generate_completions(World.build(seed=5), raw, MONTH, 600)
     root = str(raw / "_completions")
     completion_battles_month(lake, root, MONTH, salt=SALT)
-    before = copilot_leaderboard_month(lake, MONTH, CopilotBoardOptions(bootstrap_rounds=5, min_battles=1))
+    before = copilot_leaderboard_month(
+        lake, MONTH, CopilotBoardOptions(bootstrap_rounds=5, min_battles=1)
+    )
     truth = pl.read_parquet(raw / "_truth" / "completions" / f"{MONTH}.parquet")
     user, pairs = Counter(truth["user_id"]).most_common(1)[0]
     target = user_hash_of(user, SALT)
-    assert lake.read("completion_battles", MONTH).filter(pl.col("user_hash") == target).height == pairs
+    assert (
+        lake.read("completion_battles", MONTH).filter(pl.col("user_hash") == target).height == pairs
+    )
     for name, value in arena_env_values(tmp_path).items():  # the rebuild's resources read them
         monkeypatch.setenv(name, value)
-    for name in ("ARENA_COMPLETIONS_ROOT", "ARENA_USER_SALT"):  # the default root: <raw>/_completions
+    for name in (
+        "ARENA_COMPLETIONS_ROOT",
+        "ARENA_USER_SALT",
+    ):  # the default root: <raw>/_completions
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ARENA_COPILOT_MIN_BATTLES", "1")
     monkeypatch.setenv("ARENA_PARTITIONS_END", MONTH)  # the code location rebuilds the month
     monkeypatch.setenv("ARENA_BOOTSTRAP_ROUNDS", "5")
 
-    assert cli_main(["forget", "--user", user, "--purge-raw", "--recompute", "--lake", str(lake.root),
-                     "--raw-root", str(raw), "--salt", SALT]) == 0
+    assert (
+        cli_main(
+            [
+                "forget",
+                "--user",
+                user,
+                "--purge-raw",
+                "--recompute",
+                "--lake",
+                str(lake.root),
+                "--raw-root",
+                str(raw),
+                "--salt",
+                SALT,
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert f"raw file completions:{MONTH}/completions-{MONTH}.jsonl" in out and "blanked" in out
     assert f"rebuilt {MONTH}: copilot_leaderboard" in out  # through its asset
@@ -65,7 +91,9 @@ def test_forget_purges_copilot_records_and_recomputes_its_board(tmp_path: Path, 
     assert {r["reason"] for r in parsed.rejects if r["user_hash"] is None} >= {"empty_line"}
 
 
-def test_settings_are_bound_to_documented_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_are_bound_to_documented_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from arena_assets.defs.completions import resources as completions
     from arena_assets.defs.evaluators import resources as evaluators
 
@@ -79,16 +107,22 @@ def test_settings_are_bound_to_documented_variables(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "0.9")
     monkeypatch.setenv("ARENA_COPILOT_INCLUDE_UNACCEPTED", "true")
     monkeypatch.setenv("ARENA_REFUSAL_THRESHOLD", "0.35")
-    board = completions.CompletionSettings(**completions.env_fields(completions.ENV)) \
-        .process_config_and_initialize().board_options()
+    board = (
+        completions.CompletionSettings(**completions.env_fields(completions.ENV))
+        .process_config_and_initialize()
+        .board_options()
+    )
     assert (board.level, board.include_unaccepted) == (0.9, True)
-    settings = evaluators.EvaluatorSettings(**completions.env_fields(evaluators.ENV)).process_config_and_initialize()
+    settings = evaluators.EvaluatorSettings(
+        **completions.env_fields(evaluators.ENV)
+    ).process_config_and_initialize()
     assert settings.refusal_options().threshold == 0.35
-    monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "ninety")  # outside Dagster (forget --recompute) too
+    monkeypatch.setenv(
+        "ARENA_COPILOT_CI_LEVEL", "ninety"
+    )  # outside Dagster (forget --recompute) too
     with pytest.raises(ValueError, match="ARENA_COPILOT_CI_LEVEL must be a number, got 'ninety'"):
         board_options_from(setting)
     monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "0.8")
     monkeypatch.setenv("ARENA_COPILOT_SEED", "seven")
     with pytest.raises(ValueError, match="ARENA_COPILOT_SEED must be an integer, got 'seven'"):
         board_options_from(setting)
-

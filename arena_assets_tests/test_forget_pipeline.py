@@ -42,8 +42,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str
     # the in-process arena serves the models of the world the logs came from (its
     # _truth/world.json): the bench's candidates and baseline are models of this world
     names = World.build(config, seed=7).model_names
-    env["ARENA_CANDIDATES"] = orjson.dumps([{"name": n, "base_url": "simulated"}
-                                            for n in names[:3]]).decode()
+    env["ARENA_CANDIDATES"] = orjson.dumps(
+        [{"name": n, "base_url": "simulated"} for n in names[:3]]
+    ).decode()
     env["ARENA_BENCH_BASELINE"] = names[0]
     with pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
@@ -71,8 +72,12 @@ def _user(env: dict[str, str]) -> tuple[str, str]:
     lake = Lake(env["ARENA_LAKE_ROOT"])
     conv = lake.read_months("conversations", MONTHS, columns=["month", "user_hash", "first_prompt"])
     votes = lake.read_months("battles", MONTHS, columns=["voter_hash", "keep"]).filter("keep")
-    examples = set(lake.read_months("topic_cluster_summary", MONTHS)["examples"].explode(empty_as_null=True)
-                   .drop_nulls().to_list())
+    examples = set(
+        lake.read_months("topic_cluster_summary", MONTHS)["examples"]
+        .explode(empty_as_null=True)
+        .drop_nulls()
+        .to_list()
+    )
     typed_by = conv.group_by("month", "first_prompt").agg(pl.col("user_hash").n_unique().alias("n"))
     solo = conv.join(typed_by.filter(pl.col("n") == 1), on=["month", "first_prompt"])
     candidates = set(solo.filter(pl.col("first_prompt").is_in(list(examples)))["user_hash"])
@@ -104,7 +109,9 @@ def _everywhere(env: dict[str, str], user_hash: str, convs: set[str], texts: set
             for c in ("conv_id", "conv_id_a", "conv_id_b"):
                 n += frame.filter(pl.col(c).is_in(list(convs))).height if c in frame.columns else 0
             for c, t in frame.schema.items():
-                values = frame[c].explode(empty_as_null=True) if t == pl.List(pl.String) else frame[c]
+                values = (
+                    frame[c].explode(empty_as_null=True) if t == pl.List(pl.String) else frame[c]
+                )
                 if values.dtype == pl.String:
                     n += int(values.is_in(list(texts)).sum())
             if n:
@@ -119,8 +126,11 @@ def _tables(env: dict[str, str]) -> dict[str, pl.DataFrame]:
     for table in lake.assets():
         for month in lake.months(table):
             frame = lake.read(table, month)
-            out[f"{table}/{month}"] = frame.sort(frame.columns, nulls_last=True) if all(
-                not isinstance(t, (pl.List, pl.Struct)) for t in frame.dtypes) else frame
+            out[f"{table}/{month}"] = (
+                frame.sort(frame.columns, nulls_last=True)
+                if all(not isinstance(t, (pl.List, pl.Struct)) for t in frame.dtypes)
+                else frame
+            )
     for path in sorted(Path(env["ARENA_RELEASE_ROOT"]).glob("*/data/*")):
         key = f"release/{path.parent.parent.name}/{path.name}"
         out[key] = pl.read_parquet(path) if path.suffix == ".parquet" else path.read_bytes()
@@ -140,10 +150,12 @@ def _same(a: dict, b: dict) -> list[str]:
 def _rematerialize(months=MONTHS) -> None:
     """What an operator does after removing rows by hand: every asset but ingest, month by
     month, through Dagster, then the release (which exists) once the month is rebuilt."""
-    everything = "conversations,battles,battle_cells,topic_labels,topic_clusters," \
-                 "arena_leaderboard,leaderboard_history,bench_prompts,model_answers,judgments," \
-                 "bench_leaderboard,judge_human_agreement,over_refusal,leaderboard_site," \
-                 "prompt_embeddings,p2l_model,p2l_boards,router,router_eval,router_training_data"
+    everything = (
+        "conversations,battles,battle_cells,topic_labels,topic_clusters,"
+        "arena_leaderboard,leaderboard_history,bench_prompts,model_answers,judgments,"
+        "bench_leaderboard,judge_human_agreement,over_refusal,leaderboard_site,"
+        "prompt_embeddings,p2l_model,p2l_boards,router,router_eval,router_training_data"
+    )
     for month in months:
         assert materialize(month, everything).success
         assert materialize(month, "month_release").success
@@ -162,7 +174,12 @@ def test_forget_covers_every_table_and_the_releases(built, tmp_path, monkeypatch
     texts = set(mine["first_prompt"]) - others
     before = _everywhere(env, target, convs, texts)
     assert {k.split("/")[0] for k in before} >= {
-        "raw_logs", "conversations", "battles", "topic_labels", "topic_cluster_summary"}
+        "raw_logs",
+        "conversations",
+        "battles",
+        "topic_labels",
+        "topic_cluster_summary",
+    }
     monkeypatch.setenv("ARENA_RELEASE_PUBLISHED", MONTHS[0])
 
     assert cli_main(["forget", "--user", identity]) == 0
@@ -176,7 +193,7 @@ def test_forget_covers_every_table_and_the_releases(built, tmp_path, monkeypatch
     for month in MONTHS:
         chat = pl.read_parquet(Path(env["ARENA_RELEASE_ROOT"]) / f"arena-chat-{month}" / "data")
         assert not set(chat["conversation_id"]) & convs
-        sft = (Path(env["ARENA_RELEASE_ROOT"]) / f"arena-sft-{month}" / "data" / "train.jsonl")
+        sft = Path(env["ARENA_RELEASE_ROOT"]) / f"arena-sft-{month}" / "data" / "train.jsonl"
         assert not any(t in sft.read_text() for t in texts if len(t) > 20)
     entry = journal.unfinished(lake)[0]
     assert entry.state == "removed" and entry.user_hash == target
@@ -185,8 +202,9 @@ def test_forget_covers_every_table_and_the_releases(built, tmp_path, monkeypatch
     assert identity not in Path(lake.folder("_forget")).joinpath(f"{entry.id}.json").read_text()
 
 
-def test_recompute_equals_a_dagster_rematerialization_and_resumes(built, tmp_path, monkeypatch,
-                                                                  capsys):
+def test_recompute_equals_a_dagster_rematerialization_and_resumes(
+    built, tmp_path, monkeypatch, capsys
+):
     from arena_assets.privacy import journal
 
     # reference: rows removed, then every asset rematerialized through Dagster
@@ -229,10 +247,12 @@ def test_recompute_equals_a_dagster_rematerialization_and_resumes(built, tmp_pat
 @pytest.mark.slow
 def test_dagster_forget_job_and_sensors_rebuild_month_by_month(built, tmp_path, monkeypatch):
     from arena_assets.definitions import defs as load_defs
-    from arena_assets.privacy import journal
     from arena_assets.defs.privacy.jobs import (
-        AFFECTED_TAG, rebuild_next_month_sensor, rematerialize_after_forget_sensor,
+        AFFECTED_TAG,
+        rebuild_next_month_sensor,
+        rematerialize_after_forget_sensor,
     )
+    from arena_assets.privacy import journal
 
     ref = _copy(built, tmp_path / "ref", monkeypatch)
     identity, target = _user(ref)
@@ -244,28 +264,37 @@ def test_dagster_forget_job_and_sensors_rebuild_month_by_month(built, tmp_path, 
     with dg.DagsterInstance.ephemeral() as instance:
         result = defs.get_job_def("forget_user").execute_in_process(
             run_config={"ops": {"forget_user_rows": {"config": {"user": identity}}}},
-            instance=instance)
+            instance=instance,
+        )
         assert result.success and result.output_for_node("forget_user_rows") == list(MONTHS)
         run = instance.get_run_by_id(result.run_id)
         assert run.tags[AFFECTED_TAG] == ",".join(MONTHS)
-        logs = "\n".join(str(r.event_log_entry) for r in
-                         instance.get_records_for_run(result.run_id).records)
+        logs = "\n".join(
+            str(r.event_log_entry) for r in instance.get_records_for_run(result.run_id).records
+        )
         assert identity not in logs and target in logs
         sensor, event = rematerialize_after_forget_sensor, result.get_run_success_event()
         runs = []
         while len(runs) < 10:
             with dg.build_run_status_sensor_context(
-                    sensor_name=sensor.name, dagster_instance=instance, dagster_run=run,
-                    dagster_event=event,
-                    resources={"storage": defs.resources["storage"]}) as context:
+                sensor_name=sensor.name,
+                dagster_instance=instance,
+                dagster_run=run,
+                dagster_event=event,
+                resources={"storage": defs.resources["storage"]},
+            ) as context:
                 request = sensor(context)
             if request is None:
                 break
             runs.append(request.partition_key)
             step = dg.materialize(
-                assets=list(defs.assets), resources=defs.resources, instance=instance,
+                assets=list(defs.assets),
+                resources=defs.resources,
+                instance=instance,
                 selection=dg.AssetSelection.assets(*request.asset_selection),
-                partition_key=request.partition_key, tags=request.tags)
+                partition_key=request.partition_key,
+                tags=request.tags,
+            )
             run, event = instance.get_run_by_id(step.run_id), step.get_run_success_event()
             sensor = rebuild_next_month_sensor
     # in month order; each month's release in a run after the month's other assets

@@ -21,8 +21,9 @@ from arena_assets.judging.metrics import (
 
 
 def _table(rows: list[tuple[str, float, float, float]], name: str = "t"):
-    return score_table(pl.DataFrame(rows, schema=["model", "score", "lower", "upper"],
-                                    orient="row"), name)
+    return score_table(
+        pl.DataFrame(rows, schema=["model", "score", "lower", "upper"], orient="row"), name
+    )
 
 
 def test_separability_hand_built() -> None:
@@ -68,8 +69,15 @@ def test_brier_matches_the_pairwise_formula_with_degenerate_variances() -> None:
     mean[7] = mean[8]  # a tie: no spread between equal means forecasts "not below"
     var[7] = var[8] = 0.0
     order = rng.permutation(30)
-    bench = ScoreTable([names[k] for k in order], mean[order], mean[order], mean[order] - 1,
-                       mean[order] + 1, var[order], "bench")
+    bench = ScoreTable(
+        [names[k] for k in order],
+        mean[order],
+        mean[order],
+        mean[order] - 1,
+        mean[order] + 1,
+        var[order],
+        "bench",
+    )
     people = ScoreTable(names, human, human, human - 1, human + 1, np.ones(30), "human")
     errors = []
     for i in range(30):
@@ -85,10 +93,20 @@ def test_brier_matches_the_pairwise_formula_with_degenerate_variances() -> None:
 
 # figures printed in arena-hard-auto's notebook/benchmark_statistics.ipynb (commit bd52a78)
 PUBLISHED = {
-    "arena_hard": {"agreement": 0.903954802259887, "spearman": 0.932330827067669,
-                   "brier": 0.07047865504650436, "separability": 0.8421, "map": "arena_to_arena_hard"},
-    "mt_bench": {"agreement": 0.6949152542372882, "spearman": 0.8932330827067668,
-                 "brier": 0.10082905842501223, "separability": 0.3632, "map": "arena_to_mt_bench"},
+    "arena_hard": {
+        "agreement": 0.903954802259887,
+        "spearman": 0.932330827067669,
+        "brier": 0.07047865504650436,
+        "separability": 0.8421,
+        "map": "arena_to_arena_hard",
+    },
+    "mt_bench": {
+        "agreement": 0.6949152542372882,
+        "spearman": 0.8932330827067668,
+        "brier": 0.10082905842501223,
+        "separability": 0.3632,
+        "map": "arena_to_mt_bench",
+    },
 }
 
 
@@ -102,7 +120,9 @@ def test_published_bench_metrics(real_data, bench: str) -> None:
         read_name_map(pub / f"{want['map']}.json"),
     )
     assert result["n_models"] == 20
-    assert result["agreement_with_confidence"]["value"] == pytest.approx(want["agreement"], abs=1e-12)
+    assert result["agreement_with_confidence"]["value"] == pytest.approx(
+        want["agreement"], abs=1e-12
+    )
     assert result["spearman"] == pytest.approx(want["spearman"], abs=1e-12)
     assert result["brier"]["value"] == pytest.approx(want["brier"], abs=1e-9)
     assert result["separability_bench"]["value"] == pytest.approx(want["separability"], abs=1e-4)
@@ -113,9 +133,11 @@ def test_published_bench_metrics(real_data, bench: str) -> None:
 def test_published_separability_whole_tables(real_data) -> None:
     pub = real_data / "published"
     # notebook: Arena Hard 28 models 76 overlapping pairs; MT Bench 25 models 197; arena 76 / 258
-    for name, overlaps in (("bootstrap_stats_arena_hard.jsonl", 76),
-                           ("bootstrap_stats_mt_bench.jsonl", 197),
-                           ("arena_leaderboard_20240329.csv", 258)):
+    for name, overlaps in (
+        ("bootstrap_stats_arena_hard.jsonl", 76),
+        ("bootstrap_stats_mt_bench.jsonl", 197),
+        ("arena_leaderboard_20240329.csv", 258),
+    ):
         s = separability(read_score_table(pub / name))
         assert s["pairs"] - s["separated_pairs"] == overlaps, name
 
@@ -130,13 +152,27 @@ def test_variance_from_bootstrap_results(tmp_path) -> None:
 
 def test_bench_metrics_cli(real_data, capsys) -> None:
     pub = real_data / "published"
-    rc = main(["bench-metrics", str(pub / "bootstrap_stats_arena_hard.jsonl"),
-               str(pub / "arena_leaderboard_20240329.csv"), "--map",
-               str(pub / "arena_to_arena_hard.json")])
+    rc = main(
+        [
+            "bench-metrics",
+            str(pub / "bootstrap_stats_arena_hard.jsonl"),
+            str(pub / "arena_leaderboard_20240329.csv"),
+            "--map",
+            str(pub / "arena_to_arena_hard.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert rc == 0
     for name in ("separability_bench", "agreement_with_confidence", "spearman", "kendall", "brier"):
         assert f"{name}:" in out
     assert "agreement_with_confidence: 0.9040" in out and "models (20):" in out
-    assert main(["bench-metrics", str(pub / "bootstrap_stats_arena_hard.jsonl"),
-                 str(pub / "arena_to_arena_hard.json")]) == 1
+    assert (
+        main(
+            [
+                "bench-metrics",
+                str(pub / "bootstrap_stats_arena_hard.jsonl"),
+                str(pub / "arena_to_arena_hard.json"),
+            ]
+        )
+        == 1
+    )

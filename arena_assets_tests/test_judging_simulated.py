@@ -10,7 +10,12 @@ import pytest
 from scipy import stats
 
 from arena_assets.judging.summary import bias_report, bt_leaderboard, pairwise_summary
-from arena_assets.judging.verdicts import game_positions, judgment_frame, parse_rating, parse_verdict
+from arena_assets.judging.verdicts import (
+    game_positions,
+    judgment_frame,
+    parse_rating,
+    parse_verdict,
+)
 from arena_assets.simulator.judge import (
     JudgeBias,
     answer_quality,
@@ -21,8 +26,13 @@ from arena_assets.simulator.judge import (
 
 KEY = b"endpoint-secret"
 SKILLS = {"base": 0.0, "m-strong": 180.0, "m-good": 90.0, "m-weak": -90.0, "m-poor": -180.0}
-STYLE = {"base": (1.0, 0.3), "m-strong": (0.7, 0.2), "m-good": (1.6, 0.9),
-         "m-weak": (1.0, 0.5), "m-poor": (2.0, 0.8)}  # (verbosity, markdown)
+STYLE = {
+    "base": (1.0, 0.3),
+    "m-strong": (0.7, 0.2),
+    "m-good": (1.6, 0.9),
+    "m-weak": (1.0, 0.5),
+    "m-poor": (2.0, 0.8),
+}  # (verbosity, markdown)
 
 
 def _answers(n_prompts: int = 150, criteria: int | None = None) -> dict:
@@ -31,8 +41,18 @@ def _answers(n_prompts: int = 150, criteria: int | None = None) -> dict:
         c = criteria if criteria is not None else 1 + q % 7
         for m, s in SKILLS.items():
             v, md = STYLE[m]
-            out[(f"q{q}", m)] = (c, simulate_answer(key=KEY, model=m, prompt=f"prompt {q}",
-                                                    skill_elo=s, criteria=c, verbosity=v, markdown=md))
+            out[(f"q{q}", m)] = (
+                c,
+                simulate_answer(
+                    key=KEY,
+                    model=m,
+                    prompt=f"prompt {q}",
+                    skill_elo=s,
+                    criteria=c,
+                    verbosity=v,
+                    markdown=md,
+                ),
+            )
     return out
 
 
@@ -44,17 +64,36 @@ def _judge(answers: dict, bias: JudgeBias) -> pl.DataFrame:
             if m == "base":
                 continue
             for g, a, b in game_positions(m, "base"):
-                text, _ = judge_verdict(key=KEY, question=q, answer_a=answers[(q, a)][1].text,
-                                        answer_b=answers[(q, b)][1].text, bias=bias)
-                rows.append({"question_id": q, "model": m, "baseline": "base", "judge": "sim",
-                             "game": g, "model_a": a, "model_b": b, "judgment": text,
-                             "verdict": parse_verdict(text)})
+                text, _ = judge_verdict(
+                    key=KEY,
+                    question=q,
+                    answer_a=answers[(q, a)][1].text,
+                    answer_b=answers[(q, b)][1].text,
+                    bias=bias,
+                )
+                rows.append(
+                    {
+                        "question_id": q,
+                        "model": m,
+                        "baseline": "base",
+                        "judge": "sim",
+                        "game": g,
+                        "model_a": a,
+                        "model_b": b,
+                        "judgment": text,
+                        "verdict": parse_verdict(text),
+                    }
+                )
     return judgment_frame(rows)
 
 
 def _lengths(answers: dict) -> pl.DataFrame:
-    return pl.DataFrame([{"question_id": q, "model": m, "tokens": len(a.text.split())}
-                         for (q, m), (_, a) in answers.items()])
+    return pl.DataFrame(
+        [
+            {"question_id": q, "model": m, "tokens": len(a.text.split())}
+            for (q, m), (_, a) in answers.items()
+        ]
+    )
 
 
 def test_hidden_quality_needs_the_key() -> None:
@@ -65,7 +104,9 @@ def test_hidden_quality_needs_the_key() -> None:
     assert answer_quality(a.text, b"another key") is None
     assert f"{a.quality:.2f}" not in a.text
     tag_at = a.text.rindex("[ref:") + 5
-    flipped = a.text[:tag_at + 14] + ("0" if a.text[tag_at + 14] != "0" else "1") + a.text[tag_at + 15:]
+    flipped = (
+        a.text[: tag_at + 14] + ("0" if a.text[tag_at + 14] != "0" else "1") + a.text[tag_at + 15 :]
+    )
     assert answer_quality(flipped, KEY) is None
     assert parse_rating(judge_rating(key=KEY, question="p", answer=a.text)) in range(1, 11)
 
@@ -84,8 +125,9 @@ def test_protocol_recovers_skills_and_cancels_position_bias() -> None:
     s_biased = pairwise_summary(biased, rounds=200, seed=1).sort("model")
     one_order = pairwise_summary(biased.filter(pl.col("game") == 2), rounds=0).sort("model")
     outside = 0
-    for f, b, g in zip(s_fair.iter_rows(named=True), s_biased.iter_rows(named=True),
-                       one_order["win_rate"]):
+    for f, b, g in zip(
+        s_fair.iter_rows(named=True), s_biased.iter_rows(named=True), one_order["win_rate"]
+    ):
         assert f["lower"] < b["upper"] and b["lower"] < f["upper"], f["model"]
         outside += not f["lower"] <= g <= f["upper"]
     # judged in one order only (candidate always A) the bias would show for most models
@@ -94,14 +136,17 @@ def test_protocol_recovers_skills_and_cancels_position_bias() -> None:
     assert stats.spearmanr(s_fair["win_rate"], truth).statistic == pytest.approx(1.0)
     board = bt_leaderboard(fair, rounds=50, seed=0)
     rating = dict(zip(board.table["model"], board.table["rating"]))
-    assert stats.spearmanr([rating[m] for m in SKILLS], list(SKILLS.values())).statistic == pytest.approx(1.0)
+    assert stats.spearmanr(
+        [rating[m] for m in SKILLS], list(SKILLS.values())
+    ).statistic == pytest.approx(1.0)
 
 
 def test_length_bias_shows_in_the_report() -> None:
     answers = _answers(100)
     plain = bias_report(_judge(answers, JudgeBias()), _lengths(answers))
-    long_fond = bias_report(_judge(answers, JudgeBias(length_bias=1.5, length_scale=150)),
-                            _lengths(answers))
+    long_fond = bias_report(
+        _judge(answers, JudgeBias(length_bias=1.5, length_scale=150)), _lengths(answers)
+    )
     assert long_fond["length_correlation"] > plain["length_correlation"] + 0.15
 
 
@@ -118,9 +163,14 @@ def test_style_control_removes_planted_length_bias() -> None:
     from arena_assets.judging.summary import style_controlled_leaderboard
 
     answers = _answers(150)
-    feats = answer_features(pl.DataFrame([
-        {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
-        for (q, m), (_, a) in answers.items()]))
+    feats = answer_features(
+        pl.DataFrame(
+            [
+                {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
+                for (q, m), (_, a) in answers.items()
+            ]
+        )
+    )
     truth = list(SKILLS.values())
 
     def order_fit(board) -> float:
@@ -132,7 +182,9 @@ def test_style_control_removes_planted_length_bias() -> None:
     length = {}
     for name, games in (("fair", fair), ("fond", fond)):
         styled = style_controlled_leaderboard(games, feats)
-        row = styled.coefficients.filter(pl.col("feature") == "sum_assistant_tokens").row(0, named=True)
+        row = styled.coefficients.filter(pl.col("feature") == "sum_assistant_tokens").row(
+            0, named=True
+        )
         length[name] = row
         assert order_fit(styled) == pytest.approx(1.0), name
     assert length["fair"]["lower"] < 0 < length["fair"]["upper"]
@@ -154,11 +206,15 @@ def test_bench_metrics_on_our_own_tables(tmp_path, capsys) -> None:
 
     games = _judge(_answers(120), JudgeBias(position_bias=0.2))
     summary = pairwise_summary(games, rounds=100, include_baseline=True, keep_bootstrap=True)
-    assert summary.height == len(SKILLS) and summary.filter(pl.col("model") == "base")["lower"][0] == 0.5
+    assert (
+        summary.height == len(SKILLS)
+        and summary.filter(pl.col("model") == "base")["lower"][0] == 0.5
+    )
     bench_path = tmp_path / "bench.jsonl"
     write_bootstrap_stats(summary, bench_path)
-    human_board = fit_bt(sample_bt_battles(SKILLS, 6000, seed=3), ci="bootstrap",
-                         bootstrap_rounds=50, seed=0)
+    human_board = fit_bt(
+        sample_bt_battles(SKILLS, 6000, seed=3), ci="bootstrap", bootstrap_rounds=50, seed=0
+    )
     human_path = tmp_path / "human.parquet"
     human_board.table.write_parquet(human_path)
     from_file = bench_vs_human(read_score_table(bench_path), read_score_table(human_path))
@@ -174,28 +230,49 @@ def test_bench_metrics_on_our_own_tables(tmp_path, capsys) -> None:
 @pytest.mark.slow
 def test_benchbuilder_bench_separates_more_than_a_random_one() -> None:
     """Arena-Hard's finding on the simulated judge: same models, judge and size."""
-    from arena_assets_tests.test_bench_builder import _prompts
-
     from arena_assets.bench.builder import BenchOptions, build_bench
     from arena_assets.bench.schema import CRITERIA
     from arena_assets.judging.metrics import score_table, separability
+    from arena_assets_tests.test_bench_builder import _prompts
 
     skills = {"base": 0, "a": 60, "b": 45, "c": 30, "d": 15, "e": -15, "f": -30, "g": -45}
-    frame = _prompts(3000, 100).filter(~pl.col("has_image")).with_columns(
-        quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA))
+    frame = (
+        _prompts(3000, 100)
+        .filter(~pl.col("has_image"))
+        .with_columns(quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA))
+    )
 
     def separated(prompts: pl.DataFrame) -> int:
         rows = []
         for pid, text, q in prompts.select("prompt_id", "prompt", "quality").iter_rows():
-            ans = {m: simulate_answer(key=KEY, model=m, prompt=text, skill_elo=s, criteria=q,
-                                      base_gap=0.2, difficulty_gain=1.6).text
-                   for m, s in skills.items()}
+            ans = {
+                m: simulate_answer(
+                    key=KEY,
+                    model=m,
+                    prompt=text,
+                    skill_elo=s,
+                    criteria=q,
+                    base_gap=0.2,
+                    difficulty_gain=1.6,
+                ).text
+                for m, s in skills.items()
+            }
             for m in skills:
                 for g, a, b in game_positions(m, "base") if m != "base" else ():
                     t, _ = judge_verdict(key=KEY, question=text, answer_a=ans[a], answer_b=ans[b])
-                    rows.append({"question_id": pid, "model": m, "baseline": "base", "judge": "j",
-                                 "game": g, "model_a": a, "model_b": b, "judgment": t,
-                                 "verdict": parse_verdict(t)})
+                    rows.append(
+                        {
+                            "question_id": pid,
+                            "model": m,
+                            "baseline": "base",
+                            "judge": "j",
+                            "game": g,
+                            "model_a": a,
+                            "model_b": b,
+                            "judgment": t,
+                            "verdict": parse_verdict(t),
+                        }
+                    )
         table = pairwise_summary(judgment_frame(rows), rounds=200, include_baseline=True)
         return separability(score_table(table))["separated_pairs"]
 
@@ -210,9 +287,14 @@ def test_bench_leaderboard_table() -> None:
     from arena_assets.judging.metrics import bench_leaderboard
 
     answers = _answers(60)
-    feats = answer_features(pl.DataFrame([
-        {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
-        for (q, m), (_, a) in answers.items()]))
+    feats = answer_features(
+        pl.DataFrame(
+            [
+                {"question_id": q, "model": m, "answer": a.text, "reasoning": ""}
+                for (q, m), (_, a) in answers.items()
+            ]
+        )
+    )
     board = bench_leaderboard(_judge(answers, JudgeBias()), feats, rounds=30)
     assert board["model"].to_list() == ["m-strong", "m-good", "base", "m-weak", "m-poor"]
     assert board.filter(pl.col("model") == "base")["win_rate"][0] == 0.5

@@ -28,8 +28,18 @@ from arena_assets_tests.harness import materialize
 ROOT = Path(__file__).resolve().parents[1]
 MONTH = "2024-04"
 IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
-MATERIALIZE = ["asset", "materialize", "-m", "arena_assets.definitions", "--select",
-               "conversations", "--partition", MONTH, "--config-json", IN_PROCESS]
+MATERIALIZE = [
+    "asset",
+    "materialize",
+    "-m",
+    "arena_assets.definitions",
+    "--select",
+    "conversations",
+    "--partition",
+    MONTH,
+    "--config-json",
+    IN_PROCESS,
+]
 
 
 def _wait(predicate, timeout: float, what: str) -> None:
@@ -58,14 +68,25 @@ def killed(arena_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.Monkey
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     marker = tmp_path / "in-the-write"
     child = subprocess.Popen(
-        [sys.executable, "-m", "arena_assets_tests.run_kill_child", str(marker),
-         "conversations/_tmp", *MATERIALIZE],
-        cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=(tmp_path / "child.err").open("w"),
-        start_new_session=True)
+        [
+            sys.executable,
+            "-m",
+            "arena_assets_tests.run_kill_child",
+            str(marker),
+            "conversations/_tmp",
+            *MATERIALIZE,
+        ],
+        cwd=work,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "child.err").open("w"),
+        start_new_session=True,
+    )
     try:
         _wait(lambda: marker.exists() or child.poll() is not None, 300, "the write to start")
-        assert child.poll() is None, ("the run ended before it was killed: "
-                                      + (tmp_path / "child.err").read_text()[-3000:])
+        assert child.poll() is None, (
+            "the run ended before it was killed: " + (tmp_path / "child.err").read_text()[-3000:]
+        )
         with dg.DagsterInstance.get() as instance:
             (run,) = instance.get_runs()
             # alive: the launcher sees the worker
@@ -84,7 +105,7 @@ def _slots(instance: dg.DagsterInstance) -> int:
 def test_killed_run_is_reaped_and_the_next_run_completes(killed, arena_env, capsys):
     from arena_assets.cli import main as cli_main
 
-    home, env, run_id = killed
+    _home, env, run_id = killed
     lake = Lake(arena_env["ARENA_LAKE_ROOT"])
     tmp_dir = Path(lake.folder("conversations")) / "_tmp"
     assert list(tmp_dir.iterdir()), "the killed write left no temporary file"
@@ -102,8 +123,14 @@ def test_killed_run_is_reaped_and_the_next_run_completes(killed, arena_env, caps
         assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE
         assert _slots(instance) == 0
 
-    done = subprocess.run([str(Path(sys.executable).with_name("dagster")), *MATERIALIZE],
-                          cwd=Path.cwd(), env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("dagster")), *MATERIALIZE],
+        cwd=Path.cwd(),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert lake.read("conversations", MONTH).height > 0
 
@@ -121,23 +148,43 @@ def test_cancelling_a_dead_run_frees_its_slot_at_once(killed):
 def test_daemon_run_monitoring_frees_the_stage(killed, arena_env):
     """The shipped dagster.yaml's run monitoring, in a real `dagster-daemon`: the dead run is
     failed and its slot freed without anyone calling recover; the next run completes."""
-    home, env, run_id = killed
+    _home, env, run_id = killed
     daemon = subprocess.Popen(
-        [str(Path(sys.executable).with_name("dagster-daemon")), "run", "-m",
-         "arena_assets.definitions"], cwd=Path.cwd(), env=env, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, start_new_session=True)
+        [
+            str(Path(sys.executable).with_name("dagster-daemon")),
+            "run",
+            "-m",
+            "arena_assets.definitions",
+        ],
+        cwd=Path.cwd(),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     started = time.monotonic()
     try:
         with dg.DagsterInstance.get() as instance:
-            _wait(lambda: instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE,
-                  600, "run monitoring to fail the dead run")
+            _wait(
+                lambda: instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE,
+                600,
+                "run monitoring to fail the dead run",
+            )
             _wait(lambda: _slots(instance) == 0, 300, "the slot to be freed")
-        print(f"run monitoring freed the stage {time.monotonic() - started:.0f}s after the "
-              "daemon started")
+        print(
+            f"run monitoring freed the stage {time.monotonic() - started:.0f}s after the "
+            "daemon started"
+        )
     finally:
         os.killpg(daemon.pid, signal.SIGTERM)
         daemon.wait(timeout=60)
-    done = subprocess.run([str(Path(sys.executable).with_name("dagster")), *MATERIALIZE],
-                          cwd=Path.cwd(), env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("dagster")), *MATERIALIZE],
+        cwd=Path.cwd(),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert Lake(arena_env["ARENA_LAKE_ROOT"]).read("conversations", MONTH).height > 0

@@ -20,11 +20,13 @@ MONTH = "2024-03"
 def test_missing_label_shares_count_failed_and_unparsed() -> None:
     from arena_assets.pipeline.quality import missing_label_shares
 
-    labels = pl.DataFrame({
-        "criteria_status": ["ok", "failed", "parse_failed", "ok", "not_applicable"],
-        "vision_status": ["not_applicable"] * 4 + ["ok"],
-        "code_status": ["ok"] * 5,
-    })
+    labels = pl.DataFrame(
+        {
+            "criteria_status": ["ok", "failed", "parse_failed", "ok", "not_applicable"],
+            "vision_status": ["not_applicable"] * 4 + ["ok"],
+            "code_status": ["ok"] * 5,
+        }
+    )
     shares = missing_label_shares(labels)
     assert shares["criteria"] == {"failed": 1, "parse_failed": 1, "asked": 4, "share": 0.5}
     assert shares["vision"]["share"] == 0.0 and shares["vision"]["asked"] == 1
@@ -36,21 +38,31 @@ def _checks(result) -> dict[str, bool]:
 
 
 def test_faulty_labeller_fails_the_check_and_a_rerun_fills_the_labels(
-        arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    arena_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     raw = arena_env["ARENA_RAW_ROOT"]
     simulate_months(raw, [MONTH], 80, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
     assert materialize(MONTH, "raw_logs,raw_rejects,conversations").success
     ep = simulated_endpoint(f"{raw}/_truth", int(arena_env["ARENA_SIM_WORLD_SEED"]), 0.0)
-    ep.set_faults(Faults(rate_garbage=0.2, rate_empty=0.1, rate_truncated=0.1, rate_429=0.1,
-                         retry_after=0.01, seed=5))
+    ep.set_faults(
+        Faults(
+            rate_garbage=0.2,
+            rate_empty=0.1,
+            rate_truncated=0.1,
+            rate_429=0.1,
+            retry_after=0.01,
+            seed=5,
+        )
+    )
     try:
         result = materialize(MONTH, "topic_labels", raise_on_error=False)
     finally:
         ep.set_faults(Faults())
     labels = Lake(arena_env["ARENA_LAKE_ROOT"]).read("topic_labels", MONTH)
     statuses = [c for c in labels.columns if c.endswith("_status")]
-    missing = labels.select(pl.sum_horizontal(
-        [pl.col(c).is_in(["failed", "parse_failed"]).sum() for c in statuses])).item()
+    missing = labels.select(
+        pl.sum_horizontal([pl.col(c).is_in(["failed", "parse_failed"]).sum() for c in statuses])
+    ).item()
     unparsed = labels.filter(pl.col("criteria_status") == "parse_failed").height
     assert unparsed > 0 and missing > 0
     assert _checks(result).get("labels_answered") is False  # ~16 % unparsed twice: blocking
@@ -60,8 +72,9 @@ def test_faulty_labeller_fails_the_check_and_a_rerun_fills_the_labels(
     labels = Lake(arena_env["ARENA_LAKE_ROOT"]).read("topic_labels", MONTH)
     asked = ep.call_count(route="chat/completions") - before
     assert _checks(result)["labels_answered"] is True
-    assert not labels.select(pl.any_horizontal(
-        [pl.col(c).is_in(["failed", "parse_failed"]) for c in statuses]).any()).item()
+    assert not labels.select(
+        pl.any_horizontal([pl.col(c).is_in(["failed", "parse_failed"]) for c in statuses]).any()
+    ).item()
     assert 0 < asked <= missing  # distinct prompts / answers: at most one call per missing row
     before = ep.call_count(route="chat/completions")
     assert materialize(MONTH, "topic_labels").success

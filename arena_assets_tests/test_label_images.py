@@ -21,12 +21,23 @@ from arena_assets_tests.test_labels import _conversations
 
 def _png(width: int, height: int, seed: int) -> bytes:
     """A real PNG (8-bit RGB, one IDAT), written out by hand."""
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
-    rows = b"".join(b"\x00" + bytes((x * 7 + y * 13 + seed) % 256 for x in range(width * 3)) for y in range(height))
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    rows = b"".join(
+        b"\x00" + bytes((x * 7 + y * 13 + seed) % 256 for x in range(width * 3))
+        for y in range(height)
+    )
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", header)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +48,13 @@ def endpoint():
 
 
 def _task(ep) -> LLMTask:
-    return LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim", max_concurrency=4, max_retries=1)
+    return LLMTask(
+        model="sim-labeler-large",
+        base_url=ep.base_url,
+        api_key="sim",
+        max_concurrency=4,
+        max_retries=1,
+    )
 
 
 def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> None:
@@ -49,11 +66,20 @@ def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> No
     sha = hashlib.sha256(png).hexdigest()
     (root / f"{sha}.png").write_bytes(png)
     assert Image.open(root / f"{sha}.png").size == (24, 16)  # a PNG any reader opens
-    conv = _conversations([("c1", "What does the sign in this photo say?", [sha], ["It says STOP."]),
-                           ("c2", "Write a haiku about rain", [], ["Rain on the roof..."])])
+    conv = _conversations(
+        [
+            ("c1", "What does the sign in this photo say?", [sha], ["It says STOP."]),
+            ("c2", "Write a haiku about rain", [], ["Rain on the roof..."]),
+        ]
+    )
     endpoint.reset_counts()
-    labels, report = label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"),
-                                         cfg=LabelConfig(image_root=str(root)))
+    labels, _report = label_conversations(
+        conv,
+        _task(endpoint),
+        month="2024-01",
+        cache_root=str(tmp_path / "c"),
+        cfg=LabelConfig(image_root=str(root)),
+    )
     by = {r["conv_id"]: r for r in labels.iter_rows(named=True)}
     assert by["c1"]["vision_status"] == "ok" and by["c1"]["vision_error"] is None
     assert by["c2"]["vision_status"] == "not_applicable"
@@ -62,7 +88,9 @@ def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> No
     assert endpoint.images_seen() == {("data", sha): 1}
     endpoint.reset_counts()
     anchor = LabelConfig(image_root=str(root), prompt_set=load_prompt_set(ANCHOR_STYLE))
-    labels, _ = label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"), cfg=anchor)
+    labels, _ = label_conversations(
+        conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"), cfg=anchor
+    )
     assert labels["vision_status"].to_list() == ["ok", "not_applicable"]
     assert endpoint.images_seen() == {("data", sha): 4}  # ocr, humor, homework, diagram
 
@@ -71,13 +99,25 @@ def test_a_missing_image_fails_that_conversation_only(endpoint, tmp_path) -> Non
     root = tmp_path / "images"
     root.mkdir()
     present = _png(8, 8, 1)
-    sha_ok, sha_gone = hashlib.sha256(present).hexdigest(), hashlib.sha256(b"never uploaded").hexdigest()
+    sha_ok, sha_gone = (
+        hashlib.sha256(present).hexdigest(),
+        hashlib.sha256(b"never uploaded").hexdigest(),
+    )
     (root / f"{sha_ok}.png").write_bytes(present)
-    conv = _conversations([("c1", "Read the text in this image", [sha_ok], ["Hello"]),
-                           ("c2", "What is funny in this picture?", [sha_gone], ["The cat."]),
-                           ("c3", "Explain photosynthesis", [], ["Plants..."])])
-    labels, report = label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"),
-                                         cfg=LabelConfig(image_root=str(root)))
+    conv = _conversations(
+        [
+            ("c1", "Read the text in this image", [sha_ok], ["Hello"]),
+            ("c2", "What is funny in this picture?", [sha_gone], ["The cat."]),
+            ("c3", "Explain photosynthesis", [], ["Plants..."]),
+        ]
+    )
+    labels, report = label_conversations(
+        conv,
+        _task(endpoint),
+        month="2024-01",
+        cache_root=str(tmp_path / "c"),
+        cfg=LabelConfig(image_root=str(root)),
+    )
     by = {r["conv_id"]: r for r in labels.iter_rows(named=True)}
     assert labels.height == 3  # the month is labelled: nothing aborts on one image
     assert by["c1"]["vision_status"] == "ok" and by["c3"]["criteria_status"] == "ok"
@@ -91,17 +131,29 @@ def test_a_missing_image_fails_that_conversation_only(endpoint, tmp_path) -> Non
     assert vision.statuses == {"ok": 1, "parse_failed": 0, "failed": 1} and vision.calls == 1
 
 
-def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(endpoint, tmp_path) -> None:
+def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(
+    endpoint, tmp_path
+) -> None:
     conv = _conversations([("c1", "Describe this picture", ["a" * 64], ["A dog."])])
     endpoint.reset_counts()
     with pytest.raises(LLMEndpointError, match=r"ARENA_IMAGE_ROOT is empty.*sha256:") as err:
-        label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"),
-                            cfg=LabelConfig(image_refs=False))
+        label_conversations(
+            conv,
+            _task(endpoint),
+            month="2024-01",
+            cache_root=str(tmp_path / "c"),
+            cfg=LabelConfig(image_refs=False),
+        )
     assert "\n" not in str(err.value) and endpoint.call_count() == 0
     # a month without images needs no image root
     text = _conversations([("c1", "Explain photosynthesis", [], ["Plants..."])])
-    labels, _ = label_conversations(text, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c"),
-                                    cfg=LabelConfig(image_refs=False))
+    labels, _ = label_conversations(
+        text,
+        _task(endpoint),
+        month="2024-01",
+        cache_root=str(tmp_path / "c"),
+        cfg=LabelConfig(image_refs=False),
+    )
     assert labels["criteria_status"].to_list() == ["ok"]
     # another endpoint (not a simulated arena) without image root: refused, no chat call
     from arena_assets_tests.labelling_server import LabellingServer
@@ -121,7 +173,9 @@ def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(e
     sim._SERVING.discard(endpoint_url)  # as if it ran elsewhere: only its model list tells
     try:
         assert reference_reader(_task(endpoint))
-        labels, _ = label_conversations(conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c2"))
+        labels, _ = label_conversations(
+            conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c2")
+        )
         assert labels["vision_status"].to_list() == ["ok"]
     finally:
         sim._SERVING.add(endpoint_url)
@@ -131,11 +185,18 @@ def test_a_corrupt_data_url_is_refused_by_the_simulated_endpoint(endpoint) -> No
     import openai
 
     client = openai.OpenAI(base_url=endpoint.base_url, api_key="sim", max_retries=0)
-    content = [{"type": "text", "text": "what is this?"},
-               {"type": "image_url", "image_url": {"url": "data:image/png;base64,bm90IGFuIGltYWdl"}}]
+    content = [
+        {"type": "text", "text": "what is this?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,bm90IGFuIGltYWdl"}},
+    ]
     with pytest.raises(openai.BadRequestError, match="not an image"):
-        client.chat.completions.create(model="sim-labeler-large", messages=[
-            {"role": "system", "content": "task: ocr_v0.1"}, {"role": "user", "content": content}])
+        client.chat.completions.create(
+            model="sim-labeler-large",
+            messages=[
+                {"role": "system", "content": "task: ocr_v0.1"},
+                {"role": "user", "content": content},
+            ],
+        )
 
 
 @pytest.mark.parametrize("reask", [False, True])
@@ -148,9 +209,13 @@ def test_an_unreadable_label_reply_is_kept_unless_reasking_is_on(endpoint, tmp_p
     endpoint.reset_counts()
     endpoint.set_faults(Faults(script=["garbage"]))  # the first reply holds no tag
     try:
-        labels, report = label_conversations(conv, _task(endpoint), month="2024-01",
-                                             cache_root=str(tmp_path / f"c{reask}"),
-                                             cfg=LabelConfig(reask_unreadable=reask))
+        labels, report = label_conversations(
+            conv,
+            _task(endpoint),
+            month="2024-01",
+            cache_root=str(tmp_path / f"c{reask}"),
+            cfg=LabelConfig(reask_unreadable=reask),
+        )
     finally:
         endpoint.set_faults(Faults())
     calls = endpoint.call_count(route="chat/completions")
@@ -159,4 +224,6 @@ def test_an_unreadable_label_reply_is_kept_unless_reasking_is_on(endpoint, tmp_p
     else:
         assert calls == 1 and labels["criteria_status"].to_list() == ["parse_failed"]
         assert report.unparsed["criteria_v0.1"] == 1
-        assert labels["category_tag"][0]["criteria_v0.1"] == {c: False for c in labels["category_tag"][0]["criteria_v0.1"]}
+        assert labels["category_tag"][0]["criteria_v0.1"] == dict.fromkeys(
+            labels["category_tag"][0]["criteria_v0.1"], False
+        )

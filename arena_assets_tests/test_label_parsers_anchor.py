@@ -32,8 +32,15 @@ def _one(matches: list[str]):
 def ref_criteria(text: str) -> dict:
     found = _one(re.findall(r"(\[\d(?:\,\s\d)*\])", text))
     listed = ast.literal_eval(found) if found else []
-    names = ["specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-             "technical_accuracy", "real_world"]
+    names = [
+        "specificity",
+        "domain_knowledge",
+        "complexity",
+        "problem_solving",
+        "creativity",
+        "technical_accuracy",
+        "real_world",
+    ]
     return {name: (i in listed) for i, name in enumerate(names, start=1)}
 
 
@@ -54,8 +61,10 @@ def ref_creative(text: str) -> dict:
 
 
 def ref_refusal(replies: list[str]) -> dict:
-    scores = [_one(re.findall(r"<classification>(\w+)<\/classification>", r.replace("\n", "").lower()))
-              for r in replies]
+    scores = [
+        _one(re.findall(r"<classification>(\w+)<\/classification>", r.replace("\n", "").lower()))
+        for r in replies
+    ]
     return {"refusal": any(bool(s == "yes") if s else False for s in scores), "score": str(scores)}
 
 
@@ -72,15 +81,35 @@ CRITERIA_REPLIES = [
     "none of them",
     "[1, 2, 3, 4, 5, 6, 7]",
 ]
-SCORE_REPLIES = ["<score>4</score>", "<score>7</score>", "<score>0</score>", "<SCORE>5</SCORE>",
-                 "<score>3</score> <score>5</score>", "<score>5</score>\n<score>5</score>", "score: 5",
-                 "<score> 4 </score>"]
-DECISION_REPLIES = ["<decision>yes</decision>", "<decision>\nyes\n</decision>", "<decision>\n[yes]\n</decision>",
-                    "<Decision>YES</Decision>", "<decision>[No]</decision>", "<decision>yes</decision><decision>no</decision>",
-                    "<decision> yes </decision>", "yes", "<decision>maybe</decision>"]
-CLASS_REPLIES = ["<classification>yes</classification>", "<classification>\nNo\n</classification>",
-                 "<Classification>MAYBE</Classification>", "<classification>[yes]</classification>",
-                 "<classification>yes</classification> <classification>no</classification>", "I refuse."]
+SCORE_REPLIES = [
+    "<score>4</score>",
+    "<score>7</score>",
+    "<score>0</score>",
+    "<SCORE>5</SCORE>",
+    "<score>3</score> <score>5</score>",
+    "<score>5</score>\n<score>5</score>",
+    "score: 5",
+    "<score> 4 </score>",
+]
+DECISION_REPLIES = [
+    "<decision>yes</decision>",
+    "<decision>\nyes\n</decision>",
+    "<decision>\n[yes]\n</decision>",
+    "<Decision>YES</Decision>",
+    "<decision>[No]</decision>",
+    "<decision>yes</decision><decision>no</decision>",
+    "<decision> yes </decision>",
+    "yes",
+    "<decision>maybe</decision>",
+]
+CLASS_REPLIES = [
+    "<classification>yes</classification>",
+    "<classification>\nNo\n</classification>",
+    "<Classification>MAYBE</Classification>",
+    "<classification>[yes]</classification>",
+    "<classification>yes</classification> <classification>no</classification>",
+    "I refuse.",
+]
 
 
 @pytest.mark.parametrize("reply", CRITERIA_REPLIES)
@@ -135,27 +164,60 @@ def test_the_anchor_style_prompt_set_reads_each_tag_as_the_anchor() -> None:
         assert tasks["if_v0.1"].parse(reply)["if_v0.1"][0] == ref_if(reply)
     for reply in DECISION_REPLIES:
         word = ref_decision(reply)
-        assert tasks["math_v0.1"].parse(reply)["math_v0.1"][0] == {"math": bool(word == "yes") if word else False}
-        assert tasks["ocr_v0.1"].parse(reply)["ocr_v0.1"][0] == {"ocr": bool(word == "yes") if word else False}
-        assert tasks["creative_writing_v0.1"].parse(reply)["creative_writing_v0.1"][0] == ref_creative(reply)
+        assert tasks["math_v0.1"].parse(reply)["math_v0.1"][0] == {
+            "math": bool(word == "yes") if word else False
+        }
+        assert tasks["ocr_v0.1"].parse(reply)["ocr_v0.1"][0] == {
+            "ocr": bool(word == "yes") if word else False
+        }
+        assert tasks["creative_writing_v0.1"].parse(reply)["creative_writing_v0.1"][
+            0
+        ] == ref_creative(reply)
 
 
 # ---- the JSON output (ours: one object for several tags) ---------------------------------------
 def _json_task():
     from arena_assets.labels.prompt_sets import LabelTask
 
-    return LabelTask("t", "prompt", "json", ("criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"),
-                     "sys", "{PROMPT}")
+    return LabelTask(
+        "t",
+        "prompt",
+        "json",
+        ("criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"),
+        "sys",
+        "{PROMPT}",
+    )
 
 
-@pytest.mark.parametrize("reply, criteria, if_score, math, cw", [
-    ('{"criteria": [1, 2], "if_score": 4, "math": "yes", "creative_writing": "No"}', [1, 2], 4, "yes", "no"),
-    ('```json\n{"criteria": [], "if_score": 0, "math": "no", "creative_writing": "yes"}\n```', [], 0, "no", "yes"),
-    ('{"criteria": [0, 8], "if_score": 6, "math": "maybe", "creative_writing": true}', None, None, None, None),
-    ('{"criteria": "1, 2", "if_score": true, "math": 1}', None, None, None, None),
-    ("[1, 2]", None, None, None, None),
-    ("not json", None, None, None, None),
-])
+@pytest.mark.parametrize(
+    "reply, criteria, if_score, math, cw",
+    [
+        (
+            '{"criteria": [1, 2], "if_score": 4, "math": "yes", "creative_writing": "No"}',
+            [1, 2],
+            4,
+            "yes",
+            "no",
+        ),
+        (
+            '```json\n{"criteria": [], "if_score": 0, "math": "no", "creative_writing": "yes"}\n```',
+            [],
+            0,
+            "no",
+            "yes",
+        ),
+        (
+            '{"criteria": [0, 8], "if_score": 6, "math": "maybe", "creative_writing": true}',
+            None,
+            None,
+            None,
+            None,
+        ),
+        ('{"criteria": "1, 2", "if_score": true, "math": 1}', None, None, None, None),
+        ("[1, 2]", None, None, None, None),
+        ("not json", None, None, None, None),
+    ],
+)
 def test_json_replies_hand_worked(reply, criteria, if_score, math, cw) -> None:
     """Each field read alone; an unreadable one holds the anchor's default for nothing read
     (no criterion, if false with score null, not math, creative writing false with score
@@ -163,8 +225,16 @@ def test_json_replies_hand_worked(reply, criteria, if_score, math, cw) -> None:
     out = _json_task().parse(reply)
     names = T.CRITERIA
     listed = criteria or []
-    assert out["criteria_v0.1"] == ({n: i in listed for i, n in enumerate(names, start=1)}, criteria is not None)
-    assert out["if_v0.1"] == ({"if": bool(if_score >= 4) if if_score else False, "score": if_score},
-                              if_score is not None)
+    assert out["criteria_v0.1"] == (
+        {n: i in listed for i, n in enumerate(names, start=1)},
+        criteria is not None,
+    )
+    assert out["if_v0.1"] == (
+        {"if": bool(if_score >= 4) if if_score else False, "score": if_score},
+        if_score is not None,
+    )
     assert out["math_v0.1"] == ({"math": math == "yes"}, math is not None)
-    assert out["creative_writing_v0.1"] == ({"creative_writing": cw == "yes", "score": cw}, cw is not None)
+    assert out["creative_writing_v0.1"] == (
+        {"creative_writing": cw == "yes", "score": cw},
+        cw is not None,
+    )

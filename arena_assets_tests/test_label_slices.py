@@ -24,7 +24,9 @@ def month(tmp_path_factory):
     lake = Lake(str(root / "lake"))
     ingest_month(lake, str(root / "raw"), MONTH, salt="t", known_models=None)
     clean_month(lake, MONTH, threads=1)
-    conv = lake.read("conversations", MONTH, columns=["conv_id", "dedup_key", "first_prompt", "messages"])
+    conv = lake.read(
+        "conversations", MONTH, columns=["conv_id", "dedup_key", "first_prompt", "messages"]
+    )
     # copies of some conversations under new ids: their answers are the same requests, which
     # must cost one call however the batch is cut
     copies = conv.head(15).with_columns(pl.col("conv_id") + "-copy")
@@ -33,18 +35,27 @@ def month(tmp_path_factory):
     user = pl.element().struct.field("role") == "user"
     twins = conv.slice(15, 15).with_columns(
         pl.col("conv_id") + "-twin",
-        pl.col("messages").list.eval(pl.when(user).then(pl.element().struct.with_fields(
-            pl.element().struct.field("content") + "{ANSWER}")).otherwise(pl.element())))
+        pl.col("messages").list.eval(
+            pl.when(user)
+            .then(
+                pl.element().struct.with_fields(pl.element().struct.field("content") + "{ANSWER}")
+            )
+            .otherwise(pl.element())
+        ),
+    )
     ep = start_endpoint(seed=5, truth_root=root / "raw")
     yield root, pl.concat([conv, copies, twins]), ep
     ep.stop()
 
 
 def _run(root, conv, ep, cache: str, progress=None):
-    task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim", max_concurrency=4)
+    task = LLMTask(
+        model="sim-labeler-large", base_url=ep.base_url, api_key="sim", max_concurrency=4
+    )
     before = ep.call_count()
-    labels, report = L.label_conversations(conv, task, month=MONTH, cache_root=str(root / cache),
-                                           progress=progress)
+    labels, report = L.label_conversations(
+        conv, task, month=MONTH, cache_root=str(root / cache), progress=progress
+    )
     return labels, report, ep.call_count() - before
 
 
@@ -72,14 +83,19 @@ def test_sliced_batches_give_the_same_labels_calls_and_plan(month, monkeypatch):
     assert sliced_calls == whole_calls == sum(b.calls for b in whole_report.batches.values())
     for name, batch in whole_report.batches.items():
         got = sliced_report.batches[name]
-        assert (got.items, got.unique_requests, got.calls, got.statuses, got.prompt_tokens) == \
-               (batch.items, batch.unique_requests, batch.calls, batch.statuses, batch.prompt_tokens)
+        assert (got.items, got.unique_requests, got.calls, got.statuses, got.prompt_tokens) == (
+            batch.items,
+            batch.unique_requests,
+            batch.calls,
+            batch.statuses,
+            batch.prompt_tokens,
+        )
     assert sliced_report.unparsed == whole_report.unparsed
     # the plan: one batch per label task, as unsliced, the same figures (its calls = the run's)
     assert sliced_plan == whole_plan
     assert sum(b["calls"] for b in sliced_plan) == sliced_calls
     # progress is said for the whole batch: it only grows, and ends at every distinct request
-    for name, batch in sliced_report.batches.items():
+    for batch in sliced_report.batches.values():
         mine = [p for p in seen if p.total == batch.unique_requests]
         assert mine and mine[-1].done == mine[-1].total and mine[-1].calls == batch.calls
     dones = [p.done for p in seen if p.total == refusal.unique_requests]
@@ -103,10 +119,26 @@ def test_the_request_text_in_polars_is_the_request_text():
     on texts holding the placeholders, regex replacement syntax and any script."""
     from arena_assets.labels.prompt_sets import LabelTask, load_prompt_set
 
-    texts = [("plain", "answer"), ("x{ANSWER}", ""), ("{PROMPT} again", "$0 $1 \\1 ${1}"), ("{", "ANSWER}"),
-             ("naïve 東京 🙂", "Привет\n\n"), ("", ""), ("a" * 20, "{PROMPT}")]
-    tasks = [*load_prompt_set().tasks,
-             LabelTask("t", "answer", "classification", ("refusal_v0.1",), "s", "A {ANSWER} {PROMPT}ANSWER} {PROMPT}")]
+    texts = [
+        ("plain", "answer"),
+        ("x{ANSWER}", ""),
+        ("{PROMPT} again", "$0 $1 \\1 ${1}"),
+        ("{", "ANSWER}"),
+        ("naïve 東京 🙂", "Привет\n\n"),
+        ("", ""),
+        ("a" * 20, "{PROMPT}"),
+    ]
+    tasks = [
+        *load_prompt_set().tasks,
+        LabelTask(
+            "t",
+            "answer",
+            "classification",
+            ("refusal_v0.1",),
+            "s",
+            "A {ANSWER} {PROMPT}ANSWER} {PROMPT}",
+        ),
+    ]
     frame = pl.DataFrame(texts, schema=["prompt", "answer"], orient="row")
     for lt in tasks:
         got = frame.select(lt.user_text(pl.col("prompt"), pl.col("answer"))).to_series().to_list()

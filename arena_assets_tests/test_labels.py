@@ -7,25 +7,42 @@ import polars as pl
 import pytest
 
 from arena_assets.clean.conversations import dedup_key
+from arena_assets.contracts import MESSAGE_TYPE
 from arena_assets.labels import (
-    ClusterConfig, LabelConfig, build_topic_clusters, distinct_prompts, is_code, label_conversations,
+    ClusterConfig,
+    LabelConfig,
+    build_topic_clusters,
+    distinct_prompts,
+    is_code,
+    label_conversations,
 )
 from arena_assets.labels.label import out_of_range, parse_failure_rate
 from arena_assets.labels.prompts import (
-    CRITERIA, parse_cluster_name, parse_criteria, parse_refusal, parse_vision,
+    CRITERIA,
+    parse_cluster_name,
+    parse_criteria,
+    parse_refusal,
+    parse_vision,
 )
 from arena_assets.labels.schema import (
-    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_CLUSTER_SUMMARY_SCHEMA, TOPIC_LABELS_SCHEMA,
+    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA,
+    TOPIC_CLUSTER_SUMMARY_SCHEMA,
+    TOPIC_LABELS_SCHEMA,
 )
 from arena_assets.llm import LLMTask
-from arena_assets.contracts import MESSAGE_TYPE
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
 from arena_assets_tests.topic_set import TOPICS
 
 CODE_CASES = [  # (text, is code) written by hand, not drawn from the simulator
     ("```python\nprint('hi')\n```\nwhy does this fail?", True),
-    ("Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\nKeyError: 'x'", True),
-    ("Exception in thread \"main\" java.lang.NullPointerException\n    at com.acme.App.main(App.java:14)", True),
+    (
+        "Traceback (most recent call last):\n  File \"app.py\", line 3, in <module>\nKeyError: 'x'",
+        True,
+    ),
+    (
+        'Exception in thread "main" java.lang.NullPointerException\n    at com.acme.App.main(App.java:14)',
+        True,
+    ),
     ("def add(a, b):\n    return a + b\nimport math", True),
     ("SELECT name, count(*) FROM users GROUP BY name;\nINSERT INTO logs VALUES (1);", True),
     ("Write a Python function that reverses a linked list.", True),
@@ -72,24 +89,34 @@ def test_code_heuristic_on_real_arena_prompts(real_data):
     """LMArena's own is_code tags on 100 real battles (their labeler, not ours)."""
     import json
 
-    rows = [json.loads(line) for line in open(real_data / "battles" / "clean_battles_2024_full_conversations.jsonl")]
+    rows = [
+        json.loads(line)
+        for line in (real_data / "battles" / "clean_battles_2024_full_conversations.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     got = [is_code(r["conversation_a"][0]["content"]) for r in rows]
     want = [r["is_code"] for r in rows]
     tp = sum(g and w for g, w in zip(got, want))
     precision, recall = tp / max(1, sum(got)), tp / max(1, sum(want))
-    print(f"code heuristic vs LMArena is_code on 100 real prompts: precision {precision:.2f} recall {recall:.2f}")
+    print(
+        f"code heuristic vs LMArena is_code on 100 real prompts: precision {precision:.2f} recall {recall:.2f}"
+    )
     assert precision >= 0.9 and recall >= 0.6
 
 
-@pytest.mark.parametrize("content", [
-    '{"specificity": true}',  # missing keys
-    '{"specificity": "true", "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 2}',
-    '{"specificity": true, "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 6}',
-    '{"specificity": true, "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 2, "extra": 1}',
-    '{"specificity": true, "domain_knowledge": true, "complexity": tr',  # truncated
-    "Sure! The prompt is specific and needs domain knowledge.",
-    'Here you go: {"refusal": true}',
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"specificity": true}',  # missing keys
+        '{"specificity": "true", "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 2}',
+        '{"specificity": true, "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 6}',
+        '{"specificity": true, "domain_knowledge": true, "complexity": true, "problem_solving": true, "creativity": true, "technical_accuracy": true, "real_world": true, "math": false, "creative_writing": false, "if_score": 2, "extra": 1}',
+        '{"specificity": true, "domain_knowledge": true, "complexity": tr',  # truncated
+        "Sure! The prompt is specific and needs domain knowledge.",
+        'Here you go: {"refusal": true}',
+    ],
+)
 def test_parsers_reject_anything_but_the_exact_object(content):
     with pytest.raises(ValueError):
         parse_criteria(content)
@@ -99,11 +126,15 @@ def test_parsers_reject_anything_but_the_exact_object(content):
 
 
 def test_parsers_accept_the_exact_object():
-    ok = {c: True for c in CRITERIA} | {"math": False, "creative_writing": True, "if_score": 3}
+    ok = dict.fromkeys(CRITERIA, True) | {"math": False, "creative_writing": True, "if_score": 3}
     import json
+
     assert parse_criteria("```json\n" + json.dumps(ok) + "\n```").if_score == 3
     assert parse_refusal('{"refusal": false}').refusal is False
-    assert parse_vision(json.dumps(dict.fromkeys(expected_answer("vision-v1", "x"), False))).ocr is False
+    assert (
+        parse_vision(json.dumps(dict.fromkeys(expected_answer("vision-v1", "x"), False))).ocr
+        is False
+    )
     assert parse_cluster_name('{"name": "Cooking at home"}').name == "Cooking at home"
     with pytest.raises(ValueError):
         parse_cluster_name('{"name": "   "}')
@@ -119,10 +150,18 @@ def _conversations(rows: list[tuple[str, str, list[str], list[str]]]) -> pl.Data
                 m.append({"role": "user", "content": f"and then? ({i})", "images": []})
             m.append({"role": "assistant", "content": a, "images": []})
         msgs.append(m)
-    df = pl.DataFrame({"conv_id": [r[0] for r in rows], "first_prompt": [r[1] for r in rows],
-                       "messages": msgs, "_img": [r[2] for r in rows]},
-                      schema_overrides={"messages": pl.List(MESSAGE_TYPE), "_img": pl.List(pl.String)})
-    return df.with_columns(dedup_key(pl.col("first_prompt"), pl.col("_img")).alias("dedup_key")).drop("_img")
+    df = pl.DataFrame(
+        {
+            "conv_id": [r[0] for r in rows],
+            "first_prompt": [r[1] for r in rows],
+            "messages": msgs,
+            "_img": [r[2] for r in rows],
+        },
+        schema_overrides={"messages": pl.List(MESSAGE_TYPE), "_img": pl.List(pl.String)},
+    )
+    return df.with_columns(
+        dedup_key(pl.col("first_prompt"), pl.col("_img")).alias("dedup_key")
+    ).drop("_img")
 
 
 ROWS = [
@@ -144,7 +183,9 @@ def test_label_conversations_once_per_prompt(tmp_path):
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         # this test server reads the image references itself, as the simulated arena does
         cfg = LabelConfig(max_prompt_chars=100, cache_chunk_size=4, image_refs=True)
-        out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
+        out, report = label_conversations(
+            conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg
+        )
         assert out.schema == pl.Schema(TOPIC_LABELS_SCHEMA)
         assert out["conv_id"].to_list() == [r[0] for r in ROWS]
         by = {r["conv_id"]: r for r in out.iter_rows(named=True)}
@@ -164,48 +205,84 @@ def test_label_conversations_once_per_prompt(tmp_path):
             assert tag["criteria_v0.1"] == {c: want[c] for c in CRITERIA}
             assert tag["if_v0.1"] == {"if": want["if_score"] >= 4, "score": want["if_score"]}
             assert tag["math_v0.1"] == {"math": want["math"]}
-        assert by["c4"]["prompt_chars"] == len(inputs["c4"]) and by["c4"]["label_key"] != by["c6"]["label_key"]
-        assert by["c5"]["prompt_cut"] and by["c5"]["prompt_chars"] == 300 and not by["c1"]["prompt_cut"]
+        assert (
+            by["c4"]["prompt_chars"] == len(inputs["c4"])
+            and by["c4"]["label_key"] != by["c6"]["label_key"]
+        )
+        assert (
+            by["c5"]["prompt_cut"]
+            and by["c5"]["prompt_chars"] == 300
+            and not by["c1"]["prompt_cut"]
+        )
         assert by["c3"]["vision_status"] == "ok" and by["c1"]["vision_status"] == "not_applicable"
-        assert {c: by["c3"][f"vision_{c}"] for c in expected_answer("vision-v1", "")} == expected_answer("vision-v1", "Describe this picture")
+        assert {
+            c: by["c3"][f"vision_{c}"] for c in expected_answer("vision-v1", "")
+        } == expected_answer("vision-v1", "Describe this picture")
         assert by["c3"]["category_tag"]["ocr_v0.1"] == {"ocr": by["c3"]["vision_ocr"]}
-        assert by["c1"]["vision_captioning"] is None and by["c1"]["category_tag"]["ocr_v0.1"] is None
+        assert (
+            by["c1"]["vision_captioning"] is None and by["c1"]["category_tag"]["ocr_v0.1"] is None
+        )
         assert by["c2"]["answer_refusal_classes"] == ["yes"] and by["c2"]["refusal"]
         assert by["c4"]["answer_refusals"] == [False, True] and by["c4"]["refusal"]
-        assert by["c4"]["category_tag"]["refusal_v0.1"] == {"refusal": True, "score": "['no', 'yes']"}
+        assert by["c4"]["category_tag"]["refusal_v0.1"] == {
+            "refusal": True,
+            "score": "['no', 'yes']",
+        }
         assert by["c1"]["refusal"] is False and by["c6"]["refusal_status"] == "not_applicable"
         assert by["c1"]["criteria_model"] == "labeler-strong"
         set_name, set_hash = cfg.prompt_set.name, cfg.prompt_set.hash
         assert by["c1"]["criteria_prompt_version"] == f"{set_name}@{set_hash}/prompt-tags"
         assert (out["prompt_set"] == set_name).all() and (out["prompt_set_hash"] == set_hash).all()
-        again, report2 = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg)
+        again, _report2 = label_conversations(
+            conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg
+        )
         assert srv.calls == 15 and again.equals(out)
     assert set(out_of_range(out).values()) == {0}
     assert parse_failure_rate(out) == {"criteria": 0.0, "vision": 0.0, "refusal": 0.0}
-    broken = out.with_columns(pl.lit(7, dtype=pl.Int8).alias("if_score"), pl.lit(True).alias("hard"))
-    assert out_of_range(broken)["if_score_outside_0_5"] == 7 and out_of_range(broken)["hard_mismatch"] > 0
+    broken = out.with_columns(
+        pl.lit(7, dtype=pl.Int8).alias("if_score"), pl.lit(True).alias("hard")
+    )
+    assert (
+        out_of_range(broken)["if_score_outside_0_5"] == 7
+        and out_of_range(broken)["hard_mismatch"] > 0
+    )
 
 
 def test_label_faults_recorded_never_guessed(tmp_path):
     """Unparsed replies: flat labels null (never guessed), category_tag the anchor's default
     (no criterion met), counted; failed calls: both null."""
-    rows = [(f"c{i}", f"Question number {i} about gardening", [], [f"answer {i}"]) for i in range(60)]
+    rows = [
+        (f"c{i}", f"Question number {i} about gardening", [], [f"answer {i}"]) for i in range(60)
+    ]
     conv = _conversations(rows)
     with LabellingServer(fault_rate=0.3, seed=5) as srv:
-        task = LLMTask(model="labeler-cheap", base_url=srv.base_url, api_key="test-key",
-                       max_retries=1, parse_retries=0, max_concurrency=6)
+        task = LLMTask(
+            model="labeler-cheap",
+            base_url=srv.base_url,
+            api_key="test-key",
+            max_retries=1,
+            parse_retries=0,
+            max_concurrency=6,
+        )
         out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))
     assert out.height == 60 and out["conv_id"].n_unique() == 60
     statuses = out["criteria_status"].value_counts()
     assert set(statuses["criteria_status"]) <= {"ok", "parse_failed", "failed"}
     assert (out["criteria_status"] != "ok").sum() > 0  # the faults did show
     bad = out.filter(pl.col("criteria_status") != "ok")
-    assert bad.select([pl.col(c).is_null().all() for c in (*CRITERIA, "if_score", "hard")]).row(0) == (True,) * 9
+    assert (
+        bad.select([pl.col(c).is_null().all() for c in (*CRITERIA, "if_score", "hard")]).row(0)
+        == (True,) * 9
+    )
     unparsed = out.filter(pl.col("criteria_status") == "parse_failed")
     assert unparsed.height == report.unparsed["criteria_v0.1"] > 0
-    assert all(t["criteria_v0.1"] == dict.fromkeys(CRITERIA, False) for t in unparsed["category_tag"])
-    assert all(t is None or t["criteria_v0.1"] is None
-               for t in out.filter(pl.col("criteria_status") == "failed")["category_tag"])
+    assert all(
+        t["criteria_v0.1"] == dict.fromkeys(CRITERIA, False) for t in unparsed["category_tag"]
+    )
+    assert all(
+        t is None or t["criteria_v0.1"] is None
+        for t in out.filter(pl.col("criteria_status") == "failed")["category_tag"]
+    )
     good = out.filter(pl.col("criteria_status") == "ok")
     assert good["hard"].null_count() == 0
     rate = parse_failure_rate(out)["criteria"]
@@ -217,8 +294,14 @@ def _topic_frame():
     for topic, prompts in TOPICS.items():
         texts += prompts
         truth += [topic] * len(prompts)
-    frame = pl.DataFrame({"dedup_key": [f"k{i}" for i in range(len(texts))], "first_prompt": texts,
-                          "n_conversations": [1] * len(texts)}, schema_overrides={"n_conversations": pl.Int32})
+    frame = pl.DataFrame(
+        {
+            "dedup_key": [f"k{i}" for i in range(len(texts))],
+            "first_prompt": texts,
+            "n_conversations": [1] * len(texts),
+        },
+        schema_overrides={"n_conversations": pl.Int32},
+    )
     return frame, truth
 
 
@@ -230,21 +313,39 @@ def test_offline_clusters_recover_hand_made_topics():
     frame, truth = _topic_frame()
     emb = OfflineEmbedder()
     for method in ("kmeans", "hdbscan"):
-        other, _, _ = build_topic_clusters(frame, None, emb, month="2024-01", cfg=ClusterConfig(
-            method=method, n_clusters=len(TOPICS), min_cluster_size=4))
-        print(f"offline {method} ARI: {adjusted_rand_score(truth, other['cluster_id'].to_list()):.3f}")
+        other, _, _ = build_topic_clusters(
+            frame,
+            None,
+            emb,
+            month="2024-01",
+            cfg=ClusterConfig(method=method, n_clusters=len(TOPICS), min_cluster_size=4),
+        )
+        print(
+            f"offline {method} ARI: {adjusted_rand_score(truth, other['cluster_id'].to_list()):.3f}"
+        )
     cfg = ClusterConfig(n_clusters=len(TOPICS), seed=0)  # agglomerative
     assign, summary, _ = build_topic_clusters(frame, None, emb, month="2024-01", cfg=cfg)
     assert assign.schema == pl.Schema(TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA)
     assert summary.schema == pl.Schema(TOPIC_CLUSTER_SUMMARY_SCHEMA)
     ari = adjusted_rand_score(truth, assign["cluster_id"].to_list())
-    print(f"offline wordllama + agglomerative(k={len(TOPICS)}) ARI on the hand-made topic set: {ari:.3f}")
+    print(
+        f"offline wordllama + agglomerative(k={len(TOPICS)}) ARI on the hand-made topic set: {ari:.3f}"
+    )
     assert ari >= 0.5
-    assert summary["size"].sum() == frame.height and summary["name_source"].unique().to_list() == ["c-tf-idf"]
+    assert summary["size"].sum() == frame.height and summary["name_source"].unique().to_list() == [
+        "c-tf-idf"
+    ]
     again, _, _ = build_topic_clusters(frame, None, emb, month="2024-01", cfg=cfg)
     assert again.equals(assign)  # seeded
-    auto, _, _ = build_topic_clusters(frame, None, emb, month="2024-01", cfg=ClusterConfig(k_max=20))
-    print("auto k:", auto["cluster_id"].n_unique(), "ARI", adjusted_rand_score(truth, auto["cluster_id"].to_list()))
+    auto, _, _ = build_topic_clusters(
+        frame, None, emb, month="2024-01", cfg=ClusterConfig(k_max=20)
+    )
+    print(
+        "auto k:",
+        auto["cluster_id"].n_unique(),
+        "ARI",
+        adjusted_rand_score(truth, auto["cluster_id"].to_list()),
+    )
 
 
 def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
@@ -256,10 +357,17 @@ def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         labels, _ = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))
         prompts = distinct_prompts(conv)
-        embedder = lambda texts: embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"))[0]  # noqa: E731
+        embedder = lambda texts: embed_texts(task, texts, ResponseCache(str(tmp_path), "emb"))[0]
         cfg = ClusterConfig(method="hdbscan", min_cluster_size=3)
-        assign, summary, naming = build_topic_clusters(prompts, labels, embedder, month="2024-01",
-                                                       cfg=cfg, namer=task, cache_root=str(tmp_path))
+        assign, summary, naming = build_topic_clusters(
+            prompts,
+            labels,
+            embedder,
+            month="2024-01",
+            cfg=cfg,
+            namer=task,
+            cache_root=str(tmp_path),
+        )
     assert assign.height == prompts.height and assign["cluster_id"].null_count() == 0
     assert naming.statuses["ok"] == summary.height
     assert all(s.startswith("llm:labeler-strong:cluster-name-v1") for s in summary["name_source"])
@@ -278,21 +386,53 @@ def test_label_topics_cli(tmp_path, capsys, monkeypatch):
     conv = _conversations(ROWS).with_columns(pl.lit("2024-02").alias("month"))
     conv.write_parquet(tmp_path / "conv.parquet")
     with LabellingServer() as srv:
-        common = ["label-topics", str(tmp_path / "conv.parquet"), "--base-url", srv.base_url, "--image-refs",
-                  "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "labels.parquet")]
+        common = [
+            "label-topics",
+            str(tmp_path / "conv.parquet"),
+            "--base-url",
+            srv.base_url,
+            "--image-refs",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--out",
+            str(tmp_path / "labels.parquet"),
+        ]
         assert main(common + ["--model", "labeler-strong", "--api-key-env", "NO_SUCH_VAR"]) == 2
         assert "refused the API key" in capsys.readouterr().err
         monkeypatch.setenv("LABEL_KEY", "test-key")
-        assert main(common + ["--model", "labeler-strong", "--api-key-env", "LABEL_KEY",
-                              "--clusters-out", str(tmp_path / "clusters.parquet"),
-                              "--embed-model", "labeler-strong", "--n-clusters", "2"]) == 0
+        assert (
+            main(
+                common
+                + [
+                    "--model",
+                    "labeler-strong",
+                    "--api-key-env",
+                    "LABEL_KEY",
+                    "--clusters-out",
+                    str(tmp_path / "clusters.parquet"),
+                    "--embed-model",
+                    "labeler-strong",
+                    "--n-clusters",
+                    "2",
+                ]
+            )
+            == 0
+        )
     labels = pl.read_parquet(tmp_path / "labels.parquet")
     assert labels.height == len(ROWS) and labels["month"].unique().to_list() == ["2024-02"]
     assert pl.read_parquet(tmp_path / "clusters_summary.parquet")["size"].sum() == 5
 
 
-@pytest.mark.parametrize("method,max_direct", [("agglomerative", 6000), ("agglomerative", 300),
-                                               ("hdbscan", 6000), ("hdbscan", 300), ("kmeans", 6000)])
+@pytest.mark.parametrize(
+    "method,max_direct",
+    [
+        ("agglomerative", 6000),
+        ("agglomerative", 300),
+        ("hdbscan", 6000),
+        ("hdbscan", 300),
+        ("kmeans", 6000),
+    ],
+)
 def test_clusters_recover_topics_carried_by_embeddings(method, max_direct):
     """Vectors = topic centroid + noise (what endpoint embeddings carry); k is not given."""
     from sklearn.metrics import adjusted_rand_score
@@ -306,8 +446,14 @@ def test_clusters_recover_topics_carried_by_embeddings(method, max_direct):
     x = centroids[truth] + rng.normal(scale=0.08, size=(1200, 32))
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
     # k-means is given k (its silhouette search costs a fit per k); the others find it
-    cfg = ClusterConfig(method=method, max_direct_points=max_direct, min_cluster_size=10, seed=3,
-                        k_max=40, n_clusters=20 if method == "kmeans" else None)
+    cfg = ClusterConfig(
+        method=method,
+        max_direct_points=max_direct,
+        min_cluster_size=10,
+        seed=3,
+        k_max=40,
+        n_clusters=20 if method == "kmeans" else None,
+    )
     ids, outlier = cluster_embeddings(x, cfg)
     assert ids.min() == 0 and len(ids) == 1200 and ids.dtype == np.int32
     assert np.bincount(ids)[0] == np.bincount(ids).max()  # ids ordered by size
@@ -329,12 +475,12 @@ def test_offline_embedder_needs_no_network(monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     x = OfflineEmbedder(dim=64)(["a short prompt", "another prompt"])
-    assert x.shape == (2, 64) and np.allclose((x ** 2).sum(axis=1), 1, atol=1e-5)
+    assert x.shape == (2, 64) and np.allclose((x**2).sum(axis=1), 1, atol=1e-5)
 
 
 def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
-    from arena_assets.pipeline.topics import topic_clusters_month, topic_labels_month
     from arena_assets.llm import LLMEndpointError
+    from arena_assets.pipeline.topics import topic_clusters_month, topic_labels_month
     from arena_assets.storage import Lake
 
     lake = Lake(str(tmp_path / "lake"))
@@ -343,18 +489,30 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         cfg = LabelConfig(image_refs=True)  # the test server reads image references
-        step = topic_labels_month(lake, "2024-03", task, cache_root=str(tmp_path / "cache"), cfg=cfg)
+        step = topic_labels_month(
+            lake, "2024-03", task, cache_root=str(tmp_path / "cache"), cfg=cfg
+        )
         labels = step.labels
         assert set(step.out_of_range.values()) == {0} and step.parse_failure_rate["criteria"] == 0
         before = (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes()
-        for bad in (LLMTask(model="nope", base_url=srv.base_url, api_key="test-key"),
-                    LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="wrong")):
+        for bad in (
+            LLMTask(model="nope", base_url=srv.base_url, api_key="test-key"),
+            LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="wrong"),
+        ):
             with pytest.raises(LLMEndpointError):
-                topic_labels_month(lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"), cfg=cfg)
+                topic_labels_month(
+                    lake, "2024-03", bad, cache_root=str(tmp_path / "cache2"), cfg=cfg
+                )
         assert (tmp_path / "lake" / "topic_labels" / "2024-03.parquet").read_bytes() == before
-        emb = lambda texts: np.eye(len(texts), 8, dtype=np.float32)  # noqa: E731 - any vectors
-        assign = topic_clusters_month(lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2)).assignments
-    assert lake.read("topic_clusters", "2024-03").height == assign.height == labels["dedup_key"].n_unique()
+        emb = lambda texts: np.eye(len(texts), 8, dtype=np.float32)
+        assign = topic_clusters_month(
+            lake, "2024-03", emb, cfg=ClusterConfig(n_clusters=2)
+        ).assignments
+    assert (
+        lake.read("topic_clusters", "2024-03").height
+        == assign.height
+        == labels["dedup_key"].n_unique()
+    )
     assert lake.read("topic_cluster_summary", "2024-03")["size"].sum() == assign.height
 
 
@@ -381,12 +539,29 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
     from arena_assets.labels.label import LabelConfig
     from arena_assets.labels.refusals import answer_turns, requests_of, turn_texts
 
-    schema = {"conv_id": pl.String, "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String}))}
-    conv = pl.DataFrame({"conv_id": ["a", "b", "c", "d"], "messages": [
-        [{"role": "assistant", "content": "unprompted"}, {"role": "user", "content": None},
-         {"role": "assistant", "content": None}, {"role": "system", "content": "s"},
-         {"role": "user", "content": "second " * 3000}, {"role": "assistant", "content": "x" * 20_000}],
-        None, [], [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]]}, schema=schema)
+    schema = {
+        "conv_id": pl.String,
+        "messages": pl.List(pl.Struct({"role": pl.String, "content": pl.String})),
+    }
+    conv = pl.DataFrame(
+        {
+            "conv_id": ["a", "b", "c", "d"],
+            "messages": [
+                [
+                    {"role": "assistant", "content": "unprompted"},
+                    {"role": "user", "content": None},
+                    {"role": "assistant", "content": None},
+                    {"role": "system", "content": "s"},
+                    {"role": "user", "content": "second " * 3000},
+                    {"role": "assistant", "content": "x" * 20_000},
+                ],
+                None,
+                [],
+                [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+            ],
+        },
+        schema=schema,
+    )
     cfg = LabelConfig()
     lt = cfg.prompt_set.by_scope("answer")[0]
     expected = []
@@ -396,8 +571,15 @@ def test_refusal_requests_pair_each_answer_with_the_user_turn_before_it():
             if m["role"] == "user":
                 user = m["content"] or ""
             elif m["role"] == "assistant":
-                expected.append((f"{conv_id}\x1f{n}", lt.messages(user[:cfg.max_prompt_chars],
-                                                                  (m["content"] or "")[:cfg.max_answer_chars])))
+                expected.append(
+                    (
+                        f"{conv_id}\x1f{n}",
+                        lt.messages(
+                            user[: cfg.max_prompt_chars],
+                            (m["content"] or "")[: cfg.max_answer_chars],
+                        ),
+                    )
+                )
                 n += 1
     turns = answer_turns(conv)
     texts = turn_texts(conv, turns, cfg.max_prompt_chars, cfg.max_answer_chars)
@@ -418,30 +600,60 @@ def test_refusal_rows_per_conversation_from_answers_in_any_order():
     from arena_assets.labels.refusals import refusal_rows
 
     # (conversation row, task, answer index, class, status)
-    answers = [(1, 0, 1, "yes", "ok"), (1, 0, 0, "no", "ok"), (2, 0, 0, None, "parse_failed"),
-               (2, 0, 1, "no", "ok"), (3, 0, 0, "no", "ok"), (3, 0, 1, "yes", "ok"),
-               (4, 0, 0, None, "failed"), (5, 1, 0, "maybe", "ok"), (5, 0, 0, "no", "ok"),
-               (6, 0, 0, "no", "ok"), (6, 0, 1, "yes", "ok"), (7, 0, 0, None, "parse_failed")]
+    answers = [
+        (1, 0, 1, "yes", "ok"),
+        (1, 0, 0, "no", "ok"),
+        (2, 0, 0, None, "parse_failed"),
+        (2, 0, 1, "no", "ok"),
+        (3, 0, 0, "no", "ok"),
+        (3, 0, 1, "yes", "ok"),
+        (4, 0, 0, None, "failed"),
+        (5, 1, 0, "maybe", "ok"),
+        (5, 0, 0, "no", "ok"),
+        (6, 0, 0, "no", "ok"),
+        (6, 0, 1, "yes", "ok"),
+        (7, 0, 0, None, "parse_failed"),
+    ]
     answered = tuple(list(col) for col in zip(*answers[::-1]))
     unparsed = {"refusal_v0.1": 2}
     rows = refusal_rows(answered, 9, "refusal_v0.1", unparsed).to_dicts()
     assert unparsed == {"refusal_v0.1": 4} and len(rows) == 9
-    assert rows[0] == rows[8] == {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
-                                  "refusal_status": "not_applicable", "_refusal_tag": None}
-    assert rows[1] == {"answer_refusal_classes": ["no", "yes"], "answer_refusals": [False, True],
-                       "refusal": True, "refusal_status": "ok",
-                       "_refusal_tag": json.dumps({"refusal": True, "score": "['no', 'yes']"}, separators=(",", ":"))}
+    assert (
+        rows[0]
+        == rows[8]
+        == {
+            "answer_refusal_classes": [],
+            "answer_refusals": [],
+            "refusal": None,
+            "refusal_status": "not_applicable",
+            "_refusal_tag": None,
+        }
+    )
+    assert rows[1] == {
+        "answer_refusal_classes": ["no", "yes"],
+        "answer_refusals": [False, True],
+        "refusal": True,
+        "refusal_status": "ok",
+        "_refusal_tag": json.dumps(
+            {"refusal": True, "score": "['no', 'yes']"}, separators=(",", ":")
+        ),
+    }
     assert rows[6] == rows[1] and rows[3]["answer_refusal_classes"] == ["no", "yes"]
     assert rows[2]["refusal"] is None and rows[2]["refusal_status"] == "parse_failed"
     assert json.loads(rows[2]["_refusal_tag"]) == {"refusal": False, "score": "[None, 'no']"}
     assert rows[4]["refusal_status"] == "failed" and rows[4]["_refusal_tag"] is None
-    assert rows[7]["refusal_status"] == "parse_failed" and rows[7]["_refusal_tag"] == '{"refusal":false,"score":"[None]"}'
+    assert (
+        rows[7]["refusal_status"] == "parse_failed"
+        and rows[7]["_refusal_tag"] == '{"refusal":false,"score":"[None]"}'
+    )
     assert rows[5]["answer_refusal_classes"] == ["no", "maybe"] and rows[5]["refusal"] is False
     untagged = refusal_rows(answered, 9, None, unparsed)
     assert untagged.get_column("refusal_status").to_list() == ["not_applicable"] * 9
     assert unparsed == {"refusal_v0.1": 4}
     nothing: dict[str, int] = {}  # no answer classified: no count recorded for the tag
-    assert refusal_rows(([], [], [], [], []), 2, "refusal_v0.1", nothing).height == 2 and nothing == {}
+    assert (
+        refusal_rows(([], [], [], [], []), 2, "refusal_v0.1", nothing).height == 2 and nothing == {}
+    )
 
 
 @pytest.mark.parametrize("method", ["agglomerative", "kmeans", "hdbscan"])
@@ -467,4 +679,7 @@ def test_max_clusters_bounds_what_the_clustering_gives(method):
     assert max_clusters(ClusterConfig(n_clusters=40), 3000) == 40
     if method == "hdbscan":  # hdbscan finds its own number: a configured k does not bound it
         given = ClusterConfig(method=method, k_sample=300, min_cluster_size=5, seed=0, n_clusters=3)
-        assert len(set(cluster_embeddings(x, given)[0].tolist())) > 3 and max_clusters(given, len(x)) == 600
+        assert (
+            len(set(cluster_embeddings(x, given)[0].tolist())) > 3
+            and max_clusters(given, len(x)) == 600
+        )

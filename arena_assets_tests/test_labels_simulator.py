@@ -47,53 +47,98 @@ def test_labels_and_clusters_against_the_simulator_truth(month, capsys):
     for model in ("sim-labeler-large", "sim-labeler-small"):
         task = LLMTask(model=model, base_url=ep.base_url, api_key="sim", max_concurrency=8)
         step = topic_labels_month(lake, MONTH, task, cache_root=str(root / "cache"))
-        prompts = lake.read("conversations", MONTH, columns=["dedup_key", "first_prompt"]).unique("dedup_key")
-        rows = step.labels.unique("dedup_key").join(prompts, on="dedup_key").filter(
-            pl.col("criteria_status") == "ok")
-        matched = [(r, truth[r["first_prompt"]]) for r in rows.iter_rows(named=True) if r["first_prompt"] in truth]
-        assert len(matched) >= 0.8 * rows.height  # most first prompts are found verbatim in the truth
-        f1[model] = {c: round(f1_score([t[c] for _, t in matched], [r[c] for r, _ in matched]), 3) for c in LABELS}
+        prompts = lake.read("conversations", MONTH, columns=["dedup_key", "first_prompt"]).unique(
+            "dedup_key"
+        )
+        rows = (
+            step.labels.unique("dedup_key")
+            .join(prompts, on="dedup_key")
+            .filter(pl.col("criteria_status") == "ok")
+        )
+        matched = [
+            (r, truth[r["first_prompt"]])
+            for r in rows.iter_rows(named=True)
+            if r["first_prompt"] in truth
+        ]
+        assert (
+            len(matched) >= 0.8 * rows.height
+        )  # most first prompts are found verbatim in the truth
+        f1[model] = {
+            c: round(f1_score([t[c] for _, t in matched], [r[c] for r, _ in matched]), 3)
+            for c in LABELS
+        }
         assert set(step.out_of_range.values()) == {0}
     with capsys.disabled():
         print(f"\nF1 per label on {len(matched)} distinct prompts: {f1}")
     assert min(f1["sim-labeler-large"].values()) >= 0.9
-    assert np.mean(list(f1["sim-labeler-small"].values())) < np.mean(list(f1["sim-labeler-large"].values()))
+    assert np.mean(list(f1["sim-labeler-small"].values())) < np.mean(
+        list(f1["sim-labeler-large"].values())
+    )
     # a rerun is answered from the cache: zero calls at the endpoint
     before = ep.call_count()
-    topic_labels_month(lake, MONTH, LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim"),
-                       cache_root=str(root / "cache"))
+    topic_labels_month(
+        lake,
+        MONTH,
+        LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim"),
+        cache_root=str(root / "cache"),
+    )
     assert ep.call_count() == before
 
     etask = LLMTask(model="sim-embed-large", base_url=ep.base_url, api_key="sim", max_concurrency=4)
     cache = ResponseCache(str(root / "cache"), "embeddings")
-    step = topic_clusters_month(lake, MONTH, lambda texts: embed_texts(etask, texts, cache)[0],
-                                cfg=ClusterConfig(), namer=LLMTask(model="sim-labeler-large",
-                                                                   base_url=ep.base_url, api_key="sim"),
-                                cache_root=str(root / "cache"))
-    prompts = lake.read("conversations", MONTH, columns=["dedup_key", "first_prompt"]).unique("dedup_key")
-    joined = step.assignments.join(prompts, on="dedup_key").filter(pl.col("first_prompt").is_in(list(truth)))
-    ari = adjusted_rand_score([truth[t]["topic"] for t in joined["first_prompt"]], joined["cluster_id"].to_list())
+    step = topic_clusters_month(
+        lake,
+        MONTH,
+        lambda texts: embed_texts(etask, texts, cache)[0],
+        cfg=ClusterConfig(),
+        namer=LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim"),
+        cache_root=str(root / "cache"),
+    )
+    prompts = lake.read("conversations", MONTH, columns=["dedup_key", "first_prompt"]).unique(
+        "dedup_key"
+    )
+    joined = step.assignments.join(prompts, on="dedup_key").filter(
+        pl.col("first_prompt").is_in(list(truth))
+    )
+    ari = adjusted_rand_score(
+        [truth[t]["topic"] for t in joined["first_prompt"]], joined["cluster_id"].to_list()
+    )
     with capsys.disabled():
-        print(f"endpoint embeddings: {step.summary.height} clusters for {step.assignments.height} prompts "
-              f"({len(set(truth[t]['topic'] for t in joined['first_prompt']))} true topics), ARI {ari:.3f}; "
-              f"names by LLM: {step.summary['name_source'].str.starts_with('llm:').sum()}")
+        print(
+            f"endpoint embeddings: {step.summary.height} clusters for {step.assignments.height} prompts "
+            f"({len({truth[t]['topic'] for t in joined['first_prompt']})} true topics), ARI {ari:.3f}; "
+            f"names by LLM: {step.summary['name_source'].str.starts_with('llm:').sum()}"
+        )
     assert ari >= 0.8
 
 
 @pytest.mark.slow
 def test_faults_at_the_simulator_every_item_finishes_once(month):
     root, lake, ep = month
-    ep.set_faults(Faults(rate_429=0.06, rate_500=0.06, rate_garbage=0.06, rate_empty=0.06,
-                         rate_truncated=0.06, retry_after=0.01, seed=3))
+    ep.set_faults(
+        Faults(
+            rate_429=0.06,
+            rate_500=0.06,
+            rate_garbage=0.06,
+            rate_empty=0.06,
+            rate_truncated=0.06,
+            retry_after=0.01,
+            seed=3,
+        )
+    )
     try:
-        task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, api_key="sim", max_retries=3)
+        task = LLMTask(
+            model="sim-labeler-large", base_url=ep.base_url, api_key="sim", max_retries=3
+        )
         step = topic_labels_month(lake, MONTH, task, cache_root=str(root / "cache-faults"))
     finally:
         ep.set_faults(Faults())
     conv = lake.read("conversations", MONTH, columns=["conv_id"])
     assert step.labels.height == conv.height and step.labels["conv_id"].n_unique() == conv.height
     st = step.report.batches["prompt-tags"].statuses
-    asked = step.labels.unique("label_key").filter(pl.col("criteria_status") != "not_applicable").height
+    asked = (
+        step.labels.unique("label_key").filter(pl.col("criteria_status") != "not_applicable").height
+    )
     assert sum(st.values()) == asked  # every distinct prompt finished once, in some status
     # faults showed: garbled, empty and cut replies stay unread (LMArena's labeller asks once;
     # ARENA_LABEL_REASK_UNREADABLE is off), 429 / 500 are retried by the client
@@ -105,13 +150,20 @@ def test_faults_at_the_simulator_every_item_finishes_once(month):
     # against the healed endpoint each distinct request takes one call (items sharing a
     # request, e.g. one image in two conversations, share it): every other request is a
     # cache hit
-    missing = sum(b.statuses["failed"] + b.statuses["parse_failed"]
-                  for b in step.report.batches.values())
+    missing = sum(
+        b.statuses["failed"] + b.statuses["parse_failed"] for b in step.report.batches.values()
+    )
     asked_again = ep.call_count() - before
     assert 0 < asked_again <= missing
     assert sum(b.calls for b in again.report.batches.values()) == asked_again
-    assert sum(b.cache_hits for b in again.report.batches.values()) == sum(
-        b.unique_requests for b in again.report.batches.values()) - asked_again
+    assert (
+        sum(b.cache_hits for b in again.report.batches.values())
+        == sum(b.unique_requests for b in again.report.batches.values()) - asked_again
+    )
     assert again.labels.height == conv.height
-    assert sum(b.statuses["parse_failed"] + b.statuses["failed"]
-               for b in again.report.batches.values()) == 0
+    assert (
+        sum(
+            b.statuses["parse_failed"] + b.statuses["failed"] for b in again.report.batches.values()
+        )
+        == 0
+    )

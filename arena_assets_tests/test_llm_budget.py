@@ -26,8 +26,13 @@ def arena(tmp_path_factory):
 
 
 def _task(ep, concurrency: int = 8) -> LLMTask:
-    return LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=concurrency,
-                   price_input_per_1m=0.15, price_output_per_1m=0.6)
+    return LLMTask(
+        model="sim-labeler-large",
+        base_url=ep.base_url,
+        max_concurrency=concurrency,
+        price_input_per_1m=0.15,
+        price_output_per_1m=0.6,
+    )
 
 
 def _requests(texts: list[str]) -> list[LLMRequest]:
@@ -36,25 +41,46 @@ def _requests(texts: list[str]) -> list[LLMRequest]:
 
 def _full_bill(ep, texts, tmp_path) -> float:
     """What the batch costs with no budget (the simulated arena answers alike every time)."""
-    _, report = run_batch(_task(ep), _requests(texts), ResponseCache(str(tmp_path / "free"), "labels"),
-                          parse_criteria)
+    _, report = run_batch(
+        _task(ep), _requests(texts), ResponseCache(str(tmp_path / "free"), "labels"), parse_criteria
+    )
     return report.cost
 
 
 def test_check_budget_refuses_what_is_known_to_be_over():
     def plan(basis: str, exact: bool = True) -> AssetPlan:
-        b = BatchPlan("criteria-v1", "m", "https://api.openai.com/v1", calls=1000, prompt_tokens=400_000,
-                      completion_tokens=256_000, output_basis=basis, exact=exact)
-        return AssetPlan("topic_labels", "2024-05", [b.price(LLMTask("m", "https://x/v1", price_input_per_1m=10,
-                                                                     price_output_per_1m=30))])
+        b = BatchPlan(
+            "criteria-v1",
+            "m",
+            "https://api.openai.com/v1",
+            calls=1000,
+            prompt_tokens=400_000,
+            completion_tokens=256_000,
+            output_basis=basis,
+            exact=exact,
+        )
+        return AssetPlan(
+            "topic_labels",
+            "2024-05",
+            [b.price(LLMTask("m", "https://x/v1", price_input_per_1m=10, price_output_per_1m=30))],
+        )
 
-    history, bound = plan("history: mean 256 tokens over 900 cached answers"), plan("bound: max_tokens 256")
-    assert history.cost == pytest.approx(11.68) and history.batches[0].input_cost == pytest.approx(4.0)
+    history, bound = (
+        plan("history: mean 256 tokens over 900 cached answers"),
+        plan("bound: max_tokens 256"),
+    )
+    assert history.cost == pytest.approx(11.68) and history.batches[0].input_cost == pytest.approx(
+        4.0
+    )
     assert check_budget(history, 12.0) == "" and check_budget(bound, None) == ""
     with pytest.raises(BudgetExceeded):  # estimated from history: over is over
         check_budget(history, 10.0)
     line = check_budget(bound, 10.0)  # over only at the bound, its input alone fits: it starts
-    assert "\n" not in line and "only through what it cannot know yet" in line and "at least $4.00" in line
+    assert (
+        "\n" not in line
+        and "only through what it cannot know yet" in line
+        and "at least $4.00" in line
+    )
     with pytest.raises(BudgetExceeded) as err:  # even its input is over: refused
         check_budget(bound, 3.0)
     assert "at least $4.00" in str(err.value) and "ARENA_LLM_BUDGET_USD=3" in str(err.value)
@@ -72,7 +98,9 @@ def test_a_month_over_only_at_its_bound_runs_within_the_budget(arena, tmp_path):
     before = ep.call_count()
     with spending(budget, "topic_labels 2024-01") as held:
         results, report = run_batch(_task(ep), _requests(texts), cache, parse_criteria)
-    assert {r.status for r in results} == {"ok"} and ep.call_count() - before == report.calls == len(texts)
+    assert {r.status for r in results} == {
+        "ok"
+    } and ep.call_count() - before == report.calls == len(texts)
     assert held.spent == pytest.approx(bill) and held.reserved == pytest.approx(0.0, abs=1e-12)
 
 
@@ -85,7 +113,11 @@ def test_its_answers_stop_a_month_that_will_not_fit(arena, tmp_path):
         run_batch(_task(ep), _requests(texts), cache, parse_criteria)
     made = ep.call_count() - before
     line = str(err.value)
-    assert "\n" not in line and "calls left bring the month to at least" in line and "ARENA_LLM_BUDGET_USD" in line
+    assert (
+        "\n" not in line
+        and "calls left bring the month to at least" in line
+        and "ARENA_LLM_BUDGET_USD" in line
+    )
     # stopped once 50 answers gave its cost per call, not at the budget: ~a fifth of the bill
     assert budget_module.MIN_ANSWERS <= made <= budget_module.MIN_ANSWERS + 8 and held.calls == made
     assert held.spent < 0.3 * bill
@@ -103,24 +135,40 @@ def test_the_spending_never_passes_the_budget(arena, tmp_path, monkeypatch, shar
     bill = _full_bill(ep, texts, tmp_path)
     monkeypatch.setattr(budget_module, "MIN_ANSWERS", 10**9)
     before = ep.call_count()
-    with pytest.raises(BudgetExceeded) as err, spending(share * bill, "topic_labels 2024-01") as held:
-        run_batch(_task(ep, concurrency=32), _requests(texts), ResponseCache(str(tmp_path / "c"), "labels"),
-                  parse_criteria)
+    with (
+        pytest.raises(BudgetExceeded) as err,
+        spending(share * bill, "topic_labels 2024-01") as held,
+    ):
+        run_batch(
+            _task(ep, concurrency=32),
+            _requests(texts),
+            ResponseCache(str(tmp_path / "c"), "labels"),
+            parse_criteria,
+        )
     assert "the next call may cost up to" in str(err.value)
     # it went as far as the budget allowed: the call that stopped it did not fit alone
     task = _task(ep)
-    worst = max(task.cost(chat_prompt_tokens(r.messages), task.max_tokens) for r in _requests(texts))
+    worst = max(
+        task.cost(chat_prompt_tokens(r.messages), task.max_tokens) for r in _requests(texts)
+    )
     assert share * bill - worst <= held.spent <= share * bill
     assert ep.call_count() - before == held.calls < len(texts)
 
 
 def test_embeddings_under_a_budget(arena, tmp_path):
     ep, texts = arena
-    task = LLMTask(model="sim-embed-small", base_url=ep.base_url, max_concurrency=4, price_input_per_1m=0.02)
+    task = LLMTask(
+        model="sim-embed-small", base_url=ep.base_url, max_concurrency=4, price_input_per_1m=0.02
+    )
     cache = ResponseCache(str(tmp_path / "e"), "embeddings")
-    _, free = embed_texts(task, texts, ResponseCache(str(tmp_path / "free"), "embeddings"), batch_size=16)
+    _, free = embed_texts(
+        task, texts, ResponseCache(str(tmp_path / "free"), "embeddings"), batch_size=16
+    )
     before = ep.call_count()
-    with pytest.raises(BudgetExceeded), spending(0.5 * free.cost, "prompt_embeddings 2024-01") as held:
+    with (
+        pytest.raises(BudgetExceeded),
+        spending(0.5 * free.cost, "prompt_embeddings 2024-01") as held,
+    ):
         embed_texts(task, texts, cache, batch_size=16)
     stopped = held.calls
     assert 0 < held.spent <= 0.5 * free.cost and ep.call_count() - before == stopped < free.calls
@@ -140,13 +188,16 @@ def test_a_call_waits_for_room_and_a_stopped_month_sends_nothing_more():
     def second() -> None:  # 0.6 in flight + 0.6 > 1.0: it waits for the first to settle
         guard.reserve(0.6)
         sent.set()
+
     waiter = threading.Thread(target=second)
     waiter.start()
     assert not sent.wait(0.2)  # still waiting (a bound on the wait, not a synchronization)
     guard.settle(0.6, 0.1)  # the first cost 0.1: room for the second
     waiter.join(5)
     assert sent.is_set() and held.reserved == pytest.approx(0.6)
-    with pytest.raises(BudgetExceeded) as err:  # 0.1 spent + 0.6 held + 0.6: and 0.1 + 0.6 + 0.4 fits
+    with pytest.raises(
+        BudgetExceeded
+    ) as err:  # 0.1 spent + 0.6 held + 0.6: and 0.1 + 0.6 + 0.4 fits
         guard.settle(0.6, 0.5)
         guard.reserve(0.5)  # 0.6 spent + 0.5 > 1.0, nothing in flight: it cannot fit alone
     assert "more than is left" in str(err.value) and held.spent == pytest.approx(0.6)
@@ -174,13 +225,19 @@ def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
                 outcome.append("sent")
         except _Halted:
             outcome.append("not sent")
+
     waiter = threading.Thread(target=second)
     waiter.start()
     halt.fail()  # the batch stops while the second call waits (or before it reaches the guard)
     guard.settle(0.6, 0.5)  # 0.5 spent + 0.6 > 1.0 with nothing in flight: would stop the month
     waiter.join(5)
     assert outcome == ["not sent"] and held.stopped is None
-    assert (held.in_flight, held.calls, held.reserved, held.spent) == (0, 1, 0.0, pytest.approx(0.5))
+    assert (held.in_flight, held.calls, held.reserved, held.spent) == (
+        0,
+        1,
+        0.0,
+        pytest.approx(0.5),
+    )
 
 
 def test_a_sliced_batch_is_projected_whole(arena, tmp_path):
@@ -196,9 +253,15 @@ def test_a_sliced_batch_is_projected_whole(arena, tmp_path):
     requests = _requests(texts)
     before = ep.call_count()
     with pytest.raises(BudgetExceeded) as err, spending(0.5 * bill, "topic_labels 2024-01") as held:
-        run_sliced(_task(ep), ResponseCache(str(tmp_path / "c"), "labels"), parse_criteria,
-                   pl.Series("identity", texts), lambda rows: [requests[i] for i in rows],
-                   lambda rows, results: None, slice_size=60)  # 4 slices of ~60
+        run_sliced(
+            _task(ep),
+            ResponseCache(str(tmp_path / "c"), "labels"),
+            parse_criteria,
+            pl.Series("identity", texts),
+            lambda rows: [requests[i] for i in rows],
+            lambda rows, results: None,
+            slice_size=60,
+        )  # 4 slices of ~60
     assert "calls left bring the month to at least" in str(err.value)
     assert ep.call_count() - before == held.calls <= budget_module.MIN_ANSWERS + 8
 
@@ -216,9 +279,17 @@ def test_what_a_failed_call_or_a_reply_without_usage_costs():
 
     def status(code: int) -> openai.APIStatusError:
         return openai.APIStatusError("x", response=httpx.Response(code, request=request), body=None)
+
     assert failed_cost(status(429), 0.5) == 0.0 and failed_cost(status(400), 0.5) == 0.0
-    assert failed_cost(status(503), 0.5) == 0.5 and failed_cost(openai.APITimeoutError(request=request), 0.5) == 0.5
+    assert (
+        failed_cost(status(503), 0.5) == 0.5
+        and failed_cost(openai.APITimeoutError(request=request), 0.5) == 0.5
+    )
     assert failed_cost(ValueError("a cut body"), 0.5) == 0.5
     task = LLMTask("m", "http://127.0.0.1:9/v1", price_input_per_1m=1.0, price_output_per_1m=2.0)
-    assert billed(task, {"usage": {"prompt_tokens": 1000, "completion_tokens": 500}}, 9.0) == pytest.approx(0.002)
-    assert billed(task, {"usage": {"total_tokens": 1500}}, 9.0) == 9.0 and billed(task, {}, 9.0) == 9.0
+    assert billed(
+        task, {"usage": {"prompt_tokens": 1000, "completion_tokens": 500}}, 9.0
+    ) == pytest.approx(0.002)
+    assert (
+        billed(task, {"usage": {"total_tokens": 1500}}, 9.0) == 9.0 and billed(task, {}, 9.0) == 9.0
+    )

@@ -33,17 +33,25 @@ def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path, monkeypatch):
     raw = tmp_path / "raw"
     simulate_months(raw, ["2024-01"], 400, seed=11)
     texts = read_prompt_truth(raw, "2024-01")["text"].unique(maintain_order=True).to_list()[:200]
-    requests = [LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(texts)]
+    requests = [
+        LLMRequest(str(i), criteria_messages(t), CRITERIA_VERSION) for i, t in enumerate(texts)
+    ]
     month1, month2 = requests[:160], requests[160:]
     with start_endpoint(seed=11, truth_root=raw, faults=Faults(prompt_token_scale=1.3)) as ep:
-        task = LLMTask(model="sim-labeler-large", base_url=ep.base_url, max_concurrency=8,
-                       price_input_per_1m=0.15, price_output_per_1m=0.6)
+        task = LLMTask(
+            model="sim-labeler-large",
+            base_url=ep.base_url,
+            max_concurrency=8,
+            price_input_per_1m=0.15,
+            price_output_per_1m=0.6,
+        )
         cache = ResponseCache(str(tmp_path / "cache"), "labels")
 
         def plan(batch: list[LLMRequest]) -> AssetPlan:
             with sampling_pilots(30), planning() as batches:
                 run_batch(task, batch, cache, parse_criteria)
             return AssetPlan("topic_labels", "2024-01", batches)
+
         first = plan(month1)
         assert first.batches[0].input_basis == APPROX_BASIS
         piloted = run_pilots([first], 30)
@@ -64,27 +72,49 @@ def test_the_input_bill_follows_the_endpoints_tokenizer(tmp_path, monkeypatch):
         # under a budget each call reserves its worst case, its input at the same ratio
         reserved: list[float] = []
         reserve = BatchGuard.reserve
-        monkeypatch.setattr(BatchGuard, "reserve", lambda g, worst, halted=None: (
-            reserved.append(worst), reserve(g, worst, halted))[1])
+        monkeypatch.setattr(
+            BatchGuard,
+            "reserve",
+            lambda g, worst, halted=None: (reserved.append(worst), reserve(g, worst, halted))[1],
+        )
         with spending(100.0, "topic_labels 2024-02"):
             _, done2 = run_batch(task, month2, cache, parse_criteria)
     assert _within(nxt.prompt_tokens, done2.prompt_tokens, 0.01)
     counted = chat_prompt_tokens_many([r.messages for r in month2])
-    assert len(reserved) == 40 and sum(reserved) == pytest.approx(task.cost(
-        1.3 * sum(counted), 40 * task.max_tokens), rel=1e-3)
+    assert len(reserved) == 40 and sum(reserved) == pytest.approx(
+        task.cost(1.3 * sum(counted), 40 * task.max_tokens), rel=1e-3
+    )
     # answers without usage, or cached before the count was recorded, calibrate nothing;
     # with fewer than 20 of both the count stands
     bare = ResponseCache(str(tmp_path / "cache"), "bare")
     for i in range(40):
-        bare.put(f"u{i}", model=task.model, prompt_version="v", content="{}", prompt_tokens=0,
-                 counted_prompt_tokens=100)
+        bare.put(
+            f"u{i}",
+            model=task.model,
+            prompt_version="v",
+            content="{}",
+            prompt_tokens=0,
+            counted_prompt_tokens=100,
+        )
         bare.put(f"o{i}", model=task.model, prompt_version="v", content="{}", prompt_tokens=130)
     for i in range(19):
-        bare.put(f"b{i}", model=task.model, prompt_version="v", content="{}", prompt_tokens=200,
-                 counted_prompt_tokens=100)
+        bare.put(
+            f"b{i}",
+            model=task.model,
+            prompt_version="v",
+            content="{}",
+            prompt_tokens=200,
+            counted_prompt_tokens=100,
+        )
     assert input_scale(task, bare, ["v"]) == (1.0, APPROX_BASIS)
-    bare.put("b19", model=task.model, prompt_version="v", content="{}", prompt_tokens=200,
-             counted_prompt_tokens=100)
+    bare.put(
+        "b19",
+        model=task.model,
+        prompt_version="v",
+        content="{}",
+        prompt_tokens=200,
+        counted_prompt_tokens=100,
+    )
     assert input_scale(task, bare, ["v"])[0] == 2.0
     bare.flush()  # read back from the chunks: the same
     assert input_scale(task, ResponseCache(str(tmp_path / "cache"), "bare"), ["v"])[0] == 2.0
@@ -103,29 +133,49 @@ def test_a_reward_models_plan_follows_its_billed_input(tmp_path):
     from arena_assets.evaluators.judges import reward_verdicts
 
     class Pooling(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # noqa: ANN002
+        def log_message(self, *args):
             pass
 
-        def do_POST(self):  # noqa: N802
+        def do_POST(self):
             json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            reply = json.dumps({"data": [{"index": 0, "data": [0.5]}],
-                                "usage": {"prompt_tokens": 50, "total_tokens": 50}})
+            reply = json.dumps(
+                {
+                    "data": [{"index": 0, "data": [0.5]}],
+                    "usage": {"prompt_tokens": 50, "total_tokens": 50},
+                }
+            )
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.end_headers()
             self.wfile.write(reply.encode())
 
     def sample(start: int) -> pl.DataFrame:  # sides of one length: one count each
-        sides = [json.dumps([{"role": "user", "content": f"question number {i:04d}"},
-                             {"role": "assistant", "content": f"answer number {i:04d}"}])
-                 for i in range(start, start + 40)]
-        return pl.DataFrame({"battle_id": [f"b{start + i}" for i in range(20)],
-                             "conversation_a": sides[:20], "conversation_b": sides[20:]})
+        sides = [
+            json.dumps(
+                [
+                    {"role": "user", "content": f"question number {i:04d}"},
+                    {"role": "assistant", "content": f"answer number {i:04d}"},
+                ]
+            )
+            for i in range(start, start + 40)
+        ]
+        return pl.DataFrame(
+            {
+                "battle_id": [f"b{start + i}" for i in range(20)],
+                "conversation_a": sides[:20],
+                "conversation_b": sides[20:],
+            }
+        )
+
     server = ThreadingHTTPServer(("127.0.0.1", 0), Pooling)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        task = LLMTask(model="rm", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=0,
-                       price_input_per_1m=1.0)
+        task = LLMTask(
+            model="rm",
+            base_url=f"http://127.0.0.1:{server.server_port}/v1",
+            max_retries=0,
+            price_input_per_1m=1.0,
+        )
         cache = ResponseCache(str(tmp_path), "reward")
         with planning() as before:
             reward_verdicts(task, sample(0), cache)
@@ -135,7 +185,9 @@ def test_a_reward_models_plan_follows_its_billed_input(tmp_path):
     finally:
         server.shutdown()
     assert report.calls == 40 and report.prompt_tokens == 40 * 50
-    assert before[0].input_basis == "approximate cl100k count" and before[0].prompt_tokens != 40 * 50
+    assert (
+        before[0].input_basis == "approximate cl100k count" and before[0].prompt_tokens != 40 * 50
+    )
     assert after[0].calls == 40 and after[0].prompt_tokens == 40 * 50
     assert "x " in after[0].input_basis and "40 cached answers" in after[0].input_basis
 
@@ -153,10 +205,20 @@ def test_a_cache_written_before_the_count_reads_back(tmp_path):
     from arena_assets.llm.plan import input_scale
 
     old = {c: t for c, t in CACHE_SCHEMA.items() if c != "counted_prompt_tokens"}
-    frame = pl.DataFrame({"key": [f"k{i}" for i in range(30)], "model": ["m"] * 30,
-                          "prompt_version": ["v"] * 30, "content": ["{}"] * 30, "reasoning": [None] * 30,
-                          "embedding": [None] * 30, "prompt_tokens": [130] * 30,
-                          "completion_tokens": [7] * 30, "created_at": [1.0] * 30}, schema=old)
+    frame = pl.DataFrame(
+        {
+            "key": [f"k{i}" for i in range(30)],
+            "model": ["m"] * 30,
+            "prompt_version": ["v"] * 30,
+            "content": ["{}"] * 30,
+            "reasoning": [None] * 30,
+            "embedding": [None] * 30,
+            "prompt_tokens": [130] * 30,
+            "completion_tokens": [7] * 30,
+            "created_at": [1.0] * 30,
+        },
+        schema=old,
+    )
     task = LLMTask(model="m", base_url="http://127.0.0.1:9/v1")
     for root in (str(tmp_path), f"memory://old-cache-{uuid.uuid4().hex}"):
         fs, base = fsspec.core.url_to_fs(root)
@@ -164,13 +226,23 @@ def test_a_cache_written_before_the_count_reads_back(tmp_path):
         with fs.open(f"{base}/ns/chunk-{uuid.uuid4().hex}.parquet", "wb") as fh:
             frame.write_parquet(fh)
         cache = ResponseCache(root, "ns")
-        assert cache.get("k3")["content"] == "{}" and cache.get("k3")["counted_prompt_tokens"] is None
-        assert cache.completion_tokens("m", "v") == (30 * 7, 30) and cache.input_tokens("m", "v") == (0, 0, 0)
+        assert (
+            cache.get("k3")["content"] == "{}" and cache.get("k3")["counted_prompt_tokens"] is None
+        )
+        assert cache.completion_tokens("m", "v") == (30 * 7, 30) and cache.input_tokens(
+            "m", "v"
+        ) == (0, 0, 0)
         assert input_scale(task, cache, ["v"])[0] == 1.0
         # new answers beside the old ones: only they calibrate
         for i in range(20):
-            cache.put(f"n{i}", model="m", prompt_version="v", content="{}", prompt_tokens=120,
-                      counted_prompt_tokens=100)
+            cache.put(
+                f"n{i}",
+                model="m",
+                prompt_version="v",
+                content="{}",
+                prompt_tokens=120,
+                counted_prompt_tokens=100,
+            )
         cache.flush()
         again = ResponseCache(root, "ns")
         assert again.input_tokens("m", "v") == (20 * 120, 20 * 100, 20) and len(again) == 50

@@ -24,8 +24,13 @@ def test_simulated_endpoint_started_once_per_argument_set(tmp_path):
 
 
 def test_task_resource_resolves_simulated_and_prices(tmp_path):
-    res = LLMTaskResource(base_url="simulated", model="sim-labeler-large", sim_seed=7,
-                          price_input_per_1m="0.5", price_output_per_1m="")
+    res = LLMTaskResource(
+        base_url="simulated",
+        model="sim-labeler-large",
+        sim_seed=7,
+        price_input_per_1m="0.5",
+        price_output_per_1m="",
+    )
     task = res.task(str(tmp_path))
     assert task.base_url == simulated_endpoint_url(str(tmp_path), 7)
     assert task.price_input_per_1m == 0.5 and task.price_output_per_1m == 0.0
@@ -37,8 +42,10 @@ def test_task_resource_resolves_simulated_and_prices(tmp_path):
 def test_cache_root_defaults_to_the_lake(tmp_path):
     from dagster_duckdb import DuckDBResource
 
-    storage = ArenaStorage(catalog=DuckDBResource(database=str(tmp_path / "c.duckdb")),
-                           lake_root=str(tmp_path / "lake"))
+    storage = ArenaStorage(
+        catalog=DuckDBResource(database=str(tmp_path / "c.duckdb")),
+        lake_root=str(tmp_path / "lake"),
+    )
     assert LLMCache(root="").root_for(storage) == f"{tmp_path}/lake/_llm_cache"
     assert LLMCache(root="s3://b/c").root_for(storage) == "s3://b/c"
     cache = LLMCache(root="").cache(storage, "labels/x")

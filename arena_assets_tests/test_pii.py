@@ -23,7 +23,7 @@ from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
 from arena_assets.simulator import WorldConfig, load_truth, simulate_months
 from arena_assets_tests.pii_scoring import load_corpus, report, score
 
-TARGET = {t: 0.95 for t in PII_TYPES} | {"street_address": 0.85}
+TARGET = dict.fromkeys(PII_TYPES, 0.95) | {"street_address": 0.85}
 
 
 @pytest.mark.parametrize("split", ["dev", "heldout", "heldout2"])
@@ -60,8 +60,10 @@ def test_address_gates_hold_the_engine_claims_they_rest_on() -> None:
 
     chars = [chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
     series = pl.Series(chars, dtype=pl.String)
-    rust = {name: series.str.contains(p).to_list() for name, p in
-            (("space", r"^[\s\x1c-\x1f]$"), ("digit", r"^\d$"), ("nonspace", r"^\S$"))}
+    rust = {
+        name: series.str.contains(p).to_list()
+        for name, p in (("space", r"^[\s\x1c-\x1f]$"), ("digit", r"^\d$"), ("nonspace", r"^\S$"))
+    }
     py_space, py_digit, py_word = (re.compile(p) for p in (r"\s", r"\d", r"[\w'’.,º°-]"))
     for i, c in enumerate(chars):
         assert not py_space.fullmatch(c) or rust["space"][i], hex(ord(c))
@@ -76,11 +78,57 @@ def test_address_gates_pass_every_text_their_pattern_matches() -> None:
     from arena_assets.clean.pii_address import _CORES, _CORES_CASED, CASED_GATE, CORES_GATE
 
     rng = random.Random(5)
-    parts = ["12", "221B", "5 bis", "7a,", "Baker", "Elm Oak", "of", "Street", "st.", "Way", "rue",
-             "de la", "Paix", "Calle", "Via", "Mayor", "nº", "Hauptstraße", "Str.", "weg",
-             "Platz", "10115", "Berlin", "SW1A 1AA", "P.O. Box", "Postfach", "apartado de correos",
-             "東京都", "渋谷区", "1-2-3", "北京市", "路", "号", "ул.", "Ленина", "д.", ",", "\n",
-             "\u00a0", "\x1c", "ſt", "İ", "２", "٣", "\t", "Vıa", "Pıazza", "Drıve", "SİNGEL"]
+    parts = [
+        "12",
+        "221B",
+        "5 bis",
+        "7a,",
+        "Baker",
+        "Elm Oak",
+        "of",
+        "Street",
+        "st.",
+        "Way",
+        "rue",
+        "de la",
+        "Paix",
+        "Calle",
+        "Via",
+        "Mayor",
+        "nº",
+        "Hauptstraße",
+        "Str.",
+        "weg",
+        "Platz",
+        "10115",
+        "Berlin",
+        "SW1A 1AA",
+        "P.O. Box",
+        "Postfach",
+        "apartado de correos",
+        "東京都",
+        "渋谷区",
+        "1-2-3",
+        "北京市",
+        "路",
+        "号",
+        "ул.",
+        "Ленина",
+        "д.",
+        ",",
+        "\n",
+        "\u00a0",
+        "\x1c",
+        "ſt",
+        "İ",
+        "２",
+        "٣",
+        "\t",
+        "Vıa",
+        "Pıazza",
+        "Drıve",
+        "SİNGEL",
+    ]
     texts = [row["text"] for row in load_corpus()]
     texts += [" ".join(rng.choice(parts) for _ in range(rng.randint(2, 9))) for _ in range(20_000)]
     series = pl.Series(texts, dtype=pl.String)
@@ -95,10 +143,9 @@ def test_address_gates_fold_case_as_python_does() -> None:
     """The gates run in Rust, the patterns in Python's ``re``: every character Python's
     IGNORECASE takes for a letter of the gate words must pass the gate wherever that
     letter does (the review found "Vıa" lost: Rust does not fold ``ı`` / ``İ`` to ``i``)."""
+    import _sre
     import sys
     from re import _casefix
-
-    import _sre
 
     from arena_assets.clean.pii_address import CORES_GATE
 
@@ -109,13 +156,24 @@ def test_address_gates_fold_case_as_python_does() -> None:
     lower = {}
     for c in points:
         lower.setdefault(_sre.unicode_tolower(c), []).append(chr(c))
-    words = ["Via Garibaldi 12", "Piazza Navona 4", "12 Main Drive", "5 rue du Chemin ",
-             "Singel 3", "3 Oak Trail", "Avenida Paulista 1000", "Camino Real 9", "12 Elm Street"]
+    words = [
+        "Via Garibaldi 12",
+        "Piazza Navona 4",
+        "12 Main Drive",
+        "5 rue du Chemin ",
+        "Singel 3",
+        "3 Oak Trail",
+        "Avenida Paulista 1000",
+        "Camino Real 9",
+        "12 Elm Street",
+    ]
     variants = []
     for letter in sorted({c for w in words for c in w.lower() if c.isalpha()}):
         rust = set(every.filter(every.str.contains(f"^(?i:{letter})$")).to_list())
-        python = {*lower[_sre.unicode_tolower(ord(letter))],
-                  *map(chr, _casefix._EXTRA_CASES.get(ord(letter), ()))}
+        python = {
+            *lower[_sre.unicode_tolower(ord(letter))],
+            *map(chr, _casefix._EXTRA_CASES.get(ord(letter), ())),
+        }
         extra = sorted(python - rust)
         variants += [w.replace(letter, c) for w in words if letter in w for c in extra]
     assert any("ı" in v for v in variants) and any("İ" in v for v in variants)
@@ -125,15 +183,28 @@ def test_address_gates_fold_case_as_python_does() -> None:
         assert "<STREET_ADDRESS>" in redact_text(text)[0], text
 
 
-@pytest.mark.parametrize("text", [
-    "Upgrade from 1.2.3.4 to 1.2.3.5", "ISBN 978-3-16-148410-0", "EAN 4006381333931",
-    "2^64 = 18446744073709551616", "Amazon order 112-4567890-1234567", "due 05/17/2024",
-    "id 550e8400-e29b-41d4-a716-446655440000", "sha1 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
-    "curl http://198.51.100.7:8080/health", "ip addr add 2001:db8::1/64", "listen [::1]:443",
-    "4111 1111 1111 1112", "unix time 1715941800", "std::vector<int> v(10);",
-    # from real arena prompts (../shared/real): digit puzzles and ranges, not phones
-    "Zahlenreihe:  6 8 4 2 4 6 3 1 -1", "rent in the range of 20000-30000 per month",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Upgrade from 1.2.3.4 to 1.2.3.5",
+        "ISBN 978-3-16-148410-0",
+        "EAN 4006381333931",
+        "2^64 = 18446744073709551616",
+        "Amazon order 112-4567890-1234567",
+        "due 05/17/2024",
+        "id 550e8400-e29b-41d4-a716-446655440000",
+        "sha1 2fd4e1c67a2d28fced849ee1bb76e7391b93eb12",
+        "curl http://198.51.100.7:8080/health",
+        "ip addr add 2001:db8::1/64",
+        "listen [::1]:443",
+        "4111 1111 1111 1112",
+        "unix time 1715941800",
+        "std::vector<int> v(10);",
+        # from real arena prompts (../shared/real): digit puzzles and ranges, not phones
+        "Zahlenreihe:  6 8 4 2 4 6 3 1 -1",
+        "rent in the range of 20000-30000 per month",
+    ],
+)
 def test_look_alikes_are_left_alone(text: str) -> None:
     assert find_pii(text) == []
     assert redact_text(text)[0] == text
@@ -155,11 +226,21 @@ def test_url_credentials_keep_the_host() -> None:
 
 
 def test_redact_frame_counts_new_types_and_expr_handles_nulls() -> None:
-    texts = ["IBAN DE89 3704 0044 0532 0130 00", "SSN 536-22-1947", "key AKIAIOSFODNN7EXAMPLE",
-             "nothing here", None]
+    texts = [
+        "IBAN DE89 3704 0044 0532 0130 00",
+        "SSN 536-22-1947",
+        "key AKIAIOSFODNN7EXAMPLE",
+        "nothing here",
+        None,
+    ]
     frame = redact_frame(pl.DataFrame({"content": texts}, schema={"content": pl.String}), "content")
-    assert frame["content"].to_list() == ["IBAN <IBAN>", "SSN <NATIONAL_ID>", "key <SECRET>",
-                                          "nothing here", None]
+    assert frame["content"].to_list() == [
+        "IBAN <IBAN>",
+        "SSN <NATIONAL_ID>",
+        "key <SECRET>",
+        "nothing here",
+        None,
+    ]
     assert frame["pii_iban"].to_list() == [1, 0, 0, 0, 0]
     assert frame["pii_national_id"].to_list() == [0, 1, 0, 0, 0]
     assert frame["pii_secret"].to_list() == [0, 0, 1, 0, 0]

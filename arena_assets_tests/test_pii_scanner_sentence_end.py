@@ -8,14 +8,18 @@ from arena_assets.clean.pii_check import find_raw_pii
 
 
 def test_a_street_word_ending_its_sentence_is_not_an_address():
-    for text in ("Tenho uma pequena padaria e preciso disso para os meus clientes. Você pode me "
-                 "ajudar com o texto desta placa de rua?\n1. Aqui está uma ideia",
-                 "Qual é a melhor maneira de lidar com o texto desta placa de rua?\n1. Primeiro, olhamos",
-                 "Tenho uma dúvida sobre o texto desta placa de rua.\n1. Lembre-se de conferir"):
+    for text in (
+        "Tenho uma pequena padaria e preciso disso para os meus clientes. Você pode me "
+        "ajudar com o texto desta placa de rua?\n1. Aqui está uma ideia",
+        "Qual é a melhor maneira de lidar com o texto desta placa de rua?\n1. Primeiro, olhamos",
+        "Tenho uma dúvida sobre o texto desta placa de rua.\n1. Lembre-se de conferir",
+    ):
         assert find_raw_pii(text) == []
 
 
 def test_street_addresses_are_still_found():
-    assert [k for k, _ in find_raw_pii("Moro na Rua Augusta 1500, em São Paulo")] == ["street_address"]
+    assert [k for k, _ in find_raw_pii("Moro na Rua Augusta 1500, em São Paulo")] == [
+        "street_address"
+    ]
     assert [k for k, _ in find_raw_pii("Ship it to 12 Elm Street. Thanks")] == ["street_address"]
     assert [k for k, _ in find_raw_pii("Calle Mayor 5, Madrid")] == ["street_address"]

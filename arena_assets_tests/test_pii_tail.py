@@ -13,17 +13,28 @@ from arena_assets.clean.pii_json import redact_escaped, unescaped_view
 from arena_assets.ingest import parse_lines
 
 
-@pytest.mark.parametrize(("text", "value", "kind"), [
-    ("Karte No.4736150721484000 belasten", "4736150721484000", "card_number"),
-    ("card nr.4532015112830366 declined", "4532015112830366", "card_number"),
-    ("IPv6:2a02:0810:0d40:2b00:0000:0000:0000:0001", "2a02:0810:0d40:2b00:0000:0000:0000:0001", "ip_address"),
-    ("addr:2001:4860:4860:0000:0000:0000:0000:8888 flaps", "2001:4860:4860:0000:0000:0000:0000:8888", "ip_address"),
-    ("call me at 538-2701 tonight", "538-2701", "phone"),
-    ("my number is 744.3390", "744.3390", "phone"),
-    ("Tel.030123456", "030123456", "phone"),
-    ("passport number 533380006", "533380006", "national_id"),
-    ("Reisepass: C01X00T47", "C01X00T47", "national_id"),
-])
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        ("Karte No.4736150721484000 belasten", "4736150721484000", "card_number"),
+        ("card nr.4532015112830366 declined", "4532015112830366", "card_number"),
+        (
+            "IPv6:2a02:0810:0d40:2b00:0000:0000:0000:0001",
+            "2a02:0810:0d40:2b00:0000:0000:0000:0001",
+            "ip_address",
+        ),
+        (
+            "addr:2001:4860:4860:0000:0000:0000:0000:8888 flaps",
+            "2001:4860:4860:0000:0000:0000:0000:8888",
+            "ip_address",
+        ),
+        ("call me at 538-2701 tonight", "538-2701", "phone"),
+        ("my number is 744.3390", "744.3390", "phone"),
+        ("Tel.030123456", "030123456", "phone"),
+        ("passport number 533380006", "533380006", "national_id"),
+        ("Reisepass: C01X00T47", "C01X00T47", "national_id"),
+    ],
+)
 def test_tail_formats_are_redacted(text: str, value: str, kind: str) -> None:
     spans = find_pii(text)
     start = text.index(value)
@@ -31,16 +42,19 @@ def test_tail_formats_are_redacted(text: str, value: str, kind: str) -> None:
     assert start == spans[0][1]
 
 
-@pytest.mark.parametrize("text", [
-    "Sort ascending: 42 17 8 99 23",
-    "my numbers: 42 17 8 99 23",
-    "order No.12345678 shipped",
-    "Artikel Nr.4006381333931",  # an EAN-13 after Nr.
-    "a 0:1:2:3:4:5:6:7:8 hex run",
-    "RFC example 2001:0db8:0000:0000:0000:ff00:0042:8329",  # documentation range, kept on purpose
-    "passport photo size 35x45 mm",
-    "pi is 3.1415926",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sort ascending: 42 17 8 99 23",
+        "my numbers: 42 17 8 99 23",
+        "order No.12345678 shipped",
+        "Artikel Nr.4006381333931",  # an EAN-13 after Nr.
+        "a 0:1:2:3:4:5:6:7:8 hex run",
+        "RFC example 2001:0db8:0000:0000:0000:ff00:0042:8329",  # documentation range, kept on purpose
+        "passport photo size 35x45 mm",
+        "pi is 3.1415926",
+    ],
+)
 def test_decoys_stay(text: str) -> None:
     assert find_pii(text) == []
 
@@ -48,23 +62,39 @@ def test_decoys_stay(text: str) -> None:
 def test_unescaped_view_maps_back_to_raw_characters() -> None:
     raw = r'"Stra\u00dfe 5 \ud83d\ude00\n\"x\" \q"'
     text, starts = unescaped_view(raw)
-    assert text == '"Straße 5 \U0001F600\n"x" \\q"'
-    assert [raw[starts[i]:starts[i + 1]] for i in range(len(text))][4:7] == ["a", r"\u00df", "e"]
+    assert text == '"Straße 5 \U0001f600\n"x" \\q"'
+    assert [raw[starts[i] : starts[i + 1]] for i in range(len(text))][4:7] == ["a", r"\u00df", "e"]
     assert starts[-1] == len(raw)
-    spans = [("street_address", text.index("Stra"), text.index(" \U0001F600"))]
-    assert redact_escaped(raw, (text, starts), spans) == r'"<STREET_ADDRESS> \ud83d\ude00\n\"x\" \q"'
+    spans = [("street_address", text.index("Stra"), text.index(" \U0001f600"))]
+    assert (
+        redact_escaped(raw, (text, starts), spans) == r'"<STREET_ADDRESS> \ud83d\ude00\n\"x\" \q"'
+    )
 
 
-@pytest.mark.parametrize(("content", "secret"), [
-    ("Call me:\n07700 900123 thanks", "07700 900123"),  # UK mobile after a newline escape
-    ("card\n4111 1111 1111 1111 exp 12/26", "4111 1111 1111 1111"),  # spaced Visa
-    ("Ich wohne Hauptstraße 5, 10115 Berlin", "10115 Berlin"),  # \u00df in the raw line
-    ("tel:\t+44 20 7946 0958", "7946 0958"),
-])
+@pytest.mark.parametrize(
+    ("content", "secret"),
+    [
+        ("Call me:\n07700 900123 thanks", "07700 900123"),  # UK mobile after a newline escape
+        ("card\n4111 1111 1111 1111 exp 12/26", "4111 1111 1111 1111"),  # spaced Visa
+        ("Ich wohne Hauptstraße 5, 10115 Berlin", "10115 Berlin"),  # \u00df in the raw line
+        ("tel:\t+44 20 7946 0958", "7946 0958"),
+    ],
+)
 def test_pii_inside_rejected_lines(content: str, secret: str) -> None:
-    event = {"event_id": "e-1", "type": "chat", "tstamp": "2024-05-03T10:00:00", "ip": "81.2.69.160",
-             "state": {"conv_id": "c", "model_name": "m", "messages": [
-                 {"role": "user", "content": content}, {"role": "assistant", "content": "ok"}]}}
+    event = {
+        "event_id": "e-1",
+        "type": "chat",
+        "tstamp": "2024-05-03T10:00:00",
+        "ip": "81.2.69.160",
+        "state": {
+            "conv_id": "c",
+            "model_name": "m",
+            "messages": [
+                {"role": "user", "content": content},
+                {"role": "assistant", "content": "ok"},
+            ],
+        },
+    }
     broken = json.dumps(event, ensure_ascii=True)[:-2]  # cut: invalid JSON, ASCII escapes
     part = parse_lines([broken.encode()], "2024-05/x.jsonl", "2024-05", salt="s")
     raw = part.rejects["raw"][0]

@@ -35,8 +35,9 @@ def _pg_bin() -> Path | None:
     if found:
         return Path(found).parent
     # Debian keeps the server binaries off PATH, one folder per major version
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                        key=lambda p: int(Path(p).parts[-3]))
+    candidates = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3])
+    )
     return Path(candidates[-1]).parent if candidates else None
 
 
@@ -73,18 +74,45 @@ def postgres() -> Iterator[dict[str, str]]:
     if prefix:
         shutil.chown(base, user="postgres")
     data = base / "data"
-    run = lambda *args, **kw: subprocess.run([*prefix, *map(str, args)], capture_output=True,  # noqa: E731
-                                               text=True, timeout=120, **kw)
-    init = run(pg_bin / "initdb", "-D", data, "-A", "trust", "-U", USER, "-E", "UTF8",
-               "--locale=C", "--no-sync")
+    run = lambda *args, **kw: subprocess.run(
+        [*prefix, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )
+    init = run(
+        pg_bin / "initdb",
+        "-D",
+        data,
+        "-A",
+        "trust",
+        "-U",
+        USER,
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+    )
     assert init.returncode == 0, init.stderr
     # Postgres cannot bind port 0, so take a port the kernel just handed out and retry in
     # the rare case another process grabbed it in between
     for _attempt in range(5):
         port = _free_port()
         options = f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off"
-        started = run(pg_bin / "pg_ctl", "-D", data, "-o", options, "-l", base / "server.log",
-                      "-w", "-t", "60", "start")
+        started = run(
+            pg_bin / "pg_ctl",
+            "-D",
+            data,
+            "-o",
+            options,
+            "-l",
+            base / "server.log",
+            "-w",
+            "-t",
+            "60",
+            "start",
+        )
         if started.returncode == 0:
             break
     else:
@@ -98,8 +126,13 @@ def postgres() -> Iterator[dict[str, str]]:
         with con.cursor() as cur:
             cur.execute(f"create database {DB}")
         con.close()
-        yield {"DAGSTER_PG_HOST": "127.0.0.1", "DAGSTER_PG_PORT": str(port),
-               "DAGSTER_PG_USERNAME": USER, "DAGSTER_PG_PASSWORD": "", "DAGSTER_PG_DB": DB}
+        yield {
+            "DAGSTER_PG_HOST": "127.0.0.1",
+            "DAGSTER_PG_PORT": str(port),
+            "DAGSTER_PG_USERNAME": USER,
+            "DAGSTER_PG_PASSWORD": "",
+            "DAGSTER_PG_DB": DB,
+        }
     finally:
         run(pg_bin / "pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
         shutil.rmtree(base, ignore_errors=True)
@@ -120,8 +153,12 @@ def pg_home(postgres, tmp_path, monkeypatch) -> Path:
 def _query(postgres: dict[str, str], sql: str) -> list[tuple]:
     import psycopg2
 
-    con = psycopg2.connect(host=postgres["DAGSTER_PG_HOST"], port=int(postgres["DAGSTER_PG_PORT"]),
-                           user=postgres["DAGSTER_PG_USERNAME"], dbname=postgres["DAGSTER_PG_DB"])
+    con = psycopg2.connect(
+        host=postgres["DAGSTER_PG_HOST"],
+        port=int(postgres["DAGSTER_PG_PORT"]),
+        user=postgres["DAGSTER_PG_USERNAME"],
+        dbname=postgres["DAGSTER_PG_DB"],
+    )
     try:
         with con.cursor() as cur:
             cur.execute(sql)
@@ -134,9 +171,22 @@ def test_partitioned_materialization_lands_in_postgres(arena_env, postgres, pg_h
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 60, seed=3)
     dagster = str(Path(sys.executable).with_name("dagster"))
     proc = subprocess.run(
-        [dagster, "asset", "materialize", "-m", "arena_assets.definitions",
-         "--select", "raw_logs,raw_rejects", "--partition", MONTH],
-        cwd=tmp_path, env=dict(os.environ), capture_output=True, text=True, timeout=400,
+        [
+            dagster,
+            "asset",
+            "materialize",
+            "-m",
+            "arena_assets.definitions",
+            "--select",
+            "raw_logs,raw_rejects",
+            "--partition",
+            MONTH,
+        ],
+        cwd=tmp_path,
+        env=dict(os.environ),
+        capture_output=True,
+        text=True,
+        timeout=400,
     )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
@@ -149,8 +199,10 @@ def test_partitioned_materialization_lands_in_postgres(arena_env, postgres, pg_h
         f"where dagster_event_type = 'ASSET_MATERIALIZATION' and run_id = '{run_id}' order by 1",
     )
     assert materialized == [('["raw_logs"]', MONTH), ('["raw_rejects"]', MONTH)]
-    checks = _query(postgres, "select count(*) from event_logs "
-                              "where dagster_event_type = 'ASSET_CHECK_EVALUATION'")
+    checks = _query(
+        postgres,
+        "select count(*) from event_logs where dagster_event_type = 'ASSET_CHECK_EVALUATION'",
+    )
     assert checks[0][0] >= 1  # the conservation check ran and was recorded there too
     keys = {k for (k,) in _query(postgres, "select asset_key from asset_keys")}
     assert {'["raw_logs"]', '["raw_rejects"]'} <= keys
@@ -174,12 +226,17 @@ def test_sensor_ticks_against_postgres(arena_env, postgres, pg_home):
     simulate_months(arena_env["ARENA_RAW_ROOT"], [month], 20, seed=4)
     with dg.DagsterInstance.get() as instance:
         assert type(instance.run_storage).__name__ == "PostgresRunStorage"
-        with dg.build_sensor_context(instance=instance, resources=defs.resources,
-                                     sensor_name=sensor.name) as context:
+        with dg.build_sensor_context(
+            instance=instance, resources=defs.resources, sensor_name=sensor.name
+        ) as context:
             result = sensor(context)
         assert [r.partition_key for r in result.run_requests] == [month], result
-        with dg.build_sensor_context(instance=instance, cursor=result.cursor,
-                                     resources=defs.resources, sensor_name=sensor.name) as context:
+        with dg.build_sensor_context(
+            instance=instance,
+            cursor=result.cursor,
+            resources=defs.resources,
+            sensor_name=sensor.name,
+        ) as context:
             again = sensor(context)
         assert again.run_requests == []
         assert "no new or changed raw files" in again.skip_reason.skip_message

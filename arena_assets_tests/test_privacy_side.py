@@ -11,11 +11,11 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.ingest import parse_lines
 from arena_assets.privacy.preview import safe_preview
 from arena_assets.privacy.rejects import blank_identities, scrub_reject
 from arena_assets.privacy.retention import apply_retention, oldest_kept_month
-from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.storage import Lake
 from arena_assets_tests.test_ingest import MONTH, chat, line
 
@@ -33,20 +33,23 @@ def accepted_hash(**identity: object) -> str:
     return parse_lines([line(event)], "2024-05/x.jsonl", MONTH, salt="s").raw_logs["user_hash"][0]
 
 
-@pytest.mark.parametrize("raw", [
-    # escaped keys, any case of the hex digits
-    b'{"type":"upvote","user\\u005fid":"' + USER.encode() + b'","event_id":"e"}',
-    b'{"type":"upvote","user\\u005Fid":"' + USER.encode() + b'","event_id":"e"}',
-    b'{"type":"upvote","\\u0069p":"' + IP.encode() + b'","event_id":"e"}',
-    b'{"type":"upvote","\\u0069\\u0070" : "' + IP.encode() + b'","event_id":"e"}',
-    # non-string values
-    b'{"type":"chat","ip":19851100023,"event_id":"e"}',
-    b'{"type":"chat","ip":["' + IP.encode() + b'", 1],"event_id":"e"}',
-    b'{"type":"chat","user_id":{"id":"' + USER.encode() + b'","ip":"' + IP.encode() + b'"}}',
-    # cut off inside the value (invalid JSON)
-    b'{"type":"chat","event_id":"e","ip":"' + IP.encode(),
-    b'{"type":"chat","event_id":"e","user_id":["' + USER.encode(),
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        # escaped keys, any case of the hex digits
+        b'{"type":"upvote","user\\u005fid":"' + USER.encode() + b'","event_id":"e"}',
+        b'{"type":"upvote","user\\u005Fid":"' + USER.encode() + b'","event_id":"e"}',
+        b'{"type":"upvote","\\u0069p":"' + IP.encode() + b'","event_id":"e"}',
+        b'{"type":"upvote","\\u0069\\u0070" : "' + IP.encode() + b'","event_id":"e"}',
+        # non-string values
+        b'{"type":"chat","ip":19851100023,"event_id":"e"}',
+        b'{"type":"chat","ip":["' + IP.encode() + b'", 1],"event_id":"e"}',
+        b'{"type":"chat","user_id":{"id":"' + USER.encode() + b'","ip":"' + IP.encode() + b'"}}',
+        # cut off inside the value (invalid JSON)
+        b'{"type":"chat","event_id":"e","ip":"' + IP.encode(),
+        b'{"type":"chat","event_id":"e","user_id":["' + USER.encode(),
+    ],
+)
 def test_identity_fields_are_blanked_whatever_their_form(raw: bytes) -> None:
     rej = rejects_of(raw).row(0, named=True)
     for secret in (IP, USER, "19851100023"):
@@ -74,11 +77,11 @@ def test_a_value_cut_at_the_length_limit_does_not_survive() -> None:
     pad = "x" * (REJECT_RAW_CHARS - len(head) - len('"<USER>"') + len(f'"{IP}"') - 8)
     text = head + pad + " " + EMAIL + ' tail"}'
     # cut first, the first half of the address would be left: no pattern matches "jane.ro"
-    assert EMAIL[:7] in (head + pad + " " + EMAIL)[:REJECT_RAW_CHARS + len(IP)]
+    assert EMAIL[:7] in (head + pad + " " + EMAIL)[: REJECT_RAW_CHARS + len(IP)]
     rej = rejects_of(text.encode()).row(0, named=True)
     assert len(rej["raw"]) <= REJECT_RAW_CHARS
     assert "jane" not in rej["raw"] and "example" not in rej["raw"]
-    detail, raw, _ = scrub_reject(text, "")
+    _detail, raw, _ = scrub_reject(text, "")
     assert raw == rej["raw"]
 
 
@@ -89,8 +92,12 @@ def test_rejects_carry_the_same_user_hash_as_accepted_rows() -> None:
         line(chat(user_id=USER, ip=IP, type="share")),
         b"not json at all",
     )
-    assert rejects["user_hash"].to_list() == [accepted_hash(ip=IP), accepted_hash(ip=IP),
-                                              accepted_hash(user_id=USER), None]
+    assert rejects["user_hash"].to_list() == [
+        accepted_hash(ip=IP),
+        accepted_hash(ip=IP),
+        accepted_hash(user_id=USER),
+        None,
+    ]
 
 
 def test_blank_identities_reports_what_it_found() -> None:
@@ -101,11 +108,16 @@ def test_blank_identities_reports_what_it_found() -> None:
 
 # -- Dagster metadata and logs --------------------------------------------------------------
 def test_previews_show_no_text_and_no_identity() -> None:
-    frame = pl.DataFrame({
-        "event_id": ["e-1"], "user_hash": ["0123456789abcdef0123"], "ip": [IP],
-        "messages": [[{"role": "user", "content": f"mail {EMAIL}"}]],
-        "first_prompt": [f"reach me at {EMAIL} " + "y" * 500], "detail": [f"from {IP}"],
-    })
+    frame = pl.DataFrame(
+        {
+            "event_id": ["e-1"],
+            "user_hash": ["0123456789abcdef0123"],
+            "ip": [IP],
+            "messages": [[{"role": "user", "content": f"mail {EMAIL}"}]],
+            "first_prompt": [f"reach me at {EMAIL} " + "y" * 500],
+            "detail": [f"from {IP}"],
+        }
+    )
     preview = safe_preview(frame)
     assert preview.columns == ["event_id", "user_hash", "first_prompt", "detail"]
     text = str(preview.rows())
@@ -122,19 +134,25 @@ def test_dagster_events_and_logs_hold_no_raw_identity_or_text(arena_env: dict[st
     good["state"]["messages"][0]["content"] = f"hello, write to {EMAIL}"
     bad = chat("e-2", user_id=USER, type="share")
     bad["state"]["messages"][0]["content"] = f"{EMAIL} again"
-    (folder / "a.jsonl").write_bytes(line(good) + b"\n" + line(bad) + b"\n"
-                                     + b'{"\\u0069p":"' + IP.encode() + b'", "broken"\n')
+    (folder / "a.jsonl").write_bytes(
+        line(good) + b"\n" + line(bad) + b"\n" + b'{"\\u0069p":"' + IP.encode() + b'", "broken"\n'
+    )
     (folder / "notes.txt").write_text("operator notes, not logs")
     instance = dg.DagsterInstance.ephemeral()
     defs = load_defs()
-    result = dg.materialize(assets=list(defs.assets or []), resources=defs.resources,
-                            partition_key=MONTH, instance=instance,
-                            selection=dg.AssetSelection.assets("raw_logs", "raw_rejects",
-                                                               "conversations"))
+    result = dg.materialize(
+        assets=list(defs.assets or []),
+        resources=defs.resources,
+        partition_key=MONTH,
+        instance=instance,
+        selection=dg.AssetSelection.assets("raw_logs", "raw_rejects", "conversations"),
+    )
     assert result.success
     texts = [str(e) for e in result.all_events]
-    texts += [orjson.dumps(r.event_log_entry.to_json()).decode()
-              for r in instance.get_records_for_run(result.run_id).records]
+    texts += [
+        orjson.dumps(r.event_log_entry.to_json()).decode()
+        for r in instance.get_records_for_run(result.run_id).records
+    ]
     blob = "\n".join(texts)
     assert "notes.txt" in blob  # the skipped file is named in the run's log / metadata
     # redacted text (a conversation's first prompt) may show; the raw values never

@@ -25,22 +25,56 @@ def _conversations() -> pl.DataFrame:
     rows = [
         ("c1", "k-text", "hello there", [_msg("user", "hello there"), _msg("assistant", "hi")]),
         ("c2", "k-text", "hello there", [_msg("user", "hello there")]),
-        ("c3", "k-img", "what is this", [_msg("user", "what is this", ["sha256:aa"]), _msg("assistant", "a cat")]),
-        ("c4", "k-later", "describe", [_msg("user", "describe"), _msg("assistant", "what?"),
-                                        _msg("user", "this one", ["sha256:bb"])]),
+        (
+            "c3",
+            "k-img",
+            "what is this",
+            [_msg("user", "what is this", ["sha256:aa"]), _msg("assistant", "a cat")],
+        ),
+        (
+            "c4",
+            "k-later",
+            "describe",
+            [
+                _msg("user", "describe"),
+                _msg("assistant", "what?"),
+                _msg("user", "this one", ["sha256:bb"]),
+            ],
+        ),
         ("c5", "k-only-image", "", [_msg("user", "", ["sha256:cc", "sha256:dd"])]),
         ("c6", "k-mixed", "same text", [_msg("user", "same text")]),
-        ("c0", "k-mixed", "same text", [_msg("user", "same text", ["sha256:ee"])]),  # earlier id, imaged
+        (
+            "c0",
+            "k-mixed",
+            "same text",
+            [_msg("user", "same text", ["sha256:ee"])],
+        ),  # earlier id, imaged
         ("c7", "k-empty", None, []),
     ]
     frame = pl.DataFrame(
-        {"conv_id": [r[0] for r in rows], "dedup_key": [r[1] for r in rows], "first_prompt": [r[2] for r in rows],
-         "messages": [r[3] for r in rows], "language": ["en"] * len(rows)},
-        schema={"conv_id": pl.String, "dedup_key": pl.String, "first_prompt": pl.String,
-                "messages": pl.List(MESSAGE_TYPE), "language": pl.String})
+        {
+            "conv_id": [r[0] for r in rows],
+            "dedup_key": [r[1] for r in rows],
+            "first_prompt": [r[2] for r in rows],
+            "messages": [r[3] for r in rows],
+            "language": ["en"] * len(rows),
+        },
+        schema={
+            "conv_id": pl.String,
+            "dedup_key": pl.String,
+            "first_prompt": pl.String,
+            "messages": pl.List(MESSAGE_TYPE),
+            "language": pl.String,
+        },
+    )
     # as the clean stage counts them: every image of every message
-    return frame.with_columns(n_images=pl.col("messages").list.eval(
-        pl.element().struct.field("images").list.len()).list.sum().fill_null(0).cast(pl.Int32))
+    return frame.with_columns(
+        n_images=pl.col("messages")
+        .list.eval(pl.element().struct.field("images").list.len())
+        .list.sum()
+        .fill_null(0)
+        .cast(pl.Int32)
+    )
 
 
 @pytest.mark.parametrize("with_count", [True, False], ids=["n_images", "older-partition"])
@@ -57,9 +91,20 @@ def test_same_prompts_as_reading_every_message(tmp_path, with_count):
     # the rule written out: a prompt is vision when the first user turn of any of its
     # conversations has an image (an image in a later turn does not count)
     assert dict(got.select("dedup_key", "is_vision").iter_rows()) == {
-        "k-text": False, "k-img": True, "k-later": False, "k-only-image": True, "k-mixed": True, "k-empty": False}
+        "k-text": False,
+        "k-img": True,
+        "k-later": False,
+        "k-only-image": True,
+        "k-mixed": True,
+        "k-empty": False,
+    }
     if with_count:  # only the conversations with images had their messages read
-        assert set(read.filter(pl.col("messages").is_not_null())["conv_id"]) == {"c0", "c3", "c4", "c5"}
+        assert set(read.filter(pl.col("messages").is_not_null())["conv_id"]) == {
+            "c0",
+            "c3",
+            "c4",
+            "c5",
+        }
     else:
         assert read["messages"].null_count() == 0
 

@@ -18,13 +18,28 @@ def _battles(seed: int = 1) -> pl.DataFrame:
     votes = sample_bt_battles({"m1": 1100, "m2": 1000, "m3": 950, "m4": 900}, 3_000, seed=seed)
     n = votes.height
     rng = np.random.default_rng(seed)
-    return votes.select("model_a", "model_b", "winner").with_columns(
-        keep=pl.Series(rng.random(n) > 0.1),
-        language=pl.Series(rng.choice(["en", "de", None], n).tolist(), dtype=pl.String),
-        **{f"{f}_{s}": pl.Series(rng.integers(0, 50, n)) for f in
-           ("sum_assistant_tokens", "header_count", "ordered_list_count",
-            "unordered_list_count", "list_count", "bold_count") for s in "ab"},
-    ).with_columns(removed_reason=pl.when(pl.col("keep")).then(None).otherwise(pl.lit("daily_cap")))
+    return (
+        votes.select("model_a", "model_b", "winner")
+        .with_columns(
+            keep=pl.Series(rng.random(n) > 0.1),
+            language=pl.Series(rng.choice(["en", "de", None], n).tolist(), dtype=pl.String),
+            **{
+                f"{f}_{s}": pl.Series(rng.integers(0, 50, n))
+                for f in (
+                    "sum_assistant_tokens",
+                    "header_count",
+                    "ordered_list_count",
+                    "unordered_list_count",
+                    "list_count",
+                    "bold_count",
+                )
+                for s in "ab"
+            },
+        )
+        .with_columns(
+            removed_reason=pl.when(pl.col("keep")).then(None).otherwise(pl.lit("daily_cap"))
+        )
+    )
 
 
 def test_cells_count_every_battle_and_aggregate_like_the_rows():
@@ -48,14 +63,20 @@ def test_cells_count_every_battle_and_aggregate_like_the_rows():
 def test_boards_from_two_months_of_cells_equal_the_boards_of_their_rows():
     jan, feb = _battles(1), _battles(2)
     options = board_options(bootstrap_rounds=10, min_battles=10)
-    from_rows, _ = arena_boards(pl.concat([jan, feb]), month="2024-02", options=options,
-                                min_category_battles=500)
+    from_rows, _ = arena_boards(
+        pl.concat([jan, feb]), month="2024-02", options=options, min_category_battles=500
+    )
     cells = pl.concat([battle_cells(jan, "2024-01"), battle_cells(feb, "2024-02")])
     style = pl.concat([jan, feb]).select(
-        "keep", "model_a", "model_b", "winner",
-        *[c for c in jan.columns if c.endswith(("_a", "_b")) and c not in ("model_a", "model_b")])
-    from_cells, info = boards_from_cells(cells, style, month="2024-02", options=options,
-                                         min_category_battles=500)
+        "keep",
+        "model_a",
+        "model_b",
+        "winner",
+        *[c for c in jan.columns if c.endswith(("_a", "_b")) and c not in ("model_a", "model_b")],
+    )
+    from_cells, info = boards_from_cells(
+        cells, style, month="2024-02", options=options, min_category_battles=500
+    )
     assert from_rows.equals(from_cells)
     assert {"overall", "style_control", "language:en", "language:de"} == set(from_cells["board"])
     assert info["removed_by_reason"] == {"daily_cap": (~pl.concat([jan, feb])["keep"]).sum()}
@@ -65,13 +86,23 @@ def test_quality_figures_on_hand_written_frames():
     frame = pl.DataFrame({"id": ["a", "b", "b", None], "x": [1, 2, 3, 4]})
     assert quality.duplicate_keys(frame, ["id"]) == 1
     assert quality.null_counts(frame, ["id", "x"]) == {"id": 1}
-    assert quality.schema_mismatches(frame, {"id": pl.String, "x": pl.Float64, "y": pl.Int64}) \
-        == ["x: Int64 (expected Float64)", "y: missing"]
-    boards = pl.DataFrame({"rating": [1000.0, 1010.0, 990.0, 1000.0],
-                           "lower": [990.0, 1020.0, float("nan"), 500.0],
-                           "upper": [1010.0, 1030.0, 1000.0, 1500.0]})
+    assert quality.schema_mismatches(frame, {"id": pl.String, "x": pl.Float64, "y": pl.Int64}) == [
+        "x: Int64 (expected Float64)",
+        "y: missing",
+    ]
+    boards = pl.DataFrame(
+        {
+            "rating": [1000.0, 1010.0, 990.0, 1000.0],
+            "lower": [990.0, 1020.0, float("nan"), 500.0],
+            "upper": [1010.0, 1030.0, 1000.0, 1500.0],
+        }
+    )
     assert quality.interval_problems(boards) == {
-        "not_finite": 1, "inverted": 0, "rating_outside": 1, "too_wide": 1}
+        "not_finite": 1,
+        "inverted": 0,
+        "rating_outside": 1,
+        "too_wide": 1,
+    }
     assert quality.volume_ratio(50, 100) == 0.5 and quality.volume_ratio(5, None) is None
     assert quality.language_shift({"en": 50, "de": 50}, {"en": 100}) == 0.5
     assert quality.language_shift({"en": 1}, {}) is None
@@ -80,11 +111,20 @@ def test_quality_figures_on_hand_written_frames():
 
 
 def test_range_figures_on_hand_written_frames():
-    battles = pl.DataFrame({"winner": ["model_a", "tie", "draw", None],
-                            "model_a": ["x", "y", "x", "x"], "model_b": ["y", "y", "z", "y"],
-                            "keep": [True, True, False, True],
-                            "bold_count_a": [0, 1, -1, 2], "bold_count_b": [0, 0, 0, 0]})
+    battles = pl.DataFrame(
+        {
+            "winner": ["model_a", "tie", "draw", None],
+            "model_a": ["x", "y", "x", "x"],
+            "model_b": ["y", "y", "z", "y"],
+            "keep": [True, True, False, True],
+            "bold_count_a": [0, 1, -1, 2],
+            "bold_count_b": [0, 0, 0, 0],
+        }
+    )
     assert quality.battle_range_problems(battles) == {
-        "unknown_winner": 1, "negative_style_count": 1, "kept_self_battle": 1}
+        "unknown_winner": 1,
+        "negative_style_count": 1,
+        "kept_self_battle": 1,
+    }
     boards = pl.DataFrame({"rank": [1, 0], "rank_ub": [1, 1], "battles": [10, 0]})
     assert quality.board_range_problems(boards) == {"rank_below_1": 1, "no_battles": 1}

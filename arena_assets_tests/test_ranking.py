@@ -6,9 +6,9 @@ import math
 from pathlib import Path
 
 import numpy as np
+import orjson
 import polars as pl
 import pytest
-import orjson
 from scipy.optimize import minimize
 
 from arena_assets.ranking import (
@@ -20,6 +20,7 @@ from arena_assets.ranking import (
     true_ratings,
 )
 from arena_assets.ranking.leaderboard import rank_upper_bounds
+
 FACTOR = 400 / math.log(10)
 
 
@@ -31,9 +32,11 @@ def per_battle_reference(battles: pl.DataFrame, models: list[str]) -> np.ndarray
     idx = {m: i for i, m in enumerate(models)}
     a = np.array([idx[m] for m in battles["model_a"]])
     b = np.array([idx[m] for m in battles["model_b"]])
-    y = battles["winner"].replace_strict(
-        {"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}
-    ).to_numpy()
+    y = (
+        battles["winner"]
+        .replace_strict({"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5})
+        .to_numpy()
+    )
     k = len(models)
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
@@ -45,7 +48,9 @@ def per_battle_reference(battles: pl.DataFrame, models: list[str]) -> np.ndarray
         g = np.bincount(a, r, k) - np.bincount(b, r, k)
         return f, g[1:]
 
-    res = minimize(loss, np.zeros(k - 1), jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 10000})
+    res = minimize(
+        loss, np.zeros(k - 1), jac=True, method="BFGS", options={"gtol": 1e-9, "maxiter": 10000}
+    )
     beta = np.concatenate([[0.0], res.x])
     return FACTOR * (beta - beta.mean()) + 1000
 
@@ -139,12 +144,19 @@ def test_bootstrap_fits_are_exact(synthetic: pl.DataFrame) -> None:
     board = fit_bt(synthetic, ci="bootstrap", bootstrap_rounds=3, seed=9)
     seq = np.random.SeedSequence(9).spawn(1)[0]
     assert BOOTSTRAP_CHUNK >= 3
-    draw = np.random.default_rng(seq).multinomial(
-        agg.n_battles, agg.counts.ravel() / agg.n_battles, size=3
-    ).reshape(3, -1, 3)
+    draw = (
+        np.random.default_rng(seq)
+        .multinomial(agg.n_battles, agg.counts.ravel() / agg.n_battles, size=3)
+        .reshape(3, -1, 3)
+    )
     for r in range(3):
         beta, _ = fit_pairs(
-            agg.left, agg.right, draw[r].sum(1).astype(float), draw[r, :, 0] + 0.5 * draw[r, :, 2], 6, tol=1e-13
+            agg.left,
+            agg.right,
+            draw[r].sum(1).astype(float),
+            draw[r, :, 0] + 0.5 * draw[r, :, 2],
+            6,
+            tol=1e-13,
         )
         assert np.abs(FACTOR * beta + 1000 - board.bootstrap[r]).max() < 1e-5
 
@@ -159,7 +171,17 @@ def test_rank_upper_bound_definition() -> None:
 def test_board_columns_and_winrates(synthetic: pl.DataFrame) -> None:
     board = fit_bt(synthetic)
     t = board.table
-    assert {"model", "rating", "lower", "upper", "rank", "rank_ub", "battles", "ci_method", "ci_level"} <= set(t.columns)
+    assert {
+        "model",
+        "rating",
+        "lower",
+        "upper",
+        "rank",
+        "rank_ub",
+        "battles",
+        "ci_method",
+        "ci_level",
+    } <= set(t.columns)
     assert t["battles"].sum() == 2 * synthetic.height
     assert (t["rank_ub"] <= t["rank"]).all()
     wr = board.winrates
@@ -244,7 +266,9 @@ def test_style_control_needs_columns(synthetic: pl.DataFrame) -> None:
 def test_read_parquet_and_category(tmp_path: Path, synthetic: pl.DataFrame) -> None:
     frame = synthetic.with_columns(
         is_code=pl.int_range(pl.len()) % 3 == 0,
-        categories=pl.when(pl.int_range(pl.len()) % 2 == 0).then(pl.lit(["math"])).otherwise(pl.lit(["creative"])),
+        categories=pl.when(pl.int_range(pl.len()) % 2 == 0)
+        .then(pl.lit(["math"]))
+        .otherwise(pl.lit(["creative"])),
     )
     path = tmp_path / "b.parquet"
     frame.write_parquet(path)
@@ -280,7 +304,10 @@ def test_real_2024_clean_battles_with_style_and_category(real_data: Path) -> Non
     assert np.isfinite(ratings).all() and ratings.max() - ratings.min() < 1000
     assert {"won_all", "lost_all"} <= set(board.left_out.values())
     assert set(board.table["model"]).isdisjoint(board.left_out)
-    assert board.table.height + len(board.left_out) == battles["model_a"].append(battles["model_b"]).n_unique()
+    assert (
+        board.table.height + len(board.left_out)
+        == battles["model_a"].append(battles["model_b"]).n_unique()
+    )
     assert (board.table["lower"] != 1000.0).all()
     styled = fit_style_controlled(battles)
     assert styled.table.height == board.table.height and styled.left_out == board.left_out

@@ -30,8 +30,11 @@ def round_by_round(agg: Aggregated, rounds: int, seed: int) -> tuple[np.ndarray,
     k = agg.n_models
     out, kinds = [], []
     for size, seq in zip(sizes, seeds):
-        draw = np.random.default_rng(seq).multinomial(
-            agg.n_battles, agg.counts.ravel() / agg.n_battles, size=size).reshape(size, -1, 3)
+        draw = (
+            np.random.default_rng(seq)
+            .multinomial(agg.n_battles, agg.counts.ravel() / agg.n_battles, size=size)
+            .reshape(size, -1, 3)
+        )
         for d in draw:
             won, lost = d[:, 0] + d[:, 2] > 0, d[:, 1] + d[:, 2] > 0
             full_won = agg.counts[:, 0] + agg.counts[:, 2] > 0
@@ -42,20 +45,34 @@ def round_by_round(agg: Aggregated, rounds: int, seed: int) -> tuple[np.ndarray,
             _, label = connected_components(graph, directed=True, connection="strong")
             n = d.sum(axis=1)
             battles = np.bincount(agg.left, n, k) + np.bincount(agg.right, n, k)
-            best = min(set(label), key=lambda c: (-(label == c).sum(), -battles[label == c].sum(),
-                                                  np.flatnonzero(label == c)[0]))
+            best = min(
+                set(label),
+                key=lambda c: (
+                    -(label == c).sum(),
+                    -battles[label == c].sum(),
+                    np.flatnonzero(label == c)[0],
+                ),
+            )
             keep = label == best
             if keep.all():
-                kinds.append("intact" if (won >= full_won).all() and (lost >= full_lost).all()
-                             else "edges_lost")
+                kinds.append(
+                    "intact"
+                    if (won >= full_won).all() and (lost >= full_lost).all()
+                    else "edges_lost"
+                )
             else:
                 kinds.append("model_lost")
             beta = np.full(k, np.nan)
             cells = keep[agg.left] & keep[agg.right] & (n > 0)
             index = np.cumsum(keep) - 1
-            beta[keep], _ = fit_pairs(index[agg.left[cells]], index[agg.right[cells]],
-                                      n[cells].astype(float), d[cells, 0] + 0.5 * d[cells, 2],
-                                      int(keep.sum()), tol=1e-13)
+            beta[keep], _ = fit_pairs(
+                index[agg.left[cells]],
+                index[agg.right[cells]],
+                n[cells].astype(float),
+                d[cells, 0] + 0.5 * d[cells, 2],
+                int(keep.sum()),
+                tol=1e-13,
+            )
             out.append(beta)
     return np.array(out), kinds
 

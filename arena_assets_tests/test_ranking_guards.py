@@ -32,9 +32,14 @@ STYLE = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
 
 
 def _votes(*rows: tuple[str, str, str]) -> pl.DataFrame:
-    return pl.DataFrame({"model_a": [r[0] for r in rows], "model_b": [r[1] for r in rows],
-                         "winner": [r[2] for r in rows]},
-                        schema={"model_a": pl.String, "model_b": pl.String, "winner": pl.String})
+    return pl.DataFrame(
+        {
+            "model_a": [r[0] for r in rows],
+            "model_b": [r[1] for r in rows],
+            "winner": [r[2] for r in rows],
+        },
+        schema={"model_a": pl.String, "model_b": pl.String, "winner": pl.String},
+    )
 
 
 def _edge_cases() -> pl.DataFrame:
@@ -42,30 +47,46 @@ def _edge_cases() -> pl.DataFrame:
     core = sample_bt_battles({"m1": 1100, "m2": 1000, "m3": 900}, 3_000, seed=1)
     island = sample_bt_battles({"i1": 1300, "i2": 700}, 400, seed=2)
     extra = _votes(
-        ("champ", "m1", "model_a"), ("m2", "champ", "model_b"),  # never lost
-        ("m3", "loser", "model_a"), ("loser", "m1", "model_b"),  # never won
-        ("up1", "m1", "model_a"), ("up1", "up2", "model_a"), ("up2", "up1", "model_a"),
+        ("champ", "m1", "model_a"),
+        ("m2", "champ", "model_b"),  # never lost
+        ("m3", "loser", "model_a"),
+        ("loser", "m1", "model_b"),  # never won
+        ("up1", "m1", "model_a"),
+        ("up1", "up2", "model_a"),
+        ("up2", "up1", "model_a"),
         ("up2", "m2", "model_a"),  # the group {up1, up2} never lost (or tied) to the core
-        ("m3", "dn1", "model_a"), ("dn1", "dn2", "model_a"), ("dn2", "dn1", "model_a"),
+        ("m3", "dn1", "model_a"),
+        ("dn1", "dn2", "model_a"),
+        ("dn2", "dn1", "model_a"),
     )
-    return pl.concat([core.select("model_a", "model_b", "winner"),
-                      island.select("model_a", "model_b", "winner"), extra])
+    return pl.concat(
+        [
+            core.select("model_a", "model_b", "winner"),
+            island.select("model_a", "model_b", "winner"),
+            extra,
+        ]
+    )
 
 
 def _with_style(battles: pl.DataFrame) -> pl.DataFrame:
     rng = np.random.default_rng(5)
-    return battles.with_columns(**{f"{f}_{s}": pl.Series(rng.integers(0, 6, battles.height))
-                                   for f in STYLE for s in "ab"})
+    return battles.with_columns(
+        **{f"{f}_{s}": pl.Series(rng.integers(0, 6, battles.height)) for f in STYLE for s in "ab"}
+    )
 
 
 def test_each_unratable_model_is_left_out_with_its_reason() -> None:
     board = fit_bt(_edge_cases())
     assert sorted(board.table["model"]) == ["m1", "m2", "m3"]
     assert board.left_out == {
-        "i1": "not_connected", "i2": "not_connected",
-        "champ": "won_all", "loser": "lost_all",
-        "up1": "above_ranked", "up2": "above_ranked",
-        "dn1": "below_ranked", "dn2": "below_ranked",
+        "i1": "not_connected",
+        "i2": "not_connected",
+        "champ": "won_all",
+        "loser": "lost_all",
+        "up1": "above_ranked",
+        "up2": "above_ranked",
+        "dn1": "below_ranked",
+        "dn2": "below_ranked",
     }
     assert set(board.left_out.values()) <= set(LEFT_OUT_REASONS)
     assert np.isfinite(board.table["rating"].to_numpy()).all()
@@ -95,8 +116,12 @@ def test_the_solver_refuses_data_without_maximum_likelihood() -> None:
 def test_a_resample_without_a_model_leaves_it_missing_not_at_1000() -> None:
     # "rare" has 2 battles, one won one lost: many resamples draw neither or only one
     core = sample_bt_battles({"a": 1100, "b": 1000, "c": 900}, 2_000, seed=3)
-    battles = pl.concat([core.select("model_a", "model_b", "winner"),
-                         _votes(("rare", "a", "model_a"), ("rare", "b", "model_b"))])
+    battles = pl.concat(
+        [
+            core.select("model_a", "model_b", "winner"),
+            _votes(("rare", "a", "model_a"), ("rare", "b", "model_b")),
+        ]
+    )
     board = fit_bt(battles, bootstrap_rounds=200, ci="bootstrap", seed=1)
     rare = board.models.index("rare")
     column = board.bootstrap[:, rare]
@@ -116,9 +141,12 @@ def test_style_fit_gets_the_same_guards() -> None:
     assert np.isfinite(styled.table["rating"].to_numpy()).all()
     assert styled.coefficients["coef"].is_finite().all()
     # a feature that never varies, or repeats another, gets no coefficient (no ridge)
-    flat = battles.with_columns(bold_count_a=pl.lit(0), bold_count_b=pl.lit(0),
-                                list_count_a=pl.col("header_count_a"),
-                                list_count_b=pl.col("header_count_b"))
+    flat = battles.with_columns(
+        bold_count_a=pl.lit(0),
+        bold_count_b=pl.lit(0),
+        list_count_a=pl.col("header_count_a"),
+        list_count_b=pl.col("header_count_b"),
+    )
     styled = fit_style_controlled(flat)
     assert styled.meta["features_left_out"] == {"list_count": "collinear", "bold_count": "constant"}
     coef = dict(styled.coefficients.select("feature", "coef").iter_rows())
@@ -131,22 +159,29 @@ def test_fastchat_style_normalisation_is_an_option() -> None:
 
     assert style_differences([3, 0], [1, 0]).tolist() == [0.5, 0.0]
     assert style_differences([3, 0], [1, 0], "ratio_plus_one").tolist() == [0.4, 0.0]
-    battles = sample_bt_battles({"a": 1000, "b": 1050, "c": 990}, 3000, seed=4,
-                                style_coef={"bold_count": 0.3})
+    battles = sample_bt_battles(
+        {"a": 1000, "b": 1050, "c": 990}, 3000, seed=4, style_coef={"bold_count": 0.3}
+    )
     one = fit_style_controlled(battles)
     two = fit_style_controlled(battles, style_norm="ratio_plus_one")
     assert not np.allclose(one.theta, two.theta)
 
 
-@pytest.mark.parametrize("options, message", [
-    (dict(bootstrap_rounds=-1), "bootstrap rounds must be >= 0"),
-    (dict(anchor=("nobody", 1000.0)), "anchor model 'nobody' is not in the battles"),
-    (dict(anchor=("champ", 1000.0)), "anchor model 'champ' is left out of the board (won_all)"),
-])
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        (dict(bootstrap_rounds=-1), "bootstrap rounds must be >= 0"),
+        (dict(anchor=("nobody", 1000.0)), "anchor model 'nobody' is not in the battles"),
+        (dict(anchor=("champ", 1000.0)), "anchor model 'champ' is left out of the board (won_all)"),
+    ],
+)
 def test_bad_options_are_input_errors(options: dict, message: str) -> None:
     with pytest.raises(RankingInputError) as err:
-        fit_bt(_edge_cases(), FitOptions(**options) if "bootstrap_rounds" in options else None,
-               **({} if "bootstrap_rounds" in options else options))
+        fit_bt(
+            _edge_cases(),
+            FitOptions(**options) if "bootstrap_rounds" in options else None,
+            **({} if "bootstrap_rounds" in options else options),
+        )
     assert message in str(err.value)
 
 
@@ -185,15 +220,23 @@ def _write(tmp_path: Path, frame: pl.DataFrame) -> Path:
     return path
 
 
-@pytest.mark.parametrize("case, extra, message", [
-    ("unknown_winner", [], "unknown winner ('left')"),
-    ("anchor_absent", ["--anchor", "nobody=1000"], "anchor model 'nobody' is not in the battles"),
-    ("empty", [], "no battles in"),
-    ("one_model", [], "a leaderboard needs two"),
-    ("negative_bootstrap", ["--bootstrap", "-5"], "--bootstrap must be >= 0, got -5"),
-])
-def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str, extra: list[str],
-                                              message: str) -> None:
+@pytest.mark.parametrize(
+    "case, extra, message",
+    [
+        ("unknown_winner", [], "unknown winner ('left')"),
+        (
+            "anchor_absent",
+            ["--anchor", "nobody=1000"],
+            "anchor model 'nobody' is not in the battles",
+        ),
+        ("empty", [], "no battles in"),
+        ("one_model", [], "a leaderboard needs two"),
+        ("negative_bootstrap", ["--bootstrap", "-5"], "--bootstrap must be >= 0, got -5"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, case: str, extra: list[str], message: str
+) -> None:
     frames = {
         "unknown_winner": _votes(("a", "b", "model_a"), ("b", "a", "left")),
         "anchor_absent": _edge_cases(),
@@ -203,9 +246,20 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str, extra: 
     }
     path = _write(tmp_path, frames[case])
     # from the shell, as a user runs it: exit status and stderr are what they see
-    proc = subprocess.run([sys.executable, "-m", "arena_assets.cli", "leaderboard", str(path),
-                           "--out", str(tmp_path / "o.parquet"), *extra],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena_assets.cli",
+            "leaderboard",
+            str(path),
+            "--out",
+            str(tmp_path / "o.parquet"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
@@ -218,18 +272,28 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path: Path, case: str, extra: 
 def test_assets_list_left_out_models_in_metadata(arena_env: dict[str, str], monkeypatch) -> None:
     monkeypatch.setenv("ARENA_MIN_BATTLES", "1")  # the one-battle edge cases stay in play
     battles = _with_style(_edge_cases()).with_columns(
-        keep=pl.lit(True), removed_reason=pl.lit(None, pl.String), language=pl.lit("en"))
+        keep=pl.lit(True), removed_reason=pl.lit(None, pl.String), language=pl.lit("en")
+    )
     Lake(arena_env["ARENA_LAKE_ROOT"]).write("battles", "2024-01", battles)
     result = materialize("2024-01", "arena_leaderboard,leaderboard_history")
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"intervals_contain_ratings": True, "rating_move_alarm": True, "interval_width_sane": True,
-                      "schema_matches": True, "keys_unique_and_present": True,
-                      "values_in_range": True}
-    meta = {e.asset_key.path[-1]: e.materialization.metadata
-            for e in result.get_asset_materialization_events()}
+    assert checks == {
+        "intervals_contain_ratings": True,
+        "rating_move_alarm": True,
+        "interval_width_sane": True,
+        "schema_matches": True,
+        "keys_unique_and_present": True,
+        "values_in_range": True,
+    }
+    meta = {
+        e.asset_key.path[-1]: e.materialization.metadata
+        for e in result.get_asset_materialization_events()
+    }
     left_out = meta["arena_leaderboard"]["models_left_out"].value
-    assert left_out["overall"]["champ"] == "won_all" and left_out["overall"]["i1"] == "not_connected"
+    assert (
+        left_out["overall"]["champ"] == "won_all" and left_out["overall"]["i1"] == "not_connected"
+    )
     assert left_out["style_control"] == left_out["overall"]
     boards = Lake(arena_env["ARENA_LAKE_ROOT"]).read("arena_leaderboard", "2024-01")
     assert set(boards["model"]) == {"m1", "m2", "m3"}
@@ -248,10 +312,21 @@ def test_style_bootstrap_survives_resamples_where_a_feature_is_constant():
     rows = []
     for i in range(60):
         a, b = rng.choice(["m1", "m2", "m3", "m4"], 2, replace=False)
-        rows.append({"model_a": a, "model_b": b, "winner": ("model_a", "model_b", "tie")[i % 3],
-                     "sum_assistant_tokens_a": 100 + 50 * (i % 4), "sum_assistant_tokens_b": 120,
-                     "header_count_a": 3 if i == 0 else 0, "header_count_b": 0,
-                     "list_count_a": 0, "list_count_b": 0, "bold_count_a": 0, "bold_count_b": 0})
+        rows.append(
+            {
+                "model_a": a,
+                "model_b": b,
+                "winner": ("model_a", "model_b", "tie")[i % 3],
+                "sum_assistant_tokens_a": 100 + 50 * (i % 4),
+                "sum_assistant_tokens_b": 120,
+                "header_count_a": 3 if i == 0 else 0,
+                "header_count_b": 0,
+                "list_count_a": 0,
+                "list_count_b": 0,
+                "bold_count_a": 0,
+                "bold_count_b": 0,
+            }
+        )
     board = fit_style_controlled(pl.DataFrame(rows), ci="bootstrap", bootstrap_rounds=40, seed=1)
     table = board.table
     assert table.height >= 2

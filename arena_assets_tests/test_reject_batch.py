@@ -19,18 +19,40 @@ EMAIL = "jane.roe@example.org"
 PHONE = "+1 415 555 0199"
 
 LINES = [
-    (b'{"type":"chat","ip":"' + IP.encode() + b'","state":{"messages":"mail ' + EMAIL.encode()
-     + b'"}}', f"wrong_type: ip {IP} seen"),
+    (
+        b'{"type":"chat","ip":"'
+        + IP.encode()
+        + b'","state":{"messages":"mail '
+        + EMAIL.encode()
+        + b'"}}',
+        f"wrong_type: ip {IP} seen",
+    ),
     (b'{"type":"chat","user_id":"u-12345","note":"call ' + PHONE.encode() + b'"', ""),
-    (b'{"type":"upvote","text":"' + b"x" * (REJECT_RAW_CHARS - 10) + b" " + EMAIL.encode()
-     + b'"}', "line_too_long"),
+    (
+        b'{"type":"upvote","text":"'
+        + b"x" * (REJECT_RAW_CHARS - 10)
+        + b" "
+        + EMAIL.encode()
+        + b'"}',
+        "line_too_long",
+    ),
     (b'\xff\xfe{"ip":"' + IP.encode() + b'"}', "byte 0: invalid start byte"),
     (b"", ""),
     (b'{"judge":"u-judge-99","content":"nothing personal"}', "missing_type"),
     # longer than the redaction window: an e-mail across the kept length, a phone past
     # the window (never kept, never read)
-    (b'{"type":"chat","ip":"' + IP.encode() + b'","text":"' + b"y " * (REJECT_RAW_CHARS // 2 - 30)
-     + EMAIL.encode() + b" " + b"z " * REDACT_WINDOW_CHARS + PHONE.encode() + b'"}', "absurd_length"),
+    (
+        b'{"type":"chat","ip":"'
+        + IP.encode()
+        + b'","text":"'
+        + b"y " * (REJECT_RAW_CHARS // 2 - 30)
+        + EMAIL.encode()
+        + b" "
+        + b"z " * REDACT_WINDOW_CHARS
+        + PHONE.encode()
+        + b'"}',
+        "absurd_length",
+    ),
 ]
 
 
@@ -53,7 +75,7 @@ def test_redaction_reads_a_window_that_covers_what_is_kept() -> None:
     assert REDACT_WINDOW_CHARS >= 5 * REJECT_RAW_CHARS
     for tail in (0, 10, 10 * REDACT_WINDOW_CHARS):
         text = ("w " * (REJECT_RAW_CHARS // 2 - 4) + EMAIL + " " + "q" * tail).encode()
-        detail, raw, _ = scrub_reject_line(text, "line_too_long")
+        _detail, raw, _ = scrub_reject_line(text, "line_too_long")
         assert "<EMAIL>" in raw and "jane" not in raw and "example" not in raw
         assert raw == redact_rejects([""], [text.decode()])[1][0]
 

@@ -11,7 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import duckdb
@@ -19,6 +19,8 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
+from arena_assets.contracts import PII_TYPES
 from arena_assets.release import (
     BATTLE_SCHEMA,
     CHAT_SCHEMA,
@@ -28,8 +30,6 @@ from arena_assets.release import (
     release_salt,
     write_month_release,
 )
-from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
-from arena_assets.contracts import PII_TYPES
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -45,8 +45,9 @@ def month_tables(tmp_path_factory):
     root = tmp_path_factory.mktemp("release_lake")
     with pytest.MonkeyPatch.context() as mp:
         env = conftest.arena_env.__wrapped__(root, mp)  # the same variables every test uses
-        simulate_months(env["ARENA_RAW_ROOT"], [MONTH], 200, seed=11,
-                        config=WorldConfig(pii_rate=0.25))
+        simulate_months(
+            env["ARENA_RAW_ROOT"], [MONTH], 200, seed=11, config=WorldConfig(pii_rate=0.25)
+        )
         assert materialize(MONTH, "raw_logs,raw_rejects,conversations,battles").success
         lake = Lake(env["ARENA_LAKE_ROOT"])
         return {t: lake.read(t, MONTH) for t in ("conversations", "battles", "raw_logs")}
@@ -54,23 +55,42 @@ def month_tables(tmp_path_factory):
 
 def _bench(conversations: pl.DataFrame) -> pl.DataFrame:
     """A bench as the bench stage will hand it over: ids, redacted prompts, labels."""
-    return (conversations.filter(pl.col("first_prompt").str.len_chars() > 20).head(25)
-            .select(pl.col("conv_id").alias("question_id"), pl.col("first_prompt").alias("prompt"),
-                    "language")
-            .with_columns(pl.when(pl.int_range(pl.len()) % 2 == 0).then(pl.lit("coding"))
-                          .otherwise(pl.lit("math")).alias("category")))
+    return (
+        conversations.filter(pl.col("first_prompt").str.len_chars() > 20)
+        .head(25)
+        .select(
+            pl.col("conv_id").alias("question_id"),
+            pl.col("first_prompt").alias("prompt"),
+            "language",
+        )
+        .with_columns(
+            pl.when(pl.int_range(pl.len()) % 2 == 0)
+            .then(pl.lit("coding"))
+            .otherwise(pl.lit("math"))
+            .alias("category")
+        )
+    )
 
 
 def _release(tables, root: Path, secret_release: str = "r1", shards: int = 100):
     return write_month_release(
-        MONTH, str(root), conversations=tables["conversations"], battles=tables["battles"],
-        bench=_bench(tables["conversations"]), salt=release_salt("operator-secret", secret_release),
-        license="cc-by-4.0", rows_per_shard=shards)
+        MONTH,
+        str(root),
+        conversations=tables["conversations"],
+        battles=tables["battles"],
+        bench=_bench(tables["conversations"]),
+        salt=release_salt("operator-secret", secret_release),
+        license="cc-by-4.0",
+        rows_per_shard=shards,
+    )
 
 
 def _digests(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_path):
@@ -81,7 +101,8 @@ def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_pa
     chat_dir = Path(summary.datasets["chat"])
     assert sorted(p.name for p in (chat_dir / "data").iterdir()) == [
         f"train-{i:05d}-of-{len(summary.files['chat']):05d}.parquet"
-        for i in range(len(summary.files["chat"]))]
+        for i in range(len(summary.files["chat"]))
+    ]
 
     chat = pl.read_parquet(chat_dir / "data" / "*.parquet")
     assert chat.schema == pl.Schema(CHAT_SCHEMA)
@@ -93,11 +114,16 @@ def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_pa
     with duckdb.connect() as con:
         for kind in ("chat", "battle"):
             glob = f"{summary.datasets[kind]}/data/*.parquet"
-            assert con.execute(f"select count(*) from read_parquet('{glob}')").fetchone()[0] \
-                == summary.rows[kind], kind
+            assert (
+                con.execute(f"select count(*) from read_parquet('{glob}')").fetchone()[0]
+                == summary.rows[kind]
+            ), kind
         # the bench is in Arena-Hard-Auto's own layout (question.jsonl, model_answer/, ...)
         question = f"{summary.datasets['bench']}/question.jsonl"
-        assert con.execute(f"select count(*) from read_json('{question}')").fetchone()[0] == summary.rows["bench"]
+        assert (
+            con.execute(f"select count(*) from read_json('{question}')").fetchone()[0]
+            == summary.rows["bench"]
+        )
 
     # the `datasets` library in a fresh process, offline, with every proxy pointed at a
     # closed loopback port so any attempt to reach the network fails
@@ -113,16 +139,27 @@ def test_release_reads_back_with_polars_duckdb_and_datasets(month_tables, tmp_pa
         "out['first_turn_role'] = row['conversation'][0]['role']\n"
         "print(json.dumps(out))\n"
     )
-    env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
-           "HF_HOME": str(tmp_path / "hf"), "HTTP_PROXY": "http://127.0.0.1:9",
-           "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": ""}
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "HF_HOME": str(tmp_path / "hf"),
+        "HTTP_PROXY": "http://127.0.0.1:9",
+        "HTTPS_PROXY": "http://127.0.0.1:9",
+        "NO_PROXY": "",
+    }
     folders = {k: summary.datasets[k] for k in ("chat", "battle", "bench")}
-    proc = subprocess.run([sys.executable, "-c", script, json.dumps(folders)], env=env,
-                          capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(folders)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     loaded = json.loads(proc.stdout.strip().splitlines()[-1])
     for kind in folders:
-        n_files, n_card, columns = loaded[kind]
+        n_files, n_card, _columns = loaded[kind]
         assert n_files == n_card == summary.rows[kind], kind
     assert loaded["chat"][2] == sorted(CHAT_SCHEMA)
     assert loaded["first_turn_role"] == "user"
@@ -135,8 +172,9 @@ def test_cards_parse_with_the_right_counts(month_tables, tmp_path):
     assert header["license"] == "cc-by-4.0"
     assert header["size_categories"] == ["n<1K"]
     assert header["task_categories"] == ["text-generation"]
-    assert header["configs"] == [{"config_name": "default",
-                                  "data_files": [{"split": "train", "path": "data/train-*"}]}]
+    assert header["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+    ]
     expected = set(convs["language"].unique()) - {"und"}
     assert set(header["language"]) == expected and len(expected) > 3
     assert f"- conversations: {convs.height:,}" in body
@@ -160,10 +198,12 @@ def test_cards_parse_with_the_right_counts(month_tables, tmp_path):
 def test_user_hashes_join_nothing_outside_their_release(month_tables, tmp_path):
     first = _release(month_tables, tmp_path / "one", "2024-02")
     second = _release(month_tables, tmp_path / "two", "2024-03")
-    read = lambda s, k: pl.read_parquet(Path(s.datasets[k]) / "data" / "*.parquet")  # noqa: E731
-    internal = (set(month_tables["conversations"]["user_hash"])
-                | set(month_tables["battles"]["voter_hash"])
-                | set(month_tables["raw_logs"]["user_hash"]))
+    read = lambda s, k: pl.read_parquet(Path(s.datasets[k]) / "data" / "*.parquet")
+    internal = (
+        set(month_tables["conversations"]["user_hash"])
+        | set(month_tables["battles"]["voter_hash"])
+        | set(month_tables["raw_logs"]["user_hash"])
+    )
     one = set(read(first, "chat")["user_id"]) | set(read(first, "battle")["judge"])
     two = set(read(second, "chat")["user_id"]) | set(read(second, "battle")["judge"])
     assert len(one) > 50 and not one & internal and not two & internal and not one & two
@@ -205,38 +245,82 @@ def test_unredacted_input_is_refused(month_tables, tmp_path):
     with pytest.raises(UnsafeReleaseError, match="raw_logs"):
         chat_frame(month_tables["raw_logs"], salt)
     convs = month_tables["conversations"]
-    leaked = convs.with_columns(pl.col("messages").list.eval(pl.struct(
-        pl.element().struct.field("role"),
-        pl.element().struct.field("content") + " write to jane.doe@example.org",
-        pl.element().struct.field("images"))))
+    leaked = convs.with_columns(
+        pl.col("messages").list.eval(
+            pl.struct(
+                pl.element().struct.field("role"),
+                pl.element().struct.field("content") + " write to jane.doe@example.org",
+                pl.element().struct.field("images"),
+            )
+        )
+    )
     with pytest.raises(UnsafeReleaseError, match="PII"):
         chat_frame(leaked, salt)
     bench = _bench(convs).with_columns(pl.lit("call +1 415 555 0134 now").alias("prompt"))
     with pytest.raises(UnsafeReleaseError, match="PII"):
-        write_month_release(MONTH, str(tmp_path), conversations=convs, battles=None,
-                            bench=bench, salt=salt)
+        write_month_release(
+            MONTH, str(tmp_path), conversations=convs, battles=None, bench=bench, salt=salt
+        )
     with pytest.raises(ValueError):
         release_salt("", "r")
 
 
 def _hand_conversations() -> pl.DataFrame:
     """Three conversations written by hand (not by the simulator)."""
-    t = datetime(2024, 2, 3, 10, 0, tzinfo=timezone.utc)
-    msg = lambda role, content, images=(): {"role": role, "content": content,  # noqa: E731
-                                            "images": list(images)}
+    t = datetime(2024, 2, 3, 10, 0, tzinfo=UTC)
+    msg = lambda role, content, images=(): {
+        "role": role,
+        "content": content,
+        "images": list(images),
+    }
     rows = [
-        dict(conv_id="c-2", model="m-x", user_hash="aaaa", anony=True, turns=1, language="de",
-             messages=[msg("user", "Wie spät ist es? Mail an <EMAIL>"), msg("assistant", "Zehn.")],
-             pii_email=1),
-        dict(conv_id="c-1", model="m-y", user_hash="bbbb", anony=False, turns=2, language="en",
-             messages=[msg("user", "what is in this picture", ["a" * 64]), msg("assistant", "A cat."),
-                       msg("user", "and this?", ["b" * 64, "c" * 64]), msg("assistant", "A dog.")]),
-        dict(conv_id="c-3", model="m-x", user_hash="aaaa", anony=True, turns=1, language="und",
-             messages=[msg("user", "?!"), msg("assistant", "Could you say more?")]),
+        dict(
+            conv_id="c-2",
+            model="m-x",
+            user_hash="aaaa",
+            anony=True,
+            turns=1,
+            language="de",
+            messages=[msg("user", "Wie spät ist es? Mail an <EMAIL>"), msg("assistant", "Zehn.")],
+            pii_email=1,
+        ),
+        dict(
+            conv_id="c-1",
+            model="m-y",
+            user_hash="bbbb",
+            anony=False,
+            turns=2,
+            language="en",
+            messages=[
+                msg("user", "what is in this picture", ["a" * 64]),
+                msg("assistant", "A cat."),
+                msg("user", "and this?", ["b" * 64, "c" * 64]),
+                msg("assistant", "A dog."),
+            ],
+        ),
+        dict(
+            conv_id="c-3",
+            model="m-x",
+            user_hash="aaaa",
+            anony=True,
+            turns=1,
+            language="und",
+            messages=[msg("user", "?!"), msg("assistant", "Could you say more?")],
+        ),
     ]
-    base = {c: None for c in CONVERSATIONS_SCHEMA}
-    full = [{**base, **{f"pii_{p}": 0 for p in PII_TYPES}, "month": MONTH, "tstamp": t,
-             "first_tstamp": t, "snapshots": 1, **r} for r in rows]
+    base = dict.fromkeys(CONVERSATIONS_SCHEMA)
+    full = [
+        {
+            **base,
+            **{f"pii_{p}": 0 for p in PII_TYPES},
+            "month": MONTH,
+            "tstamp": t,
+            "first_tstamp": t,
+            "snapshots": 1,
+            **r,
+        }
+        for r in rows
+    ]
     return pl.DataFrame(full, schema=CONVERSATIONS_SCHEMA)
 
 
@@ -248,7 +332,8 @@ def test_chat_frame_on_hand_written_conversations():
     assert chat["redacted"].to_list() == [False, True, False]
     assert chat["conversation"][1].to_list() == [
         {"role": "user", "content": "Wie spät ist es? Mail an <EMAIL>"},
-        {"role": "assistant", "content": "Zehn."}]
+        {"role": "assistant", "content": "Zehn."},
+    ]
     ids = chat["user_id"].to_list()
     assert ids[1] == ids[2] != ids[0] and len(ids[0]) == 20 and "aaaa" not in ids
     assert chat["anony"].to_list() == [False, True, True]
@@ -294,28 +379,42 @@ def test_release_on_s3_is_configuration_only(month_tables, tmp_path, s3_endpoint
     import fsspec
 
     bucket = f"arena-{uuid.uuid4().hex[:12]}"  # moto's backend is shared within a process
-    options = {"key": "test", "secret": "test", "client_kwargs": {
-        "endpoint_url": s3_endpoint, "region_name": "us-east-1"}}
-    boto3.client("s3", endpoint_url=s3_endpoint, aws_access_key_id="test",
-                 aws_secret_access_key="test", region_name="us-east-1").create_bucket(Bucket=bucket)
+    options = {
+        "key": "test",
+        "secret": "test",
+        "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"},
+    }
+    boto3.client(
+        "s3",
+        endpoint_url=s3_endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
     fs = fsspec.filesystem("s3", **options)
-    kwargs = dict(conversations=month_tables["conversations"],
-                  battles=month_tables["battles"], bench=_bench(month_tables["conversations"]),
-                  salt=release_salt("operator-secret", MONTH), rows_per_shard=100)
-    remote = write_month_release(MONTH, f"s3://{bucket}/releases", storage_options=options,
-                                 **kwargs)
+    kwargs = dict(
+        conversations=month_tables["conversations"],
+        battles=month_tables["battles"],
+        bench=_bench(month_tables["conversations"]),
+        salt=release_salt("operator-secret", MONTH),
+        rows_per_shard=100,
+    )
+    remote = write_month_release(
+        MONTH, f"s3://{bucket}/releases", storage_options=options, **kwargs
+    )
     local = write_month_release(MONTH, str(tmp_path / "rel"), **kwargs)
     for kind, url in local.datasets.items():
         local_files = _digests(Path(url))
         prefix = remote.datasets[kind].removeprefix("s3://")
-        remote_files = {p.removeprefix(prefix + "/"): hashlib.sha256(fs.cat(p)).hexdigest()
-                        for p in sorted(fs.find(prefix))}
+        remote_files = {
+            p.removeprefix(prefix + "/"): hashlib.sha256(fs.cat(p)).hexdigest()
+            for p in sorted(fs.find(prefix))
+        }
         assert local_files and remote_files == local_files, kind
     # a rerun replaces the folder there too: no stale shard left behind
     kwargs["rows_per_shard"] = 100_000
-    again = write_month_release(MONTH, f"s3://{bucket}/releases", storage_options=options,
-                                **kwargs)
+    again = write_month_release(MONTH, f"s3://{bucket}/releases", storage_options=options, **kwargs)
     chat = again.datasets["chat"].removeprefix("s3://")
     assert [p.rsplit("/", 1)[-1] for p in fs.find(f"{chat}/data", refresh=True)] == [
-        "train-00000-of-00001.parquet"]
-
+        "train-00000-of-00001.parquet"
+    ]

@@ -15,7 +15,11 @@ import pytest
 
 from arena_assets.pipeline.routing import load_model, read_blob
 from arena_assets.routing.schema import (
-    P2L_BOARDS_SCHEMA, P2L_MODEL_SCHEMA, PROMPT_EMBEDDINGS_SCHEMA, ROUTER_EVAL_SCHEMA, ROUTER_SCHEMA,
+    P2L_BOARDS_SCHEMA,
+    P2L_MODEL_SCHEMA,
+    PROMPT_EMBEDDINGS_SCHEMA,
+    ROUTER_EVAL_SCHEMA,
+    ROUTER_SCHEMA,
     ROUTER_TRAINING_SCHEMA,
 )
 from arena_assets.simulator import WorldConfig, simulate_months
@@ -24,14 +28,19 @@ from arena_assets_tests.conftest import arena_env_values
 from arena_assets_tests.harness import materialize
 
 MONTHS = ["2024-01", "2024-02"]
-UPSTREAM = ("raw_logs,raw_rejects,conversations,battles,topic_labels,topic_clusters,"
-            "battle_cells,arena_leaderboard")
+UPSTREAM = (
+    "raw_logs,raw_rejects,conversations,battles,topic_labels,topic_clusters,"
+    "battle_cells,arena_leaderboard"
+)
 ROUTING = "prompt_embeddings,p2l_model,p2l_boards,router,router_eval,router_training_data"
 
 
 def _meta(result, asset: str) -> dict:
-    (event,) = [e for e in result.get_asset_materialization_events()
-                if e.materialization.asset_key.to_user_string() == asset]
+    (event,) = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.materialization.asset_key.to_user_string() == asset
+    ]
     return {k: v.value for k, v in event.materialization.metadata.items()}
 
 
@@ -42,8 +51,13 @@ def routed(tmp_path_factory):
     env = arena_env_values(root)  # what the arena_env fixture sets, for the whole module
     for key, value in env.items():
         mp.setenv(key, value)
-    simulate_months(env["ARENA_RAW_ROOT"], MONTHS, 400, seed=int(env["ARENA_SIM_WORLD_SEED"]),
-                    config=WorldConfig(prompt_skill_spread=80.0))
+    simulate_months(
+        env["ARENA_RAW_ROOT"],
+        MONTHS,
+        400,
+        seed=int(env["ARENA_SIM_WORLD_SEED"]),
+        config=WorldConfig(prompt_skill_spread=80.0),
+    )
     results = {}
     for month in MONTHS:
         assert materialize(month, UPSTREAM).success
@@ -54,11 +68,15 @@ def routed(tmp_path_factory):
 
 
 def test_every_table_keeps_its_contract(routed):
-    env, lake, _, _ = routed
-    for asset, schema in [("prompt_embeddings", PROMPT_EMBEDDINGS_SCHEMA), ("p2l_model", P2L_MODEL_SCHEMA),
-                          ("p2l_boards", P2L_BOARDS_SCHEMA), ("router", ROUTER_SCHEMA),
-                          ("router_eval", ROUTER_EVAL_SCHEMA),
-                          ("router_training_data", ROUTER_TRAINING_SCHEMA)]:
+    _env, lake, _, _ = routed
+    for asset, schema in [
+        ("prompt_embeddings", PROMPT_EMBEDDINGS_SCHEMA),
+        ("p2l_model", P2L_MODEL_SCHEMA),
+        ("p2l_boards", P2L_BOARDS_SCHEMA),
+        ("router", ROUTER_SCHEMA),
+        ("router_eval", ROUTER_EVAL_SCHEMA),
+        ("router_training_data", ROUTER_TRAINING_SCHEMA),
+    ]:
         for month in MONTHS:
             frame = lake.read(asset, month)
             assert dict(frame.schema) == schema, asset
@@ -71,11 +89,15 @@ def test_embeddings_model_and_boards(routed):
     emb = lake.read("prompt_embeddings", month)
     conv = lake.read("conversations", month, columns=["dedup_key"])
     assert emb["dedup_key"].is_unique().all() and emb.height == conv["dedup_key"].n_unique()
-    assert emb["embedder"].unique().to_list() == [f"sim-embed-large at {env['ARENA_EMBED_BASE_URL']}"]
+    assert emb["embedder"].unique().to_list() == [
+        f"sim-embed-large at {env['ARENA_EMBED_BASE_URL']}"
+    ]
     model = load_model(lake, month)
     table = lake.read("p2l_model", month)
     assert table["model"].to_list() == model.models
-    assert table["rating"].mean() == pytest.approx(1000.0) and table["marginal_rating"].mean() == pytest.approx(1000.0)
+    assert table["rating"].mean() == pytest.approx(1000.0) and table[
+        "marginal_rating"
+    ].mean() == pytest.approx(1000.0)
     meta = _meta(results[month], "p2l_model")
     assert meta["warm_start"] is True  # the second month starts from the first one's model
     assert set(meta["training_battles"]) == set(MONTHS)  # the first month is replayed
@@ -86,7 +108,9 @@ def test_embeddings_model_and_boards(routed):
     sizes = lake.read("topic_clusters", month).group_by("cluster_id").len()
     big = {f"cluster:{c}" for c in sizes.filter(pl.col("len") >= 20)["cluster_id"].to_list()}
     assert {s for s in sets if s.startswith("cluster:")} == big  # every cluster of >= 20 prompts
-    assert (boards["lower"] <= boards["rating"]).all() and (boards["rating"] <= boards["upper"]).all()
+    assert (boards["lower"] <= boards["rating"]).all() and (
+        boards["rating"] <= boards["upper"]
+    ).all()
     # even with W = 0 (too few held-out battles here) an interval carries the intercepts' error
     overall = boards.filter(pl.col("prompt_set") == "overall")
     assert ((overall["upper"] - overall["lower"]) > 1.0).all()
@@ -104,7 +128,7 @@ def test_rerun_writes_the_same_model(routed):
 
 
 def test_router_eval_and_router_with_prices(routed):
-    env, lake, _, mp = routed
+    _env, lake, _, mp = routed
     month = MONTHS[1]
     ev = lake.read("router_eval", month)
     assert ev["router"].to_list() == ["random", "length", "p2l"]
@@ -165,8 +189,17 @@ def test_training_data_splits_and_layouts(routed):
     assert rows["tier_a"].null_count() < rows.height  # tiers from the month's board
     files = meta["files"]
     csv_rows = list(csv.DictReader(io.StringIO(Path(files["train.csv"]).read_text())))
-    assert list(csv_rows[0]) == ["id", "model_a", "model_b", "prompt", "response_a", "response_b",
-                                 "winner_model_a", "winner_model_b", "winner_tie"]
+    assert list(csv_rows[0]) == [
+        "id",
+        "model_a",
+        "model_b",
+        "prompt",
+        "response_a",
+        "response_b",
+        "winner_model_a",
+        "winner_model_b",
+        "winner_tie",
+    ]
     train = rows.filter(pl.col("split") == "train").sort("tstamp", "battle_id")
     assert len(csv_rows) == train.height
     first = csv_rows[0]
@@ -175,8 +208,19 @@ def test_training_data_splits_and_layouts(routed):
     lines = [json.loads(x) for x in Path(files["test.jsonl"]).read_text().splitlines()]
     assert len(lines) == rows.filter(pl.col("split") == "test").height
     rec = lines[0]
-    assert {"question_id", "model_a", "model_b", "winner", "conversation_a", "conversation_b",
-            "turn", "language", "tstamp", "conv_metadata", "prompt"} <= set(rec)
+    assert {
+        "question_id",
+        "model_a",
+        "model_b",
+        "winner",
+        "conversation_a",
+        "conversation_b",
+        "turn",
+        "language",
+        "tstamp",
+        "conv_metadata",
+        "prompt",
+    } <= set(rec)
     assert rec["conversation_a"][0]["role"] == "user"
     from arena_assets.ranking.io import read_battles  # our FastChat reader reads it back
 
@@ -191,7 +235,9 @@ def test_every_check_passes(routed):
         names = {(e.asset_key.to_user_string(), e.check_name) for e in evaluations}
         assert ("router_training_data", "no_prompt_in_two_splits") in names
         assert ("p2l_model", "chosen_ridge_not_worse_than_marginal") in names
-        assert all(e.passed for e in evaluations), [(e.check_name, month) for e in evaluations if not e.passed]
+        assert all(e.passed for e in evaluations), [
+            (e.check_name, month) for e in evaluations if not e.passed
+        ]
 
 
 def test_p2l_board_command_on_a_prompt_file(routed, tmp_path, capsys):
@@ -200,17 +246,43 @@ def test_p2l_board_command_on_a_prompt_file(routed, tmp_path, capsys):
     env, lake, _, _ = routed
     from arena_assets.cli import main
 
-    prompts = lake.read("conversations", MONTHS[1], columns=["first_prompt"])["first_prompt"].head(30)
+    prompts = lake.read("conversations", MONTHS[1], columns=["first_prompt"])["first_prompt"].head(
+        30
+    )
     path = tmp_path / "prompts.jsonl"
     pl.DataFrame({"prompt": prompts}).write_ndjson(path)
     out = tmp_path / "board.csv"
-    assert main(["p2l-board", "--prompts", str(path), "--lake", env["ARENA_LAKE_ROOT"],
-                 "--bootstrap", "30", "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "p2l-board",
+                "--prompts",
+                str(path),
+                "--lake",
+                env["ARENA_LAKE_ROOT"],
+                "--bootstrap",
+                "30",
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     board = pl.read_csv(out)
     model = load_model(lake, MONTHS[1])
     assert sorted(board["model"].to_list()) == sorted(model.models)
     assert board["rating"].mean() == pytest.approx(1000.0, abs=1e-6)
     assert "P2L board of 30 prompts" in capsys.readouterr().out
-    assert main(["p2l-board", "--prompts", str(tmp_path / "missing.txt"), "--lake",
-                 env["ARENA_LAKE_ROOT"]]) == 2
+    assert (
+        main(
+            [
+                "p2l-board",
+                "--prompts",
+                str(tmp_path / "missing.txt"),
+                "--lake",
+                env["ARENA_LAKE_ROOT"],
+            ]
+        )
+        == 2
+    )
     assert "p2l-board:" in capsys.readouterr().err

@@ -42,8 +42,13 @@ def test_gradient_matches_finite_differences(loss):
     cfg = P2LConfig(loss=loss, rank=3, min_model_battles=1)
     obj = _Objective(coded, np.arange(coded.n), cfg, 1e-2, True, np.ones(k))
     rng = np.random.default_rng(1)
-    prm = Params(rng.standard_normal(k), 0.3 * rng.standard_normal((k, 3)), 0.3 * rng.standard_normal((d, 3)),
-                 0.2, 0.1 * rng.standard_normal(d) if loss == "grk" else None)
+    prm = Params(
+        rng.standard_normal(k),
+        0.3 * rng.standard_normal((k, 3)),
+        0.3 * rng.standard_normal((d, 3)),
+        0.2,
+        0.1 * rng.standard_normal(d) if loss == "grk" else None,
+    )
     theta = obj.pack(prm)
     value, grad = obj(theta, prm)
     num = np.empty_like(theta)
@@ -69,9 +74,13 @@ def test_grk_probabilities_sum_to_one_and_match_the_anchor_formula():
 
 
 def _frame(coded: Coded) -> pl.DataFrame:
-    return pl.DataFrame({"model_a": [coded.models[i] for i in coded.a],
-                         "model_b": [coded.models[i] for i in coded.b],
-                         "winner": [WINNERS[int(o)] for o in coded.outcome]})
+    return pl.DataFrame(
+        {
+            "model_a": [coded.models[i] for i in coded.a],
+            "model_b": [coded.models[i] for i in coded.b],
+            "winner": [WINNERS[int(o)] for o in coded.outcome],
+        }
+    )
 
 
 def test_w_zero_is_the_marginal_board():
@@ -90,7 +99,9 @@ def test_planted_prompt_effect_is_recovered_and_beats_the_marginal_board():
     fit = fit_p2l(coded, cfg)
     assert fit.alpha is not None  # a ridge beat W = 0 on the held-out battles
     val = fit.validation_rows
-    gain = battle_nll(coded, val, fit.holdout_marginal, cfg) - battle_nll(coded, val, fit.holdout, cfg)
+    gain = battle_nll(coded, val, fit.holdout_marginal, cfg) - battle_nll(
+        coded, val, fit.holdout, cfg
+    )
     assert gain.mean() > 5 * gain.std() / np.sqrt(len(gain))
     hat = fit.params.betas(coded.X)
     rho = [np.corrcoef(h - h.mean(), t - t.mean())[0, 1] for h, t in zip(hat[:300], beta[:300])]
@@ -116,8 +127,15 @@ def test_models_below_the_minimum_keep_w_at_zero():
     coded, _ = planted(n=20000, effect=1.0)
     rare = coded.model_battles() < 0  # none yet: make model 0 rare by dropping its battles
     keep = ~(((coded.a == 0) | (coded.b == 0)) & (np.arange(coded.n) % 20 != 0))
-    c2 = Coded(coded.models, coded.a[keep], coded.b[keep], coded.outcome[keep], coded.prompt[keep],
-               coded.tstamp[keep], coded.X)
+    c2 = Coded(
+        coded.models,
+        coded.a[keep],
+        coded.b[keep],
+        coded.outcome[keep],
+        coded.prompt[keep],
+        coded.tstamp[keep],
+        coded.X,
+    )
     fit = fit_p2l(c2, P2LConfig(rank=2, min_model_battles=int(c2.model_battles()[0]) + 1))
     assert not rare.any() and fit.alpha is not None
     assert np.all(fit.params.U[0] == 0) and np.any(fit.params.U[1:])
@@ -134,6 +152,7 @@ def _anchor_bt_aggregate(betas: np.ndarray) -> np.ndarray:
     def loss(r):
         pred = np.array([expit(r[i] - r[j]) for i, j in pairs])
         return float(-(true * np.log(pred) + (1 - true) * np.log(1 - pred)).mean())
+
     r = minimize(loss, np.zeros(k), method="BFGS", options={"gtol": 1e-10}).x
     return r - r.mean()
 
@@ -147,12 +166,14 @@ def _anchor_grk_aggregate(betas: np.ndarray, etas: np.ndarray) -> np.ndarray:
         theta, A, B = np.exp(eta) + 1, np.exp(bi), np.exp(bj)
         pw, pl_, pbb = A / (A + theta * B + 1), B / (B + theta * A + 1), 1 / (1 + A + B)
         return np.stack([pw, pl_, 1 - pw - pl_ - pbb, pbb], axis=-1)
+
     true = np.stack([probs(betas[:, i], betas[:, j], etas) for i, j in pairs], axis=1)
 
     def loss(theta):
         r, eta = theta[:k], theta[k]
         pred = np.stack([probs(r[i], r[j], eta) for i, j in pairs])
         return float(-(true * np.log(pred)).sum(axis=-1).mean())
+
     return minimize(loss, np.zeros(k + 1), method="BFGS", options={"gtol": 1e-10}).x[:k]
 
 

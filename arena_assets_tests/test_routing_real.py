@@ -17,13 +17,21 @@ def test_time_split_log_loss_is_no_worse_than_the_marginal_board(real_data, loss
     from arena_assets.labels.clusters import OfflineEmbedder
     from arena_assets.routing.timesplit import read_vote_prompts
 
-    battles = read_vote_prompts(real_data / "battles" / "votes_2023_hard_english_with_prompts.jsonl")
+    battles = read_vote_prompts(
+        real_data / "battles" / "votes_2023_hard_english_with_prompts.jsonl"
+    )
     assert battles.height == 1135
-    prompts = pl.DataFrame({"dedup_key": battles["dedup_key"], "language": "en",
-                            "prompt_chars": battles["prompt"].str.len_chars()})
+    prompts = pl.DataFrame(
+        {
+            "dedup_key": battles["dedup_key"],
+            "language": "en",
+            "prompt_chars": battles["prompt"].str.len_chars(),
+        }
+    )
     emb = OfflineEmbedder()(battles["prompt"].to_list())
-    scores, summary = time_split_scores(battles, prompts, emb, folds=10,
-                                        cfg=P2LConfig(loss=loss, rank=4, min_model_battles=20))
+    scores, summary = time_split_scores(
+        battles, prompts, emb, folds=10, cfg=P2LConfig(loss=loss, rank=4, min_model_battles=20)
+    )
     assert summary["folds_scored"] == 9 and summary["test_battles"] > 600
     # no harm: P2L's mean log loss is not worse than the marginal board's beyond noise
     assert summary["gain_per_battle"] >= -2 * summary["gain_se"]

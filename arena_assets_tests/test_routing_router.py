@@ -13,9 +13,22 @@ import pandas as pd
 import pytest
 from scipy.optimize import linprog
 
-from arena_assets.routing.evaluate import (apgr, cpt, evaluate_routers, expected_calibration_error, log_loss,
-                                          random_curve, threshold_curve)
-from arena_assets.routing.router import Unfulfillable, lp_distribution, lp_route, router_rows, win_scores
+from arena_assets.routing.evaluate import (
+    apgr,
+    cpt,
+    evaluate_routers,
+    expected_calibration_error,
+    log_loss,
+    random_curve,
+    threshold_curve,
+)
+from arena_assets.routing.router import (
+    Unfulfillable,
+    lp_distribution,
+    lp_route,
+    router_rows,
+    win_scores,
+)
 from arena_assets.routing.tiers import compute_tiers
 
 
@@ -101,8 +114,9 @@ def routellm_files():
 def test_published_files_give_random_half_and_length_056_060(routellm_files, bench):
     b = routellm_files.benchmark(bench)
     lengths = np.array([len(p) for p in b.prompts], float)
-    scores = {r.router: r for r in evaluate_routers({}, b.strong, b.weak, lengths,
-                                                     random_iterations=200)}
+    scores = {
+        r.router: r for r in evaluate_routers({}, b.strong, b.weak, lengths, random_iterations=200)
+    }
     assert scores["random"].apgr == pytest.approx(0.50, abs=0.02)
     assert 0.55 <= scores["length"].apgr <= 0.60
     ref, _ = _routellm_metrics(lengths + 1e-9 * np.arange(len(lengths)), b.strong, b.weak)
@@ -116,8 +130,15 @@ def test_lp_distribution_is_the_lp_optimum():
         scores, costs = rng.random(k), rng.random(k) * 10
         budget = float(rng.uniform(costs.min(), costs.max() + 1))
         p = lp_distribution(scores, costs, budget)
-        ref = linprog(-scores, A_ub=costs[None, :], b_ub=[budget], A_eq=np.ones((1, k)), b_eq=[1],
-                      bounds=[(0, None)] * k, method="highs")
+        ref = linprog(
+            -scores,
+            A_ub=costs[None, :],
+            b_ub=[budget],
+            A_eq=np.ones((1, k)),
+            b_eq=[1],
+            bounds=[(0, None)] * k,
+            method="highs",
+        )
         assert ref.status == 0
         assert p @ scores == pytest.approx(-ref.fun, abs=1e-9)
         assert p @ costs <= budget + 1e-9 and p.sum() == pytest.approx(1) and (p >= 0).all()
@@ -132,7 +153,9 @@ def test_lp_route_is_seeded_and_win_scores_are_win_rates():
     q = np.array([0.4, 0.3, 0.2, 0.1])
     s = win_scores(betas, q)
     i = 7
-    manual = [sum(q[j] / (1 + np.exp(-(betas[i, m] - betas[i, j]))) for j in range(4)) for m in range(4)]
+    manual = [
+        sum(q[j] / (1 + np.exp(-(betas[i, m] - betas[i, j]))) for j in range(4)) for m in range(4)
+    ]
     assert np.allclose(s[i], manual)
     costs = np.array([1.0, 2.0, 4.0, 8.0])
     one, two = lp_route(betas, costs, 3.0, q, seed=5), lp_route(betas, costs, 3.0, q, seed=5)
@@ -164,10 +187,15 @@ def test_tiers_minimise_within_tier_variance():
         n, t = int(rng.integers(2, 8)), int(rng.integers(1, 5))
         ratings = rng.normal(1000, 100, n)
         tiers = compute_tiers([str(i) for i in range(n)], ratings, t)
-        ours = sum(np.var([ratings[int(m)] for m, v in tiers.items() if v == g]) for g in set(tiers.values()))
+        ours = sum(
+            np.var([ratings[int(m)] for m, v in tiers.items() if v == g])
+            for g in set(tiers.values())
+        )
         order = np.sort(ratings)[::-1]
-        best = min(sum(np.var(order[b[g]:b[g + 1]]) for g in range(len(b) - 1))
-                   for cuts in itertools.combinations(range(1, n), min(t, n) - 1)
-                   for b in [[0, *cuts, n]])
+        best = min(
+            sum(np.var(order[b[g] : b[g + 1]]) for g in range(len(b) - 1))
+            for cuts in itertools.combinations(range(1, n), min(t, n) - 1)
+            for b in [[0, *cuts, n]]
+        )
         assert ours == pytest.approx(best, abs=1e-9)
         assert tiers[str(int(np.argmax(ratings)))] == 0

@@ -47,6 +47,7 @@ def test_the_shell_wins_for_the_dagster_cli_and_for_arena_assets(tmp_path):
     project.mkdir()
     try:  # what `make install` writes
         from arena_assets.envfile import sync_env_file
+
         sync_env_file(ROOT / ".env.example", project / ".env")
     except ImportError:  # a checkout before the rule: `make` copied the example
         (project / ".env").write_text((ROOT / ".env.example").read_text())
@@ -59,15 +60,36 @@ def test_the_shell_wins_for_the_dagster_cli_and_for_arena_assets(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("ARENA_")}
     env.update(DAGSTER_HOME=str(home), ARENA_RAW_ROOT=str(shell_raw))
     proc = subprocess.run(
-        [str(BIN / "dagster"), "asset", "materialize", "-m", "arena_assets.definitions",
-         "--select", "raw_logs,raw_rejects", "--partition", "2024-02"],
-        cwd=project, env=env, capture_output=True, text=True, timeout=600)
+        [
+            str(BIN / "dagster"),
+            "asset",
+            "materialize",
+            "-m",
+            "arena_assets.definitions",
+            "--select",
+            "raw_logs,raw_rejects",
+            "--partition",
+            "2024-02",
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     lake = Lake(str(project / "data" / "lake"))  # ARENA_LAKE_ROOT from .env
     assert lake.read("raw_logs", "2024-02").height > 0  # read from the shell's raw root
     assert not (project / "data" / "raw").exists()
     # arena-assets reads the same: the shell's raw root, .env's lake and catalog
-    out = subprocess.run([str(BIN / "arena-assets"), "summary"], cwd=project, env=env,
-                         capture_output=True, text=True, timeout=300, check=True).stdout
+    out = subprocess.run(
+        [str(BIN / "arena-assets"), "summary"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
     assert f"Raw logs:        {shell_raw}" in out and "Lake (Parquet):  ./data/lake" in out
     assert "raw_logs               2024-02:" in out

@@ -50,14 +50,16 @@ def test_simulated_tasks_go_to_an_arena_elsewhere_and_still_say_simulated():
     from arena_assets.llm.simulated import public_base_url
 
     elsewhere = "http://127.0.0.1:9/v1"
-    task = LLMTaskResource(base_url="simulated", model="sim-labeler-large", sim_seed=5,
-                           sim_base_url=elsewhere).task("/nonexistent")
+    task = LLMTaskResource(
+        base_url="simulated", model="sim-labeler-large", sim_seed=5, sim_base_url=elsewhere
+    ).task("/nonexistent")
     assert task.base_url == elsewhere
     # metadata and logs name it (the port is gone once the demo ends)
     assert public_base_url(elsewhere) == "simulated (arena in another process, world seed 5)"
     # a task set to a real endpoint is not redirected
-    real = LLMTaskResource(base_url="https://api.example.com/v1", model="m",
-                           sim_base_url=elsewhere).task("/nonexistent")
+    real = LLMTaskResource(
+        base_url="https://api.example.com/v1", model="m", sim_base_url=elsewhere
+    ).task("/nonexistent")
     assert real.base_url == "https://api.example.com/v1"
 
 
@@ -72,8 +74,11 @@ def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeyp
     os.utime(folder, ns=(old, old))  # unchanged for 10 s
     listings = []
     real_glob = pathlib.Path.glob
-    monkeypatch.setattr(pathlib.Path, "glob",
-                        lambda self, pattern: listings.append(self) or real_glob(self, pattern))
+    monkeypatch.setattr(
+        pathlib.Path,
+        "glob",
+        lambda self, pattern: listings.append(self) or real_glob(self, pattern),
+    )
     ep = start_endpoint(seed=5, config=WorldConfig(n_models=9), truth_root=tmp_path)
     try:
         assert ep.truth_read.wait(timeout=60)  # the start's own read of the truth, done first
@@ -101,9 +106,12 @@ def test_serve_arena_stops_on_sigterm_even_when_its_parent_ignored_it():
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0"],
-                            stdout=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),
+    )
     try:
         assert "simulated arena at http://127.0.0.1:" in proc.stdout.readline()
         proc.terminate()

@@ -6,7 +6,7 @@ import gzip
 import json
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,13 @@ import pytest
 from scipy.optimize import minimize
 from scipy.stats import spearmanr
 
-from arena_assets.contracts import EVENT_TYPES, MAX_MESSAGE_CHARS, MAX_MESSAGES, REJECT_REASONS, ROLES
+from arena_assets.contracts import (
+    EVENT_TYPES,
+    MAX_MESSAGE_CHARS,
+    MAX_MESSAGES,
+    REJECT_REASONS,
+    ROLES,
+)
 from arena_assets.simulator import (
     LANGUAGES,
     MALFORMED_KINDS,
@@ -39,7 +45,9 @@ def rich(tmp_path_factory) -> Path:
 
 
 def _all_files(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
+    }
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -80,8 +88,11 @@ def _classify(raw: bytes, lo: float, hi: float, seen: set, registry: set) -> str
     if not isinstance(obj.get("anony", False), bool):
         return "wrong_type"
     states = [obj.get("state")] if obj["type"] == "chat" else obj.get("states")
-    if not isinstance(states, list) or len(states) != (1 if obj["type"] == "chat" else 2) \
-            or not all(isinstance(s, dict) for s in states):
+    if (
+        not isinstance(states, list)
+        or len(states) != (1 if obj["type"] == "chat" else 2)
+        or not all(isinstance(s, dict) for s in states)
+    ):
         return "missing_state"
     for st in states:
         if "conv_id" not in st:
@@ -123,10 +134,18 @@ def _final_states(out: Path) -> dict[str, list[dict]]:
                 ev = json.loads(raw)
             except (UnicodeDecodeError, json.JSONDecodeError):
                 continue
-            if isinstance(ev, dict) and ev.get("type") == "chat" and isinstance(ev.get("state"), dict):
+            if (
+                isinstance(ev, dict)
+                and ev.get("type") == "chat"
+                and isinstance(ev.get("state"), dict)
+            ):
                 st = ev["state"]
                 msgs = st.get("messages")
-                if "conv_id" in st and isinstance(msgs, list) and len(msgs) > len(latest.get(st["conv_id"], (0, []))[1]):
+                if (
+                    "conv_id" in st
+                    and isinstance(msgs, list)
+                    and len(msgs) > len(latest.get(st["conv_id"], (0, []))[1])
+                ):
                     latest[st["conv_id"]] = (ev.get("tstamp"), msgs)
     return {k: v[1] for k, v in latest.items()}
 
@@ -140,7 +159,8 @@ def test_same_seed_gives_identical_bytes(tmp_path):
     c = tmp_path / "c"
     simulate_months(c, ["2024-02"], 120, seed=4)
     assert _all_files(c)["2024-02/events-2024-02-10.jsonl"] != _all_files(tmp_path / "aFalse").get(
-        "2024-02/events-2024-02-10.jsonl")
+        "2024-02/events-2024-02-10.jsonl"
+    )
 
 
 def test_months_are_independent(tmp_path):
@@ -159,16 +179,25 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
     assert set(MALFORMED_KINDS.values()) <= set(REJECT_REASONS)
     # truncated_file is a file-level defect, and the extra kinds (models_mismatch,
     # shared_conv_id, duplicate_key) are planted only on request (malformed.py)
-    expected = set(REJECT_REASONS) - {"unparseable_record", "line_too_long", "truncated_file",
-                                      "models_mismatch", "shared_conv_id", "duplicate_key",
-                                      "no_user_turn"}  # issue 19: hand-written lines only
+    expected = set(REJECT_REASONS) - {
+        "unparseable_record",
+        "line_too_long",
+        "truncated_file",
+        "models_mismatch",
+        "shared_conv_id",
+        "duplicate_key",
+        "no_user_turn",
+    }  # issue 19: hand-written lines only
     for month in MONTHS:
         planted = truth["malformed"].filter(month=month)
         assert set(planted["expected_reason"]) == expected
-        where = {(r["source_file"], r["line_no"]): r["expected_reason"] for r in planted.iter_rows(named=True)}
+        where = {
+            (r["source_file"], r["line_no"]): r["expected_reason"]
+            for r in planted.iter_rows(named=True)
+        }
         year, mon = map(int, month.split("-"))
-        lo = datetime(year, mon, 1, tzinfo=timezone.utc).timestamp()
-        hi = datetime(year + mon // 12, mon % 12 + 1, 1, tzinfo=timezone.utc).timestamp()
+        lo = datetime(year, mon, 1, tzinfo=UTC).timestamp()
+        hi = datetime(year + mon // 12, mon % 12 + 1, 1, tzinfo=UTC).timestamp()
         seen: set = set()
         found, valid = {}, 0
         for path in sorted((rich / month).glob("events-*")):
@@ -185,10 +214,20 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
 
 
 def test_votes_follow_bradley_terry_when_biases_are_off(tmp_path):
-    pure = WorldConfig(n_models=12, category_skill_spread=0, style_strength=0, position_bias=0,
-                       hardness_gain=0, cautious_fraction=0,
-                       abusive_fraction=0, malformed_rate=0, battle_share=1.0, max_turns=1,
-                       vision_prompt_rate=0, theta_sd=150)
+    pure = WorldConfig(
+        n_models=12,
+        category_skill_spread=0,
+        style_strength=0,
+        position_bias=0,
+        hardness_gain=0,
+        cautious_fraction=0,
+        abusive_fraction=0,
+        malformed_rate=0,
+        battle_share=1.0,
+        max_turns=1,
+        vision_prompt_rate=0,
+        theta_sd=150,
+    )
     simulate_months(tmp_path, ["2026-01"], 12_000, seed=21, config=pure)
     truth = load_truth(tmp_path)
     theta = dict(zip(truth["models"]["name"], truth["models"]["theta"]))
@@ -200,8 +239,11 @@ def test_votes_follow_bradley_terry_when_biases_are_off(tmp_path):
     idx = {m: i for i, m in enumerate(names)}
     ia = np.array([idx[m] for m in votes["model_a"]])
     ib = np.array([idx[m] for m in votes["model_b"]])
-    score = votes["winner"].replace_strict({"model_a": 1.0, "model_b": 0.0, "tie": 0.5,
-                                            "tie (bothbad)": 0.5}).to_numpy()
+    score = (
+        votes["winner"]
+        .replace_strict({"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5})
+        .to_numpy()
+    )
     assert 0.05 < (score == 0.5).mean() < 0.4  # ties are present, yet BT stays consistent
 
     def nll(r):
@@ -211,10 +253,15 @@ def test_votes_follow_bradley_terry_when_biases_are_off(tmp_path):
     fit = minimize(nll, np.zeros(len(names)), method="L-BFGS-B").x
     assert spearmanr(fit, [theta[m] for m in names]).statistic > 0.9
     top, bottom = max(theta, key=theta.get), min(theta, key=theta.get)
-    head = votes.filter(((votes["model_a"] == top) & (votes["model_b"] == bottom))
-                        | ((votes["model_a"] == bottom) & (votes["model_b"] == top)))
-    wins = sum((w == "model_a") == (a == top) for a, w in zip(head["model_a"], head["winner"])
-               if w in ("model_a", "model_b"))
+    head = votes.filter(
+        ((votes["model_a"] == top) & (votes["model_b"] == bottom))
+        | ((votes["model_a"] == bottom) & (votes["model_b"] == top))
+    )
+    wins = sum(
+        (w == "model_a") == (a == top)
+        for a, w in zip(head["model_a"], head["winner"])
+        if w in ("model_a", "model_b")
+    )
     decisive = sum(w in ("model_a", "model_b") for w in head["winner"])
     assert decisive >= 10 and wins / decisive > 0.8
 
@@ -249,11 +296,17 @@ def test_abusive_voters_and_their_votes(rich):
     target = dict(zip(voters["user_id"], voters["target_model"]))
     assert all((kind[u] != "honest") == a for u, a in zip(votes["user_id"], votes["abusive"]))
     loyal = votes.filter(abuse_kind="always_for")
-    shown = [(r["winner"], r["model_a"] == target[r["user_id"]]) for r in loyal.iter_rows(named=True)
-             if target[r["user_id"]] in (r["model_a"], r["model_b"])]
+    shown = [
+        (r["winner"], r["model_a"] == target[r["user_id"]])
+        for r in loyal.iter_rows(named=True)
+        if target[r["user_id"]] in (r["model_a"], r["model_b"])
+    ]
     assert shown and all(w == ("model_a" if on_left else "model_b") for w, on_left in shown)
-    bursts = votes.filter(abuse_kind="burst").group_by("user_id", "month").agg(
-        n=pl.len(), span=pl.col("tstamp").max() - pl.col("tstamp").min())
+    bursts = (
+        votes.filter(abuse_kind="burst")
+        .group_by("user_id", "month")
+        .agg(n=pl.len(), span=pl.col("tstamp").max() - pl.col("tstamp").min())
+    )
     assert bursts.height > 0 and (bursts["n"] >= 3).all() and (bursts["span"] < 1800).all()
 
 
@@ -261,7 +314,8 @@ def test_style_follows_the_hidden_habits(rich):
     truth = load_truth(rich)
     conv = truth["conversations"].filter(turns=1)
     per_model = conv.group_by("model").agg(
-        chars=pl.col("answer_chars").mean(), md=pl.col("answer_markdown").mean(), n=pl.len())
+        chars=pl.col("answer_chars").mean(), md=pl.col("answer_markdown").mean(), n=pl.len()
+    )
     models = truth["models"].join(per_model, left_on="name", right_on="model")
     models = models.filter(models["n"] >= 5)
     assert spearmanr(models["verbosity"], models["chars"]).statistic > 0.6
@@ -288,10 +342,29 @@ def test_registry_and_releases(rich):
 def test_cli_simulate(tmp_path):
     from arena_assets.cli import main
 
-    code = main(["simulate", "--out", str(tmp_path), "--start", "2024-01", "--n-months", "2",
-                 "--per-month", "50", "--seed", "2", "--gzip"])
+    code = main(
+        [
+            "simulate",
+            "--out",
+            str(tmp_path),
+            "--start",
+            "2024-01",
+            "--n-months",
+            "2",
+            "--per-month",
+            "50",
+            "--seed",
+            "2",
+            "--gzip",
+        ]
+    )
     assert code == 0
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["2024-01", "2024-02", "_truth", "models.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "2024-01",
+        "2024-02",
+        "_truth",
+        "models.json",
+    ]
     assert list((tmp_path / "2024-02").glob("events-2024-02-*.jsonl.gz"))
 
 
@@ -307,7 +380,9 @@ def test_conversations_are_relogged_as_they_grow(rich):
                     continue
                 seen.add(ev["event_id"])
                 if ev["type"] == "chat":
-                    snapshots.setdefault(ev["state"]["conv_id"], []).append(len(ev["state"]["messages"]))
+                    snapshots.setdefault(ev["state"]["conv_id"], []).append(
+                        len(ev["state"]["messages"])
+                    )
                 elif not ev["anony"]:
                     shown.append(ev["models"] == [s["model_name"] for s in ev["states"]])
             except (ValueError, KeyError, TypeError, UnicodeDecodeError):

@@ -28,8 +28,13 @@ from arena_assets.simulator.votes import ELO_LOGIT, difficulty_gain
 
 MONTH = "2024-05"
 # no style / position bias, so a vote's logit is the stretched skill gap plus refusals
-CLEAN = WorldConfig(style_strength=0.0, position_bias=0.0, abusive_fraction=0.0,
-                    cautious_fraction=0.3, toxic_rate=0.03)
+CLEAN = WorldConfig(
+    style_strength=0.0,
+    position_bias=0.0,
+    abusive_fraction=0.0,
+    cautious_fraction=0.3,
+    toxic_rate=0.03,
+)
 
 
 @pytest.fixture(scope="module")
@@ -43,16 +48,22 @@ def test_labels_follow_from_the_text(month):
     """Every recorded label is what the parts in the text imply (parser == generator)."""
     prompts = read_prompt_truth(month, MONTH)
     assert prompts.height == 6000
-    mismatched = [row["text"] for row in prompts.iter_rows(named=True)
-                  if parse_prompt(row["text"]) != {c: row[c] for c in LABEL_COLUMNS}]
+    mismatched = [
+        row["text"]
+        for row in prompts.iter_rows(named=True)
+        if parse_prompt(row["text"]) != {c: row[c] for c in LABEL_COLUMNS}
+    ]
     assert mismatched == []
     # duplicates and near duplicates carry the labels of their source
     src = prompts.select("prompt_id", *[pl.col(c).alias(f"src_{c}") for c in ("topic", "hard")])
     for key in ("duplicate_of", "near_duplicate_of"):
         copies = prompts.filter(pl.col(key).is_not_null() & ~pl.col("popular")).join(
-            src, left_on=key, right_on="prompt_id")
+            src, left_on=key, right_on="prompt_id"
+        )
         assert copies.height > 50
-        assert (copies["topic"] == copies["src_topic"]).all() and (copies["hard"] == copies["src_hard"]).all()
+        assert (copies["topic"] == copies["src_topic"]).all() and (
+            copies["hard"] == copies["src_hard"]
+        ).all()
 
 
 def test_some_prompts_are_long_pastes_and_keep_their_labels(month):
@@ -64,9 +75,14 @@ def test_some_prompts_are_long_pastes_and_keep_their_labels(month):
     from arena_assets.clean.language import detect_languages
 
     prompts = read_prompt_truth(month, MONTH)
-    fresh = prompts.filter(pl.col("duplicate_of").is_null() & pl.col("near_duplicate_of").is_null()
-                           & ~pl.col("popular"))
-    long = fresh.filter(pl.col("text").str.contains("```") & (pl.col("text").str.len_chars() >= 2000))
+    fresh = prompts.filter(
+        pl.col("duplicate_of").is_null()
+        & pl.col("near_duplicate_of").is_null()
+        & ~pl.col("popular")
+    )
+    long = fresh.filter(
+        pl.col("text").str.contains("```") & (pl.col("text").str.len_chars() >= 2000)
+    )
     share = long.height / fresh.height
     assert 0.05 < share < 0.11, share
     pastes = long.select(pl.col("text").str.extract(r"(?s)(```.*```)").alias("paste"))
@@ -126,7 +142,9 @@ def test_prompt_space_is_wide(month):
     # vision labels exist exactly for image prompts, and name the prompt's category
     image = prompts.filter("image")
     assert set(image["category"]) <= set(VISION_CATEGORIES)
-    assert prompts.filter(~pl.col("image"))["vision_ocr"].null_count() == prompts.height - image.height
+    assert (
+        prompts.filter(~pl.col("image"))["vision_ocr"].null_count() == prompts.height - image.height
+    )
     for cat in VISION_CATEGORIES:
         assert image.filter(pl.col("category") == cat)[f"vision_{cat}"].all()
     text = prompts.filter(~pl.col("image"))
@@ -139,11 +157,16 @@ def test_parts_carry_the_criteria():
     topic = next(t for t in TOPICS if t.category == "chit_chat" and not t.sensitive)
     base = prompt_labels(topic)
     assert base["criteria_count"] == 0 and base["if_score"] == 0
-    assert prompt_labels(topic, constraints=1)["specificity"] and prompt_labels(topic, constraints=1)["if_score"] == 2
+    assert (
+        prompt_labels(topic, constraints=1)["specificity"]
+        and prompt_labels(topic, constraints=1)["if_score"] == 2
+    )
     assert prompt_labels(topic, context=True)["real_world"]
     both = prompt_labels(topic, multistep=True)
     assert both["complexity"] and both["problem_solving"] and both["criteria_count"] == 2
-    full = prompt_labels(topic, constraints=2, domain=True, context=True, multistep=True, twist=True)
+    full = prompt_labels(
+        topic, constraints=2, domain=True, context=True, multistep=True, twist=True
+    )
     assert all(full[c] for c in CRITERIA) and full["hard"] and full["if_score"] == 5
 
 
@@ -156,16 +179,20 @@ def test_votes_stretch_the_gap_on_hard_prompts_and_punish_refusals(month):
         cat = row["category"]
         gap = skill[row["model_a"]][f"skill_{cat}"] - skill[row["model_b"]][f"skill_{cat}"]
         gap = gap * difficulty_gain(row["criteria_count"], CLEAN) + CLEAN.refusal_penalty * (
-            int(row["refused_b"]) - int(row["refused_a"]))
+            int(row["refused_b"]) - int(row["refused_a"])
+        )
         assert math.isclose(row["p_a"], 1 / (1 + math.exp(-gap * ELO_LOGIT)), abs_tol=2e-6)
         n_checked += 1
     assert n_checked > 1000
     assert difficulty_gain(7, CLEAN) > difficulty_gain(3, CLEAN) == 1.0 > difficulty_gain(0, CLEAN)
     # the easy/hard split shows in the outcomes: the stronger side wins more on hard prompts
-    s = votes.filter(pl.col("winner").is_in(["model_a", "model_b"]) & ~pl.col("refused_a") & ~pl.col("refused_b"))
+    s = votes.filter(
+        pl.col("winner").is_in(["model_a", "model_b"]) & ~pl.col("refused_a") & ~pl.col("refused_b")
+    )
     strong_won = [
         (w == "model_a") == (skill[a][f"skill_{c}"] > skill[b][f"skill_{c}"])
-        for a, b, w, c in zip(s["model_a"], s["model_b"], s["winner"], s["category"])]
+        for a, b, w, c in zip(s["model_a"], s["model_b"], s["winner"], s["category"])
+    ]
     s = s.with_columns(strong_won=pl.Series(strong_won))
     hard = s.filter(pl.col("criteria_count") >= 5)["strong_won"].mean()
     easy = s.filter(pl.col("criteria_count") <= 1)["strong_won"].mean()
@@ -177,15 +204,19 @@ def test_cautious_models_refuse_and_lose(month):
     cautious = set(truth["models"].filter("cautious")["name"])
     assert cautious and len(cautious) < truth["models"].height
     conv = truth["conversations"].join(
-        truth["prompts"].select("prompt_id", "would_refuse"), on="prompt_id")
+        truth["prompts"].select("prompt_id", "would_refuse"), on="prompt_id"
+    )
     refused = conv.filter("refused")
     assert refused.height > 20
     assert set(refused["model"]) <= cautious and refused["would_refuse"].all()
     at_risk = conv.filter(pl.col("would_refuse") & pl.col("model").is_in(list(cautious)))
     assert 0.7 < refused.height / at_risk.height <= 1.0
     # the refusal is in the logs as a refusal sentence in the prompt's language
-    votes = truth["votes"].filter(~pl.col("abusive") & (pl.col("refused_a") != pl.col("refused_b"))
-                                  & pl.col("winner").is_in(["model_a", "model_b"]))
+    votes = truth["votes"].filter(
+        ~pl.col("abusive")
+        & (pl.col("refused_a") != pl.col("refused_b"))
+        & pl.col("winner").is_in(["model_a", "model_b"])
+    )
     lost = [(w == "model_b") == ra for w, ra in zip(votes["winner"], votes["refused_a"])]
     assert len(lost) >= 10 and np.mean(lost) > 0.75
 
@@ -208,14 +239,25 @@ def test_topic_lookup_gives_the_full_lookups_category_and_topic(month):
 
     index = PromptTruthIndex.from_root(month)
     stored = read_prompt_truth(month, MONTH)["text"].unique(maintain_order=True).head(400).to_list()
-    texts = [*stored, *(t[:90] for t in stored), *(f"{t} Write to me at <EMAIL_ADDRESS>." for t in stored),
-             *(f"{t}\nand one more thing" for t in stored[:50]),
-             "zorbl quantum pickles", "def f(x):\n    return x ** 2", "Hello!", "", "   "]
+    texts = [
+        *stored,
+        *(t[:90] for t in stored),
+        *(f"{t} Write to me at <EMAIL_ADDRESS>." for t in stored),
+        *(f"{t}\nand one more thing" for t in stored[:50]),
+        "zorbl quantum pickles",
+        "def f(x):\n    return x ** 2",
+        "Hello!",
+        "",
+        "   ",
+    ]
     sources = set()
     for text in texts:
         for idx in (index, None):
             labels, source = lookup_prompt_truth(text, idx)
-            assert lookup_topic(text, idx) == (labels["category"], labels["topic"], source), (text, idx)
+            assert lookup_topic(text, idx) == (labels["category"], labels["topic"], source), (
+                text,
+                idx,
+            )
             sources.add(source)
     assert sources == {"table", "parsed", "heuristic"}
 
@@ -233,13 +275,17 @@ def test_truth_lookup_by_text_survives_truncation(month):
         labels, source = lookup_prompt_truth(cut, index)
         assert source == "table"
         candidates = prompts.filter(pl.col("text").str.starts_with(cut))
-        assert labels in [{c: r[c] for c in LABEL_COLUMNS} for r in candidates.iter_rows(named=True)]
+        assert labels in [
+            {c: r[c] for c in LABEL_COLUMNS} for r in candidates.iter_rows(named=True)
+        ]
         if sum(t.startswith(cut) for t in texts) == 1:  # unambiguous: exactly this prompt's labels
             unique_prefix += 1
             assert labels == {c: row[c] for c in LABEL_COLUMNS}
     assert unique_prefix > 20
     # text the simulator never wrote gets surface-cue labels
-    labels, source = lookup_prompt_truth("def f(x):\n    return x ** 2  # why does this fail? fix it")
+    labels, source = lookup_prompt_truth(
+        "def f(x):\n    return x ** 2  # why does this fail? fix it"
+    )
     assert source == "heuristic" and labels["code"] and labels["topic"] is None
     with pytest.raises(FileNotFoundError):
         read_prompt_truth(month, "1999-01")

@@ -17,16 +17,24 @@ MONTH = "2024-02"
 
 
 def _files(root: Path) -> dict[str, str]:
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and "_truth" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "_truth" not in p.parts
+    }
 
 
 def test_attacks_and_served_events_leave_the_honest_logs_unchanged(tmp_path: Path) -> None:
     plain, rigged = tmp_path / "plain", tmp_path / "rigged"
     simulate_months(plain, [MONTH], 1500, seed=4)
     target = World.build(WorldConfig(), 4).model_names[3]
-    cfg = WorldConfig(served_events=True, attacks=(
-        Attack(MONTH, target, 40), Attack(MONTH, target, 30, accounts="linked_sybils", strategy="omnipresent")))
+    cfg = WorldConfig(
+        served_events=True,
+        attacks=(
+            Attack(MONTH, target, 40),
+            Attack(MONTH, target, 30, accounts="linked_sybils", strategy="omnipresent"),
+        ),
+    )
     simulate_months(rigged, [MONTH], 1500, seed=4, config=cfg)
     a, b = _files(plain), _files(rigged)
     assert a == {k: v for k, v in b.items() if k in a}  # every honest file byte-identical
@@ -43,13 +51,23 @@ def test_attacks_and_served_events_leave_the_honest_logs_unchanged(tmp_path: Pat
     assert rig_votes.height == accounts["votes_cast"].sum() == 70
     assert accounts.filter(pl.col("attack") == 0)["votes_planned"].is_between(1, 5).all()
     # target-only votes are all for the target; omnipresent votes all against it
-    won = pl.when(pl.col("winner") == "model_a").then(pl.col("model_a")).otherwise(pl.col("model_b"))
-    kinds = rig_votes.with_columns(won.alias("won")).group_by("abuse_kind").agg(
-        (pl.col("won") == target).all().alias("all_won"), (pl.col("won") != target).all().alias("all_lost"))
+    won = (
+        pl.when(pl.col("winner") == "model_a").then(pl.col("model_a")).otherwise(pl.col("model_b"))
+    )
+    kinds = (
+        rig_votes.with_columns(won.alias("won"))
+        .group_by("abuse_kind")
+        .agg(
+            (pl.col("won") == target).all().alias("all_won"),
+            (pl.col("won") != target).all().alias("all_lost"),
+        )
+    )
     assert dict(zip(kinds["abuse_kind"], kinds["all_won"]))["rig_target_only"]
     assert dict(zip(kinds["abuse_kind"], kinds["all_lost"]))["rig_omnipresent"]
     # every battle an attacker was served without its model became a served event
-    lines = [json.loads(x) for x in (rigged / MONTH / f"rig-{MONTH}-00.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(x) for x in (rigged / MONTH / f"rig-{MONTH}-00.jsonl").read_text().splitlines()
+    ]
     served = [e for e in lines if e["type"] == "served"]
     assert len(served) == accounts.filter(pl.col("attack") == 0)["battles_served"].sum() - 40
     assert all(target not in e["models"] or not e["anony"] for e in served)
@@ -61,14 +79,21 @@ def test_attacks_and_served_events_leave_the_honest_logs_unchanged(tmp_path: Pat
         if column:
             assert group[column].n_unique() == 1
         else:
-            assert group["ip"].str.replace(r"\.\d+$", "").n_unique() == 1 and group["ip"].n_unique() > 1
+            assert (
+                group["ip"].str.replace(r"\.\d+$", "").n_unique() == 1
+                and group["ip"].n_unique() > 1
+            )
 
 
 def test_identity_fields_and_shared_networks(tmp_path: Path) -> None:
     cfg = WorldConfig(n_users=400, identity_fields=True, shared_network_share=0.2)
     simulate_months(tmp_path, [MONTH], 600, seed=2, config=cfg)
-    events = [json.loads(x) for p in sorted((tmp_path / MONTH).glob("events-*"))
-              for x in p.read_text().splitlines() if x.startswith('{"event_id"')]
+    events = [
+        json.loads(x)
+        for p in sorted((tmp_path / MONTH).glob("events-*"))
+        for x in p.read_text().splitlines()
+        if x.startswith('{"event_id"')
+    ]
     typed = [e for e in events if e.get("type") in ("chat", "leftvote")]
     # every event but the few malformed ones derived from them (missing_user drops the ip)
     assert sum("device_id" in e and "ip" in e for e in typed) >= 0.98 * len(typed) > 0

@@ -19,8 +19,12 @@ import pytest
 from arena_assets.storage import Lake
 from arena_assets_tests.conftest import arena_env_values
 from arena_assets_tests.fastchat_reference import fastchat_rank_ub, kept_battles
-from arena_assets_tests.site_pages import (BoardPage, assert_catalog_layout, assert_pairs_match,
-                                           assert_ranks_match)
+from arena_assets_tests.site_pages import (
+    BoardPage,
+    assert_catalog_layout,
+    assert_pairs_match,
+    assert_ranks_match,
+)
 
 MONTHS = ("2024-01", "2024-02")
 DEPRECATED = "kestrel-70b-v2"  # marked deprecated in the registry (the world's first model)
@@ -66,11 +70,12 @@ def simulated(tmp_path_factory):
 def test_site_figures_and_ranks_equal_fastchat_on_a_simulated_month(simulated):
     env, _ = simulated
     month = Path(env["ARENA_SITE_ROOT"]) / MONTHS[-1]
-    cells = assert_pairs_match(month / "downloads/pairs/index.json",
-                               kept_battles(env["ARENA_LAKE_ROOT"], MONTHS))
+    cells = assert_pairs_match(
+        month / "downloads/pairs/index.json", kept_battles(env["ARENA_LAKE_ROOT"], MONTHS)
+    )
     assert cells >= 100
     assert_ranks_match(month, "index.html", "overall")
-    languages = [p for p in (month / "downloads/pairs").glob("language-*.json")]
+    languages = list((month / "downloads/pairs").glob("language-*.json"))
     assert languages, "no language board in the simulated month"
     for path in languages:
         code = path.stem.split("-", 1)[1]
@@ -83,7 +88,8 @@ def test_style_rank_and_deltas_follow_fastchat(simulated):
     env, _ = simulated
     month = Path(env["ARENA_SITE_ROOT"]) / MONTHS[-1]
     rows = pl.read_csv(month / "downloads/boards.csv").filter(
-        (pl.col("status") == "ranked") & ~pl.col("deprecated"))
+        (pl.col("status") == "ranked") & ~pl.col("deprecated")
+    )
     overall = rows.filter((pl.col("board") == "overall") & ~pl.col("style_control")).to_dicts()
     styled = rows.filter((pl.col("board") == "overall") & pl.col("style_control")).to_dicts()
     shown = {r["model"] for r in overall}
@@ -95,15 +101,21 @@ def test_style_rank_and_deltas_follow_fastchat(simulated):
             assert r["cells"]["second"]["v"] == str(sc.get(r["model"], ""))
             checked += 1
     assert checked == len(overall)
-    category = next(b for b in rows["board"].unique().sort().to_list()
-                    if b not in ("overall",) and not b.startswith("language:"))
+    category = next(
+        b
+        for b in rows["board"].unique().sort().to_list()
+        if b not in ("overall",) and not b.startswith("language:")
+    )
     cat_rows = rows.filter((pl.col("board") == category) & ~pl.col("style_control")).to_dicts()
     common = {r["model"] for r in cat_rows} & shown
     here = fastchat_rank_ub([r for r in cat_rows if r["model"] in common])
     there = fastchat_rank_ub([r for r in overall if r["model"] in common])
     page = BoardPage((month / f"{category}.html").read_text())
-    deltas = {r["model"]: r["cells"]["second"]["v"] for r in page.rows["plain"]
-              if "ranked" in r["classes"] and "deprecated" not in r["classes"]}
+    deltas = {
+        r["model"]: r["cells"]["second"]["v"]
+        for r in page.rows["plain"]
+        if "ranked" in r["classes"] and "deprecated" not in r["classes"]
+    }
     assert deltas and all(int(deltas[m]) == there[m] - here[m] for m in common)
 
 
@@ -138,26 +150,36 @@ def test_data_card_counts_equal_the_raw_files_and_the_battles(simulated):
     month = Path(env["ARENA_SITE_ROOT"]) / MONTHS[-1]
     card = json.loads((month / "downloads/data_card.json").read_text())
     board = pl.read_csv(month / "downloads/boards.csv").filter(
-        (pl.col("board") == "overall") & ~pl.col("style_control"))
+        (pl.col("board") == "overall") & ~pl.col("style_control")
+    )
     ranked = set(board.filter(pl.col("status") == "ranked")["model"])
     for part, months in (("up_to_month", MONTHS), ("month", MONTHS[-1:])):
         raw = set().union(*(_raw_votes(env["ARENA_RAW_ROOT"], m) for m in months))
-        battles = pl.concat([pl.read_parquet(Path(env["ARENA_LAKE_ROOT"]) / "battles" / f"{m}.parquet",
-                                             columns=["battle_id", "keep", "removed_reason",
-                                                      "winner", "model_a", "model_b"])
-                             for m in months])
+        battles = pl.concat(
+            [
+                pl.read_parquet(
+                    Path(env["ARENA_LAKE_ROOT"]) / "battles" / f"{m}.parquet",
+                    columns=["battle_id", "keep", "removed_reason", "winner", "model_a", "model_b"],
+                )
+                for m in months
+            ]
+        )
         assert battles["battle_id"].is_unique().all()
         ids = set(battles["battle_id"])
         assert ids <= raw, "battles the raw files do not have"
         kept = battles.filter(pl.col("keep"))
         usable = kept.filter(pl.col("winner").is_not_null())
-        on_board = usable.filter(pl.col("model_a").is_in(sorted(ranked))
-                                 & pl.col("model_b").is_in(sorted(ranked)))
-        expected = {"votes_in": len(raw), "ingest_rejects": len(raw - ids),
-                    "shown": on_board.height,
-                    "filtered": dict(Counter(battles.filter(~pl.col("keep"))["removed_reason"])),
-                    "kept_without_winner": kept.height - usable.height,
-                    "kept_off_board": usable.height - on_board.height}
+        on_board = usable.filter(
+            pl.col("model_a").is_in(sorted(ranked)) & pl.col("model_b").is_in(sorted(ranked))
+        )
+        expected = {
+            "votes_in": len(raw),
+            "ingest_rejects": len(raw - ids),
+            "shown": on_board.height,
+            "filtered": dict(Counter(battles.filter(~pl.col("keep"))["removed_reason"])),
+            "kept_without_winner": kept.height - usable.height,
+            "kept_off_board": usable.height - on_board.height,
+        }
         got = card[part]
         assert {k: got[k] for k in expected} == expected, part
         assert got["conserved"] is True
@@ -180,11 +202,22 @@ def test_data_card_says_when_a_vote_is_lost(simulated, tmp_path):
     lake = Lake(str(tmp_path / "lake"))
     cells = lake.read("battle_cells", MONTHS[-1])
     lost = cells.filter(~pl.col("keep")).row(0, named=True)
-    lake.write("battle_cells", MONTHS[-1], cells.filter(
-        ~pl.all_horizontal([pl.col(k) == v if v is not None else pl.col(k).is_null()
-                            for k, v in lost.items() if k != "n"])))
-    step = leaderboard_site_month(lake, MONTHS[-1], SiteRoot(str(tmp_path / "site")),
-                                  registry={}, min_votes=15)
+    lake.write(
+        "battle_cells",
+        MONTHS[-1],
+        cells.filter(
+            ~pl.all_horizontal(
+                [
+                    pl.col(k) == v if v is not None else pl.col(k).is_null()
+                    for k, v in lost.items()
+                    if k != "n"
+                ]
+            )
+        ),
+    )
+    step = leaderboard_site_month(
+        lake, MONTHS[-1], SiteRoot(str(tmp_path / "site")), registry={}, min_votes=15
+    )
     assert step.conserved is False
     upto = step.data_card["up_to_month"]
     assert upto["votes_in"] - upto["accounted"] == lost["n"] > 0
@@ -207,8 +240,11 @@ def test_deprecated_models_views_and_downloads(simulated):
         (event,) = result.asset_materializations_for_node("leaderboard_site")
         page_url = event.metadata["page"].value
         assert page_url.endswith(f"/{m}/index.html") and Path(page_url[7:]).exists()
-        site_checks = [c for c in result.get_asset_check_evaluations()
-                       if c.asset_key.to_user_string() == "leaderboard_site"]
+        site_checks = [
+            c
+            for c in result.get_asset_check_evaluations()
+            if c.asset_key.to_user_string() == "leaderboard_site"
+        ]
         assert len(site_checks) == 2 and all(c.passed for c in site_checks)
 
 
@@ -229,11 +265,14 @@ def test_release_waits_for_the_bench_in_the_every_asset_job(simulated):
 def test_board_metadata_leads_with_the_rounded_board_and_links_the_site(simulated):
     """The UI walk: rounded tops before the file's preview, each board's page linked, the
     history preview on the month's own rows, no loopback address of the in-process arena."""
-    env, events = simulated
+    _env, events = simulated
     month = MONTHS[-1]
     result = events[month]
-    meta = {e.asset_key.to_user_string(): e.metadata
-            for e in result.get_asset_materialization_events() for e in [e.materialization]}
+    meta = {
+        e.asset_key.to_user_string(): e.metadata
+        for e in result.get_asset_materialization_events()
+        for e in [e.materialization]
+    }
     keys = list(meta["arena_leaderboard"])
     assert keys.index("top: overall") < keys.index("preview")
     pages = _page_links(meta["arena_leaderboard"]["site_pages"].value)
@@ -258,14 +297,19 @@ def test_downloads_read_back_as_arena_catalog_files(simulated, real_data):
     env, _ = simulated
     month = Path(env["ARENA_SITE_ROOT"]) / MONTHS[-1]
     published = real_data / "published" / "arena_catalog"
-    for path in [*published.glob("leaderboard-*.json"), *(month / "downloads").glob("leaderboard-*.json")]:
+    for path in [
+        *published.glob("leaderboard-*.json"),
+        *(month / "downloads").glob("leaderboard-*.json"),
+    ]:
         assert_catalog_layout(json.loads(path.read_text()), path)
     ours = read_catalog(month / "downloads")
     csv = pl.read_csv(month / "downloads/boards.csv").filter(
-        (pl.col("status") == "ranked") & ~pl.col("deprecated"))
+        (pl.col("status") == "ranked") & ~pl.col("deprecated")
+    )
     assert ours.height == csv.height
-    joined = ours.join(csv, left_on=["board", "style", "model"],
-                       right_on=["board", "style_control", "model"])
+    joined = ours.join(
+        csv, left_on=["board", "style", "model"], right_on=["board", "style_control", "model"]
+    )
     assert joined.height == csv.height
     assert (joined["rating"] - joined["rating_right"]).abs().max() < 1e-9
     parquet = pl.read_parquet(month / "downloads/boards.parquet")
@@ -273,8 +317,8 @@ def test_downloads_read_back_as_arena_catalog_files(simulated, real_data):
 
 
 def test_rebuilds_are_byte_identical_and_leave_other_months_alone(simulated, tmp_path):
-    from arena_assets.pipeline.site import leaderboard_site_month, registry_info
     from arena_assets.ingest.sources import load_model_records
+    from arena_assets.pipeline.site import leaderboard_site_month, registry_info
     from arena_assets.site.build import SiteOptions
     from arena_assets.site.publish import SiteRoot
 
@@ -284,13 +328,17 @@ def test_rebuilds_are_byte_identical_and_leave_other_months_alone(simulated, tmp
     root = SiteRoot(str(tmp_path / "site"))
 
     def build(month: str) -> None:
-        leaderboard_site_month(lake, month, root, registry=registry, min_votes=15,
-                               options=SiteOptions(workers=2))
+        leaderboard_site_month(
+            lake, month, root, registry=registry, min_votes=15, options=SiteOptions(workers=2)
+        )
 
     def digest(sub: str = "") -> dict[str, str]:
         base = tmp_path / "site" / sub
-        return {str(p.relative_to(base)): hashlib.sha256(p.read_bytes()).hexdigest()
-                for p in sorted(base.rglob("*")) if p.is_file()}
+        return {
+            str(p.relative_to(base)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(base.rglob("*"))
+            if p.is_file()
+        }
 
     build(MONTHS[0])
     first, index_before = digest(MONTHS[0]), (tmp_path / "site/index.html").read_text()
@@ -306,7 +354,9 @@ def test_rebuilds_are_byte_identical_and_leave_other_months_alone(simulated, tmp
     dagster_built = Path(env["ARENA_SITE_ROOT"]) / MONTHS[1]
     assert digest(MONTHS[1]) == {
         str(p.relative_to(dagster_built)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(dagster_built.rglob("*")) if p.is_file()}
+        for p in sorted(dagster_built.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_unranked_models_say_why_and_never_get_a_rank(simulated):

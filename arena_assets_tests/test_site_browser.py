@@ -29,16 +29,21 @@ DEPRECATED = "model-03"
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
-                       "(apt-get install chromium; .ci/run does)"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="Debian's chromium is not installed (apt-get install chromium; .ci/run does)",
+    ),
 ]
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """Two synthetic months through the boards, the site of both by the CLI."""
-    from arena_assets.pipeline.leaderboards import (arena_leaderboard_month, battle_cells_month,
-                                                    leaderboard_history_month)
+    from arena_assets.pipeline.leaderboards import (
+        arena_leaderboard_month,
+        battle_cells_month,
+        leaderboard_history_month,
+    )
     from arena_assets.ranking.boards import board_options
     from arena_assets.ranking.synthetic import synthetic_month
     from arena_assets.storage import Lake
@@ -50,24 +55,50 @@ def built(tmp_path_factory):
         lake.write("battles", month, battles)
         lake.write("topic_labels", month, labels)
         battle_cells_month(lake, month)
-        arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=40, min_battles=100),
-                                min_category_battles=500)
+        arena_leaderboard_month(
+            lake,
+            month,
+            board_options(bootstrap_rounds=40, min_battles=100),
+            min_category_battles=500,
+        )
         leaderboard_history_month(lake, month)
     (root / "raw").mkdir()
-    (root / "raw" / "models.json").write_text(json.dumps([
-        {"name": f"model-{i:02d}", "organization": f"Lab {'<&>' if i == 1 else i % 5}",
-         "license": "Apache 2.0" if i % 2 else "Proprietary", "knowledge_cutoff": "2024-01",
-         "deprecated": f"model-{i:02d}" == DEPRECATED} for i in range(24)]))
-    env = {**os.environ, "ARENA_LAKE_ROOT": str(root / "lake"), "ARENA_RAW_ROOT": str(root / "raw"),
-           "ARENA_SITE_ROOT": str(root / "site"), "ARENA_MIN_BATTLES": "100",
-           "ARENA_SITE_NAME": "Arena leaderboard"}
+    (root / "raw" / "models.json").write_text(
+        json.dumps(
+            [
+                {
+                    "name": f"model-{i:02d}",
+                    "organization": f"Lab {'<&>' if i == 1 else i % 5}",
+                    "license": "Apache 2.0" if i % 2 else "Proprietary",
+                    "knowledge_cutoff": "2024-01",
+                    "deprecated": f"model-{i:02d}" == DEPRECATED,
+                }
+                for i in range(24)
+            ]
+        )
+    )
+    env = {
+        **os.environ,
+        "ARENA_LAKE_ROOT": str(root / "lake"),
+        "ARENA_RAW_ROOT": str(root / "raw"),
+        "ARENA_SITE_ROOT": str(root / "site"),
+        "ARENA_MIN_BATTLES": "100",
+        "ARENA_SITE_NAME": "Arena leaderboard",
+    }
     cli = [str(Path(sys.executable).with_name("arena-assets")), "site"]
-    done = subprocess.run([*cli, "--month", MONTHS[0]], env=env, cwd=root, capture_output=True,
-                          text=True, timeout=600)
+    done = subprocess.run(
+        [*cli, "--month", MONTHS[0]], env=env, cwd=root, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr[-3000:]
-    server = subprocess.Popen([*cli, "--month", MONTHS[1], "--serve", "--port", "0"], env=env,
-                              cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True, start_new_session=True)
+    server = subprocess.Popen(
+        [*cli, "--month", MONTHS[1], "--serve", "--port", "0"],
+        env=env,
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         url = None
         for line in server.stdout:  # the build's report, then the address it serves
@@ -96,16 +127,25 @@ def test_site_in_a_real_browser(built):
     print(f"site screenshots: {artifacts}")
     problems: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=CHROMIUM_FLAGS)
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
         page = browser.new_page(viewport={"width": 1500, "height": 1000})
         page.set_default_timeout(60_000)
         expect.set_options(timeout=60_000)
-        page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-                if m.type in ("error", "warning") else None)
+        page.on(
+            "console",
+            lambda m: (
+                problems.append(f"console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
         page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-        page.on("response", lambda r: problems.append(f"HTTP {r.status} {r.url}")
-                if r.status >= 400 else None)
+        page.on(
+            "response",
+            lambda r: problems.append(f"HTTP {r.status} {r.url}") if r.status >= 400 else None,
+        )
 
         page.goto(f"{base}/index.html")
         expect(page.get_by_role("link", name=MONTHS[1])).to_be_visible()
@@ -114,8 +154,12 @@ def test_site_in_a_real_browser(built):
         page.screenshot(path=artifacts / "01_overall.png")
 
         # the four figures of the board show (loaded, non-empty)
-        for src in ("index-intervals.svg", "index-winrate.svg", "index-winfraction.svg",
-                    "index-counts.svg"):
+        for src in (
+            "index-intervals.svg",
+            "index-winrate.svg",
+            "index-winfraction.svg",
+            "index-counts.svg",
+        ):
             image = page.locator(f"img[src='plots/{src}']")
             expect(image).to_be_visible()
             assert image.evaluate("img => img.complete && img.naturalWidth > 0"), src
@@ -126,13 +170,15 @@ def test_site_in_a_real_browser(built):
         # show deprecated: the row appears and the ranks below it are recomputed
         row = page.locator(f"section.variant-plain tr[data-model='{DEPRECATED}']")
         expect(row).to_be_hidden()
-        before = page.locator("section.variant-plain tr.ranked:not(.deprecated) td.rank") \
-            .evaluate_all("cells => cells.map(c => c.innerText)")
+        before = page.locator(
+            "section.variant-plain tr.ranked:not(.deprecated) td.rank"
+        ).evaluate_all("cells => cells.map(c => c.innerText)")
         page.locator("#show-deprecated").check()
         expect(row).to_be_visible()
         expect(row.locator(".badge")).to_have_text("deprecated")
-        after = page.locator("section.variant-plain tr.ranked:not(.deprecated) td.rank") \
-            .evaluate_all("cells => cells.map(c => c.innerText)")
+        after = page.locator(
+            "section.variant-plain tr.ranked:not(.deprecated) td.rank"
+        ).evaluate_all("cells => cells.map(c => c.innerText)")
         assert after != before and all(int(a) >= int(b) for a, b in zip(after, before))
         page.screenshot(path=artifacts / "03_show_deprecated.png")
         page.locator("#show-deprecated").uncheck()
@@ -164,7 +210,8 @@ def test_site_in_a_real_browser(built):
 
         # the category selector: every board, its own page, the style state carried along
         options = page.locator("#category-select option").evaluate_all(
-            "os => os.map(o => [o.value, o.textContent])")
+            "os => os.map(o => [o.value, o.textContent])"
+        )
         assert len(options) >= 10, options
         page.locator("#style-control").check()
         switched = 0
@@ -191,9 +238,12 @@ def test_site_in_a_real_browser(built):
         browser.close()
 
         # JavaScript off: the tables are there to read; and the site works from file://
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True,
-                                     args=CHROMIUM_FLAGS)
-        plain = browser.new_page(java_script_enabled=False, viewport={"width": 1500, "height": 1000})
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        plain = browser.new_page(
+            java_script_enabled=False, viewport={"width": 1500, "height": 1000}
+        )
         plain.goto(f"{base}/{MONTHS[1]}/coding.html")
         expect(plain.locator("#board-plain tr.ranked").first).to_be_visible()
         assert plain.locator("#board-plain tr.ranked").count() >= 10
@@ -201,8 +251,14 @@ def test_site_in_a_real_browser(built):
         plain.screenshot(path=artifacts / "08_no_javascript.png")
         local = browser.new_page(viewport={"width": 1500, "height": 1000})
         local.on("pageerror", lambda e: problems.append(f"file:// page error: {e}"))
-        local.on("console", lambda m: problems.append(f"file:// console {m.type}: {m.text}")
-                 if m.type in ("error", "warning") else None)
+        local.on(
+            "console",
+            lambda m: (
+                problems.append(f"file:// console {m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
         local.goto((site / MONTHS[0] / "index.html").as_uri())
         expect(local.locator("#board-plain tr.ranked").first).to_be_visible()
         local.locator("#category-select").select_option("coding.html")
@@ -213,5 +269,9 @@ def test_site_in_a_real_browser(built):
 
 
 def _column(table, cell: str) -> list[float]:
-    return [float(v) for v in table.locator(f"tr.ranked:not(.deprecated) {cell}")
-            .evaluate_all("cells => cells.map(c => c.getAttribute('data-v'))")]
+    return [
+        float(v)
+        for v in table.locator(f"tr.ranked:not(.deprecated) {cell}").evaluate_all(
+            "cells => cells.map(c => c.getAttribute('data-v'))"
+        )
+    ]

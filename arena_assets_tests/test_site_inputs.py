@@ -25,12 +25,23 @@ def test_every_text_is_escaped_and_only_web_links_are_kept(tmp_path):
     from arena_assets.site.tables import Board, ModelInfo
 
     evil = "<script>alert(1)</script>"
-    ranked = pl.DataFrame({"model": [evil, "b&b"], "rating": [1010.0, 990.0],
-                           "lower": [1000.0, 980.0], "upper": [1020.0, 1000.0],
-                           "battles": [400, 400]})
-    site = MonthSite(month="2024-05", boards=[Board("overall", ranked, {"<USER>": "won_all"})],
-                     registry={evil: ModelInfo(organization="<b>Org</b>", link="javascript:x"),
-                               "b&b": ModelInfo(link="https://example.org/b?x=1&y=2")})
+    ranked = pl.DataFrame(
+        {
+            "model": [evil, "b&b"],
+            "rating": [1010.0, 990.0],
+            "lower": [1000.0, 980.0],
+            "upper": [1020.0, 1000.0],
+            "battles": [400, 400],
+        }
+    )
+    site = MonthSite(
+        month="2024-05",
+        boards=[Board("overall", ranked, {"<USER>": "won_all"})],
+        registry={
+            evil: ModelInfo(organization="<b>Org</b>", link="javascript:x"),
+            "b&b": ModelInfo(link="https://example.org/b?x=1&y=2"),
+        },
+    )
     files = build_month(site).files
     html = b"".join(v for k, v in files.items() if k.endswith(".html")).decode()
     assert "<script>alert" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
@@ -71,8 +82,11 @@ def test_synthetic_month_runs_through_the_boards_and_the_site(tmp_path):
     read today: two months through battle_cells, arena_leaderboard (every category board,
     the rating alarm's voters and battle ids) and the site. A step that starts reading a
     new column breaks here, in the fast suite, not only in the slow ones."""
-    from arena_assets.pipeline.leaderboards import (arena_leaderboard_month, battle_cells_month,
-                                                    leaderboard_history_month)
+    from arena_assets.pipeline.leaderboards import (
+        arena_leaderboard_month,
+        battle_cells_month,
+        leaderboard_history_month,
+    )
     from arena_assets.pipeline.site import leaderboard_site_month
     from arena_assets.ranking.boards import board_options
     from arena_assets.ranking.synthetic import synthetic_month
@@ -86,17 +100,39 @@ def test_synthetic_month_runs_through_the_boards_and_the_site(tmp_path):
         lake.write("battles", month, battles)
         lake.write("topic_labels", month, labels)
         battle_cells_month(lake, month)
-        step = arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=10, min_battles=50),
-                                       min_category_battles=200)
+        step = arena_leaderboard_month(
+            lake,
+            month,
+            board_options(bootstrap_rounds=10, min_battles=50),
+            min_category_battles=200,
+        )
         leaderboard_history_month(lake, month)
     boards = set(step.boards["board"].unique().to_list())
-    assert {"overall", "style_control", "hard_6", "coding", "math", "creative_writing", "if",
-            "long_user", "multiturn", "no_refusal", "vision", "language:en"} <= boards, boards
+    assert {
+        "overall",
+        "style_control",
+        "hard_6",
+        "coding",
+        "math",
+        "creative_writing",
+        "if",
+        "long_user",
+        "multiturn",
+        "no_refusal",
+        "vision",
+        "language:en",
+    } <= boards, boards
     # the two months' planted ratings differ: the alarm fires and names voters and battles
     alarm = step.info["rating_alarms"][0]
     assert alarm["top_voters"] and alarm["top_voters"][0]["battle_ids"][0].startswith("s4-")
-    site = leaderboard_site_month(lake, months[1], SiteRoot(str(tmp_path / "site")), registry={},
-                                  min_votes=50, options=SiteOptions(workers=1))
+    site = leaderboard_site_month(
+        lake,
+        months[1],
+        SiteRoot(str(tmp_path / "site")),
+        registry={},
+        min_votes=50,
+        options=SiteOptions(workers=1),
+    )
     assert site.conserved is True and not site.mismatched_boards
     assert set(site.boards) == boards - {"style_control"}
     assert (tmp_path / "site" / months[1] / "hard_6.html").exists()
@@ -118,26 +154,43 @@ def test_a_model_the_data_cannot_rank_is_unranked_with_its_reason(tmp_path):
     battles, labels = synthetic_month(3000, 8, seed=5)
     usable = battles.filter(pl.col("keep") & pl.col("winner").is_in(["model_a", "model_b"]))
     extra = []
-    for name, rows, winner in (("always-loses", usable.head(240), "model_b"),
-                               ("rare-model", usable.slice(240, 6), "model_a")):
+    for name, rows, winner in (
+        ("always-loses", usable.head(240), "model_b"),
+        ("rare-model", usable.slice(240, 6), "model_a"),
+    ):
         tag = f"-{name}"
-        extra.append(rows.with_columns(
-            model_a=pl.lit(name), winner=pl.lit(winner), battle_id=pl.col("battle_id") + tag,
-            conv_id_a=pl.col("conv_id_a") + tag, conv_id_b=pl.col("conv_id_b") + tag))
+        extra.append(
+            rows.with_columns(
+                model_a=pl.lit(name),
+                winner=pl.lit(winner),
+                battle_id=pl.col("battle_id") + tag,
+                conv_id_a=pl.col("conv_id_a") + tag,
+                conv_id_b=pl.col("conv_id_b") + tag,
+            )
+        )
         for side in ("conv_id_a", "conv_id_b"):
-            labels = pl.concat([labels, labels.join(rows.select(conv_id=side), on="conv_id")
-                                .with_columns(conv_id=pl.col("conv_id") + tag)])
+            labels = pl.concat(
+                [
+                    labels,
+                    labels.join(rows.select(conv_id=side), on="conv_id").with_columns(
+                        conv_id=pl.col("conv_id") + tag
+                    ),
+                ]
+            )
     lake = Lake(str(tmp_path / "lake"))
     lake.write("battles", month, pl.concat([battles, *extra]))
     lake.write("topic_labels", month, labels)
     battle_cells_month(lake, month)
-    arena_leaderboard_month(lake, month, board_options(bootstrap_rounds=10, min_battles=50),
-                            min_category_battles=200)
-    step = leaderboard_site_month(lake, month, SiteRoot(str(tmp_path / "site")), registry={},
-                                  min_votes=50)
+    arena_leaderboard_month(
+        lake, month, board_options(bootstrap_rounds=10, min_battles=50), min_category_battles=200
+    )
+    step = leaderboard_site_month(
+        lake, month, SiteRoot(str(tmp_path / "site")), registry={}, min_votes=50
+    )
     site = tmp_path / "site" / month
     overall = pl.read_csv(site / "downloads/boards.csv").filter(
-        (pl.col("board") == "overall") & ~pl.col("style_control"))
+        (pl.col("board") == "overall") & ~pl.col("style_control")
+    )
     unranked = overall.filter(pl.col("status") == "unranked")
     assert unranked["model"].to_list() == ["always-loses"]
     assert unranked["rank_ub"].null_count() == unranked["rating"].null_count() == 1
@@ -161,20 +214,30 @@ def test_language_boards_are_named_from_iso_639():
     from arena_assets.site.names import board_group, board_title, from_catalog_key
 
     # LMArena's names, ISO 639's for the rest, a qualifier kept only where it tells apart
-    assert [board_title(f"language:{c}") for c in ("en", "zh", "sw", "swh", "fil", "bh", "xx")] \
-        == ["English", "Chinese", "Swahili", "Swahili (individual language)", "Filipino",
-            "Bihari", "xx"]
+    assert [board_title(f"language:{c}") for c in ("en", "zh", "sw", "swh", "fil", "bh", "xx")] == [
+        "English",
+        "Chinese",
+        "Swahili",
+        "Swahili (individual language)",
+        "Filipino",
+        "Bihari",
+        "xx",
+    ]
     # arena-catalog names its language boards in lower case: read back to the code
     assert from_catalog_key("text", "swahili") == "language:sw"
     assert from_catalog_key("text", "english") == "language:en"
     assert from_catalog_key("text", "math") == "math" and board_group("math") == "Text"
-    assert board_title("vision_german") == "German (Vision)" and board_group("swahili") == "Languages"
+    assert (
+        board_title("vision_german") == "German (Vision)" and board_group("swahili") == "Languages"
+    )
 
 
 # -- the real battles ---------------------------------------------------------------------
 # (file, minimum votes per model): the 2024 file has 100 votes among 49 models
-REAL_FILES = (("votes_2023_hard_english_with_prompts.jsonl", 5),
-              ("clean_battles_2024_full_conversations.jsonl", 1))
+REAL_FILES = (
+    ("votes_2023_hard_english_with_prompts.jsonl", 5),
+    ("clean_battles_2024_full_conversations.jsonl", 1),
+)
 
 
 @pytest.mark.parametrize(("name", "min_votes"), REAL_FILES)
@@ -184,9 +247,12 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     from arena_assets.pipeline.battles import battles_month
     from arena_assets.pipeline.clean import clean_month
     from arena_assets.pipeline.ingest import ingest_month
-    from arena_assets.pipeline.leaderboards import (arena_leaderboard_month,
-                                                    battle_cells_month, leaderboard_history_month)
-    from arena_assets.pipeline.leaderboards import read_info
+    from arena_assets.pipeline.leaderboards import (
+        arena_leaderboard_month,
+        battle_cells_month,
+        leaderboard_history_month,
+        read_info,
+    )
     from arena_assets.pipeline.site import leaderboard_site_month
     from arena_assets.ranking.boards import board_options
     from arena_assets.site.publish import SiteRoot
@@ -218,7 +284,8 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     assert_pairs_match(site / "downloads/pairs/index.json", battles)
     assert_ranks_match(site, "index.html", "overall")
     csv = pl.read_csv(site / "downloads/boards.csv").filter(
-        (pl.col("board") == "overall") & ~pl.col("style_control"))
+        (pl.col("board") == "overall") & ~pl.col("style_control")
+    )
     page = BoardPage((site / "index.html").read_text())
     listed = {r["model"] for r in page.rows["plain"]}
     left_out = read_info(lake, months[-1])["left_out"]["overall"]
@@ -227,8 +294,10 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     # every model with a kept vote is ranked, unranked with a reason, or hidden as too rare
     assert listed == set(csv["model"]) and listed | hidden == models and not listed & hidden
     assert set(csv.filter(pl.col("status") == "unranked")["model"]) == set(left_out) - hidden
-    assert sum(r["reason"] is not None for r in page.rows["plain"]) == \
-        csv.filter(pl.col("status") == "unranked").height
+    assert (
+        sum(r["reason"] is not None for r in page.rows["plain"])
+        == csv.filter(pl.col("status") == "unranked").height
+    )
 
 
 def _fastchat_pandas_win_fraction(battles):
@@ -240,8 +309,9 @@ def _fastchat_pandas_win_fraction(battles):
     import pandas as pd
 
     def table(frame):
-        return pd.pivot_table(frame, index="model_a", columns="model_b", aggfunc="size",
-                              fill_value=0)
+        return pd.pivot_table(
+            frame, index="model_a", columns="model_b", aggfunc="size", fill_value=0
+        )
 
     a_wins = table(battles[battles["winner"] == "model_a"])
     b_wins = table(battles[battles["winner"] == "model_b"])
@@ -260,8 +330,15 @@ def test_fastchat_pandas_leaves_a_cell_blank_where_a_model_never_won_in_one_posi
     from arena_assets.ranking.cells import encode_battles
     from arena_assets.site.matrices import PairCounts, win_fraction
 
-    battles = pd.DataFrame([("a", "b", "model_a"), ("b", "a", "model_b"), ("a", "c", "model_b"),
-                            ("c", "b", "model_a")], columns=["model_a", "model_b", "winner"])
+    battles = pd.DataFrame(
+        [
+            ("a", "b", "model_a"),
+            ("b", "a", "model_b"),
+            ("a", "c", "model_b"),
+            ("c", "b", "model_a"),
+        ],
+        columns=["model_a", "model_b", "winner"],
+    )
     _, _, theirs = _fastchat_pandas_win_fraction(battles)
     pairs = PairCounts.of(encode_battles(pl.from_pandas(battles), "half").aggregate())
     ours = win_fraction(pairs, ["a", "b", "c"])
@@ -286,8 +363,11 @@ def test_fastchat_pandas_win_fraction_differs_only_where_a_side_never_won(real_d
     from arena_assets.ranking.cells import encode_battles
     from arena_assets.site.matrices import PairCounts, win_fraction
 
-    rows = [json.loads(line) for line in (real_data / "battles" / name).read_text().splitlines()
-            if line.strip()]
+    rows = [
+        json.loads(line)
+        for line in (real_data / "battles" / name).read_text().splitlines()
+        if line.strip()
+    ]
     battles = pd.DataFrame({k: [r[k] for r in rows] for k in ("model_a", "model_b", "winner")})
     battles = battles[~battles["winner"].str.contains("tie")]
     a_win_ptbl, b_win_ptbl, row_beats_col_freq = _fastchat_pandas_win_fraction(battles)
@@ -303,13 +383,19 @@ def test_fastchat_pandas_win_fraction_differs_only_where_a_side_never_won(real_d
     # (the 2024 file's 100 votes among 49 models leave one such model)
     np.testing.assert_allclose(ours[np.ix_(idx, idx)], theirs[np.ix_(idx, idx)], rtol=0, atol=1e-12)
     # everywhere: equal, or FastChat's cell is an alignment NaN where ours has a number
-    aligned = np.array([[i in won_a and i in won_b and j in lost_b and j in lost_a
-                         for j in models] for i in models])
+    aligned = np.array(
+        [
+            [i in won_a and i in won_b and j in lost_b and j in lost_a for j in models]
+            for i in models
+        ]
+    )
     differ = ~np.isclose(ours, theirs, rtol=0, atol=1e-12, equal_nan=True)
     assert differ.any() and (aligned & ~np.isnan(ours)).sum() >= 10  # both kinds of cell
     assert np.array_equal(differ, ~aligned & ~np.isnan(ours))
     assert np.isnan(theirs[differ]).all()
-    print(f"{name}: {len(models)} models, {len(both_sides)} with wins and losses in both "
-          f"positions; {int((aligned & ~np.isnan(ours)).sum())} cells equal, "
-          f"{int(differ.sum())} NaN in FastChat's, in the rows of "
-          f"{int(differ.any(axis=1).sum())} models")
+    print(
+        f"{name}: {len(models)} models, {len(both_sides)} with wins and losses in both "
+        f"positions; {int((aligned & ~np.isnan(ours)).sum())} cells equal, "
+        f"{int(differ.sum())} NaN in FastChat's, in the rows of "
+        f"{int(differ.any(axis=1).sum())} models"
+    )

@@ -5,7 +5,7 @@ memory and spilled to buckets."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
@@ -23,27 +23,43 @@ MONTH = "2024-05"
 def _messages(rng: random.Random, conv: str) -> list[dict] | None:
     if rng.random() < 0.1:
         return None
-    return [{"role": ("user", "assistant")[k % 2], "content": f"{conv} turn {k} {rng.random()}",
-             "images": [] if rng.random() < 0.8 else [f"img{k}"]}
-            for k in range(rng.randint(0, 4))]
+    return [
+        {
+            "role": ("user", "assistant")[k % 2],
+            "content": f"{conv} turn {k} {rng.random()}",
+            "images": [] if rng.random() < 0.8 else [f"img{k}"],
+        }
+        for k in range(rng.randint(0, 4))
+    ]
 
 
 def random_raw(seed: int, rows: int = 400) -> pl.DataFrame:
     """Few conv ids, few timestamps and message counts: every tie-break rule gets used."""
     rng = random.Random(seed)
-    base = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    base = datetime(2024, 5, 1, tzinfo=UTC)
     out = []
     for i in range(rows):
         a = f"c{rng.randint(0, 60):03d}"
         b = f"c{rng.randint(0, 60):03d}" if rng.random() < 0.4 else None
-        out.append({
-            "month": MONTH, "event_id": f"e{i}", "source_file": rng.choice(["d1.jsonl", "d2.jsonl"]),
-            "line_no": rng.randint(1, 40), "tstamp": base + timedelta(seconds=rng.randint(0, 5)),
-            "type": "chat", "anony": rng.random() < 0.5, "user_hash": f"u{rng.randint(0, 9)}",
-            "conv_id_a": a, "model_a": f"m{i % 7}", "messages_a": _messages(rng, a),
-            "conv_id_b": b, "model_b": None if b is None else f"m{i % 5}",
-            "messages_b": None if b is None else _messages(rng, b), "source_format": "native",
-        })
+        out.append(
+            {
+                "month": MONTH,
+                "event_id": f"e{i}",
+                "source_file": rng.choice(["d1.jsonl", "d2.jsonl"]),
+                "line_no": rng.randint(1, 40),
+                "tstamp": base + timedelta(seconds=rng.randint(0, 5)),
+                "type": "chat",
+                "anony": rng.random() < 0.5,
+                "user_hash": f"u{rng.randint(0, 9)}",
+                "conv_id_a": a,
+                "model_a": f"m{i % 7}",
+                "messages_a": _messages(rng, a),
+                "conv_id_b": b,
+                "model_b": None if b is None else f"m{i % 5}",
+                "messages_b": None if b is None else _messages(rng, b),
+                "source_format": "native",
+            }
+        )
     return pl.DataFrame(out, schema=RAW_LOGS_SCHEMA)
 
 
@@ -51,17 +67,33 @@ def by_the_rule(raw: pl.DataFrame) -> pl.DataFrame:
     """Greatest tstamp, then most messages (null = 0), then source_file, line_no, side b
     over a, then the later row; snapshots = states per conv_id, first_tstamp = the least."""
     raw = raw.with_row_index("row")
-    sides = pl.concat([
-        raw.select("month", "row", "tstamp", "user_hash", "anony", "source_file", "line_no",
-                   conv_id=f"conv_id_{s}", model=f"model_{s}", messages=f"messages_{s}",
-                   side=pl.lit(k, pl.Int8))
-        for k, s in enumerate("ab")
-    ]).filter(pl.col("conv_id").is_not_null()).with_columns(
-        n=pl.col("messages").list.len().fill_null(0))
+    sides = (
+        pl.concat(
+            [
+                raw.select(
+                    "month",
+                    "row",
+                    "tstamp",
+                    "user_hash",
+                    "anony",
+                    "source_file",
+                    "line_no",
+                    conv_id=f"conv_id_{s}",
+                    model=f"model_{s}",
+                    messages=f"messages_{s}",
+                    side=pl.lit(k, pl.Int8),
+                )
+                for k, s in enumerate("ab")
+            ]
+        )
+        .filter(pl.col("conv_id").is_not_null())
+        .with_columns(n=pl.col("messages").list.len().fill_null(0))
+    )
     keys = ["tstamp", "n", "source_file", "line_no", "side", "row"]
     winners = sides.sort(["conv_id", *keys], descending=[False] + [True] * len(keys))
     out = winners.group_by("conv_id", maintain_order=True).agg(
-        pl.all().first(), snapshots=pl.len(), first_tstamp=pl.col("tstamp").min())
+        pl.all().first(), snapshots=pl.len(), first_tstamp=pl.col("tstamp").min()
+    )
     return out.select([pl.col(c).cast(t) for c, t in SNAPSHOT_SCHEMA.items()])
 
 
@@ -113,14 +145,19 @@ def test_buckets_sized_by_the_whole_file_not_only_its_first_slice(
     long = pl.element().struct.with_fields(pl.field("content") + "x" * 4000)
     raw = raw.with_columns(
         pl.when(pl.col("_i") >= 100).then(pl.col(m).list.eval(long)).otherwise(pl.col(m)).alias(m)
-        for m in ("messages_a", "messages_b")).drop("_i")
+        for m in ("messages_a", "messages_b")
+    ).drop("_i")
     lake = _lake_with_raw(tmp_path, raw, part_rows=100)
     monkeypatch.setattr(snapshots, "READ_ROWS", 50)  # the first slice holds short rows only
     counts: list[int] = []
     init = snapshots._Buckets.__init__
-    monkeypatch.setattr(snapshots._Buckets, "__init__",
-                        lambda self, count, rows, folder: (counts.append(count),
-                                                           init(self, count, rows, folder))[1])
+    monkeypatch.setattr(
+        snapshots._Buckets,
+        "__init__",
+        lambda self, count, rows, folder: (counts.append(count), init(self, count, rows, folder))[
+            1
+        ],
+    )
     # a quarter of the long payload: the first slice's bytes per state would allow it all
     batches = list(iter_latest_snapshots(lake, MONTH, batch_rows=8, gather_bytes=300_000))
     assert pl.concat(batches).equals(by_the_rule(raw))
@@ -140,7 +177,9 @@ def test_a_raw_logs_file_changed_between_the_two_reads_stops_the_step(
         for first_row, chunk in plain(pf, columns):
             if len(reads) == 2:  # same rows, other ids: what a rewrite by key could give
                 ids = pl.from_arrow(chunk["conv_id_a"]).str.replace("^", "x").to_arrow()
-                chunk = chunk.set_column(chunk.schema.get_field_index("conv_id_a"), "conv_id_a", ids)
+                chunk = chunk.set_column(
+                    chunk.schema.get_field_index("conv_id_a"), "conv_id_a", ids
+                )
             yield first_row, chunk
 
     monkeypatch.setattr(snapshots, "_slices", second_read_differs)
@@ -150,7 +189,8 @@ def test_a_raw_logs_file_changed_between_the_two_reads_stops_the_step(
 
 def test_month_without_conversations_gives_no_batch(tmp_path: Path) -> None:
     raw = random_raw(3, rows=20).with_columns(
-        pl.lit(None, pl.String).alias("conv_id_a"), pl.lit(None, pl.String).alias("conv_id_b"))
+        pl.lit(None, pl.String).alias("conv_id_a"), pl.lit(None, pl.String).alias("conv_id_b")
+    )
     assert list(iter_latest_snapshots(_lake_with_raw(tmp_path, raw, 8), MONTH)) == []
     assert latest_snapshots(raw).schema == pl.Schema(SNAPSHOT_SCHEMA)
     assert latest_snapshots(raw).height == 0
@@ -159,17 +199,46 @@ def test_month_without_conversations_gives_no_batch(tmp_path: Path) -> None:
 def test_side_b_wins_a_full_tie_before_the_later_row() -> None:
     """Both rows say the same file, line and time with two messages for "x": the state on
     side b wins although the other row comes later (hand-written, not random)."""
-    base = datetime(2024, 5, 1, tzinfo=timezone.utc)
-    two = [{"role": "user", "content": "q", "images": []},
-           {"role": "assistant", "content": "a", "images": []}]
-    common = {"month": MONTH, "source_file": "f.jsonl", "line_no": 3, "tstamp": base,
-              "type": "leftvote", "anony": True, "user_hash": "u", "source_format": "native"}
-    raw = pl.DataFrame([
-        {**common, "event_id": "e1", "conv_id_a": "w", "model_a": "m1", "messages_a": two,
-         "conv_id_b": "x", "model_b": "from-side-b", "messages_b": two},
-        {**common, "event_id": "e2", "conv_id_a": "x", "model_a": "from-side-a", "messages_a": two,
-         "conv_id_b": None, "model_b": None, "messages_b": None},
-    ], schema=RAW_LOGS_SCHEMA)
+    base = datetime(2024, 5, 1, tzinfo=UTC)
+    two = [
+        {"role": "user", "content": "q", "images": []},
+        {"role": "assistant", "content": "a", "images": []},
+    ]
+    common = {
+        "month": MONTH,
+        "source_file": "f.jsonl",
+        "line_no": 3,
+        "tstamp": base,
+        "type": "leftvote",
+        "anony": True,
+        "user_hash": "u",
+        "source_format": "native",
+    }
+    raw = pl.DataFrame(
+        [
+            {
+                **common,
+                "event_id": "e1",
+                "conv_id_a": "w",
+                "model_a": "m1",
+                "messages_a": two,
+                "conv_id_b": "x",
+                "model_b": "from-side-b",
+                "messages_b": two,
+            },
+            {
+                **common,
+                "event_id": "e2",
+                "conv_id_a": "x",
+                "model_a": "from-side-a",
+                "messages_a": two,
+                "conv_id_b": None,
+                "model_b": None,
+                "messages_b": None,
+            },
+        ],
+        schema=RAW_LOGS_SCHEMA,
+    )
     got = latest_snapshots(raw)
     assert got.filter(pl.col("conv_id") == "x")["model"].to_list() == ["from-side-b"]
     assert got.equals(by_the_rule(raw))

@@ -26,15 +26,20 @@ def _digest(path: str) -> str:
 
 
 def _meta(result, asset: str) -> dict:
-    (event,) = [e for e in result.get_asset_materialization_events()
-                if e.materialization.asset_key.to_user_string() == asset]
+    (event,) = [
+        e
+        for e in result.get_asset_materialization_events()
+        if e.materialization.asset_key.to_user_string() == asset
+    ]
     return {k: v.value for k, v in event.materialization.metadata.items()}
 
 
 @pytest.fixture
 def month_with_topics(arena_env):
     # the world seed the endpoint uses (ARENA_SIM_WORLD_SEED) is the one the logs come from
-    simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 250, seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
+    simulate_months(
+        arena_env["ARENA_RAW_ROOT"], [MONTH], 250, seed=int(arena_env["ARENA_SIM_WORLD_SEED"])
+    )
     assert materialize(MONTH, UPSTREAM).success
     result = materialize(MONTH, TOPICS)
     assert result.success
@@ -51,7 +56,9 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     meta = _meta(result, "topic_labels")
     assert meta["calls_made"] > 0 and meta["cache_hits"] == 0
     # asked once per distinct labeller input (all user turns joined), as recorded per row
-    assert meta["distinct_prompts"] == labels["label_key"].n_unique() >= conv["dedup_key"].n_unique()
+    assert (
+        meta["distinct_prompts"] == labels["label_key"].n_unique() >= conv["dedup_key"].n_unique()
+    )
     assert meta["prompt_set"] == f"arena-assets-default ({labels['prompt_set_hash'][0]})"
     assert meta["prompt_tokens"] > 0
     # ARENA_LABELER_PRICE_* are set in the fixture: the cost follows from the tokens
@@ -60,13 +67,21 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert 0 < meta["label_shares"]["hard"] < 1
     # each label group's batch: its calls add up, and when it ran, one group after another
     groups = meta["calls"]
-    assert set(groups) == set(meta["calls_by_group"]) and sum(g["calls"] for g in groups.values()) == meta["calls_made"]
-    spans = sorted((g["started_at"], g["started_at"] + g["elapsed_s"]) for g in groups.values() if g["calls"])
+    assert (
+        set(groups) == set(meta["calls_by_group"])
+        and sum(g["calls"] for g in groups.values()) == meta["calls_made"]
+    )
+    spans = sorted(
+        (g["started_at"], g["started_at"] + g["elapsed_s"]) for g in groups.values() if g["calls"]
+    )
     assert spans and all(a > 0 and b >= a for a, b in spans)
     assert all(spans[i][1] <= spans[i + 1][0] for i in range(len(spans) - 1))
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
-    assert checks == {"parse_failure_rate_low": True, "labels_in_range": True,
-                      "labels_answered": True}
+    assert checks == {
+        "parse_failure_rate_low": True,
+        "labels_in_range": True,
+        "labels_answered": True,
+    }
     clusters = lake.read("topic_clusters", MONTH)
     assert set(clusters["dedup_key"]) == set(conv["dedup_key"])
     assert clusters["cluster_name"].null_count() == 0
@@ -88,12 +103,17 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
     assert {a: _digest(lake.url(a, MONTH)) for a in digests} == digests
 
 
-@pytest.mark.parametrize("setting, message", [
-    ({"ARENA_LABELER_API_KEY": "wrong"}, "refused the API key"),
-    ({"ARENA_LABELER_MODEL": "gpt-nope"}, "does not serve model 'gpt-nope'"),
-    ({"ARENA_LABELER_BASE_URL": "gone"}, "cannot reach the LLM endpoint"),
-])
-def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypatch, setting, message):
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ({"ARENA_LABELER_API_KEY": "wrong"}, "refused the API key"),
+        ({"ARENA_LABELER_MODEL": "gpt-nope"}, "does not serve model 'gpt-nope'"),
+        ({"ARENA_LABELER_BASE_URL": "gone"}, "cannot reach the LLM endpoint"),
+    ],
+)
+def test_endpoint_errors_fail_the_run_and_keep_the_partition(
+    arena_env, monkeypatch, setting, message
+):
     from arena_assets_tests.test_label_images import _png
 
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 60, seed=7)
@@ -104,7 +124,12 @@ def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypa
     images = Path(arena_env["ARENA_LAKE_ROOT"]).parent / "images"
     images.mkdir()
     shas = lake.read("conversations", MONTH).select(
-        pl.col("messages").list.eval(pl.element().struct.field("images").explode(empty_as_null=True)).explode(empty_as_null=True).drop_nulls().unique())
+        pl.col("messages")
+        .list.eval(pl.element().struct.field("images").explode(empty_as_null=True))
+        .explode(empty_as_null=True)
+        .drop_nulls()
+        .unique()
+    )
     for sha in shas.to_series():
         (images / f"{sha}.png").write_bytes(_png(4, 4, 1))
     monkeypatch.setenv("ARENA_IMAGE_ROOT", str(images))
@@ -122,7 +147,9 @@ def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypa
         srv = LabellingServer().__enter__()  # a live server again for key / model errors
         monkeypatch.setenv("ARENA_LABELER_BASE_URL", srv.base_url)
     # an empty answer cache, so every request needs the endpoint
-    monkeypatch.setenv("ARENA_LLM_CACHE_ROOT", str(Path(arena_env["ARENA_LAKE_ROOT"]).parent / "other_cache"))
+    monkeypatch.setenv(
+        "ARENA_LLM_CACHE_ROOT", str(Path(arena_env["ARENA_LAKE_ROOT"]).parent / "other_cache")
+    )
     try:
         result = materialize(MONTH, "topic_labels", raise_on_error=False)
     finally:
@@ -133,4 +160,7 @@ def test_endpoint_errors_fail_the_run_and_keep_the_partition(arena_env, monkeypa
     text = str(failure.event_specific_data.error)
     assert message in text and "previous partition is intact" in text
     assert _digest(lake.url("topic_labels", MONTH)) == before
-    assert lake.read("topic_labels", MONTH).height == pl.scan_parquet(lake.url("conversations", MONTH)).select(pl.len()).collect().item()
+    assert (
+        lake.read("topic_labels", MONTH).height
+        == pl.scan_parquet(lake.url("conversations", MONTH)).select(pl.len()).collect().item()
+    )

@@ -34,14 +34,22 @@ CHROMIUM = Path("/usr/bin/chromium")
 MONTHS = ("2024-01", "2024-02", "2024-03")
 PER_MONTH = 150
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed "
-                       "(apt-get install chromium; .ci/run does)"),
+    pytest.mark.skipif(
+        not CHROMIUM.exists(),
+        reason="Debian's chromium is not installed (apt-get install chromium; .ci/run does)",
+    ),
 ]
 
 
@@ -70,17 +78,29 @@ def _wait_until(predicate, timeout: float, what: str, poll: float = 0.5):
 def _ui_server(env: dict[str, str], log_path: Path) -> Iterator[str]:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [str(Path(sys.executable).with_name("arena-assets")), "ui", "--host", "127.0.0.1",
-           "--port", str(port), "--project", str(PROJECT)]
+    cmd = [
+        str(Path(sys.executable).with_name("arena-assets")),
+        "ui",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--project",
+        str(PROJECT),
+    ]
     with open(log_path, "w") as log:
         # its own session: the webserver, daemon and code servers it starts end with it
-        proc = subprocess.Popen(cmd, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, cwd=PROJECT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
+
         def ready() -> bool:
             if proc.poll() is not None:
-                raise AssertionError(f"`arena-assets ui` exited ({proc.returncode}):\n"
-                                     + log_path.read_text()[-3000:])
+                raise AssertionError(
+                    f"`arena-assets ui` exited ({proc.returncode}):\n"
+                    + log_path.read_text()[-3000:]
+                )
             try:
                 with urllib.request.urlopen(f"{base}/server_info", timeout=2) as resp:
                     return resp.status == 200
@@ -113,8 +133,13 @@ def _settled(instance, runs_before: set[str], backfills_before: set[str], backfi
     run and backfill started since ``*_before`` has finished: (runs, backfills), else None."""
     from dagster._core.execution.backfill import BulkActionStatus
 
-    done = {BulkActionStatus.COMPLETED, BulkActionStatus.COMPLETED_SUCCESS,
-            BulkActionStatus.COMPLETED_FAILED, BulkActionStatus.FAILED, BulkActionStatus.CANCELED}
+    done = {
+        BulkActionStatus.COMPLETED,
+        BulkActionStatus.COMPLETED_SUCCESS,
+        BulkActionStatus.COMPLETED_FAILED,
+        BulkActionStatus.FAILED,
+        BulkActionStatus.CANCELED,
+    }
     runs = [r for r in instance.get_runs() if r.run_id not in runs_before]
     backfills = [b for b in instance.get_backfills() if b.backfill_id not in backfills_before]
     launched = backfills if backfill else runs
@@ -126,8 +151,10 @@ def _settled(instance, runs_before: set[str], backfills_before: set[str], backfi
 
 
 def _snapshot(instance) -> tuple[set[str], set[str]]:
-    return ({r.run_id for r in instance.get_runs()},
-            {b.backfill_id for b in instance.get_backfills()})
+    return (
+        {r.run_id for r in instance.get_runs()},
+        {b.backfill_id for b in instance.get_backfills()},
+    )
 
 
 def _launch_from_dialog(page, partitions: str) -> None:
@@ -192,17 +219,26 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
     with duckdb.connect(demo_env["ARENA_CATALOG"], read_only=True) as con:
         top_model, top_rating = con.execute(
             "select model, rating from arena_leaderboard where board = 'overall' "
-            "and month = ? order by rank, model limit 1", [MONTHS[-1]]).fetchone()
+            "and month = ? order by rank, model limit 1",
+            [MONTHS[-1]],
+        ).fetchone()
 
     with _ui_server(demo_env, tmp_path / "ui.log") as base, sync_playwright() as pw:
         # the server says the first-visit dialog is off (the fixture's instance setting)
-        asked = urllib.request.Request(f"{base}/graphql", data=b'{"query": "{ shouldShowNux }"}',
-                                       headers={"Content-Type": "application/json"})
+        asked = urllib.request.Request(
+            f"{base}/graphql",
+            data=b'{"query": "{ shouldShowNux }"}',
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(asked, timeout=30) as resp:
             assert json.load(resp)["data"]["shouldShowNux"] is False
         browser = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=str(CHROMIUM), headless=True,
-            args=CHROMIUM_FLAGS, viewport={"width": 1600, "height": 1000})
+            str(tmp_path / "chromium-profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1600, "height": 1000},
+        )
         page = browser.pages[0] if browser.pages else browser.new_page()
         page.set_default_timeout(90_000)
         expect.set_options(timeout=90_000)  # pages load slowly on a busy 2-core machine
@@ -224,8 +260,9 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
         # 3. one partition launched from the browser, and its run succeeds
         before = _snapshot(instance)
         _launch_from_dialog(page, MONTHS[1])
-        runs, _ = _wait_until(lambda: _settled(instance, *before, backfill=False),
-                              300, "the one-partition run")
+        runs, _ = _wait_until(
+            lambda: _settled(instance, *before, backfill=False), 300, "the one-partition run"
+        )
         assert {r.status for r in runs} == {DagsterRunStatus.SUCCESS}, runs
         (run,) = [r for r in runs if _by_hand(r.tags)]
         assert run.tags.get("dagster/partition") == MONTHS[1]
@@ -237,8 +274,9 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
         page.goto(f"{base}/assets/arena_leaderboard")
         before = _snapshot(instance)
         _launch_from_dialog(page, f"[{MONTHS[0]}...{MONTHS[-1]}]")
-        runs, backfills = _wait_until(lambda: _settled(instance, *before, backfill=True),
-                                      300, "the backfill")
+        runs, backfills = _wait_until(
+            lambda: _settled(instance, *before, backfill=True), 300, "the backfill"
+        )
         assert {r.status for r in runs} == {DagsterRunStatus.SUCCESS}, runs
         (backfill,) = [b for b in backfills if _by_hand(b.tags)]
         assert backfill.status == BulkActionStatus.COMPLETED_SUCCESS, backfill.status
@@ -262,8 +300,7 @@ def test_ui_in_a_real_browser(demo_env, tmp_path):
             page.screenshot(path=artifacts / f"05_partition_{month}.png")
             path = re.search(r"arena_leaderboard/(\d{4}-\d{2})\.parquet", text)
             count = re.search(r"dagster/row_count\s+([\d,]+)", text)
-            shown[month] = (path and path.group(1),
-                            count and int(count.group(1).replace(",", "")))
+            shown[month] = (path and path.group(1), count and int(count.group(1).replace(",", "")))
         browser.close()
 
     # each month's own file and row count (a range backfill records one result per month)

@@ -23,12 +23,24 @@ RENDER = MarkdownIt("commonmark").enable("table")
 def test_markdown_metadata_is_text_never_markup():
     from arena_assets.defs.metadata import table_metadata
 
-    frame = pl.DataFrame({"reason": ["bad_json"], "raw": ['{"user_id":"<USER>","x":1}'],
-                          "board": ["language:<code>"], "rating": [1158.8767225358854],
-                          "win_rate": [0.123456789], "n": [12]})
-    meta = table_metadata(frame, "file:///x.parquet",
-                          descriptions={"board": "overall, style_control or language:<code>.",
-                                        "raw": "the *raw* line, _as read_"})
+    frame = pl.DataFrame(
+        {
+            "reason": ["bad_json"],
+            "raw": ['{"user_id":"<USER>","x":1}'],
+            "board": ["language:<code>"],
+            "rating": [1158.8767225358854],
+            "win_rate": [0.123456789],
+            "n": [12],
+        }
+    )
+    meta = table_metadata(
+        frame,
+        "file:///x.parquet",
+        descriptions={
+            "board": "overall, style_control or language:<code>.",
+            "raw": "the *raw* line, _as read_",
+        },
+    )
     html = RENDER.render(meta["preview"].value)
     assert "&lt;USER&gt;" in html and "language:&lt;code&gt;" in html
     assert "1158.9" in html and "1158.87" not in html  # ratings: one decimal
@@ -41,19 +53,27 @@ def test_markdown_metadata_is_text_never_markup():
 def test_json_metadata_is_rounded():
     from arena_assets.report import rounded
 
-    assert rounded({"spearman": 0.9323308270676691, "pairs": [0.07051282051282051, 3],
-                    "name": "x"}) == {"spearman": 0.9323, "pairs": [0.07051, 3], "name": "x"}
+    assert rounded(
+        {"spearman": 0.9323308270676691, "pairs": [0.07051282051282051, 3], "name": "x"}
+    ) == {"spearman": 0.9323, "pairs": [0.07051, 3], "name": "x"}
 
 
 def test_a_skipped_board_says_why_no_model_is_left():
     from arena_assets.ranking.leaderboard import TooFewModels, fit_bt
 
-    battles = pl.DataFrame({"model_a": ["a", "b", "c", "a"], "model_b": ["b", "c", "a", "c"],
-                            "winner": ["model_a", "model_a", "model_a", "tie"]})
+    battles = pl.DataFrame(
+        {
+            "model_a": ["a", "b", "c", "a"],
+            "model_b": ["b", "c", "a", "c"],
+            "winner": ["model_a", "model_a", "model_a", "tie"],
+        }
+    )
     with pytest.raises(TooFewModels) as err:
         fit_bt(battles, min_battles=300)
-    assert str(err.value).startswith("0 of 3 model(s) can be ranked, a leaderboard needs two: "
-                                     "3 have fewer than min_battles=300 battles (the most: 3,")
+    assert str(err.value).startswith(
+        "0 of 3 model(s) can be ranked, a leaderboard needs two: "
+        "3 have fewer than min_battles=300 battles (the most: 3,"
+    )
 
 
 def test_cluster_names_read_as_names():
@@ -70,12 +90,17 @@ def test_cluster_names_read_as_names():
 
         return np.array([[1.0, 0.0] if "villain" in t else [0.0, 1.0] for t in texts])
 
-    prompts = pl.DataFrame({
-        "dedup_key": [f"k{i}" for i in range(6)], "n_conversations": [1] * 6,
-        "first_prompt": ["write a villain monologue about poison"] * 3
-                        + ["list ideas for a garden party menu"] * 3})
-    _, summary, _ = build_topic_clusters(prompts, None, embed, month="2024-01",
-                                         cfg=ClusterConfig(n_clusters=2))
+    prompts = pl.DataFrame(
+        {
+            "dedup_key": [f"k{i}" for i in range(6)],
+            "n_conversations": [1] * 6,
+            "first_prompt": ["write a villain monologue about poison"] * 3
+            + ["list ideas for a garden party menu"] * 3,
+        }
+    )
+    _, summary, _ = build_topic_clusters(
+        prompts, None, embed, month="2024-01", cfg=ClusterConfig(n_clusters=2)
+    )
     names = summary["cluster_name"].to_list()
     assert all(" / " not in n and n[0].isupper() and ", " in n for n in names), names
 
@@ -86,17 +111,27 @@ def test_no_backfill_policy_warning_when_the_code_location_loads():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         warnings.filterwarnings(  # what arena_assets.definitions installs, kept in place
-            "ignore", message=r"Asset job (monthly_refresh|rematerialize_after_forget|"
-            r"__ASSET_JOB\S*) materializes", category=UserWarning)
+            "ignore",
+            message=r"Asset job (monthly_refresh|rematerialize_after_forget|"
+            r"__ASSET_JOB\S*) materializes",
+            category=UserWarning,
+        )
         loaded = defs()
         for job in ("monthly_refresh", "rematerialize_after_forget"):
             loaded.resolve_job_def(job)
     assert not [w for w in caught if "BackfillPolicies" in str(w.message)]
     proc = subprocess.run(  # and in a process that loads it as `make ui`'s code server does
-        [sys.executable, "-c", "import warnings; warnings.simplefilter('always'); "
-         "from arena_assets.definitions import defs; d = defs(); "
-         "[d.resolve_job_def(j) for j in ('monthly_refresh', 'rematerialize_after_forget')]"],
-        capture_output=True, text=True, timeout=300)
+        [
+            sys.executable,
+            "-c",
+            "import warnings; warnings.simplefilter('always'); "
+            "from arena_assets.definitions import defs; d = defs(); "
+            "[d.resolve_job_def(j) for j in ('monthly_refresh', 'rematerialize_after_forget')]",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "varying BackfillPolicies" not in proc.stderr
 
@@ -127,9 +162,23 @@ def test_backfill_runs_carry_the_job_name(arena_env, tmp_path, monkeypatch):
     shutil.copy(Path(__file__).resolve().parents[1] / "dagster.yaml", home / "dagster.yaml")
     monkeypatch.setenv("DAGSTER_HOME", str(home))
     simulate_months(arena_env["ARENA_RAW_ROOT"], ["2024-01"], 40, seed=3)
-    proc = subprocess.run([sys.executable, "-m", "arena_assets.cli", "backfill", "--from",
-                           "2024-01", "--to", "2024-01", "--select", "raw_logs,raw_rejects"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "arena_assets.cli",
+            "backfill",
+            "--from",
+            "2024-01",
+            "--to",
+            "2024-01",
+            "--select",
+            "raw_logs,raw_rejects",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert Lake(arena_env["ARENA_LAKE_ROOT"]).exists("raw_logs", "2024-01")
     with dg.DagsterInstance.get() as instance:
@@ -137,5 +186,6 @@ def test_backfill_runs_carry_the_job_name(arena_env, tmp_path, monkeypatch):
         assert run.job_name == "monthly_refresh" and run.tags["dagster/partition"] == "2024-01"
         record = instance.fetch_materializations(
             dg.AssetRecordsFilter(asset_key=dg.AssetKey("raw_logs"), asset_partitions=["2024-01"]),
-            limit=1).records[0]
+            limit=1,
+        ).records[0]
         assert record.run_id == run.run_id

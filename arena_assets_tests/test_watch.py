@@ -93,20 +93,28 @@ def test_missing_root_and_bad_cursor(tmp_path):
 @pytest.fixture
 def s3(s3_endpoint):
     endpoint = s3_endpoint
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="test",
-                          aws_secret_access_key="test", region_name="us-east-1")
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    )
     # moto keeps one in-memory backend per process, shared by every server a pytest
     # worker starts: a bucket of its own keeps other tests' objects out of this one
     bucket = f"arena-{uuid.uuid4().hex[:12]}"
     client.create_bucket(Bucket=bucket)
-    options = {"key": "test", "secret": "test",
-               "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"}}
+    options = {
+        "key": "test",
+        "secret": "test",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+    }
     return client, options, bucket
 
 
 def test_s3_root_across_ticks_uses_etags(s3):
     client, options, bucket = s3
-    put = lambda key, body: client.put_object(Bucket=bucket, Key=f"raw/{key}", Body=body)  # noqa: E731
+    put = lambda key, body: client.put_object(Bucket=bucket, Key=f"raw/{key}", Body=body)
     put("2024-01/a.jsonl", b'{"type": "chat"}\n')
     put("2024-01/_tmp/b.jsonl", b"partial")
     put("2024-02/.keep.jsonl", b"")  # an S3 "folder" with only a hidden marker

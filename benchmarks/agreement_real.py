@@ -57,23 +57,44 @@ def main() -> int:
             (folder / src.name).write_bytes(src.read_bytes())
             ingest_month(lake, str(tmp / "raw"), month, salt="bench", known_models=None)
             clean_month(lake, month)
-            battles = build_battles(lake.read("raw_logs", month), lake.read("conversations", month)).battles
+            battles = build_battles(
+                lake.read("raw_logs", month), lake.read("conversations", month)
+            ).battles
             # every vote of the release counts here: its filters were applied by LMArena
             battles = battles.with_columns(keep=pl.lit(True))
-            frames.append(judged_battles(battles, lake.read("conversations", month, columns=["conv_id", "messages"])))
+            frames.append(
+                judged_battles(
+                    battles, lake.read("conversations", month, columns=["conv_id", "messages"])
+                )
+            )
         sample = pl.concat(frames)
-        verdicts = pl.concat([baseline_verdicts(sample, k).with_columns(judge=pl.lit(k), judge_kind=pl.lit("baseline"))
-                              for k in ("longer", "markdown")])
-        table = agreement_table(verdicts, sample, AgreementOptions(rounds=1000, min_slice_battles=1000))
+        verdicts = pl.concat(
+            [
+                baseline_verdicts(sample, k).with_columns(
+                    judge=pl.lit(k), judge_kind=pl.lit("baseline")
+                )
+                for k in ("longer", "markdown")
+            ]
+        )
+        table = agreement_table(
+            verdicts, sample, AgreementOptions(rounds=1000, min_slice_battles=1000)
+        )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{sample.height} real battles ({dict(sorted(by_month.items()))}), "
-          f"{sample.filter(pl.col('winner').is_in(['model_a', 'model_b'])).height} decided by the voter")
+    print(
+        f"{sample.height} real battles ({dict(sorted(by_month.items()))}), "
+        f"{sample.filter(pl.col('winner').is_in(['model_a', 'model_b'])).height} decided by the voter"
+    )
     for row in table.iter_rows(named=True):
-        print(f"{row['judge']:>9}: PPE accuracy {row['accuracy']:.3f} [{row['accuracy_lower']:.3f}, "
-              f"{row['accuracy_upper']:.3f}], agreement w/o ties {row['agreement_without_ties']:.3f}, "
-              f"kappa {row['kappa']:.3f}")
-    print("published:", "; ".join(f"{y['source']} {y['judge']} {y['value']:.3f}" for y in AGREEMENT_YARDSTICKS))
+        print(
+            f"{row['judge']:>9}: PPE accuracy {row['accuracy']:.3f} [{row['accuracy_lower']:.3f}, "
+            f"{row['accuracy_upper']:.3f}], agreement w/o ties {row['agreement_without_ties']:.3f}, "
+            f"kappa {row['kappa']:.3f}"
+        )
+    print(
+        "published:",
+        "; ".join(f"{y['source']} {y['judge']} {y['value']:.3f}" for y in AGREEMENT_YARDSTICKS),
+    )
     return 0
 
 

@@ -15,7 +15,7 @@ import argparse
 import random
 import statistics
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import polars as pl
 
@@ -25,21 +25,32 @@ from arena_assets.clean.snapshots import latest_snapshots
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 PROMPTS = [
-    "Can you explain how {x} works in simple terms?", "Write a short poem about {x}.",
-    "Erkläre mir bitte, wie {x} funktioniert.", "Écris un court poème sur {x}.",
-    "¿Puedes explicarme cómo funciona {x}?", "请解释一下{x}是如何工作的。",
-    "Объясни, пожалуйста, как работает {x}.", "{x}について簡単に説明してください。",
+    "Can you explain how {x} works in simple terms?",
+    "Write a short poem about {x}.",
+    "Erkläre mir bitte, wie {x} funktioniert.",
+    "Écris un court poème sur {x}.",
+    "¿Puedes explicarme cómo funciona {x}?",
+    "请解释一下{x}是如何工作的。",
+    "Объясни, пожалуйста, как работает {x}.",
+    "{x}について簡単に説明してください。",
 ]
 TOPICS = ["photosynthesis", "a hash map", "the stock market", "quantum computing", "rain"]
-PII = ["my email is anna42@example.com", "call me at +1 415-555-1234",
-       "ship to 742 Evergreen Terrace", "card 4111 1111 1111 1111", "server 10.2.3.4"]
-ANSWER = ("Sure! Here is a detailed answer with several points. First, the basic idea. "
-          "Second, an example: `x = 42`. Third, a summary of what matters most. ") * 3
+PII = [
+    "my email is anna42@example.com",
+    "call me at +1 415-555-1234",
+    "ship to 742 Evergreen Terrace",
+    "card 4111 1111 1111 1111",
+    "server 10.2.3.4",
+]
+ANSWER = (
+    "Sure! Here is a detailed answer with several points. First, the basic idea. "
+    "Second, an example: `x = 42`. Third, a summary of what matters most. "
+) * 3
 
 
 def synthetic_raw_logs(n_conversations: int, seed: int = 0) -> pl.DataFrame:
     rng = random.Random(seed)
-    start = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    start = datetime(2024, 5, 1, tzinfo=UTC)
     rows: dict[str, list] = {c: [] for c in RAW_LOGS_SCHEMA}
 
     def add(conv_a, model_a, msgs_a, conv_b=None, model_b=None, msgs_b=None, kind="chat"):
@@ -66,8 +77,10 @@ def synthetic_raw_logs(n_conversations: int, seed: int = 0) -> pl.DataFrame:
             prompt += " " + rng.choice(PII)
         msgs: list[dict] = []
         for _ in range(rng.choice((1, 1, 2, 3))):
-            msgs = msgs + [{"role": "user", "content": prompt, "images": []},
-                           {"role": "assistant", "content": ANSWER, "images": None}]
+            msgs = msgs + [
+                {"role": "user", "content": prompt, "images": []},
+                {"role": "assistant", "content": ANSWER, "images": None},
+            ]
             add(f"c-{i:07d}", f"model-{i % 20}", msgs)
         conversations.append((f"c-{i:07d}", f"model-{i % 20}", msgs))
     for j in range(0, len(conversations) - 1, 6):  # a third of conversations in a vote
@@ -92,8 +105,10 @@ def main() -> None:
     args = parser.parse_args()
     t0 = time.perf_counter()
     raw = synthetic_raw_logs(args.conversations)
-    print(f"generated {raw.height:,} events for {args.conversations:,} conversations "
-          f"in {time.perf_counter() - t0:.1f}s")
+    print(
+        f"generated {raw.height:,} events for {args.conversations:,} conversations "
+        f"in {time.perf_counter() - t0:.1f}s"
+    )
     detector = FastTextLid()
     detector.detect(["warm up the model"])
     t_latest, snaps = timed(lambda: latest_snapshots(raw), args.repeats)
@@ -107,9 +122,13 @@ def main() -> None:
     print(f"rows out: {n:,}; languages: {out['language'].value_counts(sort=True).head(8).rows()}")
     print(f"latest_snapshots     {t_latest:7.2f}s  {n / t_latest:>10,.0f} conv/s")
     print(f"clean_conversations  {t_clean:7.2f}s  {n / t_clean:>10,.0f} conv/s")
-    print(f"  of which language  {t_lang:7.2f}s  ({t_lang / t_clean:.0%} of clean; "
-          f"{user_text.n_unique():,} distinct texts)")
-    print(f"build_conversations  {total:7.2f}s  {n / total:>10,.0f} conv/s (median of {args.repeats})")
+    print(
+        f"  of which language  {t_lang:7.2f}s  ({t_lang / t_clean:.0%} of clean; "
+        f"{user_text.n_unique():,} distinct texts)"
+    )
+    print(
+        f"build_conversations  {total:7.2f}s  {n / total:>10,.0f} conv/s (median of {args.repeats})"
+    )
 
 
 if __name__ == "__main__":

@@ -33,10 +33,9 @@ def _cpu() -> float:
 
 
 def child(lake_root: str, stage: str, threads: int) -> dict:
-    from arena_assets.storage import Lake
-
     from arena_assets.clean.snapshots import iter_latest_snapshots
     from arena_assets.pipeline.clean import clean_month
+    from arena_assets.storage import Lake
 
     lake = Lake(lake_root)
     # imports (fastText, polars, duckdb) are left out of the figure
@@ -57,11 +56,20 @@ def child(lake_root: str, stage: str, threads: int) -> dict:
         rows_pl = pl.read_parquet(url).height
         t2 = _cpu()
         assert rows == rows_pl
-        return {"rows": rows, "duckdb_cpu": t1 - t0, "polars_cpu": t2 - t1,
-                "cpu": t2 - t0, "wall": time.perf_counter() - wall0,
-                "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
-    return {"rows": rows, "cpu": _cpu() - cpu0, "wall": time.perf_counter() - wall0,
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        return {
+            "rows": rows,
+            "duckdb_cpu": t1 - t0,
+            "polars_cpu": t2 - t1,
+            "cpu": t2 - t0,
+            "wall": time.perf_counter() - wall0,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    return {
+        "rows": rows,
+        "cpu": _cpu() - cpu0,
+        "wall": time.perf_counter() - wall0,
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main() -> None:
@@ -70,8 +78,11 @@ def main() -> None:
     parser.add_argument("--stage", choices=("clean", "snapshots", "read"), default="clean")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=3)
-    parser.add_argument("--rewrite", action="store_true",
-                        help="re-encode raw_logs with the lake's current Parquet settings")
+    parser.add_argument(
+        "--rewrite",
+        action="store_true",
+        help="re-encode raw_logs with the lake's current Parquet settings",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -87,8 +98,12 @@ def main() -> None:
             from arena_assets.storage import Lake
 
             pf = pq.ParquetFile(source)
-            Lake(tmp).write_batches("raw_logs", MONTH, pf.schema_arrow,
-                                    (pf.read_row_group(i) for i in range(pf.num_row_groups)))
+            Lake(tmp).write_batches(
+                "raw_logs",
+                MONTH,
+                pf.schema_arrow,
+                (pf.read_row_group(i) for i in range(pf.num_row_groups)),
+            )
         else:
             shutil.copy(source, Path(tmp) / "raw_logs" / source.name)
         size = (Path(tmp) / "raw_logs" / source.name).stat().st_size
@@ -96,13 +111,29 @@ def main() -> None:
         runs = []
         for _ in range(args.repeats):
             out = subprocess.run(
-                [sys.executable, __file__, "--lake", args.lake, "--stage", args.stage,
-                 "--threads", str(args.threads), "--child", tmp],
-                check=True, capture_output=True, text=True).stdout
+                [
+                    sys.executable,
+                    __file__,
+                    "--lake",
+                    args.lake,
+                    "--stage",
+                    args.stage,
+                    "--threads",
+                    str(args.threads),
+                    "--child",
+                    tmp,
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
             run = json.loads(out.strip().splitlines()[-1])
             runs.append(run)
-            print(" ".join(f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}"
-                           for k, v in run.items()))
+            print(
+                " ".join(
+                    f"{k}={v:.2f}" if isinstance(v, float) else f"{k}={v}" for k, v in run.items()
+                )
+            )
         for key in ("cpu", "duckdb_cpu", "polars_cpu", "wall", "rss_mb"):
             if key in runs[0]:
                 print(f"median {key:10s} {statistics.median(r[key] for r in runs):8.2f}")

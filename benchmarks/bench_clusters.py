@@ -25,7 +25,12 @@ from sklearn.metrics import adjusted_rand_score
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from arena_assets.labels.clusters import ClusterConfig, OfflineEmbedder, build_topic_clusters, cluster_embeddings  # noqa: E402
+from arena_assets.labels.clusters import (  # noqa: E402 - after the sys.path entry
+    ClusterConfig,
+    OfflineEmbedder,
+    build_topic_clusters,
+    cluster_embeddings,
+)
 
 
 def synthetic(args) -> None:
@@ -44,32 +49,50 @@ def synthetic(args) -> None:
             print(f"  {method}: skipped above 10,000 points (quadratic time on 2 cores)")
             continue
         start = time.perf_counter()
-        ids, outlier = cluster_embeddings(x, ClusterConfig(method=method, min_cluster_size=10, k_max=k_max))
+        ids, outlier = cluster_embeddings(
+            x, ClusterConfig(method=method, min_cluster_size=10, k_max=k_max)
+        )
         took = time.perf_counter() - start
-        print(f"  synthetic {args.points} x {args.dim}, {args.topics} topics, noise {args.noise}: {method:13s} "
-              f"{f'(k <= {k_max}) ' if k_max else ''}"
-              f"k={len(set(ids.tolist())):4d} ARI {adjusted_rand_score(truth, ids):.3f} "
-              f"outliers {outlier.mean():.1%} in {took:.1f}s")
+        print(
+            f"  synthetic {args.points} x {args.dim}, {args.topics} topics, noise {args.noise}: {method:13s} "
+            f"{f'(k <= {k_max}) ' if k_max else ''}"
+            f"k={len(set(ids.tolist())):4d} ARI {adjusted_rand_score(truth, ids):.3f} "
+            f"outliers {outlier.mean():.1%} in {took:.1f}s"
+        )
 
 
 def offline(args) -> None:
     from arena_assets_tests.topic_set import TOPICS
 
     emb = OfflineEmbedder()
-    sets = {"hand-made 8x8": ([t for v in TOPICS.values() for t in v], [k for k, v in TOPICS.items() for _ in v])}
+    sets = {
+        "hand-made 8x8": (
+            [t for v in TOPICS.values() for t in v],
+            [k for k, v in TOPICS.items() for _ in v],
+        )
+    }
     q = ROOT.parent / "shared" / "real" / "arena_hard_v0.1" / "question.jsonl"
     if q.exists():
         rows = [json.loads(line) for line in q.open()]
         sets["arena-hard 250x2"] = ([r["prompt"] for r in rows], [r["cluster"] for r in rows])
     for name, (texts, truth) in sets.items():
-        frame = pl.DataFrame({"dedup_key": [str(i) for i in range(len(texts))], "first_prompt": texts,
-                              "n_conversations": [1] * len(texts)})
+        frame = pl.DataFrame(
+            {
+                "dedup_key": [str(i) for i in range(len(texts))],
+                "first_prompt": texts,
+                "n_conversations": [1] * len(texts),
+            }
+        )
         k_true = len(set(truth))
         for method in ("agglomerative", "kmeans"):
             for k in (k_true, None):
-                a, _, _ = build_topic_clusters(frame, None, emb, month="m", cfg=ClusterConfig(method=method, n_clusters=k))
-                print(f"  offline wordllama, {name}: {method:13s} k={'true' if k else 'auto'}"
-                      f"({a['cluster_id'].n_unique()}) ARI {adjusted_rand_score(truth, a['cluster_id'].to_list()):.3f}")
+                a, _, _ = build_topic_clusters(
+                    frame, None, emb, month="m", cfg=ClusterConfig(method=method, n_clusters=k)
+                )
+                print(
+                    f"  offline wordllama, {name}: {method:13s} k={'true' if k else 'auto'}"
+                    f"({a['cluster_id'].n_unique()}) ARI {adjusted_rand_score(truth, a['cluster_id'].to_list()):.3f}"
+                )
 
 
 def main() -> None:

@@ -18,10 +18,10 @@ from pathlib import Path
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_ingest_parse import synth_month  # noqa: E402
+from bench_ingest_parse import synth_month
 
-from arena_assets.ingest import parse_lines  # noqa: E402
-from arena_assets.ingest.dupkeys import conflicting_key, native_keys  # noqa: E402
+from arena_assets.ingest import parse_lines
+from arena_assets.ingest.dupkeys import conflicting_key, native_keys
 
 
 def cpu_median(fn, repeats: int) -> float:
@@ -44,12 +44,16 @@ def main() -> None:
     n = len(lines)
     check = cpu_median(lambda: [conflicting_key(x, o) for x, o in zip(lines, objs)], args.repeats)
     decode = cpu_median(lambda: [orjson.loads(x) for x in lines], args.repeats)
-    parse = cpu_median(lambda: parse_lines(lines, "2024-05/x.jsonl", "2024-05", salt="s"),
-                       max(3, args.repeats // 2))
+    parse = cpu_median(
+        lambda: parse_lines(lines, "2024-05/x.jsonl", "2024-05", salt="s"),
+        max(3, args.repeats // 2),
+    )
     past = sum(1 for x, o in zip(lines, objs) if x.count(b":") > native_keys(o))
     print(f"{n:,} lines, {sum(map(len, lines)) // n:,} bytes each on average")
-    print(f"duplicate-key check {check / n * 1e6:.2f} us/line; orjson decode "
-          f"{decode / n * 1e6:.2f} us/line; parse_lines {parse / n * 1e6:.2f} us/line")
+    print(
+        f"duplicate-key check {check / n * 1e6:.2f} us/line; orjson decode "
+        f"{decode / n * 1e6:.2f} us/line; parse_lines {parse / n * 1e6:.2f} us/line"
+    )
     print(f"check = {check / parse * 100:.1f}% of the parse; lines past the colon count: {past}")
 
 

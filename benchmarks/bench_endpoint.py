@@ -28,9 +28,13 @@ def run(ep, texts: list[str], concurrency: int, kind: str) -> float:
 
     def one(text: str) -> None:
         if kind == "label":
-            client.chat.completions.create(model="sim-labeler-large", messages=[
-                {"role": "system", "content": "task: criteria-v1"},
-                {"role": "user", "content": f"<prompt>{text}</prompt>"}])
+            client.chat.completions.create(
+                model="sim-labeler-large",
+                messages=[
+                    {"role": "system", "content": "task: criteria-v1"},
+                    {"role": "user", "content": f"<prompt>{text}</prompt>"},
+                ],
+            )
         else:
             client.embeddings.create(model="sim-embed-large", input=[text])
 
@@ -50,15 +54,23 @@ def main() -> None:
     out = tempfile.mkdtemp(prefix="bench_ep_")
     try:
         simulate_months(out, ["2024-06"], 3000, seed=7)
-        texts = read_prompt_truth(out, "2024-06")["text"].unique(maintain_order=True).to_list()[: args.calls]
+        texts = (
+            read_prompt_truth(out, "2024-06")["text"]
+            .unique(maintain_order=True)
+            .to_list()[: args.calls]
+        )
         ep = start_endpoint(seed=7, truth_root=out)
         try:
             for latency in (0.0, args.latency):
                 ep.set_faults(Faults(latency=latency))
                 for kind in ("label", "embed"):
-                    rate = statistics.median(run(ep, texts, args.concurrency, kind) for _ in range(args.repeats))
-                    line = (f"{kind:5} latency={latency:.2f}s concurrency={args.concurrency:3} "
-                            f"{rate:8.1f} calls/s (median of {args.repeats})")
+                    rate = statistics.median(
+                        run(ep, texts, args.concurrency, kind) for _ in range(args.repeats)
+                    )
+                    line = (
+                        f"{kind:5} latency={latency:.2f}s concurrency={args.concurrency:3} "
+                        f"{rate:8.1f} calls/s (median of {args.repeats})"
+                    )
                     if latency > 0:
                         line += f"  {rate / (args.concurrency / latency):5.1%} of ideal {args.concurrency / latency:.0f}/s"
                     print(line, flush=True)

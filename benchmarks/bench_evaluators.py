@@ -34,7 +34,11 @@ def cpu() -> float:
 
 
 def load() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip().split("load average:")[-1]
+    return (
+        subprocess.run(["uptime"], capture_output=True, text=True)
+        .stdout.strip()
+        .split("load average:")[-1]
+    )
 
 
 def bench_agreement(tmp: Path, args: argparse.Namespace) -> None:
@@ -50,32 +54,51 @@ def bench_agreement(tmp: Path, args: argparse.Namespace) -> None:
     from arena_assets_tests.harness import materialize
 
     raw, lake_root = tmp / "raw", tmp / "lake"
-    env = {line.split("=", 1)[0]: line.split("=", 1)[1].strip("'") for line in
-           (ROOT / ".env.example").read_text().splitlines() if line and not line.startswith("#") and "=" in line}
-    env |= {"ARENA_RAW_ROOT": str(raw), "ARENA_LAKE_ROOT": str(lake_root), "ARENA_CATALOG": str(tmp / "c.duckdb"),
-            "ARENA_MIN_BATTLES": "10", "ARENA_MIN_CATEGORY_BATTLES": "100"}
+    env = {
+        line.split("=", 1)[0]: line.split("=", 1)[1].strip("'")
+        for line in (ROOT / ".env.example").read_text().splitlines()
+        if line and not line.startswith("#") and "=" in line
+    }
+    env |= {
+        "ARENA_RAW_ROOT": str(raw),
+        "ARENA_LAKE_ROOT": str(lake_root),
+        "ARENA_CATALOG": str(tmp / "c.duckdb"),
+        "ARENA_MIN_BATTLES": "10",
+        "ARENA_MIN_CATEGORY_BATTLES": "100",
+    }
     os.environ.update(env)
     simulate_months(raw, ["2024-01"], args.sessions, seed=7)
     assert materialize("2024-01", "raw_logs,raw_rejects,conversations,topic_labels,battles").success
     ep = simulated_endpoint(f"{raw}/_truth", 7, 0.0)
-    base = LLMTask(model="sim-judge", base_url=ep.base_url, max_concurrency=args.concurrency, max_tokens=512)
+    base = LLMTask(
+        model="sim-judge", base_url=ep.base_url, max_concurrency=args.concurrency, max_tokens=512
+    )
     specs = parse_judges("sim-judge,reward:sim-reward,longer,markdown")
     cache_root = tmp / "cache"
 
     def run() -> tuple[float, float, int]:
         before = ep.call_count()
         t0, c0 = time.perf_counter(), cpu()
-        judge_human_agreement_month(Lake(str(lake_root)), "2024-01", specs, size=args.sample, seed=0,
-                                    judge_task=base, reward_task=dataclasses.replace(base, model="sim-reward"),
-                                    cache_of=lambda ns: ResponseCache(str(cache_root), ns))
+        judge_human_agreement_month(
+            Lake(str(lake_root)),
+            "2024-01",
+            specs,
+            size=args.sample,
+            seed=0,
+            judge_task=base,
+            reward_task=dataclasses.replace(base, model="sim-reward"),
+            cache_of=lambda ns: ResponseCache(str(cache_root), ns),
+        )
         return time.perf_counter() - t0, cpu() - c0, ep.call_count() - before
 
     ep.set_faults(Faults(latency=args.latency))
     wall, used, calls = run()
     ideal = calls * args.latency / args.concurrency
-    print(f"judge_human_agreement, {args.sample} battles, 4 judges (LLM judge 2 games, reward model 2 sides, "
-          f"2 baselines): {calls} calls at {args.latency} s, concurrency {args.concurrency}: {wall:.1f} s wall "
-          f"(ideal {ideal:.1f} s, ratio {wall / ideal:.2f}), {used:.1f} CPU-s; load {load()}")
+    print(
+        f"judge_human_agreement, {args.sample} battles, 4 judges (LLM judge 2 games, reward model 2 sides, "
+        f"2 baselines): {calls} calls at {args.latency} s, concurrency {args.concurrency}: {wall:.1f} s wall "
+        f"(ideal {ideal:.1f} s, ratio {wall / ideal:.2f}), {used:.1f} CPU-s; load {load()}"
+    )
     ep.set_faults(Faults())
     wall, used, calls = run()
     print(f"  cached rerun: {calls} calls, {wall:.1f} s wall, {used:.1f} CPU-s")
@@ -83,25 +106,36 @@ def bench_agreement(tmp: Path, args: argparse.Namespace) -> None:
 
 def bench_completions(tmp: Path, args: argparse.Namespace) -> None:
     from arena_assets.completions.board import CopilotBoardOptions
-    from arena_assets.pipeline.completions import completion_battles_month, copilot_leaderboard_month
+    from arena_assets.pipeline.completions import (
+        completion_battles_month,
+        copilot_leaderboard_month,
+    )
     from arena_assets.simulator import World
     from arena_assets.simulator.completions import generate_completions
     from arena_assets.storage import Lake
 
     t0 = time.perf_counter()
     summary = generate_completions(World.build(seed=7), tmp / "raw2", "2024-01", args.pairs)
-    print(f"simulated {summary['pairs']} pairs ({summary['records']} records) in {time.perf_counter() - t0:.1f} s")
+    print(
+        f"simulated {summary['pairs']} pairs ({summary['records']} records) in {time.perf_counter() - t0:.1f} s"
+    )
     lake = Lake(str(tmp / "lake2"))
     t0, c0 = time.perf_counter(), cpu()
-    step = completion_battles_month(lake, str(tmp / "raw2" / "_completions"), "2024-01", salt="bench")
+    step = completion_battles_month(
+        lake, str(tmp / "raw2" / "_completions"), "2024-01", salt="bench"
+    )
     wall, used = time.perf_counter() - t0, cpu() - c0
-    print(f"completion_battles: {step.records_read} records -> {step.battles.height} pairs + "
-          f"{step.rejects.height} rejects in {wall:.1f} s wall, {used:.1f} CPU-s "
-          f"({step.battles.height / used:,.0f} pairs per CPU-s); load {load()}")
+    print(
+        f"completion_battles: {step.records_read} records -> {step.battles.height} pairs + "
+        f"{step.rejects.height} rejects in {wall:.1f} s wall, {used:.1f} CPU-s "
+        f"({step.battles.height / used:,.0f} pairs per CPU-s); load {load()}"
+    )
     t0, c0 = time.perf_counter(), cpu()
     board = copilot_leaderboard_month(lake, "2024-01", CopilotBoardOptions(bootstrap_rounds=200))
-    print(f"copilot_leaderboard (200 bootstrap rounds, {board.figures['accepted_pairs']} accepted pairs, "
-          f"{len(board.figures['boards'])} boards): {time.perf_counter() - t0:.1f} s wall, {cpu() - c0:.1f} CPU-s")
+    print(
+        f"copilot_leaderboard (200 bootstrap rounds, {board.figures['accepted_pairs']} accepted pairs, "
+        f"{len(board.figures['boards'])} boards): {time.perf_counter() - t0:.1f} s wall, {cpu() - c0:.1f} CPU-s"
+    )
 
 
 def main() -> int:

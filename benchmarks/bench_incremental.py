@@ -21,15 +21,28 @@ import time
 from pathlib import Path
 
 DEFAULTS = {
-    "ARENA_DUCKDB_MEMORY_LIMIT": "1GB", "ARENA_S3_ENDPOINT_URL": "", "ARENA_S3_ACCESS_KEY_ID": "",
-    "ARENA_S3_SECRET_ACCESS_KEY": "", "ARENA_S3_REGION": "", "ARENA_USER_SALT": "bench",
-    "ARENA_INGEST_WORKERS": "1", "ARENA_ALLOW_PARTIAL_FILES": "false",
-    "ARENA_RAW_LOGS_RETENTION_MONTHS": "0", "ARENA_MODERATION_BASE_URL": "",
-    "ARENA_MODERATION_API_KEY": "", "ARENA_MODERATION_MODEL": "x", "ARENA_ALIAS_TABLE": "",
-    "ARENA_IDENTITY_NAMES": "", "ARENA_DAILY_VOTE_CAP": "50", "ARENA_ANOMALY_ALPHA": "0.001",
-    "ARENA_BOOTSTRAP_ROUNDS": "200", "ARENA_MIN_BATTLES": "50",
-    "ARENA_MIN_CATEGORY_BATTLES": "500", "ARENA_ANCHOR_MODEL": "",
-    "ARENA_RELEASE_SECRET": "bench", "ARENA_RELEASE_LICENSE": "other",
+    "ARENA_DUCKDB_MEMORY_LIMIT": "1GB",
+    "ARENA_S3_ENDPOINT_URL": "",
+    "ARENA_S3_ACCESS_KEY_ID": "",
+    "ARENA_S3_SECRET_ACCESS_KEY": "",
+    "ARENA_S3_REGION": "",
+    "ARENA_USER_SALT": "bench",
+    "ARENA_INGEST_WORKERS": "1",
+    "ARENA_ALLOW_PARTIAL_FILES": "false",
+    "ARENA_RAW_LOGS_RETENTION_MONTHS": "0",
+    "ARENA_MODERATION_BASE_URL": "",
+    "ARENA_MODERATION_API_KEY": "",
+    "ARENA_MODERATION_MODEL": "x",
+    "ARENA_ALIAS_TABLE": "",
+    "ARENA_IDENTITY_NAMES": "",
+    "ARENA_DAILY_VOTE_CAP": "50",
+    "ARENA_ANOMALY_ALPHA": "0.001",
+    "ARENA_BOOTSTRAP_ROUNDS": "200",
+    "ARENA_MIN_BATTLES": "50",
+    "ARENA_MIN_CATEGORY_BATTLES": "500",
+    "ARENA_ANCHOR_MODEL": "",
+    "ARENA_RELEASE_SECRET": "bench",
+    "ARENA_RELEASE_LICENSE": "other",
 }
 
 
@@ -45,10 +58,16 @@ def main() -> None:
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-incremental-"))
     os.environ.update(DEFAULTS)
-    os.environ.update({"ARENA_RAW_ROOT": str(work / "raw"), "ARENA_LAKE_ROOT": str(work / "lake"),
-                       "ARENA_CATALOG": str(work / "arena.duckdb"),
-                       "ARENA_RELEASE_ROOT": str(work / "release"),
-                       "ARENA_PARTITIONS_START": "2024-01", "ARENA_PARTITIONS_END": ""})
+    os.environ.update(
+        {
+            "ARENA_RAW_ROOT": str(work / "raw"),
+            "ARENA_LAKE_ROOT": str(work / "lake"),
+            "ARENA_CATALOG": str(work / "arena.duckdb"),
+            "ARENA_RELEASE_ROOT": str(work / "release"),
+            "ARENA_PARTITIONS_START": "2024-01",
+            "ARENA_PARTITIONS_END": "",
+        }
+    )
     import dagster as dg
     import polars as pl
 
@@ -59,16 +78,23 @@ def main() -> None:
     months = month_keys(args.months)
     started = time.perf_counter()
     simulate_months(str(work / "raw"), months, args.per_month, seed=args.seed)
-    print(f"simulated {len(months)} months x {args.per_month} conversations "
-          f"in {time.perf_counter() - started:.0f}s ({work})")
+    print(
+        f"simulated {len(months)} months x {args.per_month} conversations "
+        f"in {time.perf_counter() - started:.0f}s ({work})"
+    )
     defs = load_defs()
     selection = dg.AssetSelection.all() - dg.AssetSelection.groups("release")
     board_seconds: dict[str, float] = {}
 
     def run(month: str, instance) -> tuple[float, float]:
         cpu, wall = time.process_time(), time.perf_counter()
-        result = dg.materialize(assets=list(defs.assets), resources=defs.resources,
-                                instance=instance, partition_key=month, selection=selection)
+        result = dg.materialize(
+            assets=list(defs.assets),
+            resources=defs.resources,
+            instance=instance,
+            partition_key=month,
+            selection=selection,
+        )
         assert result.success, month
         for event in result.get_step_success_events():
             if event.step_key == "arena_leaderboard":
@@ -76,8 +102,9 @@ def main() -> None:
         return time.process_time() - cpu, time.perf_counter() - wall
 
     def use_lake(name: str) -> None:  # resources read these when each run starts
-        os.environ.update({"ARENA_LAKE_ROOT": str(work / name),
-                           "ARENA_CATALOG": str(work / f"{name}.duckdb")})
+        os.environ.update(
+            {"ARENA_LAKE_ROOT": str(work / name), "ARENA_CATALOG": str(work / f"{name}.duckdb")}
+        )
 
     # months 1..N-1 first (this also warms the process: imports, the language model), then
     # month N timed; then month 1 alone in a fresh lake and instance, timed
@@ -94,14 +121,22 @@ def main() -> None:
     cells = sum(lake.read("battle_cells", m, columns=["n"]).height for m in months)
     last = months[-1]
     overall = lake.read("arena_leaderboard", last).filter(pl.col("board") == "overall")
-    print(f"month 1 alone ({months[0]}):        cpu {cpu1:6.1f}s  wall {wall1:6.1f}s  "
-          f"(boards step {board_seconds.get(months[0], 0):.1f}s)")
-    print(f"month {len(months)} after {len(months) - 1} ({last}): cpu {cpun:6.1f}s  "
-          f"wall {walln:6.1f}s  (boards step {board_seconds.get(last, 0):.1f}s)")
-    print(f"ratio month {len(months)} / month 1: cpu {cpun / cpu1:.2f}x  wall {walln / wall1:.2f}x "
-          "(target <= 1.2x)")
-    print(f"the last snapshot read {cells:,} cells for {rows:,} battle rows "
-          f"({rows / max(cells, 1):.1f} battles per cell); overall board: {overall.height} models")
+    print(
+        f"month 1 alone ({months[0]}):        cpu {cpu1:6.1f}s  wall {wall1:6.1f}s  "
+        f"(boards step {board_seconds.get(months[0], 0):.1f}s)"
+    )
+    print(
+        f"month {len(months)} after {len(months) - 1} ({last}): cpu {cpun:6.1f}s  "
+        f"wall {walln:6.1f}s  (boards step {board_seconds.get(last, 0):.1f}s)"
+    )
+    print(
+        f"ratio month {len(months)} / month 1: cpu {cpun / cpu1:.2f}x  wall {walln / wall1:.2f}x "
+        "(target <= 1.2x)"
+    )
+    print(
+        f"the last snapshot read {cells:,} cells for {rows:,} battle rows "
+        f"({rows / max(cells, 1):.1f} battles per cell); overall board: {overall.height} models"
+    )
 
 
 if __name__ == "__main__":

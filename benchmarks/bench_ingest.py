@@ -123,18 +123,32 @@ def run_once(raw_root: str, lake_root: str, workers: int) -> dict:
     tree = TreeRss()
     lake = Lake(lake_root)
     c0, t0 = tree_cpu(), time.perf_counter()
-    ingest = ingest_month(lake, raw_root, MONTH, salt="bench",
-                          known_models=load_model_registry(raw_root), workers=workers)
+    ingest = ingest_month(
+        lake,
+        raw_root,
+        MONTH,
+        salt="bench",
+        known_models=load_model_registry(raw_root),
+        workers=workers,
+    )
     c1, t1 = tree_cpu(), time.perf_counter()
     ingest_rss, tree.peak = tree.peak, 0  # the clean's own peak from here
     clean = clean_month(lake, MONTH)
     c2, t2 = tree_cpu(), time.perf_counter()
-    return {"lines": ingest.lines_read, "conversations": clean.conversations,
-            "ingest_rss_mb": ingest_rss / 2**20, "clean_rss_mb": tree.stop() / 2**20,
-            "tree_rss_mb": max(ingest_rss, tree.peak) / 2**20,
-            "ingest_s": t1 - t0, "clean_s": t2 - t1, "total_s": t2 - t0,
-            "ingest_cpu": c1 - c0, "clean_cpu": c2 - c1, "total_cpu": c2 - c0,
-            "conserved": ingest.conserved and clean.states_in == clean.states_folded}
+    return {
+        "lines": ingest.lines_read,
+        "conversations": clean.conversations,
+        "ingest_rss_mb": ingest_rss / 2**20,
+        "clean_rss_mb": tree.stop() / 2**20,
+        "tree_rss_mb": max(ingest_rss, tree.peak) / 2**20,
+        "ingest_s": t1 - t0,
+        "clean_s": t2 - t1,
+        "total_s": t2 - t0,
+        "ingest_cpu": c1 - c0,
+        "clean_cpu": c2 - c1,
+        "total_cpu": c2 - c0,
+        "conserved": ingest.conserved and clean.states_in == clean.states_folded,
+    }
 
 
 def main() -> None:
@@ -142,8 +156,12 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2, help="parse processes")
-    parser.add_argument("--floor", nargs=2, metavar=("MONTH_DIR", "WORKERS"), help=argparse.SUPPRESS)
-    parser.add_argument("--child", nargs=3, metavar=("RAW", "LAKE", "WORKERS"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--floor", nargs=2, metavar=("MONTH_DIR", "WORKERS"), help=argparse.SUPPRESS
+    )
+    parser.add_argument(
+        "--child", nargs=3, metavar=("RAW", "LAKE", "WORKERS"), help=argparse.SUPPRESS
+    )
     args = parser.parse_args()
     if args.child:
         print(json.dumps(run_once(args.child[0], args.child[1], int(args.child[2]))))
@@ -163,16 +181,30 @@ def main() -> None:
     results, rss, floors = [], [], []
 
     def floor() -> None:
-        proc = subprocess.run([sys.executable, __file__, "--floor", str(raw / MONTH), str(args.workers)],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--floor", str(raw / MONTH), str(args.workers)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         floors.append(json.loads(proc.stdout.strip().splitlines()[-1]))
 
     for i in range(args.repeats):
         floor()  # interleaved with the runs, so both see the same machine load
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         proc = subprocess.run(
-            [sys.executable, __file__, "--child", str(raw), str(OUT / f"lake-{i}"), str(args.workers)],
-            capture_output=True, text=True, check=True)
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                str(raw),
+                str(OUT / f"lake-{i}"),
+                str(args.workers),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         # RUSAGE_CHILDREN keeps the largest child so far; repeats are the same size
         rss.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024)
@@ -182,26 +214,40 @@ def main() -> None:
     f_wall = statistics.median(f["wall_s"] for f in floors)
     f_cpu = statistics.median(f["cpu_s"] for f in floors)
     r0 = results[0]
-    print(f"month: {size / 1e6:,.0f} MB raw JSONL, {r0['lines']:,} lines, "
-          f"{r0['conversations']:,} conversations; parse workers={args.workers}")
-    print(f"floor   {f_wall:6.2f}s wall {f_cpu:7.2f} CPU-s  (bare orjson.loads of {floors[0]['lines']:,} "
-          f"lines in {args.workers} processes; median of {len(floors)})")
-    print(f"ingest  {med['ingest_s']:6.2f}s wall {med['ingest_cpu']:7.2f} CPU-s "
-          f"{r0['lines'] / med['ingest_s']:>10,.0f} lines/s")
-    print(f"clean   {med['clean_s']:6.2f}s wall {med['clean_cpu']:7.2f} CPU-s "
-          f"{r0['conversations'] / med['clean_s']:>10,.0f} conv/s")
-    print(f"total   {med['total_s']:6.2f}s wall {med['total_cpu']:7.2f} CPU-s "
-          f"{r0['conversations'] / med['total_s']:>10,.0f} conv/s wall, "
-          f"{r0['conversations'] / med['total_cpu']:,.0f} conv per CPU-s "
-          f"(median of {args.repeats}); counts conserved: {all(r['conserved'] for r in results)}")
-    print(f"ratio to the floor: {med['total_s'] / f_wall:.1f}x wall, {med['total_cpu'] / f_cpu:.1f}x CPU "
-          f"(ingest {med['ingest_cpu'] / f_cpu:.1f}x, clean {med['clean_cpu'] / f_cpu:.1f}x); "
-          f"at the CPU ratio, a quiet {args.workers}-core machine whose floor takes "
-          f"{f_cpu / args.workers:.2f}s would do {r0['conversations'] * args.workers / med['total_cpu']:,.0f} conv/s")
-    print(f"peak RSS of a run: {max(rss):,.0f} MB in one process, "
-          f"{max(r['tree_rss_mb'] for r in results):,.0f} MB summed over it and its workers "
-          f"(ingest {max(r['ingest_rss_mb'] for r in results):,.0f} MB, "
-          f"clean {max(r['clean_rss_mb'] for r in results):,.0f} MB)")
+    print(
+        f"month: {size / 1e6:,.0f} MB raw JSONL, {r0['lines']:,} lines, "
+        f"{r0['conversations']:,} conversations; parse workers={args.workers}"
+    )
+    print(
+        f"floor   {f_wall:6.2f}s wall {f_cpu:7.2f} CPU-s  (bare orjson.loads of {floors[0]['lines']:,} "
+        f"lines in {args.workers} processes; median of {len(floors)})"
+    )
+    print(
+        f"ingest  {med['ingest_s']:6.2f}s wall {med['ingest_cpu']:7.2f} CPU-s "
+        f"{r0['lines'] / med['ingest_s']:>10,.0f} lines/s"
+    )
+    print(
+        f"clean   {med['clean_s']:6.2f}s wall {med['clean_cpu']:7.2f} CPU-s "
+        f"{r0['conversations'] / med['clean_s']:>10,.0f} conv/s"
+    )
+    print(
+        f"total   {med['total_s']:6.2f}s wall {med['total_cpu']:7.2f} CPU-s "
+        f"{r0['conversations'] / med['total_s']:>10,.0f} conv/s wall, "
+        f"{r0['conversations'] / med['total_cpu']:,.0f} conv per CPU-s "
+        f"(median of {args.repeats}); counts conserved: {all(r['conserved'] for r in results)}"
+    )
+    print(
+        f"ratio to the floor: {med['total_s'] / f_wall:.1f}x wall, {med['total_cpu'] / f_cpu:.1f}x CPU "
+        f"(ingest {med['ingest_cpu'] / f_cpu:.1f}x, clean {med['clean_cpu'] / f_cpu:.1f}x); "
+        f"at the CPU ratio, a quiet {args.workers}-core machine whose floor takes "
+        f"{f_cpu / args.workers:.2f}s would do {r0['conversations'] * args.workers / med['total_cpu']:,.0f} conv/s"
+    )
+    print(
+        f"peak RSS of a run: {max(rss):,.0f} MB in one process, "
+        f"{max(r['tree_rss_mb'] for r in results):,.0f} MB summed over it and its workers "
+        f"(ingest {max(r['ingest_rss_mb'] for r in results):,.0f} MB, "
+        f"clean {max(r['clean_rss_mb'] for r in results):,.0f} MB)"
+    )
 
 
 if __name__ == "__main__":

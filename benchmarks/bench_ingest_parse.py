@@ -26,8 +26,28 @@ import orjson
 from arena_assets.ingest import list_month_files, load_model_registry, parse_month
 
 MONTH = "2024-05"
-WORDS = ("model", "answer", "python", "the", "of", "explain", "why", "data", "arena", "vote",
-         "quickly", "function", "list", "image", "describe", "write", "a", "poem", "about", "cats")
+WORDS = (
+    "model",
+    "answer",
+    "python",
+    "the",
+    "of",
+    "explain",
+    "why",
+    "data",
+    "arena",
+    "vote",
+    "quickly",
+    "function",
+    "list",
+    "image",
+    "describe",
+    "write",
+    "a",
+    "poem",
+    "about",
+    "cats",
+)
 
 
 def _text(rng: random.Random, lo: int, hi: int) -> str:
@@ -59,17 +79,45 @@ def synth_month(conversations: int, seed: int) -> list[bytes]:
                 history += [user, {"role": "assistant", "content": _text(rng, 100, 1500)}]
             ts += rng.random() * 60
             for side, history in enumerate(msgs):
-                lines.append(orjson.dumps({
-                    "event_id": f"e-{c}-{t}-{side}", "type": "chat", "tstamp": ts, "ip": ip,
-                    "anony": battle, "state": {"conv_id": f"c-{c}-{side}", "model_name": sides[side],
-                                               "offset": 0, "messages": history}}))
+                lines.append(
+                    orjson.dumps(
+                        {
+                            "event_id": f"e-{c}-{t}-{side}",
+                            "type": "chat",
+                            "tstamp": ts,
+                            "ip": ip,
+                            "anony": battle,
+                            "state": {
+                                "conv_id": f"c-{c}-{side}",
+                                "model_name": sides[side],
+                                "offset": 0,
+                                "messages": history,
+                            },
+                        }
+                    )
+                )
         if battle:
-            lines.append(orjson.dumps({
-                "event_id": f"e-{c}-vote", "type": rng.choice(("leftvote", "rightvote", "tievote",
-                                                                "bothbad_vote")),
-                "tstamp": ts + 5, "ip": ip, "anony": True, "models": ["", ""],
-                "states": [{"conv_id": f"c-{c}-{s}", "model_name": sides[s], "offset": 0,
-                            "messages": msgs[s]} for s in range(2)]}))
+            lines.append(
+                orjson.dumps(
+                    {
+                        "event_id": f"e-{c}-vote",
+                        "type": rng.choice(("leftvote", "rightvote", "tievote", "bothbad_vote")),
+                        "tstamp": ts + 5,
+                        "ip": ip,
+                        "anony": True,
+                        "models": ["", ""],
+                        "states": [
+                            {
+                                "conv_id": f"c-{c}-{s}",
+                                "model_name": sides[s],
+                                "offset": 0,
+                                "messages": msgs[s],
+                            }
+                            for s in range(2)
+                        ],
+                    }
+                )
+            )
     return lines
 
 
@@ -78,7 +126,7 @@ def write_month(root: Path, lines: list[bytes], files: int, use_gzip: bool) -> N
     folder.mkdir(parents=True)
     per = -(-len(lines) // files)
     for i in range(files):
-        data = b"\n".join(lines[i * per:(i + 1) * per]) + b"\n"
+        data = b"\n".join(lines[i * per : (i + 1) * per]) + b"\n"
         name = folder / f"events-{i:02d}.jsonl"
         if use_gzip:
             Path(f"{name}.gz").write_bytes(gzip.compress(data, compresslevel=1))
@@ -114,24 +162,33 @@ def main() -> None:
         for _ in range(args.repeats):
             c0 = time.process_time()
             t0 = time.perf_counter()
-            parsed = parse_month(str(root), MONTH, salt="bench", known_models=known,
-                                 workers=args.workers)
+            parsed = parse_month(
+                str(root), MONTH, salt="bench", known_models=known, workers=args.workers
+            )
             times.append(time.perf_counter() - t0)
             cpu.append(time.process_time() - c0)
         assert parsed.lines_read == parsed.raw_logs.height + parsed.rejects.height
         med = statistics.median(times)
         source = "simulator" if args.simulator else "synthetic"
-        print(f"{source}: lines={parsed.lines_read:,} ({size_mb:.0f} MB on disk{' gz' if args.gzip else ''}) "
-              f"accepted={parsed.raw_logs.height:,} rejected={parsed.rejects.height:,} "
-              f"workers={args.workers} files={args.files}")
-        print(f"median {med:.2f}s over {args.repeats} (all: {', '.join(f'{t:.2f}' for t in times)})")
+        print(
+            f"{source}: lines={parsed.lines_read:,} ({size_mb:.0f} MB on disk{' gz' if args.gzip else ''}) "
+            f"accepted={parsed.raw_logs.height:,} rejected={parsed.rejects.height:,} "
+            f"workers={args.workers} files={args.files}"
+        )
+        print(
+            f"median {med:.2f}s over {args.repeats} (all: {', '.join(f'{t:.2f}' for t in times)})"
+        )
         unit = "sessions" if args.simulator else "conversations"  # the simulator counts sessions
-        print(f"{parsed.lines_read / med:,.0f} lines/s  {args.conversations / med:,.0f} {unit}/s"
-              f"  {size_mb / med:.0f} MB/s")
+        print(
+            f"{parsed.lines_read / med:,.0f} lines/s  {args.conversations / med:,.0f} {unit}/s"
+            f"  {size_mb / med:.0f} MB/s"
+        )
         if args.workers <= 1:  # CPU time is immune to other processes sharing the cores
             med_cpu = statistics.median(cpu)
-            print(f"CPU: median {med_cpu:.2f}s -> {parsed.lines_read / med_cpu:,.0f} lines/s per core, "
-                  f"{args.conversations / med_cpu:,.0f} {unit}/s per core")
+            print(
+                f"CPU: median {med_cpu:.2f}s -> {parsed.lines_read / med_cpu:,.0f} lines/s per core, "
+                f"{args.conversations / med_cpu:,.0f} {unit}/s per core"
+            )
 
 
 if __name__ == "__main__":

@@ -38,14 +38,19 @@ MONTH = "2024-01"
 
 
 def _faults(base_url: str, latency: float) -> None:
-    req = urllib.request.Request(base_url.removesuffix("/v1") + "/_faults", method="POST",
-                                 data=json.dumps({"latency": latency}).encode(),
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(
+        base_url.removesuffix("/v1") + "/_faults",
+        method="POST",
+        data=json.dumps({"latency": latency}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
     urllib.request.urlopen(req, timeout=10).read()
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--prompts", type=int, default=500)
     p.add_argument("--models", type=int, default=5, help="candidates besides the baseline")
     p.add_argument("--latency", type=float, default=0.2)
@@ -53,41 +58,78 @@ def main() -> None:
     p.add_argument("--repeats", type=int, default=1)
     args = p.parse_args()
 
-    server = subprocess.Popen([sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0",
-                               "--world-seed", "7"], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "arena_assets.cli",
+            "serve-arena",
+            "--port",
+            "0",
+            "--world-seed",
+            "7",
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         line = server.stdout.readline()
         base_url = re.search(r"(http://\S+/v1)", line).group(1)
         names = sorted(World.build(seed=7).model_names)[: args.models + 1]
         root = Path(tempfile.mkdtemp(prefix="bench-judgments-"))
         lake = Lake(str(root / "lake"))
-        prompts = pl.DataFrame({
-            "bench_version": "bench", "bench_kind": "text",
-            "prompt_id": [f"q{i:04d}" for i in range(args.prompts)],
-            "prompt": [f"Question {i}: write a function that sorts {i} records by date and explain it."
-                       for i in range(args.prompts)],
-            "language": "en", "category": "coding", "cluster_id": 0, "cluster_mean_quality": 6.0,
-            "quality": 6, "text_hash": [f"h{i}" for i in range(args.prompts)],
-            **{c: True for c in CRITERIA}}).select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()])
+        prompts = pl.DataFrame(
+            {
+                "bench_version": "bench",
+                "bench_kind": "text",
+                "prompt_id": [f"q{i:04d}" for i in range(args.prompts)],
+                "prompt": [
+                    f"Question {i}: write a function that sorts {i} records by date and explain it."
+                    for i in range(args.prompts)
+                ],
+                "language": "en",
+                "category": "coding",
+                "cluster_id": 0,
+                "cluster_mean_quality": 6.0,
+                "quality": 6,
+                "text_hash": [f"h{i}" for i in range(args.prompts)],
+                **dict.fromkeys(CRITERIA, True),
+            }
+        ).select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()])
         lake.write("bench_prompts", MONTH, prompts)
-        task = lambda m, **kw: LLMTask(model=m, base_url=base_url, api_key="sim",  # noqa: E731
-                                       max_concurrency=args.concurrency, **kw)
-        model_answers_month(lake, MONTH, [(n, task(n)) for n in names], cache_root=str(root / "cache"))
+        task = lambda m, **kw: LLMTask(
+            model=m,
+            base_url=base_url,
+            api_key="sim",
+            max_concurrency=args.concurrency,
+            **kw,
+        )
+        model_answers_month(
+            lake, MONTH, [(n, task(n)) for n in names], cache_root=str(root / "cache")
+        )
         _faults(base_url, args.latency)
         games = args.prompts * 2 * args.models
         ideal = games * args.latency / args.concurrency
         times = []
         for r in range(args.repeats):
             started = time.perf_counter()
-            step = judgments_month(lake, MONTH, [("sim-judge", task("sim-judge", max_tokens=512))], names[0],
-                                   cache_root=str(root / f"judge-cache-{r}"))
+            step = judgments_month(
+                lake,
+                MONTH,
+                [("sim-judge", task("sim-judge", max_tokens=512))],
+                names[0],
+                cache_root=str(root / f"judge-cache-{r}"),
+            )
             times.append(time.perf_counter() - started)
             assert step.judgments.height == games and int(step.judgments["parsed"].sum()) == games
         med = statistics.median(times)
-        print(f"{args.prompts} prompts x 2 games x {args.models} candidates = {games} games at "
-              f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency}: median {med:.1f} s "
-              f"(runs {[round(t, 1) for t in times]}), ideal {ideal:.1f} s, ratio {med / ideal:.2f} "
-              f"(target <= 1.2)")
+        print(
+            f"{args.prompts} prompts x 2 games x {args.models} candidates = {games} games at "
+            f"{args.latency * 1000:.0f} ms, concurrency {args.concurrency}: median {med:.1f} s "
+            f"(runs {[round(t, 1) for t in times]}), ideal {ideal:.1f} s, ratio {med / ideal:.2f} "
+            f"(target <= 1.2)"
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)

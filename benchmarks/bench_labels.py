@@ -36,32 +36,53 @@ def throughput(args: argparse.Namespace) -> None:
     rates = []
     server = None
     if args.base_url is None:  # its own process, as a real endpoint would be
-        server = subprocess.Popen([sys.executable, "-m", "arena_assets_tests.labelling_server",
-                                   str(args.latency)], cwd=ROOT, stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
+        server = subprocess.Popen(
+            [sys.executable, "-m", "arena_assets_tests.labelling_server", str(args.latency)],
+            cwd=ROOT,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
     base_url = args.base_url or server.stdout.readline().strip()
     try:
         for rep in range(args.repeats):
-            task = LLMTask(model=args.model, base_url=base_url, api_key=args.api_key,
-                           max_concurrency=args.concurrency, timeout=30)
-            reqs = [LLMRequest(f"r{rep}-{i}", criteria_messages(f"benchmark prompt {rep}-{i}: explain item {i}"),
-                               CRITERIA_VERSION) for i in range(args.items)]
+            task = LLMTask(
+                model=args.model,
+                base_url=base_url,
+                api_key=args.api_key,
+                max_concurrency=args.concurrency,
+                timeout=30,
+            )
+            reqs = [
+                LLMRequest(
+                    f"r{rep}-{i}",
+                    criteria_messages(f"benchmark prompt {rep}-{i}: explain item {i}"),
+                    CRITERIA_VERSION,
+                )
+                for i in range(args.items)
+            ]
             with tempfile.TemporaryDirectory() as tmp:
                 start = time.perf_counter()
-                results, report = run_batch(task, reqs, ResponseCache(tmp, "bench", 64), parse_criteria)
+                _results, report = run_batch(
+                    task, reqs, ResponseCache(tmp, "bench", 64), parse_criteria
+                )
                 elapsed = time.perf_counter() - start
             assert report.calls >= args.items and report.cache_hits == 0
             rates.append(args.items / elapsed)
-            print(f"  repeat {rep}: {args.items} items in {elapsed:.2f}s = {rates[-1]:.1f} items/s, "
-                  f"statuses {report.statuses}")
+            print(
+                f"  repeat {rep}: {args.items} items in {elapsed:.2f}s = {rates[-1]:.1f} items/s, "
+                f"statuses {report.statuses}"
+            )
     finally:
         if server:
             server.stdin.close()
             server.wait(timeout=30)
     ideal = args.concurrency / args.latency
     med = statistics.median(rates)
-    print(f"throughput: median {med:.1f} items/s, ideal {ideal:.1f} (concurrency {args.concurrency} / "
-          f"latency {args.latency}s), ratio {med / ideal:.3f} (target >= 0.90)")
+    print(
+        f"throughput: median {med:.1f} items/s, ideal {ideal:.1f} (concurrency {args.concurrency} / "
+        f"latency {args.latency}s), ratio {med / ideal:.3f} (target >= 0.90)"
+    )
 
 
 def dedup(args: argparse.Namespace) -> None:
@@ -77,12 +98,16 @@ def dedup(args: argparse.Namespace) -> None:
         lake = Lake(f"{tmp}/lake")
         ingest_month(lake, f"{tmp}/raw", month, salt="bench", known_models=None)
         clean_month(lake, month, threads=1)
-        conv = lake.read("conversations", month, columns=["conv_id", "dedup_key", "first_prompt", "messages"])
+        conv = lake.read(
+            "conversations", month, columns=["conv_id", "dedup_key", "first_prompt", "messages"]
+        )
     prompts = distinct_prompts(conv)
     saved = conv.height - prompts.height
-    print(f"dedup: {conv.height} conversations, {prompts.height} distinct first prompts "
-          f"({prompts['is_vision'].sum()} with images): {saved} criteria calls avoided "
-          f"({saved / max(1, conv.height):.1%})")
+    print(
+        f"dedup: {conv.height} conversations, {prompts.height} distinct first prompts "
+        f"({prompts['is_vision'].sum()} with images): {saved} criteria calls avoided "
+        f"({saved / max(1, conv.height):.1%})"
+    )
 
 
 def main() -> None:

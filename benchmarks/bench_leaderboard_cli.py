@@ -56,15 +56,23 @@ def timed(cmd: list[str], repeats: int) -> tuple[float, float]:
 def round_kinds(battles: pl.DataFrame, rounds: int, seed: int) -> dict[str, int]:
     """What the bootstrap's resamples look like on this graph (a sample of ``rounds``)."""
     agg, _ = rankable(encode_battles(battles).aggregate())
-    draw = np.random.default_rng(seed).multinomial(
-        agg.n_battles, agg.counts.ravel() / agg.n_battles, size=rounds).reshape(rounds, -1, 3)
+    draw = (
+        np.random.default_rng(seed)
+        .multinomial(agg.n_battles, agg.counts.ravel() / agg.n_battles, size=rounds)
+        .reshape(rounds, -1, 3)
+    )
     full_won = agg.counts[:, 0] + agg.counts[:, 2] > 0
     full_lost = agg.counts[:, 1] + agg.counts[:, 2] > 0
-    intact = (((draw[:, :, 0] + draw[:, :, 2] > 0) | ~full_won)
-              & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~full_lost)).all(axis=1)
+    intact = (
+        ((draw[:, :, 0] + draw[:, :, 2] > 0) | ~full_won)
+        & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~full_lost)
+    ).all(axis=1)
     whole = _round_components(agg, draw, intact).all(axis=1)
-    return {"intact": int(intact.sum()), "edges_lost": int((whole & ~intact).sum()),
-            "model_lost": int((~whole).sum())}
+    return {
+        "intact": int(intact.sum()),
+        "edges_lost": int((whole & ~intact).sum()),
+        "model_lost": int((~whole).sum()),
+    }
 
 
 def main() -> None:
@@ -75,12 +83,18 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--shapes", nargs="+", choices=SHAPES, default=list(SHAPES))
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--before", type=Path, default=None,
-                    help="a checkout of earlier code: its `leaderboard` command is timed too, "
-                    "alternating with this one, on the same files")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        default=None,
+        help="a checkout of earlier code: its `leaderboard` command is timed too, "
+        "alternating with this one, on the same files",
+    )
     args = ap.parse_args()
-    print(f"{args.battles:,} battles, {args.models} models, {args.rounds} bootstrap rounds; "
-          f"median of {args.repeats}; load average before {os.getloadavg()[0]:.1f}")
+    print(
+        f"{args.battles:,} battles, {args.models} models, {args.rounds} bootstrap rounds; "
+        f"median of {args.repeats}; load average before {os.getloadavg()[0]:.1f}"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         help_wall, help_cpu = timed([CLI, "--help"], args.repeats)
@@ -90,14 +104,30 @@ def main() -> None:
             battles.write_parquet(path)
             figures = graph_shape(battles)
             kinds = round_kinds(battles, 200, args.seed)
-            cmd = [CLI, "leaderboard", str(path), "--out", str(out), "--bootstrap", str(args.rounds)]
+            cmd = [
+                CLI,
+                "leaderboard",
+                str(path),
+                "--out",
+                str(out),
+                "--bootstrap",
+                str(args.rounds),
+            ]
             before = None
             if args.before:  # alternated, so that both see the same load
-                old = [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv.pop(1)); "
-                       "from arena_assets.cli import main; sys.exit(main())", str(args.before.resolve()),
-                       *cmd[1:]]
+                old = [
+                    sys.executable,
+                    "-c",
+                    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+                    "from arena_assets.cli import main; sys.exit(main())",
+                    str(args.before.resolve()),
+                    *cmd[1:],
+                ]
                 pairs = [(timed(old, 1), timed(cmd, 1)) for _ in range(args.repeats)]
-                before = (statistics.median(p[0][0] for p in pairs), statistics.median(p[0][1] for p in pairs))
+                before = (
+                    statistics.median(p[0][0] for p in pairs),
+                    statistics.median(p[0][1] for p in pairs),
+                )
                 cli_wall = statistics.median(p[1][0] for p in pairs)
                 cli_cpu = statistics.median(p[1][1] for p in pairs)
             else:
@@ -110,25 +140,46 @@ def main() -> None:
                 walls.append(time.perf_counter() - t)
                 cpus.append(time.process_time() - c)
             board = pl.read_parquet(out)
-            rows.append((shape, figures, kinds, cli_wall, cli_cpu, statistics.median(walls),
-                         statistics.median(cpus), board.height, before))
+            rows.append(
+                (
+                    shape,
+                    figures,
+                    kinds,
+                    cli_wall,
+                    cli_cpu,
+                    statistics.median(walls),
+                    statistics.median(cpus),
+                    board.height,
+                    before,
+                )
+            )
     print(f"floor: arena-assets --help  {help_wall:5.2f} s wall, {help_cpu:5.2f} CPU-s")
     for shape, fig, kinds, cli_wall, cli_cpu, fit_wall, fit_cpu, height, before in rows:
         lo, hi = fig["battles_per_model"]
-        print(f"\n[{shape}] pairs met {fig['pairs_met']:,} of {fig['pairs_possible']:,}, "
-              f"{fig['pairs_under_5']:,} under 5 battles; battles per model {lo:,}-{hi:,}; "
-              f"ties {fig['tie_share']:.1%} + bothbad {fig['bothbad_share']:.1%}")
-        print(f"  resamples (200 drawn): {kinds['intact']} keep every edge, "
-              f"{kinds['edges_lost']} lose edges but stay strongly connected, "
-              f"{kinds['model_lost']} lose a model")
-        print(f"  arena-assets leaderboard (fresh process)  {cli_wall:5.2f} s wall "
-              f"(target 3 s), {cli_cpu:5.2f} CPU-s; {height} models on the board")
-        print(f"  read + fit_bt in-process                  {fit_wall:5.2f} s wall, "
-              f"{fit_cpu:5.2f} CPU-s")
+        print(
+            f"\n[{shape}] pairs met {fig['pairs_met']:,} of {fig['pairs_possible']:,}, "
+            f"{fig['pairs_under_5']:,} under 5 battles; battles per model {lo:,}-{hi:,}; "
+            f"ties {fig['tie_share']:.1%} + bothbad {fig['bothbad_share']:.1%}"
+        )
+        print(
+            f"  resamples (200 drawn): {kinds['intact']} keep every edge, "
+            f"{kinds['edges_lost']} lose edges but stay strongly connected, "
+            f"{kinds['model_lost']} lose a model"
+        )
+        print(
+            f"  arena-assets leaderboard (fresh process)  {cli_wall:5.2f} s wall "
+            f"(target 3 s), {cli_cpu:5.2f} CPU-s; {height} models on the board"
+        )
+        print(
+            f"  read + fit_bt in-process                  {fit_wall:5.2f} s wall, "
+            f"{fit_cpu:5.2f} CPU-s"
+        )
         if before:
-            print(f"  the same command, --before code           {before[0]:5.2f} s wall, "
-                  f"{before[1]:5.2f} CPU-s: now {before[0] / cli_wall:.2f}x faster in wall, "
-                  f"{before[1] / cli_cpu:.2f}x in CPU")
+            print(
+                f"  the same command, --before code           {before[0]:5.2f} s wall, "
+                f"{before[1]:5.2f} CPU-s: now {before[0] / cli_wall:.2f}x faster in wall, "
+                f"{before[1] / cli_cpu:.2f}x in CPU"
+            )
     print(f"\nload average after {os.getloadavg()[0]:.1f}")
 
 

@@ -70,9 +70,11 @@ def bench(name: str, texts: list[str], repeats: int) -> None:
         check.append(time.perf_counter() - start)
     t, c = statistics.median(times), statistics.median(check)
     replaced = sum(int(out[col].sum()) for col in out.columns if col.startswith("pii_"))
-    print(f"{name:10s} {len(texts):>9,} texts {megabytes:7.1f} MB | redact {t:6.2f}s "
-          f"{len(texts) / t:>10,.0f} texts/s {megabytes / t:6.1f} MB/s | check {c:6.2f}s "
-          f"{len(texts) / c:>10,.0f} texts/s | replaced {replaced:,}, left {left:,}")
+    print(
+        f"{name:10s} {len(texts):>9,} texts {megabytes:7.1f} MB | redact {t:6.2f}s "
+        f"{len(texts) / t:>10,.0f} texts/s {megabytes / t:6.1f} MB/s | check {c:6.2f}s "
+        f"{len(texts) / c:>10,.0f} texts/s | replaced {replaced:,}, left {left:,}"
+    )
 
 
 def main() -> None:

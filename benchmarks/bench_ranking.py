@@ -39,12 +39,18 @@ def reference_fit(battles: pl.DataFrame, models: list[str]) -> tuple[np.ndarray,
     enum = pl.Enum(models)
     a = battles["model_a"].cast(enum).to_physical().to_numpy().astype(np.int64)
     b = battles["model_b"].cast(enum).to_physical().to_numpy().astype(np.int64)
-    y = battles["winner"].replace_strict({"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5}).to_numpy()
+    y = (
+        battles["winner"]
+        .replace_strict({"model_a": 1.0, "model_b": 0.0, "tie": 0.5, "tie (bothbad)": 0.5})
+        .to_numpy()
+    )
     k, n = len(models), len(y)
 
     def f(beta):  # mean loss + (Σβ)²/(2k): same optimum (mean 0), no flat direction
         d = beta[a] - beta[b]
-        return (y * np.logaddexp(0, -d) + (1 - y) * np.logaddexp(0, d)).sum() / n + beta.sum() ** 2 / (2 * k * n)
+        return (
+            y * np.logaddexp(0, -d) + (1 - y) * np.logaddexp(0, d)
+        ).sum() / n + beta.sum() ** 2 / (2 * k * n)
 
     def g(beta):
         r = 1 / (1 + np.exp(-(beta[a] - beta[b]))) - y
@@ -56,7 +62,9 @@ def reference_fit(battles: pl.DataFrame, models: list[str]) -> tuple[np.ndarray,
         off = off + off.T
         return (np.diag(off.sum(axis=1)) - off + 1.0 / k) / n  # + 11ᵀ/k: fixes the null space
 
-    res = minimize(f, np.zeros(k), jac=g, hess=h, method="trust-exact", options={"gtol": 1e-14, "maxiter": 200})
+    res = minimize(
+        f, np.zeros(k), jac=g, hess=h, method="trust-exact", options={"gtol": 1e-14, "maxiter": 200}
+    )
     beta = res.x - res.x.mean()
     return FACTOR * beta + 1000, float(np.abs(g(res.x)).max() * n)
 
@@ -71,33 +79,49 @@ def main() -> None:
     args = ap.parse_args()
     rng = np.random.default_rng(0)
     planted = rng.normal(1000, 120, args.models)
-    style = {f"model-{i:02d}": {"sum_assistant_tokens": float(rng.uniform(50, 400))} for i in range(args.models)}
+    style = {
+        f"model-{i:02d}": {"sum_assistant_tokens": float(rng.uniform(50, 400))}
+        for i in range(args.models)
+    }
     plain = sample_bt_battles(planted, args.battles, seed=1, tie_rate=0.15)
-    print(f"{args.battles:,} battles, {args.models} models, {os.cpu_count()} CPUs; medians of {args.repeats}")
+    print(
+        f"{args.battles:,} battles, {args.models} models, {os.cpu_count()} CPUs; medians of {args.repeats}"
+    )
 
     t_agg, agg = timed(lambda: aggregate(plain), args.repeats)
     print(f"aggregation to {agg.counts.shape[0]} pairs x 3 outcomes: {t_agg:.3f} s")
     t_sand, board = timed(lambda: fit_bt(plain), args.repeats)
-    print(f"aggregation + fit + sandwich: {t_sand:.3f} s ({board.meta['newton_iterations']} Newton steps)")
-    t_all, boot = timed(lambda: fit_bt(plain, ci="bootstrap", bootstrap_rounds=args.rounds, seed=0), args.repeats)
+    print(
+        f"aggregation + fit + sandwich: {t_sand:.3f} s ({board.meta['newton_iterations']} Newton steps)"
+    )
+    t_all, _boot = timed(
+        lambda: fit_bt(plain, ci="bootstrap", bootstrap_rounds=args.rounds, seed=0), args.repeats
+    )
     print(f"aggregation + fit + sandwich + {args.rounds}-round bootstrap: {t_all:.3f} s")
 
     ref, grad = reference_fit(plain, board.models)
     ours = board.table.sort("model")["rating"].to_numpy()
     order = np.argsort(board.models)
-    print(f"max |rating - reference| = {np.abs(ours - ref[order]).max():.2e} rating points "
-          f"(reference max |gradient| = {grad:.1e} on the summed log-likelihood)")
+    print(
+        f"max |rating - reference| = {np.abs(ours - ref[order]).max():.2e} rating points "
+        f"(reference max |gradient| = {grad:.1e} on the summed log-likelihood)"
+    )
 
     # no ties here: random ties would attenuate the planted coefficient
     battles = sample_bt_battles(
         planted, args.battles, seed=2, style_coef={"sum_assistant_tokens": 0.3}, model_style=style
     )
     t_style, styled = timed(
-        lambda: fit_style_controlled(battles, ci="bootstrap", bootstrap_rounds=args.style_rounds, seed=0), 1
+        lambda: fit_style_controlled(
+            battles, ci="bootstrap", bootstrap_rounds=args.style_rounds, seed=0
+        ),
+        1,
     )
     c = styled.coefficients.row(0, named=True)
-    print(f"style control + {args.style_rounds}-round bootstrap on {args.battles:,} battles: {t_style:.2f} s "
-          f"(length coef {c['coef']:.3f} [{c['lower']:.3f}, {c['upper']:.3f}], planted 0.3)")
+    print(
+        f"style control + {args.style_rounds}-round bootstrap on {args.battles:,} battles: {t_style:.2f} s "
+        f"(length coef {c['coef']:.3f} [{c['lower']:.3f}, {c['upper']:.3f}], planted 0.3)"
+    )
 
 
 if __name__ == "__main__":

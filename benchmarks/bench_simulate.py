@@ -32,8 +32,13 @@ shutil.rmtree(out)
 
 
 def run_once(n: int, compress: bool) -> dict:
-    res = subprocess.run([sys.executable, "-c", CHILD, str(n), "1" if compress else "0"],
-                         capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+    res = subprocess.run(
+        [sys.executable, "-c", CHILD, str(n), "1" if compress else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tempfile.gettempdir(),
+    )
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
@@ -41,9 +46,11 @@ def report(n: int, repeats: int, compress: bool) -> None:
     runs = [run_once(n, compress) for _ in range(repeats)]
     sec = statistics.median(r["seconds"] for r in runs)
     r0 = runs[0]
-    print(f"sessions={n:>9,} gzip={compress!s:5} median {sec:7.1f} s  "
-          f"{n / sec:9,.0f} sessions/s  {r0['events'] / sec:9,.0f} events/s  "
-          f"{r0['bytes'] / 1e6:8.1f} MB  peak RSS {max(r['rss_mb'] for r in runs):6.0f} MB")
+    print(
+        f"sessions={n:>9,} gzip={compress!s:5} median {sec:7.1f} s  "
+        f"{n / sec:9,.0f} sessions/s  {r0['events'] / sec:9,.0f} events/s  "
+        f"{r0['bytes'] / 1e6:8.1f} MB  peak RSS {max(r['rss_mb'] for r in runs):6.0f} MB"
+    )
 
 
 def main() -> None:

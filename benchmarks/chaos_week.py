@@ -33,8 +33,10 @@ from pathlib import Path
 MONTHS = ("2024-01", "2024-02", "2024-03")
 TARGET = "2024-02"
 IN_PROCESS = json.dumps({"execution": {"config": {"in_process": {}}}})
-POINTS = {"conversations": ("computing", "tmp-written", "renamed", "publish"),
-          "topic_labels": ("mid-calls", "tmp-written", "renamed", "publish")}
+POINTS = {
+    "conversations": ("computing", "tmp-written", "renamed", "publish"),
+    "topic_labels": ("mid-calls", "tmp-written", "renamed", "publish"),
+}
 
 
 # -- the killed child: a real `dagster` CLI that dies at one point ---------------------------
@@ -56,12 +58,15 @@ def child(point: str, asset: str, marker: str, args: list[str]) -> None:
         mv(self, src, dst, *a, **kw)
         if str(dst).endswith(final) and point == "renamed":
             die()  # replaced, but the run never records it
+
     LocalFileSystem.mv = patched_mv
     if point == "computing":
         import arena_assets.pipeline.clean as clean
+
         clean.clean_conversations = lambda *a, **kw: die()
     if point == "mid-calls":
         from arena_assets.llm import cache
+
         put, calls = cache.ResponseCache.put, [0]
 
         def patched_put(self, *a, **kw):
@@ -69,11 +74,15 @@ def child(point: str, asset: str, marker: str, args: list[str]) -> None:
             calls[0] += 1
             if calls[0] == 40:
                 die()
+
         cache.ResponseCache.put = patched_put
     if point == "publish":
         from arena_assets.defs.resources import ArenaStorage
+
         publish = ArenaStorage.publish
-        ArenaStorage.publish = lambda self, name, log=None: die() if name == asset else publish(self, name, log)
+        ArenaStorage.publish = lambda self, name, log=None: (
+            die() if name == asset else publish(self, name, log)
+        )
     from dagster._cli import main as dagster_main
 
     sys.argv = ["dagster", *args]
@@ -84,8 +93,9 @@ def child(point: str, asset: str, marker: str, args: list[str]) -> None:
 def run(cmd: list[str], env: dict, cwd: Path, timeout: float = 600) -> tuple[int, str, float]:
     started = time.monotonic()
     try:
-        proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout
+        )
         return proc.returncode, proc.stdout + proc.stderr, time.monotonic() - started
     except subprocess.TimeoutExpired as exc:
         return -9, str(exc.stdout or "") + str(exc.stderr or ""), time.monotonic() - started
@@ -100,8 +110,18 @@ def arena(*args: str) -> list[str]:
 
 
 def materialize(select: str, month: str) -> list[str]:
-    return dagster("asset", "materialize", "-m", "arena_assets.definitions", "--select", select,
-                   "--partition", month, "--config-json", IN_PROCESS)
+    return dagster(
+        "asset",
+        "materialize",
+        "-m",
+        "arena_assets.definitions",
+        "--select",
+        select,
+        "--partition",
+        month,
+        "--config-json",
+        IN_PROCESS,
+    )
 
 
 def digest(lake: Path, tables=None) -> dict[str, tuple[int, str]]:
@@ -130,16 +150,22 @@ def headline(home: Path) -> str:
 
     os.environ["DAGSTER_HOME"] = str(home)
     with dg.DagsterInstance.get() as instance:
-        for run in instance.get_runs(dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]), limit=1):
+        for run in instance.get_runs(
+            dg.RunsFilter(statuses=[dg.DagsterRunStatus.FAILURE]), limit=1
+        ):
             for record in instance.get_records_for_run(
-                    run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE).records:
+                run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE
+            ).records:
                 error = record.event_log_entry.dagster_event.step_failure_data.error
                 while error.cause is not None and (error.cls_name or "").startswith("Dagster"):
                     error = error.cause
                 return (error.message or "").strip().splitlines()[0]
-            failed = [r.event_log_entry.dagster_event.event_specific_data.asset_check_evaluation
-                      for r in instance.get_records_for_run(
-                          run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION).records]
+            failed = [
+                r.event_log_entry.dagster_event.event_specific_data.asset_check_evaluation
+                for r in instance.get_records_for_run(
+                    run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+                ).records
+            ]
             names = [e.check_name for e in failed if not e.passed]
             return "blocking check failed: " + ", ".join(names) if names else "run failed"
     return "no failed run"
@@ -147,8 +173,11 @@ def headline(home: Path) -> str:
 
 def ours(text: str) -> list[str]:
     """Output lines, without Dagster's own supersession notice."""
-    return [line for line in text.splitlines() if line.strip() and "Supersession" not in line
-            and "return callback(" not in line]
+    return [
+        line
+        for line in text.splitlines()
+        if line.strip() and "Supersession" not in line and "return callback(" not in line
+    ]
 
 
 def free_port() -> int:
@@ -169,18 +198,30 @@ class Week:
             d.mkdir(parents=True, exist_ok=True)
         shutil.copy(project / "dagster.yaml", self.home / "dagster.yaml")
         env = {k: v or "" for k, v in dotenv_values(project / ".env.example").items()}
-        env.update(ARENA_RAW_ROOT=str(base / "raw"), ARENA_LAKE_ROOT=str(base / "lake"),
-                   ARENA_CATALOG=str(base / "arena.duckdb"), ARENA_RELEASE_ROOT=str(base / "release"),
-                   ARENA_PARTITIONS_START="2024-01", ARENA_PARTITIONS_END="2024-04",
-                   ARENA_MIN_BATTLES="10", ARENA_BOOTSTRAP_ROUNDS="50", ARENA_BENCH_SIZE="20")
-        self.env = {**{k: v for k, v in os.environ.items() if not k.startswith("ARENA_")},
-                    **env, "DAGSTER_HOME": str(self.home)}
+        env.update(
+            ARENA_RAW_ROOT=str(base / "raw"),
+            ARENA_LAKE_ROOT=str(base / "lake"),
+            ARENA_CATALOG=str(base / "arena.duckdb"),
+            ARENA_RELEASE_ROOT=str(base / "release"),
+            ARENA_PARTITIONS_START="2024-01",
+            ARENA_PARTITIONS_END="2024-04",
+            ARENA_MIN_BATTLES="10",
+            ARENA_BOOTSTRAP_ROUNDS="50",
+            ARENA_BENCH_SIZE="20",
+        )
+        self.env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("ARENA_")},
+            **env,
+            "DAGSTER_HOME": str(self.home),
+        }
         self.results: list[dict] = []
 
     def say(self, case: str, lost_rows, told: str, seconds: float, **extra) -> None:
         line = f"{case:<48} | lost {lost_rows!s:>5} | {told[:240]:<240} | {seconds:6.1f} s"
         print(line, flush=True)
-        self.results.append({"case": case, "lost": lost_rows, "told": told, "seconds": round(seconds, 1), **extra})
+        self.results.append(
+            {"case": case, "lost": lost_rows, "told": told, "seconds": round(seconds, 1), **extra}
+        )
 
     # -- setup -----------------------------------------------------------------------------
     def build(self) -> None:
@@ -207,10 +248,22 @@ class Week:
         marker = self.base / f"marker-{asset}-{point}"
         # labels start from an empty answer cache, so the run makes calls to be killed among
         env = {**self.env, "ARENA_LLM_CACHE_ROOT": str(self.base / "cache-kills")}
-        proc = subprocess.Popen([sys.executable, __file__, "--child", point, asset, str(marker),
-                                 *materialize(asset, TARGET)[3:]], env=env, cwd=self.work,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                point,
+                asset,
+                str(marker),
+                *materialize(asset, TARGET)[3:],
+            ],
+            env=env,
+            cwd=self.work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + 900
         while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
@@ -222,33 +275,57 @@ class Week:
         intact = during is not None and during[1] == self.reference[key][1]
         started = time.monotonic()
         rc_recover, recovered, _ = run(arena("recover"), env, self.work, 300)
-        rc, out, _ = run(materialize(asset, TARGET), env, self.work, self.stall_after)
+        rc, _out, _ = run(materialize(asset, TARGET), env, self.work, self.stall_after)
         took = time.monotonic() - started
-        left = len(list((lake / asset / "_tmp").glob("*"))) if (lake / asset / "_tmp").exists() else 0
+        left = (
+            len(list((lake / asset / "_tmp").glob("*"))) if (lake / asset / "_tmp").exists() else 0
+        )
         after = lost({key: self.reference[key]}, digest(lake, {asset}))
-        state = ("completed" if rc == 0 else "STALLED (pool slot of the dead run)" if rc == -9
-                 else f"failed: {headline(self.home)}")
-        told = (f"{'killed' if reached else 'NOT REACHED'}; partition {'intact' if intact else 'CHANGED'}"
-                f" during the outage; recover rc {rc_recover} ({len(ours(recovered))} lines); "
-                f"next run {state}; {left} tmp files left")
+        state = (
+            "completed"
+            if rc == 0
+            else "STALLED (pool slot of the dead run)"
+            if rc == -9
+            else f"failed: {headline(self.home)}"
+        )
+        told = (
+            f"{'killed' if reached else 'NOT REACHED'}; partition {'intact' if intact else 'CHANGED'}"
+            f" during the outage; recover rc {rc_recover} ({len(ours(recovered))} lines); "
+            f"next run {state}; {left} tmp files left"
+        )
         self.say(f"kill {asset} at {point}", after, told, took)
 
     # -- four months at once ---------------------------------------------------------------
     def concurrent(self) -> None:
-        env = {**self.env, "ARENA_LAKE_ROOT": str(self.base / "lake-concurrent"),
-               "ARENA_CATALOG": str(self.base / "concurrent.duckdb")}
+        env = {
+            **self.env,
+            "ARENA_LAKE_ROOT": str(self.base / "lake-concurrent"),
+            "ARENA_CATALOG": str(self.base / "concurrent.duckdb"),
+        }
         started = time.monotonic()
-        procs = [subprocess.Popen(materialize("raw_logs,raw_rejects,conversations", m), env=env,
-                                  cwd=self.work, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL) for m in (*MONTHS, "2024-04")]
+        procs = [
+            subprocess.Popen(
+                materialize("raw_logs,raw_rejects,conversations", m),
+                env=env,
+                cwd=self.work,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for m in (*MONTHS, "2024-04")
+        ]
         codes = [p.wait(timeout=1800) for p in procs]
         tables = {"raw_logs", "raw_rejects", "conversations"}
         ref = {k: v for k, v in self.reference.items() if k.split("/")[0] in tables}
         got = digest(self.base / "lake-concurrent", tables)
-        self.say("four months ingested and cleaned at once", lost(ref, got),
-                 f"exit codes {codes}; {len(got)} partitions, the 3 built months equal the "
-                 "sequential ones" if not lost(ref, got) else f"exit codes {codes}",
-                 time.monotonic() - started)
+        self.say(
+            "four months ingested and cleaned at once",
+            lost(ref, got),
+            f"exit codes {codes}; {len(got)} partitions, the 3 built months equal the "
+            "sequential ones"
+            if not lost(ref, got)
+            else f"exit codes {codes}",
+            time.monotonic() - started,
+        )
 
     # -- a labeller with ~30 % faults ------------------------------------------------------
     def faulty_endpoint(self) -> None:
@@ -257,16 +334,39 @@ class Week:
         import polars as pl
 
         port = free_port()
-        server = subprocess.Popen(arena("serve-arena", "--world-seed", "7", "--port", str(port),
-                                        "--truth-root", self.env["ARENA_RAW_ROOT"],
-                                        "--rate-429", "0.1", "--rate-500", "0.06",
-                                        "--rate-garbage", "0.06", "--rate-empty", "0.04",
-                                        "--rate-truncated", "0.04"), env=self.env,
-                                  cwd=self.work, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL, start_new_session=True)
+        server = subprocess.Popen(
+            arena(
+                "serve-arena",
+                "--world-seed",
+                "7",
+                "--port",
+                str(port),
+                "--truth-root",
+                self.env["ARENA_RAW_ROOT"],
+                "--rate-429",
+                "0.1",
+                "--rate-500",
+                "0.06",
+                "--rate-garbage",
+                "0.06",
+                "--rate-empty",
+                "0.04",
+                "--rate-truncated",
+                "0.04",
+            ),
+            env=self.env,
+            cwd=self.work,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
-        env = {**self.env, "ARENA_LABELER_BASE_URL": f"{url}/v1", "ARENA_LABELER_API_KEY": "sim",
-               "ARENA_LLM_CACHE_ROOT": str(self.base / "cache-faulty")}
+        env = {
+            **self.env,
+            "ARENA_LABELER_BASE_URL": f"{url}/v1",
+            "ARENA_LABELER_API_KEY": "sim",
+            "ARENA_LLM_CACHE_ROOT": str(self.base / "cache-faulty"),
+        }
         try:
             for _ in range(600):
                 try:
@@ -276,22 +376,42 @@ class Week:
                     time.sleep(0.2)
             rc1, _, _ = run(materialize("topic_labels", TARGET), env, self.work, 900)
             told1 = headline(self.home) if rc1 else "run succeeded"
-            labels = pl.read_parquet(Path(env["ARENA_LAKE_ROOT"]) / "topic_labels" / f"{TARGET}.parquet")
+            labels = pl.read_parquet(
+                Path(env["ARENA_LAKE_ROOT"]) / "topic_labels" / f"{TARGET}.parquet"
+            )
             status = [c for c in labels.columns if c.endswith("_status")]
-            gap = lambda f: int(f.select(pl.sum_horizontal(  # noqa: E731
-                [pl.col(c).is_in(["failed", "parse_failed"]).sum() for c in status])).item())
+            gap = lambda f: int(
+                f.select(
+                    pl.sum_horizontal(
+                        [pl.col(c).is_in(["failed", "parse_failed"]).sum() for c in status]
+                    )
+                ).item()
+            )
             missing = gap(labels)
-            asked = int(labels.select(pl.sum_horizontal(
-                [(pl.col(c) != "not_applicable").sum() for c in status])).item())
-            request = urllib.request.Request(f"{url}/_faults", data=b"{}", method="POST",
-                                             headers={"Content-Type": "application/json"})
+            asked = int(
+                labels.select(
+                    pl.sum_horizontal([(pl.col(c) != "not_applicable").sum() for c in status])
+                ).item()
+            )
+            request = urllib.request.Request(
+                f"{url}/_faults",
+                data=b"{}",
+                method="POST",
+                headers={"Content-Type": "application/json"},
+            )
             urllib.request.urlopen(request, timeout=10)  # the endpoint is healthy again
             rc2, _, took = run(materialize("topic_labels", TARGET), env, self.work, 900)
-            labels = pl.read_parquet(Path(env["ARENA_LAKE_ROOT"]) / "topic_labels" / f"{TARGET}.parquet")
-            self.say("labeller with ~30 % faults, then healed", gap(labels),
-                     f"faulty run rc {rc1}: {missing} of {asked} labels failed/unparsed "
-                     f"({missing / max(asked, 1):.1%}; {told1}); healed rerun rc {rc2}, "
-                     f"{gap(labels)} left", took)
+            labels = pl.read_parquet(
+                Path(env["ARENA_LAKE_ROOT"]) / "topic_labels" / f"{TARGET}.parquet"
+            )
+            self.say(
+                "labeller with ~30 % faults, then healed",
+                gap(labels),
+                f"faulty run rc {rc1}: {missing} of {asked} labels failed/unparsed "
+                f"({missing / max(asked, 1):.1%}; {told1}); healed rerun rc {rc2}, "
+                f"{gap(labels)} left",
+                took,
+            )
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
@@ -308,11 +428,20 @@ class Week:
             root = self.base / f"forget-{name}"
             shutil.copytree(self.base / "lake-finished", root / "lake")
             shutil.copytree(self.base / "release-finished", root / "release")
-            copies[name] = {**self.env, "ARENA_LAKE_ROOT": str(root / "lake"),
-                            "ARENA_RELEASE_ROOT": str(root / "release"),
-                            "ARENA_CATALOG": str(root / "arena.duckdb")}
-        conv = pl.read_parquet(Path(copies["recompute"]["ARENA_LAKE_ROOT"]) / "conversations" / f"{TARGET}.parquet")
-        target = conv["user_hash"].value_counts().sort(["count", "user_hash"], descending=[True, False])["user_hash"][0]
+            copies[name] = {
+                **self.env,
+                "ARENA_LAKE_ROOT": str(root / "lake"),
+                "ARENA_RELEASE_ROOT": str(root / "release"),
+                "ARENA_CATALOG": str(root / "arena.duckdb"),
+            }
+        conv = pl.read_parquet(
+            Path(copies["recompute"]["ARENA_LAKE_ROOT"]) / "conversations" / f"{TARGET}.parquet"
+        )
+        target = (
+            conv["user_hash"]
+            .value_counts()
+            .sort(["count", "user_hash"], descending=[True, False])["user_hash"][0]
+        )
         identity = None
         for path in sorted(Path(self.env["ARENA_RAW_ROOT"]).glob(f"{TARGET}/*.jsonl")):
             for raw in path.read_bytes().splitlines():
@@ -321,14 +450,22 @@ class Week:
                 except orjson.JSONDecodeError:
                     continue
                 who = (event.get("user_id") or event.get("ip")) if isinstance(event, dict) else None
-                if isinstance(who, str) and user_hash_of(who, self.env["ARENA_USER_SALT"]) == target:
+                if (
+                    isinstance(who, str)
+                    and user_hash_of(who, self.env["ARENA_USER_SALT"]) == target
+                ):
                     identity = who
-        rc_a, out_a, took = run(arena("forget", "--user", identity, "--recompute"),
-                                copies["recompute"], self.work, 3600)
-        rc_b, _, _ = run(arena("forget", "--user", identity), copies["rematerialized"], self.work, 3600)
-        every = ("conversations,battles,battle_cells,topic_labels,topic_clusters,arena_leaderboard,"
-                 "leaderboard_history,bench_prompts,model_answers,judgments,bench_leaderboard,"
-                 "judge_human_agreement,over_refusal,leaderboard_site")
+        rc_a, out_a, took = run(
+            arena("forget", "--user", identity, "--recompute"), copies["recompute"], self.work, 3600
+        )
+        rc_b, _, _ = run(
+            arena("forget", "--user", identity), copies["rematerialized"], self.work, 3600
+        )
+        every = (
+            "conversations,battles,battle_cells,topic_labels,topic_clusters,arena_leaderboard,"
+            "leaderboard_history,bench_prompts,model_answers,judgments,bench_leaderboard,"
+            "judge_human_agreement,over_refusal,leaderboard_site"
+        )
         for month in MONTHS:
             run(materialize(every, month), copies["rematerialized"], self.work, 1800)
             run(materialize("month_release", month), copies["rematerialized"], self.work, 900)
@@ -338,72 +475,124 @@ class Week:
         before = digest(self.base / "lake-finished", {"battles"})
         deltas = [a.get(k, (0, ""))[0] - before[k][0] for k in sorted(before)]
         still = conv.filter(pl.col("user_hash") == target).height
-        self.say("forget --recompute vs Dagster rematerialization", len(differ),
-                 f"rc {rc_a}/{rc_b}; {len(a)} partitions compared, {len(differ)} differ "
-                 f"{differ[:3]}; battles per month {deltas}; {still} conversations of the user before",
-                 took, output_tail=ours(out_a)[-5:])
+        self.say(
+            "forget --recompute vs Dagster rematerialization",
+            len(differ),
+            f"rc {rc_a}/{rc_b}; {len(a)} partitions compared, {len(differ)} differ "
+            f"{differ[:3]}; battles per month {deltas}; {still} conversations of the user before",
+            took,
+            output_tail=ours(out_a)[-5:],
+        )
 
     # -- configuration mistakes ------------------------------------------------------------
-    def mistake(self, case: str, env_changes: dict, select: str = "raw_logs,raw_rejects",
-                setting: str = "", tables=("raw_logs", "raw_rejects")) -> None:
+    def mistake(
+        self,
+        case: str,
+        env_changes: dict,
+        select: str = "raw_logs,raw_rejects",
+        setting: str = "",
+        tables=("raw_logs", "raw_rejects"),
+    ) -> None:
         env = {**self.env, **env_changes}
         lake = Path(env["ARENA_LAKE_ROOT"])
         before = digest(lake, set(tables)) if lake.exists() else {}
         rc, out, took = run(materialize(select, TARGET), env, self.work, 900)
         lines = ours(out)
-        told = headline(self.home) if rc and any("RUN_FAILURE" in x for x in lines) else (
-            lines[-1] if rc else "run succeeded")
+        told = (
+            headline(self.home)
+            if rc and any("RUN_FAILURE" in x for x in lines)
+            else (lines[-1] if rc else "run succeeded")
+        )
         named = "names " + setting if setting and setting in told else "does NOT name " + setting
-        self.say(case, lost(before, digest(lake, set(tables))) if before else 0,
-                 f"rc {rc}, {len(lines)} output lines, {named}: {told.split(': ', 1)[-1][:200]}",
-                 took, told_in_full=told)
+        self.say(
+            case,
+            lost(before, digest(lake, set(tables))) if before else 0,
+            f"rc {rc}, {len(lines)} output lines, {named}: {told.split(': ', 1)[-1][:200]}",
+            took,
+            told_in_full=told,
+        )
 
     def held_catalog(self, case: str, catalog: str, hold: bool) -> None:
         if not hasattr(self, "free_catalog_s"):  # the same run with a free catalog, to compare
-            self.free_catalog_s = run(materialize("battle_cells", TARGET), self.env, self.work, 900)[2]
+            self.free_catalog_s = run(
+                materialize("battle_cells", TARGET), self.env, self.work, 900
+            )[2]
         holder = None
         if hold:
             ready = self.base / "holding"
             holder = subprocess.Popen(
-                [sys.executable, "-c", "import duckdb, sys, pathlib, threading; c = duckdb.connect(sys.argv[1]); "
-                 "c.execute('create table if not exists held(x int)'); pathlib.Path(sys.argv[2]).write_text('1'); "
-                 "threading.Event().wait()", catalog, str(ready)], start_new_session=True)
+                [
+                    sys.executable,
+                    "-c",
+                    "import duckdb, sys, pathlib, threading; c = duckdb.connect(sys.argv[1]); "
+                    "c.execute('create table if not exists held(x int)'); pathlib.Path(sys.argv[2]).write_text('1'); "
+                    "threading.Event().wait()",
+                    catalog,
+                    str(ready),
+                ],
+                start_new_session=True,
+            )
             while not ready.exists():
                 time.sleep(0.1)
         try:
-            rc, out, took = run(materialize("battle_cells", TARGET), {**self.env, "ARENA_CATALOG": catalog},
-                                self.work, 900)
+            rc, out, took = run(
+                materialize("battle_cells", TARGET),
+                {**self.env, "ARENA_CATALOG": catalog},
+                self.work,
+                900,
+            )
         finally:
             if holder:
                 os.killpg(holder.pid, signal.SIGKILL)
                 holder.wait()
         warned = [x for x in out.splitlines() if "not updated for" in x]
-        self.say(case, 0, f"rc {rc} in {took:.0f} s (free catalog: {self.free_catalog_s:.0f} s); "
-                 f"warning: {warned[0].split(' - ')[-1][:120] if warned else 'none'}", took)
+        self.say(
+            case,
+            0,
+            f"rc {rc} in {took:.0f} s (free catalog: {self.free_catalog_s:.0f} s); "
+            f"warning: {warned[0].split(' - ')[-1][:120] if warned else 'none'}",
+            took,
+        )
 
     def partitions_range(self) -> None:
-        rc, out, took = run(materialize("raw_logs,raw_rejects", TARGET),
-                            {**self.env, "ARENA_PARTITIONS_END": "2023-06"}, self.work, 600)
+        rc, out, took = run(
+            materialize("raw_logs,raw_rejects", TARGET),
+            {**self.env, "ARENA_PARTITIONS_END": "2023-06"},
+            self.work,
+            600,
+        )
         lines = ours(out)
-        self.say("ARENA_PARTITIONS_END before START", 0,
-                 f"rc {rc}, {len(lines)} output lines: {lines[-1] if lines else ''}", took)
+        self.say(
+            "ARENA_PARTITIONS_END before START",
+            0,
+            f"rc {rc}, {len(lines)} output lines: {lines[-1] if lines else ''}",
+            took,
+        )
 
     def disk_full(self) -> None:
         mount = self.base / "tiny-disk"
         mount.mkdir()
         src = self.base / "lake-finished"
-        sizes = [(src / t / f"{TARGET}.parquet").stat().st_size for t in ("raw_logs", "conversations")]
+        sizes = [
+            (src / t / f"{TARGET}.parquet").stat().st_size for t in ("raw_logs", "conversations")
+        ]
         need = sum(sizes) + sizes[1] // 2 + 16 * 4096  # the new file cannot fit beside the old
-        if subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={need}", "tmpfs", str(mount)],
-                          capture_output=True).returncode:
+        if subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={need}", "tmpfs", str(mount)], capture_output=True
+        ).returncode:
             self.say("disk full (tmpfs lake)", "n/a", "skipped: cannot mount a tmpfs here", 0.0)
             return
         try:
             for table in ("raw_logs", "conversations"):
                 (mount / table).mkdir()
                 shutil.copy(src / table / f"{TARGET}.parquet", mount / table)
-            self.mistake("disk full while writing conversations", {"ARENA_LAKE_ROOT": str(mount)},
-                         "conversations", str(mount), ("conversations",))
+            self.mistake(
+                "disk full while writing conversations",
+                {"ARENA_LAKE_ROOT": str(mount)},
+                "conversations",
+                str(mount),
+                ("conversations",),
+            )
         finally:
             subprocess.run(["umount", str(mount)], capture_output=True)
 
@@ -412,21 +601,28 @@ class Week:
         project.mkdir()
         try:
             from arena_assets.envfile import sync_env_file
+
             sync_env_file(self.project / ".env.example", project / ".env")
         except ImportError:  # an older checkout: `make` copied .env.example
             shutil.copy(self.project / ".env.example", project / ".env")
         env = {k: v for k, v in self.env.items() if not k.startswith("ARENA_")}
-        env["ARENA_RAW_ROOT"] = self.env["ARENA_RAW_ROOT"]  # the shell's value; .env says ./data/raw
+        env["ARENA_RAW_ROOT"] = self.env[
+            "ARENA_RAW_ROOT"
+        ]  # the shell's value; .env says ./data/raw
         started = time.monotonic()
-        rc, out, _ = run(materialize("raw_logs,raw_rejects", TARGET), env, project, 900)
+        rc, _out, _ = run(materialize("raw_logs,raw_rejects", TARGET), env, project, 900)
         got = (project / "data" / "lake" / "raw_logs" / f"{TARGET}.parquet").exists()
         rows = digest(project / "data" / "lake", {"raw_logs"}).get(f"raw_logs/{TARGET}", (0, ""))[0]
-        rc2, out2, _ = run(arena("summary"), env, project, 300)
+        _rc2, out2, _ = run(arena("summary"), env, project, 300)
         shell_won = f"Raw logs:        {self.env['ARENA_RAW_ROOT']}" in out2
-        self.say("shell ARENA_RAW_ROOT vs .env (both CLIs)", 0 if rows else "all",
-                 f"dagster CLI rc {rc}, read {rows} raw_logs rows from the shell's root "
-                 f"({'yes' if got and rows else 'NO: .env won'}); arena-assets used the shell's: "
-                 f"{'yes' if shell_won else 'no'}", time.monotonic() - started)
+        self.say(
+            "shell ARENA_RAW_ROOT vs .env (both CLIs)",
+            0 if rows else "all",
+            f"dagster CLI rc {rc}, read {rows} raw_logs rows from the shell's root "
+            f"({'yes' if got and rows else 'NO: .env won'}); arena-assets used the shell's: "
+            f"{'yes' if shell_won else 'no'}",
+            time.monotonic() - started,
+        )
 
 
 def main() -> None:
@@ -441,10 +637,12 @@ def main() -> None:
     if args.out.exists():
         shutil.rmtree(args.out)
     week = Week(args.out.resolve(), args.project.resolve(), args.per_month)
-    print(f"uptime: {os.getloadavg()}; building {MONTHS} x {args.per_month} sessions ...", flush=True)
+    print(
+        f"uptime: {os.getloadavg()}; building {MONTHS} x {args.per_month} sessions ...", flush=True
+    )
     week.build()
     for asset, points in POINTS.items():
-        for point in points[:args.kill_points] if "kills" in cases else ():
+        for point in points[: args.kill_points] if "kills" in cases else ():
             week.kill(asset, point)
     if "concurrent" in cases:
         week.concurrent()
@@ -459,19 +657,38 @@ def main() -> None:
 
 
 def mistakes(week: Week) -> None:
-    week.mistake("ARENA_RAW_ROOT names no month folder", {"ARENA_RAW_ROOT": str(week.base / "typo")},
-                 setting="ARENA_RAW_ROOT")
+    week.mistake(
+        "ARENA_RAW_ROOT names no month folder",
+        {"ARENA_RAW_ROOT": str(week.base / "typo")},
+        setting="ARENA_RAW_ROOT",
+    )
     (week.base / "empty-raw" / TARGET).mkdir(parents=True)
-    week.mistake("ARENA_RAW_ROOT month folder empty", {"ARENA_RAW_ROOT": str(week.base / "empty-raw")},
-                 setting="ARENA_ALLOW_EMPTY_MONTH")
+    week.mistake(
+        "ARENA_RAW_ROOT month folder empty",
+        {"ARENA_RAW_ROOT": str(week.base / "empty-raw")},
+        setting="ARENA_ALLOW_EMPTY_MONTH",
+    )
     week.partitions_range()
-    week.mistake("s3:// lake with no server", {
-        "ARENA_LAKE_ROOT": "s3://arena-lake/lake", "ARENA_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
-        "ARENA_S3_ACCESS_KEY_ID": "x", "ARENA_S3_SECRET_ACCESS_KEY": "y", "ARENA_S3_REGION": "us-east-1"},
-        setting="ARENA_LAKE_ROOT")
-    week.mistake("raw_logs,conversations without raw_rejects", {}, "raw_logs,conversations",
-                 setting="raw_rejects")
-    week.held_catalog("catalog held by a duckdb shell (write lock)", week.env["ARENA_CATALOG"], True)
+    week.mistake(
+        "s3:// lake with no server",
+        {
+            "ARENA_LAKE_ROOT": "s3://arena-lake/lake",
+            "ARENA_S3_ENDPOINT_URL": f"http://127.0.0.1:{free_port()}",
+            "ARENA_S3_ACCESS_KEY_ID": "x",
+            "ARENA_S3_SECRET_ACCESS_KEY": "y",
+            "ARENA_S3_REGION": "us-east-1",
+        },
+        setting="ARENA_LAKE_ROOT",
+    )
+    week.mistake(
+        "raw_logs,conversations without raw_rejects",
+        {},
+        "raw_logs,conversations",
+        setting="raw_rejects",
+    )
+    week.held_catalog(
+        "catalog held by a duckdb shell (write lock)", week.env["ARENA_CATALOG"], True
+    )
     week.held_catalog("catalog not writable (path under /proc)", "/proc/arena.duckdb", False)
     week.disk_full()
     week.settings_rule()

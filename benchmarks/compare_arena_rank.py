@@ -61,14 +61,20 @@ def worker(data: Path, out: Path, rounds: int, repeats: int) -> None:
     fit_only = []
     for _ in range(repeats):  # dataset built once: optimizer + sandwich alone
         t = time.perf_counter()
-        BradleyTerry(n_competitors=len(ds.competitors)).compute_ratings_and_cis(ds, ci_method="sandwich")
+        BradleyTerry(n_competitors=len(ds.competitors)).compute_ratings_and_cis(
+            ds, ci_method="sandwich"
+        )
         fit_only.append(time.perf_counter() - t)
     t_boot, boot = float("nan"), {"rating_lower": []}
     if rounds > 0:
         t = time.perf_counter()
         model = BradleyTerry(n_competitors=len(ds.competitors))
         boot = model.compute_ratings_and_cis(
-            PairDataset.from_pandas(df), ci_method="bootstrap", num_bootstrap=rounds, seed=0, n_jobs=os.cpu_count()
+            PairDataset.from_pandas(df),
+            ci_method="bootstrap",
+            num_bootstrap=rounds,
+            seed=0,
+            n_jobs=os.cpu_count(),
         )
         t_boot = time.perf_counter() - t
     json.dump(
@@ -90,7 +96,9 @@ def ensure_venv() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "arena-rank", "pyarrow"], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "arena-rank", "pyarrow"], check=True
+        )
     return python
 
 
@@ -100,7 +108,9 @@ def main() -> None:
     ap.add_argument("--models", type=int, default=100)
     ap.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (0: skip)")
     ap.add_argument("--spread", type=float, default=120.0, help="sd of the planted ratings")
-    ap.add_argument("--zipf", type=float, default=0.0, help="model popularity ∝ rank^-zipf (0: uniform pairs)")
+    ap.add_argument(
+        "--zipf", type=float, default=0.0, help="model popularity ∝ rank^-zipf (0: uniform pairs)"
+    )
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--worker", nargs=2, type=Path, metavar=("DATA", "OUT"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -113,7 +123,12 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     from bench_ranking import reference_fit
 
-    from arena_assets.ranking import aggregate, fit_bt, leaderboard_from_aggregated, sample_bt_battles
+    from arena_assets.ranking import (
+        aggregate,
+        fit_bt,
+        leaderboard_from_aggregated,
+        sample_bt_battles,
+    )
 
     python = ensure_venv()
     planted = np.random.default_rng(0).normal(1000, args.spread, args.models)
@@ -124,8 +139,17 @@ def main() -> None:
         battles.write_parquet(data)
         t = time.perf_counter()
         subprocess.run(
-            [str(python), __file__, "--worker", str(data), str(out), "--rounds", str(args.rounds),
-             "--repeats", str(args.repeats)],
+            [
+                str(python),
+                __file__,
+                "--worker",
+                str(data),
+                str(out),
+                "--rounds",
+                str(args.rounds),
+                "--repeats",
+                str(args.repeats),
+            ],
             check=True,
         )
         print(f"arena-rank process (start, import, all its runs): {time.perf_counter() - t:.1f} s")
@@ -144,7 +168,9 @@ def main() -> None:
     t_fit, _ = median_time(lambda: leaderboard_from_aggregated(agg))
     t_boot = float("nan")
     if args.rounds > 0:
-        t_boot, _ = median_time(lambda: fit_bt(battles, ci="bootstrap", bootstrap_rounds=args.rounds, seed=0))
+        t_boot, _ = median_time(
+            lambda: fit_bt(battles, ci="bootstrap", bootstrap_rounds=args.rounds, seed=0)
+        )
     mine = dict(zip(ours.table["model"], ours.table["rating"]))
     their = dict(zip(theirs["competitors"], theirs["ratings"]))
     names = sorted(mine)
@@ -152,18 +178,28 @@ def main() -> None:
     a = np.array([their[n] for n in names])
     a = a - a.mean() + 1000  # both mean 1000 (arena-rank's is ~1000 already)
     ref, grad = reference_fit(battles, sorted(mine))
-    print(f"{args.battles:,} battles, {args.models} models (rating sd {args.spread:g}, popularity zipf {args.zipf:g}, 15 % ties), "
-          f"{os.cpu_count()} CPUs; medians of {args.repeats}")
-    print(f"sandwich path (aggregate + fit + CI): ours {t_sand:.3f} s, arena-rank {theirs['t_sandwich']:.3f} s "
-          f"(first call incl. jit {theirs['t_sandwich_cold']:.3f} s) -> {theirs['t_sandwich'] / t_sand:.1f}x")
-    print(f"fit + sandwich on already aggregated data: ours {t_fit:.3f} s, arena-rank {theirs['t_fit_only']:.3f} s "
-          f"-> {theirs['t_fit_only'] / t_fit:.1f}x")
+    print(
+        f"{args.battles:,} battles, {args.models} models (rating sd {args.spread:g}, popularity zipf {args.zipf:g}, 15 % ties), "
+        f"{os.cpu_count()} CPUs; medians of {args.repeats}"
+    )
+    print(
+        f"sandwich path (aggregate + fit + CI): ours {t_sand:.3f} s, arena-rank {theirs['t_sandwich']:.3f} s "
+        f"(first call incl. jit {theirs['t_sandwich_cold']:.3f} s) -> {theirs['t_sandwich'] / t_sand:.1f}x"
+    )
+    print(
+        f"fit + sandwich on already aggregated data: ours {t_fit:.3f} s, arena-rank {theirs['t_fit_only']:.3f} s "
+        f"-> {theirs['t_fit_only'] / t_fit:.1f}x"
+    )
     if args.rounds > 0:
-        print(f"{args.rounds} bootstrap rounds (incl. fit): ours {t_boot:.3f} s, "
-              f"arena-rank {theirs['t_bootstrap']:.3f} s -> {theirs['t_bootstrap'] / t_boot:.1f}x")
+        print(
+            f"{args.rounds} bootstrap rounds (incl. fit): ours {t_boot:.3f} s, "
+            f"arena-rank {theirs['t_bootstrap']:.3f} s -> {theirs['t_bootstrap'] / t_boot:.1f}x"
+        )
     print(f"max |ours - arena-rank| = {np.abs(m - a).max():.3g} rating points")
-    print(f"max |ours - reference| = {np.abs(m - ref).max():.2e}, "
-          f"max |arena-rank - reference| = {np.abs(a - ref).max():.3g} (reference max |grad| {grad:.1e})")
+    print(
+        f"max |ours - reference| = {np.abs(m - ref).max():.2e}, "
+        f"max |arena-rank - reference| = {np.abs(a - ref).max():.3g} (reference max |grad| {grad:.1e})"
+    )
 
 
 if __name__ == "__main__":

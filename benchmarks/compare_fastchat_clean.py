@@ -57,11 +57,15 @@ def ensure_venv() -> Path:
     python = VENV / "bin" / "python"
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", FSCHAT, "pandas", "plotly",
-                        "pytz", "tqdm"], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", FSCHAT, "pandas", "plotly", "pytz", "tqdm"],
+            check=True,
+        )
         # optional: FastChat's language detection; pyicu needs ICU headers to build
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "polyglot", "pycld2", "pyicu",
-                        "morfessor"], check=False)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "polyglot", "pycld2", "pyicu", "morfessor"],
+            check=False,
+        )
     return python
 
 
@@ -170,14 +174,24 @@ def ours(raw_root: Path, workers: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="arena-fc-") as tmp:
         lake = Lake(tmp)
         c0, t0 = tree_cpu(), time.perf_counter()
-        ingest = ingest_month(lake, str(raw_root), MONTH, salt="bench",
-                              known_models=load_model_registry(str(raw_root)), workers=workers)
+        ingest = ingest_month(
+            lake,
+            str(raw_root),
+            MONTH,
+            salt="bench",
+            known_models=load_model_registry(str(raw_root)),
+            workers=workers,
+        )
         clean = clean_month(lake, MONTH)
         wall, cpu = time.perf_counter() - t0, tree_cpu() - c0
-        votes = lake.read("raw_logs", MONTH, columns=["type"]).filter(
-            _is_vote()).height
-    return {"lines": ingest.lines_read, "conversations": clean.conversations, "votes": votes,
-            "wall_s": wall, "cpu_s": cpu}
+        votes = lake.read("raw_logs", MONTH, columns=["type"]).filter(_is_vote()).height
+    return {
+        "lines": ingest.lines_read,
+        "conversations": clean.conversations,
+        "votes": votes,
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
 
 
 def _is_vote():
@@ -205,21 +219,33 @@ def main() -> None:
     if not converted.is_dir():
         t = time.perf_counter()
         kept, dropped = convert_month(raw / MONTH, converted)
-        print(f"converted to FastChat's layout: {kept:,} lines kept, {dropped:,} dropped "
-              f"({time.perf_counter() - t:.1f}s, not counted)")
+        print(
+            f"converted to FastChat's layout: {kept:,} lines kept, {dropped:,} dropped "
+            f"({time.perf_counter() - t:.1f}s, not counted)"
+        )
     python = ensure_venv()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-    proc = subprocess.run([str(python), __file__, "--fastchat-child", str(converted)],
-                          capture_output=True, text=True, check=True, env=env, cwd=tempfile.gettempdir())
+    proc = subprocess.run(
+        [str(python), __file__, "--fastchat-child", str(converted)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=tempfile.gettempdir(),
+    )
     fc = json.loads(proc.stdout.strip().splitlines()[-1])
     us = ours(raw, args.workers)
-    print(f"FastChat clean_battle_data: {fc['battles']:,} battles in {fc['wall_s']:.2f}s wall, "
-          f"{fc['cpu_s']:.2f} CPU-s -> {fc['battles'] / fc['cpu_s']:,.0f} battles per CPU-s; "
-          f"language detection: {fc['language']}")
-    print(f"ours, ingest + clean: {us['lines']:,} lines ({us['votes']:,} votes) -> "
-          f"{us['conversations']:,} conversations in {us['wall_s']:.2f}s wall, {us['cpu_s']:.2f} CPU-s "
-          f"-> {us['conversations'] / us['cpu_s']:,.0f} conversations and "
-          f"{us['votes'] / us['cpu_s']:,.0f} votes per CPU-s")
+    print(
+        f"FastChat clean_battle_data: {fc['battles']:,} battles in {fc['wall_s']:.2f}s wall, "
+        f"{fc['cpu_s']:.2f} CPU-s -> {fc['battles'] / fc['cpu_s']:,.0f} battles per CPU-s; "
+        f"language detection: {fc['language']}"
+    )
+    print(
+        f"ours, ingest + clean: {us['lines']:,} lines ({us['votes']:,} votes) -> "
+        f"{us['conversations']:,} conversations in {us['wall_s']:.2f}s wall, {us['cpu_s']:.2f} CPU-s "
+        f"-> {us['conversations'] / us['cpu_s']:,.0f} conversations and "
+        f"{us['votes'] / us['cpu_s']:,.0f} votes per CPU-s"
+    )
 
 
 if __name__ == "__main__":

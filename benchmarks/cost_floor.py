@@ -24,17 +24,17 @@ from pathlib import Path
 
 os.environ.setdefault("POLARS_MAX_THREADS", "1")  # before polars loads: one thread, as stated
 
-import polars as pl  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import polars as pl
+import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_ingest import _decode_files  # noqa: E402
+from bench_ingest import _decode_files
 
-from arena_assets.clean.language import CachedDetector, FastTextLid, detection_text  # noqa: E402
-from arena_assets.clean.tokens import approx_tokens  # noqa: E402
-from arena_assets.storage import PARQUET_COMPRESSION, ROW_GROUP_ROWS, dictionary_columns  # noqa: E402
+from arena_assets.clean.language import CachedDetector, FastTextLid, detection_text
+from arena_assets.clean.tokens import approx_tokens
+from arena_assets.storage import PARQUET_COMPRESSION, ROW_GROUP_ROWS, dictionary_columns
 
 
 def cpu() -> float:
@@ -64,27 +64,56 @@ def main() -> None:
     month = next(Path(args.lake, "raw_logs").glob("*.parquet"))
     raw_logs = pq.read_table(month)
     buffer = io.BytesIO()
-    timed("write raw_logs (zstd Parquet, the lake's encoding)", lambda: pq.write_table(
-        raw_logs, buffer, compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS,
-        use_dictionary=dictionary_columns(raw_logs.schema)), figures)
+    timed(
+        "write raw_logs (zstd Parquet, the lake's encoding)",
+        lambda: pq.write_table(
+            raw_logs,
+            buffer,
+            compression=PARQUET_COMPRESSION,
+            row_group_size=ROW_GROUP_ROWS,
+            use_dictionary=dictionary_columns(raw_logs.schema),
+        ),
+        figures,
+    )
     data = buffer.getvalue()
     timed("read raw_logs back", lambda: pq.read_table(io.BytesIO(data), use_threads=False), figures)
     conversations = pl.read_parquet(next(Path(args.lake, "conversations").glob("*.parquet")))
     user_text = conversations.select(
-        pl.col("messages").list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
-                                     .struct.field("content")).list.join(" ").alias("t"))["t"]
+        pl.col("messages")
+        .list.eval(
+            pl.element().filter(pl.element().struct.field("role") == "user").struct.field("content")
+        )
+        .list.join(" ")
+        .alias("t")
+    )["t"]
     texts = user_text.to_frame().select(detection_text(pl.col("t")))["t"].unique().to_list()
     detector = CachedDetector(FastTextLid())
     detector.detect(["warm up the model load"])
-    timed(f"language id of {len(texts):,} distinct texts (fastText)", lambda: detector.detect(texts),
-          figures)
-    contents = conversations.select(pl.col("messages").explode(empty_as_null=False).struct.field("content"))
-    timed(f"token count of {contents.height:,} messages (one regex pass)",
-          lambda: contents.select(approx_tokens(pl.col("content")).sum()), figures)
+    timed(
+        f"language id of {len(texts):,} distinct texts (fastText)",
+        lambda: detector.detect(texts),
+        figures,
+    )
+    contents = conversations.select(
+        pl.col("messages").explode(empty_as_null=False).struct.field("content")
+    )
+    timed(
+        f"token count of {contents.height:,} messages (one regex pass)",
+        lambda: contents.select(approx_tokens(pl.col("content")).sum()),
+        figures,
+    )
     table = conversations.to_arrow()
-    timed("write conversations (zstd Parquet, the lake's encoding)", lambda: pq.write_table(
-        table, io.BytesIO(), compression=PARQUET_COMPRESSION, row_group_size=ROW_GROUP_ROWS,
-        use_dictionary=dictionary_columns(table.schema)), figures)
+    timed(
+        "write conversations (zstd Parquet, the lake's encoding)",
+        lambda: pq.write_table(
+            table,
+            io.BytesIO(),
+            compression=PARQUET_COMPRESSION,
+            row_group_size=ROW_GROUP_ROWS,
+            use_dictionary=dictionary_columns(table.schema),
+        ),
+        figures,
+    )
     floor = figures["floor: orjson.loads of every line"]
     for label, seconds in figures.items():
         print(f"{seconds:7.2f} CPU-s  {seconds / floor:5.2f}x  {label}")

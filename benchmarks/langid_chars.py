@@ -30,9 +30,21 @@ from arena_assets.clean.language import FastTextLid, detection_text
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "real"
 SIM = Path(__file__).resolve().parent / "out" / "raw-200000"
 NAMES = {
-    "English": "en", "Chinese": "zh", "Russian": "ru", "German": "de", "Vietnamese": "vi",
-    "Japanese": "ja", "Thai": "th", "French": "fr", "Spanish": "es", "Portuguese": "pt",
-    "Czech": "cs", "Arabic": "ar", "Turkish": "tr", "Hindi": "hi", "Korean": "ko",
+    "English": "en",
+    "Chinese": "zh",
+    "Russian": "ru",
+    "German": "de",
+    "Vietnamese": "vi",
+    "Japanese": "ja",
+    "Thai": "th",
+    "French": "fr",
+    "Spanish": "es",
+    "Portuguese": "pt",
+    "Czech": "cs",
+    "Arabic": "ar",
+    "Turkish": "tr",
+    "Hindi": "hi",
+    "Korean": "ko",
 }
 
 
@@ -48,10 +60,13 @@ def real_sets() -> dict[str, tuple[list[str], list[str | None]]]:
     rows = _jsonl(SHARED / "battles/clean_battles_2024_full_conversations.jsonl")
     sets["arena battles 2024"] = (
         [" ".join(m["content"] for m in r["conversation_a"] if m["role"] == "user") for r in rows],
-        [NAMES.get(r["language"]) for r in rows])
+        [NAMES.get(r["language"]) for r in rows],
+    )
     rows = _jsonl(SHARED / "battles/votes_2023_hard_english_with_prompts.jsonl")
-    sets["arena votes 2023 (en)"] = ([" ".join(r["turns"]) for r in rows],
-                                     [NAMES.get(r["language"]) for r in rows])
+    sets["arena votes 2023 (en)"] = (
+        [" ".join(r["turns"]) for r in rows],
+        [NAMES.get(r["language"]) for r in rows],
+    )
     rows = _jsonl(SHARED / "mt_bench/question.jsonl")
     sets["MT-bench (en)"] = ([" ".join(r["turns"]) for r in rows], ["en"] * len(rows))
     rows = _jsonl(SHARED / "arena_hard_v0.1/question.jsonl")
@@ -93,23 +108,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, nargs="+", default=[200, 150, 120, 100])
     parser.add_argument("--sim", type=Path, default=SIM, help="a simulated raw root with _truth")
-    parser.add_argument("--lake", type=Path, default=None,
-                        help="a lake whose conversations/<month>.parquet gives the month's user texts")
+    parser.add_argument(
+        "--lake",
+        type=Path,
+        default=None,
+        help="a lake whose conversations/<month>.parquet gives the month's user texts",
+    )
     parser.add_argument("--month", default="2024-05")
     args = parser.parse_args()
     detector = FastTextLid()
     detector.detect(["warm up the model"])
     sets = {**real_sets(), "hand-written (20 languages)": written_set(), **simulated_sets(args.sim)}
     if args.lake:
-        conversations = pl.read_parquet(args.lake / "conversations" / f"{args.month}.parquet",
-                                        columns=["messages"])
+        conversations = pl.read_parquet(
+            args.lake / "conversations" / f"{args.month}.parquet", columns=["messages"]
+        )
         texts = conversations.select(
-            pl.col("messages").list.eval(pl.element().filter(pl.element().struct.field("role") == "user")
-                                         .struct.field("content")).list.join(" ")).to_series()
+            pl.col("messages")
+            .list.eval(
+                pl.element()
+                .filter(pl.element().struct.field("role") == "user")
+                .struct.field("content")
+            )
+            .list.join(" ")
+        ).to_series()
         sets["simulated month user texts"] = (texts.to_list(), [None] * len(texts))
     reference = args.chars[0]
-    print(f"{'set':30} {'texts':>7} {'labelled':>8} " + " ".join(
-        f"{'acc@' + str(c):>8} {'agree@' + str(c):>9}" for c in args.chars) + "  fastText CPU-s per cap")
+    print(
+        f"{'set':30} {'texts':>7} {'labelled':>8} "
+        + " ".join(f"{'acc@' + str(c):>8} {'agree@' + str(c):>9}" for c in args.chars)
+        + "  fastText CPU-s per cap"
+    )
     for name, (texts, gold) in sets.items():
         labelled = [i for i, g in enumerate(gold) if g]
         base, cells, cpus = None, [], []
@@ -121,10 +150,17 @@ def main() -> None:
             agree = sum(a == b for a, b in zip(codes, base)) / len(texts)
             cells.append(f"{acc:>8.4f}" if acc is not None else f"{'-':>8}")
             cells.append(f"{agree:>9.4f}")
-        print(f"{name:30} {len(texts):>7} {len(labelled):>8} " + " ".join(cells) + "  "
-              + " ".join(f"{c:.2f}" for c in cpus), flush=True)
-    print(f"(agreement: same code as at {reference} chars; accuracy: share of labelled texts "
-          f"whose code equals the label)")
+        print(
+            f"{name:30} {len(texts):>7} {len(labelled):>8} "
+            + " ".join(cells)
+            + "  "
+            + " ".join(f"{c:.2f}" for c in cpus),
+            flush=True,
+        )
+    print(
+        f"(agreement: same code as at {reference} chars; accuracy: share of labelled texts "
+        f"whose code equals the label)"
+    )
 
 
 if __name__ == "__main__":

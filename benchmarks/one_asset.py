@@ -25,8 +25,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from dagster_runs import calls_span, llm_figures, materialize_cmd, measured, recorded  # noqa: E402
-from full_month import month_arguments, settings, start_endpoint  # noqa: E402
+from dagster_runs import calls_span, llm_figures, materialize_cmd, measured, recorded
+from full_month import month_arguments, settings, start_endpoint
 
 
 def main() -> None:
@@ -35,8 +35,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--month", default="2025-01")
     ap.add_argument("--empty-cache", type=Path)
-    ap.add_argument("--budget", type=float, help="ARENA_LLM_BUDGET_USD for these runs (US dollars per "
-                    "asset and month; default: none). A run it stops prints its one line and goes on")
+    ap.add_argument(
+        "--budget",
+        type=float,
+        help="ARENA_LLM_BUDGET_USD for these runs (US dollars per "
+        "asset and month; default: none). A run it stops prints its one line and goes on",
+    )
     month_arguments(ap, conversations=None)  # as the full_month.py run
     args = ap.parse_args()
     out = args.out.resolve()
@@ -52,19 +56,27 @@ def main() -> None:
                 ap.error("--budget must be >= 0")
             env["ARENA_LLM_BUDGET_USD"] = repr(args.budget)
         for asset in args.assets:
-            m = measured(materialize_cmd(asset, ["--partition", args.month]), env, out,
-                         out / f"{args.month}-{asset}-again.log")
+            m = measured(
+                materialize_cmd(asset, ["--partition", args.month]),
+                env,
+                out,
+                out / f"{args.month}-{asset}-again.log",
+            )
             if m.returncode:
                 log = (out / f"{args.month}-{asset}-again.log").read_text()  # the run's whole log
                 stop = next((ln for ln in log.splitlines() if ": stopped after " in ln), None)
                 if args.budget is None or stop is None:
                     sys.exit(f"{asset} failed:\n{m.tail}")
-                print(f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: "
-                      f"{stop.split('Failure: ')[-1].strip()[:400]}")
+                print(
+                    f"{asset:24} wall {m.wall:6.1f} s  stopped by the budget: "
+                    f"{stop.split('Failure: ')[-1].strip()[:400]}"
+                )
                 continue
             rec = recorded(env["DAGSTER_HOME"], asset, args.month)
-            line = (f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s  "
-                    f"peak RSS {m.peak_rss_gb:.2f} GB")
+            line = (
+                f"{asset:24} wall {m.wall:6.1f} s  CPU {m.cpu:6.1f} s  step {rec.step_seconds or 0:6.2f} s  "
+                f"peak RSS {m.peak_rss_gb:.2f} GB"
+            )
             calls = llm_figures(asset, rec.metadata)[0]
             if calls and rec.step_seconds and args.latency:
                 bound = calls * args.latency / args.concurrency  # seconds at the concurrency bound

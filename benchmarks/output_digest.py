@@ -26,8 +26,10 @@ OUT = Path(__file__).parent / "out"
 
 
 def digest(frame, skip: set[str]) -> str:
-    rows = [orjson.dumps(row, option=orjson.OPT_SORT_KEYS, default=str)
-            for row in frame.drop([c for c in frame.columns if c in skip]).iter_rows(named=True)]
+    rows = [
+        orjson.dumps(row, option=orjson.OPT_SORT_KEYS, default=str)
+        for row in frame.drop([c for c in frame.columns if c in skip]).iter_rows(named=True)
+    ]
     rows.sort()
     return hashlib.sha256(b"\n".join(rows)).hexdigest()
 
@@ -50,8 +52,14 @@ def main() -> None:
         simulate_months(str(raw), [MONTH], args.sessions, seed=7)
     with tempfile.TemporaryDirectory(prefix="arena-digest-") as tmp:
         lake = Lake(tmp)
-        ingest_month(lake, str(raw), MONTH, salt="digest", known_models=load_model_registry(str(raw)),
-                     workers=args.workers)
+        ingest_month(
+            lake,
+            str(raw),
+            MONTH,
+            salt="digest",
+            known_models=load_model_registry(str(raw)),
+            workers=args.workers,
+        )
         clean_month(lake, MONTH)
         for table in ("raw_logs", "raw_rejects", "conversations"):
             skip = {s.split(".", 1)[1] for s in args.skip if s.startswith(table + ".")}

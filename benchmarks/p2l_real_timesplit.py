@@ -28,21 +28,37 @@ def main() -> None:
     from arena_assets.routing.p2l import P2LConfig
     from arena_assets.routing.timesplit import read_vote_prompts, time_split_scores
 
-    battles = read_vote_prompts(Path(args.real) / "battles" / "votes_2023_hard_english_with_prompts.jsonl")
-    prompts = pl.DataFrame({"dedup_key": battles["dedup_key"], "language": "en",
-                            "prompt_chars": battles["prompt"].str.len_chars()})
+    battles = read_vote_prompts(
+        Path(args.real) / "battles" / "votes_2023_hard_english_with_prompts.jsonl"
+    )
+    prompts = pl.DataFrame(
+        {
+            "dedup_key": battles["dedup_key"],
+            "language": "en",
+            "prompt_chars": battles["prompt"].str.len_chars(),
+        }
+    )
     emb = OfflineEmbedder()(battles["prompt"].to_list())
     for loss in ("bt", "grk"):
         t = time.perf_counter()
-        scores, s = time_split_scores(battles, prompts, emb, folds=args.folds,
-                                      cfg=P2LConfig(loss=loss, rank=4, min_model_battles=20))
-        print(f"{loss}: {s['folds_scored']} folds, {s['test_battles']} test battles; mean log loss "
-              f"P2L {s['log_loss_p2l']:.4f} vs marginal {s['log_loss_marginal']:.4f}; gain per battle "
-              f"{s['gain_per_battle']:+.5f} ± {s['gain_se']:.5f} (SE); folds where a ridge beat W = 0: "
-              f"{s['folds_with_w']} ({time.perf_counter() - t:.0f} s)")
+        scores, s = time_split_scores(
+            battles,
+            prompts,
+            emb,
+            folds=args.folds,
+            cfg=P2LConfig(loss=loss, rank=4, min_model_battles=20),
+        )
+        print(
+            f"{loss}: {s['folds_scored']} folds, {s['test_battles']} test battles; mean log loss "
+            f"P2L {s['log_loss_p2l']:.4f} vs marginal {s['log_loss_marginal']:.4f}; gain per battle "
+            f"{s['gain_per_battle']:+.5f} ± {s['gain_se']:.5f} (SE); folds where a ridge beat W = 0: "
+            f"{s['folds_with_w']} ({time.perf_counter() - t:.0f} s)"
+        )
         for f in scores:
-            print(f"  fold {f.fold}: train {f.train}, test {f.test}, P2L {f.log_loss_p2l:.4f}, "
-                  f"marginal {f.log_loss_marginal:.4f}, ridge {f.ridge}")
+            print(
+                f"  fold {f.fold}: train {f.train}, test {f.test}, P2L {f.log_loss_p2l:.4f}, "
+                f"marginal {f.log_loss_marginal:.4f}, ridge {f.ridge}"
+            )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks.p2l_simulated import env_for  # noqa: E402
+from benchmarks.p2l_simulated import env_for
 
 MONTH = "2024-01"
 
@@ -53,24 +53,64 @@ def build(lake_root: Path, battles: int, prompts: int, models: int, dim: int, se
     names = [f"model-{i:03d}" for i in range(models)]
     winner = np.array(["model_a", "model_b", "tie", "tie (bothbad)"])[o]
     t0 = 1704067200.0
-    battle_frame = pl.DataFrame({
-        "battle_id": [f"b{i:08d}" for i in range(battles)], "month": MONTH,
-        "tstamp": pl.Series(np.sort(t0 + rng.random(battles) * 30 * 86400) * 1e6).cast(pl.Int64)
-        .cast(pl.Datetime("us", "UTC")),
-        "model_a": np.array(names)[a], "model_b": np.array(names)[b], "winner": winner,
-        "dedup_key": np.array(keys)[p], "keep": np.ones(battles, bool)})
+    battle_frame = pl.DataFrame(
+        {
+            "battle_id": [f"b{i:08d}" for i in range(battles)],
+            "month": MONTH,
+            "tstamp": pl.Series(np.sort(t0 + rng.random(battles) * 30 * 86400) * 1e6)
+            .cast(pl.Int64)
+            .cast(pl.Datetime("us", "UTC")),
+            "model_a": np.array(names)[a],
+            "model_b": np.array(names)[b],
+            "winner": winner,
+            "dedup_key": np.array(keys)[p],
+            "keep": np.ones(battles, bool),
+        }
+    )
     lake.write("battles", MONTH, battle_frame)
-    lake.write("prompt_embeddings", MONTH, pl.DataFrame({
-        "month": MONTH, "dedup_key": keys, "embedder": "synthetic-256", "dim": dim,
-        "embedding": pl.Series(emb).cast(pl.List(pl.Float32)),
-        "language": rng.choice(["en", "zh", "ru", "es", "de"], prompts, p=[.5, .2, .1, .1, .1]),
-        "prompt_chars": rng.lognormal(5, 1.2, prompts).astype(np.int32), "is_vision": False,
-        "n_conversations": np.full(prompts, 2, np.int32)}))
-    labels = {c: rng.random(prompts) < 0.3 for c in ("specificity", "domain_knowledge", "complexity",
-                                                     "problem_solving", "math", "code")}
-    lake.write("topic_labels", MONTH, pl.DataFrame({
-        "month": MONTH, "conv_id": keys, "dedup_key": keys, **labels,
-        "if_score": rng.integers(0, 6, prompts).astype(np.int8)}))
+    lake.write(
+        "prompt_embeddings",
+        MONTH,
+        pl.DataFrame(
+            {
+                "month": MONTH,
+                "dedup_key": keys,
+                "embedder": "synthetic-256",
+                "dim": dim,
+                "embedding": pl.Series(emb).cast(pl.List(pl.Float32)),
+                "language": rng.choice(
+                    ["en", "zh", "ru", "es", "de"], prompts, p=[0.5, 0.2, 0.1, 0.1, 0.1]
+                ),
+                "prompt_chars": rng.lognormal(5, 1.2, prompts).astype(np.int32),
+                "is_vision": False,
+                "n_conversations": np.full(prompts, 2, np.int32),
+            }
+        ),
+    )
+    labels = {
+        c: rng.random(prompts) < 0.3
+        for c in (
+            "specificity",
+            "domain_knowledge",
+            "complexity",
+            "problem_solving",
+            "math",
+            "code",
+        )
+    }
+    lake.write(
+        "topic_labels",
+        MONTH,
+        pl.DataFrame(
+            {
+                "month": MONTH,
+                "conv_id": keys,
+                "dedup_key": keys,
+                **labels,
+                "if_score": rng.integers(0, 6, prompts).astype(np.int8),
+            }
+        ),
+    )
 
 
 def main() -> None:
@@ -97,12 +137,17 @@ def main() -> None:
     wall = time.perf_counter() - wall0
     cpu = time.process_time() - cpu0
     assert result.success
-    meta = {k: v.value for e in result.get_asset_materialization_events()
-            for k, v in e.materialization.metadata.items()}
-    print(f"p2l_model on {args.battles:,} battles / {args.prompts:,} prompts / {args.models} models: "
-          f"wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS "
-          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
-          f"load average before {load0[0]:.1f}, after {os.getloadavg()[0]:.1f}")
+    meta = {
+        k: v.value
+        for e in result.get_asset_materialization_events()
+        for k, v in e.materialization.metadata.items()
+    }
+    print(
+        f"p2l_model on {args.battles:,} battles / {args.prompts:,} prompts / {args.models} models: "
+        f"wall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS "
+        f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6:.2f} GB; "
+        f"load average before {load0[0]:.1f}, after {os.getloadavg()[0]:.1f}"
+    )
     print(f"chosen ridge {meta['chosen_ridge']}; validation battles {meta['validation_battles']}")
     print(meta["ridge_path"])
 

@@ -30,29 +30,57 @@ def env_for(root: Path, embed: str) -> dict[str, str]:
     from arena_assets.envfile import dotenv_file
 
     return dotenv_file(Path(__file__).resolve().parents[1] / ".env.example") | {
-        "ARENA_RAW_ROOT": str(root / "raw"), "ARENA_LAKE_ROOT": str(root / "lake"),
-        "ARENA_CATALOG": str(root / "arena.duckdb"), "ARENA_DUCKDB_MEMORY_LIMIT": "2GB",
-        "ARENA_S3_ENDPOINT_URL": "", "ARENA_S3_ACCESS_KEY_ID": "", "ARENA_S3_SECRET_ACCESS_KEY": "",
-        "ARENA_S3_REGION": "", "ARENA_USER_SALT": "bench", "ARENA_INGEST_WORKERS": "1",
-        "ARENA_ALLOW_PARTIAL_FILES": "false", "ARENA_RAW_LOGS_RETENTION_MONTHS": "0",
-        "ARENA_MODERATION_BASE_URL": "", "ARENA_MODERATION_API_KEY": "", "ARENA_MODERATION_MODEL": "x",
-        "ARENA_ALIAS_TABLE": "", "ARENA_IDENTITY_NAMES": "", "ARENA_DAILY_VOTE_CAP": "50",
-        "ARENA_ANOMALY_ALPHA": "0.001", "ARENA_BOOTSTRAP_ROUNDS": "20", "ARENA_MIN_BATTLES": "20",
-        "ARENA_MIN_CATEGORY_BATTLES": "300", "ARENA_ANCHOR_MODEL": "",
-        "ARENA_RELEASE_ROOT": str(root / "release"), "ARENA_RELEASE_SECRET": "bench",
-        "ARENA_RELEASE_LICENSE": "cc-by-4.0", "ARENA_LABELER_BASE_URL": "simulated",
-        "ARENA_LABELER_API_KEY": "", "ARENA_LABELER_MODEL": "sim-labeler-large",
-        "ARENA_LABELER_MAX_CONCURRENCY": "8", "ARENA_LABELER_PRICE_INPUT_PER_1M": "",
+        "ARENA_RAW_ROOT": str(root / "raw"),
+        "ARENA_LAKE_ROOT": str(root / "lake"),
+        "ARENA_CATALOG": str(root / "arena.duckdb"),
+        "ARENA_DUCKDB_MEMORY_LIMIT": "2GB",
+        "ARENA_S3_ENDPOINT_URL": "",
+        "ARENA_S3_ACCESS_KEY_ID": "",
+        "ARENA_S3_SECRET_ACCESS_KEY": "",
+        "ARENA_S3_REGION": "",
+        "ARENA_USER_SALT": "bench",
+        "ARENA_INGEST_WORKERS": "1",
+        "ARENA_ALLOW_PARTIAL_FILES": "false",
+        "ARENA_RAW_LOGS_RETENTION_MONTHS": "0",
+        "ARENA_MODERATION_BASE_URL": "",
+        "ARENA_MODERATION_API_KEY": "",
+        "ARENA_MODERATION_MODEL": "x",
+        "ARENA_ALIAS_TABLE": "",
+        "ARENA_IDENTITY_NAMES": "",
+        "ARENA_DAILY_VOTE_CAP": "50",
+        "ARENA_ANOMALY_ALPHA": "0.001",
+        "ARENA_BOOTSTRAP_ROUNDS": "20",
+        "ARENA_MIN_BATTLES": "20",
+        "ARENA_MIN_CATEGORY_BATTLES": "300",
+        "ARENA_ANCHOR_MODEL": "",
+        "ARENA_RELEASE_ROOT": str(root / "release"),
+        "ARENA_RELEASE_SECRET": "bench",
+        "ARENA_RELEASE_LICENSE": "cc-by-4.0",
+        "ARENA_LABELER_BASE_URL": "simulated",
+        "ARENA_LABELER_API_KEY": "",
+        "ARENA_LABELER_MODEL": "sim-labeler-large",
+        "ARENA_LABELER_MAX_CONCURRENCY": "8",
+        "ARENA_LABELER_PRICE_INPUT_PER_1M": "",
         "ARENA_LABELER_PRICE_OUTPUT_PER_1M": "",
         "ARENA_EMBED_BASE_URL": "simulated" if embed == "simulated" else "",
-        "ARENA_EMBED_API_KEY": "", "ARENA_EMBED_MODEL": "sim-embed-large",
-        "ARENA_EMBED_MAX_CONCURRENCY": "8", "ARENA_EMBED_PRICE_INPUT_PER_1M": "",
-        "ARENA_EMBED_PRICE_OUTPUT_PER_1M": "", "ARENA_LLM_CACHE_ROOT": "", "ARENA_SIM_WORLD_SEED": "",
-        "ARENA_SIM_LATENCY": "", "ARENA_LABEL_MAX_PROMPT_CHARS": "4000",
-        "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05", "ARENA_P2L_LOSS": "bt", "ARENA_P2L_RANK": "8",
-        "ARENA_P2L_REPLAY_MONTHS": "12", "ARENA_P2L_MAX_BATTLES": "1000000",
-        "ARENA_P2L_MIN_MODEL_BATTLES": "100", "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
-        "ARENA_ROUTER_PRICES": "", "ARENA_ROUTER_BUDGETS": "",
+        "ARENA_EMBED_API_KEY": "",
+        "ARENA_EMBED_MODEL": "sim-embed-large",
+        "ARENA_EMBED_MAX_CONCURRENCY": "8",
+        "ARENA_EMBED_PRICE_INPUT_PER_1M": "",
+        "ARENA_EMBED_PRICE_OUTPUT_PER_1M": "",
+        "ARENA_LLM_CACHE_ROOT": "",
+        "ARENA_SIM_WORLD_SEED": "",
+        "ARENA_SIM_LATENCY": "",
+        "ARENA_LABEL_MAX_PROMPT_CHARS": "4000",
+        "ARENA_LABEL_MAX_PARSE_FAILURE_RATE": "0.05",
+        "ARENA_P2L_LOSS": "bt",
+        "ARENA_P2L_RANK": "8",
+        "ARENA_P2L_REPLAY_MONTHS": "12",
+        "ARENA_P2L_MAX_BATTLES": "1000000",
+        "ARENA_P2L_MIN_MODEL_BATTLES": "100",
+        "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
+        "ARENA_ROUTER_PRICES": "",
+        "ARENA_ROUTER_BUDGETS": "",
     }
 
 
@@ -63,8 +91,12 @@ def world_config(args):
     from arena_assets.simulator import WorldConfig
 
     if args.null:
-        return WorldConfig(prompt_skill_spread=0.0, category_skill_spread=0.0, hardness_gain=0.0,
-                           cautious_fraction=0.0)
+        return WorldConfig(
+            prompt_skill_spread=0.0,
+            category_skill_spread=0.0,
+            hardness_gain=0.0,
+            cautious_fraction=0.0,
+        )
     return WorldConfig(prompt_skill_spread=args.spread)
 
 
@@ -90,12 +122,16 @@ def build(args, root: Path, months: list[str]) -> None:
 
 
 def score(args, root: Path, months: list[str]) -> dict:
-    import numpy as np
     import polars as pl
 
-    from arena_assets.pipeline.routing import load_model, month_features, month_prompts, params_named
-    from arena_assets.routing.data import BATTLE_COLUMNS, encode
+    from arena_assets.pipeline.routing import (
+        load_model,
+        month_features,
+        month_prompts,
+        params_named,
+    )
     from arena_assets.routing import simscore
+    from arena_assets.routing.data import BATTLE_COLUMNS, encode
     from arena_assets.simulator import World
     from arena_assets.storage import Lake
 
@@ -109,13 +145,26 @@ def score(args, root: Path, months: list[str]) -> dict:
     enc = encode(battles, prompts, X, loss="bt", tie_mode="half", models=model.models)
     truth = simscore.conversation_truth(str(root / "raw"), months)
     used = battles.filter(pl.col("battle_id").is_in(enc.battle_ids))
-    bt = (pl.DataFrame({"battle_id": enc.battle_ids}).join(used.select("battle_id", "conv_id_a"), on="battle_id",
-                                                           how="left", maintain_order="left")
-          .join(truth.rename({"conv_id": "conv_id_a"}), on="conv_id_a", how="left", maintain_order="left"))
+    bt = (
+        pl.DataFrame({"battle_id": enc.battle_ids})
+        .join(
+            used.select("battle_id", "conv_id_a"), on="battle_id", how="left", maintain_order="left"
+        )
+        .join(
+            truth.rename({"conv_id": "conv_id_a"}),
+            on="conv_id_a",
+            how="left",
+            maintain_order="left",
+        )
+    )
     true_battle = simscore.truth_betas(world, bt, model.models)
-    figures = {"model_month": train_months[-1], "test_month": test, "chosen_ridge": model.alpha,
-               "ridge_path": [(p["alpha"], round(p["val_nll"], 5)) for p in model.meta["path"]],
-               **simscore.prediction_scores(model, marginal, enc.coded, true_battle)}
+    figures = {
+        "model_month": train_months[-1],
+        "test_month": test,
+        "chosen_ridge": model.alpha,
+        "ridge_path": [(p["alpha"], round(p["val_nll"], 5)) for p in model.meta["path"]],
+        **simscore.prediction_scores(model, marginal, enc.coded, true_battle),
+    }
     # per prompt: the test month's prompts that a truth row describes
     conv = lake.read("conversations", test, columns=["conv_id", "dedup_key"]).sort("conv_id")
     per_key = conv.join(truth, on="conv_id", how="inner").unique("dedup_key", keep="first")
@@ -131,8 +180,11 @@ def score(args, root: Path, months: list[str]) -> dict:
     train = encode(tb_all, train_prompts, tx, loss="bt", tie_mode="half", models=model.models).coded
     sub = prompts[rows["_row"].to_numpy()]
     figures["category_boards"] = {
-        n: simscore.small_n_category_boards(model, sub, xr, tb, train, train_prompts, n, seed=args.seed)
-        for n in args.sizes}
+        n: simscore.small_n_category_boards(
+            model, sub, xr, tb, train, train_prompts, n, seed=args.seed
+        )
+        for n in args.sizes
+    }
     figures["p2l_models"] = len(model.models)
     return figures
 
@@ -140,13 +192,17 @@ def score(args, root: Path, months: list[str]) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--months", type=int, default=4, help="training months (one more is the test month)")
+    ap.add_argument(
+        "--months", type=int, default=4, help="training months (one more is the test month)"
+    )
     ap.add_argument("--per-month", type=int, default=20000, help="sessions per month")
     ap.add_argument("--spread", type=float, default=80.0, help="sd (Elo) of the per-prompt offsets")
     ap.add_argument("--null", action="store_true")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--embed", choices=("simulated", "offline"), default="simulated")
-    ap.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[200, 500, 1000])
+    ap.add_argument(
+        "--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[200, 500, 1000]
+    )
     args = ap.parse_args()
     root = Path(args.out).resolve()
     env = env_for(root, args.embed)

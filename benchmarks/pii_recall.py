@@ -65,8 +65,12 @@ def simulator_recall(sessions: int, seed: int = 5) -> dict[str, tuple[int, int, 
         carrier = carriers[item]
         total[kind] += 1
         done[kind] += item not in redacted[carrier]
-        bare = _alnum(item)  # the scanner reports tokens without brackets: compare letters and digits
-        flagged[kind] += any(bare in _alnum(v) or _alnum(v) in bare for _, v in find_raw_pii(carrier))
+        bare = _alnum(
+            item
+        )  # the scanner reports tokens without brackets: compare letters and digits
+        flagged[kind] += any(
+            bare in _alnum(v) or _alnum(v) in bare for _, v in find_raw_pii(carrier)
+        )
     return {k: (done[k], total[k], flagged[k]) for k in sorted(total)}
 
 
@@ -81,13 +85,17 @@ def main() -> None:
         print(f"== corpus, split {split} ({len(rows)} lines), redactor")
         print(report(score(find_pii, rows)))
         checker = score(lambda t: [(k, 0, len(t)) for k, _ in find_raw_pii(t)], rows)
-        print(f"-- same lines, no_raw_pii scanner (line level): "
-              + ", ".join(f"{k} {f}/{n}" for k, (f, n, _) in checker["recall"].items())
-              + f"; decoys flagged {checker['decoys'][0]}/{checker['decoys'][1]}")
+        print(
+            "-- same lines, no_raw_pii scanner (line level): "
+            + ", ".join(f"{k} {f}/{n}" for k, (f, n, _) in checker["recall"].items())
+            + f"; decoys flagged {checker['decoys'][0]}/{checker['decoys'][1]}"
+        )
     print(f"== simulator plants ({args.sessions} sessions, pii_rate 0.2)")
     for kind, (done, total, flagged) in simulator_recall(args.sessions).items():
-        print(f"{kind:15s} redacted {done / total:6.1%} ({done}/{total}); "
-              f"scanner flags it unredacted {flagged / total:6.1%}")
+        print(
+            f"{kind:15s} redacted {done / total:6.1%} ({done}/{total}); "
+            f"scanner flags it unredacted {flagged / total:6.1%}"
+        )
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ def main() -> None:
         with open(dst / args.month / path.name, "wb") as out:
             for k in range(args.copies):
                 out.write(data.replace(b'"e-', b'"e%x-' % k).replace(b'"c-', b'"c%x-' % k))
-    print(f"{lines:,} lines in {len(list((dst / args.month).iterdir()))} files under {dst / args.month}")
+    print(
+        f"{lines:,} lines in {len(list((dst / args.month).iterdir()))} files under {dst / args.month}"
+    )
 
 
 if __name__ == "__main__":

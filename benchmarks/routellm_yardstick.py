@@ -32,7 +32,6 @@ def real_battles(real: Path):
 
 
 def train_p2l(battles, seed: int, validation_share: float = 0.1, min_validation: int = 200):
-    import numpy as np
     import polars as pl
 
     from arena_assets.labels.clusters import OfflineEmbedder
@@ -41,11 +40,21 @@ def train_p2l(battles, seed: int, validation_share: float = 0.1, min_validation:
     from arena_assets.routing.p2l import P2LConfig, P2LModel, fit_p2l
 
     embedder = OfflineEmbedder()
-    prompts = pl.DataFrame({"dedup_key": battles["dedup_key"], "language": "en",
-                            "prompt_chars": battles["prompt"].str.len_chars()})
+    prompts = pl.DataFrame(
+        {
+            "dedup_key": battles["dedup_key"],
+            "language": "en",
+            "prompt_chars": battles["prompt"].str.len_chars(),
+        }
+    )
     emb = embedder(battles["prompt"].to_list())
-    cfg = P2LConfig(rank=4, min_model_battles=20, seed=seed, validation_share=validation_share,
-                    min_validation_battles=min_validation)
+    cfg = P2LConfig(
+        rank=4,
+        min_model_battles=20,
+        seed=seed,
+        validation_share=validation_share,
+        min_validation_battles=min_validation,
+    )
     space = FeatureSpace.fit(prompts, emb, embedder.name, cfg.features)
     enc = encode(battles, prompts, space.transform(prompts, emb), loss="bt", tie_mode="half")
     fit = fit_p2l(enc.coded, cfg)
@@ -73,11 +82,14 @@ def main() -> None:
     model = embedder = fit = None
     if (real / "battles" / "votes_2023_hard_english_with_prompts.jsonl").is_file():
         battles = real_battles(real)
-        model, embedder, fit = train_p2l(battles, args.seed, args.validation_share,
-                                         args.min_validation_battles)
-        print(f"P2L trained on {battles.height} real arena battles: ridge "
-              f"{'W = 0 (marginal board)' if fit.alpha is None else fit.alpha}, "
-              f"{fit.info['validation_battles']} held-out battles")
+        model, embedder, fit = train_p2l(
+            battles, args.seed, args.validation_share, args.min_validation_battles
+        )
+        print(
+            f"P2L trained on {battles.height} real arena battles: ridge "
+            f"{'W = 0 (marginal board)' if fit.alpha is None else fit.alpha}, "
+            f"{fit.info['validation_battles']} held-out battles"
+        )
     else:
         print(f"no real arena battles at {real}: P2L router skipped")
     wins = 0
@@ -88,18 +100,31 @@ def main() -> None:
         lengths = np.array([len(p) for p in b.prompts], float)
         scores = {}
         if model is not None:
-            prompts = pl.DataFrame({"dedup_key": [str(i) for i in range(len(b.prompts))], "language": "en",
-                                    "prompt_chars": lengths.astype(int)})
+            prompts = pl.DataFrame(
+                {
+                    "dedup_key": [str(i) for i in range(len(b.prompts))],
+                    "language": "en",
+                    "prompt_chars": lengths.astype(int),
+                }
+            )
             beta = model.betas(model.features.transform(prompts, embedder(b.prompts)))
             s, w = model.models.index(STRONG), model.models.index(WEAK)
             scores["p2l"] = expit(beta[:, s] - beta[:, w])
-        out = {r.router: r for r in evaluate_routers(scores, b.strong, b.weak, lengths, seed=args.seed)}
-        mean_random = evaluate_routers({}, b.strong, b.weak, None, random_iterations=1000, seed=args.seed)[0]
+        out = {
+            r.router: r for r in evaluate_routers(scores, b.strong, b.weak, lengths, seed=args.seed)
+        }
+        mean_random = evaluate_routers(
+            {}, b.strong, b.weak, None, random_iterations=1000, seed=args.seed
+        )[0]
         for r in out.values():
-            print(f"| {name} | {r.prompts} | {r.strong_quality:.3f} | {r.weak_quality:.3f} | {r.router} | "
-                  f"{r.apgr:.3f} | {r.cpt50:.1f} | {r.cpt80:.1f} |")
-        print(f"| {name} | | | | random, mean of 1,000 runs | {mean_random.apgr:.3f} | "
-              f"{mean_random.cpt50:.1f} | {mean_random.cpt80:.1f} |")
+            print(
+                f"| {name} | {r.prompts} | {r.strong_quality:.3f} | {r.weak_quality:.3f} | {r.router} | "
+                f"{r.apgr:.3f} | {r.cpt50:.1f} | {r.cpt80:.1f} |"
+            )
+        print(
+            f"| {name} | | | | random, mean of 1,000 runs | {mean_random.apgr:.3f} | "
+            f"{mean_random.cpt50:.1f} | {mean_random.cpt80:.1f} |"
+        )
         if "p2l" in out and out["p2l"].apgr > out["length"].apgr:
             wins += 1
     if model is not None:

@@ -16,13 +16,13 @@ from arena_assets.battles.schema import REMOVAL_REASONS, STYLE_FEATURES
 from arena_assets.battles.style import style_features
 
 __all__ = [
+    "REMOVAL_REASONS",
+    "STYLE_FEATURES",
     "AliasRule",
     "AnomalyConfig",
     "BattleConfig",
     "BattleResult",
-    "REMOVAL_REASONS",
     "RiggingConfig",
-    "STYLE_FEATURES",
     "anomalous_voters",
     "build_battles",
     "derived_identity_names",

@@ -143,9 +143,18 @@ def _sequential_test(votes: pl.DataFrame, n_models: int, cfg: AnomalyConfig) -> 
     w_model, w_side = 1.0 / max(n_models, 1), 0.5
     fam = pl.col("family")
     rows = rows.with_columns(
-        pl.when(fam == "for").then(w_model * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_for"),
-        pl.when(fam == "against").then(w_model * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_against"),
-        pl.when(fam == "side").then(w_side * delta("L", pl.col("llr"))).otherwise(0.0).alias("_d_side"),
+        pl.when(fam == "for")
+        .then(w_model * delta("L", pl.col("llr")))
+        .otherwise(0.0)
+        .alias("_d_for"),
+        pl.when(fam == "against")
+        .then(w_model * delta("L", pl.col("llr")))
+        .otherwise(0.0)
+        .alias("_d_against"),
+        pl.when(fam == "side")
+        .then(w_side * delta("L", pl.col("llr")))
+        .otherwise(0.0)
+        .alias("_d_side"),
         pl.when(fam == "for")
         .then(w_model * delta("Lc", pl.col("llr") - pl.col("_coin")))
         .otherwise(0.0)
@@ -241,18 +250,25 @@ def anomalous_voters(
     if votes.height == 0:
         return pl.DataFrame(schema=schema_out)
     framed = _pair_frame(votes)
-    pool = framed if established is None else framed.filter(
-        pl.col("voter_hash").is_in(pl.Series(list(established), dtype=pl.String).implode()))
+    pool = (
+        framed
+        if established is None
+        else framed.filter(
+            pl.col("voter_hash").is_in(pl.Series(list(established), dtype=pl.String).implode())
+        )
+    )
     if members is None:
         tested, links = framed.with_columns(pl.col("voter_hash").alias("_member")), None
     else:
         links = members.select("voter_hash", pl.col("group").alias("_group")).unique()
         tested = framed.join(links, on="voter_hash").rename(
-            {"voter_hash": "_member", "_group": "voter_hash"})
+            {"voter_hash": "_member", "_group": "voter_hash"}
+        )
         if tested.height == 0:
             return pl.DataFrame(schema=schema_out)
     tested = tested.sort(["voter_hash", "tstamp", "battle_id"]).with_columns(
-        pl.int_range(pl.len()).over("voter_hash").alias("_order"))
+        pl.int_range(pl.len()).over("voter_hash").alias("_order")
+    )
     prior = crowd_counts(crowd)
     n_models = pl.concat([votes["model_a"], votes["model_b"]]).n_unique()
     fixed = set(exclude if exclude is not None else [])
@@ -261,9 +277,14 @@ def anomalous_voters(
     for _ in range(max(cfg.passes, 1)):
         out = set(fixed)
         if flagged:
-            out |= (flagged if links is None else
-                    set(links.filter(pl.col("_group").is_in(list(flagged)))["voter_hash"]))
-        reference = pool.filter(~pl.col("voter_hash").is_in(pl.Series(list(out), dtype=pl.String).implode()))
+            out |= (
+                flagged
+                if links is None
+                else set(links.filter(pl.col("_group").is_in(list(flagged)))["voter_hash"])
+            )
+        reference = pool.filter(
+            ~pl.col("voter_hash").is_in(pl.Series(list(out), dtype=pl.String).implode())
+        )
         probs = reference_probabilities(tested, reference, prior, cfg, links)
         result = _sequential_test(probs, n_models, cfg)
         new = set(result.filter("anomalous")["voter_hash"].to_list())

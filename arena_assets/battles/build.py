@@ -36,6 +36,7 @@ from arena_assets.battles.schema import REMOVAL_REASONS, TAIL_COLUMNS
 from arena_assets.battles.style import style_columns
 from arena_assets.contracts import SERVED_TYPE, VOTE_TYPES, WINNER_OF_VOTE
 
+
 @dataclass
 class BattleResult:
     battles: pl.DataFrame  # one row per vote event, flags and `keep`
@@ -60,7 +61,9 @@ def _conversation_facts(conversations: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
+def _base_rows(
+    raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: BattleConfig
+) -> pl.DataFrame:
     rules = config.alias_rules()
     votes = (
         raw_logs.filter(pl.col("type").is_in(VOTE_TYPES))
@@ -73,7 +76,10 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
         apply_aliases("model_a", rules).alias("model_a"),
         apply_aliases("model_b", rules).alias("model_b"),
     ).with_columns(
-        ((pl.col("model_a") != pl.col("model_a_raw")) | (pl.col("model_b") != pl.col("model_b_raw")))
+        (
+            (pl.col("model_a") != pl.col("model_a_raw"))
+            | (pl.col("model_b") != pl.col("model_b_raw"))
+        )
         .fill_null(False)
         .alias("alias_applied")
     )
@@ -82,11 +88,15 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
     fb = facts.rename({c: f"{c}_b" for c in facts.columns})
     votes = votes.join(fa, on="conv_id_a", how="left").join(fb, on="conv_id_b", how="left")
     # a release's own fields (ingest/releases.py), absent from lakes ingested before them
-    tags = [pl.col(c) if c in votes.columns else pl.lit(None, pl.String).alias(c)
-            for c in ("category_tag", "release_tags")]
-    user_turns = pl.col("messages_a").list.eval(
-        (pl.element().struct.field("role") == "user").cast(pl.Int32)
-    ).list.sum()
+    tags = [
+        pl.col(c) if c in votes.columns else pl.lit(None, pl.String).alias(c)
+        for c in ("category_tag", "release_tags")
+    ]
+    user_turns = (
+        pl.col("messages_a")
+        .list.eval((pl.element().struct.field("role") == "user").cast(pl.Int32))
+        .list.sum()
+    )
     return votes.select(
         pl.col("event_id").alias("battle_id"),
         "month",
@@ -98,8 +108,10 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
         user_turns.cast(pl.Int32).alias("turn"),
         pl.coalesce("language_a", "language_b").alias("language"),
         pl.col("user_hash").alias("voter_hash"),
-        *[pl.col(c) if c in votes.columns else pl.lit(None, dtype=pl.String).alias(c)
-          for c in ("ip_hash", "net_hash", "device_hash")],
+        *[
+            pl.col(c) if c in votes.columns else pl.lit(None, dtype=pl.String).alias(c)
+            for c in ("ip_hash", "net_hash", "device_hash")
+        ],
         "conv_id_a",
         "conv_id_b",
         pl.coalesce("dedup_key_a", "dedup_key_b").alias("dedup_key"),
@@ -114,8 +126,9 @@ def _base_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: Batt
     )
 
 
-def battle_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame,
-                config: BattleConfig | None = None) -> pl.DataFrame:
+def battle_rows(
+    raw_logs: pl.DataFrame, conversations: pl.DataFrame, config: BattleConfig | None = None
+) -> pl.DataFrame:
     """The row-local part of `build_battles`: one row per vote event with its models
     (aliased), winner, conversation facts, style columns and the content flags
     (``not_anonymous``, ``same_model``, ``identity_leak``), sorted by (tstamp, battle_id).
@@ -136,9 +149,9 @@ def battle_rows(raw_logs: pl.DataFrame, conversations: pl.DataFrame,
     return rows.with_columns(
         (~pl.col("anony")).alias("not_anonymous"),
         (pl.col("model_a") == pl.col("model_b")).fill_null(False).alias("same_model"),
-        ((pl.col("leaked_names_a").list.len() > 0) | (pl.col("leaked_names_b").list.len() > 0)).alias(
-            "identity_leak"
-        ),
+        (
+            (pl.col("leaked_names_a").list.len() > 0) | (pl.col("leaked_names_b").list.len() > 0)
+        ).alias("identity_leak"),
     )
 
 
@@ -160,8 +173,13 @@ def build_battles(
     served without a vote) and identity hashes: the issue 19 stages read them.
     """
     config = config or BattleConfig()
-    return judge_battles(battle_rows(raw_logs, conversations, config), served_rows(raw_logs, config),
-                         config, crowd=crowd, history=history)
+    return judge_battles(
+        battle_rows(raw_logs, conversations, config),
+        served_rows(raw_logs, config),
+        config,
+        crowd=crowd,
+        history=history,
+    )
 
 
 def judge_battles(
@@ -181,29 +199,42 @@ def judge_battles(
 
     tested = rows.filter(pl.col("anony") & ~pl.col("same_model"))
     seen_before = None if history is None else history["voter_hash"]
-    established = None if seen_before is None else tested.filter(
-        pl.col("voter_hash").is_in(seen_before.implode()))["voter_hash"].unique()
+    established = (
+        None
+        if seen_before is None
+        else tested.filter(pl.col("voter_hash").is_in(seen_before.implode()))["voter_hash"].unique()
+    )
     voters = anomalous_voters(tested, config.anomaly, crowd, established=established)
-    rows = rows.join(
-        voters.select("voter_hash", "anomalous", "anomaly_log_lr", "anomaly_alternative"),
-        on="voter_hash",
-        how="left",
-        maintain_order="left",
-    ).with_columns(pl.col("anomalous").fill_null(False).alias("anomalous_voter")).drop("anomalous")
+    rows = (
+        rows.join(
+            voters.select("voter_hash", "anomalous", "anomaly_log_lr", "anomaly_alternative"),
+            on="voter_hash",
+            how="left",
+            maintain_order="left",
+        )
+        .with_columns(pl.col("anomalous").fill_null(False).alias("anomalous_voter"))
+        .drop("anomalous")
+    )
     rows = rows.with_columns(
         in_burst(rows, config.anomaly.burst_min_votes, config.anomaly.burst_window_s)
     )
     groups = pl.DataFrame()
     rig_meta: dict = {}
     if config.rigging.enabled:
-        flagged = set(voters.filter("anomalous")["voter_hash"].to_list()) if voters.height else set()
+        flagged = (
+            set(voters.filter("anomalous")["voter_hash"].to_list()) if voters.height else set()
+        )
         rig = rigging_flags(rows, served, config, crowd, history, flagged)
         rows = rows.join(rig.flags, on="battle_id", how="left", maintain_order="left").with_columns(
-            [pl.col(c).fill_null(False) for c in RIGGING_FLAGS] + [pl.col("voter_fresh").fill_null(False)])
+            [pl.col(c).fill_null(False) for c in RIGGING_FLAGS]
+            + [pl.col("voter_fresh").fill_null(False)]
+        )
         groups, rig_meta = rig.groups, rig.metadata
     else:
-        rows = rows.with_columns([pl.lit(False).alias(c) for c in (*RIGGING_FLAGS, "voter_fresh")]
-                                 + [pl.lit(None, dtype=pl.String).alias("link_cluster")])
+        rows = rows.with_columns(
+            [pl.lit(False).alias(c) for c in (*RIGGING_FLAGS, "voter_fresh")]
+            + [pl.lit(None, dtype=pl.String).alias("link_cluster")]
+        )
 
     earlier = pl.any_horizontal([pl.col(r) for r in REMOVAL_REASONS[:-1]])
     dedup, threshold = dedup_sampled_out(
@@ -212,12 +243,21 @@ def judge_battles(
     rows = rows.with_columns(dedup)
 
     reasons = pl.concat_list(
-        [pl.when(pl.col(r)).then(pl.lit([r])).otherwise(pl.lit([], dtype=pl.List(pl.String))) for r in REMOVAL_REASONS]
+        [
+            pl.when(pl.col(r)).then(pl.lit([r])).otherwise(pl.lit([], dtype=pl.List(pl.String)))
+            for r in REMOVAL_REASONS
+        ]
     )
-    rows = rows.with_columns(reasons.alias("flag_reasons")).with_columns(
-        pl.col("flag_reasons").list.first().alias("removed_reason"),
-    ).with_columns(pl.col("removed_reason").is_null().alias("keep"))
-    flags_last = [c for c in rows.columns if c not in REMOVAL_REASONS + TAIL_COLUMNS] + list(REMOVAL_REASONS)
+    rows = (
+        rows.with_columns(reasons.alias("flag_reasons"))
+        .with_columns(
+            pl.col("flag_reasons").list.first().alias("removed_reason"),
+        )
+        .with_columns(pl.col("removed_reason").is_null().alias("keep"))
+    )
+    flags_last = [c for c in rows.columns if c not in REMOVAL_REASONS + TAIL_COLUMNS] + list(
+        REMOVAL_REASONS
+    )
     rows = rows.select(*flags_last, *TAIL_COLUMNS)
 
     first = rows["removed_reason"].value_counts()
@@ -242,9 +282,16 @@ def served_rows(raw_logs: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:
     """The month's served events, aliased like the votes, in the rigging stages' columns."""
     rules = config.alias_rules()
     served = raw_logs.filter(pl.col("type") == SERVED_TYPE).with_columns(
-        pl.col("tstamp").dt.date().alias("_date"))
+        pl.col("tstamp").dt.date().alias("_date")
+    )
     return served.select(
-        pl.col("user_hash").alias("voter_hash"), "tstamp", pl.col("anony").fill_null(False),
-        apply_aliases("model_a", rules).alias("model_a"), apply_aliases("model_b", rules).alias("model_b"),
-        *[pl.col(c) if c in served.columns else pl.lit(None, dtype=pl.String).alias(c)
-          for c in ("ip_hash", "net_hash", "device_hash")])
+        pl.col("user_hash").alias("voter_hash"),
+        "tstamp",
+        pl.col("anony").fill_null(False),
+        apply_aliases("model_a", rules).alias("model_a"),
+        apply_aliases("model_b", rules).alias("model_b"),
+        *[
+            pl.col(c) if c in served.columns else pl.lit(None, dtype=pl.String).alias(c)
+            for c in ("ip_hash", "net_hash", "device_hash")
+        ],
+    )

@@ -25,7 +25,7 @@ class AliasRule:
     valid_to: date | None = None
 
     @classmethod
-    def of(cls, row: "AliasRule | tuple") -> "AliasRule":
+    def of(cls, row: AliasRule | tuple) -> AliasRule:
         if isinstance(row, AliasRule):
             return row
         alias, canonical, *rest = row
@@ -34,7 +34,7 @@ class AliasRule:
 
 
 def _as_date(value: date | str | None) -> date | None:
-    if value is None or isinstance(value, date) and not isinstance(value, datetime):
+    if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
         return value
     if isinstance(value, datetime):
         return value.date()

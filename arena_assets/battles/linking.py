@@ -43,8 +43,9 @@ def linked_clusters(events: pl.DataFrame, fresh: set[str], max_accounts: int) ->
     parts = [
         events.select("voter_hash", ("ip:" + pl.col("ip_hash")).alias("ident")),
         events.select("voter_hash", ("dev:" + pl.col("device_hash")).alias("ident")),
-        events.filter(pl.col("voter_hash").is_in(pl.Series(list(fresh), dtype=pl.String).implode()))
-        .select("voter_hash", ("net:" + pl.col("net_hash")).alias("ident")),
+        events.filter(
+            pl.col("voter_hash").is_in(pl.Series(list(fresh), dtype=pl.String).implode())
+        ).select("voter_hash", ("net:" + pl.col("net_hash")).alias("ident")),
     ]
     edges = pl.concat(parts).drop_nulls().unique()
     sizes = edges.group_by("ident").agg(pl.len().alias("_n"))
@@ -70,9 +71,13 @@ def linked_clusters(events: pl.DataFrame, fresh: set[str], max_accounts: int) ->
                 parent[drop] = keep
                 first = keep
     voters = sorted(set(edges["voter_hash"].to_list()))
-    frame = pl.DataFrame({"voter_hash": voters, "root": [find(v) for v in voters]},
-                         schema={"voter_hash": pl.String, "root": pl.String})
-    return (frame.with_columns(pl.col("voter_hash").min().over("root").alias("group"))
-            .filter(pl.len().over("root") >= 2)
-            .select("voter_hash", ("link:" + pl.col("group")).alias("group"))
-            .sort("voter_hash"))
+    frame = pl.DataFrame(
+        {"voter_hash": voters, "root": [find(v) for v in voters]},
+        schema={"voter_hash": pl.String, "root": pl.String},
+    )
+    return (
+        frame.with_columns(pl.col("voter_hash").min().over("root").alias("group"))
+        .filter(pl.len().over("root") >= 2)
+        .select("voter_hash", ("link:" + pl.col("group")).alias("group"))
+        .sort("voter_hash")
+    )

@@ -65,25 +65,40 @@ def _total(prefix: str) -> pl.Expr:
     return pl.sum_horizontal([pl.col(f"{prefix}{o}") for o in _OUTCOMES])
 
 
-def month_scale(current: pl.DataFrame, prior: pl.DataFrame | None, cfg: AnomalyConfig) -> pl.DataFrame:
+def month_scale(
+    current: pl.DataFrame, prior: pl.DataFrame | None, cfg: AnomalyConfig
+) -> pl.DataFrame:
     """Per pair (``_x, _y``): the factor this month's votes are weighted by (<= 1)."""
     totals = current.select("_x", "_y", _total("_n_").alias("_cur"))
     median = float(totals["_cur"].median() or 0.0)
     first_cap = max(cfg.crowd_month_cap_min, cfg.crowd_first_cap_ratio * median)
     if prior is not None:
-        totals = totals.join(prior.select("_x", "_y", _total("_n_").alias("_prior")),
-                             on=["_x", "_y"], how="left")
+        totals = totals.join(
+            prior.select("_x", "_y", _total("_n_").alias("_prior")), on=["_x", "_y"], how="left"
+        )
     else:
         totals = totals.with_columns(pl.lit(None, dtype=pl.Float64).alias("_prior"))
-    cap = (pl.when(pl.col("_prior").fill_null(0) > 0)
-           .then(pl.max_horizontal(pl.lit(cfg.crowd_month_cap_min), cfg.crowd_month_cap_ratio * pl.col("_prior")))
-           .otherwise(pl.lit(first_cap)))
-    return totals.select("_x", "_y", pl.min_horizontal(pl.lit(1.0), cap / pl.col("_cur").clip(lower_bound=1e-9))
-                         .alias("_scale"))
+    cap = (
+        pl.when(pl.col("_prior").fill_null(0) > 0)
+        .then(
+            pl.max_horizontal(
+                pl.lit(cfg.crowd_month_cap_min), cfg.crowd_month_cap_ratio * pl.col("_prior")
+            )
+        )
+        .otherwise(pl.lit(first_cap))
+    )
+    return totals.select(
+        "_x",
+        "_y",
+        pl.min_horizontal(pl.lit(1.0), cap / pl.col("_cur").clip(lower_bound=1e-9)).alias("_scale"),
+    )
 
 
 def reference_probabilities(
-    tested: pl.DataFrame, pool: pl.DataFrame, prior: pl.DataFrame | None, cfg: AnomalyConfig,
+    tested: pl.DataFrame,
+    pool: pl.DataFrame,
+    prior: pl.DataFrame | None,
+    cfg: AnomalyConfig,
     members: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """Adds p(model_a wins) and p(model_b wins) to each row of ``tested`` (pair-framed, its
@@ -92,17 +107,25 @@ def reference_probabilities(
     _group) maps pool voters to the groups under test when the unit is a group."""
     current = _counts(pool, ["_x", "_y"])
     scale = month_scale(current, prior, cfg)
-    pair = current.join(scale, on=["_x", "_y"]).with_columns(
-        [pl.col(f"_n_{o}") * pl.col("_scale") for o in _OUTCOMES]).drop("_scale")
+    pair = (
+        current.join(scale, on=["_x", "_y"])
+        .with_columns([pl.col(f"_n_{o}") * pl.col("_scale") for o in _OUTCOMES])
+        .drop("_scale")
+    )
     if prior is not None:
         pair = pl.concat([pair, prior], how="vertical").group_by(["_x", "_y"]).sum()
     if members is None:
         own = _counts(pool, ["voter_hash", "_x", "_y"])
     else:
-        own = _counts(pool.join(members, on="voter_hash").drop("voter_hash").rename(
-            {"_group": "voter_hash"}), ["voter_hash", "_x", "_y"])
-    own = own.join(scale, on=["_x", "_y"], how="left").with_columns(
-        [pl.col(f"_n_{o}") * pl.col("_scale").fill_null(1.0) for o in _OUTCOMES]).drop("_scale")
+        own = _counts(
+            pool.join(members, on="voter_hash").drop("voter_hash").rename({"_group": "voter_hash"}),
+            ["voter_hash", "_x", "_y"],
+        )
+    own = (
+        own.join(scale, on=["_x", "_y"], how="left")
+        .with_columns([pl.col(f"_n_{o}") * pl.col("_scale").fill_null(1.0) for o in _OUTCOMES])
+        .drop("_scale")
+    )
     source = pool if pool.height else None
     if source is not None:
         totals = source.select([(pl.col("_outcome") == o).sum().alias(o) for o in _OUTCOMES]).row(0)
@@ -122,7 +145,9 @@ def reference_probabilities(
         .with_columns(
             [
                 (
-                    (pl.col(f"_n_{o}").fill_null(0) - pl.col(f"_n_{o}_own").fill_null(0)).clip(lower_bound=0)
+                    (pl.col(f"_n_{o}").fill_null(0) - pl.col(f"_n_{o}_own").fill_null(0)).clip(
+                        lower_bound=0
+                    )
                     + s * mix[o]
                 ).alias(f"_c_{o}")
                 for o in _OUTCOMES

@@ -29,8 +29,13 @@ from arena_assets.battles.selective import (
     signature_members,
 )
 
-RIGGING_FLAGS = ("linked_anomalous", "linked_burst", "linked_daily_cap", "selective_voter",
-                 "selective_cluster")
+RIGGING_FLAGS = (
+    "linked_anomalous",
+    "linked_burst",
+    "linked_daily_cap",
+    "selective_voter",
+    "selective_cluster",
+)
 _IDS = ("ip_hash", "net_hash", "device_hash")
 
 
@@ -61,20 +66,31 @@ def _agreeing(tested: pl.DataFrame, sig: pl.DataFrame, flagged: pl.DataFrame) ->
         if direction not in ("for", "against") or not alternative.endswith(":" + model):
             continue  # flagged for a side or coin habit, not for the model it was formed on
         members = sig.filter(pl.col("group") == group)["voter_hash"]
-        won = (((pl.col("winner") == "model_a") & (pl.col("model_a") == model))
-               | ((pl.col("winner") == "model_b") & (pl.col("model_b") == model)))
-        lost = (((pl.col("winner") == "model_b") & (pl.col("model_a") == model))
-                | ((pl.col("winner") == "model_a") & (pl.col("model_b") == model)))
+        won = ((pl.col("winner") == "model_a") & (pl.col("model_a") == model)) | (
+            (pl.col("winner") == "model_b") & (pl.col("model_b") == model)
+        )
+        lost = ((pl.col("winner") == "model_b") & (pl.col("model_a") == model)) | (
+            (pl.col("winner") == "model_a") & (pl.col("model_b") == model)
+        )
         way = won if direction == "for" else lost
-        agree = (tested.filter(pl.col("voter_hash").is_in(members.implode()))
-                 .group_by("voter_hash").agg(way.all().alias("_all")).filter("_all"))
+        agree = (
+            tested.filter(pl.col("voter_hash").is_in(members.implode()))
+            .group_by("voter_hash")
+            .agg(way.all().alias("_all"))
+            .filter("_all")
+        )
         out |= set(agree["voter_hash"].to_list())
     return out
 
 
-def rigging_flags(rows: pl.DataFrame, served: pl.DataFrame, config: BattleConfig,
-                  crowd: pl.DataFrame | None, history: pl.DataFrame | None,
-                  flagged_voters: set[str]) -> RiggingResult:
+def rigging_flags(
+    rows: pl.DataFrame,
+    served: pl.DataFrame,
+    config: BattleConfig,
+    crowd: pl.DataFrame | None,
+    history: pl.DataFrame | None,
+    flagged_voters: set[str],
+) -> RiggingResult:
     """Flags per battle row (``rows``: battle_id, voter_hash, tstamp, model_a, model_b,
     winner, anony, same_model and the identity hashes); ``served``: the month's served
     events (voter_hash, tstamp, anony, model_a, model_b, identity hashes)."""
@@ -82,9 +98,15 @@ def rigging_flags(rows: pl.DataFrame, served: pl.DataFrame, config: BattleConfig
     rows, served = _ids(rows), _ids(served)
     voters = pl.concat([rows["voter_hash"], served["voter_hash"]])
     fresh = fresh_voters(voters, history)
-    established = None if history is None else [v for v in voters.unique().to_list() if v not in fresh]
-    tested = rows.filter(pl.col("anony") & ~pl.col("same_model") & (pl.col("model_a") != pl.col("model_b")))
-    n_models = max(pl.concat([tested["model_a"], tested["model_b"]]).n_unique(), 1) if tested.height else 1
+    established = (
+        None if history is None else [v for v in voters.unique().to_list() if v not in fresh]
+    )
+    tested = rows.filter(
+        pl.col("anony") & ~pl.col("same_model") & (pl.col("model_a") != pl.col("model_b"))
+    )
+    n_models = (
+        max(pl.concat([tested["model_a"], tested["model_b"]]).n_unique(), 1) if tested.height else 1
+    )
 
     # served but not voted, per voter
     framed = _pair_frame(tested)
@@ -92,9 +114,20 @@ def rigging_flags(rows: pl.DataFrame, served: pl.DataFrame, config: BattleConfig
     pool = pool.filter(~_in("voter_hash", flagged_voters))
     probs = reference_probabilities(framed, pool, crowd_counts(crowd), cfg)
     shown = served.filter(pl.col("anony") & (pl.col("model_a") != pl.col("model_b")))
-    candidates = selection(served_battles(tested, shown)) if tested.height else pl.DataFrame(
-        schema={"voter_hash": pl.String, "model": pl.String, "k": pl.UInt32, "n": pl.UInt32,
-                "n_m": pl.UInt32, "log_sel": pl.Float64})
+    candidates = (
+        selection(served_battles(tested, shown))
+        if tested.height
+        else pl.DataFrame(
+            schema={
+                "voter_hash": pl.String,
+                "model": pl.String,
+                "k": pl.UInt32,
+                "n": pl.UInt32,
+                "n_m": pl.UInt32,
+                "log_sel": pl.Float64,
+            }
+        )
+    )
     selective = selective_voters(probs, candidates, n_models, rig.selective_q, cfg.alpha)
     selective_set = set(selective.filter("selective")["voter_hash"].to_list())
 
@@ -106,50 +139,85 @@ def rigging_flags(rows: pl.DataFrame, served: pl.DataFrame, config: BattleConfig
     linked = linked_clusters(events, fresh, rig.link_max_accounts)
     sig = signature_members(candidates, fresh, rig.signature_min_ratio)
     unflagged = ~_in("voter_hash", flagged_voters)
-    test_votes = tested.filter(unflagged).select("battle_id", "voter_hash", "tstamp", "model_a",
-                                                 "model_b", "winner")
+    test_votes = tested.filter(unflagged).select(
+        "battle_id", "voter_hash", "tstamp", "model_a", "model_b", "winner"
+    )
     groups = []
     for kind, members in (("linked", linked), ("signature", sig)):
         if members.height:
-            result = anomalous_voters(test_votes, cfg, crowd, established=established,
-                                      exclude=list(flagged_voters), members=members)
+            result = anomalous_voters(
+                test_votes,
+                cfg,
+                crowd,
+                established=established,
+                exclude=list(flagged_voters),
+                members=members,
+            )
             groups.append(result.with_columns(pl.lit(kind).alias("group_kind")))
-    groups = pl.concat(groups) if groups else pl.DataFrame(schema={
-        "voter_hash": pl.String, "anomalous": pl.Boolean, "anomaly_log_lr": pl.Float64,
-        "anomaly_alternative": pl.String, "anomaly_votes_tested": pl.UInt32,
-        "anomaly_crossing_vote": pl.Int64, "group_kind": pl.String})
+    groups = (
+        pl.concat(groups)
+        if groups
+        else pl.DataFrame(
+            schema={
+                "voter_hash": pl.String,
+                "anomalous": pl.Boolean,
+                "anomaly_log_lr": pl.Float64,
+                "anomaly_alternative": pl.String,
+                "anomaly_votes_tested": pl.UInt32,
+                "anomaly_crossing_vote": pl.Int64,
+                "group_kind": pl.String,
+            }
+        )
+    )
     groups = groups.rename({"voter_hash": "group"})
     bad = groups.filter("anomalous")
     linked_bad = set(linked.filter(_in("group", bad["group"]))["voter_hash"].to_list())
-    sig_bad = _agreeing(test_votes, sig, bad.filter(pl.col("group_kind") == "signature")
-                        .rename({"group": "voter_hash"}))
+    sig_bad = _agreeing(
+        test_votes,
+        sig,
+        bad.filter(pl.col("group_kind") == "signature").rename({"group": "voter_hash"}),
+    )
 
     # caps and bursts per linked cluster (the voter's own are in build.py), counted on the
     # votes the per-voter rules left
     clustered = rows.join(linked, on="voter_hash", how="left").sort("tstamp", "battle_id")
     gone = ~unflagged | pl.col("vote_burst").fill_null(False) | pl.col("daily_cap").fill_null(False)
-    clustered = clustered.with_columns(pl.when(gone).then(None).otherwise(pl.col("group")).alias("group"))
+    clustered = clustered.with_columns(
+        pl.when(gone).then(None).otherwise(pl.col("group")).alias("group")
+    )
     as_cluster = clustered.with_columns(
-        pl.when(pl.col("group").is_null()).then(pl.lit("solo:") + pl.col("voter_hash"))
-        .otherwise(pl.col("group")).alias("voter_hash"))
+        pl.when(pl.col("group").is_null())
+        .then(pl.lit("solo:") + pl.col("voter_hash"))
+        .otherwise(pl.col("group"))
+        .alias("voter_hash")
+    )
     day = pl.col("tstamp").dt.date()
-    capped = (pl.int_range(pl.len()).over(["voter_hash", day]) >= rig.cluster_daily_cap)
+    capped = pl.int_range(pl.len()).over(["voter_hash", day]) >= rig.cluster_daily_cap
     flags = as_cluster.select(
         "battle_id",
-        pl.Series(clustered.join(linked, on="voter_hash", how="left", suffix="_all",
-                                 maintain_order="left")["group_all"]).alias("link_cluster"),
+        pl.Series(
+            clustered.join(
+                linked, on="voter_hash", how="left", suffix="_all", maintain_order="left"
+            )["group_all"]
+        ).alias("link_cluster"),
         (pl.col("group").is_not_null() & capped).alias("linked_daily_cap"),
     ).with_columns(
-        (in_burst(as_cluster, rig.cluster_burst_min_votes, cfg.burst_window_s)
-         & pl.Series(clustered["group"].is_not_null())).alias("linked_burst"),
-        pl.Series(clustered["voter_hash"].is_in(pl.Series(list(linked_bad), dtype=pl.String).implode()))
-        .alias("linked_anomalous"),
-        pl.Series(clustered["voter_hash"].is_in(pl.Series(list(selective_set), dtype=pl.String).implode()))
-        .alias("selective_voter"),
-        pl.Series(clustered["voter_hash"].is_in(pl.Series(list(sig_bad), dtype=pl.String).implode()))
-        .alias("selective_cluster"),
-        pl.Series(clustered["voter_hash"].is_in(pl.Series(list(fresh), dtype=pl.String).implode()))
-        .alias("voter_fresh"),
+        (
+            in_burst(as_cluster, rig.cluster_burst_min_votes, cfg.burst_window_s)
+            & pl.Series(clustered["group"].is_not_null())
+        ).alias("linked_burst"),
+        pl.Series(
+            clustered["voter_hash"].is_in(pl.Series(list(linked_bad), dtype=pl.String).implode())
+        ).alias("linked_anomalous"),
+        pl.Series(
+            clustered["voter_hash"].is_in(pl.Series(list(selective_set), dtype=pl.String).implode())
+        ).alias("selective_voter"),
+        pl.Series(
+            clustered["voter_hash"].is_in(pl.Series(list(sig_bad), dtype=pl.String).implode())
+        ).alias("selective_cluster"),
+        pl.Series(
+            clustered["voter_hash"].is_in(pl.Series(list(fresh), dtype=pl.String).implode())
+        ).alias("voter_fresh"),
     )
     metadata = {
         "fresh_voters": len(fresh),

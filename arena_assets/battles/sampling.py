@@ -27,7 +27,7 @@ def dedup_threshold(counts: pl.Series, percentile: float, minimum: int) -> int:
     if counts.len() == 0:
         return max(minimum, 1)
     value = float(np.percentile(counts.to_numpy(), percentile))
-    return max(int(math.ceil(value)), minimum, 1)
+    return max(math.ceil(value), minimum, 1)
 
 
 def dedup_sampled_out(
@@ -43,7 +43,9 @@ def dedup_sampled_out(
     counts = pool.group_by("dedup_key").agg(pl.len().alias("_n"))
     threshold = dedup_threshold(counts["_n"], percentile, minimum)
     popular = counts.filter(pl.col("_n") > threshold)["dedup_key"]
-    hot = pool.filter(pl.col("dedup_key").is_in(popular.implode())).select("_row", "dedup_key", "battle_id")
+    hot = pool.filter(pl.col("dedup_key").is_in(popular.implode())).select(
+        "_row", "dedup_key", "battle_id"
+    )
     out = np.zeros(frame.height, dtype=bool)
     if hot.height:
         ranks = [sample_rank(seed, b) for b in hot["battle_id"].to_list()]

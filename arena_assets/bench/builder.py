@@ -57,11 +57,15 @@ class BenchOptions:
 
     def describe(self, two_passes: bool) -> str:
         """The selection rule in words (the asset's metadata)."""
-        rule = (f"pass 1: quality >= {self.min_quality} of {len(CRITERIA)} criteria in clusters of mean "
-                f">= {self.min_cluster_mean:g}")
+        rule = (
+            f"pass 1: quality >= {self.min_quality} of {len(CRITERIA)} criteria in clusters of mean "
+            f">= {self.min_cluster_mean:g}"
+        )
         if two_passes:
-            rule += (f"; pass 2 (strong labeler): quality >= {self.strong_min_quality} in clusters "
-                     f"re-scored >= {self.strong_min_cluster_mean:g}")
+            rule += (
+                f"; pass 2 (strong labeler): quality >= {self.strong_min_quality} in clusters "
+                f"re-scored >= {self.strong_min_cluster_mean:g}"
+            )
         return rule + f"; then {self.per_cluster} per cluster, up to {self.size} prompts"
 
 
@@ -112,26 +116,36 @@ def build_bench(
     def mark(cond: pl.Expr, reason: str) -> None:
         nonlocal frame
         frame = frame.with_columns(
-            reason=pl.when(pl.col("reason").is_null() & cond).then(pl.lit(reason))
-            .otherwise(pl.col("reason")))
+            reason=pl.when(pl.col("reason").is_null() & cond)
+            .then(pl.lit(reason))
+            .otherwise(pl.col("reason"))
+        )
 
     alive = pl.col("reason").is_null()
     mark(pl.any_horizontal(pl.col(c).is_null() for c in CRITERIA), "unlabelled")
-    frame = frame.with_columns(_quality(), text_hash=pl.col("prompt").map_elements(
-        text_hash, return_dtype=pl.String))
-    mark(pl.col("text_hash").is_duplicated() & (pl.int_range(pl.len()).over("text_hash") > 0),
-         "duplicate_within_month")
+    frame = frame.with_columns(
+        _quality(), text_hash=pl.col("prompt").map_elements(text_hash, return_dtype=pl.String)
+    )
+    mark(
+        pl.col("text_hash").is_duplicated() & (pl.int_range(pl.len()).over("text_hash") > 0),
+        "duplicate_within_month",
+    )
     # cluster scores from every labelled prompt of the cluster (as BenchBuilder does)
-    means = (frame.filter(pl.col("reason").is_null() | (pl.col("reason") != "unlabelled"))
-             .filter(pl.col("quality").is_not_null())
-             .group_by("cluster_id").agg(cluster_mean_quality=pl.col("quality").mean()))
+    means = (
+        frame.filter(pl.col("reason").is_null() | (pl.col("reason") != "unlabelled"))
+        .filter(pl.col("quality").is_not_null())
+        .group_by("cluster_id")
+        .agg(cluster_mean_quality=pl.col("quality").mean())
+    )
     frame = frame.join(means, on="cluster_id", how="left")
     mark(pl.col("quality") < options.min_quality, "low_quality")
     mark(pl.col("cluster_mean_quality") < options.min_cluster_mean, "cluster_below_threshold")
     # checked after the cheap rules: MinHash costs ~1 ms a prompt, only candidates need it
     index = Contamination(earlier, options.near_duplicate_threshold, options.num_perm)
-    verdicts = [index.check(t) if r is None else None
-                for t, r in frame.select("prompt", "reason").iter_rows()]
+    verdicts = [
+        index.check(t) if r is None else None
+        for t, r in frame.select("prompt", "reason").iter_rows()
+    ]
     frame = frame.with_columns(_contam=pl.Series(verdicts, dtype=pl.String))
     mark(pl.col("_contam") == "exact", "exact_duplicate_of_earlier_bench")
     mark(pl.col("_contam") == "near", "near_duplicate_of_earlier_bench")
@@ -143,28 +157,36 @@ def build_bench(
         _ckey=pl.Series(_seeded_key(frame["cluster_id"].cast(pl.String), options.seed, "cluster")),
     )
     live = frame.filter(alive).with_columns(
-        _rank=pl.col("_pkey").rank("ordinal").over("cluster_id"))
+        _rank=pl.col("_pkey").rank("ordinal").over("cluster_id")
+    )
     capped = live.filter(pl.col("_rank") > options.per_cluster)["prompt_id"]
     mark(pl.col("prompt_id").is_in(capped.to_list()), "over_cluster_cap")
-    ordered = (frame.filter(alive)
-               .sort(["cluster_mean_quality", "_ckey", "_pkey"], descending=[True, False, False]))
+    ordered = frame.filter(alive).sort(
+        ["cluster_mean_quality", "_ckey", "_pkey"], descending=[True, False, False]
+    )
     overflow = ordered["prompt_id"][size:]
     mark(pl.col("prompt_id").is_in(overflow.to_list()), "over_bench_size")
     chosen = frame.filter(alive)
     version = bench_version(month, kind, chosen["prompt_id"].to_list(), options)
-    prompts = (chosen.sort(["cluster_mean_quality", "_ckey", "_pkey"],
-                           descending=[True, False, False])
-               .with_columns(bench_version=pl.lit(version), bench_kind=pl.lit(kind))
-               .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()]))
+    prompts = (
+        chosen.sort(["cluster_mean_quality", "_ckey", "_pkey"], descending=[True, False, False])
+        .with_columns(bench_version=pl.lit(version), bench_kind=pl.lit(kind))
+        .select([pl.col(c).cast(t) for c, t in BENCH_PROMPTS.items()])
+    )
     dropped = {r: int((frame["reason"] == r).sum()) for r in DROP_REASONS}
     assert n_in == prompts.height + sum(dropped.values())  # every row accounted for
     stats = {
-        "bench_version": version, "kind": kind, "month": month, "prompts_in": n_in,
-        "prompts": prompts.height, "dropped": dropped,
+        "bench_version": version,
+        "kind": kind,
+        "month": month,
+        "prompts_in": n_in,
+        "prompts": prompts.height,
+        "dropped": dropped,
         "clusters_used": prompts["cluster_id"].n_unique(),
         "clusters_total": int(frame["cluster_id"].n_unique()),
-        "clusters_eligible": int(means.filter(
-            pl.col("cluster_mean_quality") >= options.min_cluster_mean).height),
+        "clusters_eligible": int(
+            means.filter(pl.col("cluster_mean_quality") >= options.min_cluster_mean).height
+        ),
         "quality_histogram": _counts(frame.filter(pl.col("quality").is_not_null()), "quality"),
         "bench_quality_histogram": _counts(prompts, "quality"),
         "category_mix": _counts(prompts, "category"),
@@ -190,12 +212,15 @@ def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -
     if survivors.height == 0:
         return frame
     text = ["label_text"] if "label_text" in survivors.columns else []  # what the cheap labels read
-    strong = relabel(survivors.select("prompt_id", "prompt", *text, "language", "category", *CRITERIA))
+    strong = relabel(
+        survivors.select("prompt_id", "prompt", *text, "language", "category", *CRITERIA)
+    )
     missing = [c for c in ("prompt_id", *CRITERIA) if c not in strong.columns]
     if missing:
         raise ValueError(f"relabel function returned no {missing}")
-    strong = strong.select("prompt_id", *[pl.col(c).cast(pl.Boolean).alias(f"_s_{c}")
-                                          for c in CRITERIA])
+    strong = strong.select(
+        "prompt_id", *[pl.col(c).cast(pl.Boolean).alias(f"_s_{c}") for c in CRITERIA]
+    )
     out = frame.join(strong, on="prompt_id", how="left")
     # every survivor takes the strong labels, null where that call failed, was unparsed or
     # returned no row: such a prompt is dropped below, never kept on the cheap labels
@@ -204,21 +229,33 @@ def _second_pass(frame: pl.DataFrame, relabel: Relabel, options: BenchOptions) -
         [pl.when(took).then(pl.col(f"_s_{c}")).otherwise(pl.col(c)).alias(c) for c in CRITERIA]
     ).drop([f"_s_{c}" for c in CRITERIA])
     out = out.with_columns(_quality())
-    failed = (pl.col("reason").is_null()
-              & (pl.any_horizontal(pl.col(c).is_null() for c in CRITERIA)
-                 | (pl.col("quality") < options.strong_min_quality)))
-    out = out.with_columns(reason=pl.when(failed).then(pl.lit("below_quality_after_relabel"))
-                           .otherwise(pl.col("reason")))
+    failed = pl.col("reason").is_null() & (
+        pl.any_horizontal(pl.col(c).is_null() for c in CRITERIA)
+        | (pl.col("quality") < options.strong_min_quality)
+    )
+    out = out.with_columns(
+        reason=pl.when(failed)
+        .then(pl.lit("below_quality_after_relabel"))
+        .otherwise(pl.col("reason"))
+    )
     # the cluster's score again, now over its survivors' strong labels (nulls count as 0)
-    rescored = (out.filter(took | (pl.col("reason") == "below_quality_after_relabel"))
-                .filter(pl.col("prompt_id").is_in(survivors["prompt_id"].to_list()))
-                .group_by("cluster_id").agg(_strong_mean=pl.col("quality").fill_null(0).mean()))
+    rescored = (
+        out.filter(took | (pl.col("reason") == "below_quality_after_relabel"))
+        .filter(pl.col("prompt_id").is_in(survivors["prompt_id"].to_list()))
+        .group_by("cluster_id")
+        .agg(_strong_mean=pl.col("quality").fill_null(0).mean())
+    )
     out = out.join(rescored, on="cluster_id", how="left").with_columns(
-        cluster_mean_quality=pl.when(pl.col("_strong_mean").is_not_null()).then(pl.col("_strong_mean"))
-        .otherwise(pl.col("cluster_mean_quality")))
+        cluster_mean_quality=pl.when(pl.col("_strong_mean").is_not_null())
+        .then(pl.col("_strong_mean"))
+        .otherwise(pl.col("cluster_mean_quality"))
+    )
     low = pl.col("reason").is_null() & (pl.col("_strong_mean") < options.strong_min_cluster_mean)
-    return out.with_columns(reason=pl.when(low).then(pl.lit("cluster_below_threshold_after_relabel"))
-                            .otherwise(pl.col("reason"))).drop("_strong_mean")
+    return out.with_columns(
+        reason=pl.when(low)
+        .then(pl.lit("cluster_below_threshold_after_relabel"))
+        .otherwise(pl.col("reason"))
+    ).drop("_strong_mean")
 
 
 def shortfall(stats: dict, options: BenchOptions, size: int, two_passes: bool) -> str | None:
@@ -228,17 +265,25 @@ def shortfall(stats: dict, options: BenchOptions, size: int, two_passes: bool) -
     d = stats["dropped"]
     parts = [f"{stats['prompts']} of {size} prompts"]
     qualify = stats["prompts"] + d["over_cluster_cap"] + d["over_bench_size"]
-    parts.append(f"{qualify} of {stats['prompts_in']} prompts passed every rule "
-                 f"({d['low_quality']} below quality {options.min_quality}, {d['cluster_below_threshold']} "
-                 f"in clusters of mean below {options.min_cluster_mean:g}"
-                 + (f", {d['below_quality_after_relabel']} below {options.strong_min_quality} and "
-                    f"{d['cluster_below_threshold_after_relabel']} in clusters re-scored below "
-                    f"{options.strong_min_cluster_mean:g} by the strong labeler" if two_passes else "")
-                 + f", {d['unlabelled']} unlabelled, {d['duplicate_within_month']} duplicates, "
-                 f"{d['exact_duplicate_of_earlier_bench'] + d['near_duplicate_of_earlier_bench']} "
-                 "in an earlier bench)")
-    parts.append(f"they come from {stats['clusters_used']} clusters (of {stats['clusters_total']} in the "
-                 f"month), at most {options.per_cluster} each")
+    parts.append(
+        f"{qualify} of {stats['prompts_in']} prompts passed every rule "
+        f"({d['low_quality']} below quality {options.min_quality}, {d['cluster_below_threshold']} "
+        f"in clusters of mean below {options.min_cluster_mean:g}"
+        + (
+            f", {d['below_quality_after_relabel']} below {options.strong_min_quality} and "
+            f"{d['cluster_below_threshold_after_relabel']} in clusters re-scored below "
+            f"{options.strong_min_cluster_mean:g} by the strong labeler"
+            if two_passes
+            else ""
+        )
+        + f", {d['unlabelled']} unlabelled, {d['duplicate_within_month']} duplicates, "
+        f"{d['exact_duplicate_of_earlier_bench'] + d['near_duplicate_of_earlier_bench']} "
+        "in an earlier bench)"
+    )
+    parts.append(
+        f"they come from {stats['clusters_used']} clusters (of {stats['clusters_total']} in the "
+        f"month), at most {options.per_cluster} each"
+    )
     return "; ".join(parts)
 
 
@@ -253,10 +298,19 @@ def build_benches(
     """The text bench and, when there are image prompts, the vision bench."""
     frame = check_labelled(labelled)
     earlier = list(earlier)
-    out = {"text": build_bench(frame.filter(~pl.col("has_image")), options, month=month,
-                               kind="text", earlier=earlier, relabel=relabel)}
+    out = {
+        "text": build_bench(
+            frame.filter(~pl.col("has_image")),
+            options,
+            month=month,
+            kind="text",
+            earlier=earlier,
+            relabel=relabel,
+        )
+    }
     images = frame.filter(pl.col("has_image"))
     if images.height and options.vision_size:
-        out["vision"] = build_bench(images, options, month=month, kind="vision",
-                                    earlier=earlier, relabel=relabel)
+        out["vision"] = build_bench(
+            images, options, month=month, kind="vision", earlier=earlier, relabel=relabel
+        )
     return out

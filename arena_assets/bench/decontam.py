@@ -44,8 +44,9 @@ def minhash(text: str, num_perm: int = 128, k: int = 5, seed: int = 1) -> MinHas
 class Contamination:
     """An index of earlier bench prompts; ``check(text)`` says whether a text repeats one."""
 
-    def __init__(self, earlier: Iterable[str], threshold: float = 0.8, num_perm: int = 128,
-                 k: int = 5) -> None:
+    def __init__(
+        self, earlier: Iterable[str], threshold: float = 0.8, num_perm: int = 128, k: int = 5
+    ) -> None:
         if not 0 < threshold <= 1:
             raise ValueError("near-duplicate threshold must be in (0, 1]")
         self.num_perm, self.k = num_perm, k

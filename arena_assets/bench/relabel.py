@@ -39,12 +39,17 @@ class StrongRelabel:
     def __call__(self, survivors: pl.DataFrame) -> pl.DataFrame:
         lt = next(t for t in self.prompt_set.tasks if "criteria_v0.1" in t.tags)
         version = self.prompt_set.version(lt)
-        cache = ResponseCache(self.cache_root, f"bench_relabel/{self.prompt_set.name}/{lt.id}",
-                              storage_options=self.storage_options)
+        cache = ResponseCache(
+            self.cache_root,
+            f"bench_relabel/{self.prompt_set.name}/{lt.id}",
+            storage_options=self.storage_options,
+        )
         # the input the cheap labels read (all user turns joined), else the prompt
         source = "label_text" if "label_text" in survivors.columns else "prompt"
-        reqs = [LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
-                for pid, text in survivors.select("prompt_id", source).iter_rows()]
+        reqs = [
+            LLMRequest(pid, lt.messages(text[: self.max_prompt_chars]), version)
+            for pid, text in survivors.select("prompt_id", source).iter_rows()
+        ]
         task = self.task if self.reask_unreadable else replace(self.task, parse_retries=0)
         results, report = run_batch(task, reqs, cache, lt.parse_any)
         cache.flush()
@@ -53,20 +58,27 @@ class StrongRelabel:
         # (below_quality_after_relabel) rather than keeping the cheap labeler's say-so
         parsed = [r.value["criteria_v0.1"] if r.status == "ok" else (None, False) for r in results]
         return pl.DataFrame(
-            {"prompt_id": [r.item_id for r in results],
-             **{c: [v[c] if ok else None for v, ok in parsed] for c in CRITERIA}},
-            schema={"prompt_id": pl.String, **{c: pl.Boolean for c in CRITERIA}})
+            {
+                "prompt_id": [r.item_id for r in results],
+                **{c: [v[c] if ok else None for v, ok in parsed] for c in CRITERIA},
+            },
+            schema={"prompt_id": pl.String, **dict.fromkeys(CRITERIA, pl.Boolean)},
+        )
 
     def as_metadata(self) -> dict:
         """Calls, cache hits, tokens and cost of the second pass, summed over its batches."""
         rs = self.reports
-        return {"model": self.task.model, "batches": len(rs),
-                "items": sum(r.items for r in rs), "calls": sum(r.calls for r in rs),
-                "cache_hits": sum(r.cache_hits for r in rs),
-                "prompt_tokens": sum(r.prompt_tokens for r in rs),
-                "completion_tokens": sum(r.completion_tokens for r in rs),
-                "estimated_cost": round(sum(r.cost for r in rs), 6),
-                "statuses": _sum_statuses(rs)}
+        return {
+            "model": self.task.model,
+            "batches": len(rs),
+            "items": sum(r.items for r in rs),
+            "calls": sum(r.calls for r in rs),
+            "cache_hits": sum(r.cache_hits for r in rs),
+            "prompt_tokens": sum(r.prompt_tokens for r in rs),
+            "completion_tokens": sum(r.completion_tokens for r in rs),
+            "estimated_cost": round(sum(r.cost for r in rs), 6),
+            "statuses": _sum_statuses(rs),
+        }
 
 
 def _sum_statuses(reports: list[BatchReport]) -> dict[str, int]:

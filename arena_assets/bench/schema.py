@@ -22,7 +22,7 @@ LABELLED_PROMPTS = {
     "language": pl.String,
     "category": pl.String,
     "cluster_id": pl.Int64,
-    **{c: pl.Boolean for c in CRITERIA},
+    **dict.fromkeys(CRITERIA, pl.Boolean),
 }
 
 BENCH_PROMPTS = {
@@ -36,7 +36,7 @@ BENCH_PROMPTS = {
     "cluster_mean_quality": pl.Float64,
     "quality": pl.Int64,
     "text_hash": pl.String,  # sha256 of the normalised text, for later decontamination
-    **{c: pl.Boolean for c in CRITERIA},
+    **dict.fromkeys(CRITERIA, pl.Boolean),
 }
 
 # reasons a prompt did not make the bench, in the order the rules apply

@@ -61,11 +61,16 @@ def _pii_counts(messages: pl.DataFrame, rows: pl.Series) -> list[pl.Series]:
     messages with a replacement are grouped: summing seven mostly-zero columns over every
     conversation cost more than the rest of this step's aggregations together."""
     columns = [f"pii_{t}" for t in PII_TYPES]
-    found = messages.filter(pl.any_horizontal(pl.col(columns) > 0)).group_by("_row").agg(
-        pl.col(columns).sum().cast(pl.Int32))
+    found = (
+        messages.filter(pl.any_horizontal(pl.col(columns) > 0))
+        .group_by("_row")
+        .agg(pl.col(columns).sum().cast(pl.Int32))
+    )
     at = rows.search_sorted(found.get_column("_row"))
-    return [pl.zeros(len(rows), pl.Int32, eager=True).scatter(at, found.get_column(c)).alias(c)
-            for c in columns]
+    return [
+        pl.zeros(len(rows), pl.Int32, eager=True).scatter(at, found.get_column(c)).alias(c)
+        for c in columns
+    ]
 
 
 def dedup_key(first_prompt: pl.Expr, first_images: pl.Expr) -> pl.Expr:
@@ -77,7 +82,8 @@ def dedup_key(first_prompt: pl.Expr, first_images: pl.Expr) -> pl.Expr:
     """
     return pl.struct(first_prompt.alias("prompt"), first_images.alias("images")).map_batches(
         lambda pairs: dedup_keys(pairs.struct.field("prompt"), pairs.struct.field("images")),
-        return_dtype=pl.String)
+        return_dtype=pl.String,
+    )
 
 
 def dedup_keys(prompts: pl.Series, images: pl.Series) -> pl.Series:
@@ -91,14 +97,23 @@ def dedup_keys(prompts: pl.Series, images: pl.Series) -> pl.Series:
     distinct = prompts.unique()
     normalised = _normalise(distinct)
     digests = [None if not text else _blake2b_hex16(text) for text in normalised.to_list()]
-    keys = prompts.to_frame("prompt").join(
-        pl.DataFrame({"prompt": distinct, "key": pl.Series(digests, dtype=pl.String)}),
-        on="prompt", how="left", maintain_order="left").get_column("key")
+    keys = (
+        prompts.to_frame("prompt")
+        .join(
+            pl.DataFrame({"prompt": distinct, "key": pl.Series(digests, dtype=pl.String)}),
+            on="prompt",
+            how="left",
+            maintain_order="left",
+        )
+        .get_column("key")
+    )
     imageonly = keys.is_null().arg_true()
     if len(imageonly):
         refs = images.gather(imageonly).list.join(",").fill_null("")
-        keys = keys.scatter(imageonly, pl.Series(
-            [_blake2b_hex16("images:" + r) for r in refs.to_list()], dtype=pl.String))
+        keys = keys.scatter(
+            imageonly,
+            pl.Series([_blake2b_hex16("images:" + r) for r in refs.to_list()], dtype=pl.String),
+        )
     return keys.alias(prompts.name)
 
 
@@ -119,11 +134,32 @@ def _normalise(texts: pl.Series) -> pl.Series:
 # ideographs, Hangul syllables: all assigned since Unicode 14 or earlier, so normalisation
 # stability keeps this true in later versions (each one checked in test_clean_dedup_key.py).
 NFKC_STABLE_RANGES = (
-    (0x00, 0x7F), (0xA1, 0xA7), (0xA9, 0xA9), (0xAB, 0xAE), (0xB0, 0xB1), (0xB6, 0xB7),
-    (0xBB, 0xBB), (0xBF, 0x131), (0x134, 0x13E), (0x141, 0x148), (0x14A, 0x17E),
-    (0x391, 0x3A1), (0x3A3, 0x3A9), (0x3B1, 0x3C9), (0x400, 0x45F), (0x2013, 0x2014),
-    (0x2018, 0x2019), (0x201C, 0x201D), (0x2022, 0x2022), (0x20AC, 0x20AC), (0x3001, 0x3002),
-    (0x300C, 0x300F), (0x3041, 0x3096), (0x30A1, 0x30FA), (0x30FC, 0x30FC), (0x4E00, 0x9FFF),
+    (0x00, 0x7F),
+    (0xA1, 0xA7),
+    (0xA9, 0xA9),
+    (0xAB, 0xAE),
+    (0xB0, 0xB1),
+    (0xB6, 0xB7),
+    (0xBB, 0xBB),
+    (0xBF, 0x131),
+    (0x134, 0x13E),
+    (0x141, 0x148),
+    (0x14A, 0x17E),
+    (0x391, 0x3A1),
+    (0x3A3, 0x3A9),
+    (0x3B1, 0x3C9),
+    (0x400, 0x45F),
+    (0x2013, 0x2014),
+    (0x2018, 0x2019),
+    (0x201C, 0x201D),
+    (0x2022, 0x2022),
+    (0x20AC, 0x20AC),
+    (0x3001, 0x3002),
+    (0x300C, 0x300F),
+    (0x3041, 0x3096),
+    (0x30A1, 0x30FA),
+    (0x30FC, 0x30FC),
+    (0x4E00, 0x9FFF),
     (0xAC00, 0xD7A3),
 )
 _NEEDS_NFKC = "[^" + "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in NFKC_STABLE_RANGES) + "]"
@@ -165,7 +201,10 @@ def clean_conversations(
         out = out.join(per_conv, on="_row", how="left", maintain_order="left")
     out = out.with_columns(
         pl.col("messages").fill_null(pl.lit([], dtype=pl.List(MESSAGE_TYPE))),
-        *[pl.col(c).fill_null(0) for c in ("turns", "n_images", "prompt_tokens", "response_tokens")],
+        *[
+            pl.col(c).fill_null(0)
+            for c in ("turns", "n_images", "prompt_tokens", "response_tokens")
+        ],
         *[pl.col(f"pii_{t}").fill_null(0) for t in PII_TYPES],
         dedup_key(pl.col("first_prompt"), pl.col("_first_images")).alias("dedup_key"),
     )

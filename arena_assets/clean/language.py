@@ -65,7 +65,8 @@ from __future__ import annotations
 import importlib.resources
 import re
 import threading
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import polars as pl
 
@@ -180,8 +181,11 @@ class CachedDetector:
     def detect(self, texts: Sequence[str]) -> tuple[list[str], list[float]]:
         answers = self._answers
         missing = [t for t in dict.fromkeys(texts) if t not in answers]
-        new = dict(zip(missing, zip(*self.detector.detect(missing), strict=True), strict=True)) \
-            if missing else {}
+        new = (
+            dict(zip(missing, zip(*self.detector.detect(missing), strict=True), strict=True))
+            if missing
+            else {}
+        )
         out = [new.get(t) or answers[t] for t in texts]  # before a possible reset below
         if len(answers) + len(new) > self.max_entries:
             answers.clear()
@@ -201,9 +205,7 @@ def _fasttext_input(text: str) -> str:
     return (text.lower() if text.isupper() else text) + "\n"
 
 
-def detect_languages(
-    texts: pl.Series, detector: LanguageDetector | None = None
-) -> pl.DataFrame:
+def detect_languages(texts: pl.Series, detector: LanguageDetector | None = None) -> pl.DataFrame:
     """`language` (String) and `language_score` (Float32) for each text of a Series.
 
     Identical texts are detected once (duplicates are common in arena traffic).

@@ -14,8 +14,9 @@ silently went missing would look clean, which is worse than a failed run.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
 
 import polars as pl
 

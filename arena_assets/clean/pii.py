@@ -36,12 +36,15 @@ _STREET_WORDS = (
     r"street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|place|pl|terrace|"
     r"parkway|pkwy|highway|hwy|way|square|sq|crescent|trail|plaza|rue|av|bd|allée|allee|impasse|"
     r"chemin|quai|cours|route|passage|calle|avenida|avda|paseo|pza|carrera|camino|rua|travessa|"
-    r"largo|praça|alameda|via|viale|piazza|corso|vicolo|strada")
+    r"largo|praça|alameda|via|viale|piazza|corso|vicolo|strada"
+)
 
 
 def _cased(words: str) -> str:
     """lower|Capitalised|UPPER of each word: case-insensitive groups slow the Rust DFA."""
-    return "|".join(dict.fromkeys(v for w in words.split("|") for v in (w, w.capitalize(), w.upper())))
+    return "|".join(
+        dict.fromkeys(v for w in words.split("|") for v in (w, w.capitalize(), w.upper()))
+    )
 
 
 _PREFILTER_GROUPS = {
@@ -105,10 +108,20 @@ def redact_text(text: str, groups: frozenset[str] | None = None) -> tuple[str, d
 def _matched_groups(texts: pl.Series) -> list[frozenset[str]]:
     """Per text, the prefilter groups it matches (run on candidate texts only: they are few),
     and for the address group the gates of its two patterns (``pii_address.GATES``)."""
-    flags = pl.DataFrame({"t": texts}).select(
-        *[pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in GROUP_PATTERNS.items()],
-        *[pl.col("t").str.contains(p).fill_null(False).alias(g) for g, p in ADDRESS_GATES.items()],
-    ).with_columns(pl.col("address").alias(ADDRESS_GATED))
+    flags = (
+        pl.DataFrame({"t": texts})
+        .select(
+            *[
+                pl.col("t").str.contains(p).fill_null(False).alias(g)
+                for g, p in GROUP_PATTERNS.items()
+            ],
+            *[
+                pl.col("t").str.contains(p).fill_null(False).alias(g)
+                for g, p in ADDRESS_GATES.items()
+            ],
+        )
+        .with_columns(pl.col("address").alias(ADDRESS_GATED))
+    )
     names = flags.columns
     return [frozenset(n for n, f in zip(names, row) if f) for row in flags.iter_rows()]
 
@@ -152,7 +165,8 @@ def scrub_raw_line(expr: pl.Expr) -> pl.Expr:
     raw line a message's text is escaped ("Hauptstra\\u00dfe 5", "\\n07700 900123"), which
     hides it from patterns written for text."""
     return expr.str.replace_all(_RAW_USER_FIELD, '${1}"<USER>"').map_batches(
-        _redact_raw_strings, return_dtype=pl.String)
+        _redact_raw_strings, return_dtype=pl.String
+    )
 
 
 def _redact_raw_strings(texts: pl.Series) -> pl.Series:
@@ -164,16 +178,20 @@ def _redact_raw_strings(texts: pl.Series) -> pl.Series:
     views = [unescaped_view(t) if t is not None and "\\" in t else None for t in values]
     if not any(views):
         return _redact_strings(texts)
-    plain = pl.Series([t if v is None else v[0] for t, v in zip(values, views, strict=True)],
-                      dtype=pl.String)
+    plain = pl.Series(
+        [t if v is None else v[0] for t, v in zip(values, views, strict=True)], dtype=pl.String
+    )
     hit = plain.str.contains(PREFILTER).fill_null(False).arg_true().to_list()
     if not hit:
         return texts
     out = list(values)
     for i, groups in zip(hit, _matched_groups(plain.gather(hit)), strict=True):
         view = views[i]
-        out[i] = (redact_text(values[i], groups)[0] if view is None
-                  else redact_escaped(values[i], view, detect_spans(view[0], groups)))
+        out[i] = (
+            redact_text(values[i], groups)[0]
+            if view is None
+            else redact_escaped(values[i], view, detect_spans(view[0], groups))
+        )
     return pl.Series(out, dtype=pl.String)
 
 
@@ -196,7 +214,9 @@ def redact_frame(frame: pl.DataFrame, column: str) -> pl.DataFrame:
         results = _redact_unique(texts.gather(hit))
         texts = texts.clone().scatter(hit, pl.Series([r[0] for r in results], dtype=pl.String))
         for t in PII_TYPES:
-            counts[t] = counts[t].scatter(hit, pl.Series([r[1][t] for r in results], dtype=pl.Int32))
+            counts[t] = counts[t].scatter(
+                hit, pl.Series([r[1][t] for r in results], dtype=pl.Int32)
+            )
     return frame.with_columns(texts, *counts.values())
 
 

@@ -25,21 +25,84 @@ from stdnum.us import ssn
 
 _PUNCT = "\"'`()[]{}<>,;!?。，、：；！？「」（）"
 _SEPARATORS = set(" -./()")
-_CJK_AS_SPACE = {c: " " for r in ((0x3000, 0xA000), (0xAC00, 0xD7B0), (0xFF00, 0xFFF0)) for c in range(*r)}
-_KEY_PREFIXES = ("sk-", "sk_live_", "sk_test_", "rk_live_", "AKIA", "ghp_", "gho_", "ghs_",
-                 "github_pat_", "xoxb-", "xoxp-", "AIza", "hf_", "glpat-")
-_STREET_WORDS = {
-    "street", "st", "st.", "avenue", "ave", "ave.", "road", "rd", "rd.", "boulevard", "blvd",
-    "lane", "ln", "drive", "dr", "dr.", "way", "court", "place", "terrace", "rue", "calle", "via",
-    "rua", "avenida", "ул.", "улица",
+_CJK_AS_SPACE = {
+    c: " " for r in ((0x3000, 0xA000), (0xAC00, 0xD7B0), (0xFF00, 0xFFF0)) for c in range(*r)
 }
-_NUMBER_FIRST_WORDS = {"street", "st", "st.", "avenue", "ave", "ave.", "road", "rd", "rd.", "boulevard",
-                       "blvd", "lane", "ln", "drive", "dr", "dr.", "way", "court", "place", "terrace", "rue"}
+_KEY_PREFIXES = (
+    "sk-",
+    "sk_live_",
+    "sk_test_",
+    "rk_live_",
+    "AKIA",
+    "ghp_",
+    "gho_",
+    "ghs_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "AIza",
+    "hf_",
+    "glpat-",
+)
+_STREET_WORDS = {
+    "street",
+    "st",
+    "st.",
+    "avenue",
+    "ave",
+    "ave.",
+    "road",
+    "rd",
+    "rd.",
+    "boulevard",
+    "blvd",
+    "lane",
+    "ln",
+    "drive",
+    "dr",
+    "dr.",
+    "way",
+    "court",
+    "place",
+    "terrace",
+    "rue",
+    "calle",
+    "via",
+    "rua",
+    "avenida",
+    "ул.",
+    "улица",
+}
+_NUMBER_FIRST_WORDS = {
+    "street",
+    "st",
+    "st.",
+    "avenue",
+    "ave",
+    "ave.",
+    "road",
+    "rd",
+    "rd.",
+    "boulevard",
+    "blvd",
+    "lane",
+    "ln",
+    "drive",
+    "dr",
+    "dr.",
+    "way",
+    "court",
+    "place",
+    "terrace",
+    "rue",
+}
 # prose words that never stand between a house number and its street
 _LINK_WORDS = {"and", "or", "the", "of", "in", "on", "to", "a", "an", "und", "et", "y", "e", "и"}
 _STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "straat", "gracht")
-_NOT_PERSONAL = [ipaddress.ip_network(n) for n in
-                 ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
+_NOT_PERSONAL = [
+    ipaddress.ip_network(n)
+    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+]
 # international notation anywhere, plus the national notations the matcher reads without
 # false alarms on timestamps and netmasks (a wider list flags 1715941800 as a German mobile)
 _PHONE_REGIONS = ("ZZ", "US", "CN")
@@ -63,7 +126,11 @@ def _numbers(tokens: list[str]) -> list[str]:
     out, current = [], []
     for token in tokens + [""]:
         bare = token.lstrip("+")
-        if bare and any(c.isdigit() for c in bare) and all(c.isdigit() or c in _SEPARATORS for c in bare):
+        if (
+            bare
+            and any(c.isdigit() for c in bare)
+            and all(c.isdigit() or c in _SEPARATORS for c in bare)
+        ):
             current.append(token)
             continue
         if current:
@@ -99,9 +166,13 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
     tokens = [t.strip(_PUNCT).rstrip(".") for t in raw]
     found: list[tuple[str, str]] = []
     for i, token in enumerate(tokens):
-        if token.isalpha() and token.lower() not in _STREET_WORDS:
-            if not token.lower().endswith(_STREET_SUFFIXES):
-                continue  # plain words, most of any text
+        lowered = token.lower()
+        if (
+            token.isalpha()
+            and lowered not in _STREET_WORDS
+            and not lowered.endswith(_STREET_SUFFIXES)
+        ):
+            continue  # plain words, most of any text
         if "@" in token:
             local, _, domain = token.rpartition("@")
             if "://" in local:  # a URL: user:password@host is a secret, the host is not an address
@@ -126,10 +197,12 @@ def find_raw_pii(text: str) -> list[tuple[str, str]]:
             first = lower in _NUMBER_FIRST_WORDS
             if not first and raw[i].endswith((".", "?", "!", ":", ";")):
                 continue  # its sentence ends here: "placa de rua?\n1. ..." lists, not a house
-            window = tokens[max(0, i - 4):i][::-1] if first else tokens[i + 1:i + 5]
-            window = window[:next((k for k, w in enumerate(window) if w.lower() in _LINK_WORDS), 4)]
+            window = tokens[max(0, i - 4) : i][::-1] if first else tokens[i + 1 : i + 5]
+            window = window[
+                : next((k for k, w in enumerate(window) if w.lower() in _LINK_WORDS), 4)
+            ]
             if any(w.rstrip(",").isdigit() and len(w.rstrip(",")) <= 5 for w in window):
-                found.append(("street_address", " ".join(tokens[max(0, i - 4):i + 5])))
+                found.append(("street_address", " ".join(tokens[max(0, i - 4) : i + 5])))
     for number in _numbers(tokens):
         digits = _digits(number)
         if 15 <= len(digits) <= 16 and digits[0] in "3456" and luhn.is_valid(digits):

@@ -18,8 +18,7 @@ from collections.abc import Iterator
 
 import phonenumbers
 from stdnum import iban as std_iban
-from stdnum import isbn
-from stdnum import luhn
+from stdnum import isbn, luhn
 from stdnum.br import cpf
 from stdnum.cn import ric
 from stdnum.de import idnr
@@ -37,12 +36,15 @@ Span = tuple[str, int, int]
 _IN_URL = re.compile(r"://[^\s/@]*$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _EMAIL = re.compile(r"(?<![\w.+%'-])[\w.+%'-]+@(?:[\w-]+\.)+[^\W\d_]{2,24}(?![\w-])")
-_TLDS = ("com|org|net|edu|gov|mil|int|info|biz|io|ai|co|me|dev|app|de|fr|es|it|pt|br|ru|"
-         "cn|jp|in|uk|nl|be|ch|at|pl|se|no|dk|fi|ie|us|ca|au|mx|ar|kr|tw|hk|eu|tv|xyz")
+_TLDS = (
+    "com|org|net|edu|gov|mil|int|info|biz|io|ai|co|me|dev|app|de|fr|es|it|pt|br|ru|"
+    "cn|jp|in|uk|nl|be|ch|at|pl|se|no|dk|fi|ie|us|ca|au|mx|ar|kr|tw|hk|eu|tv|xyz"
+)
 _AT = r"(?:\s*[\[({<]\s*(?:at|arroba)\s*[\])}>]\s*|\s+(?:at|arroba)\s+)"
 _DOT = r"(?:\s*[\[({<]\s*(?:dot|punto|ponto|point|punkt)\s*[\])}>]\s*|\s+(?:dot|punto|ponto|point|punkt)\s+)"
 _SPELLED_EMAIL = re.compile(
-    rf"(?i)(?<![\w.])[a-z0-9][\w.+-]*(?:{_DOT}[\w+-]+)*{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS})\b")
+    rf"(?i)(?<![\w.])[a-z0-9][\w.+-]*(?:{_DOT}[\w+-]+)*{_AT}[\w-]+(?:{_DOT}[\w-]+)*{_DOT}(?:{_TLDS})\b"
+)
 
 
 def _emails(text: str) -> Iterator[Span]:
@@ -58,7 +60,9 @@ def _emails(text: str) -> Iterator[Span]:
                 break
         yield "email", start, m.end()
     lower = text.lower()
-    if any(w in lower for w in (" at ", "(at)", "[at]", "{at}", "<at>", "arroba")):  # gate the slow one
+    if any(
+        w in lower for w in (" at ", "(at)", "[at]", "{at}", "<at>", "arroba")
+    ):  # gate the slow one
         for m in _SPELLED_EMAIL.finditer(text):
             yield "email", m.start(), m.end()
 
@@ -74,13 +78,15 @@ _SECRET = re.compile(
     r"|[sr]k_(?:live|test)_[A-Za-z0-9]{16,}|whsec_[A-Za-z0-9]{24,}"  # Stripe
     r"|hf_[A-Za-z0-9]{30,}|glpat-[A-Za-z0-9_-]{20,}"  # Hugging Face, GitLab
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"  # JWT
-    r")")
+    r")"
+)
 # user:password@ of a URL: only the credentials are secret, the host stays readable
 _URL_CREDENTIALS = re.compile(r"[a-zA-Z][a-zA-Z0-9+.-]{1,15}://([^\s:/@]{1,64}:[^\s/@]{1,128})@")
 # key = value where the key names a secret and the value looks generated (long, mixed)
 _ASSIGNED_SECRET = re.compile(
     r"(?i)(?:secret|token|api[_-]?key|access[_-]?key|password|passwd|pwd)[\w-]*[\"']?\s*[:=]\s*[\"']?"
-    r"([A-Za-z0-9/+_.-]{16,})")
+    r"([A-Za-z0-9/+_.-]{16,})"
+)
 
 
 def _secrets(text: str) -> Iterator[Span]:
@@ -96,19 +102,26 @@ def _secrets(text: str) -> Iterator[Span]:
 
 # ---------------------------------------------------------------- IP addresses
 _V4 = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_]|\.\d)")
-_V6 = re.compile(r"(?<![A-Za-z0-9_:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?(?![A-Za-z0-9_:]|\.\d)")
+_V6 = re.compile(
+    r"(?<![A-Za-z0-9_:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?(?![A-Za-z0-9_:]|\.\d)"
+)
 # a fully written address (8 groups) right after a label and a colon ("IPv6:2a02:...",
 # "ip:fe80:..."): _V6 cannot start after a colon (it would start inside an address)
-_V6_AFTER_LABEL = re.compile(r"(?<=:)[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?![0-9A-Za-z_:]|\.\d)")
+_V6_AFTER_LABEL = re.compile(
+    r"(?<=:)[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?![0-9A-Za-z_:]|\.\d)"
+)
 _LABEL_BEFORE = re.compile(r"[\w.-]*$")
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{0,4}")
 # RFC 5737 / RFC 3849: never assigned to anyone, so an address there is an example, not a user
-_DOCUMENTATION = [ipaddress.ip_network(n) for n in
-                  ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
+_DOCUMENTATION = [
+    ipaddress.ip_network(n)
+    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+]
 _VERSION_WORDS = re.compile(
     r"(?i)(?<![a-z])(?:version|ver\.?|v|release|rel\.?|build|section|sect?\.|§|chapter|rule|upgrade|update|"
     r"python|node|java|kernel|firmware|версия|バージョン|版本|versão|versione|versión|abschnitt)"
-    r"\W{0,3}(?:from\W{1,3})?$")
+    r"\W{0,3}(?:from\W{1,3})?$"
+)
 
 
 def _personal_ip(addr: ipaddress._BaseAddress) -> bool:
@@ -124,7 +137,9 @@ def _ips(text: str) -> Iterator[Span]:
         except ValueError:
             continue
         octets = m.group().split(".")
-        if all(len(o) == 1 for o in octets) or _VERSION_WORDS.search(text[max(0, m.start() - 24):m.start()]):
+        if all(len(o) == 1 for o in octets) or _VERSION_WORDS.search(
+            text[max(0, m.start() - 24) : m.start()]
+        ):
             continue  # 1.2.3.4 / "version 2.4.1.0": a version or section number, not a host
         if text.startswith("/", m.end()) and octets[-1] == "0":
             continue  # a network (CIDR) names no one
@@ -159,12 +174,14 @@ _RUN = re.compile(
     rf"(?:(?<=\b[Nn][OoRr]\.)|(?<=\b[Tt]el\.)|(?<![A-Za-z0-9_\uff10-\uff19.,#/-]))"
     rf"(?:[+\uff0b]\s?)?[(\uff08]?[{_D}]"
     rf"(?:[{_D}]|[ \u00a0.\-/()\u2010-\u2013\uff0d\uff0e\uff08\uff09]{{1,3}}(?=[{_D}]))*"
-    rf"(?![A-Za-z0-9_\uff10-\uff19])")
+    rf"(?![A-Za-z0-9_\uff10-\uff19])"
+)
 _MATH = re.compile(r"[=*^×÷<>]\s*$|^\s*(?:[=*^×÷<>]|[+\-/]\s+\d)")
 _ID_WITH_LETTERS = re.compile(
     r"(?<![A-Za-z0-9])(?:\d{17}[0-9Xx]"  # China resident id
     r"|\d{8}[- ]?[A-Za-z]|[XYZxyz][- ]?\d{7}[- ]?[A-Za-z]"  # Spain DNI / NIE
-    r"|[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z])(?![A-Za-z0-9])")  # Italy codice fiscale
+    r"|[A-Za-z]{6}\d{2}[A-Za-z]\d{2}[A-Za-z]\d{3}[A-Za-z])(?![A-Za-z0-9])"
+)  # Italy codice fiscale
 _ID_KEYWORDS = {
     "ssn": re.compile(r"(?i)(?:ssn|social security|sozialversicherung)"),
     "aadhaar": re.compile(r"(?i)(?:aadhaa?r|आधार|uidai)"),
@@ -175,27 +192,35 @@ _ID_KEYWORDS = {
 _PHONE_WORDS = re.compile(
     r"(?i)(?:tel|phone|call|mobile|cell|whatsapp|fax|handy|ruf|anruf|appel|portable|móvil|movil|"
     r"my number(?!s)|number is|reach me|text me|ring me|contact me|nummer|numéro|número|tlf|sms|"
-    r"llam|celular|telefone|cellulare|chiam|телефон|звон|номер|电话|手机|電話|携帯|नंबर|फ़ोन|फोन|कॉल)")
+    r"llam|celular|telefone|cellulare|chiam|телефон|звон|номер|电话|手机|電話|携帯|नंबर|फ़ोन|फोन|कॉल)"
+)
 _SSN_SHAPE = re.compile(r"^\d{3}([- ])\d{2}\1\d{4}$")
 _CPF_SHAPE = re.compile(r"^\d{3}\.\d{3}\.\d{3}-\d{2}$")
 _NIR_SHAPE = re.compile(r"^[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}$")
 _AADHAAR_SHAPE = re.compile(r"^\d{4}([ -])\d{4}\1\d{4}$")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}([./-])\d{1,2}\2\d{1,2}")
-_DOTTED_PHONE = re.compile(r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}|\d{3}\.\d{4}")
+_DOTTED_PHONE = re.compile(
+    r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}|\d{3}\.\d{4}"
+)
 _BOOK_WORDS = re.compile(r"(?i)(?:isbn|issn|ean|gtin|upc|doi|arxiv)\W{0,3}$")
 _UUID_OR_HASH = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|[0-9a-fA-F]{24,}")
 
 # (lowest, highest) issuer prefix ranges of the open card brands, and the lengths they issue
 _BRANDS = [
     (("4", "4"), (13, 16, 19)),  # Visa (13 only grouped, see _card)
-    (("51", "55"), (16,)), (("2221", "2720"), (16,)),  # Mastercard
-    (("34", "34"), (15,)), (("37", "37"), (15,)),  # Amex
-    (("6011", "6011"), (16, 17, 18, 19)), (("644", "65"), (16, 17, 18, 19)),  # Discover
+    (("51", "55"), (16,)),
+    (("2221", "2720"), (16,)),  # Mastercard
+    (("34", "34"), (15,)),
+    (("37", "37"), (15,)),  # Amex
+    (("6011", "6011"), (16, 17, 18, 19)),
+    (("644", "65"), (16, 17, 18, 19)),  # Discover
     (("3528", "3589"), (16, 17, 18, 19)),  # JCB
-    (("300", "305"), (14, 16, 17, 18, 19)), (("36", "36"), (14, 16, 17, 18, 19)),
+    (("300", "305"), (14, 16, 17, 18, 19)),
+    (("36", "36"), (14, 16, 17, 18, 19)),
     (("38", "39"), (16, 17, 18, 19)),  # Diners
     (("62", "62"), (16, 17, 18, 19)),  # UnionPay
-    (("50", "50"), (16, 17, 18, 19)), (("56", "69"), (16, 17, 18, 19)),  # Maestro
+    (("50", "50"), (16, 17, 18, 19)),
+    (("56", "69"), (16, 17, 18, 19)),  # Maestro
     (("2200", "2204"), (16, 17, 18, 19)),  # Mir
 ]
 
@@ -249,7 +274,9 @@ def _phone(raw: str, digits: str, before: str, after: str) -> bool:
     separated = bool(re.search(r"[ .\-/()]", text.lstrip("+")))
     if text.startswith("+") or (digits.startswith("00") and not digits.startswith("000")):
         try:
-            number = phonenumbers.parse("+" + digits[2:] if not text.startswith("+") else text, None)
+            number = phonenumbers.parse(
+                "+" + digits[2:] if not text.startswith("+") else text, None
+            )
         except phonenumbers.NumberParseException:
             return False
         return phonenumbers.is_possible_number(number)
@@ -261,11 +288,15 @@ def _phone(raw: str, digits: str, before: str, after: str) -> bool:
         return True  # "call me at 538-2701": a local number, dialled without its area code
     if len(digits) < 9 and not keyword:
         return False  # national numbers are 9+ digits nearly everywhere; shorter ones need a word
-    if not separated and not keyword and not (
-            re.fullmatch(r"1[3-9]\d{9}", digits) or re.fullmatch(r"0\d{9,11}", digits)):
+    if (
+        not separated
+        and not keyword
+        and not (re.fullmatch(r"1[3-9]\d{9}", digits) or re.fullmatch(r"0\d{9,11}", digits))
+    ):
         return False  # a bare digit run needs a phone word, or the shape of a CN mobile / trunk-0 number
     if re.fullmatch(r"\(?\d{3}\)?[ .\-]?\d{3}[ .\-]\d{4}", text) or re.fullmatch(
-            r"1[ .\-]\d{3}[ .\-]\d{3}[ .\-]\d{4}", text):
+        r"1[ .\-]\d{3}[ .\-]\d{3}[ .\-]\d{4}", text
+    ):
         number = phonenumbers.parse(digits[-10:], "US")  # NANP shape, area code not checked
         return phonenumbers.is_possible_number(number)
     for region in _regions(digits):
@@ -295,9 +326,9 @@ def _digit_runs(text: str) -> Iterator[Span]:
             continue
         start, end = m.start(), m.start() + len(raw)
         token_start = text.rfind(" ", 0, start) + 1
-        if _UUID_OR_HASH.search(text[token_start:end + 40].split(" ")[0]):
+        if _UUID_OR_HASH.search(text[token_start : end + 40].split(" ")[0]):
             continue
-        before, after = text[max(0, start - 40):start], text[end:end + 8]
+        before, after = text[max(0, start - 40) : start], text[end : end + 8]
         core = norm.lstrip("+(").rstrip(")")
         if _DATE.fullmatch(core) or _BOOK_WORDS.search(before):
             continue  # dates; ISBN / ISSN / EAN codes (named so in the text)
@@ -328,11 +359,14 @@ def _letter_ids(text: str) -> Iterator[Span]:
 # Only after a passport word: a passport number has no checksum shared across countries and
 # looks like any other code (US/UK 9 digits, DE "C01X00T47", FR "12AB34567"), so the word
 # is the evidence. Counted as national_id (an identity document number).
-PASSPORT_WORDS = ("passport|passeport|pasaporte|passaporto|passaporte|reisepass|paspoort|"
-                  "paszport|паспорт|护照|護照|パスポート|여권")
+PASSPORT_WORDS = (
+    "passport|passeport|pasaporte|passaporto|passaporte|reisepass|paspoort|"
+    "paszport|паспорт|护照|護照|パスポート|여권"
+)
 _PASSPORT = re.compile(
     rf"(?i:{PASSPORT_WORDS})(?:[^\n\d]{{0,30}}?)(?<![A-Za-z0-9])"
-    r"((?=[A-Z0-9]{6,10}(?![A-Za-z0-9]))[A-Z]{0,3}[0-9][A-Z0-9]{4,9})(?![A-Za-z0-9])")
+    r"((?=[A-Z0-9]{6,10}(?![A-Za-z0-9]))[A-Z]{0,3}[0-9][A-Z0-9]{4,9})(?![A-Za-z0-9])"
+)
 
 
 def _passports(text: str) -> Iterator[Span]:
@@ -369,8 +403,21 @@ DETECTORS = {
     "passport": (_passports,),
 }
 # on overlap the longer span wins; on a tie, the earlier type in this order
-_PRIORITY = {t: i for i, t in enumerate(
-    ("secret", "email", "iban", "national_id", "card_number", "ip_address", "phone", "street_address"))}
+_PRIORITY = {
+    t: i
+    for i, t in enumerate(
+        (
+            "secret",
+            "email",
+            "iban",
+            "national_id",
+            "card_number",
+            "ip_address",
+            "phone",
+            "street_address",
+        )
+    )
+}
 
 
 def detect_spans(text: str, groups: frozenset[str] | None = None) -> list[Span]:

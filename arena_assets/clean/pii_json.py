@@ -16,8 +16,11 @@ import re
 from arena_assets.contracts import PII_PLACEHOLDERS
 
 # \uXXXX (a surrogate pair as one), \xNN (Python reprs in a reject's detail), \n, \", \\ ...
-_ESCAPE = re.compile(r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
-                     r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(.))", re.DOTALL)
+_ESCAPE = re.compile(
+    r"\\(?:u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|(.))",
+    re.DOTALL,
+)
 _SIMPLE = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", '"': '"', "\\": "\\", "/": "/"}
 
 View = tuple[str, list[int]]
@@ -44,7 +47,7 @@ def unescaped_view(raw: str) -> View:
     pos = 0
     for m in _ESCAPE.finditer(raw):
         if m.start() > pos:
-            pieces.append(raw[pos:m.start()])
+            pieces.append(raw[pos : m.start()])
             starts.extend(range(pos, m.start()))
         char = _char(m)
         pieces.append(char)

@@ -33,12 +33,29 @@ CONVERSATIONS_SCHEMA = {
 
 # what the latest-snapshot SQL (sql/latest_snapshots.sql) hands to the cleaning
 SNAPSHOT_SCHEMA = {
-    **{c: CONVERSATIONS_SCHEMA[c] for c in
-       ("month", "conv_id", "model", "tstamp", "first_tstamp", "user_hash", "anony", "snapshots")},
+    **{
+        c: CONVERSATIONS_SCHEMA[c]
+        for c in (
+            "month",
+            "conv_id",
+            "model",
+            "tstamp",
+            "first_tstamp",
+            "user_hash",
+            "anony",
+            "snapshots",
+        )
+    },
     "messages": pl.List(MESSAGE_TYPE),
 }
 
 # never null in a conversation row (checked by the `required_columns_present` check)
 REQUIRED_CONVERSATION_COLUMNS = (
-    "conv_id", "model", "tstamp", "user_hash", "messages", "language", "dedup_key",
+    "conv_id",
+    "model",
+    "tstamp",
+    "user_hash",
+    "messages",
+    "language",
+    "dedup_key",
 )

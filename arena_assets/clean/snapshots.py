@@ -48,11 +48,17 @@ READ_ROWS = 16_384
 GATHER_BYTES = 256 << 20  # winners' messages held at once; more go to disk in buckets
 
 # the relation the SQL decides on (one row per logged conversation state)
-SIDES_SCHEMA = pa.schema([
-    ("conv_id", pa.large_string()), ("tstamp", pa.timestamp("us", tz="UTC")),
-    ("n_messages", pa.int32()), ("source_file", pa.large_string()), ("line_no", pa.int64()),
-    ("side", pa.int8()), ("pick", pa.int64()),
-])
+SIDES_SCHEMA = pa.schema(
+    [
+        ("conv_id", pa.large_string()),
+        ("tstamp", pa.timestamp("us", tz="UTC")),
+        ("n_messages", pa.int32()),
+        ("source_file", pa.large_string()),
+        ("line_no", pa.int64()),
+        ("side", pa.int8()),
+        ("pick", pa.int64()),
+    ]
+)
 _KEYS = ("tstamp", "source_file", "line_no")
 _SHARED = ("month", "tstamp", "user_hash", "anony")  # one value for both sides of a row
 _SIDE = {0: ("conv_id_a", "model_a", "messages_a"), 1: ("conv_id_b", "model_b", "messages_b")}
@@ -75,12 +81,17 @@ def _sides(chunk: pa.Table, first_row: int) -> Iterator[pa.RecordBatch]:
     pick = pl.int_range(first_row, first_row + chunk.num_rows, dtype=pl.Int64, eager=True) * 2
     for side, (conv_id, _, messages) in _SIDE.items():
         n_messages = _list_lengths(chunk[messages])
-        batch = pa.table({
-            "conv_id": chunk[conv_id], "tstamp": chunk["tstamp"], "n_messages": n_messages,
-            "source_file": chunk["source_file"], "line_no": chunk["line_no"],
-            "side": pl.repeat(side, chunk.num_rows, dtype=pl.Int8, eager=True).to_arrow(),
-            "pick": (pick + side).to_arrow(),
-        })
+        batch = pa.table(
+            {
+                "conv_id": chunk[conv_id],
+                "tstamp": chunk["tstamp"],
+                "n_messages": n_messages,
+                "source_file": chunk["source_file"],
+                "line_no": chunk["line_no"],
+                "side": pl.repeat(side, chunk.num_rows, dtype=pl.Int8, eager=True).to_arrow(),
+                "pick": (pick + side).to_arrow(),
+            }
+        )
         batch = batch.filter(pc.is_valid(batch["conv_id"])).cast(SIDES_SCHEMA)
         yield from batch.to_batches()
 
@@ -113,9 +124,11 @@ def _pieces(chunk: pa.Table, first_row: int, rank_of: np.ndarray) -> Iterator[pa
         if keep.size:
             # pyarrow's take copies the winners out, so no piece holds on to a whole row group
             picked = chunk.select([*_SHARED, conv_id, model, messages]).take(
-                pl.Series(keep).to_arrow())
+                pl.Series(keep).to_arrow()
+            )
             yield picked.rename_columns([*_SHARED, "conv_id", "model", "messages"]).append_column(
-                "rank", pl.Series(rank[keep]).to_arrow())
+                "rank", pl.Series(rank[keep]).to_arrow()
+            )
 
 
 class _Buckets:
@@ -192,27 +205,34 @@ def _gather(
             buckets.close()
     del rank_of
     if buckets is None:
-        raise RuntimeError(f"raw_logs had no rows on the second read, {n} conversations on "
-                           "the first: it changed while it was read")
+        raise RuntimeError(
+            f"raw_logs had no rows on the second read, {n} conversations on "
+            "the first: it changed while it was read"
+        )
     for k, table in buckets.tables():
         lo, hi = k * buckets.rows, min(n, (k + 1) * buckets.rows)
         if table is None or table.num_rows != hi - lo:
-            raise RuntimeError(f"gathered {0 if table is None else table.num_rows} snapshots "
-                               f"for ranks {lo}..{hi}: raw_logs changed while it was read")
+            raise RuntimeError(
+                f"gathered {0 if table is None else table.num_rows} snapshots "
+                f"for ranks {lo}..{hi}: raw_logs changed while it was read"
+            )
         # ranks lo..hi-1 each occur once: placing row i at rank[i] - lo is the sort; polars
         # moves only string views there, where pyarrow would copy every message again
         order = np.empty(hi - lo, dtype=np.int64)
         order[pl.from_arrow(table["rank"]).to_numpy() - lo] = np.arange(hi - lo, dtype=np.int64)
         frame = pl.from_arrow(table.drop_columns("rank"))[order].with_columns(
             snapshots=pl.from_arrow(winners["snapshots"].slice(lo, hi - lo)),
-            first_tstamp=pl.from_arrow(winners["first_tstamp"].slice(lo, hi - lo)))
+            first_tstamp=pl.from_arrow(winners["first_tstamp"].slice(lo, hi - lo)),
+        )
         del table
         # the second read must see the file the first one decided on (on S3 the object is
         # fetched again by key): the gathered ids are the decided ones, or nothing is written
         decided = pl.from_arrow(winners["conv_id"].slice(lo, hi - lo))
         if not frame.get_column("conv_id").equals(decided, check_names=False):
-            raise RuntimeError(f"conversation ids of ranks {lo}..{hi} differ from the ones "
-                               "decided on: raw_logs changed while it was read")
+            raise RuntimeError(
+                f"conversation ids of ranks {lo}..{hi} differ from the ones "
+                "decided on: raw_logs changed while it was read"
+            )
         for start in range(0, frame.height, batch_rows):
             yield _typed(frame.slice(start, batch_rows))
         del frame
@@ -230,9 +250,16 @@ def latest_snapshots(raw_logs: pl.DataFrame) -> pl.DataFrame:
     table = raw_logs.to_arrow()
     with tempfile.TemporaryDirectory(prefix="arena-snapshots-") as spill:
         winners = _winners(_sides(table, 0), "1GB", spill)
-        batches = list(_gather([(0, table)], table.num_rows, winners,
-                               batch_rows=max(1, winners.num_rows), gather_bytes=1 << 62,
-                               spill=spill))
+        batches = list(
+            _gather(
+                [(0, table)],
+                table.num_rows,
+                winners,
+                batch_rows=max(1, winners.num_rows),
+                gather_bytes=1 << 62,
+                spill=spill,
+            )
+        )
     return pl.concat(batches) if batches else _typed(pl.DataFrame(schema=SNAPSHOT_SCHEMA))
 
 
@@ -269,18 +296,33 @@ def iter_latest_snapshots(
     """
     with contextlib.ExitStack() as stack:
         spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-snapshots-"))
-        pf = pq.ParquetFile(stack.enter_context(lake.fs.open(
-            lake.partition_path("raw_logs", month), "rb")))
-        keys = ["conv_id_a", "conv_id_b", *_KEYS,
-                _count_leaf(pf, "messages_a"), _count_leaf(pf, "messages_b")]
-        sides = (batch for first_row, chunk in _slices(pf, keys)
-                 for batch in _sides(chunk, first_row))
+        pf = pq.ParquetFile(
+            stack.enter_context(lake.fs.open(lake.partition_path("raw_logs", month), "rb"))
+        )
+        keys = [
+            "conv_id_a",
+            "conv_id_b",
+            *_KEYS,
+            _count_leaf(pf, "messages_a"),
+            _count_leaf(pf, "messages_b"),
+        ]
+        sides = (
+            batch for first_row, chunk in _slices(pf, keys) for batch in _sides(chunk, first_row)
+        )
         winners = _winners(sides, memory_limit, spill)
         meta = pf.metadata
-        payload = sum(group.column(i).total_uncompressed_size
-                      for group in (meta.row_group(g) for g in range(meta.num_row_groups))
-                      for i in range(group.num_columns)
-                      if group.column(i).path_in_schema.split(".")[0] in PAYLOAD_COLUMNS)
-        yield from _gather(_slices(pf, PAYLOAD_COLUMNS), meta.num_rows, winners,
-                           batch_rows=batch_rows, gather_bytes=gather_bytes, spill=spill,
-                           payload_bytes=payload)
+        payload = sum(
+            group.column(i).total_uncompressed_size
+            for group in (meta.row_group(g) for g in range(meta.num_row_groups))
+            for i in range(group.num_columns)
+            if group.column(i).path_in_schema.split(".")[0] in PAYLOAD_COLUMNS
+        )
+        yield from _gather(
+            _slices(pf, PAYLOAD_COLUMNS),
+            meta.num_rows,
+            winners,
+            batch_rows=batch_rows,
+            gather_bytes=gather_bytes,
+            spill=spill,
+            payload_bytes=payload,
+        )

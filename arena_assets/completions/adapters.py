@@ -42,7 +42,14 @@ import polars as pl
 
 from arena_assets.clean.pii import redact_frame
 from arena_assets.completions.records import (
-    COPILOT_LOG, COPILOT_RELEASE, KEEP_TEXT, PARSERS, RELEASE_FIELDS, Half, blank_sensitive, detect,
+    COPILOT_LOG,
+    COPILOT_RELEASE,
+    KEEP_TEXT,
+    PARSERS,
+    RELEASE_FIELDS,
+    Half,
+    blank_sensitive,
+    detect,
 )
 from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA, COMPLETION_REJECTS_SCHEMA
 from arena_assets.contracts import REJECT_RAW_CHARS
@@ -59,17 +66,43 @@ class ParsedCompletions:
     records_read: int = 0
 
 
-def _reject(out: ParsedCompletions, month: str, source: str, line_no: int, reason: str, detail: str,
-            raw: str, checker: Checker) -> None:
+def _reject(
+    out: ParsedCompletions,
+    month: str,
+    source: str,
+    line_no: int,
+    reason: str,
+    detail: str,
+    raw: str,
+    checker: Checker,
+) -> None:
     detail2, text, user = blank_reject(blank_sensitive(raw), detail, checker.user_hash)
-    out.rejects.append({"month": month, "source_file": source, "line_no": line_no, "reason": reason,
-                        "detail": detail2, "raw": text, "user_hash": user})
+    out.rejects.append(
+        {
+            "month": month,
+            "source_file": source,
+            "line_no": line_no,
+            "reason": reason,
+            "detail": detail2,
+            "raw": text,
+            "user_hash": user,
+        }
+    )
 
 
 def _late_reject(out: ParsedCompletions, month: str, half: Half, reason: str, detail: str) -> None:
     """A record refused when its pair is merged (its text is not kept past parsing)."""
-    out.rejects.append({"month": month, "source_file": half.source_file, "line_no": half.line_no,
-                        "reason": reason, "detail": detail, "raw": "", "user_hash": half.fields["user"]})
+    out.rejects.append(
+        {
+            "month": month,
+            "source_file": half.source_file,
+            "line_no": half.line_no,
+            "reason": reason,
+            "detail": detail,
+            "raw": "",
+            "user_hash": half.fields["user"],
+        }
+    )
 
 
 def _records(url: str, storage_options: dict | None) -> Iterator[tuple[Any, str]]:
@@ -105,8 +138,14 @@ def _records(url: str, storage_options: dict | None) -> Iterator[tuple[Any, str]
                     yield Reject("invalid_json", str(exc)[:200]), text
 
 
-def parse_files(root: str, month: str, *, salt: str, known_models: set[str] | None = None,
-                storage_options: dict | None = None) -> tuple[ParsedCompletions, sources.MonthListing]:
+def parse_files(
+    root: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None = None,
+    storage_options: dict | None = None,
+) -> tuple[ParsedCompletions, sources.MonthListing]:
     """Every record of the month's files under ``root`` as a Half or a reject."""
     listing = sources.scan_month(root, month, storage_options)
     checker = Checker(month, salt, known_models)
@@ -122,10 +161,13 @@ def parse_files(root: str, month: str, *, salt: str, known_models: set[str] | No
                     raise Reject("not_an_object", f"record is {tname(rec)}")
                 fmt = detect(rec)
                 if fmt is None:
-                    raise Reject("unknown_layout", f"keys {sorted(map(str, rec))[:12]}; expected a "
-                                                   "Copilot Arena record (/add_completion: completionId, "
-                                                   "model; /add_completion_outcome: completionItems) or a "
-                                                   "release row (" + ", ".join(RELEASE_FIELDS) + ")")
+                    raise Reject(
+                        "unknown_layout",
+                        f"keys {sorted(map(str, rec))[:12]}; expected a "
+                        "Copilot Arena record (/add_completion: completionId, "
+                        "model; /add_completion_outcome: completionItems) or a "
+                        "release row (" + ", ".join(RELEASE_FIELDS) + ")",
+                    )
                 kind, key, fields = PARSERS[fmt](checker, rec)
                 source_format = COPILOT_RELEASE if fmt == COPILOT_RELEASE else COPILOT_LOG
                 out.halves.append(Half(kind, key, fields, line_no, source, source_format))
@@ -151,12 +193,18 @@ def _sides(slot: dict[str, Half]) -> dict:
 def _check_pair(slot: dict[str, Half]) -> str | None:
     """Why the records of one pair cannot be one battle, or None."""
     top, bottom, outcome = slot.get("top"), slot.get("bottom"), slot.get("outcome")
-    if top is not None and bottom is not None and top.fields["pair_completion_id"] != bottom.fields["completion_id"]:
+    if (
+        top is not None
+        and bottom is not None
+        and top.fields["pair_completion_id"] != bottom.fields["completion_id"]
+    ):
         return "the top completion's pairCompletionId is not the bottom one's completionId"
     if outcome is not None:
         for side, rec in (("a", top), ("b", bottom)):
             if rec is not None and (rec.fields["model"], rec.fields["completion_id"]) != (
-                    outcome.fields[f"model_{side}"], outcome.fields[f"completion_id_{side}"]):
+                outcome.fields[f"model_{side}"],
+                outcome.fields[f"completion_id_{side}"],
+            ):
                 return f"the outcome's side {side} disagrees with its completion record"
     return None
 
@@ -168,8 +216,13 @@ def merge_pairs(parsed: ParsedCompletions, month: str) -> pl.DataFrame:
     for half in parsed.halves:
         slot = pairs.setdefault(half.key, {})
         if half.kind in slot:
-            _late_reject(parsed, month, half, "duplicate_pair",
-                         f"pair {short(half.key)}: its {half.kind} record appeared earlier in the month")
+            _late_reject(
+                parsed,
+                month,
+                half,
+                "duplicate_pair",
+                f"pair {short(half.key)}: its {half.kind} record appeared earlier in the month",
+            )
             continue
         slot[half.kind] = half
     rows = []
@@ -190,30 +243,58 @@ def merge_pairs(parsed: ParsedCompletions, month: str) -> pl.DataFrame:
                 _late_reject(parsed, month, half, reason, why)
             continue
         outcome = slot.get("outcome")
-        shared = next(h for h in (outcome, slot.get("top"), slot.get("bottom")) if h is not None).fields
+        shared = next(
+            h for h in (outcome, slot.get("top"), slot.get("bottom")) if h is not None
+        ).fields
         text = next((h.fields for h in halves if h.fields.get("prefix") is not None), shared)
-        ts = outcome.fields["tstamp"] if outcome is not None else max(h.fields["tstamp"] for h in halves)
+        ts = (
+            outcome.fields["tstamp"]
+            if outcome is not None
+            else max(h.fields["tstamp"] for h in halves)
+        )
         accepted = outcome.fields["accepted_index"] if outcome is not None else None
         first = min(halves, key=lambda h: (h.source_file, h.line_no))
-        rows.append({
-            **{k: shared[k] for k in ("user", "privacy", "mid_span", "prefix_length", "suffix_length")},
-            **sides, "file_type": next((h.fields["file_type"] for h in halves if h.fields["file_type"]), None),
-            "prefix": text["prefix"], "suffix": text["suffix"], "tstamp": ts, "month": month, "pair_id": key,
-            "winner": "tie (bothbad)" if accepted is None else ("model_a", "model_b")[accepted],
-            "accepted": accepted is not None, "records": len(halves), "source_file": first.source_file,
-            "source_format": first.source_format})
+        rows.append(
+            {
+                **{
+                    k: shared[k]
+                    for k in ("user", "privacy", "mid_span", "prefix_length", "suffix_length")
+                },
+                **sides,
+                "file_type": next(
+                    (h.fields["file_type"] for h in halves if h.fields["file_type"]), None
+                ),
+                "prefix": text["prefix"],
+                "suffix": text["suffix"],
+                "tstamp": ts,
+                "month": month,
+                "pair_id": key,
+                "winner": "tie (bothbad)" if accepted is None else ("model_a", "model_b")[accepted],
+                "accepted": accepted is not None,
+                "records": len(halves),
+                "source_file": first.source_file,
+                "source_format": first.source_format,
+            }
+        )
     return _battle_frame(rows)
 
 
-_ROW_TYPES = {**{c: t for c, t in COMPLETION_BATTLES_SCHEMA.items()
-                 if c not in ("tstamp", "user_hash", "prefix_lines", "redactions", "secrets_redacted")},
-              "tstamp": pl.Int64, "user": pl.String}
+_ROW_TYPES = {
+    **{
+        c: t
+        for c, t in COMPLETION_BATTLES_SCHEMA.items()
+        if c not in ("tstamp", "user_hash", "prefix_lines", "redactions", "secrets_redacted")
+    },
+    "tstamp": pl.Int64,
+    "user": pl.String,
+}
 
 
 def _battle_frame(rows: list[dict]) -> pl.DataFrame:
     frame = pl.DataFrame({c: [r.get(c) for r in rows] for c in _ROW_TYPES}, schema=_ROW_TYPES)
     return frame.rename({"user": "user_hash"}).with_columns(
-        pl.from_epoch("tstamp", time_unit="us").dt.replace_time_zone("UTC"))
+        pl.from_epoch("tstamp", time_unit="us").dt.replace_time_zone("UTC")
+    )
 
 
 def clean_battles(battles: pl.DataFrame) -> pl.DataFrame:
@@ -222,10 +303,18 @@ def clean_battles(battles: pl.DataFrame) -> pl.DataFrame:
     keep = pl.col("privacy") == KEEP_TEXT
     out = battles.with_columns(
         (pl.col("prefix").str.count_matches("\n") + 1).cast(pl.Int32).alias("prefix_lines"),
-        pl.col("completion_length_a").fill_null(pl.col("completion_a").str.len_chars().cast(pl.Int64)),
-        pl.col("completion_length_b").fill_null(pl.col("completion_b").str.len_chars().cast(pl.Int64)),
-    ).with_columns(*[pl.when(keep).then(pl.col(c)).otherwise(None).alias(c)
-                     for c in ("prefix", "suffix", "completion_a", "completion_b")])
+        pl.col("completion_length_a").fill_null(
+            pl.col("completion_a").str.len_chars().cast(pl.Int64)
+        ),
+        pl.col("completion_length_b").fill_null(
+            pl.col("completion_b").str.len_chars().cast(pl.Int64)
+        ),
+    ).with_columns(
+        *[
+            pl.when(keep).then(pl.col(c)).otherwise(None).alias(c)
+            for c in ("prefix", "suffix", "completion_a", "completion_b")
+        ]
+    )
     redactions = pl.zeros(out.height, pl.Int32, eager=True)
     secrets = pl.zeros(out.height, pl.Int32, eager=True)
     for col in ("prefix", "suffix", "completion_a", "completion_b"):
@@ -233,13 +322,20 @@ def clean_battles(battles: pl.DataFrame) -> pl.DataFrame:
         counts = done.select(pl.sum_horizontal(pl.selectors.starts_with("pii_"))).to_series()
         redactions = redactions + counts.cast(pl.Int32)
         secrets = secrets + done["pii_secret"]
-        out = out.with_columns(pl.when(pl.col(col).is_not_null()).then(done[col]).otherwise(None).alias(col))
+        out = out.with_columns(
+            pl.when(pl.col(col).is_not_null()).then(done[col]).otherwise(None).alias(col)
+        )
     out = out.with_columns(redactions.alias("redactions"), secrets.alias("secrets_redacted"))
-    return out.select([pl.col(c).cast(t) for c, t in COMPLETION_BATTLES_SCHEMA.items()]).sort("tstamp", "pair_id")
+    return out.select([pl.col(c).cast(t) for c, t in COMPLETION_BATTLES_SCHEMA.items()]).sort(
+        "tstamp", "pair_id"
+    )
 
 
 def reject_frame(rejects: list[dict]) -> pl.DataFrame:
     """Rejects with their detail and text PII-redacted, then cut (as ingest's are)."""
     details, raws = redact_rejects([r["detail"] for r in rejects], [r["raw"] for r in rejects])
-    rows = [{**r, "detail": d, "raw": x[:REJECT_RAW_CHARS]} for r, d, x in zip(rejects, details, raws, strict=True)]
+    rows = [
+        {**r, "detail": d, "raw": x[:REJECT_RAW_CHARS]}
+        for r, d, x in zip(rejects, details, raws, strict=True)
+    ]
     return pl.DataFrame(rows, schema=COMPLETION_REJECTS_SCHEMA)

@@ -32,6 +32,7 @@ reported as ``top_share`` (the position effect).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -63,8 +64,13 @@ class CopilotBoard:
 
 
 def _fit_options(options: CopilotBoardOptions) -> FitOptions:
-    return FitOptions(ci="bootstrap", bootstrap_rounds=options.bootstrap_rounds, level=options.level,
-                      seed=options.seed, min_battles=options.min_battles)
+    return FitOptions(
+        ci="bootstrap",
+        bootstrap_rounds=options.bootstrap_rounds,
+        level=options.level,
+        seed=options.seed,
+        min_battles=options.min_battles,
+    )
 
 
 LOG = "copilot_log"  # source_format of rows built from the server's records
@@ -73,31 +79,56 @@ WAIT_BINS = (0.5, 1.0, 2.0, 4.0)  # seconds: edges of the acceptance-by-wait tab
 
 def _logged(battles: pl.DataFrame) -> pl.DataFrame:
     """The rows an acceptance rate may count (see the module docstring)."""
-    return battles.filter(pl.col("source_format") == LOG) if "source_format" in battles.columns else battles
+    return (
+        battles.filter(pl.col("source_format") == LOG)
+        if "source_format" in battles.columns
+        else battles
+    )
 
 
 def _model_facts(battles: pl.DataFrame) -> pl.DataFrame:
     logged = pl.col("source_format") == LOG if "source_format" in battles.columns else pl.lit(True)
     frame = battles.with_columns(wait=pl.max_horizontal("latency_a", "latency_b"), logged=logged)
-    sides = pl.concat([frame.select("wait", "logged", model=f"model_{s}", latency=f"latency_{s}",
-                                    accepted=pl.col("winner") == f"model_{s}") for s in "ab"])
-    return sides.group_by("model").agg(acceptance_rate=pl.col("accepted").filter(pl.col("logged")).mean(),
-                                       median_latency=pl.col("latency").median(),
-                                       median_pair_latency=pl.col("wait").median())
+    sides = pl.concat(
+        [
+            frame.select(
+                "wait",
+                "logged",
+                model=f"model_{s}",
+                latency=f"latency_{s}",
+                accepted=pl.col("winner") == f"model_{s}",
+            )
+            for s in "ab"
+        ]
+    )
+    return sides.group_by("model").agg(
+        acceptance_rate=pl.col("accepted").filter(pl.col("logged")).mean(),
+        median_latency=pl.col("latency").median(),
+        median_pair_latency=pl.col("wait").median(),
+    )
 
 
 def acceptance_by_wait(battles: pl.DataFrame) -> list[dict]:
     """Share of pairs accepted by the pair's wait (its slower completion), server rows with
     both latencies: what latency costs in Copilot Arena's interface."""
-    timed = _logged(battles).drop_nulls(["latency_a", "latency_b"]).with_columns(
-        wait=pl.max_horizontal("latency_a", "latency_b"))
+    timed = (
+        _logged(battles)
+        .drop_nulls(["latency_a", "latency_b"])
+        .with_columns(wait=pl.max_horizontal("latency_a", "latency_b"))
+    )
     edges = [0.0, *WAIT_BINS, float("inf")]
     out = []
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         part = timed.filter((pl.col("wait") >= lo) & (pl.col("wait") < hi))
         if part.height:
-            out.append({"wait_from_s": lo, "wait_to_s": None if hi == float("inf") else hi,
-                        "pairs": part.height, "acceptance_rate": float(part["accepted"].mean())})
+            out.append(
+                {
+                    "wait_from_s": lo,
+                    "wait_to_s": None if hi == float("inf") else hi,
+                    "pairs": part.height,
+                    "acceptance_rate": float(part["accepted"].mean()),
+                }
+            )
     return out
 
 
@@ -105,18 +136,22 @@ def _table(board: pl.DataFrame, name: str, facts: pl.DataFrame) -> pl.DataFrame:
     return board.join(facts, on="model", how="left").with_columns(board=pl.lit(name))
 
 
-def copilot_leaderboard(battles: pl.DataFrame, month: str,
-                        options: CopilotBoardOptions = CopilotBoardOptions()) -> CopilotBoard:
+def copilot_leaderboard(
+    battles: pl.DataFrame, month: str, options: CopilotBoardOptions = CopilotBoardOptions()
+) -> CopilotBoard:
     """The boards of ``battles`` (all completion battles up to ``month``)."""
     facts = _model_facts(battles)
     fitted = battles if options.include_unaccepted else battles.filter(pl.col("accepted"))
     accepted = battles.filter(pl.col("accepted"))
     logged = _logged(battles)
-    figures = {"pairs": battles.height, "accepted_pairs": accepted.height,
-               "logged_pairs": logged.height,  # server records: the base of acceptance rates
-               "acceptance_rate": float(logged["accepted"].mean()) if logged.height else None,
-               "acceptance_by_wait": acceptance_by_wait(battles),
-               "top_share": float((accepted["winner"] == "model_a").mean()) if accepted.height else None}
+    figures = {
+        "pairs": battles.height,
+        "accepted_pairs": accepted.height,
+        "logged_pairs": logged.height,  # server records: the base of acceptance rates
+        "acceptance_rate": float(logged["accepted"].mean()) if logged.height else None,
+        "acceptance_by_wait": acceptance_by_wait(battles),
+        "top_share": float((accepted["winner"] == "model_a").mean()) if accepted.height else None,
+    }
     opts = _fit_options(options)
     tables, left_out, latency = [], {}, {}
     try:
@@ -129,16 +164,27 @@ def copilot_leaderboard(battles: pl.DataFrame, month: str,
     timed = fitted.filter(pl.col("latency_a").is_not_null() & pl.col("latency_b").is_not_null())
     try:
         styled = fit_style_controlled(timed, opts, style_features=(LATENCY,), style_norm="ratio")
-        tables.append(_table(styled.table.join(plain.table.select("model", rating_unadjusted="rating"),
-                                               on="model", how="left"), "latency_controlled", facts))
+        tables.append(
+            _table(
+                styled.table.join(
+                    plain.table.select("model", rating_unadjusted="rating"), on="model", how="left"
+                ),
+                "latency_controlled",
+                facts,
+            )
+        )
         coef = styled.coefficients.row(0, named=True) if styled.coefficients.height else {}
-        latency = {k: float(coef[k]) for k in ("coef", "lower", "upper", "coef_rating") if k in coef}
+        latency = {
+            k: float(coef[k]) for k in ("coef", "lower", "upper", "coef_rating") if k in coef
+        }
         latency["pairs"] = timed.height
         latency["status"] = "exploratory"  # not a Copilot Arena figure: see the module docstring
         left_out["latency_controlled"] = styled.left_out or {}
     except (RankingInputError, NoMaximumLikelihood, np.linalg.LinAlgError) as exc:
         latency = {"error": str(exc)[:200], "pairs": timed.height}
-    for (ftype,), part in sorted(fitted.drop_nulls("file_type").group_by("file_type"), key=lambda kv: kv[0][0]):
+    for (ftype,), part in sorted(
+        fitted.drop_nulls("file_type").group_by("file_type"), key=lambda kv: kv[0][0]
+    ):
         if part.height < options.min_file_type_battles:
             continue
         try:
@@ -147,9 +193,19 @@ def copilot_leaderboard(battles: pl.DataFrame, month: str,
             continue
         tables.append(_table(lang.table, f"file_type:{ftype}", facts))
         left_out[f"file_type:{ftype}"] = lang.left_out
-    frame = pl.concat([t.with_columns(month=pl.lit(month)).select(
-        [pl.col(c).cast(ty) if c in t.columns or c == "month" else pl.lit(None, ty).alias(c)
-         for c, ty in COPILOT_BOARD_SCHEMA.items()]) for t in tables])
+    frame = pl.concat(
+        [
+            t.with_columns(month=pl.lit(month)).select(
+                [
+                    pl.col(c).cast(ty)
+                    if c in t.columns or c == "month"
+                    else pl.lit(None, ty).alias(c)
+                    for c, ty in COPILOT_BOARD_SCHEMA.items()
+                ]
+            )
+            for t in tables
+        ]
+    )
     figures["boards"] = dict(frame.group_by("board").len().sort("board").iter_rows())
     return CopilotBoard(frame, latency, figures, left_out)
 
@@ -158,15 +214,29 @@ def board_data(board: pl.DataFrame, latency: dict, figures: dict, month: str) ->
     """The board as plain JSON for a site page (``leaderboard_site`` or any static page):
     one list of rows per board, each row the model's rating, interval, rank, battles,
     acceptance rate and median latency, plus the latency coefficient and the figures."""
+
     def rows(name: str) -> list[dict]:
         part = board.filter(pl.col("board") == name).sort("rank", "model")
         # 8 decimals: a page rounds again (a rate shown to 0.1 %) and must not round twice
-        return [{k: (round(v, 8) if isinstance(v, float) else v) for k, v in r.items() if k not in ("month", "board")}
-                for r in part.iter_rows(named=True)]
-    return {"month": month, "title": "Copilot Arena: code completions",
-            "boards": {name: rows(name) for name in sorted(set(board["board"]))},
-            "latency_control": latency, "figures": figures,
-            "notes": {"acceptance_rate": "server records only (the release holds accepted pairs alone)",
-                      "latency_controlled": "exploratory: both completions are shown together, so "
-                                            "Copilot Arena reports median latency and does not "
-                                            "adjust scores for it"}}
+        return [
+            {
+                k: (round(v, 8) if isinstance(v, float) else v)
+                for k, v in r.items()
+                if k not in ("month", "board")
+            }
+            for r in part.iter_rows(named=True)
+        ]
+
+    return {
+        "month": month,
+        "title": "Copilot Arena: code completions",
+        "boards": {name: rows(name) for name in sorted(set(board["board"]))},
+        "latency_control": latency,
+        "figures": figures,
+        "notes": {
+            "acceptance_rate": "server records only (the release holds accepted pairs alone)",
+            "latency_controlled": "exploratory: both completions are shown together, so "
+            "Copilot Arena reports median latency and does not "
+            "adjust scores for it",
+        },
+    }

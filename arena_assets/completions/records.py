@@ -39,15 +39,39 @@ import orjson
 from arena_assets.ingest.validate import Checker, Reject, short, tname
 from arena_assets.privacy.rejects import value_end
 
-COPILOT_COMPLETION, COPILOT_OUTCOME, COPILOT_RELEASE = "copilot_completion", "copilot_outcome", "copilot_release"
+COPILOT_COMPLETION, COPILOT_OUTCOME, COPILOT_RELEASE = (
+    "copilot_completion",
+    "copilot_outcome",
+    "copilot_release",
+)
 COPILOT_LOG = "copilot_log"  # a battle's source_format when built from server records
-RELEASE_FIELDS = ("prefix", "suffix", "model_a", "model_b", "acceptedIndex", "completion_a", "completion_b")
+RELEASE_FIELDS = (
+    "prefix",
+    "suffix",
+    "model_a",
+    "model_b",
+    "acceptedIndex",
+    "completion_a",
+    "completion_b",
+)
 KEEP_TEXT = "Research"
 # Copilot Arena's PrivacySensitiveKeys (server/src/privacy.py) and the extension's identity
 # fields beside userId (blanked by privacy.rejects): never kept in a reject's text
-SENSITIVE_KEYS = ("prompt", "prefix", "full_prefix", "suffix", "full_suffix", "raw_response",
-                  "raw_completion", "response", "completion", "code_to_edit", "user_input",
-                  "username", "repoUrl")
+SENSITIVE_KEYS = (
+    "prompt",
+    "prefix",
+    "full_prefix",
+    "suffix",
+    "full_suffix",
+    "raw_response",
+    "raw_completion",
+    "response",
+    "completion",
+    "code_to_edit",
+    "user_input",
+    "username",
+    "repoUrl",
+)
 _SENSITIVE = re.compile(r'"(?:' + "|".join(map(re.escape, SENSITIVE_KEYS)) + r')"\s*:\s*')
 REMOVED = '"<REMOVED>"'
 
@@ -59,7 +83,7 @@ def blank_sensitive(text: str) -> str:
     for match in _SENSITIVE.finditer(text):
         if match.start() < pos:  # a key inside a value removed already
             continue
-        out += [text[pos:match.end()], REMOVED]
+        out += [text[pos : match.end()], REMOVED]
         pos = value_end(text, match.end())
     return "".join(out) + text[pos:] if out else text
 
@@ -90,7 +114,10 @@ def _str(value: Any, what: str, reason: str) -> str:
     if type(value) is int:
         return str(value)
     if type(value) is not str or not value:
-        raise Reject(reason, f"{what} is {'absent' if value in (None, '') else tname(value) + ' ' + short(value)}")
+        raise Reject(
+            reason,
+            f"{what} is {'absent' if value in (None, '') else tname(value) + ' ' + short(value)}",
+        )
     return value
 
 
@@ -145,25 +172,38 @@ def _side(checker: Checker, item: dict, where: str) -> dict:
     """The fields of one completion (a record or an outcome's item)."""
     model = _str(item.get("model"), f"{where}.model", "missing_model")
     checker.check_model(model)
-    return {"model": model, "latency": _number(item.get("latency"), f"{where}.latency"),
-            "completion": _text(item.get("completion"), f"{where}.completion"),
-            "completion_length": _length(item.get("completion_length"), f"{where}.completion_length"),
-            "completion_id": _str(item.get("completionId"), f"{where}.completionId", "missing_pair_id")}
+    return {
+        "model": model,
+        "latency": _number(item.get("latency"), f"{where}.latency"),
+        "completion": _text(item.get("completion"), f"{where}.completion"),
+        "completion_length": _length(item.get("completion_length"), f"{where}.completion_length"),
+        "completion_id": _str(item.get("completionId"), f"{where}.completionId", "missing_pair_id"),
+    }
 
 
 def _shared(checker: Checker, rec: dict, item: dict, where: str) -> dict:
     """What both completions of a pair share: the user, file, code around the cursor."""
     user = _str(rec.get("userId") or item.get("userId"), "userId", "missing_user")
-    prefix, suffix = _text(item.get("prefix"), f"{where}.prefix"), _text(item.get("suffix"), f"{where}.suffix")
+    prefix, suffix = (
+        _text(item.get("prefix"), f"{where}.prefix"),
+        _text(item.get("suffix"), f"{where}.suffix"),
+    )
     prefix_length = _length(item.get("prefix_length"), f"{where}.prefix_length")
     suffix_length = _length(item.get("suffix_length"), f"{where}.suffix_length")
-    return {"user": checker.user_hash(user),
-            "file_type": _text(rec.get("fileType") or item.get("fileType"), "fileType"),
-            "privacy": _text(rec.get("privacy") or item.get("privacy"), "privacy"),
-            "prefix": prefix, "suffix": suffix,
-            "prefix_length": prefix_length if prefix_length is not None or prefix is None else len(prefix),
-            "suffix_length": suffix_length if suffix_length is not None or suffix is None else len(suffix),
-            "mid_span": rec.get("midSpan") if type(rec.get("midSpan")) is bool else None}
+    return {
+        "user": checker.user_hash(user),
+        "file_type": _text(rec.get("fileType") or item.get("fileType"), "fileType"),
+        "privacy": _text(rec.get("privacy") or item.get("privacy"), "privacy"),
+        "prefix": prefix,
+        "suffix": suffix,
+        "prefix_length": prefix_length
+        if prefix_length is not None or prefix is None
+        else len(prefix),
+        "suffix_length": suffix_length
+        if suffix_length is not None or suffix is None
+        else len(suffix),
+        "mid_span": rec.get("midSpan") if type(rec.get("midSpan")) is bool else None,
+    }
 
 
 def completion_half(checker: Checker, rec: dict) -> tuple[str, str, dict]:
@@ -175,23 +215,40 @@ def completion_half(checker: Checker, rec: dict) -> tuple[str, str, dict]:
         raise Reject("missing_tstamp", "the completion has no timestamp")
     ts = checker.tstamp_us(rec["timestamp"])
     key = side["completion_id"] if index == 0 else other
-    return ("top", "bottom")[index], key, {**_shared(checker, rec, rec, "completion"), **side,
-                                            "pair_completion_id": other, "tstamp": ts}
+    return (
+        ("top", "bottom")[index],
+        key,
+        {
+            **_shared(checker, rec, rec, "completion"),
+            **side,
+            "pair_completion_id": other,
+            "tstamp": ts,
+        },
+    )
 
 
 def outcome_half(checker: Checker, rec: dict) -> tuple[str, str, dict]:
     """(outcome, pair key, fields) of a ``/add_completion_outcome`` record."""
     if "acceptedIndex" not in rec:
-        raise Reject("missing_accepted_index", "completionItems without acceptedIndex: a /create_pair "
-                                               "response, not a record Copilot Arena persists")
+        raise Reject(
+            "missing_accepted_index",
+            "completionItems without acceptedIndex: a /create_pair "
+            "response, not a record Copilot Arena persists",
+        )
     items = rec.get("completionItems")
     if type(items) is not list or len(items) != 2 or not all(type(i) is dict for i in items):
         raise Reject("bad_items", f"completionItems is {short(items)}, expected two objects")
-    index = [_index(i.get("pairIndex", k), f"completionItems[{k}].pairIndex") for k, i in enumerate(items)]
+    index = [
+        _index(i.get("pairIndex", k), f"completionItems[{k}].pairIndex")
+        for k, i in enumerate(items)
+    ]
     if sorted(index) != [0, 1]:
         raise Reject("bad_items", f"pairIndex values {index}, expected 0 and 1")
     top, bottom = (items[index.index(0)], items[index.index(1)])
-    a, b = _side(checker, top, "completionItems[top]"), _side(checker, bottom, "completionItems[bottom]")
+    a, b = (
+        _side(checker, top, "completionItems[top]"),
+        _side(checker, bottom, "completionItems[bottom]"),
+    )
     if a["model"] == b["model"]:
         raise Reject("same_model_battle", f"both completions are {short(a['model'])}")
     accepted = accepted_index(rec.get("acceptedIndex"))
@@ -202,10 +259,17 @@ def outcome_half(checker: Checker, rec: dict) -> tuple[str, str, dict]:
     else:
         times = [i.get("timestamp") for i in items if i.get("timestamp") is not None]
         if not times:
-            raise Reject("missing_tstamp", "neither the outcome nor its completions carry a timestamp")
+            raise Reject(
+                "missing_tstamp", "neither the outcome nor its completions carry a timestamp"
+            )
         ts = max(checker.tstamp_us(t) for t in times)
-    fields = {**_shared(checker, rec, top, "completionItems[top]"), "tstamp": ts, "accepted_index": accepted,
-              **{f"{k}_a": v for k, v in a.items()}, **{f"{k}_b": v for k, v in b.items()}}
+    fields = {
+        **_shared(checker, rec, top, "completionItems[top]"),
+        "tstamp": ts,
+        "accepted_index": accepted,
+        **{f"{k}_a": v for k, v in a.items()},
+        **{f"{k}_b": v for k, v in b.items()},
+    }
     return "outcome", a["completion_id"], fields
 
 
@@ -227,14 +291,36 @@ def release_half(checker: Checker, rec: dict) -> tuple[str, str, dict]:
         raise Reject("bad_accepted_index", "a release row without an accepted completion")
     texts = {k: _text(rec[k], k) for k in ("prefix", "suffix", "completion_a", "completion_b")}
     key = "cr-" + hashlib.sha256(orjson.dumps([rec[k] for k in RELEASE_FIELDS])).hexdigest()[:24]
-    return "outcome", key, {
-        "tstamp": checker.lo_us, "user": checker.user_hash(key), "file_type": None, "privacy": KEEP_TEXT,
-        "prefix": texts["prefix"], "suffix": texts["suffix"], "prefix_length": len(texts["prefix"]),
-        "suffix_length": len(texts["suffix"]), "mid_span": None, "accepted_index": accepted,
-        "model_a": model_a, "model_b": model_b, "latency_a": None, "latency_b": None,
-        "completion_a": texts["completion_a"], "completion_b": texts["completion_b"],
-        "completion_length_a": len(texts["completion_a"]), "completion_length_b": len(texts["completion_b"]),
-        "completion_id_a": None, "completion_id_b": None}
+    return (
+        "outcome",
+        key,
+        {
+            "tstamp": checker.lo_us,
+            "user": checker.user_hash(key),
+            "file_type": None,
+            "privacy": KEEP_TEXT,
+            "prefix": texts["prefix"],
+            "suffix": texts["suffix"],
+            "prefix_length": len(texts["prefix"]),
+            "suffix_length": len(texts["suffix"]),
+            "mid_span": None,
+            "accepted_index": accepted,
+            "model_a": model_a,
+            "model_b": model_b,
+            "latency_a": None,
+            "latency_b": None,
+            "completion_a": texts["completion_a"],
+            "completion_b": texts["completion_b"],
+            "completion_length_a": len(texts["completion_a"]),
+            "completion_length_b": len(texts["completion_b"]),
+            "completion_id_a": None,
+            "completion_id_b": None,
+        },
+    )
 
 
-PARSERS = {COPILOT_COMPLETION: completion_half, COPILOT_OUTCOME: outcome_half, COPILOT_RELEASE: release_half}
+PARSERS = {
+    COPILOT_COMPLETION: completion_half,
+    COPILOT_OUTCOME: outcome_half,
+    COPILOT_RELEASE: release_half,
+}

@@ -15,10 +15,13 @@ from arena_assets.completions.board import CopilotBoardOptions
 
 # option -> (variable, default); ARENA_BOOTSTRAP_ROUNDS is shared with the arena boards
 BOARD_VARIABLES = {
-    "bootstrap_rounds": ("ARENA_BOOTSTRAP_ROUNDS", "200"), "ci_level": ("ARENA_COPILOT_CI_LEVEL", "0.95"),
-    "seed": ("ARENA_COPILOT_SEED", "0"), "min_battles": ("ARENA_COPILOT_MIN_BATTLES", "20"),
+    "bootstrap_rounds": ("ARENA_BOOTSTRAP_ROUNDS", "200"),
+    "ci_level": ("ARENA_COPILOT_CI_LEVEL", "0.95"),
+    "seed": ("ARENA_COPILOT_SEED", "0"),
+    "min_battles": ("ARENA_COPILOT_MIN_BATTLES", "20"),
     "min_file_type_battles": ("ARENA_COPILOT_MIN_FILE_TYPE_BATTLES", "300"),
-    "include_unaccepted": ("ARENA_COPILOT_INCLUDE_UNACCEPTED", "false")}
+    "include_unaccepted": ("ARENA_COPILOT_INCLUDE_UNACCEPTED", "false"),
+}
 ROOT_VARIABLE = "ARENA_COMPLETIONS_ROOT"
 
 
@@ -58,8 +61,11 @@ def board_options(values: dict[str, object]) -> CopilotBoardOptions:
         level=fraction(values["ci_level"], var["ci_level"], 0.95, 0.5, 0.999),
         seed=integer(values["seed"], var["seed"]),
         min_battles=integer(values["min_battles"], var["min_battles"]),
-        min_file_type_battles=integer(values["min_file_type_battles"], var["min_file_type_battles"]),
-        include_unaccepted=switch(values["include_unaccepted"], var["include_unaccepted"]))
+        min_file_type_battles=integer(
+            values["min_file_type_battles"], var["min_file_type_battles"]
+        ),
+        include_unaccepted=switch(values["include_unaccepted"], var["include_unaccepted"]),
+    )
 
 
 def board_options_from(get: Callable[[str, str], str]) -> CopilotBoardOptions:

@@ -26,5 +26,5 @@ arena_automation = dg.AutomationConditionSensorDefinition(
     default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
     description="Refreshes every stage after ingest when what it reads changed "
-                "(conditions on the assets: 'follow upstream (any month)').",
+    "(conditions on the assets: 'follow upstream (any month)').",
 )

@@ -21,26 +21,42 @@ from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget
 from arena_assets.pipeline.plan import MonthSettings
 
 
-def month_settings(storage, llm_cache, *, labeler=None, embedder=None, judge=None, reward_model=None,
-                   topic_settings=None, bench_settings=None, evaluator_settings=None) -> MonthSettings:
+def month_settings(
+    storage,
+    llm_cache,
+    *,
+    labeler=None,
+    embedder=None,
+    judge=None,
+    reward_model=None,
+    topic_settings=None,
+    bench_settings=None,
+    evaluator_settings=None,
+) -> MonthSettings:
     """The plan's view of the configured resources (any subset an asset holds): the tasks
     built as the assets build them, so a plan names the endpoints and prices a run uses."""
     from arena_assets.pipeline.evaluators import RISK_MAX_TOKENS
 
     raw = storage.raw_root
-    s = MonthSettings(cache_root=llm_cache.root_for(storage),
-                      storage_options=llm_cache.storage_options(storage))
+    s = MonthSettings(
+        cache_root=llm_cache.root_for(storage), storage_options=llm_cache.storage_options(storage)
+    )
     if labeler is not None and labeler.configured():
         s.labeler = labeler.task(raw)
         s.risk_labeler = labeler.task(raw, max_tokens=RISK_MAX_TOKENS)
     if evaluator_settings is not None:
-        s.agreement_size, s.agreement_seed = evaluator_settings.agreement_sample_size, evaluator_settings.seed
+        s.agreement_size, s.agreement_seed = (
+            evaluator_settings.agreement_sample_size,
+            evaluator_settings.seed,
+        )
         s.refusal_max_chars = evaluator_settings.max_prompt_chars
         try:  # a bad judge list or a listed judge's endpoint unset: the agreement's plan says
             # what its run would (other assets plan on)
             s.agreement_judges = evaluator_settings.judges()
             if judge is not None and reward_model is not None:
-                s.agreement_judge, s.agreement_reward = evaluator_settings.tasks(judge, reward_model, storage)
+                s.agreement_judge, s.agreement_reward = evaluator_settings.tasks(
+                    judge, reward_model, storage
+                )
         except ValueError as exc:
             s.agreement_error = str(exc)
     if topic_settings is not None:

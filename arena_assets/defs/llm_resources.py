@@ -18,8 +18,8 @@ import dagster as dg
 
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm.cache import ResponseCache
-from arena_assets.llm.embed import embeddings_cache
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.embed import embeddings_cache
 from arena_assets.llm.simulated import SIMULATED, served_elsewhere, simulated_endpoint_url
 
 
@@ -72,22 +72,30 @@ class LLMTaskResource(dg.ConfigurableResource):
             if self.sim_base_url.strip():
                 return served_elsewhere(self.sim_base_url.strip(), self.sim_seed)
             truth = f"{raw_root.rstrip('/')}/_truth" if raw_root else None
-            return simulated_endpoint_url(truth, self.sim_seed, _number(self.sim_latency, "sim_latency"))
+            return simulated_endpoint_url(
+                truth, self.sim_seed, _number(self.sim_latency, "sim_latency")
+            )
         return self.base_url.strip()
 
     def task(self, raw_root: str | None = None, **overrides) -> LLMTask:
         """The library's ``LLMTask`` for this resource (``raw_root``: where the simulated
         truth lives, used only by ``simulated``); ``overrides`` set other LLMTask fields."""
         if not self.configured():
-            raise ValueError("this LLM task has no base URL or model: set its ARENA_*_BASE_URL "
-                             "and ARENA_*_MODEL variables (see .env.example)")
+            raise ValueError(
+                "this LLM task has no base URL or model: set its ARENA_*_BASE_URL "
+                "and ARENA_*_MODEL variables (see .env.example)"
+            )
         return LLMTask(
-            model=self.model.strip(), base_url=self.resolved_base_url(raw_root),
-            api_key=self.api_key or "sk-no-key", max_concurrency=self.max_concurrency,
-            timeout=self.timeout, max_retries=self.max_retries,
+            model=self.model.strip(),
+            base_url=self.resolved_base_url(raw_root),
+            api_key=self.api_key or "sk-no-key",
+            max_concurrency=self.max_concurrency,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
             price_input_per_1m=_number(self.price_input_per_1m, "price_input_per_1m"),
             price_output_per_1m=_number(self.price_output_per_1m, "price_output_per_1m"),
-            **overrides)
+            **overrides,
+        )
 
 
 class LLMCache(dg.ConfigurableResource):
@@ -102,7 +110,9 @@ class LLMCache(dg.ConfigurableResource):
         return storage.storage_options() if self.root_for(storage).startswith("s3://") else {}
 
     def cache(self, storage: ArenaStorage, namespace: str, chunk_size: int = 64) -> ResponseCache:
-        return ResponseCache(self.root_for(storage), namespace, chunk_size, self.storage_options(storage))
+        return ResponseCache(
+            self.root_for(storage), namespace, chunk_size, self.storage_options(storage)
+        )
 
     def embeddings(self, storage: ArenaStorage) -> ResponseCache:
         return embeddings_cache(self.root_for(storage), self.storage_options(storage))
@@ -128,8 +138,10 @@ def llm_task_resource(prefix: str) -> LLMTaskResource:
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={
-        "labeler": llm_task_resource("LABELER"),
-        "embedder": llm_task_resource("EMBED"),
-        "llm_cache": LLMCache(root=dg.EnvVar("ARENA_LLM_CACHE_ROOT")),
-    })
+    return dg.Definitions(
+        resources={
+            "labeler": llm_task_resource("LABELER"),
+            "embedder": llm_task_resource("EMBED"),
+            "llm_cache": LLMCache(root=dg.EnvVar("ARENA_LLM_CACHE_ROOT")),
+        }
+    )

@@ -17,7 +17,7 @@ PARTITIONS_END = dg.EnvVar("ARENA_PARTITIONS_END").get_value("") or ""
 
 
 def month_after(month: str) -> str:
-    """"2024-03" -> "2024-04" (Dagster's end_date is exclusive)."""
+    """ "2024-03" -> "2024-04" (Dagster's end_date is exclusive)."""
     year, mon = (int(p) for p in month.split("-"))
     return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
 
@@ -35,8 +35,8 @@ def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
     if end and end < start:
         raise ValueError(f"ARENA_PARTITIONS_END={end} is before ARENA_PARTITIONS_START={start}")
     return dg.MonthlyPartitionsDefinition(
-        start_date=start, end_date=month_after(end) if end else None, fmt="%Y-%m",
-        timezone="UTC")
+        start_date=start, end_date=month_after(end) if end else None, fmt="%Y-%m", timezone="UTC"
+    )
 
 
 try:

@@ -71,18 +71,20 @@ class ArenaStorage(dg.ConfigurableResource):
         return opts
 
     @classmethod
-    def from_settings(cls) -> "ArenaStorage":
+    def from_settings(cls) -> ArenaStorage:
         """The storage a command outside Dagster uses: roots and S3 settings from the shell,
         else ``.env``, else the defaults (``envfile.setting``), over an in-memory catalog."""
         from arena_assets.envfile import setting
 
-        return cls(catalog=DuckDBResource(database=":memory:"),
-                   raw_root=setting("ARENA_RAW_ROOT", "./data/raw"),
-                   lake_root=setting("ARENA_LAKE_ROOT", "./data/lake"),
-                   s3_endpoint_url=setting("ARENA_S3_ENDPOINT_URL", ""),
-                   s3_access_key_id=setting("ARENA_S3_ACCESS_KEY_ID", ""),
-                   s3_secret_access_key=setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
-                   s3_region=setting("ARENA_S3_REGION", ""))
+        return cls(
+            catalog=DuckDBResource(database=":memory:"),
+            raw_root=setting("ARENA_RAW_ROOT", "./data/raw"),
+            lake_root=setting("ARENA_LAKE_ROOT", "./data/lake"),
+            s3_endpoint_url=setting("ARENA_S3_ENDPOINT_URL", ""),
+            s3_access_key_id=setting("ARENA_S3_ACCESS_KEY_ID", ""),
+            s3_secret_access_key=setting("ARENA_S3_SECRET_ACCESS_KEY", ""),
+            s3_region=setting("ARENA_S3_REGION", ""),
+        )
 
     def _options_for(self, url: str) -> dict[str, Any]:
         return self.storage_options() if url.startswith("s3://") else {}
@@ -96,17 +98,27 @@ class ArenaStorage(dg.ConfigurableResource):
             return
         import fsspec
 
-        opts = {**self.storage_options(), "skip_instance_cache": True,
-                "config_kwargs": {"connect_timeout": 5, "read_timeout": 10,
-                                  "retries": {"max_attempts": 1}}}
-        bucket = url[len("s3://"):].split("/", 1)[0]
-        where = (f"{url} ({setting}; S3 endpoint {self.s3_endpoint_url or 'AWS default'} "
-                 "from ARENA_S3_ENDPOINT_URL)")
+        opts = {
+            **self.storage_options(),
+            "skip_instance_cache": True,
+            "config_kwargs": {
+                "connect_timeout": 5,
+                "read_timeout": 10,
+                "retries": {"max_attempts": 1},
+            },
+        }
+        bucket = url[len("s3://") :].split("/", 1)[0]
+        where = (
+            f"{url} ({setting}; S3 endpoint {self.s3_endpoint_url or 'AWS default'} "
+            "from ARENA_S3_ENDPOINT_URL)"
+        )
         try:
             fsspec.filesystem("s3", **opts).ls(bucket)
         except FileNotFoundError:
-            raise StorageUnreachable(f"bucket {bucket!r} does not exist or is not visible with "
-                                     f"these credentials: {where}") from None
+            raise StorageUnreachable(
+                f"bucket {bucket!r} does not exist or is not visible with "
+                f"these credentials: {where}"
+            ) from None
         except Exception as exc:  # botocore / aiohttp errors have no common base worth naming
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise StorageUnreachable(f"cannot reach {where}: {first}") from None
@@ -121,9 +133,12 @@ class ArenaStorage(dg.ConfigurableResource):
         # views are relative to the project: the one named, else the working directory when
         # the lake root is configured relative (./data/lake); an absolute root stays absolute
         relative = not self.lake_root.startswith("/") and "://" not in self.lake_root
-        return Lake(self.lake_root, self._options_for(self.lake_root),
-                    allow_empty=self.empty_month_allowed,
-                    relative_to=self.project_dir or (os.getcwd() if relative else None))
+        return Lake(
+            self.lake_root,
+            self._options_for(self.lake_root),
+            allow_empty=self.empty_month_allowed,
+            relative_to=self.project_dir or (os.getcwd() if relative else None),
+        )
 
     def publish(self, asset: str, log=None) -> None:
         """Make sure the catalog has a view for ``asset`` (after its first file exists).
@@ -142,26 +157,34 @@ class ArenaStorage(dg.ConfigurableResource):
                 # import pandas (~0.5 s, once per run process) to check the value's type
                 name = sql_literal(asset)
                 found = con.execute(
-                    f"select sql from duckdb_views() where view_name = {name} and not internal").fetchone()
+                    f"select sql from duckdb_views() where view_name = {name} and not internal"
+                ).fetchone()
                 # views made before every view had a `month` (bench tables) are made again
-                has_month = con.execute(
-                    f"select count(*) from duckdb_columns() where table_name = {name} "
-                    "and column_name = 'month'").fetchone()[0] > 0
+                has_month = (
+                    con.execute(
+                        f"select count(*) from duckdb_columns() where table_name = {name} "
+                        "and column_name = 'month'"
+                    ).fetchone()[0]
+                    > 0
+                )
                 if found is None or lake.glob_url(asset) not in found[0] or not has_month:
                     create_view(con, lake, asset)
         except (duckdb.Error, OSError) as exc:
             if log is None:
                 raise
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            log.warning(f"catalog {self.catalog.database} not updated for {asset!r} ({first}); "
-                        "the Parquet files are written; the view appears on the next run "
-                        "(open the catalog with -readonly to leave it free)")
+            log.warning(
+                f"catalog {self.catalog.database} not updated for {asset!r} ({first}); "
+                "the Parquet files are written; the view appears on the next run "
+                "(open the catalog with -readonly to leave it free)"
+            )
 
     def _catalog_connection(self) -> duckdb.DuckDBPyConnection:
         for pause in (0.2, 0.6, None):  # ~1 s in all: a lock held longer is not ours
             try:
-                return duckdb.connect(self.catalog.database,
-                                      config=dict(self.catalog.connection_config))
+                return duckdb.connect(
+                    self.catalog.database, config=dict(self.catalog.connection_config)
+                )
             except duckdb.IOException:
                 if pause is None:
                     raise

@@ -12,7 +12,7 @@ monthly_refresh = dg.define_asset_job(
     "monthly_refresh",
     selection=dg.AssetSelection.all(),
     description="Every asset for one month: ingest, clean, battles, then the leaderboards "
-                "that cover it. The schedule launches it for the month that just ended.",
+    "that cover it. The schedule launches it for the month that just ended.",
 )
 
 
@@ -23,8 +23,12 @@ def month_before(year: int, month: int) -> str:
 # 02:00 UTC on the 1st, for the month that just ended. Stopped by default: the raw-root
 # sensor and the automation already follow new data; operators who prefer a fixed
 # monthly run turn this on in the UI (Automation).
-@dg.schedule(job=monthly_refresh, cron_schedule="0 2 1 * *", execution_timezone="UTC",
-             default_status=dg.DefaultScheduleStatus.STOPPED)
+@dg.schedule(
+    job=monthly_refresh,
+    cron_schedule="0 2 1 * *",
+    execution_timezone="UTC",
+    default_status=dg.DefaultScheduleStatus.STOPPED,
+)
 def monthly_refresh_schedule(context: dg.ScheduleEvaluationContext, storage: ArenaStorage):
     """Skips (with the reason shown in the UI) a month outside the partition range or with
     no raw files, instead of writing empty tables and a copy of the previous board."""

@@ -78,8 +78,9 @@ def fastchat_pick(game1: str | None, game2: str | None) -> str | None:
     return one if one == two else "tie"
 
 
-def cluster_bootstrap(values: np.ndarray, clusters: np.ndarray, *, rounds: int, level: float,
-                      seed: int) -> tuple[float, float]:
+def cluster_bootstrap(
+    values: np.ndarray, clusters: np.ndarray, *, rounds: int, level: float, seed: int
+) -> tuple[float, float]:
     """Percentile interval of the mean of ``values`` resampling whole clusters."""
     if values.size == 0:
         return float("nan"), float("nan")
@@ -113,16 +114,24 @@ def mtbench_agreement(human: list[str], pick: list[str]) -> dict:
     pairs = list(zip(human, pick, strict=True))
     without = [(h, p) for h, p in pairs if h != "tie" and p != "tie"]
     return {
-        "agreement_with_ties": sum(h == p for h, p in pairs) / len(pairs) if pairs else float("nan"),
-        "agreement_without_ties": (sum(h == p for h, p in without) / len(without)
-                                   if without else float("nan")),
+        "agreement_with_ties": sum(h == p for h, p in pairs) / len(pairs)
+        if pairs
+        else float("nan"),
+        "agreement_without_ties": (
+            sum(h == p for h, p in without) / len(without) if without else float("nan")
+        ),
         "pairs_without_ties": len(without),
     }
 
 
-def _length_preference(picks: list[str], tokens_a: list[int], tokens_b: list[int]) -> tuple[float, int]:
-    chosen = [(p == "a") == (ta > tb) for p, ta, tb in zip(picks, tokens_a, tokens_b, strict=True)
-              if p in ("a", "b") and ta != tb]
+def _length_preference(
+    picks: list[str], tokens_a: list[int], tokens_b: list[int]
+) -> tuple[float, int]:
+    chosen = [
+        (p == "a") == (ta > tb)
+        for p, ta, tb in zip(picks, tokens_a, tokens_b, strict=True)
+        if p in ("a", "b") and ta != tb
+    ]
     return (float(np.mean(chosen)) if chosen else float("nan")), len(chosen)
 
 
@@ -136,8 +145,10 @@ def _game_stats(game1: list, game2: list) -> tuple[float, float]:
     both = [(g1, g2) for g1, g2 in zip(game1, game2, strict=True) if g1 and g2]
     games = [g for g in game1 + game2 if g and g != "A=B"]
     flips = [_sign(g1) != -_sign(g2) for g1, g2 in both]
-    return (float(np.mean(flips)) if flips else float("nan"),
-            float(np.mean([g.startswith("A") for g in games])) if games else float("nan"))
+    return (
+        float(np.mean(flips)) if flips else float("nan"),
+        float(np.mean([g.startswith("A") for g in games])) if games else float("nan"),
+    )
 
 
 def slice_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
@@ -147,26 +158,48 @@ def slice_metrics(frame: pl.DataFrame, options: AgreementOptions) -> dict:
     human = [SIDE_OF_WINNER[w] for w in judged["winner"]]
     picks = judged["pick"].to_list()
     games = list(zip(judged["game1"].to_list(), judged["game2"].to_list(), strict=True))
-    fastchat = [fastchat_pick(g1, g2) if (g1 or g2) else p for (g1, g2), p in zip(games, picks, strict=True)]
-    scores = [(s, c) for s, c in ((_score(h, p), c) for h, p, c in
-                                  zip(human, picks, judged["dedup_key"], strict=True)) if s is not None]
+    fastchat = [
+        fastchat_pick(g1, g2) if (g1 or g2) else p for (g1, g2), p in zip(games, picks, strict=True)
+    ]
+    scores = [
+        (s, c)
+        for s, c in (
+            (_score(h, p), c) for h, p, c in zip(human, picks, judged["dedup_key"], strict=True)
+        )
+        if s is not None
+    ]
     values = np.array([s for s, _ in scores], dtype=float)
     half = [_score(h, p, 0.5) for h, p in zip(human, picks, strict=True)]
     half = [v for v in half if v is not None]
-    lo, hi = cluster_bootstrap(values, np.array([c for _, c in scores], dtype=object),
-                               rounds=options.rounds, level=options.level, seed=options.seed)
-    pref, n_pref = _length_preference(picks, judged["tokens_a"].to_list(), judged["tokens_b"].to_list())
-    human_pref, _ = _length_preference(human, judged["tokens_a"].to_list(), judged["tokens_b"].to_list())
+    lo, hi = cluster_bootstrap(
+        values,
+        np.array([c for _, c in scores], dtype=object),
+        rounds=options.rounds,
+        level=options.level,
+        seed=options.seed,
+    )
+    pref, n_pref = _length_preference(
+        picks, judged["tokens_a"].to_list(), judged["tokens_b"].to_list()
+    )
+    human_pref, _ = _length_preference(
+        human, judged["tokens_a"].to_list(), judged["tokens_b"].to_list()
+    )
     flip, a_share = _game_stats(judged["game1"].to_list(), judged["game2"].to_list())
     return {
-        "battles": frame.height, "judged": judged.height, "decisive_votes": int(values.size),
+        "battles": frame.height,
+        "judged": judged.height,
+        "decisive_votes": int(values.size),
         "accuracy": float(values.mean()) if values.size else float("nan"),
-        "accuracy_lower": lo, "accuracy_upper": hi,
+        "accuracy_lower": lo,
+        "accuracy_upper": hi,
         "accuracy_tie_half": float(np.mean(half)) if half else float("nan"),
         **mtbench_agreement(human, fastchat),
         "kappa": cohen_kappa(human, picks),
-        "flip_rate": flip, "a_share": a_share,
-        "length_preference": pref, "length_pairs": n_pref, "human_length_preference": human_pref,
+        "flip_rate": flip,
+        "a_share": a_share,
+        "length_preference": pref,
+        "length_pairs": n_pref,
+        "human_length_preference": human_pref,
     }
 
 
@@ -202,11 +235,18 @@ def row_wise_pearson(frame: pl.DataFrame, min_pair_battles: int = 1) -> tuple[fl
 
 
 def _as_battles(frame: pl.DataFrame, side: str) -> pl.DataFrame:
-    return frame.select("model_a", "model_b", pl.col(side).replace_strict(
-        {"a": "model_a", "b": "model_b", "tie": "tie"}, return_dtype=pl.String).alias("winner"))
+    return frame.select(
+        "model_a",
+        "model_b",
+        pl.col(side)
+        .replace_strict({"a": "model_a", "b": "model_b", "tie": "tie"}, return_dtype=pl.String)
+        .alias("winner"),
+    )
 
 
-def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: dict | None = None) -> dict:
+def board_metrics(
+    frame: pl.DataFrame, options: AgreementOptions, human_boards: dict | None = None
+) -> dict:
     """The judge's implied board against the human board of the same battles.
     ``human_boards``: human boards already fitted, by the options and the battles they were
     fitted on (judges that answered the same battles of one sample share one: the same
@@ -221,16 +261,22 @@ def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: 
     fitted = {} if human_boards is None else human_boards
 
     def fit(side: str):
-        return fit_bt(_as_battles(judged, side), ci="bootstrap", bootstrap_rounds=options.board_rounds,
-                      level=options.level, seed=options.seed)
+        return fit_bt(
+            _as_battles(judged, side),
+            ci="bootstrap",
+            bootstrap_rounds=options.board_rounds,
+            level=options.level,
+            seed=options.seed,
+        )
 
     human = (options, tuple(judged["battle_id"]))  # in order: the same rows, the same bootstrap
     try:
         if human not in fitted:
             fitted[human] = fit("human")
         boards = [fit("pick"), fitted[human]]
-        vs = bench_vs_human(leaderboard_score_table(boards[0], "judge"),
-                            leaderboard_score_table(boards[1], "human"))
+        vs = bench_vs_human(
+            leaderboard_score_table(boards[0], "judge"), leaderboard_score_table(boards[1], "human")
+        )
     except (RankingInputError, NoMaximumLikelihood, ValueError, np.linalg.LinAlgError) as exc:
         return out | {"board_error": str(exc)[:200]}
     return out | {
@@ -238,7 +284,9 @@ def board_metrics(frame: pl.DataFrame, options: AgreementOptions, human_boards: 
         "separability": vs["separability_bench"]["value"],
         "separability_human": vs["separability_human"]["value"],
         "confidence_agreement": vs["agreement_with_confidence"]["value"],
-        "spearman": vs["spearman"], "kendall": vs["kendall"], "brier": vs["brier"]["value"],
+        "spearman": vs["spearman"],
+        "kendall": vs["kendall"],
+        "brier": vs["brier"]["value"],
     }
 
 
@@ -254,18 +302,25 @@ def _slices(frame: pl.DataFrame, min_battles: int) -> list[tuple[str, pl.DataFra
     return out
 
 
-def agreement_table(verdicts: pl.DataFrame, sample: pl.DataFrame,
-                    options: AgreementOptions = AgreementOptions()) -> pl.DataFrame:
+def agreement_table(
+    verdicts: pl.DataFrame, sample: pl.DataFrame, options: AgreementOptions = AgreementOptions()
+) -> pl.DataFrame:
     """One row per judge and slice: the per-battle metrics, and on ``overall`` the board
     metrics. ``verdicts``: ``judges.ask_judges`` output; ``sample``: the judged battles."""
     joined = verdicts.join(sample, on="battle_id", how="inner").with_columns(
-        pl.col("winner").replace_strict(SIDE_OF_WINNER, return_dtype=pl.String).alias("human"))
+        pl.col("winner").replace_strict(SIDE_OF_WINNER, return_dtype=pl.String).alias("human")
+    )
     rows, human_boards = [], {}
     for judge in verdicts["judge"].unique(maintain_order=True):
         part = joined.filter(pl.col("judge") == judge)
         kind = part["judge_kind"][0]
         for name, piece in _slices(part, options.min_slice_battles):
-            row = {"judge": judge, "judge_kind": kind, "slice": name, **slice_metrics(piece, options)}
+            row = {
+                "judge": judge,
+                "judge_kind": kind,
+                "slice": name,
+                **slice_metrics(piece, options),
+            }
             if name == "overall":
                 row |= board_metrics(piece, options, human_boards)
             rows.append(row)
@@ -273,15 +328,33 @@ def agreement_table(verdicts: pl.DataFrame, sample: pl.DataFrame,
 
 
 AGREEMENT_SCHEMA = {
-    "judge": pl.String, "judge_kind": pl.String, "slice": pl.String,
-    "battles": pl.Int64, "judged": pl.Int64, "decisive_votes": pl.Int64,
-    "accuracy": pl.Float64, "accuracy_lower": pl.Float64, "accuracy_upper": pl.Float64,
-    "accuracy_tie_half": pl.Float64, "agreement_with_ties": pl.Float64, "agreement_without_ties": pl.Float64,
-    "pairs_without_ties": pl.Int64, "kappa": pl.Float64, "flip_rate": pl.Float64,
-    "a_share": pl.Float64, "length_preference": pl.Float64, "length_pairs": pl.Int64,
+    "judge": pl.String,
+    "judge_kind": pl.String,
+    "slice": pl.String,
+    "battles": pl.Int64,
+    "judged": pl.Int64,
+    "decisive_votes": pl.Int64,
+    "accuracy": pl.Float64,
+    "accuracy_lower": pl.Float64,
+    "accuracy_upper": pl.Float64,
+    "accuracy_tie_half": pl.Float64,
+    "agreement_with_ties": pl.Float64,
+    "agreement_without_ties": pl.Float64,
+    "pairs_without_ties": pl.Int64,
+    "kappa": pl.Float64,
+    "flip_rate": pl.Float64,
+    "a_share": pl.Float64,
+    "length_preference": pl.Float64,
+    "length_pairs": pl.Int64,
     "human_length_preference": pl.Float64,
-    "row_wise_pearson": pl.Float64, "row_wise_pearson_models": pl.Int64,
-    "models_compared": pl.Int64, "separability": pl.Float64, "separability_human": pl.Float64,
-    "confidence_agreement": pl.Float64, "spearman": pl.Float64, "kendall": pl.Float64,
-    "brier": pl.Float64, "board_error": pl.String,
+    "row_wise_pearson": pl.Float64,
+    "row_wise_pearson_models": pl.Int64,
+    "models_compared": pl.Int64,
+    "separability": pl.Float64,
+    "separability_human": pl.Float64,
+    "confidence_agreement": pl.Float64,
+    "spearman": pl.Float64,
+    "kendall": pl.Float64,
+    "brier": pl.Float64,
+    "board_error": pl.String,
 }

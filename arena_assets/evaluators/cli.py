@@ -10,22 +10,33 @@ import sys
 
 
 def _endpoint_args(p: argparse.ArgumentParser, what: str, default_model: str = "") -> None:
-    p.add_argument(f"--{what}-base-url", default="", help=f"OpenAI-compatible /v1 root of the {what} "
-                   "endpoint ('simulated' = the simulated arena of --raw-root)")
+    p.add_argument(
+        f"--{what}-base-url",
+        default="",
+        help=f"OpenAI-compatible /v1 root of the {what} "
+        "endpoint ('simulated' = the simulated arena of --raw-root)",
+    )
     p.add_argument(f"--{what}-model", default=default_model)
-    p.add_argument(f"--{what}-api-key-env", default="OPENAI_API_KEY", help="variable holding its key")
+    p.add_argument(
+        f"--{what}-api-key-env", default="OPENAI_API_KEY", help="variable holding its key"
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     a = subparsers.add_parser(
-        "judge-agreement", help="judges, reward models and baselines against a month's human votes",
+        "judge-agreement",
+        help="judges, reward models and baselines against a month's human votes",
         description="PPE's and MT-Bench's agreement metrics on a stratified sample of the month's "
         "battles in LAKE (battles, conversations, topic_labels); writes judge_human_agreement and "
-        "judge_human_verdicts for the month and prints the overall rows with the yardsticks.")
+        "judge_human_verdicts for the month and prints the overall rows with the yardsticks.",
+    )
     a.add_argument("--lake", required=True, help="lake root (folder or s3:// URL)")
     a.add_argument("--month", required=True)
-    a.add_argument("--judges", default="longer,markdown",
-                   help="comma-separated: LLM judge models, reward:<model>, longer, markdown")
+    a.add_argument(
+        "--judges",
+        default="longer,markdown",
+        help="comma-separated: LLM judge models, reward:<model>, longer, markdown",
+    )
     a.add_argument("--size", type=int, default=300, help="battles in the sample")
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--raw-root", default="", help="simulated raw root (for 'simulated' endpoints)")
@@ -37,24 +48,32 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.set_defaults(func=run_agreement)
 
     o = subparsers.add_parser(
-        "over-refusal", help="per-model refusal on benign-but-sensitive vs toxic prompts of a month",
+        "over-refusal",
+        help="per-model refusal on benign-but-sensitive vs toxic prompts of a month",
         description="OR-Bench's question on the month's traffic in LAKE (conversations, topic_labels, "
-        "arena_leaderboard): writes over_refusal and over_refusal_rates and prints the board.")
+        "arena_leaderboard): writes over_refusal and over_refusal_rates and prints the board.",
+    )
     o.add_argument("--lake", required=True)
     o.add_argument("--month", required=True)
     o.add_argument("--raw-root", default="")
     o.add_argument("--sim-seed", type=int, default=7)
     o.add_argument("--cache", default="")
-    o.add_argument("--threshold", type=float, default=0.2, help="over-refuser: lower bound above this")
+    o.add_argument(
+        "--threshold", type=float, default=0.2, help="over-refuser: lower bound above this"
+    )
     _endpoint_args(o, "labeler", "sim-labeler-large")
     o.set_defaults(func=run_over_refusal)
 
     b = subparsers.add_parser(
-        "or-bench", help="OR-Bench's prompt sets answered by candidate models: rejection rates",
+        "or-bench",
+        help="OR-Bench's prompt sets answered by candidate models: rejection rates",
         description="Every candidate answers every prompt of the OR-Bench CSV files (prompt, category; "
         "80k / hard-1k over-refusal sets, toxic set); rejections judged by the refusal labeller "
-        "(--judge-*) and by OR-Bench's keywords. Writes the answers' verdicts and prints the rates.")
-    b.add_argument("files", nargs="+", help="or-bench-80k.csv, or-bench-hard-1k.csv, or-bench-toxic.csv")
+        "(--judge-*) and by OR-Bench's keywords. Writes the answers' verdicts and prints the rates.",
+    )
+    b.add_argument(
+        "files", nargs="+", help="or-bench-80k.csv, or-bench-hard-1k.csv, or-bench-toxic.csv"
+    )
     b.add_argument("--candidates", required=True, help="JSON/YAML list as ARENA_CANDIDATES")
     b.add_argument("--limit", type=int, default=0, help="first N prompts of each file (0 = all)")
     b.add_argument("--out", required=True, help="Parquet of per-answer verdicts")
@@ -65,13 +84,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.set_defaults(func=run_orbench)
 
     c = subparsers.add_parser(
-        "copilot-board", help="Copilot Arena completion battles and their leaderboard for a month",
+        "copilot-board",
+        help="Copilot Arena completion battles and their leaderboard for a month",
         description="Reads ROOT/<MONTH>/ (Copilot Arena log records or its release CSV), writes "
-        "completion_battles, completion_rejects and copilot_leaderboard (+ JSON) into LAKE.")
+        "completion_battles, completion_rejects and copilot_leaderboard (+ JSON) into LAKE.",
+    )
     c.add_argument("root", help="folder with one sub-folder per month")
     c.add_argument("--month", required=True)
     c.add_argument("--lake", required=True)
-    c.add_argument("--salt", default=os.environ.get("ARENA_USER_SALT", ""), help="user-id salt (ARENA_USER_SALT)")
+    c.add_argument(
+        "--salt",
+        default=os.environ.get("ARENA_USER_SALT", ""),
+        help="user-id salt (ARENA_USER_SALT)",
+    )
     c.add_argument("--bootstrap", type=int, default=200)
     c.set_defaults(func=run_copilot_board)
 
@@ -84,10 +109,13 @@ def _task(args: argparse.Namespace, what: str, **extra):
     if not base:
         return None
     if base == SIMULATED:
-        base = simulated_endpoint_url(f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None,
-                                      args.sim_seed)
+        base = simulated_endpoint_url(
+            f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None, args.sim_seed
+        )
     key = os.environ.get(getattr(args, f"{what}_api_key_env"), "") or "sk-no-key"
-    return LLMTask(model=getattr(args, f"{what}_model") or "unset", base_url=base, api_key=key, **extra)
+    return LLMTask(
+        model=getattr(args, f"{what}_model") or "unset", base_url=base, api_key=key, **extra
+    )
 
 
 def _cache_of(args: argparse.Namespace):
@@ -107,18 +135,36 @@ def run_agreement(args: argparse.Namespace) -> int:
     try:
         specs = parse_judges(args.judges)
         step = judge_human_agreement_month(
-            Lake(args.lake), args.month, specs, size=args.size, seed=args.seed,
-            judge_task=_task(args, "judge", max_tokens=512), reward_task=_task(args, "reward"),
-            cache_of=_cache_of(args))
+            Lake(args.lake),
+            args.month,
+            specs,
+            size=args.size,
+            seed=args.seed,
+            judge_task=_task(args, "judge", max_tokens=512),
+            reward_task=_task(args, "reward"),
+            cache_of=_cache_of(args),
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"judge-agreement: {exc}", file=sys.stderr)
         return 2
     rows = step.table.filter(pl.col("slice") == "overall")
     if args.json:
-        print(json.dumps({"rows": step.table.to_dicts(), "yardsticks": step.yardsticks}, default=str))
+        print(
+            json.dumps({"rows": step.table.to_dicts(), "yardsticks": step.yardsticks}, default=str)
+        )
         return 0
-    cols = ["judge", "judged", "accuracy", "accuracy_lower", "accuracy_upper", "agreement_without_ties",
-            "kappa", "flip_rate", "length_preference", "spearman"]
+    cols = [
+        "judge",
+        "judged",
+        "accuracy",
+        "accuracy_lower",
+        "accuracy_upper",
+        "agreement_without_ties",
+        "kappa",
+        "flip_rate",
+        "length_preference",
+        "spearman",
+    ]
     with pl.Config(tbl_rows=50, tbl_cols=20, tbl_width_chars=200):
         print(rows.select(cols).with_columns(pl.col(pl.Float64).round(3)))
         print(pl.DataFrame(step.yardsticks).with_columns(pl.col(pl.Float64).round(3)))
@@ -137,16 +183,33 @@ def run_over_refusal(args: argparse.Namespace) -> int:
         print("over-refusal: give --labeler-base-url (the risk labeller)", file=sys.stderr)
         return 2
     try:
-        step = over_refusal_month(Lake(args.lake), args.month, task, cache=_cache_of(args)("over_refusal/risk"),
-                                  options=RefusalOptions(threshold=args.threshold))
+        step = over_refusal_month(
+            Lake(args.lake),
+            args.month,
+            task,
+            cache=_cache_of(args)("over_refusal/risk"),
+            options=RefusalOptions(threshold=args.threshold),
+        )
     except (ValueError, FileNotFoundError) as exc:
         print(f"over-refusal: {exc}", file=sys.stderr)
         return 2
     with pl.Config(tbl_rows=80, tbl_cols=20, tbl_width_chars=200):
-        print(step.board.select("rank", "model", "benign_sensitive_n", "benign_sensitive_rate",
-                                "benign_sensitive_lower", "toxic_rate", "over_refuser").with_columns(
-            pl.col(pl.Float64).round(3)))
-    print(json.dumps({"classes": step.classes, "no_refusal_board": step.relation, "plot": step.urls[2]}))
+        print(
+            step.board.select(
+                "rank",
+                "model",
+                "benign_sensitive_n",
+                "benign_sensitive_rate",
+                "benign_sensitive_lower",
+                "toxic_rate",
+                "over_refuser",
+            ).with_columns(pl.col(pl.Float64).round(3))
+        )
+    print(
+        json.dumps(
+            {"classes": step.classes, "no_refusal_board": step.relation, "plot": step.urls[2]}
+        )
+    )
     return 0
 
 
@@ -154,23 +217,45 @@ def run_copilot_board(args: argparse.Namespace) -> int:
     import polars as pl
 
     from arena_assets.completions.board import CopilotBoardOptions
-    from arena_assets.pipeline.completions import completion_battles_month, copilot_leaderboard_month
+    from arena_assets.pipeline.completions import (
+        completion_battles_month,
+        copilot_leaderboard_month,
+    )
     from arena_assets.storage import Lake
 
     if not args.salt:
-        print("copilot-board: give --salt or set ARENA_USER_SALT (user ids are stored salted)", file=sys.stderr)
+        print(
+            "copilot-board: give --salt or set ARENA_USER_SALT (user ids are stored salted)",
+            file=sys.stderr,
+        )
         return 2
     lake = Lake(args.lake)
     step = completion_battles_month(lake, args.root, args.month, salt=args.salt)
-    print(f"{step.records_read} records: {step.battles.height} pairs, {step.rejects.height} rejected "
-          f"({step.listing.describe()})")
-    board = copilot_leaderboard_month(lake, args.month, CopilotBoardOptions(bootstrap_rounds=args.bootstrap))
+    print(
+        f"{step.records_read} records: {step.battles.height} pairs, {step.rejects.height} rejected "
+        f"({step.listing.describe()})"
+    )
+    board = copilot_leaderboard_month(
+        lake, args.month, CopilotBoardOptions(bootstrap_rounds=args.bootstrap)
+    )
     with pl.Config(tbl_rows=80, tbl_cols=12, tbl_width_chars=200):
-        print(board.board.filter(pl.col("board").is_in(["overall", "latency_controlled"])).select(
-            "board", "rank", "model", "rating", "lower", "upper", "battles", "median_latency")
-            .with_columns(pl.col(pl.Float64).round(1)))
-    print(json.dumps({"latency_control": board.latency, "figures": board.figures, "site_data": board.urls[1]},
-                     default=str))
+        print(
+            board.board.filter(pl.col("board").is_in(["overall", "latency_controlled"]))
+            .select(
+                "board", "rank", "model", "rating", "lower", "upper", "battles", "median_latency"
+            )
+            .with_columns(pl.col(pl.Float64).round(1))
+        )
+    print(
+        json.dumps(
+            {
+                "latency_control": board.latency,
+                "figures": board.figures,
+                "site_data": board.urls[1],
+            },
+            default=str,
+        )
+    )
     return 0
 
 
@@ -187,12 +272,22 @@ def run_orbench(args: argparse.Namespace) -> int:
 
     judge = _task(args, "judge", max_tokens=64)
     try:
-        prompts = pl.concat([read_orbench(f).head(args.limit) if args.limit else read_orbench(f) for f in args.files])
+        prompts = pl.concat(
+            [
+                read_orbench(f).head(args.limit) if args.limit else read_orbench(f)
+                for f in args.files
+            ]
+        )
         cands = []
         for c in parse_candidates(args.candidates):
             if c.base_url.strip() == SIMULATED:
-                c = dataclasses.replace(c, base_url=simulated_endpoint_url(
-                    f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None, args.sim_seed))
+                c = dataclasses.replace(
+                    c,
+                    base_url=simulated_endpoint_url(
+                        f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None,
+                        args.sim_seed,
+                    ),
+                )
             cands.append((c.name, candidate_task(c)))
         if judge is None:
             raise ValueError("give --judge-base-url (the refusal labeller)")

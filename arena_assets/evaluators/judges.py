@@ -40,11 +40,18 @@ import orjson
 import polars as pl
 
 from arena_assets.judging.verdicts import PROMPT_VERSION, pairwise_messages, parse_verdict
-from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, concurrently, run_batch
-from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint_slots
+from arena_assets.llm import (
+    BatchReport,
+    LLMRequest,
+    LLMTask,
+    ResponseCache,
+    concurrently,
+    run_batch,
+)
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
+from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint_slots
 from arena_assets.llm.plan import APPROX_BASIS, BatchPlan, asked_before, input_scale, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
@@ -65,8 +72,10 @@ def parse_judges(text: str) -> list[JudgeSpec]:
     """The judges of a comma-separated list; duplicates and an empty list are errors."""
     names = [t.strip() for t in (text or "").split(",") if t.strip()]
     if not names:
-        raise ValueError("no judges: set ARENA_AGREEMENT_JUDGES, e.g. "
-                         "'sim-judge,reward:sim-reward,longer,markdown'")
+        raise ValueError(
+            "no judges: set ARENA_AGREEMENT_JUDGES, e.g. "
+            "'sim-judge,reward:sim-reward,longer,markdown'"
+        )
     if len(set(names)) != len(names):
         raise ValueError(f"a judge is listed twice in {names}")
     out = []
@@ -74,7 +83,7 @@ def parse_judges(text: str) -> list[JudgeSpec]:
         if n in BASELINES:
             out.append(JudgeSpec(n, "baseline", ""))
         elif n.startswith(REWARD_PREFIX):
-            model = n[len(REWARD_PREFIX):].strip()
+            model = n[len(REWARD_PREFIX) :].strip()
             if not model:
                 raise ValueError(f"{n!r}: name the reward model after 'reward:'")
             out.append(JudgeSpec(n, "reward", model))
@@ -84,17 +93,27 @@ def parse_judges(text: str) -> list[JudgeSpec]:
 
 
 def _side(col_a: str, col_b: str) -> pl.Expr:
-    return (pl.when(pl.col(col_a) > pl.col(col_b)).then(pl.lit("a"))
-            .when(pl.col(col_a) < pl.col(col_b)).then(pl.lit("b")).otherwise(pl.lit("tie")))
+    return (
+        pl.when(pl.col(col_a) > pl.col(col_b))
+        .then(pl.lit("a"))
+        .when(pl.col(col_a) < pl.col(col_b))
+        .then(pl.lit("b"))
+        .otherwise(pl.lit("tie"))
+    )
 
 
 def baseline_verdicts(sample: pl.DataFrame, kind: str) -> pl.DataFrame:
     """``battle_id, pick`` of a baseline (see module docstring)."""
     cols = {"longer": ("tokens_a", "tokens_b"), "markdown": ("markdown_a", "markdown_b")}[kind]
-    return sample.select("battle_id", _side(*cols).alias("pick"),
-                         pl.lit(None, pl.String).alias("game1"), pl.lit(None, pl.String).alias("game2"),
-                         pl.lit(None, pl.Float64).alias("reward_a"), pl.lit(None, pl.Float64).alias("reward_b"),
-                         pl.lit("ok").alias("status"))
+    return sample.select(
+        "battle_id",
+        _side(*cols).alias("pick"),
+        pl.lit(None, pl.String).alias("game1"),
+        pl.lit(None, pl.String).alias("game2"),
+        pl.lit(None, pl.Float64).alias("reward_a"),
+        pl.lit(None, pl.Float64).alias("reward_b"),
+        pl.lit("ok").alias("status"),
+    )
 
 
 def combine(game1: str | None, game2: str | None) -> tuple[str | None, bool | None]:
@@ -118,8 +137,9 @@ def _verdict(text: str) -> str:
     return v
 
 
-def llm_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
-                 ) -> tuple[pl.DataFrame, BatchReport]:
+def llm_verdicts(
+    task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
+) -> tuple[pl.DataFrame, BatchReport]:
     """Two games per battle through ``run_batch`` (cached; one re-ask when unparsed)."""
     reqs = []
     for bid, q, a, b in sample.select("battle_id", "question", "answer_a", "answer_b").iter_rows():
@@ -134,15 +154,38 @@ def llm_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         v2 = g2.value if g2.status == "ok" else None
         pick, _ = combine(v1, v2)
         statuses = {g1.status, g2.status}
-        status = ("ok" if statuses == {"ok"} else "failed" if statuses == {"failed"}
-                  else "parse_failed" if pick is None else "partial")
-        rows.append({"battle_id": bid, "pick": pick, "game1": v1, "game2": v2,
-                     "reward_a": None, "reward_b": None, "status": status})
+        status = (
+            "ok"
+            if statuses == {"ok"}
+            else "failed"
+            if statuses == {"failed"}
+            else "parse_failed"
+            if pick is None
+            else "partial"
+        )
+        rows.append(
+            {
+                "battle_id": bid,
+                "pick": pick,
+                "game1": v1,
+                "game2": v2,
+                "reward_a": None,
+                "reward_b": None,
+                "status": status,
+            }
+        )
     return pl.DataFrame(rows, schema=VERDICT_COLUMNS), report
 
 
-VERDICT_COLUMNS = {"battle_id": pl.String, "pick": pl.String, "game1": pl.String, "game2": pl.String,
-                   "reward_a": pl.Float64, "reward_b": pl.Float64, "status": pl.String}
+VERDICT_COLUMNS = {
+    "battle_id": pl.String,
+    "pick": pl.String,
+    "game1": pl.String,
+    "game2": pl.String,
+    "reward_a": pl.Float64,
+    "reward_b": pl.Float64,
+    "status": pl.String,
+}
 
 
 def pooling_root(base_url: str) -> str:
@@ -157,9 +200,16 @@ def _reward(client: openai.OpenAI, task: LLMTask, conversation: str) -> tuple[fl
     try:
         resp = client.post("/pooling", body=body, cast_to=object)
     except openai.APIError as exc:
-        raise endpoint_error(task, exc) or exc
+        named = endpoint_error(task, exc)
+        if named is None:
+            raise
+        raise named from exc
     data = resp.get("data") if isinstance(resp, dict) else None
-    value = data[0].get("data") if isinstance(data, list) and data and isinstance(data[0], dict) else None
+    value = (
+        data[0].get("data")
+        if isinstance(data, list) and data and isinstance(data[0], dict)
+        else None
+    )
     while isinstance(value, list) and value:  # per-token rewards: the last token's
         value = value[-1]
     if not isinstance(value, int | float) or value != value:
@@ -173,12 +223,14 @@ def _reward_key(task: LLMTask, conversation: str) -> str:
     return request_key(task.model, [conversation], {}, REWARD_VERSION)
 
 
-def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
-                    ) -> tuple[pl.DataFrame, BatchReport]:
+def reward_verdicts(
+    task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
+) -> tuple[pl.DataFrame, BatchReport]:
     """Both sides of every battle scored by a reward model (cached per (model,
     conversation)); a side that fails after the client's retries leaves the battle ``failed``."""
-    report = BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height,
-                         started_at=time.time())
+    report = BatchReport(
+        model=task.model, base_url=task.base_url, items=2 * sample.height, started_at=time.time()
+    )
     started = time.monotonic()
     items = {}
     for a, b in sample.select("conversation_a", "conversation_b").iter_rows():
@@ -194,10 +246,20 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     todo = [k for k in items if k not in scores]
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         before = asked_before(cache, todo)  # asked by an earlier month of a range: cached by then
-        plans.append(plan_scores(task, [orjson.loads(items[k]) for k in todo if k not in before],
-                                 2 * sample.height, len(items), len(scores), earlier=len(before),
-                                 cache=cache))
-        return _placeholders(sample), BatchReport(model=task.model, base_url=task.base_url, items=2 * sample.height)
+        plans.append(
+            plan_scores(
+                task,
+                [orjson.loads(items[k]) for k in todo if k not in before],
+                2 * sample.height,
+                len(items),
+                len(scores),
+                earlier=len(before),
+                cache=cache,
+            )
+        )
+        return _placeholders(sample), BatchReport(
+            model=task.model, base_url=task.base_url, items=2 * sample.height
+        )
     lock = threading.Lock()
     if todo:
         client = make_client(task, base_url=pooling_root(task.base_url))
@@ -212,19 +274,26 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
         def work(k: str) -> None:
             if halted():
                 return
-            counted = chat_prompt_tokens(orjson.loads(items[k]))  # before the call: kept with its score
+            counted = chat_prompt_tokens(
+                orjson.loads(items[k])
+            )  # before the call: kept with its score
             worst = task.cost(factor * counted, 0) if guard else 0.0
             try:
                 with slots:
                     if halted():
                         return
-                    with Held(guard, worst, halted) as call:  # over the budget: not sent, the batch stops
+                    with Held(
+                        guard, worst, halted
+                    ) as call:  # over the budget: not sent, the batch stops
                         try:
                             value, tokens = _reward(client, task, items[k])
-                        except (openai.APIError, ValueError):  # this side unscored, the batch goes on
+                        except (
+                            openai.APIError,
+                            ValueError,
+                        ):  # this side unscored, the batch goes on
                             raise
                         except BaseException:  # the batch fails: halted before the settle wakes
-                            halted.fail()      # the calls waiting for room, so none is sent
+                            halted.fail()  # the calls waiting for room, so none is sent
                             raise
                         call.cost = task.cost(tokens, 0) if tokens else worst
             except _Halted:  # the batch stopped while this call waited for room: not sent
@@ -235,8 +304,14 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 halted.fail()
                 raise
             if value is not None:
-                cache.put(k, model=task.model, prompt_version=REWARD_VERSION, content=repr(value),
-                          prompt_tokens=tokens, counted_prompt_tokens=counted)  # llm.plan.input_scale
+                cache.put(
+                    k,
+                    model=task.model,
+                    prompt_version=REWARD_VERSION,
+                    content=repr(value),
+                    prompt_tokens=tokens,
+                    counted_prompt_tokens=counted,
+                )  # llm.plan.input_scale
             with lock:
                 scores[k] = value
                 report.calls += 1
@@ -244,11 +319,19 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
                 report.cost += task.cost(tokens, 0)
 
         try:  # an unreachable endpoint or a refused key raises LLMEndpointError from here
-            with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency, thread_name_prefix="reward",
-                                                       initializer=one_core()) as pool:
+            with (
+                calls_in_flight(),
+                ThreadPoolExecutor(
+                    max_workers=task.max_concurrency,
+                    thread_name_prefix="reward",
+                    initializer=one_core(),
+                ) as pool,
+            ):
                 list(pool.map(work, todo))
             if halted.by_sibling:
-                raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
+                raise BatchCancelled(
+                    f"{task.model}: stopped, a batch asked at the same time failed"
+                )
         finally:
             cache.flush()
         cache.settle()
@@ -257,37 +340,77 @@ def reward_verdicts(task: LLMTask, sample: pl.DataFrame, cache: ResponseCache
     for bid, a, b in sample.select("battle_id", "conversation_a", "conversation_b").iter_rows():
         ra, rb = scores[_reward_key(task, a)], scores[_reward_key(task, b)]
         pick = None if ra is None or rb is None else "a" if ra > rb else "b" if rb > ra else "tie"
-        rows.append({"battle_id": bid, "pick": pick, "game1": None, "game2": None,
-                     "reward_a": ra, "reward_b": rb, "status": "ok" if pick else "failed"})
+        rows.append(
+            {
+                "battle_id": bid,
+                "pick": pick,
+                "game1": None,
+                "game2": None,
+                "reward_a": ra,
+                "reward_b": rb,
+                "status": "ok" if pick else "failed",
+            }
+        )
     report.statuses["ok"] = sum(r["status"] == "ok" for r in rows)
     report.statuses["failed"] = len(rows) - report.statuses["ok"]
     return pl.DataFrame(rows, schema=VERDICT_COLUMNS), report
 
 
-def plan_scores(task: LLMTask, conversations: list[list[dict]], items: int, distinct: int,
-                cached: int, earlier: int = 0, cache: ResponseCache | None = None) -> BatchPlan:
+def plan_scores(
+    task: LLMTask,
+    conversations: list[list[dict]],
+    items: int,
+    distinct: int,
+    cached: int,
+    earlier: int = 0,
+    cache: ResponseCache | None = None,
+) -> BatchPlan:
     """What ``reward_verdicts`` would send: one ``/pooling`` call per side not cached, its
     input tokens counted as the chat route bills a conversation (scaled to what the endpoint
     billed for ``cache``'s earlier scores: ``llm.plan.input_scale``); a reward has no output."""
     counted = sum(chat_prompt_tokens_many(conversations))
-    scale, basis = (input_scale(task, cache, [REWARD_VERSION]) if cache is not None and conversations
-                    else (1.0, APPROX_BASIS))
-    plan = BatchPlan(REWARD_VERSION, task.model, task.base_url, items=items, distinct=distinct,
-                     cached=cached + earlier, earlier=earlier, calls=len(conversations),
-                     prompt_tokens=round(scale * counted),  # exact for a scale of 1
-                     output_basis="reward model: no output tokens", input_basis=basis, input_scale=scale)
+    scale, basis = (
+        input_scale(task, cache, [REWARD_VERSION])
+        if cache is not None and conversations
+        else (1.0, APPROX_BASIS)
+    )
+    plan = BatchPlan(
+        REWARD_VERSION,
+        task.model,
+        task.base_url,
+        items=items,
+        distinct=distinct,
+        cached=cached + earlier,
+        earlier=earlier,
+        calls=len(conversations),
+        prompt_tokens=round(scale * counted),  # exact for a scale of 1
+        output_basis="reward model: no output tokens",
+        input_basis=basis,
+        input_scale=scale,
+    )
     return plan.price(task)
 
 
 def _placeholders(sample: pl.DataFrame) -> pl.DataFrame:
     """A planned batch's verdicts: none (status failed), as ``run_batch`` answers a plan."""
-    return sample.select("battle_id", *(pl.lit(None, VERDICT_COLUMNS[c]).alias(c)
-                                        for c in ("pick", "game1", "game2", "reward_a", "reward_b")),
-                         pl.lit("failed").alias("status"))
+    return sample.select(
+        "battle_id",
+        *(
+            pl.lit(None, VERDICT_COLUMNS[c]).alias(c)
+            for c in ("pick", "game1", "game2", "reward_a", "reward_b")
+        ),
+        pl.lit("failed").alias("status"),
+    )
 
 
-def ask_judges(specs: Sequence[JudgeSpec], sample: pl.DataFrame, *, judge_task: LLMTask | None,
-               reward_task: LLMTask | None, cache_of) -> tuple[pl.DataFrame, dict[str, dict]]:
+def ask_judges(
+    specs: Sequence[JudgeSpec],
+    sample: pl.DataFrame,
+    *,
+    judge_task: LLMTask | None,
+    reward_task: LLMTask | None,
+    cache_of,
+) -> tuple[pl.DataFrame, dict[str, dict]]:
     """Every judge's verdict on every sampled battle: ``judge, judge_kind`` + VERDICT_COLUMNS;
     ``cache_of(namespace)`` gives the ResponseCache of a judge. Returns also each LLM /
     reward judge's call report."""

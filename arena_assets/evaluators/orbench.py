@@ -42,10 +42,23 @@ def read_orbench(path: str | Path, name: str | None = None) -> pl.DataFrame:
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.DictReader(fh))
     if rows and not {"prompt", "category"} <= set(rows[0]):
-        raise ValueError(f"{path.name}: OR-Bench files have columns prompt, category; got {sorted(rows[0])}")
-    return pl.DataFrame({"prompt_id": [f"{set_name}:{i}" for i in range(len(rows))], "set": [set_name] * len(rows),
-                         "prompt": [r["prompt"] for r in rows], "category": [r["category"] for r in rows]},
-                        schema={"prompt_id": pl.String, "set": pl.String, "prompt": pl.String, "category": pl.String})
+        raise ValueError(
+            f"{path.name}: OR-Bench files have columns prompt, category; got {sorted(rows[0])}"
+        )
+    return pl.DataFrame(
+        {
+            "prompt_id": [f"{set_name}:{i}" for i in range(len(rows))],
+            "set": [set_name] * len(rows),
+            "prompt": [r["prompt"] for r in rows],
+            "category": [r["category"] for r in rows],
+        },
+        schema={
+            "prompt_id": pl.String,
+            "set": pl.String,
+            "prompt": pl.String,
+            "category": pl.String,
+        },
+    )
 
 
 def keyword_rejection(answer: str) -> bool:
@@ -56,37 +69,68 @@ def _refusal(text: str) -> bool:
     return parse_refusal(text).refusal
 
 
-def orbench_answers(prompts: pl.DataFrame, candidates: Sequence[tuple[str, LLMTask]], judge: LLMTask,
-                    cache_of: Callable[[str], ResponseCache]) -> pl.DataFrame:
+def orbench_answers(
+    prompts: pl.DataFrame,
+    candidates: Sequence[tuple[str, LLMTask]],
+    judge: LLMTask,
+    cache_of: Callable[[str], ResponseCache],
+) -> pl.DataFrame:
     """One row per prompt and candidate: the answer's status, and whether it was a
     rejection by the labeller (null when unread) and by OR-Bench's keywords."""
     frames = []
     for name, task in candidates:
-        reqs = [LLMRequest(pid, [{"role": "user", "content": text}], ANSWER_VERSION)
-                for pid, text in prompts.select("prompt_id", "prompt").iter_rows()]
+        reqs = [
+            LLMRequest(pid, [{"role": "user", "content": text}], ANSWER_VERSION)
+            for pid, text in prompts.select("prompt_id", "prompt").iter_rows()
+        ]
         answers, _ = run_batch(task, reqs, cache_of(f"orbench/answers/{name}"), lambda t: t)
         ok = [(a, p) for a, p in zip(answers, prompts["prompt"]) if a.status == "ok"]
-        checks, _ = run_batch(judge, [LLMRequest(a.item_id, refusal_messages(p, a.content), REFUSAL_VERSION)
-                                      for a, p in ok], cache_of("orbench/refusal"), _refusal)
+        checks, _ = run_batch(
+            judge,
+            [LLMRequest(a.item_id, refusal_messages(p, a.content), REFUSAL_VERSION) for a, p in ok],
+            cache_of("orbench/refusal"),
+            _refusal,
+        )
         verdict = {c.item_id: c.value if c.status == "ok" else None for c in checks}
-        frames.append(pl.DataFrame({
-            "prompt_id": [a.item_id for a in answers], "model": [name] * len(answers),
-            "status": [a.status for a in answers],
-            "rejected": [verdict.get(a.item_id) for a in answers],
-            "keyword_rejected": [keyword_rejection(a.content) if a.status == "ok" else None for a in answers],
-        }, schema={"prompt_id": pl.String, "model": pl.String, "status": pl.String, "rejected": pl.Boolean,
-                   "keyword_rejected": pl.Boolean}))
+        frames.append(
+            pl.DataFrame(
+                {
+                    "prompt_id": [a.item_id for a in answers],
+                    "model": [name] * len(answers),
+                    "status": [a.status for a in answers],
+                    "rejected": [verdict.get(a.item_id) for a in answers],
+                    "keyword_rejected": [
+                        keyword_rejection(a.content) if a.status == "ok" else None for a in answers
+                    ],
+                },
+                schema={
+                    "prompt_id": pl.String,
+                    "model": pl.String,
+                    "status": pl.String,
+                    "rejected": pl.Boolean,
+                    "keyword_rejected": pl.Boolean,
+                },
+            )
+        )
     return pl.concat(frames).join(prompts.select("prompt_id", "set", "category"), on="prompt_id")
 
 
 def orbench_rates(answers: pl.DataFrame, level: float = 0.95) -> pl.DataFrame:
     """Per model and set: answered, rejections (labeller), rate with Wilson interval, and
     the keyword rule's rate beside it."""
-    counts = (answers.filter(pl.col("rejected").is_not_null())
-              .group_by("model", "set").agg(n=pl.len(), rejections=pl.col("rejected").sum().cast(pl.Int64),
-                                            keyword_rate=pl.col("keyword_rejected").mean())
-              .sort("model", "set"))
+    counts = (
+        answers.filter(pl.col("rejected").is_not_null())
+        .group_by("model", "set")
+        .agg(
+            n=pl.len(),
+            rejections=pl.col("rejected").sum().cast(pl.Int64),
+            keyword_rate=pl.col("keyword_rejected").mean(),
+        )
+        .sort("model", "set")
+    )
     bounds = [wilson(k, n, level) for k, n in counts.select("rejections", "n").iter_rows()]
-    return counts.with_columns(rate=pl.col("rejections") / pl.col("n"),
-                               lower=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
-                               upper=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
+    return counts.with_columns(
+        rate=pl.col("rejections") / pl.col("n"),
+        lower=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
+        upper=pl.Series([b[1] for b in bounds], dtype=pl.Float64),
+    )

@@ -52,7 +52,10 @@ def parse_risk(content: str) -> RiskLabel:
 
 
 def risk_messages(prompt: str) -> list[dict]:
-    return [{"role": "system", "content": RISK_SYSTEM}, {"role": "user", "content": _block("prompt", prompt)}]
+    return [
+        {"role": "system", "content": RISK_SYSTEM},
+        {"role": "user", "content": _block("prompt", prompt)},
+    ]
 
 
 @dataclass(frozen=True)
@@ -82,29 +85,48 @@ def classify(conversations: pl.DataFrame, risk: pl.DataFrame) -> pl.DataFrame:
     flagged = pl.col("moderation_flagged")
     toxic = pl.when(flagged.is_not_null()).then(flagged).otherwise(pl.col("harmful"))
     return joined.with_columns(
-        pl.when(toxic).then(pl.lit("toxic"))
-        .when(pl.col("sensitive").is_null() | toxic.is_null()).then(pl.lit("unknown"))
-        .when(pl.col("sensitive")).then(pl.lit("benign_sensitive"))
-        .otherwise(pl.lit("other")).alias("prompt_class"),
-        pl.when(flagged.is_not_null()).then(pl.lit("moderation")).otherwise(pl.lit("labeller"))
+        pl.when(toxic)
+        .then(pl.lit("toxic"))
+        .when(pl.col("sensitive").is_null() | toxic.is_null())
+        .then(pl.lit("unknown"))
+        .when(pl.col("sensitive"))
+        .then(pl.lit("benign_sensitive"))
+        .otherwise(pl.lit("other"))
+        .alias("prompt_class"),
+        pl.when(flagged.is_not_null())
+        .then(pl.lit("moderation"))
+        .otherwise(pl.lit("labeller"))
         .alias("toxic_source"),
     )
 
 
-def refusal_rates(classified: pl.DataFrame, options: RefusalOptions = RefusalOptions()) -> pl.DataFrame:
+def refusal_rates(
+    classified: pl.DataFrame, options: RefusalOptions = RefusalOptions()
+) -> pl.DataFrame:
     """One row per model and class with a refusal label: conversations, refusals, rate,
     lower, upper (Wilson at ``options.level``)."""
-    known = classified.filter(pl.col("refused").is_not_null() & pl.col("prompt_class").is_in(CLASSES))
-    counts = known.group_by("model", "prompt_class").agg(
-        conversations=pl.len(), refusals=pl.col("refused").sum().cast(pl.Int64)).sort("model", "prompt_class")
-    bounds = [wilson(k, n, options.level) for k, n in counts.select("refusals", "conversations").iter_rows()]
+    known = classified.filter(
+        pl.col("refused").is_not_null() & pl.col("prompt_class").is_in(CLASSES)
+    )
+    counts = (
+        known.group_by("model", "prompt_class")
+        .agg(conversations=pl.len(), refusals=pl.col("refused").sum().cast(pl.Int64))
+        .sort("model", "prompt_class")
+    )
+    bounds = [
+        wilson(k, n, options.level)
+        for k, n in counts.select("refusals", "conversations").iter_rows()
+    ]
     return counts.with_columns(
         rate=pl.col("refusals") / pl.col("conversations"),
         lower=pl.Series([b[0] for b in bounds], dtype=pl.Float64),
-        upper=pl.Series([b[1] for b in bounds], dtype=pl.Float64))
+        upper=pl.Series([b[1] for b in bounds], dtype=pl.Float64),
+    )
 
 
-def over_refusal_board(rates: pl.DataFrame, options: RefusalOptions = RefusalOptions()) -> pl.DataFrame:
+def over_refusal_board(
+    rates: pl.DataFrame, options: RefusalOptions = RefusalOptions()
+) -> pl.DataFrame:
     """One row per model: each class's rate and interval side by side, ``over_refuser``
     (null below ``min_conversations`` benign-sensitive conversations), ranked by the
     benign-sensitive rate (highest first, then by its lower bound)."""
@@ -112,12 +134,18 @@ def over_refusal_board(rates: pl.DataFrame, options: RefusalOptions = RefusalOpt
     board = models
     for cls in CLASSES:
         part = rates.filter(pl.col("prompt_class") == cls).select(
-            "model", pl.col("conversations").alias(f"{cls}_n"), pl.col("rate").alias(f"{cls}_rate"),
-            pl.col("lower").alias(f"{cls}_lower"), pl.col("upper").alias(f"{cls}_upper"))
+            "model",
+            pl.col("conversations").alias(f"{cls}_n"),
+            pl.col("rate").alias(f"{cls}_rate"),
+            pl.col("lower").alias(f"{cls}_lower"),
+            pl.col("upper").alias(f"{cls}_upper"),
+        )
         board = board.join(part, on="model", how="left")
     enough = pl.col("benign_sensitive_n").fill_null(0) >= options.min_conversations
     board = board.with_columns(
-        pl.when(enough).then(pl.col("benign_sensitive_lower") > options.threshold).otherwise(None)
+        pl.when(enough)
+        .then(pl.col("benign_sensitive_lower") > options.threshold)
+        .otherwise(None)
         .alias("over_refuser"),
         # under-refusal: the toxic prompts a model answered
         (1 - pl.col("toxic_rate")).alias("toxic_answer_rate"),
@@ -134,16 +162,24 @@ def no_refusal_relation(board: pl.DataFrame, leaderboard: pl.DataFrame | None) -
     boards = set(leaderboard["board"])
     if not {"overall", "no_refusal"} <= boards:
         return {"status": f"no no_refusal board this month (boards: {sorted(boards)[:8]})"}
-    ratings = (leaderboard.filter(pl.col("board").is_in(["overall", "no_refusal"]))
-               .pivot("board", index="model", values="rating"))
+    ratings = leaderboard.filter(pl.col("board").is_in(["overall", "no_refusal"])).pivot(
+        "board", index="model", values="rating"
+    )
     joined = board.join(ratings, on="model", how="inner").drop_nulls(
-        ["benign_sensitive_rate", "overall", "no_refusal"])
+        ["benign_sensitive_rate", "overall", "no_refusal"]
+    )
     gain = (joined["no_refusal"] - joined["overall"]).to_numpy()
     if joined.height < 3:
         return {"status": "fewer than 3 models on both boards", "models": joined.height}
     rho = stats.spearmanr(joined["benign_sensitive_rate"].to_numpy(), gain).statistic
-    return {"status": "ok", "models": joined.height, "spearman_rate_vs_gain": float(rho),
-            "gain_by_model": {m: round(float(g), 1) for m, g in zip(joined["model"], gain, strict=True)}}
+    return {
+        "status": "ok",
+        "models": joined.height,
+        "spearman_rate_vs_gain": float(rho),
+        "gain_by_model": {
+            m: round(float(g), 1) for m, g in zip(joined["model"], gain, strict=True)
+        },
+    }
 
 
 def tradeoff_png(board: pl.DataFrame, month: str) -> bytes:
@@ -160,10 +196,15 @@ def tradeoff_png(board: pl.DataFrame, month: str) -> bytes:
     fig, ax = plt.subplots(figsize=(6.5, 5))
     if b.height:
         x, y = b["benign_sensitive_rate"].to_numpy(), b["toxic_rate"].to_numpy()
-        xerr = [x - b["benign_sensitive_lower"].to_numpy(), b["benign_sensitive_upper"].to_numpy() - x]
+        xerr = [
+            x - b["benign_sensitive_lower"].to_numpy(),
+            b["benign_sensitive_upper"].to_numpy() - x,
+        ]
         yerr = [y - b["toxic_lower"].to_numpy(), b["toxic_upper"].to_numpy() - y]
         colors = ["#c44e52" if o else "#4c72b0" for o in b["over_refuser"].fill_null(False)]
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor="#bbbbbb", elinewidth=0.8, zorder=1)
+        ax.errorbar(
+            x, y, xerr=xerr, yerr=yerr, fmt="none", ecolor="#bbbbbb", elinewidth=0.8, zorder=1
+        )
         ax.scatter(x, y, c=colors, zorder=2)
         for name, xi, yi in zip(b["model"], x, y, strict=True):
             ax.annotate(name, (xi, yi), fontsize=6, xytext=(3, 3), textcoords="offset points")

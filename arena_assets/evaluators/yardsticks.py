@@ -12,13 +12,28 @@ from __future__ import annotations
 import polars as pl
 
 AGREEMENT_YARDSTICKS = (
-    {"source": "PPE", "judge": "best judge / reward model", "metric": "accuracy",
-     "slice": "hard prompts", "value": 0.686},
-    {"source": "PPE", "judge": "longer wins", "metric": "accuracy", "slice": "human preference set",
-     "value": 0.598},
-    {"source": "MT-Bench", "judge": "GPT-4 (pairwise)", "metric": "agreement_without_ties",
-     "slice": "expert votes", "value": 0.80,
-     "note": "> 80 %, about the agreement between two humans"},
+    {
+        "source": "PPE",
+        "judge": "best judge / reward model",
+        "metric": "accuracy",
+        "slice": "hard prompts",
+        "value": 0.686,
+    },
+    {
+        "source": "PPE",
+        "judge": "longer wins",
+        "metric": "accuracy",
+        "slice": "human preference set",
+        "value": 0.598,
+    },
+    {
+        "source": "MT-Bench",
+        "judge": "GPT-4 (pairwise)",
+        "metric": "agreement_without_ties",
+        "slice": "expert votes",
+        "value": 0.80,
+        "note": "> 80 %, about the agreement between two humans",
+    },
 )
 
 
@@ -35,8 +50,15 @@ def yardstick_rows(table: pl.DataFrame) -> list[dict]:
         else:
             rows = rows.filter(pl.col("judge_kind") != "baseline")
         ours = rows.sort(y["metric"], descending=True, nulls_last=True).head(1)
-        out.append({**{k: y[k] for k in ("source", "judge", "metric", "slice")}, "published": y["value"],
-                    "ours_judge": ours["judge"][0] if ours.height else None,
-                    "ours": float(ours[y["metric"]][0]) if ours.height and ours[y["metric"]][0] is not None
-                    else None, "note": y.get("note", "")})
+        out.append(
+            {
+                **{k: y[k] for k in ("source", "judge", "metric", "slice")},
+                "published": y["value"],
+                "ours_judge": ours["judge"][0] if ours.height else None,
+                "ours": float(ours[y["metric"]][0])
+                if ours.height and ours[y["metric"]][0] is not None
+                else None,
+                "note": y.get("note", ""),
+            }
+        )
     return out

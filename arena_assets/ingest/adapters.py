@@ -72,8 +72,10 @@ def matches_no_layout(record: dict) -> bool:
 
 def unknown_layout_detail(record: dict) -> str:
     keys = sorted(map(str, record))[:12]
-    return (f"no type field, and the file's first record matches no known layout "
-            f"({', '.join(KNOWN_LAYOUTS)}); its keys: {keys}")
+    return (
+        f"no type field, and the file's first record matches no known layout "
+        f"({', '.join(KNOWN_LAYOUTS)}); its keys: {keys}"
+    )
 
 
 def row_function(fmt: str, checker: Checker):
@@ -114,7 +116,9 @@ def clean_battle_row(checker: Checker, record: dict) -> Row:
     winner = record["winner"]
     vote = VOTE_OF_WINNER.get(winner) if type(winner) is str else None
     if vote is None:
-        raise Reject("unparseable_record", f"winner {short(winner)} is not one of {list(VOTE_OF_WINNER)}")
+        raise Reject(
+            "unparseable_record", f"winner {short(winner)} is not one of {list(VOTE_OF_WINNER)}"
+        )
     model_a = _required_str(record, "model_a")
     model_b = _required_str(record, "model_b")
     ts = checker.tstamp_us(record["tstamp"])
@@ -135,8 +139,20 @@ def clean_battle_row(checker: Checker, record: dict) -> Row:
         msgs_a = messages(prompts, "turns")
         msgs_b = (list(msgs_a[0]), list(msgs_a[1]), list(msgs_a[2]))
     user = _voter(checker, record, qid)
-    return (qid, ts, vote, anony, user, f"{qid}-a", model_a, msgs_a, f"{qid}-b", model_b, msgs_b,
-            None)
+    return (
+        qid,
+        ts,
+        vote,
+        anony,
+        user,
+        f"{qid}-a",
+        model_a,
+        msgs_a,
+        f"{qid}-b",
+        model_b,
+        msgs_b,
+        None,
+    )
 
 
 def conversation_dump_row(checker: Checker, record: dict) -> Row:

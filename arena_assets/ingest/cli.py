@@ -20,17 +20,30 @@ MAX_FILES_LISTED = 10
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    cmd = subparsers.add_parser("ingest", help="parse one month of raw logs into Parquet",
-                                description=__doc__.splitlines()[0])
+    cmd = subparsers.add_parser(
+        "ingest",
+        help="parse one month of raw logs into Parquet",
+        description=__doc__.splitlines()[0],
+    )
     cmd.add_argument("raw_root", metavar="RAW_ROOT", help="folder or fsspec URL holding YYYY-MM/")
     cmd.add_argument("--month", required=True, help="partition month, YYYY-MM")
-    cmd.add_argument("--out", required=True, type=Path,
-                     help="local lake folder (gets raw_logs/ and raw_rejects/)")
-    cmd.add_argument("--salt", default=None,
-                     help=f"salt for user hashes (default: ${DEFAULT_SALT_ENV}, else 'arena')")
+    cmd.add_argument(
+        "--out",
+        required=True,
+        type=Path,
+        help="local lake folder (gets raw_logs/ and raw_rejects/)",
+    )
+    cmd.add_argument(
+        "--salt",
+        default=None,
+        help=f"salt for user hashes (default: ${DEFAULT_SALT_ENV}, else 'arena')",
+    )
     cmd.add_argument("--workers", type=int, default=1, help="processes parsing files")
-    cmd.add_argument("--no-registry", action="store_true",
-                     help="ignore RAW_ROOT/models.json (accept any model name)")
+    cmd.add_argument(
+        "--no-registry",
+        action="store_true",
+        help="ignore RAW_ROOT/models.json (accept any model name)",
+    )
     cmd.set_defaults(func=run_ingest)
 
 
@@ -42,22 +55,28 @@ def run_ingest(args: argparse.Namespace) -> int:
     salt = args.salt or os.environ.get(DEFAULT_SALT_ENV)
     if not salt:
         salt = "arena"
-        print(f"warning: no --salt and no ${DEFAULT_SALT_ENV}: user hashes use a public salt",
-              file=sys.stderr)
+        print(
+            f"warning: no --salt and no ${DEFAULT_SALT_ENV}: user hashes use a public salt",
+            file=sys.stderr,
+        )
     known = None if args.no_registry else load_model_registry(args.raw_root)
     lake = Lake(str(args.out))
     started = time.perf_counter()
     try:
-        stats = ingest_month(lake, args.raw_root, args.month, salt=salt, known_models=known,
-                             workers=args.workers)
+        stats = ingest_month(
+            lake, args.raw_root, args.month, salt=salt, known_models=known, workers=args.workers
+        )
     except (MissingMonthError, EmptyPartitionError) as exc:  # nothing was written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     listing = stats.listing
     if listing is not None and listing.skipped:
         print(listing.describe(), file=sys.stderr)  # never skipped silently
-    _report(stats, time.perf_counter() - started,
-            [lake.url("raw_logs", args.month), lake.url("raw_rejects", args.month)])
+    _report(
+        stats,
+        time.perf_counter() - started,
+        [lake.url("raw_logs", args.month), lake.url("raw_rejects", args.month)],
+    )
     for message in stats.partial_files:
         print(f"warning: partial file: {message}", file=sys.stderr)
     return 0
@@ -66,8 +85,10 @@ def run_ingest(args: argparse.Namespace) -> int:
 def _report(stats, elapsed: float, written: list[str]) -> None:
     from arena_assets.contracts import REJECT_REASONS
 
-    print(f"month {stats.month}: {len(stats.per_file)} files, {stats.lines_read:,} lines, "
-          f"{stats.accepted:,} accepted, {stats.rejected:,} rejected in {elapsed:.1f}s")
+    print(
+        f"month {stats.month}: {len(stats.per_file)} files, {stats.lines_read:,} lines, "
+        f"{stats.accepted:,} accepted, {stats.rejected:,} rejected in {elapsed:.1f}s"
+    )
     shown = list(stats.per_file.items())
     if len(shown) > MAX_FILES_LISTED:  # a month of daily files: the worst ones matter
         shown = sorted(shown, key=lambda kv: -kv[1][2])[:MAX_FILES_LISTED]

@@ -24,8 +24,11 @@ _ROLES, _CONTENTS, _IMAGES = itemgetter(0), itemgetter(1), itemgetter(2)
 def _messages_arrow(sides: tuple) -> pa.Array:
     """List(Struct) column from one side's per-row (roles, contents, images), None = null."""
     present = [m for m in sides if m is not None]
-    lengths = [0 if m is None else len(m[0]) for m in sides] if len(present) < len(sides) \
+    lengths = (
+        [0 if m is None else len(m[0]) for m in sides]
+        if len(present) < len(sides)
         else list(map(len, map(_ROLES, sides)))
+    )
     images = list(chain.from_iterable(map(_IMAGES, present)))
     image_offsets = _arrow_int32(list(accumulate(map(len, images), initial=0)))
     image_refs = _arrow_strings(list(chain.from_iterable(images)))
@@ -37,8 +40,11 @@ def _messages_arrow(sides: tuple) -> pa.Array:
         ],
         names=("role", "content", "images"),
     )
-    mask = (pl.Series([m is None for m in sides], dtype=pl.Boolean).to_arrow()
-            if len(present) < len(sides) else None)
+    mask = (
+        pl.Series([m is None for m in sides], dtype=pl.Boolean).to_arrow()
+        if len(present) < len(sides)
+        else None
+    )
     offsets = _arrow_int32(list(accumulate(lengths, initial=0)))
     return pa.ListArray.from_arrays(offsets, struct, mask=mask)
 
@@ -79,8 +85,9 @@ class RowBuffer:
         self.line_no.append(line_no)
         self.rows.append(row)
 
-    def reject(self, line_no: int, reason: str, detail: str, raw: str,
-               user_hash: str | None = None) -> None:
+    def reject(
+        self, line_no: int, reason: str, detail: str, raw: str, user_hash: str | None = None
+    ) -> None:
         """A reject whose ``detail`` and ``raw`` have their identities blanked
         (``privacy.rejects.blank_reject``); PII is redacted for the whole part in
         :meth:`frames`."""
@@ -90,19 +97,28 @@ class RowBuffer:
         self.rej_raw.append(raw)
         self.rej_user.append(user_hash)
 
-    def frames(self, month: str, source_file: str, source_format: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    def frames(
+        self, month: str, source_file: str, source_format: str
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
         cols = list(zip(*self.rows, strict=True)) if self.rows else [()] * 12
         eid, ts, typ, anony, user, conv_a, model_a, msgs_a, conv_b, model_b, msgs_b, links = cols
         if any(links):
-            ip_hash, net_hash, device_hash = (list(c) for c in zip(
-                *[(None, None, None) if x is None else x for x in links], strict=True))
+            ip_hash, net_hash, device_hash = (
+                list(c)
+                for c in zip(*[(None, None, None) if x is None else x for x in links], strict=True)
+            )
         else:  # no event of the part carries an identity field: one null column each
             ip_hash = net_hash = device_hash = [None] * len(links)
         # release adapters' rows carry LMArena's own fields (releases.TaggedRow); native
         # rows never do, so their parts skip the per-row lookups
-        tags = ([getattr(r, "category_tag", None) for r in self.rows],
-                [getattr(r, "release_tags", None) for r in self.rows]) \
-            if source_format != "native" else ([None] * len(self.rows),) * 2
+        tags = (
+            (
+                [getattr(r, "category_tag", None) for r in self.rows],
+                [getattr(r, "release_tags", None) for r in self.rows],
+            )
+            if source_format != "native"
+            else ([None] * len(self.rows),) * 2
+        )
         raw_logs = pl.DataFrame(
             {
                 "event_id": pl.Series(eid, dtype=pl.String),

@@ -17,9 +17,16 @@ from .parse import DEFAULT_CHUNK_LINES, FileCounts, ParsedMonth, ParsedPart, ite
 from .validate import Checker
 
 
-def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                      storage_options: dict | None = None, workers: int = 1,
-                      chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
+def iter_parsed_files(
+    raw_root: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None,
+    storage_options: dict | None = None,
+    workers: int = 1,
+    chunk_lines: int = DEFAULT_CHUNK_LINES,
+) -> Iterator[ParsedPart]:
     """Parts of every file of the month, in file order (see module doc for memory)."""
     urls = sources.list_month_files(raw_root, month, storage_options)
     names = [sources.relative_name(raw_root, u, storage_options) for u in urls]
@@ -27,23 +34,46 @@ def iter_parsed_files(raw_root: str, month: str, *, salt: str, known_models: set
     if workers <= 1 or len(urls) <= 1:
         checker = Checker(month, salt, known_models)
         for url, name in zip(urls, names, strict=True):
-            yield from iter_file_parts(url, name, checker, seen, storage_options=storage_options,
-                                       chunk_lines=chunk_lines)
+            yield from iter_file_parts(
+                url, name, checker, seen, storage_options=storage_options, chunk_lines=chunk_lines
+            )
         return
-    yield from iter_pooled_parts(urls, names, month, salt=salt, known_models=known_models,
-                                 storage_options=storage_options, workers=workers,
-                                 chunk_lines=chunk_lines)
+    yield from iter_pooled_parts(
+        urls,
+        names,
+        month,
+        salt=salt,
+        known_models=known_models,
+        storage_options=storage_options,
+        workers=workers,
+        chunk_lines=chunk_lines,
+    )
 
 
-def parse_month(raw_root: str, month: str, *, salt: str, known_models: set[str] | None,
-                storage_options: dict | None = None, workers: int = 1) -> ParsedMonth:
+def parse_month(
+    raw_root: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None,
+    storage_options: dict | None = None,
+    workers: int = 1,
+) -> ParsedMonth:
     """The whole month in memory (use :func:`iter_parsed_files` for very large months)."""
     logs: list[pl.DataFrame] = []
     rejects: list[pl.DataFrame] = []
     files: dict[str, FileCounts] = {}
-    for part in iter_parsed_files(raw_root, month, salt=salt, known_models=known_models,
-                                  storage_options=storage_options, workers=workers):
-        counts = files.setdefault(part.source_file, FileCounts(part.source_file, part.source_format))
+    for part in iter_parsed_files(
+        raw_root,
+        month,
+        salt=salt,
+        known_models=known_models,
+        storage_options=storage_options,
+        workers=workers,
+    ):
+        counts = files.setdefault(
+            part.source_file, FileCounts(part.source_file, part.source_format)
+        )
         counts.lines_read += part.lines_read
         counts.accepted += part.raw_logs.height
         counts.rejected += part.rejects.height

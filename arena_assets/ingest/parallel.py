@@ -34,19 +34,37 @@ def _to_ipc(frame: pl.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def _parse_file_task(url: str, source_file: str, month: str, salt: str,
-                     known_models: set[str] | None, storage_options: dict | None,
-                     chunk_lines: int) -> list[tuple]:
+def _parse_file_task(
+    url: str,
+    source_file: str,
+    month: str,
+    salt: str,
+    known_models: set[str] | None,
+    storage_options: dict | None,
+    chunk_lines: int,
+) -> list[tuple]:
     """One whole file in a worker process (top-level so that spawn can pickle it).
 
     Frames travel back as Arrow IPC bytes: about 4x cheaper than pickling a DataFrame
     (measured), which otherwise ate most of the second worker's gain.
     """
     return [
-        (p.source_file, p.source_format, p.part, _to_ipc(p.raw_logs), _to_ipc(p.rejects),
-         p.lines_read)
-        for p in iter_file_parts(url, source_file, Checker(month, salt, known_models), set(),
-                                 storage_options=storage_options, chunk_lines=chunk_lines)
+        (
+            p.source_file,
+            p.source_format,
+            p.part,
+            _to_ipc(p.raw_logs),
+            _to_ipc(p.rejects),
+            p.lines_read,
+        )
+        for p in iter_file_parts(
+            url,
+            source_file,
+            Checker(month, salt, known_models),
+            set(),
+            storage_options=storage_options,
+            chunk_lines=chunk_lines,
+        )
     ]
 
 
@@ -58,8 +76,9 @@ def _from_ipc(data: bytes) -> pl.DataFrame:
 
 def _from_task(row: tuple) -> ParsedPart:
     source_file, source_format, part, raw_logs, rejects, lines_read = row
-    return ParsedPart(source_file, source_format, part, _from_ipc(raw_logs), _from_ipc(rejects),
-                      lines_read)
+    return ParsedPart(
+        source_file, source_format, part, _from_ipc(raw_logs), _from_ipc(rejects), lines_read
+    )
 
 
 def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[int, str]:
@@ -75,8 +94,9 @@ def _raw_of(url: str, wanted: set[int], storage_options: dict | None) -> dict[in
     return out
 
 
-def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
-                                storage_options: dict | None) -> ParsedPart:
+def _drop_cross_file_duplicates(
+    part: ParsedPart, seen: set[str], url: str, storage_options: dict | None
+) -> ParsedPart:
     ids = part.raw_logs["event_id"].to_list()
     dups = seen.intersection(ids)
     seen.update(ids)
@@ -91,20 +111,36 @@ def _drop_cross_file_duplicates(part: ParsedPart, seen: set[str], url: str,
             "source_file": moved["source_file"],
             "line_no": moved["line_no"],
             "reason": ["duplicate_event_id"] * moved.height,
-            "detail": [f"event_id {short(e)} appeared earlier in the month" for e in moved["event_id"]],
+            "detail": [
+                f"event_id {short(e)} appeared earlier in the month" for e in moved["event_id"]
+            ],
             "raw": [raws.get(n, "") for n in moved["line_no"].to_list()],
             "user_hash": moved["user_hash"],
         },
         schema=part.rejects.schema,
     )
     rejects = pl.concat([part.rejects, extra]).sort("line_no", maintain_order=True)
-    return ParsedPart(part.source_file, part.source_format, part.part,
-                      part.raw_logs.filter(~is_dup), rejects, part.lines_read)
+    return ParsedPart(
+        part.source_file,
+        part.source_format,
+        part.part,
+        part.raw_logs.filter(~is_dup),
+        rejects,
+        part.lines_read,
+    )
 
 
-def iter_pooled_parts(urls: list[str], names: list[str], month: str, *, salt: str,
-                      known_models: set[str] | None, storage_options: dict | None,
-                      workers: int, chunk_lines: int) -> Iterator[ParsedPart]:
+def iter_pooled_parts(
+    urls: list[str],
+    names: list[str],
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None,
+    storage_options: dict | None,
+    workers: int,
+    chunk_lines: int,
+) -> Iterator[ParsedPart]:
     """Parts of ``urls`` parsed by ``workers`` processes, in file order."""
     seen: set[str] = set()
     context = multiprocessing.get_context("spawn")
@@ -115,8 +151,21 @@ def iter_pooled_parts(urls: list[str], names: list[str], month: str, *, salt: st
         def submit() -> None:
             nxt = next(todo, None)
             if nxt is not None:
-                pending.append((nxt[0], pool.submit(_parse_file_task, nxt[0], nxt[1], month, salt,
-                                                    known_models, storage_options, chunk_lines)))
+                pending.append(
+                    (
+                        nxt[0],
+                        pool.submit(
+                            _parse_file_task,
+                            nxt[0],
+                            nxt[1],
+                            month,
+                            salt,
+                            known_models,
+                            storage_options,
+                            chunk_lines,
+                        ),
+                    )
+                )
 
         for _ in range(2 * workers):
             submit()
@@ -125,5 +174,6 @@ def iter_pooled_parts(urls: list[str], names: list[str], month: str, *, salt: st
             parts = future.result()
             submit()
             while parts:
-                yield _drop_cross_file_duplicates(_from_task(parts.pop(0)), seen, url,
-                                                  storage_options)
+                yield _drop_cross_file_duplicates(
+                    _from_task(parts.pop(0)), seen, url, storage_options
+                )

@@ -37,13 +37,13 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
+from arena_assets.contracts import MAX_LINE_BYTES
 from arena_assets.privacy.rejects import (
     blank_reject,
     blank_reject_line,
     scrub_reject,
     scrub_reject_line,
 )
-from arena_assets.contracts import MAX_LINE_BYTES
 
 from . import sources
 from .adapters import NATIVE, detect_format, matches_no_layout, row_function, unknown_layout_detail
@@ -112,8 +112,10 @@ def partial_files(rejects: pl.DataFrame) -> list[str]:
     """One line per file whose compressed stream broke: the file, its last good line and
     where the break is (from the ``truncated_file`` rejects)."""
     cut = rejects.filter(pl.col("reason") == "truncated_file")
-    return [f"{name}: last good line {line_no - 1}; {detail}"
-            for name, line_no, detail in cut.select("source_file", "line_no", "detail").iter_rows()]
+    return [
+        f"{name}: last good line {line_no - 1}; {detail}"
+        for name, line_no, detail in cut.select("source_file", "line_no", "detail").iter_rows()
+    ]
 
 
 @contextlib.contextmanager
@@ -139,7 +141,8 @@ def raw_text(line: bytes) -> str:
 def _record_json(record: Any) -> str:
     try:
         return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode(
-            "utf-8", "replace")
+            "utf-8", "replace"
+        )
     except TypeError:
         return short(record)
 
@@ -179,8 +182,9 @@ def _decode_nested(record: dict) -> dict:
 class FileParser:
     """Turns the lines or records of one file into a RowBuffer, one outcome per unit."""
 
-    def __init__(self, checker: Checker, source_file: str, seen: set[str],
-                 source_format: str | None = None) -> None:
+    def __init__(
+        self, checker: Checker, source_file: str, seen: set[str], source_format: str | None = None
+    ) -> None:
         self.checker = checker
         self.source_file = source_file
         self.seen = seen
@@ -204,7 +208,9 @@ class FileParser:
     def _accept(self, line_no: int, row: Row) -> None:
         eid = row[0]
         if eid in self.seen:
-            raise Reject("duplicate_event_id", f"event_id {short(eid)} appeared earlier in the month")
+            raise Reject(
+                "duplicate_event_id", f"event_id {short(eid)} appeared earlier in the month"
+            )
         self.seen.add(eid)
         self.buf.add(line_no, row)
 
@@ -229,24 +235,35 @@ class FileParser:
                 row = self.row_of(obj)
                 dup = conflicting_key(line, obj)
                 if dup is not None:
-                    raise Reject("duplicate_key", f"key {short(dup.key)} is repeated with "
-                                                  f"different values {short(dup.values)}")
+                    raise Reject(
+                        "duplicate_key",
+                        f"key {short(dup.key)} is repeated with "
+                        f"different values {short(dup.values)}",
+                    )
                 self._accept(line_no, row)
             except Reject as rej:
                 buf.reject(line_no, rej.reason, *blank_reject_line(line, rej.detail, hash_user))
-            except Exception as exc:  # noqa: BLE001 - a bug must not lose the line
-                buf.reject(line_no, "wrong_type", *blank_reject_line(
-                    line, f"internal error {type(exc).__name__}: {exc}"[:200], hash_user))
+            except Exception as exc:
+                buf.reject(
+                    line_no,
+                    "wrong_type",
+                    *blank_reject_line(
+                        line, f"internal error {type(exc).__name__}: {exc}"[:200], hash_user
+                    ),
+                )
         self.next_no = line_no + 1
 
     def feed_truncated(self, cut: sources.TruncatedStream) -> None:
         """One reject row for what follows a broken compressed stream (``truncated_file``)."""
         line_no = self.next_no
-        detail = (f"compressed stream broken at byte {cut.offset:,} of the decompressed data "
-                  f"({type(cut.cause).__name__}: {cut.cause}); lines 1..{line_no - 1} before "
-                  f"it were kept, the rest of the file is lost")
-        self.buf.reject(line_no, "truncated_file",
-                        *blank_reject_line(cut.tail, detail, self.checker.user_hash))
+        detail = (
+            f"compressed stream broken at byte {cut.offset:,} of the decompressed data "
+            f"({type(cut.cause).__name__}: {cut.cause}); lines 1..{line_no - 1} before "
+            f"it were kept, the rest of the file is lost"
+        )
+        self.buf.reject(
+            line_no, "truncated_file", *blank_reject_line(cut.tail, detail, self.checker.user_hash)
+        )
         self.next_no = line_no + 1
 
     def feed_records(self, records: Iterable[Any], nested_json: bool = False) -> None:
@@ -262,12 +279,19 @@ class FileParser:
                     record = _decode_nested(record)
                 self._accept(rec_no, self.row_of(record))
             except Reject as rej:
-                buf.reject(rec_no, rej.reason,
-                           *blank_reject(_record_json(record), rej.detail, hash_user))
-            except Exception as exc:  # noqa: BLE001
-                buf.reject(rec_no, "wrong_type", *blank_reject(
-                    _record_json(record), f"internal error {type(exc).__name__}: {exc}"[:200],
-                    hash_user))
+                buf.reject(
+                    rec_no, rej.reason, *blank_reject(_record_json(record), rej.detail, hash_user)
+                )
+            except Exception as exc:
+                buf.reject(
+                    rec_no,
+                    "wrong_type",
+                    *blank_reject(
+                        _record_json(record),
+                        f"internal error {type(exc).__name__}: {exc}"[:200],
+                        hash_user,
+                    ),
+                )
         self.next_no = rec_no + 1
 
     @property
@@ -275,12 +299,15 @@ class FileParser:
         return self.buf.lines
 
     def take(self) -> ParsedPart:
-        raw_logs, rejects = self.buf.frames(self.checker.month, self.source_file, self.source_format)
+        raw_logs, rejects = self.buf.frames(
+            self.checker.month, self.source_file, self.source_format
+        )
         self.buf = RowBuffer()
         self.parts += 1
         read, self.part_start = self.next_no - self.part_start, self.next_no
-        return ParsedPart(self.source_file, self.source_format, self.parts - 1, raw_logs, rejects,
-                          read)
+        return ParsedPart(
+            self.source_file, self.source_format, self.parts - 1, raw_logs, rejects, read
+        )
 
 
 def _explained(row_of: Any, detail: str) -> Any:
@@ -291,6 +318,7 @@ def _explained(row_of: Any, detail: str) -> Any:
             if rej.reason == "missing_type":
                 raise Reject("missing_type", detail) from None
             raise
+
     return row
 
 
@@ -320,9 +348,15 @@ def iter_units(url: str, storage_options: dict | None) -> Iterator[tuple[str, li
         yield from (("lines", block) for block in sources.iter_line_blocks(url, storage_options))
 
 
-def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str], *,
-                    storage_options: dict | None = None,
-                    chunk_lines: int = DEFAULT_CHUNK_LINES) -> Iterator[ParsedPart]:
+def iter_file_parts(
+    url: str,
+    source_file: str,
+    checker: Checker,
+    seen: set[str],
+    *,
+    storage_options: dict | None = None,
+    chunk_lines: int = DEFAULT_CHUNK_LINES,
+) -> Iterator[ParsedPart]:
     """Parts of one file, none over ``chunk_lines``; at least one (maybe empty) per file."""
     if chunk_lines < 1:
         raise ValueError(f"chunk_lines must be at least 1, got {chunk_lines}")
@@ -337,15 +371,17 @@ def iter_file_parts(url: str, source_file: str, checker: Checker, seen: set[str]
         except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
             good = parser.next_no - 1
             where = f"after line {good}" if good else "before its first line"
-            raise UnreadableFileError(f"{source_file}: unreadable {where}: "
-                                      f"{type(exc).__name__}: {exc}") from exc
+            raise UnreadableFileError(
+                f"{source_file}: unreadable {where}: {type(exc).__name__}: {exc}"
+            ) from exc
         if part is None:
             return
         yield part
 
 
-def _fitting_slices(units: Iterator[tuple[str, list]], parser: FileParser,
-                    chunk_lines: int) -> Iterator[tuple[str, list]]:
+def _fitting_slices(
+    units: Iterator[tuple[str, list]], parser: FileParser, chunk_lines: int
+) -> Iterator[tuple[str, list]]:
     """Blocks cut so that each fills the parser's current part at most (lazy: it reads
     ``parser.pending`` after the previous slice was fed)."""
     for kind, block in units:
@@ -356,8 +392,9 @@ def _fitting_slices(units: Iterator[tuple[str, list]], parser: FileParser,
             start = stop
 
 
-def _next_part(parser: FileParser, units: Iterator[tuple[str, list]],
-               chunk_lines: int) -> ParsedPart | None:
+def _next_part(
+    parser: FileParser, units: Iterator[tuple[str, list]], chunk_lines: int
+) -> ParsedPart | None:
     try:
         for kind, block in units:
             if kind == "lines":
@@ -374,12 +411,17 @@ def _next_part(parser: FileParser, units: Iterator[tuple[str, list]],
     return None
 
 
-def parse_lines(lines: Iterable[bytes], source_file: str, month: str, *, salt: str,
-                known_models: set[str] | None = None,
-                source_format: str | None = None) -> ParsedPart:
+def parse_lines(
+    lines: Iterable[bytes],
+    source_file: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None = None,
+    source_format: str | None = None,
+) -> ParsedPart:
     """Parse in-memory lines (tests, small tools); the format is detected unless given."""
     parser = FileParser(Checker(month, salt, known_models), source_file, set(), source_format)
     with gc_paused():
         parser.feed_lines(lines)
         return parser.take()
-

@@ -67,15 +67,41 @@ from arena_assets.contracts import WINNER_OF_VOTE
 from .validate import Checker, Messages, Reject, Row, messages, short, tname
 
 ARENA_55K, ARENA_100K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA = (
-    "arena_55k", "arena_100k", "arena_preference", "vision_battle", "search_arena")
+    "arena_55k",
+    "arena_100k",
+    "arena_preference",
+    "vision_battle",
+    "search_arena",
+)
 RELEASE_FORMATS = (ARENA_55K, ARENA_100K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA)
 VOTE_OF_WINNER = {winner: vote for vote, winner in WINNER_OF_VOTE.items()} | {
-    "both_bad": "bothbad_vote", "bothbad": "bothbad_vote", "tie_bothbad": "bothbad_vote"}
-_55K_FIELDS = ("id", "model_a", "model_b", "prompt", "response_a", "response_b",
-               "winner_model_a", "winner_model_b", "winner_tie")
+    "both_bad": "bothbad_vote",
+    "bothbad": "bothbad_vote",
+    "tie_bothbad": "bothbad_vote",
+}
+_55K_FIELDS = (
+    "id",
+    "model_a",
+    "model_b",
+    "prompt",
+    "response_a",
+    "response_b",
+    "winner_model_a",
+    "winner_model_b",
+    "winner_tie",
+)
 # the release's own per-battle fields kept in ``release_tags`` (small scalars and structs)
-TAG_FIELDS = ("language", "is_code", "is_refusal", "evaluation_order", "turn", "dedup_tag",
-              "conv_metadata", "primary_intent", "secondary_intent")
+TAG_FIELDS = (
+    "language",
+    "is_code",
+    "is_refusal",
+    "evaluation_order",
+    "turn",
+    "dedup_tag",
+    "conv_metadata",
+    "primary_intent",
+    "secondary_intent",
+)
 _VOTER_KEYS = ("user_id", "judge_hash", "judge", "ip", "evaluation_session_id")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -121,7 +147,9 @@ def detect_release(record: dict) -> str | None:
     if "messages_a" in record and "messages_b" in record and "winner" in record:
         return SEARCH_ARENA
     if "model_a" in record and "winner" in record and "conversation_a" in record:
-        if "judge_hash" in record or ("dedup_tag" in record and isinstance(record["conversation_a"], str)):
+        if "judge_hash" in record or (
+            "dedup_tag" in record and isinstance(record["conversation_a"], str)
+        ):
             return ARENA_100K
         if "question_id" not in record and "id" in record:
             return ARENA_PREFERENCE
@@ -131,8 +159,9 @@ def detect_release(record: dict) -> str | None:
 
 
 def _json(value: Any) -> str:
-    return orjson.dumps(value, default=str, option=orjson.OPT_SORT_KEYS
-                        | orjson.OPT_NON_STR_KEYS).decode()
+    return orjson.dumps(
+        value, default=str, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS
+    ).decode()
 
 
 def _decoded(value: Any, what: str) -> Any:
@@ -181,8 +210,9 @@ def _voter(checker: Checker, record: dict, fallback: str) -> str:
 def _vote_type(winner: Any) -> str:
     vote = VOTE_OF_WINNER.get(winner) if type(winner) is str else None
     if vote is None:
-        raise Reject("unparseable_record",
-                     f"winner {short(winner)} is not one of {sorted(VOTE_OF_WINNER)}")
+        raise Reject(
+            "unparseable_record", f"winner {short(winner)} is not one of {sorted(VOTE_OF_WINNER)}"
+        )
     return vote
 
 
@@ -276,9 +306,10 @@ def with_images(msgs: Messages, refs: list[str]) -> Messages:
     for i, role in enumerate(roles):
         if role == "user":
             merged = list(images[i]) + [r for r in refs if r not in images[i]]
-            checked = messages([{"role": "user", "content": contents[i], "images": merged}],
-                               "images")[2][0]
-            return roles, contents, [*images[:i], checked, *images[i + 1:]]
+            checked = messages(
+                [{"role": "user", "content": contents[i], "images": merged}], "images"
+            )[2][0]
+            return roles, contents, [*images[:i], checked, *images[i + 1 :]]
     raise Reject("bad_message", "images given but the conversation has no user turn")
 
 
@@ -307,8 +338,10 @@ def arena_55k_row(checker: Checker, record: dict) -> Row:
         turns[key] = value
     n = len(turns["prompt"])
     if len(turns["response_a"]) != n or len(turns["response_b"]) != n:
-        raise Reject("unparseable_record", f"{n} prompts but {len(turns['response_a'])} / "
-                                           f"{len(turns['response_b'])} responses")
+        raise Reject(
+            "unparseable_record",
+            f"{n} prompts but {len(turns['response_a'])} / {len(turns['response_b'])} responses",
+        )
     sides = []
     for key in ("response_a", "response_b"):
         conv = []
@@ -316,8 +349,20 @@ def arena_55k_row(checker: Checker, record: dict) -> Row:
             conv += [{"role": "user", "content": user}, {"role": "assistant", "content": answer}]
         sides.append(messages(conv, key))
     user = _voter(checker, record, rid)
-    row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, sides[0],
-           f"{rid}-b", model_b, sides[1], None)
+    row = (
+        rid,
+        ts,
+        vote,
+        _anony(record),
+        user,
+        f"{rid}-a",
+        model_a,
+        sides[0],
+        f"{rid}-b",
+        model_b,
+        sides[1],
+        None,
+    )
     return tagged(row, record)
 
 
@@ -329,8 +374,20 @@ def arena_preference_row(checker: Checker, record: dict) -> Row:
     msgs_a = release_messages(record.get("conversation_a"), "conversation_a")
     msgs_b = release_messages(record.get("conversation_b"), "conversation_b")
     user = _voter(checker, record, rid)
-    row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, msgs_a, f"{rid}-b",
-           model_b, msgs_b, None)
+    row = (
+        rid,
+        ts,
+        vote,
+        _anony(record),
+        user,
+        f"{rid}-a",
+        model_a,
+        msgs_a,
+        f"{rid}-b",
+        model_b,
+        msgs_b,
+        None,
+    )
     return tagged(row, record)
 
 
@@ -340,8 +397,10 @@ def _plain_conversations(record: dict) -> dict:
     plain = {**record}
     for key in ("conversation_a", "conversation_b"):
         roles, contents, imgs = release_messages(record.get(key), key)
-        plain[key] = [{"role": r, "content": c, "images": i}
-                      for r, c, i in zip(roles, contents, imgs, strict=True)]
+        plain[key] = [
+            {"role": r, "content": c, "images": i}
+            for r, c, i in zip(roles, contents, imgs, strict=True)
+        ]
     return plain
 
 
@@ -363,7 +422,14 @@ def vision_battle_row(checker: Checker, record: dict) -> Row:
     row = clean_battle_row(checker, _plain_conversations(record))
     if images:
         refs = [image_ref(img) for img in images]
-        row = (*row[:7], with_images(row[7], refs), row[8], row[9], with_images(row[10], refs), *row[11:])
+        row = (
+            *row[:7],
+            with_images(row[7], refs),
+            row[8],
+            row[9],
+            with_images(row[10], refs),
+            *row[11:],
+        )
     return tagged(row, record)
 
 
@@ -373,13 +439,27 @@ def search_arena_row(checker: Checker, record: dict) -> Row:
     ts = _tstamp(checker, record, "tstamp", "timestamp")
     msgs_a = release_messages(record.get("messages_a"), "messages_a")
     msgs_b = release_messages(record.get("messages_b"), "messages_b")
-    rid = next((str(record[k]) for k in ("question_id", "id") if record.get(k) not in (None, "")), None)
+    rid = next(
+        (str(record[k]) for k in ("question_id", "id") if record.get(k) not in (None, "")), None
+    )
     if rid is None:  # derived from what identifies the battle: stable across re-reads
         first = next((c for r, c in zip(msgs_a[0], msgs_a[1]) if r == "user"), "")
         rid = "sa-" + hashlib.sha256(_json([ts, model_a, model_b, first]).encode()).hexdigest()[:20]
     user = _voter(checker, record, rid)
-    row = (rid, ts, vote, _anony(record), user, f"{rid}-a", model_a, msgs_a, f"{rid}-b",
-           model_b, msgs_b, None)
+    row = (
+        rid,
+        ts,
+        vote,
+        _anony(record),
+        user,
+        f"{rid}-a",
+        model_a,
+        msgs_a,
+        f"{rid}-b",
+        model_b,
+        msgs_b,
+        None,
+    )
     return tagged(row, record)
 
 

@@ -28,9 +28,17 @@ import orjson
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 
-RAW_EXTENSIONS = (".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz", ".json", ".parquet",
-                  # the public releases published as CSV (lmsys-arena-human-preference-55k)
-                  ".csv", ".csv.gz")
+RAW_EXTENSIONS = (
+    ".jsonl",
+    ".jsonl.gz",
+    ".ndjson",
+    ".ndjson.gz",
+    ".json",
+    ".parquet",
+    # the public releases published as CSV (lmsys-arena-human-preference-55k)
+    ".csv",
+    ".csv.gz",
+)
 # what a broken compressed stream raises (truncated: EOFError; corrupt: the others)
 DECOMPRESSION_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 SALVAGE_READ_BYTES = 1 << 16
@@ -89,12 +97,15 @@ class MonthListing:
 
     def describe(self) -> str:
         if not self.folder_exists:
-            return (f"month folder {self.folder} does not exist (raw root read: {self.root}); "
-                    "check ARENA_RAW_ROOT")
+            return (
+                f"month folder {self.folder} does not exist (raw root read: {self.root}); "
+                "check ARENA_RAW_ROOT"
+            )
         text = f"{len(self.files)} files under {self.folder}"
         if self.skipped:
             text += f"; {len(self.skipped)} skipped: " + ", ".join(
-                f"{name} ({why})" for name, why in self.skipped[:20])
+                f"{name} ({why})" for name, why in self.skipped[:20]
+            )
         return text
 
 
@@ -125,9 +136,7 @@ def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -
     return listing
 
 
-def list_month_files(
-    raw_root: str, month: str, storage_options: dict | None = None
-) -> list[str]:
+def list_month_files(raw_root: str, month: str, storage_options: dict | None = None) -> list[str]:
     """Raw files of one month, sorted; an absent month folder gives ``[]`` (see
     :func:`scan_month` for what was skipped and which folder was read)."""
     return scan_month(raw_root, month, storage_options).files
@@ -135,7 +144,7 @@ def list_month_files(
 
 def relative_name(raw_root: str, url: str, storage_options: dict | None = None) -> str:
     """``url`` relative to the raw root (what raw_logs.source_file holds)."""
-    fs, root = open_root(raw_root, storage_options)
+    _fs, root = open_root(raw_root, storage_options)
     _, path = fsspec.core.url_to_fs(url, **(storage_options or {}))
     return path[len(root) + 1 :] if path.startswith(root + "/") else path
 
@@ -152,7 +161,7 @@ def file_kind(url: str) -> str:
     return "jsonl"
 
 
-class TruncatedStream(Exception):  # noqa: N818 - a signal carrying data, not a failure
+class TruncatedStream(Exception):
     """A compressed file's stream broke at decompressed byte ``offset``; ``tail`` holds
     the bytes of the incomplete line before the break (the complete ones were yielded)."""
 
@@ -164,7 +173,7 @@ class TruncatedStream(Exception):  # noqa: N818 - a signal carrying data, not a 
 
 
 def compression_of(fs: Any, path: str) -> str | None:
-    """"gzip" for a file that starts with the gzip magic bytes, else None, whatever its name.
+    """ "gzip" for a file that starts with the gzip magic bytes, else None, whatever its name.
 
     Issue 19 decision: a plain text file named ``.gz`` (a log shipper that forgot to
     compress) is read as the plain text it is, so each of its lines gets its own outcome;
@@ -187,7 +196,7 @@ def _salvage(fs: Any, path: str, skip: int) -> tuple[bytes, BaseException | None
                 if not piece:
                     return b"".join(pieces), None
                 if pos + len(piece) > skip:
-                    pieces.append(piece[max(0, skip - pos):])
+                    pieces.append(piece[max(0, skip - pos) :])
                 pos += len(piece)
         except DECOMPRESSION_ERRORS as exc:
             return b"".join(pieces), exc
@@ -271,9 +280,7 @@ def iter_csv_records(
             yield batch
 
 
-def load_model_records(
-    raw_root: str, storage_options: dict | None = None
-) -> list[dict] | None:
+def load_model_records(raw_root: str, storage_options: dict | None = None) -> list[dict] | None:
     """Entries of ``<raw_root>/models.json`` as ``{"name": …, …}`` dicts; ``None`` when absent.
 
     Accepts the documented list of ``{"name": …}`` objects, a plain list of names, or an
@@ -301,9 +308,7 @@ def load_model_records(
     return records
 
 
-def load_model_registry(
-    raw_root: str, storage_options: dict | None = None
-) -> set[str] | None:
+def load_model_registry(raw_root: str, storage_options: dict | None = None) -> set[str] | None:
     """Model names from ``<raw_root>/models.json``; ``None`` when there is no registry."""
     records = load_model_records(raw_root, storage_options)
     return None if records is None else {r["name"] for r in records}

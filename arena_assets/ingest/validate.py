@@ -76,14 +76,30 @@ Messages = tuple[list[str], list[str], list[list[str]]]
 Links = tuple[str | None, str | None, str | None] | None
 # (event_id, tstamp_us, type, anony, user_hash, conv_a, model_a, msgs_a, conv_b, model_b,
 #  msgs_b, links); a served event has no conversation ids and no messages
-Row = tuple[str, int, str, bool, str, str | None, str, Messages | None, str | None, str | None,
-            Messages | None, Links]
+Row = tuple[
+    str,
+    int,
+    str,
+    bool,
+    str,
+    str | None,
+    str,
+    Messages | None,
+    str | None,
+    str | None,
+    Messages | None,
+    Links,
+]
 # characters that carry no text: a user turn made only of these (and whitespace) is empty
 # (zero-width space / joiners, word joiner, BOM, soft hyphen, Mongolian vowel separator,
 # combining grapheme joiner, Hangul fillers, invisible math operators)
-INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u034f\u3164\u115f\u1160\u2061\u2062\u2063\u2064"
-_BLANK = INVISIBLE + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004" \
+INVISIBLE = (
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u034f\u3164\u115f\u1160\u2061\u2062\u2063\u2064"
+)
+_BLANK = (
+    INVISIBLE + " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004"
     "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 
 
 def blank_text(text: str) -> bool:
@@ -144,7 +160,9 @@ class Checker:
         if kind is float or kind is int:
             # NaN fails both comparisons; bool is not int here (type() is exact)
             if not (0 <= value < TS_MAX_S):
-                raise Reject("bad_tstamp", f"tstamp {short(value)} is not a finite time in 1970..9999")
+                raise Reject(
+                    "bad_tstamp", f"tstamp {short(value)} is not a finite time in 1970..9999"
+                )
             us = round(value * 1_000_000)
         elif value is None:
             raise Reject("missing_tstamp", "tstamp absent or null")
@@ -277,8 +295,20 @@ class Checker:
                 raise Reject("missing_state", "chat event without state")
             anony = self.anony_of(obj)
             conv, model = self.state_head(state, "state")
-            return (eid, ts, typ, anony, user, conv, model,
-                    self.state_messages(state, "state"), None, None, None, links)
+            return (
+                eid,
+                ts,
+                typ,
+                anony,
+                user,
+                conv,
+                model,
+                self.state_messages(state, "state"),
+                None,
+                None,
+                None,
+                links,
+            )
         if typ == SERVED_TYPE:
             return self._served(obj, eid, ts, user, links)
         states = obj.get("states")
@@ -301,9 +331,20 @@ class Checker:
             raise Reject("shared_conv_id", f"both sides are conversation {short(conv_a)}")
         if shown is not None:
             _check_shown(shown, model_a, model_b)
-        return (eid, ts, typ, anony, user, conv_a, model_a,
-                self.state_messages(state_a, "states[0]"), conv_b, model_b,
-                self.state_messages(state_b, "states[1]"), links)
+        return (
+            eid,
+            ts,
+            typ,
+            anony,
+            user,
+            conv_a,
+            model_a,
+            self.state_messages(state_a, "states[0]"),
+            conv_b,
+            model_b,
+            self.state_messages(state_b, "states[1]"),
+            links,
+        )
 
     def _served(self, obj: dict, eid: str, ts: int, user: str, links: Links) -> Row:
         """A battle served without a vote: the two model names shown, no conversations."""
@@ -322,8 +363,20 @@ class Checker:
             self.check_model(name)
         if models[0] == models[1]:
             raise Reject("same_model_battle", f"both sides are {short(models[0])}")
-        return (eid, ts, SERVED_TYPE, self.anony_of(obj), user, None, models[0], None, None,
-                models[1], None, links)
+        return (
+            eid,
+            ts,
+            SERVED_TYPE,
+            self.anony_of(obj),
+            user,
+            None,
+            models[0],
+            None,
+            None,
+            models[1],
+            None,
+            links,
+        )
 
 
 def _check_shown(shown: list, model_a: str, model_b: str) -> None:
@@ -336,8 +389,9 @@ def _check_shown(shown: list, model_a: str, model_b: str) -> None:
         if type(name) is not str:
             raise Reject("wrong_type", f"models[{i}] is {tname(name)}, expected string")
         if name != model:
-            raise Reject("models_mismatch",
-                         f"models[{i}] is {short(name)} but states[{i}] is {short(model)}")
+            raise Reject(
+                "models_mismatch", f"models[{i}] is {short(name)} but states[{i}] is {short(model)}"
+            )
 
 
 def messages(msgs: Any, where: str) -> Messages:
@@ -427,8 +481,10 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
             role = _odd_role(role, where, i)
         if type(content) is not str:
             if content is not None:
-                raise Reject("wrong_type",
-                             f"{where}.messages[{i}].content is {tname(content)}, expected string")
+                raise Reject(
+                    "wrong_type",
+                    f"{where}.messages[{i}].content is {tname(content)}, expected string",
+                )
             content = ""
         if imgs:
             if type(imgs) is not list:
@@ -440,8 +496,10 @@ def _messages_checked(msgs: Any, where: str) -> Messages:
         if role == "user" and not imgs and blank_text(content):
             raise Reject("empty_content", f"{where}.messages[{i}] is a user turn without text")
         if len(content) > MAX_MESSAGE_CHARS:
-            raise Reject("absurd_length",
-                         f"{where}.messages[{i}] has {len(content)} chars (max {MAX_MESSAGE_CHARS})")
+            raise Reject(
+                "absurd_length",
+                f"{where}.messages[{i}] has {len(content)} chars (max {MAX_MESSAGE_CHARS})",
+            )
         imgs = image_refs(imgs, where, i) if imgs else _NO_IMAGES
         roles.append(role)
         contents.append(content)

@@ -62,7 +62,7 @@ def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[st
         if entry.get("type") == "directory" and _MONTH.match(name):
             months[name] = []
     for path, info in fs.find(root, detail=True).items():
-        rel = path[len(root) + 1:] if path.startswith(root + "/") else path
+        rel = path[len(root) + 1 :] if path.startswith(root + "/") else path
         month, _, inside = rel.partition("/")
         if month not in months or not inside or info.get("type") == "directory":
             continue
@@ -83,8 +83,11 @@ def loads_cursor(cursor: str | dict | None) -> dict:
     if cursor is None or cursor == "":
         return {"version": CURSOR_VERSION, "months": {}}
     data = json.loads(cursor) if isinstance(cursor, str) else cursor
-    if not isinstance(data, dict) or data.get("version") != CURSOR_VERSION \
-            or not isinstance(data.get("months"), dict):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != CURSOR_VERSION
+        or not isinstance(data.get("months"), dict)
+    ):
         raise ValueError(f"not a raw-root cursor of version {CURSOR_VERSION}: {cursor!r:.200}")
     return data
 

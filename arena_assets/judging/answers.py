@@ -61,9 +61,15 @@ def parse_candidates(text: str) -> list[CandidateModel]:
         params = item.get("params") or {}
         if not isinstance(params, dict):
             raise ValueError(f"candidate model {item['name']!r}: params must be a mapping")
-        out.append(CandidateModel(str(item["name"]), str(item["base_url"]),
-                                  str(item.get("api_key_env") or ""), str(item.get("model") or ""),
-                                  dict(params)))
+        out.append(
+            CandidateModel(
+                str(item["name"]),
+                str(item["base_url"]),
+                str(item.get("api_key_env") or ""),
+                str(item.get("model") or ""),
+                dict(params),
+            )
+        )
     return out
 
 
@@ -78,7 +84,7 @@ def split_reasoning(content: str | None, reasoning_content: str | None = None) -
     stray = _STRAY_CLOSE.match(answer)
     if stray:
         parts.append(stray.group(1).strip())
-        answer = answer[stray.end():]
+        answer = answer[stray.end() :]
     return answer.strip(), "\n\n".join(p for p in parts if p)
 
 
@@ -97,9 +103,9 @@ def answer_features(answers: pl.DataFrame) -> pl.DataFrame:
     return (
         answers.with_columns(_msgs=msgs)
         .with_columns(
+            *style_columns("_msgs", ""),
             answer_tokens=approx_tokens(pl.col("answer")),
             reasoning_tokens=approx_tokens(pl.col("reasoning")),
-            *style_columns("_msgs", ""),
         )
         .drop("_msgs")
     )
@@ -110,7 +116,11 @@ def _answer_content(rec: dict) -> tuple[str, str | None, dict]:
     if "messages" in rec:  # v2: the last message is the assistant's, content {answer, reasoning?}
         content = rec["messages"][-1].get("content")
         if isinstance(content, dict):
-            return str(content.get("answer") or ""), content.get("reasoning"), rec.get("metadata") or {}
+            return (
+                str(content.get("answer") or ""),
+                content.get("reasoning"),
+                rec.get("metadata") or {},
+            )
         return str(content or ""), None, rec.get("metadata") or {}
     turns = rec["choices"][0]["turns"]
     meta = dict(rec.get("conv_metadata") or {})
@@ -132,23 +142,35 @@ def import_arena_hard_answers(path: str | Path) -> pl.DataFrame:
             rec = json.loads(line)
             content, reasoning_field, meta = _answer_content(rec)
             answer, reasoning = split_reasoning(content, reasoning_field)
-            rows.append({
-                "question_id": str(rec.get("question_id", rec.get("uid"))),
-                "model": rec.get("model_id") or rec.get("model"),
-                "answer": answer if reasoning else content,  # the file's text as it is
-                "reasoning": reasoning,
-                "token_len": meta.get("token_len"),
-                "src_header_count": sum((meta.get("header_count") or {}).values()),
-                "src_list_count": sum((meta.get("list_count") or {}).values()),
-                "src_bold_count": sum((meta.get("bold_count") or {}).values()),
-                # kept so that an export writes the file's own ids and counts back
-                "answer_id": rec.get("answer_id", rec.get("ans_id")), "tstamp": rec.get("tstamp"),
-                "metadata": json.dumps(meta, ensure_ascii=False),
-            })
-    return pl.DataFrame(rows, schema={**ANSWER_SCHEMA, "token_len": pl.Int64,
-                                      "src_header_count": pl.Int64, "src_list_count": pl.Int64,
-                                      "src_bold_count": pl.Int64, "answer_id": pl.String,
-                                      "tstamp": pl.Float64, "metadata": pl.String})
+            rows.append(
+                {
+                    "question_id": str(rec.get("question_id", rec.get("uid"))),
+                    "model": rec.get("model_id") or rec.get("model"),
+                    "answer": answer if reasoning else content,  # the file's text as it is
+                    "reasoning": reasoning,
+                    "token_len": meta.get("token_len"),
+                    "src_header_count": sum((meta.get("header_count") or {}).values()),
+                    "src_list_count": sum((meta.get("list_count") or {}).values()),
+                    "src_bold_count": sum((meta.get("bold_count") or {}).values()),
+                    # kept so that an export writes the file's own ids and counts back
+                    "answer_id": rec.get("answer_id", rec.get("ans_id")),
+                    "tstamp": rec.get("tstamp"),
+                    "metadata": json.dumps(meta, ensure_ascii=False),
+                }
+            )
+    return pl.DataFrame(
+        rows,
+        schema={
+            **ANSWER_SCHEMA,
+            "token_len": pl.Int64,
+            "src_header_count": pl.Int64,
+            "src_list_count": pl.Int64,
+            "src_bold_count": pl.Int64,
+            "answer_id": pl.String,
+            "tstamp": pl.Float64,
+            "metadata": pl.String,
+        },
+    )
 
 
 def average_tokens(answers: pl.DataFrame, column: str = "token_len") -> pl.DataFrame:

@@ -34,16 +34,24 @@ def _game_scores(judgments: pl.DataFrame) -> pl.DataFrame:
     v = pl.col("verdict")
     cand_a = pl.col("model_a") == pl.col("model")
     a_wins = v.str.starts_with("A")
-    score = (pl.when(v.is_null()).then(None).when(v == "A=B").then(0.5)
-             .when(a_wins == cand_a).then(1.0).otherwise(0.0))
+    score = (
+        pl.when(v.is_null())
+        .then(None)
+        .when(v == "A=B")
+        .then(0.5)
+        .when(a_wins == cand_a)
+        .then(1.0)
+        .otherwise(0.0)
+    )
     out = judgments.with_columns(score=score, strong=v.str.contains(">>").fill_null(False))
     if "category" not in out.columns:
         out = out.with_columns(category=pl.lit(None, pl.String))
     return out
 
 
-def expanded_rows(judgments: pl.DataFrame, protocol: str | BenchProtocol, weight: int | None = None
-                  ) -> tuple[pl.DataFrame, dict]:
+def expanded_rows(
+    judgments: pl.DataFrame, protocol: str | BenchProtocol, weight: int | None = None
+) -> tuple[pl.DataFrame, dict]:
     """(rows, counts): the anchor's battles and ``{games, unparsed, dropped_games}``."""
     proto = get_protocol(protocol)
     weight = proto.weight if weight is None else weight
@@ -57,20 +65,37 @@ def expanded_rows(judgments: pl.DataFrame, protocol: str | BenchProtocol, weight
         kept = games.join(ok, on=keys, how="left").filter(pl.col("_keep"))
     else:
         kept = games.filter(pl.col("score").is_not_null())
-    counts = {"games": games.height, "unparsed": int(games["score"].is_null().sum()),
-              "dropped_games": games.height - kept.height}
+    counts = {
+        "games": games.height,
+        "unparsed": int(games["score"].is_null().sum()),
+        "dropped_games": games.height - kept.height,
+    }
     # the anchor's row order (its bootstrap draws index into it): judges as listed, each
     # judge's files by model name, records in file order; v0.1 writes a record's game 1
     # before game 2, v2's load_judgments game 2 before game 1
     game_key = pl.col("game") if proto.name == V01 else -pl.col("game")
-    rows = (kept.with_columns(_judge=pl.col("_order").min().over("judge"),
-                              _record=pl.col("_order").min().over(keys), _game=game_key)
-            .sort(["model", "_judge", "_record", "_game"], maintain_order=True)
-            .with_columns(_copies=pl.when(pl.col("strong")).then(weight).otherwise(1))
-            .with_columns(pl.int_ranges(0, pl.col("_copies")).alias("copy"))
-            .explode("copy", empty_as_null=False)
-            .select("category", "judge", "model", "baseline", "question_id", "game", "model_a", "copy",
-                    "score"))
+    rows = (
+        kept.with_columns(
+            _judge=pl.col("_order").min().over("judge"),
+            _record=pl.col("_order").min().over(keys),
+            _game=game_key,
+        )
+        .sort(["model", "_judge", "_record", "_game"], maintain_order=True)
+        .with_columns(_copies=pl.when(pl.col("strong")).then(weight).otherwise(1))
+        .with_columns(pl.int_ranges(0, pl.col("_copies")).alias("copy"))
+        .explode("copy", empty_as_null=False)
+        .select(
+            "category",
+            "judge",
+            "model",
+            "baseline",
+            "question_id",
+            "game",
+            "model_a",
+            "copy",
+            "score",
+        )
+    )
     return rows, counts
 
 
@@ -84,8 +109,13 @@ def _logit(p: np.ndarray) -> np.ndarray:
     return np.log(p / (1 - p))
 
 
-def win_rates(rows: pl.DataFrame, protocol: str | BenchProtocol, *, rounds: int | None = None,
-              seed: int = ANCHOR_SEED) -> pl.DataFrame:
+def win_rates(
+    rows: pl.DataFrame,
+    protocol: str | BenchProtocol,
+    *,
+    rounds: int | None = None,
+    seed: int = ANCHOR_SEED,
+) -> pl.DataFrame:
     """One row per (category, model): ``win_rate, lower, upper, level, rows, results``
     (the bootstrap replicates). v0.1: the mean of the model's rows; each round resamples
     all rows of the category together and the percentile bounds are taken on the rating
@@ -116,17 +146,41 @@ def win_rates(rows: pl.DataFrame, protocol: str | BenchProtocol, *, rounds: int 
             col = boot[:, m]
             if proto.name == V01:
                 point = float(means[m])
-                bounds = [float(expit(x)) for x in _quantiles(_logit(col), (lo, hi))] if rounds else [np.nan] * 2
+                bounds = (
+                    [float(expit(x)) for x in _quantiles(_logit(col), (lo, hi))]
+                    if rounds
+                    else [np.nan] * 2
+                )
             else:
                 point = float(np.nanmean(col)) if rounds else float(means[m])
                 bounds = _quantiles(col, (lo, hi)) if rounds else [np.nan] * 2
-            out.append({"category": category, "model": model,
-                        "baseline": part.filter(pl.col("model") == model)["baseline"][0],
-                        "win_rate": point, "lower": bounds[0], "upper": bounds[1],
-                        "level": proto.level, "rows": int((code == m).sum()), "results": col.tolist()})
-    return pl.DataFrame(out, schema={"category": pl.String, "model": pl.String, "baseline": pl.String,
-                                     "win_rate": pl.Float64, "lower": pl.Float64, "upper": pl.Float64,
-                                     "level": pl.Float64, "rows": pl.Int64, "results": pl.List(pl.Float64)})
+            out.append(
+                {
+                    "category": category,
+                    "model": model,
+                    "baseline": part.filter(pl.col("model") == model)["baseline"][0],
+                    "win_rate": point,
+                    "lower": bounds[0],
+                    "upper": bounds[1],
+                    "level": proto.level,
+                    "rows": int((code == m).sum()),
+                    "results": col.tolist(),
+                }
+            )
+    return pl.DataFrame(
+        out,
+        schema={
+            "category": pl.String,
+            "model": pl.String,
+            "baseline": pl.String,
+            "win_rate": pl.Float64,
+            "lower": pl.Float64,
+            "upper": pl.Float64,
+            "level": pl.Float64,
+            "rows": pl.Int64,
+            "results": pl.List(pl.Float64),
+        },
+    )
 
 
 def _fit(x: np.ndarray, s: np.ndarray, c: np.ndarray, scale: float, ridge: float) -> np.ndarray:
@@ -157,15 +211,22 @@ def _fit(x: np.ndarray, s: np.ndarray, c: np.ndarray, scale: float, ridge: float
     return w
 
 
-def _style_matrix(rows: pl.DataFrame, features: pl.DataFrame, proto: BenchProtocol
-                  ) -> tuple[pl.DataFrame, np.ndarray, list[str]]:
+def _style_matrix(
+    rows: pl.DataFrame, features: pl.DataFrame, proto: BenchProtocol
+) -> tuple[pl.DataFrame, np.ndarray, list[str]]:
     """Rows with both answers' features, their style columns (normalised as the version
     does) and the names of the features kept (a constant one cannot be normalised)."""
     feats = features.select("question_id", "model", *STYLE_INPUTS)
-    joined = (rows.with_row_index("_order")
-              .join(feats, on=["question_id", "model"], how="inner")
-              .join(feats.rename({"model": "baseline", **{f: f"{f}_base" for f in STYLE_INPUTS}}),
-                    on=["question_id", "baseline"], how="inner").sort("_order"))
+    joined = (
+        rows.with_row_index("_order")
+        .join(feats, on=["question_id", "model"], how="inner")
+        .join(
+            feats.rename({"model": "baseline", **{f: f"{f}_base" for f in STYLE_INPUTS}}),
+            on=["question_id", "baseline"],
+            how="inner",
+        )
+        .sort("_order")
+    )
     m = {f: joined[f].to_numpy().astype(np.float64) for f in STYLE_INPUTS}
     b = {f: joined[f"{f}_base"].to_numpy().astype(np.float64) for f in STYLE_INPUTS}
     names, cols = list(STYLE_INPUTS), []
@@ -175,7 +236,11 @@ def _style_matrix(rows: pl.DataFrame, features: pl.DataFrame, proto: BenchProtoc
         mean, sd = x.mean(axis=0), x.std(axis=0)
     else:  # the model first; markdown as densities per token
         total = m["token_len"] + b["token_len"]
-        cols = [np.divide(m["token_len"] - b["token_len"], total, out=np.zeros_like(total), where=total > 0)]
+        cols = [
+            np.divide(
+                m["token_len"] - b["token_len"], total, out=np.zeros_like(total), where=total > 0
+            )
+        ]
         for f in STYLE_INPUTS[1:]:
             dm, db = m[f] / (m["token_len"] + 1), b[f] / (b["token_len"] + 1)
             cols.append((dm - db) / (dm + db + 1))
@@ -189,16 +254,26 @@ def _style_matrix(rows: pl.DataFrame, features: pl.DataFrame, proto: BenchProtoc
 def _coverage(rows: pl.DataFrame, features: pl.DataFrame) -> dict[str, tuple[int, int]]:
     """{model: (rows, rows whose two answers both have style features)}."""
     feats = features.select("question_id", "model").unique()
-    has = (rows.join(feats.with_columns(_m=pl.lit(True)), on=["question_id", "model"], how="left")
-           .join(feats.rename({"model": "baseline"}).with_columns(_b=pl.lit(True)),
-                 on=["question_id", "baseline"], how="left"))
+    has = rows.join(
+        feats.with_columns(_m=pl.lit(True)), on=["question_id", "model"], how="left"
+    ).join(
+        feats.rename({"model": "baseline"}).with_columns(_b=pl.lit(True)),
+        on=["question_id", "baseline"],
+        how="left",
+    )
     both = pl.col("_m").fill_null(False) & pl.col("_b").fill_null(False)
     counts = has.group_by("model").agg(n=pl.len(), ok=both.sum())
     return {m: (int(n), int(ok)) for m, n, ok in counts.iter_rows()}
 
 
-def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | BenchProtocol, *,
-                    rounds: int | None = None, seed: int = ANCHOR_SEED) -> tuple[pl.DataFrame, dict]:
+def style_win_rates(
+    rows: pl.DataFrame,
+    features: pl.DataFrame,
+    protocol: str | BenchProtocol,
+    *,
+    rounds: int | None = None,
+    seed: int = ANCHOR_SEED,
+) -> tuple[pl.DataFrame, dict]:
     """(one row per (category, model): ``sc_win_rate, sc_lower, sc_upper, sc_rows``; meta per
     category: the style ``coefficients``, ``rows_without_features``, ``features_left_out``
     (constant ones) and ``models_left_out`` with the reason). ``features``: ``question_id,
@@ -212,19 +287,39 @@ def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | 
     lo, hi = (1 - proto.level) / 2, (1 + proto.level) / 2
     out, meta = [], {}
     # an answer counts as featured when every count is there (one row per answer)
-    features = (features.select("question_id", "model", *STYLE_INPUTS).drop_nulls()
-                .unique(["question_id", "model"], keep="first", maintain_order=True))
+    features = (
+        features.select("question_id", "model", *STYLE_INPUTS)
+        .drop_nulls()
+        .unique(["question_id", "model"], keep="first", maintain_order=True)
+    )
     for (category,), part in rows.group_by("category", maintain_order=True):
         cover = _coverage(part, features)
-        partial = {m: f"{n - ok} of {n} rows without style features (its answers' or the baseline's): "
-                      "no style-controlled rate" for m, (n, ok) in sorted(cover.items()) if ok < n}
+        partial = {
+            m: f"{n - ok} of {n} rows without style features (its answers' or the baseline's): "
+            "no style-controlled rate"
+            for m, (n, ok) in sorted(cover.items())
+            if ok < n
+        }
         fit_rows = part.filter(~pl.col("model").is_in(list(partial)))
         joined, style, kept = _style_matrix(fit_rows, features, proto)
         meta[str(category)] = {
-            "coefficients": {}, "rows_without_features": sum(n - ok for n, ok in cover.values()),
-            "features_left_out": [f for f in STYLE_INPUTS if f not in kept], "models_left_out": partial}
-        out += [{"category": category, "model": m, "baseline": part["baseline"][0], "sc_win_rate": None,
-                 "sc_lower": None, "sc_upper": None, "sc_rows": 0} for m in partial]
+            "coefficients": {},
+            "rows_without_features": sum(n - ok for n, ok in cover.values()),
+            "features_left_out": [f for f in STYLE_INPUTS if f not in kept],
+            "models_left_out": partial,
+        }
+        out += [
+            {
+                "category": category,
+                "model": m,
+                "baseline": part["baseline"][0],
+                "sc_win_rate": None,
+                "sc_lower": None,
+                "sc_upper": None,
+                "sc_rows": 0,
+            }
+            for m in partial
+        ]
         if joined.height == 0:
             continue
         baseline = joined["baseline"][0]
@@ -237,32 +332,60 @@ def style_win_rates(rows: pl.DataFrame, features: pl.DataFrame, protocol: str | 
             x = np.column_stack([-LN10 * onehot, np.full(len(score), LN10), style])
             s, scale, ridge = 1.0 - score, 2.0, 1.0
 
-            def rate(w: np.ndarray) -> np.ndarray:
-                return 1.0 / (1.0 + 10.0 ** (w[len(models)] - w[: len(models)]))
+            def rate(w: np.ndarray, k: int = len(models)) -> np.ndarray:
+                return 1.0 / (1.0 + 10.0 ** (w[k] - w[:k]))
         else:  # the baseline's column is minus the others: fixed at 0
             x = np.column_stack([onehot, style])
             s, scale, ridge = score, 1.0, 0.0
 
-            def rate(w: np.ndarray) -> np.ndarray:
-                return expit(w[: len(models)])
+            def rate(w: np.ndarray, k: int = len(models)) -> np.ndarray:
+                return expit(w[:k])
+
         full = _fit(x, s, np.ones(len(score)), scale, ridge)
         rng = np.random.RandomState(seed)
         idx = rng.randint(0, len(score), size=(rounds, len(score))) if proto.name != V01 else None
         boot = np.empty((rounds, len(models)))
         for r in range(rounds):
             draw = rng.choice(len(score), size=len(score), replace=True) if idx is None else idx[r]
-            boot[r] = rate(_fit(x, s, np.bincount(draw, minlength=len(score)).astype(float), scale, ridge))
-        meta[str(category)]["coefficients"] = dict(zip(kept, np.round(full[-len(kept):], 4).tolist())) if kept else {}
+            boot[r] = rate(
+                _fit(x, s, np.bincount(draw, minlength=len(score)).astype(float), scale, ridge)
+            )
+        meta[str(category)]["coefficients"] = (
+            dict(zip(kept, np.round(full[-len(kept) :], 4).tolist())) if kept else {}
+        )
         point = rate(full)
         for m, model in enumerate(models):
             if proto.name == V01:
                 value = float(point[m])
-                bounds = [float(expit(v)) for v in _quantiles(_logit(boot[:, m]), (lo, hi))] if rounds else [np.nan] * 2
+                bounds = (
+                    [float(expit(v)) for v in _quantiles(_logit(boot[:, m]), (lo, hi))]
+                    if rounds
+                    else [np.nan] * 2
+                )
             else:
-                value, *bounds = _quantiles(boot[:, m], (0.5, lo, hi)) if rounds else [float(point[m]), np.nan, np.nan]
-            out.append({"category": category, "model": model, "baseline": baseline,
-                        "sc_win_rate": value, "sc_lower": bounds[0], "sc_upper": bounds[1],
-                        "sc_rows": int((code == m).sum())})
-    schema = {"category": pl.String, "model": pl.String, "baseline": pl.String,
-              "sc_win_rate": pl.Float64, "sc_lower": pl.Float64, "sc_upper": pl.Float64, "sc_rows": pl.Int64}
+                value, *bounds = (
+                    _quantiles(boot[:, m], (0.5, lo, hi))
+                    if rounds
+                    else [float(point[m]), np.nan, np.nan]
+                )
+            out.append(
+                {
+                    "category": category,
+                    "model": model,
+                    "baseline": baseline,
+                    "sc_win_rate": value,
+                    "sc_lower": bounds[0],
+                    "sc_upper": bounds[1],
+                    "sc_rows": int((code == m).sum()),
+                }
+            )
+    schema = {
+        "category": pl.String,
+        "model": pl.String,
+        "baseline": pl.String,
+        "sc_win_rate": pl.Float64,
+        "sc_lower": pl.Float64,
+        "sc_upper": pl.Float64,
+        "sc_rows": pl.Int64,
+    }
     return pl.DataFrame(out, schema=schema), meta

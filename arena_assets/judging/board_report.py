@@ -6,11 +6,36 @@ import io
 
 import polars as pl
 
-_COLUMNS = ("category", "model", "baseline", "win_rate", "lower", "upper", "games", "unparsed", "sc_win_rate",
-            "sc_lower", "sc_upper", "sc_rows", "bt_rating", "style_rating", "single_score", "avg_tokens")
-_FORMAT = {"win_rate": "{:.3f}", "lower": "{:.3f}", "upper": "{:.3f}", "sc_win_rate": "{:.3f}",
-           "sc_lower": "{:.3f}", "sc_upper": "{:.3f}", "bt_rating": "{:.0f}", "style_rating": "{:.0f}",
-           "single_score": "{:.2f}", "avg_tokens": "{:.0f}"}
+_COLUMNS = (
+    "category",
+    "model",
+    "baseline",
+    "win_rate",
+    "lower",
+    "upper",
+    "games",
+    "unparsed",
+    "sc_win_rate",
+    "sc_lower",
+    "sc_upper",
+    "sc_rows",
+    "bt_rating",
+    "style_rating",
+    "single_score",
+    "avg_tokens",
+)
+_FORMAT = {
+    "win_rate": "{:.3f}",
+    "lower": "{:.3f}",
+    "upper": "{:.3f}",
+    "sc_win_rate": "{:.3f}",
+    "sc_lower": "{:.3f}",
+    "sc_upper": "{:.3f}",
+    "bt_rating": "{:.0f}",
+    "style_rating": "{:.0f}",
+    "single_score": "{:.2f}",
+    "avg_tokens": "{:.0f}",
+}
 
 
 def board_markdown(board: pl.DataFrame) -> str:
@@ -19,9 +44,19 @@ def board_markdown(board: pl.DataFrame) -> str:
     from arena_assets.report import md_escape
 
     # model and category names are user data: escaped so `<...>` or `|` cannot break the table
-    lines = ["| " + " | ".join("" if r[c] is None else md_escape(str(r[c])) if c in ("category", "model", "baseline")
-                               else _FORMAT.get(c, "{}").format(r[c]) for c in cols) + " |"
-             for r in board.select(cols).iter_rows(named=True)]
+    lines = [
+        "| "
+        + " | ".join(
+            ""
+            if r[c] is None
+            else md_escape(str(r[c]))
+            if c in ("category", "model", "baseline")
+            else _FORMAT.get(c, "{}").format(r[c])
+            for c in cols
+        )
+        + " |"
+        for r in board.select(cols).iter_rows(named=True)
+    ]
     return head + "\n".join(lines)
 
 

@@ -19,17 +19,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("file", type=Path, help="judgment JSONL (or folder, or our Parquet)")
     p.add_argument("--format", choices=("json", "csv"), default="json", dest="fmt")
-    p.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
-                   help="pairwise: the anchor version (default: the file's own; ours: v0.1)")
-    p.add_argument("--baseline", default=None,
-                   help="pairwise: keep only the games against this baseline (v2 and MT-Bench "
-                   "pairwise records name theirs; v0.1 files do not: there it names it, "
-                   "gpt-4-0314 unless given)")
+    p.add_argument(
+        "--protocol",
+        choices=("arena-hard-v0.1", "arena-hard-v2"),
+        default=None,
+        help="pairwise: the anchor version (default: the file's own; ours: v0.1)",
+    )
+    p.add_argument(
+        "--baseline",
+        default=None,
+        help="pairwise: keep only the games against this baseline (v2 and MT-Bench "
+        "pairwise records name theirs; v0.1 files do not: there it names it, "
+        "gpt-4-0314 unless given)",
+    )
     p.add_argument("--weight", type=int, default=3, help="weight of a strong verdict (default 3)")
     p.add_argument("--rounds", type=int, default=100, help="bootstrap rounds (default 100)")
     p.add_argument("--seed", type=int, default=42, help="bootstrap seed (default 42, the anchor's)")
-    p.add_argument("--bias", action="store_true",
-                   help="pairwise only: print the judge-bias report (JSON) instead")
+    p.add_argument(
+        "--bias",
+        action="store_true",
+        help="pairwise only: print the judge-bias report (JSON) instead",
+    )
     p.set_defaults(func=run_judge_summary)
 
     e = subparsers.add_parser(
@@ -42,8 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     e.add_argument("--lake", required=True, help="the lake root (ARENA_LAKE_ROOT)")
     e.add_argument("--month", required=True, help="YYYY-MM")
     e.add_argument("--out", required=True, help="folder (or s3:// URL) to write")
-    e.add_argument("--protocol", choices=("arena-hard-v0.1", "arena-hard-v2"), default=None,
-                   help="layout version (default: the judgments' own)")
+    e.add_argument(
+        "--protocol",
+        choices=("arena-hard-v0.1", "arena-hard-v2"),
+        default=None,
+        help="layout version (default: the judgments' own)",
+    )
     e.set_defaults(func=run_bench_export)
 
     m = subparsers.add_parser(
@@ -55,8 +69,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     m.add_argument("bench", type=Path)
     m.add_argument("human", type=Path)
-    m.add_argument("--map", type=Path, default=None, dest="name_map",
-                   help="JSON {human name: bench name}")
+    m.add_argument(
+        "--map", type=Path, default=None, dest="name_map", help="JSON {human name: bench name}"
+    )
     m.add_argument("--json", action="store_true", help="print one JSON object")
     m.set_defaults(func=run_bench_metrics)
 
@@ -79,8 +94,10 @@ def run_judge_summary(args: argparse.Namespace) -> int:
             if kind == "pairwise" and args.baseline and frame.height == 0:
                 # the readers kept only the games against it: say which baselines there are
                 _, every = read_judgments(args.file, protocol=args.protocol)
-                raise ValueError(f"no games against {args.baseline}: the file's baselines are "
-                                 f"{', '.join(sorted(set(every['baseline'].drop_nulls())))}")
+                raise ValueError(
+                    f"no games against {args.baseline}: the file's baselines are "
+                    f"{', '.join(sorted(set(every['baseline'].drop_nulls())))}"
+                )
     except (ValueError, OSError, KeyError) as exc:
         print(f"judge-summary: {exc}", file=sys.stderr)
         return 1
@@ -97,16 +114,27 @@ def run_judge_summary(args: argparse.Namespace) -> int:
         if args.bias:
             print(json.dumps(bias_report(frame), indent=2))
             return 0
-        protocol = args.protocol or ("arena-hard-v2" if set(frame["category"].drop_nulls())
-                                     & {"hard_prompt", "creative_writing"} else "arena-hard-v0.1")
+        protocol = args.protocol or (
+            "arena-hard-v2"
+            if set(frame["category"].drop_nulls()) & {"hard_prompt", "creative_writing"}
+            else "arena-hard-v0.1"
+        )
         if answers is not None:
             from arena_assets.judging.metrics import bench_leaderboard
 
-            table = bench_leaderboard(frame, answers, protocol=protocol, weight=args.weight, rounds=args.rounds,
-                                      seed=args.seed, meta=meta)
+            table = bench_leaderboard(
+                frame,
+                answers,
+                protocol=protocol,
+                weight=args.weight,
+                rounds=args.rounds,
+                seed=args.seed,
+                meta=meta,
+            )
         else:
-            table = pairwise_summary(frame, protocol=protocol, weight=args.weight, rounds=args.rounds,
-                                     seed=args.seed)
+            table = pairwise_summary(
+                frame, protocol=protocol, weight=args.weight, rounds=args.rounds, seed=args.seed
+            )
     if args.fmt == "csv":
         sys.stdout.write(table.write_csv())
     else:
@@ -125,8 +153,14 @@ def run_bench_export(args: argparse.Namespace) -> int:
     if release is None:
         print(f"bench-export: no bench_prompts for {args.month} in {args.lake}", file=sys.stderr)
         return 1
-    paths = write_layout(args.out, release.prompts, release.answers, release.judgments,
-                         protocol=args.protocol or release.protocol, month=args.month)
+    paths = write_layout(
+        args.out,
+        release.prompts,
+        release.answers,
+        release.judgments,
+        protocol=args.protocol or release.protocol,
+        month=args.month,
+    )
     print(f"{len(paths)} files ({args.protocol or release.protocol}) written under {args.out}")
     return 0
 

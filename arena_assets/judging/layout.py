@@ -23,14 +23,20 @@ from __future__ import annotations
 
 import hashlib
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import fsspec
 import orjson
 import polars as pl
 
-from arena_assets.battles.style import BOLD_SPAN, CODE_BLOCK, HEADER_LEVEL, ORDERED_ITEM, UNORDERED_ITEM
+from arena_assets.battles.style import (
+    BOLD_SPAN,
+    CODE_BLOCK,
+    HEADER_LEVEL,
+    ORDERED_ITEM,
+    UNORDERED_ITEM,
+)
 from arena_assets.judging.protocol import V01, get_protocol
 from arena_assets.judging.verdicts import pairwise_messages
 
@@ -44,10 +50,14 @@ def markdown_counts(text: str) -> dict:
     plain = _CODE.sub("", text or "")
     return {
         "header_count": {k: len(p.findall(plain)) for k, p in _HEADERS.items()},
-        "list_count": {"ordered": len(re.findall(ORDERED_ITEM[4:], plain, re.M)),
-                       "unordered": len(re.findall(UNORDERED_ITEM[4:], plain, re.M))},
-        "bold_count": {"**": len(re.findall(BOLD_SPAN.split("|")[0], plain)),
-                       "__": len(re.findall(BOLD_SPAN.split("|")[1], plain))},
+        "list_count": {
+            "ordered": len(re.findall(ORDERED_ITEM[4:], plain, re.M)),
+            "unordered": len(re.findall(UNORDERED_ITEM[4:], plain, re.M)),
+        },
+        "bold_count": {
+            "**": len(re.findall(BOLD_SPAN.split("|")[0], plain)),
+            "__": len(re.findall(BOLD_SPAN.split("|")[1], plain)),
+        },
     }
 
 
@@ -66,15 +76,29 @@ def question_records(prompts: pl.DataFrame, protocol: str = V01) -> list[dict]:
         cat = proto.question_category(r.get("category"))
         if proto.name == V01:
             cluster = r.get("cluster") if r.get("cluster") is not None else r.get("cluster_id")
-            out.append({"uid": r["question_id"], "category": cat, "cluster": str(cluster), "prompt": r["prompt"]})
+            out.append(
+                {
+                    "uid": r["question_id"],
+                    "category": cat,
+                    "cluster": str(cluster),
+                    "prompt": r["prompt"],
+                }
+            )
         else:
-            out.append({"uid": r["question_id"], "category": cat, "subcategory": r.get("category"),
-                        "prompt": r["prompt"]})
+            out.append(
+                {
+                    "uid": r["question_id"],
+                    "category": cat,
+                    "subcategory": r.get("category"),
+                    "prompt": r["prompt"],
+                }
+            )
     return out
 
 
-def answer_records(answers: pl.DataFrame, prompts: dict[str, str], protocol: str = V01,
-                   tstamp: float = 0.0) -> dict[str, list[dict]]:
+def answer_records(
+    answers: pl.DataFrame, prompts: dict[str, str], protocol: str = V01, tstamp: float = 0.0
+) -> dict[str, list[dict]]:
     """{model: records} of the ok answers (``question_id, model, answer``, optional
     ``reasoning`` and ``token_len`` / ``answer_tokens``)."""
     proto = get_protocol(protocol)
@@ -83,47 +107,96 @@ def answer_records(answers: pl.DataFrame, prompts: dict[str, str], protocol: str
     ok = answers.filter(pl.col("status") == "ok") if "status" in answers.columns else answers
     for r in ok.sort("model", maintain_order=True).iter_rows(named=True):
         # an imported answer keeps its file's counts, ids and time; ours are computed here
-        meta = (orjson.loads(r["metadata"]) if r.get("metadata")
-                else {"token_len": int(r[tokens] or 0), **markdown_counts(r["answer"])})
+        meta = (
+            orjson.loads(r["metadata"])
+            if r.get("metadata")
+            else {"token_len": int(r[tokens] or 0), **markdown_counts(r["answer"])}
+        )
         aid = r.get("answer_id") or _id("answer", r["model"], r["question_id"])
         tstamp = r["tstamp"] if r.get("tstamp") is not None else tstamp
         if proto.name == V01:
-            rec = {"question_id": r["question_id"], "answer_id": aid, "model_id": r["model"],
-                   "choices": [{"index": 0, "turns": [{"content": r["answer"], "token_len": meta.get("token_len")}]}],
-                   "tstamp": tstamp, "conv_metadata": meta}
+            rec = {
+                "question_id": r["question_id"],
+                "answer_id": aid,
+                "model_id": r["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "turns": [{"content": r["answer"], "token_len": meta.get("token_len")}],
+                    }
+                ],
+                "tstamp": tstamp,
+                "conv_metadata": meta,
+            }
         else:
-            content = {"answer": r["answer"]} | ({"reasoning": r["reasoning"]} if r.get("reasoning") else {})
-            rec = {"uid": r["question_id"], "ans_id": aid, "model": r["model"],
-                   "messages": [{"role": "user", "content": prompts.get(r["question_id"], "")},
-                                {"role": "assistant", "content": content}],
-                   "tstamp": tstamp, "metadata": meta}
+            content = {"answer": r["answer"]} | (
+                {"reasoning": r["reasoning"]} if r.get("reasoning") else {}
+            )
+            rec = {
+                "uid": r["question_id"],
+                "ans_id": aid,
+                "model": r["model"],
+                "messages": [
+                    {"role": "user", "content": prompts.get(r["question_id"], "")},
+                    {"role": "assistant", "content": content},
+                ],
+                "tstamp": tstamp,
+                "metadata": meta,
+            }
         out.setdefault(r["model"], []).append(rec)
     return out
 
 
-def judgment_records(judgments: pl.DataFrame, prompts: dict[str, str], answers: dict[tuple[str, str], str],
-                     protocol: str = V01) -> dict[tuple[str, str], list[dict]]:
+def judgment_records(
+    judgments: pl.DataFrame,
+    prompts: dict[str, str],
+    answers: dict[tuple[str, str], str],
+    protocol: str = V01,
+) -> dict[tuple[str, str], list[dict]]:
     """{(judge, model): records}, one per (question, model, judge) with its two games;
     questions never played (a missing answer) are left out, as the anchor skips them."""
     proto = get_protocol(protocol)
-    played = judgments.filter(pl.col("status") != "no_answer") if "status" in judgments.columns else judgments
+    played = (
+        judgments.filter(pl.col("status") != "no_answer")
+        if "status" in judgments.columns
+        else judgments
+    )
     out: dict[tuple[str, str], list[dict]] = {}
-    for (judge, model, qid), part in played.group_by("judge", "model", "question_id", maintain_order=True):
+    for (judge, model, qid), part in played.group_by(
+        "judge", "model", "question_id", maintain_order=True
+    ):
         games = []
         for g in part.sort("game").iter_rows(named=True):
-            msgs = pairwise_messages(prompts.get(qid, ""), answers.get((qid, g["model_a"]), ""),
-                                     answers.get((qid, g["model_b"]), ""),
-                                     proto.own_answer_first(g.get("category") or ""))
+            msgs = pairwise_messages(
+                prompts.get(qid, ""),
+                answers.get((qid, g["model_a"]), ""),
+                answers.get((qid, g["model_b"]), ""),
+                proto.own_answer_first(g.get("category") or ""),
+            )
             if proto.name == V01:
-                games.append({"user_prompt": msgs[1]["content"], "judgment": g["judgment"], "score": g["verdict"]})
+                games.append(
+                    {
+                        "user_prompt": msgs[1]["content"],
+                        "judgment": g["judgment"],
+                        "score": g["verdict"],
+                    }
+                )
             else:
-                games.append({"score": g["verdict"], "judgment": {"answer": g["judgment"]}, "prompt": msgs})
+                games.append(
+                    {"score": g["verdict"], "judgment": {"answer": g["judgment"]}, "prompt": msgs}
+                )
         first = part.row(0, named=True)
         if proto.name == V01:
             rec = {"question_id": qid, "model": model, "judge": judge, "games": games}
         else:
-            rec = {"uid": qid, "category": first.get("category"), "judge": judge, "model": model,
-                   "baseline": first["baseline"], "games": games}
+            rec = {
+                "uid": qid,
+                "category": first.get("category"),
+                "judge": judge,
+                "model": model,
+                "baseline": first["baseline"],
+                "games": games,
+            }
         out.setdefault((judge, model), []).append(rec)
     return out
 
@@ -133,13 +206,20 @@ def _safe(name: str) -> str:
     return name.replace("/", "_")
 
 
-def write_layout(root: str, prompts: pl.DataFrame, answers: pl.DataFrame | None = None,
-                 judgments: pl.DataFrame | None = None, *, protocol: str = V01, month: str | None = None,
-                 storage_options: dict | None = None) -> list[str]:
+def write_layout(
+    root: str,
+    prompts: pl.DataFrame,
+    answers: pl.DataFrame | None = None,
+    judgments: pl.DataFrame | None = None,
+    *,
+    protocol: str = V01,
+    month: str | None = None,
+    storage_options: dict | None = None,
+) -> list[str]:
     """Write the layout under ``root`` (replacing files of the same name); the paths written.
     Records are sorted as their table, so a rerun writes the same bytes."""
     fs, base = fsspec.core.url_to_fs(root, **(storage_options or {}))
-    tstamp = (datetime.strptime(month, "%Y-%m").replace(tzinfo=timezone.utc).timestamp() if month else 0.0)
+    tstamp = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC).timestamp() if month else 0.0
     pid = "prompt_id" if "prompt_id" in prompts.columns else "question_id"
     text = dict(zip(prompts[pid], prompts["prompt"]))
     files: dict[str, list[dict]] = {"question.jsonl": question_records(prompts, protocol)}
@@ -174,15 +254,30 @@ def import_arena_hard_questions(path: str | Path) -> pl.DataFrame:
         prompt = rec.get("prompt")
         if prompt is None and rec.get("turns"):
             prompt = rec["turns"][0].get("content")
-        rows.append({"question_id": str(rec.get("uid", rec.get("question_id"))), "prompt": prompt,
-                     "category": rec.get("category"), "cluster": rec.get("cluster"),
-                     "subcategory": rec.get("subcategory")})
-    return pl.DataFrame(rows, schema={"question_id": pl.String, "prompt": pl.String, "category": pl.String,
-                                      "cluster": pl.String, "subcategory": pl.String})
+        rows.append(
+            {
+                "question_id": str(rec.get("uid", rec.get("question_id"))),
+                "prompt": prompt,
+                "category": rec.get("category"),
+                "cluster": rec.get("cluster"),
+                "subcategory": rec.get("subcategory"),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "question_id": pl.String,
+            "prompt": pl.String,
+            "category": pl.String,
+            "cluster": pl.String,
+            "subcategory": pl.String,
+        },
+    )
 
 
-def read_layout(root: str | Path, baseline: str | None = None, protocol: str | None = None
-                ) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
+def read_layout(
+    root: str | Path, baseline: str | None = None, protocol: str | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame | None, pl.DataFrame | None]:
     """(questions, answers or None, judgments or None) of a folder in the anchor's layout;
     ``baseline`` and ``protocol`` as ``readers.import_arena_hard_judgments`` takes them."""
     from arena_assets.judging.answers import import_arena_hard_answers
@@ -190,7 +285,11 @@ def read_layout(root: str | Path, baseline: str | None = None, protocol: str | N
 
     root = Path(root)
     questions = import_arena_hard_questions(root / "question.jsonl")
-    answers = import_arena_hard_answers(root / "model_answer") if (root / "model_answer").is_dir() else None
+    answers = (
+        import_arena_hard_answers(root / "model_answer")
+        if (root / "model_answer").is_dir()
+        else None
+    )
     judged = root / "model_judgment"
     files = sorted(judged.rglob("*.jsonl")) if judged.is_dir() else []
     if baseline is None and answers is not None and files:

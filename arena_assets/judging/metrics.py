@@ -57,21 +57,30 @@ class ScoreTable:
         if len(set(self.models)) != len(self.models):
             raise ValueError(f"{self.name or 'score table'}: duplicate model names")
 
-    def subset(self, models: list[str]) -> "ScoreTable":
+    def subset(self, models: list[str]) -> ScoreTable:
         idx = [self.models.index(m) for m in models]
         return ScoreTable(
-            list(models), self.score[idx], self.mean[idx], self.lower[idx], self.upper[idx],
-            self.variance[idx], self.name,
+            list(models),
+            self.score[idx],
+            self.mean[idx],
+            self.lower[idx],
+            self.upper[idx],
+            self.variance[idx],
+            self.name,
         )
 
-    def renamed(self, mapping: dict[str, str]) -> "ScoreTable":
+    def renamed(self, mapping: dict[str, str]) -> ScoreTable:
         """Models renamed through ``mapping`` (case-insensitive keys); others dropped."""
         lowered = {k.lower(): v for k, v in mapping.items()}
         keep = [i for i, m in enumerate(self.models) if m.lower() in lowered]
         return ScoreTable(
             [lowered[self.models[i].lower()] for i in keep],
-            self.score[keep], self.mean[keep], self.lower[keep], self.upper[keep],
-            self.variance[keep], self.name,
+            self.score[keep],
+            self.mean[keep],
+            self.lower[keep],
+            self.upper[keep],
+            self.variance[keep],
+            self.name,
         )
 
 
@@ -84,7 +93,8 @@ def score_table(frame: pl.DataFrame, name: str = "") -> ScoreTable:
     if model_col is None or score_col is None or bounds is None:
         raise ValueError(
             f"{name or 'table'}: need a model column, score|rating and lower/upper "
-            f"(or rating_q025/rating_q975); got {sorted(cols)}")
+            f"(or rating_q025/rating_q975); got {sorted(cols)}"
+        )
     score = frame[score_col].cast(pl.Float64).to_numpy()
     lower = frame[bounds[0]].cast(pl.Float64).to_numpy()
     upper = frame[bounds[1]].cast(pl.Float64).to_numpy()
@@ -129,8 +139,15 @@ def leaderboard_score_table(board, name: str = "") -> ScoreTable:
         mean, variance = boot.mean(axis=0), boot.var(axis=0)
     else:
         mean, variance = table["rating"].to_numpy(), table["se"].to_numpy() ** 2
-    return ScoreTable(models, table["rating"].to_numpy(), mean, table["lower"].to_numpy(),
-                      table["upper"].to_numpy(), variance, name)
+    return ScoreTable(
+        models,
+        table["rating"].to_numpy(),
+        mean,
+        table["lower"].to_numpy(),
+        table["upper"].to_numpy(),
+        variance,
+        name,
+    )
 
 
 def write_bootstrap_stats(summary: pl.DataFrame, path: str | Path) -> None:
@@ -193,10 +210,14 @@ def brier_score(bench: ScoreTable, human: ScoreTable) -> dict:
     """Brier score of the bench's pairwise forecasts against the human order (lower is better)."""
     _same_models(bench, human)
     h = human.subset(bench.models)
-    order = np.array(sorted(range(len(bench.models)), key=lambda i: bench.models[i]), dtype=np.int64)
+    order = np.array(
+        sorted(range(len(bench.models)), key=lambda i: bench.models[i]), dtype=np.int64
+    )
     first, second = np.triu_indices(len(order), k=1)  # the pairs in combinations(order, 2)'s order
     i, j = order[first], order[second]
-    mean, var, score = (np.asarray(x, dtype=np.float64) for x in (bench.mean, bench.variance, h.score))
+    mean, var, score = (
+        np.asarray(x, dtype=np.float64) for x in (bench.mean, bench.variance, h.score)
+    )
     sd, diff = np.sqrt(var[i] + var[j]), mean[i] - mean[j]
     # P(bench says i below j) under a normal on the difference; one array call, not one
     # scipy call a pair (22,000 pairs took 1.4 s in judge_human_agreement at 2,000 battles)
@@ -234,7 +255,8 @@ def align(
     shared = [m for m in bench.models if m in set(human.models)]
     if len(shared) < 2:
         raise ValueError(
-            f"only {len(shared)} model(s) shared by bench and human tables; pass a name map")
+            f"only {len(shared)} model(s) shared by bench and human tables; pass a name map"
+        )
     return bench.subset(shared), human.subset(shared)
 
 
@@ -260,12 +282,18 @@ def style_inputs(answers: pl.DataFrame) -> pl.DataFrame:
     """``question_id, model, token_len, header_count, list_count, bold_count`` of answers:
     an imported file's own counts (``token_len``, ``src_*``) where it has them, else the
     counts ``judging.answers.answer_features`` made."""
+
     def pick(*names: str) -> pl.Expr:
         return pl.coalesce([pl.col(n) for n in names if n in answers.columns]).cast(pl.Int64)
+
     return answers.select(
-        "question_id", "model", token_len=pick("token_len", "answer_tokens"),
-        header_count=pick("src_header_count", "header_count"), list_count=pick("src_list_count", "list_count"),
-        bold_count=pick("src_bold_count", "bold_count"))
+        "question_id",
+        "model",
+        token_len=pick("token_len", "answer_tokens"),
+        header_count=pick("src_header_count", "header_count"),
+        list_count=pick("src_list_count", "list_count"),
+        bold_count=pick("src_bold_count", "bold_count"),
+    )
 
 
 def bench_leaderboard(
@@ -293,7 +321,11 @@ def bench_leaderboard(
     features, features left out, models left out and why)."""
     from arena_assets.judging.arena_hard import expanded_rows, style_win_rates
     from arena_assets.judging.protocol import get_protocol
-    from arena_assets.judging.summary import bt_leaderboard, pairwise_summary, style_controlled_leaderboard
+    from arena_assets.judging.summary import (
+        bt_leaderboard,
+        pairwise_summary,
+        style_controlled_leaderboard,
+    )
 
     proto = get_protocol(protocol)
     weight = proto.weight if weight is None else weight
@@ -301,13 +333,17 @@ def bench_leaderboard(
     meta = {} if meta is None else meta
     main = pl.lit(proto.question_category(None))
     judgments = judgments.with_columns(
-        category=pl.col("category").fill_null(main) if "category" in judgments.columns else main)
-    wins = pairwise_summary(judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed,
-                            include_baseline=True)
+        category=pl.col("category").fill_null(main) if "category" in judgments.columns else main
+    )
+    wins = pairwise_summary(
+        judgments, protocol=proto, weight=weight, rounds=rounds, seed=seed, include_baseline=True
+    )
     unscored = wins.filter(pl.col("win_rate").is_null())
     meta["models_without_win_rate"] = unscored.height
     meta["without_win_rate"] = {}
-    for c, m, g, u, d in unscored.select("category", "model", "games", "unparsed", "dropped_games").iter_rows():
+    for c, m, g, u, d in unscored.select(
+        "category", "model", "games", "unparsed", "dropped_games"
+    ).iter_rows():
         meta["without_win_rate"].setdefault(c, {})[m] = f"{g} games: {u} unparsed, {d} dropped"
     meta["style_control"] = {}
     blocks = []
@@ -315,35 +351,80 @@ def bench_leaderboard(
     for (category,), part in judgments.group_by("category", maintain_order=True):
         block = wins.filter(pl.col("category") == category)
         try:
-            bt = bt_leaderboard(part, weight=weight, rounds=rounds, level=proto.level, seed=seed,
-                                protocol=proto).table
+            bt = bt_leaderboard(
+                part, weight=weight, rounds=rounds, level=proto.level, seed=seed, protocol=proto
+            ).table
         except (RankingInputError, NoMaximumLikelihood):  # e.g. one candidate won every game
-            bt = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
-                                      "upper": pl.Float64, "rank": pl.Int64})
-        block = block.join(bt.select("model", bt_rating="rating", bt_lower="lower", bt_upper="upper",
-                                     bt_rank="rank"), on="model", how="left")
+            bt = pl.DataFrame(
+                schema={
+                    "model": pl.String,
+                    "rating": pl.Float64,
+                    "lower": pl.Float64,
+                    "upper": pl.Float64,
+                    "rank": pl.Int64,
+                }
+            )
+        block = block.join(
+            bt.select(
+                "model", bt_rating="rating", bt_lower="lower", bt_upper="upper", bt_rank="rank"
+            ),
+            on="model",
+            how="left",
+        )
         if inputs is not None:
-            asked = inputs.filter(pl.col("question_id").is_in(part["question_id"].unique().to_list()))
-            tokens = asked.group_by("model").agg(avg_tokens=pl.col("token_len").cast(pl.Float64).mean())
+            asked = inputs.filter(
+                pl.col("question_id").is_in(part["question_id"].unique().to_list())
+            )
+            tokens = asked.group_by("model").agg(
+                avg_tokens=pl.col("token_len").cast(pl.Float64).mean()
+            )
             block = block.join(tokens, on="model", how="left")
             if style_control:
                 rows, _ = expanded_rows(part, proto, weight)
                 sc, sc_meta = style_win_rates(rows, inputs, proto, rounds=rounds, seed=seed)
                 meta["style_control"] |= sc_meta
                 base = pl.col("model") == pl.col("baseline")
-                block = block.join(sc.select("model", "sc_win_rate", "sc_lower", "sc_upper", "sc_rows"),
-                                   on="model", how="left").with_columns(
-                    [pl.when(base).then(0.5).otherwise(pl.col(c)).alias(c)
-                     for c in ("sc_win_rate", "sc_lower", "sc_upper")])
+                block = block.join(
+                    sc.select("model", "sc_win_rate", "sc_lower", "sc_upper", "sc_rows"),
+                    on="model",
+                    how="left",
+                ).with_columns(
+                    [
+                        pl.when(base).then(0.5).otherwise(pl.col(c)).alias(c)
+                        for c in ("sc_win_rate", "sc_lower", "sc_upper")
+                    ]
+                )
                 try:
                     ours = inputs.rename({"token_len": "sum_assistant_tokens"})
-                    styled = style_controlled_leaderboard(part, ours, weight=weight, protocol=proto).table
-                except (np.linalg.LinAlgError, NoMaximumLikelihood, RankingInputError):  # too few games
-                    styled = pl.DataFrame(schema={"model": pl.String, "rating": pl.Float64, "lower": pl.Float64,
-                                                  "upper": pl.Float64, "rank": pl.Int64})
+                    styled = style_controlled_leaderboard(
+                        part, ours, weight=weight, protocol=proto
+                    ).table
+                except (
+                    np.linalg.LinAlgError,
+                    NoMaximumLikelihood,
+                    RankingInputError,
+                ):  # too few games
+                    styled = pl.DataFrame(
+                        schema={
+                            "model": pl.String,
+                            "rating": pl.Float64,
+                            "lower": pl.Float64,
+                            "upper": pl.Float64,
+                            "rank": pl.Int64,
+                        }
+                    )
                 block = block.join(
-                    styled.select("model", style_rating="rating", style_lower="lower",
-                                  style_upper="upper", style_rank="rank"), on="model", how="left")
+                    styled.select(
+                        "model",
+                        style_rating="rating",
+                        style_lower="lower",
+                        style_upper="upper",
+                        style_rank="rank",
+                    ),
+                    on="model",
+                    how="left",
+                )
         blocks.append(block)
     return pl.concat(blocks, how="diagonal_relaxed").sort(
-        ["category", "win_rate"], descending=[False, True], nulls_last=True)
+        ["category", "win_rate"], descending=[False, True], nulls_last=True
+    )

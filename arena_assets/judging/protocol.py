@@ -46,8 +46,18 @@ V01 = "arena-hard-v0.1"
 V2 = "arena-hard-v2"
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 # v2's label_to_score spellings, each restated as one of VERDICTS
-_V2_LABELS = {"A>B": "A>B", "A>>B": "A>>B", "A=B": "A=B", "A<<B": "B>>A", "A<B": "B>A",
-              "B>A": "B>A", "B>>A": "B>>A", "B=A": "A=B", "B<<A": "A>>B", "B<A": "A>B"}
+_V2_LABELS = {
+    "A>B": "A>B",
+    "A>>B": "A>>B",
+    "A=B": "A=B",
+    "A<<B": "B>>A",
+    "A<B": "B>A",
+    "B>A": "B>A",
+    "B>>A": "B>>A",
+    "B=A": "A=B",
+    "B<<A": "A>>B",
+    "B<A": "A>B",
+}
 _DOUBLE = re.compile(r"\[\[([AB<>=]+)\]\]")
 _SINGLE = re.compile(r"\[([AB<>=]+)\]")
 # the follow-up of v0.1's second attempt (our wording of the anchor's request)
@@ -85,8 +95,15 @@ class BenchProtocol:
 
 PROTOCOLS = {
     V01: BenchProtocol(V01, judge_max_tokens=4096, answer_max_tokens=4096, attempts=2, level=0.95),
-    V2: BenchProtocol(V2, judge_max_tokens=16000, answer_max_tokens=16000, attempts=1, level=0.90,
-                      drop_question_on_unparsed=True, categories=("hard_prompt", "creative_writing")),
+    V2: BenchProtocol(
+        V2,
+        judge_max_tokens=16000,
+        answer_max_tokens=16000,
+        attempts=1,
+        level=0.90,
+        drop_question_on_unparsed=True,
+        categories=("hard_prompt", "creative_writing"),
+    ),
 }
 
 
@@ -97,7 +114,9 @@ def get_protocol(name: str | BenchProtocol) -> BenchProtocol:
     if key == "arena-hard-v2.0":  # the anchor's bench folder name
         key = V2
     if key not in PROTOCOLS:
-        raise ValueError(f"ARENA_BENCH_PROTOCOL={name!r} is not a protocol: use one of {sorted(PROTOCOLS)}")
+        raise ValueError(
+            f"ARENA_BENCH_PROTOCOL={name!r} is not a protocol: use one of {sorted(PROTOCOLS)}"
+        )
     return PROTOCOLS[key]
 
 
@@ -133,10 +152,15 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
     text = (text or "").strip()
     cats = protocol.categories or (protocol.question_category(None),)
     if not text:
-        example = ("one candidate name, or per category hard_prompt=M1,creative_writing=M2"
-                   if protocol.categories else "one candidate name")
-        raise ValueError(f"ARENA_BENCH_BASELINE is empty: set it to the model every candidate "
-                         f"is judged against ({example}); candidates: {candidates}")
+        example = (
+            "one candidate name, or per category hard_prompt=M1,creative_writing=M2"
+            if protocol.categories
+            else "one candidate name"
+        )
+        raise ValueError(
+            f"ARENA_BENCH_BASELINE is empty: set it to the model every candidate "
+            f"is judged against ({example}); candidates: {candidates}"
+        )
     if "=" not in text:
         out = dict.fromkeys(cats, text)
     else:
@@ -144,15 +168,21 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
         for part in text.split(","):
             cat, sep, model = (p.strip() for p in part.partition("="))
             if not sep or cat not in cats:
-                raise ValueError(f"ARENA_BENCH_BASELINE: {part.strip()!r} is not <category>=<model> "
-                                 f"with a category of {protocol.name} ({', '.join(cats)})")
+                raise ValueError(
+                    f"ARENA_BENCH_BASELINE: {part.strip()!r} is not <category>=<model> "
+                    f"with a category of {protocol.name} ({', '.join(cats)})"
+                )
             out[cat] = model
         missing = [c for c in cats if c not in out]
         if missing:  # never filled in from another category: say which one to add
-            raise ValueError(f"ARENA_BENCH_BASELINE: no baseline for {', '.join(missing)}: add "
-                             f"{','.join(f'{c}=<model>' for c in missing)} (or give one model name for every category)")
+            raise ValueError(
+                f"ARENA_BENCH_BASELINE: no baseline for {', '.join(missing)}: add "
+                f"{','.join(f'{c}=<model>' for c in missing)} (or give one model name for every category)"
+            )
         out = {c: out[c] for c in cats}
     unknown = sorted(set(out.values()) - set(candidates))
     if unknown:
-        raise ValueError(f"ARENA_BENCH_BASELINE names {unknown}, not among the candidates {candidates}")
+        raise ValueError(
+            f"ARENA_BENCH_BASELINE names {unknown}, not among the candidates {candidates}"
+        )
     return out

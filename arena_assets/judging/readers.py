@@ -36,9 +36,13 @@ LAYOUTS = {
     "single_grades": ("question_id", "model", "score"),
     "judgments": ("question_id", "model", "game", "verdict"),
 }
-_NAMES = {"arena_hard_v2": "Arena-Hard v2 judgments", "arena_hard_v0.1": "Arena-Hard v0.1 judgments",
-          "fastchat_pairwise": "MT-Bench pairwise judgments", "single_grades": "single-answer grades",
-          "judgments": "our judgments table"}
+_NAMES = {
+    "arena_hard_v2": "Arena-Hard v2 judgments",
+    "arena_hard_v0.1": "Arena-Hard v0.1 judgments",
+    "fastchat_pairwise": "MT-Bench pairwise judgments",
+    "single_grades": "single-answer grades",
+    "judgments": "our judgments table",
+}
 
 
 def _files(path: Path) -> list[Path]:
@@ -70,9 +74,13 @@ def detect_layout(path: str | Path) -> str:
             return layout
     missing = {k: [f for f in need if f not in rec] for k, need in LAYOUTS.items()}
     fewest = min(len(m) for m in missing.values())
-    closest = " or ".join(f"{_NAMES[k]} (needs {', '.join(m)})" for k, m in missing.items() if len(m) == fewest)
-    raise ValueError(f"{files[0]}: not a judgment layout this reader knows: closest is {closest}; "
-                     f"the record has {', '.join(sorted(rec)[:12])}")
+    closest = " or ".join(
+        f"{_NAMES[k]} (needs {', '.join(m)})" for k, m in missing.items() if len(m) == fewest
+    )
+    raise ValueError(
+        f"{files[0]}: not a judgment layout this reader knows: closest is {closest}; "
+        f"the record has {', '.join(sorted(rec)[:12])}"
+    )
 
 
 def _score(game: dict | None) -> tuple[str | None, str | None]:
@@ -84,8 +92,9 @@ def _score(game: dict | None) -> tuple[str | None, str | None]:
     return game.get("score"), text if isinstance(text, str) else None
 
 
-def import_arena_hard_judgments(path: str | Path, baseline: str | None = None,
-                                protocol: str | None = None) -> pl.DataFrame:
+def import_arena_hard_judgments(
+    path: str | Path, baseline: str | None = None, protocol: str | None = None
+) -> pl.DataFrame:
     """Arena-Hard-Auto ``model_judgment`` JSONL (v0.1 or v2; a file or a folder) ->
     judgment frame. Game 1 shows the baseline as A, game 2 the model. The stored ``score``
     is the label the anchor parsed (null when it could not); it is read as ``protocol``
@@ -106,9 +115,20 @@ def import_arena_hard_judgments(path: str | Path, baseline: str | None = None,
         games += [None] * (2 - len(games))
         for game, (g, a, b) in zip(games[:2], game_positions(rec["model"], base)):
             label, text = _score(game)
-            rows.append({"question_id": qid, "category": category, "model": rec["model"], "baseline": base,
-                         "judge": str(rec.get("judge")), "game": g, "model_a": a, "model_b": b,
-                         "judgment": text, "verdict": label})
+            rows.append(
+                {
+                    "question_id": qid,
+                    "category": category,
+                    "model": rec["model"],
+                    "baseline": base,
+                    "judge": str(rec.get("judge")),
+                    "game": g,
+                    "model_a": a,
+                    "model_b": b,
+                    "judgment": text,
+                    "verdict": label,
+                }
+            )
     return judgment_frame(rows, version)
 
 
@@ -133,9 +153,20 @@ def import_fastchat_pairwise(path: str | Path, baseline: str | None = None) -> p
         for g, (a, b), key in ((1, (m1, m2), "g1"), (2, (m2, m1), "g2")):
             winner = rec.get(f"{key}_winner")
             verdict = {a: "A>B", b: "B>A", "tie": "A=B"}.get(winner)
-            rows.append({"question_id": qid, "category": "mt-bench", "model": model, "baseline": base,
-                         "judge": judge, "game": g, "model_a": a, "model_b": b,
-                         "judgment": rec.get(f"{key}_judgment"), "verdict": verdict})
+            rows.append(
+                {
+                    "question_id": qid,
+                    "category": "mt-bench",
+                    "model": model,
+                    "baseline": base,
+                    "judge": judge,
+                    "game": g,
+                    "model_a": a,
+                    "model_b": b,
+                    "judgment": rec.get(f"{key}_judgment"),
+                    "verdict": verdict,
+                }
+            )
     return judgment_frame(rows)
 
 
@@ -146,17 +177,24 @@ def import_single_grades(path: str | Path) -> pl.DataFrame:
     for rec in _records(Path(path)):
         judge = rec.get("judge")
         score = rec.get("score")
-        rows.append({
-            "question_id": str(rec["question_id"]), "model": rec["model"],
-            "judge": "/".join(map(str, judge)) if isinstance(judge, list) else (str(judge) if judge else None),
-            "turn": int(rec.get("turn") or 1), "judgment": rec.get("judgment"),
-            "score": float(score) if isinstance(score, int | float) else -1.0,
-        })
+        rows.append(
+            {
+                "question_id": str(rec["question_id"]),
+                "model": rec["model"],
+                "judge": "/".join(map(str, judge))
+                if isinstance(judge, list)
+                else (str(judge) if judge else None),
+                "turn": int(rec.get("turn") or 1),
+                "judgment": rec.get("judgment"),
+                "score": float(score) if isinstance(score, int | float) else -1.0,
+            }
+        )
     return pl.DataFrame(rows, schema=SINGLE_SCHEMA)
 
 
-def read_judgments(path: str | Path, baseline: str | None = None,
-                   protocol: str | None = None) -> tuple[str, pl.DataFrame]:
+def read_judgments(
+    path: str | Path, baseline: str | None = None, protocol: str | None = None
+) -> tuple[str, pl.DataFrame]:
     """(kind, frame): kind 'single' (single-answer grades) or 'pairwise' (judgment frame)."""
     layout = detect_layout(path)
     if layout == "single_grades":
@@ -166,6 +204,9 @@ def read_judgments(path: str | Path, baseline: str | None = None,
     if layout == "fastchat_pairwise":
         return "pairwise", import_fastchat_pairwise(path, baseline)
     path = Path(path)
-    frame = pl.read_parquet(path) if path.suffix == ".parquet" else pl.DataFrame(
-        list(_records(path)), infer_schema_length=None)
+    frame = (
+        pl.read_parquet(path)
+        if path.suffix == ".parquet"
+        else pl.DataFrame(list(_records(path)), infer_schema_length=None)
+    )
     return "pairwise", judgment_frame(frame.to_dicts(), protocol)

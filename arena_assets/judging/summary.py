@@ -27,14 +27,20 @@ def single_summary(grades: pl.DataFrame) -> pl.DataFrame:
     """Per model: ``score`` (turns pooled), ``score_turn_<k>``, valid and invalid counts."""
     valid = grades.filter(pl.col("score") != -1)
     pooled = valid.group_by("model").agg(
-        score=pl.col("score").mean(), n_valid=pl.len().cast(pl.Int64))
+        score=pl.col("score").mean(), n_valid=pl.len().cast(pl.Int64)
+    )
     invalid = grades.group_by("model").agg(n_invalid=(pl.col("score") == -1).sum().cast(pl.Int64))
-    per_turn = valid.group_by("model", "turn").agg(pl.col("score").mean()).pivot(
-        on="turn", index="model", values="score", sort_columns=True)
+    per_turn = (
+        valid.group_by("model", "turn")
+        .agg(pl.col("score").mean())
+        .pivot(on="turn", index="model", values="score", sort_columns=True)
+    )
     per_turn = per_turn.rename({c: f"score_turn_{c}" for c in per_turn.columns if c != "model"})
     return (
-        invalid.join(pooled, on="model", how="left").join(per_turn, on="model", how="left")
-        .select("model", "score", pl.exclude("model", "score")).sort("score", descending=True)
+        invalid.join(pooled, on="model", how="left")
+        .join(per_turn, on="model", how="left")
+        .select("model", "score", pl.exclude("model", "score"))
+        .sort("score", descending=True)
     )
 
 
@@ -49,7 +55,8 @@ def scored_games(judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT) -> pl.Da
         scores.append(s)
         copies.append(0 if s is None else (weight if is_strong(verdict) else 1))
     return judgments.with_columns(
-        score=pl.Series(scores, dtype=pl.Float64), copies=pl.Series(copies, dtype=pl.Int64))
+        score=pl.Series(scores, dtype=pl.Float64), copies=pl.Series(copies, dtype=pl.Int64)
+    )
 
 
 def pairwise_summary(
@@ -75,63 +82,121 @@ def pairwise_summary(
     games = scored_games(judgments, proto.weight if weight is None else weight)
     if "category" not in games.columns:
         games = games.with_columns(category=pl.lit(None, pl.String))
-    played = rows.group_by("category", "model").agg(_kept=pl.struct("judge", "question_id", "game").n_unique())
+    played = rows.group_by("category", "model").agg(
+        _kept=pl.struct("judge", "question_id", "game").n_unique()
+    )
     counts = games.group_by("category", "model", maintain_order=True).agg(
         pl.col("baseline").first(),
-        games=pl.len().cast(pl.Int64), won=(pl.col("score") == 1).sum().cast(pl.Int64),
-        tied=(pl.col("score") == 0.5).sum().cast(pl.Int64), lost=(pl.col("score") == 0).sum().cast(pl.Int64),
+        games=pl.len().cast(pl.Int64),
+        won=(pl.col("score") == 1).sum().cast(pl.Int64),
+        tied=(pl.col("score") == 0.5).sum().cast(pl.Int64),
+        lost=(pl.col("score") == 0).sum().cast(pl.Int64),
         unparsed=pl.col("score").is_null().sum().cast(pl.Int64),
-        judges=pl.col("judge").unique().sort().str.join(","))
+        judges=pl.col("judge").unique().sort().str.join(","),
+    )
     # every model with a game keeps its row: one whose games were all unparsed or dropped
     # has no rows to score (win_rate null) but its counts stay (games in = rows out)
-    table = (counts.join(rates.drop("baseline"), on=["category", "model"], how="left", nulls_equal=True)
-             .join(played, on=["category", "model"], how="left", nulls_equal=True)
-             .with_columns(dropped_games=pl.col("games") - pl.col("_kept").fill_null(0),
-                           level=pl.lit(proto.level), protocol=pl.lit(proto.name))
-             .select("category", "model", "baseline", "win_rate", "lower", "upper", "level", "results", "games",
-                     "won", "tied", "lost", "unparsed", "judges", "dropped_games", "protocol"))
+    table = (
+        counts.join(rates.drop("baseline"), on=["category", "model"], how="left", nulls_equal=True)
+        .join(played, on=["category", "model"], how="left", nulls_equal=True)
+        .with_columns(
+            dropped_games=pl.col("games") - pl.col("_kept").fill_null(0),
+            level=pl.lit(proto.level),
+            protocol=pl.lit(proto.name),
+        )
+        .select(
+            "category",
+            "model",
+            "baseline",
+            "win_rate",
+            "lower",
+            "upper",
+            "level",
+            "results",
+            "games",
+            "won",
+            "tied",
+            "lost",
+            "unparsed",
+            "judges",
+            "dropped_games",
+            "protocol",
+        )
+    )
     if include_baseline and table.height:
         bases = table.select("category", "baseline").unique(maintain_order=True)
         n = rounds if rounds is not None else proto.rounds
         extra = bases.with_columns(
-            model=pl.col("baseline"), win_rate=pl.lit(0.5), lower=pl.lit(0.5), upper=pl.lit(0.5),
-            level=pl.lit(proto.level), results=pl.lit([0.5] * n, dtype=pl.List(pl.Float64)),
-            games=pl.lit(0, pl.Int64), won=pl.lit(0, pl.Int64), tied=pl.lit(0, pl.Int64),
-            lost=pl.lit(0, pl.Int64), unparsed=pl.lit(0, pl.Int64), judges=pl.lit(None, pl.String),
-            dropped_games=pl.lit(0, pl.Int64), protocol=pl.lit(proto.name))
+            model=pl.col("baseline"),
+            win_rate=pl.lit(0.5),
+            lower=pl.lit(0.5),
+            upper=pl.lit(0.5),
+            level=pl.lit(proto.level),
+            results=pl.lit([0.5] * n, dtype=pl.List(pl.Float64)),
+            games=pl.lit(0, pl.Int64),
+            won=pl.lit(0, pl.Int64),
+            tied=pl.lit(0, pl.Int64),
+            lost=pl.lit(0, pl.Int64),
+            unparsed=pl.lit(0, pl.Int64),
+            judges=pl.lit(None, pl.String),
+            dropped_games=pl.lit(0, pl.Int64),
+            protocol=pl.lit(proto.name),
+        )
         table = pl.concat([table, extra.select(table.columns)])
     if not keep_bootstrap:
         table = table.drop("results")
     return table.sort(["category", "win_rate"], descending=[False, True], nulls_last=True)
 
 
-def judge_battles(judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT,
-                  protocol: str | BenchProtocol = V01) -> pl.DataFrame:
+def judge_battles(
+    judgments: pl.DataFrame, weight: int = DEFAULT_WEIGHT, protocol: str | BenchProtocol = V01
+) -> pl.DataFrame:
     """Games as battles (``model_a, model_b, winner``) for the ranking library: the
     protocol's expanded rows (a strong verdict repeated ``weight`` times, unparsed games
     dropped by the protocol's rule), each with the positions of its game."""
     rows, _ = expanded_rows(judgments, protocol, weight)
     cand_a = pl.col("model_a") == pl.col("model")
-    winner = (pl.when(pl.col("score") == 0.5).then(pl.lit("tie"))
-              .when((pl.col("score") == 1) == cand_a).then(pl.lit("model_a"))
-              .otherwise(pl.lit("model_b")))
+    winner = (
+        pl.when(pl.col("score") == 0.5)
+        .then(pl.lit("tie"))
+        .when((pl.col("score") == 1) == cand_a)
+        .then(pl.lit("model_a"))
+        .otherwise(pl.lit("model_b"))
+    )
     return rows.select(
-        "question_id", "game", "model_a",
-        model_b=pl.when(cand_a).then(pl.col("baseline")).otherwise(pl.col("model")), winner=winner)
+        "question_id",
+        "game",
+        "model_a",
+        model_b=pl.when(cand_a).then(pl.col("baseline")).otherwise(pl.col("model")),
+        winner=winner,
+    )
 
 
 def bt_leaderboard(
-    judgments: pl.DataFrame, *, weight: int = DEFAULT_WEIGHT, rounds: int = 100,
-    level: float = 0.95, seed: int = 0, anchor: tuple[str, float] | None = None,
+    judgments: pl.DataFrame,
+    *,
+    weight: int = DEFAULT_WEIGHT,
+    rounds: int = 100,
+    level: float = 0.95,
+    seed: int = 0,
+    anchor: tuple[str, float] | None = None,
     protocol: str | BenchProtocol = V01,
 ):
     """Bradley-Terry ratings of the judge's battles through the ranking library."""
-    return fit_bt(judge_battles(judgments, weight, protocol), ci="bootstrap" if rounds else "sandwich",
-                  bootstrap_rounds=rounds, level=level, seed=seed, anchor=anchor)
+    return fit_bt(
+        judge_battles(judgments, weight, protocol),
+        ci="bootstrap" if rounds else "sandwich",
+        bootstrap_rounds=rounds,
+        level=level,
+        seed=seed,
+        anchor=anchor,
+    )
 
 
 def styled_judge_battles(
-    judgments: pl.DataFrame, features: pl.DataFrame, weight: int = DEFAULT_WEIGHT,
+    judgments: pl.DataFrame,
+    features: pl.DataFrame,
+    weight: int = DEFAULT_WEIGHT,
     protocol: str | BenchProtocol = V01,
 ) -> pl.DataFrame:
     """Judge battles with ``{feature}_a`` / ``{feature}_b`` style columns joined from
@@ -141,19 +206,31 @@ def styled_judge_battles(
     for side in ("a", "b"):
         battles = battles.join(
             feats.rename({"model": f"model_{side}", **{f: f"{f}_{side}" for f in STYLE_FEATURES}}),
-            on=["question_id", f"model_{side}"], how="left")
+            on=["question_id", f"model_{side}"],
+            how="left",
+        )
     return battles
 
 
 def style_controlled_leaderboard(
-    judgments: pl.DataFrame, features: pl.DataFrame, *, weight: int = DEFAULT_WEIGHT,
-    rounds: int = 0, level: float = 0.95, seed: int = 0, protocol: str | BenchProtocol = V01,
+    judgments: pl.DataFrame,
+    features: pl.DataFrame,
+    *,
+    weight: int = DEFAULT_WEIGHT,
+    rounds: int = 0,
+    level: float = 0.95,
+    seed: int = 0,
+    protocol: str | BenchProtocol = V01,
 ):
     """Bradley-Terry net of length and markdown on the judge's battles (ranking library;
     our rating, kept beside the anchor's style-controlled win rate)."""
     return fit_style_controlled(
         styled_judge_battles(judgments, features, weight, protocol),
-        ci="bootstrap" if rounds else "sandwich", bootstrap_rounds=rounds, level=level, seed=seed)
+        ci="bootstrap" if rounds else "sandwich",
+        bootstrap_rounds=rounds,
+        level=level,
+        seed=seed,
+    )
 
 
 def bias_report(judgments: pl.DataFrame, lengths: pl.DataFrame | None = None) -> dict:
@@ -173,7 +250,8 @@ def bias_report(judgments: pl.DataFrame, lengths: pl.DataFrame | None = None) ->
     parsed = games.filter(pl.col("score").is_not_null())
     decisive = parsed.filter(pl.col("verdict") != "A=B")
     a_share = (
-        float(decisive["verdict"].str.starts_with("A").mean()) if decisive.height else float("nan"))
+        float(decisive["verdict"].str.starts_with("A").mean()) if decisive.height else float("nan")
+    )
     both = (
         parsed.group_by("question_id", "model", "judge")
         .agg(n=pl.len(), lo=pl.col("score").min(), hi=pl.col("score").max())
@@ -194,8 +272,11 @@ def bias_report(judgments: pl.DataFrame, lengths: pl.DataFrame | None = None) ->
         tok = lengths.select("question_id", "model", "tokens")
         joined = (
             parsed.join(tok, on=["question_id", "model"], how="inner")
-            .join(tok.rename({"model": "baseline", "tokens": "base_tokens"}),
-                  on=["question_id", "baseline"], how="inner")
+            .join(
+                tok.rename({"model": "baseline", "tokens": "base_tokens"}),
+                on=["question_id", "baseline"],
+                how="inner",
+            )
             .with_columns(diff=(pl.col("tokens") - pl.col("base_tokens")).cast(pl.Float64))
         )
         if joined.height > 2 and joined["diff"].std() and joined["score"].std():

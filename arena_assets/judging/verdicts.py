@@ -41,9 +41,7 @@ _OWN_ANSWER = (
     "what a good one contains. Then compare each assistant's answer with yours, and point "
     "out and correct every mistake or inaccuracy.\n"
 )
-_COMPARE = (
-    "Compare the two answers and point out and correct every mistake or inaccuracy.\n"
-)
+_COMPARE = "Compare the two answers and point out and correct every mistake or inaccuracy.\n"
 _CRITERIA = (
     "Judge whether each answer is helpful (it does what was asked; where the request is "
     "ambiguous, asking the user to clarify beats guessing), relevant (every part bears on "
@@ -54,7 +52,7 @@ _CRITERIA = (
     "[[A>>B]] Assistant A is much better\n[[A>B]] Assistant A is better\n"
     "[[A=B]] a tie, about the same\n[[B>A]] Assistant B is better\n"
     "[[B>>A]] Assistant B is much better\n"
-    "For example: \"Final verdict: [[A=B]]\"."
+    'For example: "Final verdict: [[A=B]]".'
 )
 PAIRWISE_SYSTEM = _PAIRWISE_INTRO + _OWN_ANSWER + _CRITERIA
 # v2's creative-writing judge compares without writing its own answer first
@@ -72,11 +70,20 @@ SINGLE_SYSTEM = (
 SINGLE_USER = "<|User Request|>\n{question}\n\n<|Answer|>\n{answer}\n<|End of Answer|>"
 
 
-def pairwise_messages(question: str, answer_a: str, answer_b: str, own_answer_first: bool = True) -> list[dict]:
+def pairwise_messages(
+    question: str, answer_a: str, answer_b: str, own_answer_first: bool = True
+) -> list[dict]:
     return [
-        {"role": "system", "content": PAIRWISE_SYSTEM if own_answer_first else PAIRWISE_SYSTEM_NO_OWN_ANSWER},
-        {"role": "user", "content": PAIRWISE_USER.format(
-            question=question, answer_a=answer_a, answer_b=answer_b)},
+        {
+            "role": "system",
+            "content": PAIRWISE_SYSTEM if own_answer_first else PAIRWISE_SYSTEM_NO_OWN_ANSWER,
+        },
+        {
+            "role": "user",
+            "content": PAIRWISE_USER.format(
+                question=question, answer_a=answer_a, answer_b=answer_b
+            ),
+        },
     ]
 
 
@@ -90,10 +97,12 @@ def single_messages(question: str, answer: str) -> list[dict]:
 _PAIRWISE_PARTS = re.compile(
     r"\A<\|User Request\|>\n(?P<q>.*?)\n\n<\|Answer of Assistant A\|>\n(?P<a>.*?)\n"
     r"<\|End of Answer A\|>\n\n<\|Answer of Assistant B\|>\n(?P<b>.*?)\n<\|End of Answer B\|>\Z",
-    re.DOTALL)
+    re.DOTALL,
+)
 _SINGLE_PARTS = re.compile(
     r"\A<\|User Request\|>\n(?P<q>.*?)\n\n<\|Answer\|>\n(?P<a>.*?)\n<\|End of Answer\|>\Z",
-    re.DOTALL)
+    re.DOTALL,
+)
 
 
 def split_pairwise_prompt(user_text: str) -> tuple[str, str, str] | None:
@@ -109,8 +118,11 @@ def split_single_prompt(user_text: str) -> tuple[str, str] | None:
 
 
 def plan_games(
-    question_ids: Iterable[str], models: Iterable[str], baseline: str | Mapping[str, str],
-    judges: Iterable[str], categories: Iterable[str] | None = None,
+    question_ids: Iterable[str],
+    models: Iterable[str],
+    baseline: str | Mapping[str, str],
+    judges: Iterable[str],
+    categories: Iterable[str] | None = None,
 ) -> pl.DataFrame:
     """Every game to play: question x candidate x judge x two position orders. With
     ``categories`` (one per question) and ``baseline`` a {category: model} mapping, each
@@ -121,11 +133,38 @@ def plan_games(
     rows = []
     for q, c in zip(qids, cats):
         base = baseline[c] if isinstance(baseline, Mapping) else baseline
-        rows += [{"question_id": q, "category": c, "model": m, "baseline": base, "judge": j, "game": g,
-                  "model_a": a, "model_b": b}
-                 for m in models if m != base for j in judges for g, a, b in game_positions(m, base)]
-    return pl.DataFrame(rows, schema={k: JUDGMENT_SCHEMA[k] for k in (
-        "question_id", "category", "model", "baseline", "judge", "game", "model_a", "model_b")})
+        rows += [
+            {
+                "question_id": q,
+                "category": c,
+                "model": m,
+                "baseline": base,
+                "judge": j,
+                "game": g,
+                "model_a": a,
+                "model_b": b,
+            }
+            for m in models
+            if m != base
+            for j in judges
+            for g, a, b in game_positions(m, base)
+        ]
+    return pl.DataFrame(
+        rows,
+        schema={
+            k: JUDGMENT_SCHEMA[k]
+            for k in (
+                "question_id",
+                "category",
+                "model",
+                "baseline",
+                "judge",
+                "game",
+                "model_a",
+                "model_b",
+            )
+        },
+    )
 
 
 def normalise_verdict(label: str | None) -> str | None:
@@ -197,10 +236,21 @@ def judgment_frame(rows: list[dict], protocol: str | None = None) -> pl.DataFram
     for r in rows:
         label = r.get("verdict")
         verdict = (label if label in VERDICTS else None) if strict else normalise_verdict(label)
-        out.append({**{k: r.get(k) for k in JUDGMENT_SCHEMA}, "verdict": verdict,
-                    "parsed": verdict is not None})
+        out.append(
+            {
+                **{k: r.get(k) for k in JUDGMENT_SCHEMA},
+                "verdict": verdict,
+                "parsed": verdict is not None,
+            }
+        )
     return pl.DataFrame(out, schema=JUDGMENT_SCHEMA)
 
 
-SINGLE_SCHEMA = {"question_id": pl.String, "model": pl.String, "judge": pl.String,
-                 "turn": pl.Int64, "judgment": pl.String, "score": pl.Float64}
+SINGLE_SCHEMA = {
+    "question_id": pl.String,
+    "model": pl.String,
+    "judge": pl.String,
+    "turn": pl.Int64,
+    "judgment": pl.String,
+    "score": pl.Float64,
+}

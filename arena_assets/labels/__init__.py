@@ -9,10 +9,16 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {
-    "ClusterConfig": "clusters", "OfflineEmbedder": "clusters", "build_topic_clusters": "clusters",
+    "ClusterConfig": "clusters",
+    "OfflineEmbedder": "clusters",
+    "build_topic_clusters": "clusters",
     "is_code": "code",
-    "LabelConfig": "label", "LabelReport": "label", "distinct_prompts": "label",
-    "label_conversations": "label", "out_of_range": "label", "parse_failure_rate": "label",
+    "LabelConfig": "label",
+    "LabelReport": "label",
+    "distinct_prompts": "label",
+    "label_conversations": "label",
+    "out_of_range": "label",
+    "parse_failure_rate": "label",
 }
 __all__ = sorted(_WHERE)
 

@@ -26,8 +26,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from arena_assets.labels.prompts import CLUSTER_NAME_VERSION, cluster_name_messages, parse_cluster_name
-from arena_assets.labels.schema import TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_CLUSTER_SUMMARY_SCHEMA
+from arena_assets.labels.prompts import (
+    CLUSTER_NAME_VERSION,
+    cluster_name_messages,
+    parse_cluster_name,
+)
+from arena_assets.labels.schema import (
+    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA,
+    TOPIC_CLUSTER_SUMMARY_SCHEMA,
+)
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
 
 Embedder = Callable[[list[str]], np.ndarray]
@@ -62,8 +69,9 @@ class OfflineEmbedder:
         from wordllama import WordLlama
 
         # weights and tokenizer config live inside the installed package
-        self.model = WordLlama.load(trunc_dim=dim, cache_dir=Path(wordllama.__file__).parent,
-                                    disable_download=True)
+        self.model = WordLlama.load(
+            trunc_dim=dim, cache_dir=Path(wordllama.__file__).parent, disable_download=True
+        )
         self.name = f"wordllama-l2-{dim}"
 
     def __call__(self, texts: list[str]) -> np.ndarray:
@@ -99,12 +107,12 @@ def max_clusters(cfg: ClusterConfig, n_prompts: int) -> int:
 def _best_k(grid_fn, score_fn, cfg: ClusterConfig, n: int, cap: int | None = None) -> int:
     """Best silhouette over a coarse geometric grid of k, then a finer pass around it."""
     hi = _k_hi(cfg, n, cap or k_cap(cfg, n))
-    coarse = sorted({int(round(k)) for k in np.geomspace(cfg.k_min, hi, num=12)})
+    coarse = sorted({round(k) for k in np.geomspace(cfg.k_min, hi, num=12)})
     scores = {k: score_fn(grid_fn(k)) for k in coarse}
     best = max(scores, key=scores.get)
     i = coarse.index(best)
     lo, up = coarse[max(0, i - 1)], coarse[min(len(coarse) - 1, i + 1)]
-    for k in sorted({int(round(v)) for v in np.linspace(lo, up, num=10)} - set(scores)):
+    for k in sorted({round(v) for v in np.linspace(lo, up, num=10)} - set(scores)):
         scores[k] = score_fn(grid_fn(k))
     return max(scores, key=lambda k: (scores[k], -k))
 
@@ -117,13 +125,21 @@ def _silhouette(x: np.ndarray, seed: int):
     distances = pairwise_distances(x)
 
     def score(labels: np.ndarray) -> float:
-        return (silhouette_score(distances, labels, metric="precomputed", random_state=seed)
-                if len(set(labels.tolist())) > 1 else -1.0)
+        return (
+            silhouette_score(distances, labels, metric="precomputed", random_state=seed)
+            if len(set(labels.tolist())) > 1
+            else -1.0
+        )
+
     return score
 
 
 def _sample(n: int, size: int, seed: int) -> np.ndarray:
-    return np.arange(n) if n <= size else np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+    return (
+        np.arange(n)
+        if n <= size
+        else np.sort(np.random.default_rng(seed).choice(n, size, replace=False))
+    )
 
 
 def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
@@ -131,8 +147,13 @@ def pick_k(x: np.ndarray, cfg: ClusterConfig) -> int:
     from sklearn.cluster import KMeans
 
     sample = x[_sample(x.shape[0], cfg.k_sample, cfg.seed)]
-    return _best_k(lambda k: KMeans(k, n_init=2, random_state=cfg.seed).fit_predict(sample),
-                   _silhouette(sample, cfg.seed), cfg, sample.shape[0], k_cap(cfg, x.shape[0]))
+    return _best_k(
+        lambda k: KMeans(k, n_init=2, random_state=cfg.seed).fit_predict(sample),
+        _silhouette(sample, cfg.seed),
+        cfg,
+        sample.shape[0],
+        k_cap(cfg, x.shape[0]),
+    )
 
 
 def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -161,8 +182,15 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
             sub = cut(min(n, cfg.n_clusters))
         else:
             check = _sample(len(rows), cfg.k_sample, cfg.seed)  # silhouette on a sub-sample
-            sub = cut(_best_k(lambda k: cut(k)[check], _silhouette(fit[check], cfg.seed), cfg, len(check),
-                              k_cap(cfg, n)))
+            sub = cut(
+                _best_k(
+                    lambda k: cut(k)[check],
+                    _silhouette(fit[check], cfg.seed),
+                    cfg,
+                    len(check),
+                    k_cap(cfg, n),
+                )
+            )
     elif cfg.method == "hdbscan":
         sub = HDBSCAN(min_cluster_size=cfg.min_cluster_size, copy=True).fit_predict(fit)
         if (sub < 0).all():
@@ -172,7 +200,9 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
         sub = sub.copy()
         sub[noise] = _nearest_to(fit[noise], fit[~noise], sub[~noise])
     else:
-        raise ValueError(f"unknown clustering method {cfg.method!r}: use agglomerative, kmeans or hdbscan")
+        raise ValueError(
+            f"unknown clustering method {cfg.method!r}: use agglomerative, kmeans or hdbscan"
+        )
     labels = np.empty(n, dtype=np.int64)
     labels[rows] = sub
     rest = np.setdiff1d(np.arange(n), rows)
@@ -184,7 +214,7 @@ def cluster_embeddings(x: np.ndarray, cfg: ClusterConfig) -> tuple[np.ndarray, n
 def _nearest_to(points: np.ndarray, fit: np.ndarray, labels: np.ndarray) -> np.ndarray:
     ids = np.unique(labels)
     centroids = np.stack([fit[labels == c].mean(axis=0) for c in ids])
-    d = -2 * points @ centroids.T + (centroids ** 2).sum(1)[None, :]
+    d = -2 * points @ centroids.T + (centroids**2).sum(1)[None, :]
     return ids[np.argmin(d, axis=1)]
 
 
@@ -200,7 +230,7 @@ def ctfidf_keywords(texts: list[str], labels: np.ndarray, n_keywords: int) -> di
     from sklearn.feature_extraction.text import CountVectorizer
 
     ids = sorted(set(labels.tolist()))
-    docs = [" ".join(t for t, l in zip(texts, labels) if l == c) for c in ids]
+    docs = [" ".join(t for t, lab in zip(texts, labels) if lab == c) for c in ids]
     vec = CountVectorizer(token_pattern=r"(?u)\b[^\W\d_]{3,}\b", stop_words="english")
     try:
         counts = vec.fit_transform(docs).toarray().astype(float)
@@ -210,23 +240,33 @@ def ctfidf_keywords(texts: list[str], labels: np.ndarray, n_keywords: int) -> di
     tf = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     idf = np.log(1 + counts.sum(axis=1).mean() / np.maximum(counts.sum(axis=0), 1))
     scores = tf * idf
-    return {c: [vocab[j] for j in np.argsort(-scores[i])[:n_keywords] if scores[i, j] > 0]
-            for i, c in enumerate(ids)}
+    return {
+        c: [vocab[j] for j in np.argsort(-scores[i])[:n_keywords] if scores[i, j] > 0]
+        for i, c in enumerate(ids)
+    }
 
 
-def build_topic_clusters(prompts: pl.DataFrame, labels: pl.DataFrame | None, embedder: Embedder,
-                         *, month: str, cfg: ClusterConfig = ClusterConfig(),
-                         namer: LLMTask | None = None, cache_root: str | None = None,
-                         storage_options: dict | None = None,
-                         ) -> tuple[pl.DataFrame, pl.DataFrame, BatchReport | None]:
+def build_topic_clusters(
+    prompts: pl.DataFrame,
+    labels: pl.DataFrame | None,
+    embedder: Embedder,
+    *,
+    month: str,
+    cfg: ClusterConfig = ClusterConfig(),
+    namer: LLMTask | None = None,
+    cache_root: str | None = None,
+    storage_options: dict | None = None,
+) -> tuple[pl.DataFrame, pl.DataFrame, BatchReport | None]:
     """(assignments, summary, naming report): TOPIC_CLUSTER_* schemas.
 
     ``prompts`` has dedup_key, first_prompt, n_conversations (``labels.distinct_prompts``);
     ``labels`` is the month's topic_labels (for the per-cluster shares) or None.
     """
     # image-only prompts have no text; embedding APIs reject "", and they belong together
-    texts = [t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
-             for t in prompts.get_column("first_prompt").fill_null("").to_list()]
+    texts = [
+        t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
+        for t in prompts.get_column("first_prompt").fill_null("").to_list()
+    ]
     x = embedder(texts) if texts else np.zeros((0, 1), np.float32)
     ids, outlier = cluster_embeddings(x, cfg)
     keywords = ctfidf_keywords(texts, ids, cfg.n_keywords) if texts else {}
@@ -234,54 +274,97 @@ def build_topic_clusters(prompts: pl.DataFrame, labels: pl.DataFrame | None, emb
     members: dict[int, list[int]] = {}
     for i, c in enumerate(ids.tolist()):
         members.setdefault(c, []).append(i)
-    samples = {c: [texts[i] for i in sorted(rng.sample(rows, min(len(rows), cfg.name_samples)))]
-               for c, rows in sorted(members.items())}
+    samples = {
+        c: [texts[i] for i in sorted(rng.sample(rows, min(len(rows), cfg.name_samples)))]
+        for c, rows in sorted(members.items())
+    }
     # without a namer (or where it failed): the top keywords as a readable label
     names = {c: ", ".join(keywords.get(c, [])[:3]).capitalize() or f"Cluster {c}" for c in members}
-    source = {c: "c-tf-idf" for c in members}
+    source = dict.fromkeys(members, "c-tf-idf")
     report = None
     if namer is not None and members:
         if cache_root is None:
             raise ValueError("naming clusters by LLM needs cache_root")
-        cache = ResponseCache(cache_root, f"labels/{CLUSTER_NAME_VERSION}", 64, storage_options or {})
-        reqs = [LLMRequest(str(c), cluster_name_messages(s), CLUSTER_NAME_VERSION) for c, s in samples.items()]
+        cache = ResponseCache(
+            cache_root, f"labels/{CLUSTER_NAME_VERSION}", 64, storage_options or {}
+        )
+        reqs = [
+            LLMRequest(str(c), cluster_name_messages(s), CLUSTER_NAME_VERSION)
+            for c, s in samples.items()
+        ]
         results, report = run_batch(namer, reqs, cache, parse_cluster_name)
         for r in results:
             if r.status == "ok":  # otherwise keep the keyword name: never a guessed one
                 names[int(r.item_id)] = r.value.name.strip()
                 source[int(r.item_id)] = f"llm:{namer.model}:{CLUSTER_NAME_VERSION}"
     assignments = prompts.select("dedup_key", "n_conversations").with_columns(
-        pl.lit(month).alias("month"), pl.Series("cluster_id", ids, dtype=pl.Int32),
+        pl.lit(month).alias("month"),
+        pl.Series("cluster_id", ids, dtype=pl.Int32),
         pl.Series("cluster_name", [names[c] for c in ids.tolist()], dtype=pl.String),
-        pl.Series("was_outlier", outlier, dtype=pl.Boolean))
+        pl.Series("was_outlier", outlier, dtype=pl.Boolean),
+    )
     summary = _summary(assignments, labels, names, source, keywords, samples, cfg, month)
-    return (assignments.select([pl.col(c).cast(t) for c, t in TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA.items()]),
-            summary, report)
+    return (
+        assignments.select(
+            [pl.col(c).cast(t) for c, t in TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA.items()]
+        ),
+        summary,
+        report,
+    )
 
 
 def _summary(assignments, labels, names, source, keywords, samples, cfg, month) -> pl.DataFrame:
     per = assignments
     if labels is not None and labels.height:
         per_prompt = labels.group_by("dedup_key").agg(
-            pl.col("criteria_count").first(), pl.col("hard").first(), pl.col("math").first(),
-            pl.col("creative_writing").first(), pl.col("code").first(),
-            pl.col("is_vision").first(), pl.col("refusal").mean().alias("_refusal"))
+            pl.col("criteria_count").first(),
+            pl.col("hard").first(),
+            pl.col("math").first(),
+            pl.col("creative_writing").first(),
+            pl.col("code").first(),
+            pl.col("is_vision").first(),
+            pl.col("refusal").mean().alias("_refusal"),
+        )
         per = per.join(per_prompt, on="dedup_key", how="left")
     else:
-        per = per.with_columns(*[pl.lit(None, dtype=pl.Float64).alias(c) for c in (
-            "criteria_count", "hard", "math", "creative_writing", "code", "is_vision", "_refusal")])
+        per = per.with_columns(
+            *[
+                pl.lit(None, dtype=pl.Float64).alias(c)
+                for c in (
+                    "criteria_count",
+                    "hard",
+                    "math",
+                    "creative_writing",
+                    "code",
+                    "is_vision",
+                    "_refusal",
+                )
+            ]
+        )
     share = lambda c: pl.col(c).cast(pl.Float64).mean()  # noqa: E731 - nulls (unlabelled) skipped
-    out = per.group_by("cluster_id").agg(
-        pl.len().cast(pl.Int32).alias("size"), pl.col("n_conversations").sum().cast(pl.Int32),
-        share("criteria_count").alias("mean_criteria"), share("hard").alias("share_hard"),
-        share("math").alias("share_math"), share("creative_writing").alias("share_creative_writing"),
-        share("code").alias("share_code"), share("is_vision").alias("share_vision"),
-        share("_refusal").alias("share_refusal")).sort("cluster_id")
+    out = (
+        per.group_by("cluster_id")
+        .agg(
+            pl.len().cast(pl.Int32).alias("size"),
+            pl.col("n_conversations").sum().cast(pl.Int32),
+            share("criteria_count").alias("mean_criteria"),
+            share("hard").alias("share_hard"),
+            share("math").alias("share_math"),
+            share("creative_writing").alias("share_creative_writing"),
+            share("code").alias("share_code"),
+            share("is_vision").alias("share_vision"),
+            share("_refusal").alias("share_refusal"),
+        )
+        .sort("cluster_id")
+    )
     cids = out.get_column("cluster_id").to_list()
     out = out.with_columns(
         pl.lit(month).alias("month"),
         pl.Series("cluster_name", [names[c] for c in cids], dtype=pl.String),
         pl.Series("name_source", [source[c] for c in cids], dtype=pl.String),
         pl.Series("keywords", [keywords.get(c, []) for c in cids], dtype=pl.List(pl.String)),
-        pl.Series("examples", [samples[c][: cfg.n_examples] for c in cids], dtype=pl.List(pl.String)))
+        pl.Series(
+            "examples", [samples[c][: cfg.n_examples] for c in cids], dtype=pl.List(pl.String)
+        ),
+    )
     return out.select([pl.col(c).cast(t) for c, t in TOPIC_CLUSTER_SUMMARY_SCHEMA.items()])

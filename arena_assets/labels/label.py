@@ -31,16 +31,28 @@ from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
 from arena_assets.labels.images import image_ref, reference_reader, resolve_images
 from arena_assets.labels.prompt_sets import LabelTask, PromptSet, load_prompt_set
 from arena_assets.labels.refusals import (
-    answer_identity, answer_turns, refusal_rows, requests_of, turn_texts,
+    answer_identity,
+    answer_turns,
+    refusal_rows,
+    requests_of,
+    turn_texts,
 )
 from arena_assets.labels.schema import LABEL_STATUSES, TOPIC_LABELS_SCHEMA, worst_status
-from arena_assets.llm import BatchReport, LLMEndpointError, LLMRequest, LLMResult, LLMTask, ResponseCache
+from arena_assets.llm import (
+    BatchReport,
+    LLMEndpointError,
+    LLMRequest,
+    LLMResult,
+    LLMTask,
+    ResponseCache,
+)
 from arena_assets.llm.batch import ProgressFn
 from arena_assets.llm.plan import pilots_sampled, recording
 from arena_assets.llm.sliced import identity_in_chunks, run_sliced
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
-    "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")}
+    "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")
+}
 
 
 @dataclass(frozen=True)
@@ -71,26 +83,42 @@ class LabelReport:
 
     def as_metadata(self) -> dict:
         calls = sum(b.calls for b in self.batches.values())
-        return {"conversations": self.conversations, "distinct_prompts": self.distinct_prompts,
-                "calls_avoided_by_dedup": self.calls_avoided_by_dedup, "llm_calls": calls,
-                "prompt_tokens": sum(b.prompt_tokens for b in self.batches.values()),
-                "completion_tokens": sum(b.completion_tokens for b in self.batches.values()),
-                "estimated_cost": round(sum(b.cost for b in self.batches.values()), 6),
-                "unparsed_by_tag": dict(self.unparsed),
-                **{f"{k}_statuses": b.statuses for k, b in self.batches.items()}}
+        return {
+            "conversations": self.conversations,
+            "distinct_prompts": self.distinct_prompts,
+            "calls_avoided_by_dedup": self.calls_avoided_by_dedup,
+            "llm_calls": calls,
+            "prompt_tokens": sum(b.prompt_tokens for b in self.batches.values()),
+            "completion_tokens": sum(b.completion_tokens for b in self.batches.values()),
+            "estimated_cost": round(sum(b.cost for b in self.batches.values()), 6),
+            "unparsed_by_tag": dict(self.unparsed),
+            **{f"{k}_statuses": b.statuses for k, b in self.batches.items()},
+        }
 
 
 def distinct_prompts(conversations: pl.DataFrame) -> pl.DataFrame:
     """dedup_key, first_prompt (its first occurrence), is_vision, n_conversations."""
-    first_images = (pl.col("messages").list.eval(
-        pl.element().filter(pl.element().struct.field("role") == "user")
-        .struct.field("images").list.len()).list.first().fill_null(0))
-    return (conversations.sort("conv_id")
-            .with_columns(first_images.alias("_first_images"))
-            .group_by("dedup_key", maintain_order=True)
-            .agg(pl.col("first_prompt").fill_null("").first(),
-                 (pl.col("_first_images") > 0).any().alias("is_vision"),
-                 pl.len().cast(pl.Int32).alias("n_conversations")))
+    first_images = (
+        pl.col("messages")
+        .list.eval(
+            pl.element()
+            .filter(pl.element().struct.field("role") == "user")
+            .struct.field("images")
+            .list.len()
+        )
+        .list.first()
+        .fill_null(0)
+    )
+    return (
+        conversations.sort("conv_id")
+        .with_columns(first_images.alias("_first_images"))
+        .group_by("dedup_key", maintain_order=True)
+        .agg(
+            pl.col("first_prompt").fill_null("").first(),
+            (pl.col("_first_images") > 0).any().alias("is_vision"),
+            pl.len().cast(pl.Int32).alias("n_conversations"),
+        )
+    )
 
 
 def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
@@ -99,35 +127,66 @@ def label_inputs(conversations: pl.DataFrame, max_chars: int) -> pl.DataFrame:
     user = pl.element().filter(pl.element().struct.field("role") == "user")
     out = conversations.select(
         "conv_id",
-        pl.col("messages").list.eval(user.struct.field("content").fill_null("")).list.join("\n").alias("_full"),
-        pl.col("messages").list.eval(user.struct.field("images")).list.first().fill_null([]).alias("images"),
-    ).with_columns(prompt_chars=pl.col("_full").str.len_chars().cast(pl.Int32),
-                   user_tokens=approx_tokens(pl.col("_full")).cast(pl.Int32),
-                   label_text=pl.col("_full").str.slice(0, max_chars))
-    keys = [hashlib.blake2b(f"{t}\x1f{','.join(i or [])}".encode(), digest_size=12).hexdigest()
-            for t, i in out.select("label_text", "images").iter_rows()]
+        pl.col("messages")
+        .list.eval(user.struct.field("content").fill_null(""))
+        .list.join("\n")
+        .alias("_full"),
+        pl.col("messages")
+        .list.eval(user.struct.field("images"))
+        .list.first()
+        .fill_null([])
+        .alias("images"),
+    ).with_columns(
+        prompt_chars=pl.col("_full").str.len_chars().cast(pl.Int32),
+        user_tokens=approx_tokens(pl.col("_full")).cast(pl.Int32),
+        label_text=pl.col("_full").str.slice(0, max_chars),
+    )
+    keys = [
+        hashlib.blake2b(f"{t}\x1f{','.join(i or [])}".encode(), digest_size=12).hexdigest()
+        for t, i in out.select("label_text", "images").iter_rows()
+    ]
     return out.drop("_full").with_columns(label_key=pl.Series(keys, dtype=pl.String))
 
 
 SLICE = 50_000  # requests built and asked at once (llm.sliced), and rows made into a frame at once
 
 
-def _ask(task: LLMTask, lt: LabelTask, prompts: PromptSet, cfg: LabelConfig, cache_root: str,
-         storage_options: dict | None, progress: ProgressFn | None, identity: pl.Series, build, take) -> BatchReport:
+def _ask(
+    task: LLMTask,
+    lt: LabelTask,
+    prompts: PromptSet,
+    cfg: LabelConfig,
+    cache_root: str,
+    storage_options: dict | None,
+    progress: ProgressFn | None,
+    identity: pl.Series,
+    build,
+    take,
+) -> BatchReport:
     """One label task's batch through ``llm.sliced.run_sliced`` (see there)."""
-    cache = ResponseCache(cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {})
-    if not cfg.reask_unreadable:  # an unreadable (or empty) reply is kept as read, as the anchor keeps it
+    cache = ResponseCache(
+        cache_root, f"labels/{prompts.name}/{lt.id}", cfg.cache_chunk_size, storage_options or {}
+    )
+    if (
+        not cfg.reask_unreadable
+    ):  # an unreadable (or empty) reply is kept as read, as the anchor keeps it
         task = replace(task, parse_retries=0)
-    return run_sliced(task, cache, lt.parse_any, identity, build, take, progress=progress, slice_size=SLICE)
+    return run_sliced(
+        task, cache, lt.parse_any, identity, build, take, progress=progress, slice_size=SLICE
+    )
 
 
 def _prompt_identity(first: pl.DataFrame, picked: np.ndarray, lt: LabelTask) -> pl.Series:
     """Per picked input, a hash of what its request sends: the user text (``lt.user_text``)
     and, for an image task, the first image (equal requests hash alike)."""
+
     def hashed(start: int, length: int) -> pl.Series:
-        rows = first[picked[start:start + length]]
-        sent = [lt.user_text(pl.col("label_text"))] + ([pl.col("images").list.first()] if lt.image else [])
+        rows = first[picked[start : start + length]]
+        sent = [lt.user_text(pl.col("label_text"))] + (
+            [pl.col("images").list.first()] if lt.image else []
+        )
         return rows.select(pl.struct(sent).hash(seed=0)).to_series()
+
     return identity_in_chunks(len(picked), hashed)
 
 
@@ -151,10 +210,16 @@ def _outcome(r: LLMResult, lt: LabelTask) -> tuple:
 _SHARED: dict = {}  # one string object per refusal class ("yes", "no", "maybe") for ~10^6 answers
 
 
-def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: str,
-                        cache_root: str, cfg: LabelConfig = LabelConfig(),
-                        storage_options: dict | None = None,
-                        progress: ProgressFn | None = None) -> tuple[pl.DataFrame, LabelReport]:
+def label_conversations(
+    conversations: pl.DataFrame,
+    task: LLMTask,
+    *,
+    month: str,
+    cache_root: str,
+    cfg: LabelConfig = LabelConfig(),
+    storage_options: dict | None = None,
+    progress: ProgressFn | None = None,
+) -> tuple[pl.DataFrame, LabelReport]:
     """Rows of TOPIC_LABELS_SCHEMA, one per conversation (see module docstring).
 
     ``conversations`` needs conv_id, dedup_key, first_prompt and messages (the conversations
@@ -176,25 +241,46 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     # the run checks before its first call; a plan too unless that needs the endpoint (a
     # plan for a pilot, which calls it, checks)
     if recording() is None or cfg.image_refs is not None or pilots_sampled():
-        _check_image_source(task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images))
+        _check_image_source(
+            task, cfg, any(lt.image for lt in tasks) and any(len(im or []) for im in images)
+        )
     # image tasks hold the reference; with an image root it becomes the image's data URL
     # as each request is sent (labels.images), a failure failing that item alone
     fetch = partial(resolve_images, image_root=cfg.image_root) if cfg.image_root.strip() else None
     for lt in tasks:
-        picked = np.asarray([i for i, (t, im) in enumerate(zip(texts, images))
-                             if (t.strip() if lt.scope == "prompt" else bool(im))], dtype=np.int64)
+        picked = np.asarray(
+            [
+                i
+                for i, (t, im) in enumerate(zip(texts, images))
+                if (t.strip() if lt.scope == "prompt" else bool(im))
+            ],
+            dtype=np.int64,
+        )
         identity = _prompt_identity(first, picked, lt)
         got = outcomes.setdefault(lt.id, {})
 
-        def build(rows: np.ndarray, lt: LabelTask = lt, version: str = ps.version(lt)) -> list[LLMRequest]:
-            return [LLMRequest(keys[i], lt.messages(texts[i], image_urls=tuple(map(image_ref, images[i][:1]))),
-                               version, prepare=fetch if lt.image else None) for i in picked[rows]]
+        def build(
+            rows: np.ndarray, lt: LabelTask = lt, version: str = ps.version(lt)
+        ) -> list[LLMRequest]:
+            return [
+                LLMRequest(
+                    keys[i],
+                    lt.messages(texts[i], image_urls=tuple(map(image_ref, images[i][:1]))),
+                    version,
+                    prepare=fetch if lt.image else None,
+                )
+                for i in picked[rows]  # noqa: B023 - called within this iteration
+            ]
 
-        def take(rows: np.ndarray, results: list[LLMResult], lt: LabelTask = lt, got: dict = got) -> None:
+        def take(
+            rows: np.ndarray, results: list[LLMResult], lt: LabelTask = lt, got: dict = got
+        ) -> None:
             for r in results:
                 got[r.item_id] = _outcome(r, lt)
-        report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
-                                     identity, build, take)
+
+        report.batches[lt.id] = _ask(
+            task, lt, ps, cfg, cache_root, storage_options, progress, identity, build, take
+        )
     # a production month's distinct inputs (~300,000 texts) and the last task's closures
     texts = images = got = build = take = identity = None
     refusal_tag = "refusal_v0.1" if "refusal_v0.1" in tag_task and cfg.label_refusals else None
@@ -202,8 +288,11 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
     # per answer classified: the conversation's row, task, answer index, class, status
     answered: tuple[list, ...] = ([], [], [], [], [])
     for t, lt in enumerate(ps.by_scope("answer") if cfg.label_refusals else []):
+
         def build(rows: np.ndarray, lt: LabelTask = lt) -> list[LLMRequest]:
-            texts = turn_texts(conversations, turns[rows], cfg.max_prompt_chars, cfg.max_answer_chars)
+            texts = turn_texts(
+                conversations, turns[rows], cfg.max_prompt_chars, cfg.max_answer_chars
+            )
             return requests_of(texts, lt, ps.version(lt))
 
         def take(rows: np.ndarray, results: list[LLMResult], t: int = t) -> None:
@@ -213,46 +302,82 @@ def label_conversations(conversations: pl.DataFrame, task: LLMTask, *, month: st
             answered[1].extend([t] * len(rows))
             answered[2].extend(turns["n"].gather(rows).to_list())
             for r in results:
-                answered[3].append(_SHARED.setdefault(c := r.value[refusal_tag][0], c) if r.status == "ok" else None)
+                answered[3].append(
+                    _SHARED.setdefault(c := r.value[refusal_tag][0], c)
+                    if r.status == "ok"
+                    else None
+                )
                 answered[4].append(_status(r.status, r.value, refusal_tag))
-        identity = answer_identity(conversations, turns, lt, cfg.max_prompt_chars, cfg.max_answer_chars)
-        report.batches[lt.id] = _ask(task, lt, ps, cfg, cache_root, storage_options, progress,
-                                     identity, build, take)
+
+        identity = answer_identity(
+            conversations, turns, lt, cfg.max_prompt_chars, cfg.max_answer_chars
+        )
+        report.batches[lt.id] = _ask(
+            task, lt, ps, cfg, cache_root, storage_options, progress, identity, build, take
+        )
     turns = build = take = identity = None
 
     if recording() is not None:  # a plan (llm.plan.planning): the batches are all it needs
         return pl.DataFrame(schema=TOPIC_LABELS_SCHEMA), report
-    rows = pl.concat([pl.DataFrame([_prompt_row(k, outcomes, tag_task, report) for k in keys[i:i + SLICE]],
-                                   schema=_PROMPT_ROW_SCHEMA) for i in range(0, len(keys), SLICE)]
-                     or [pl.DataFrame(schema=_PROMPT_ROW_SCHEMA)])
+    rows = pl.concat(
+        [
+            pl.DataFrame(
+                [_prompt_row(k, outcomes, tag_task, report) for k in keys[i : i + SLICE]],
+                schema=_PROMPT_ROW_SCHEMA,
+            )
+            for i in range(0, len(keys), SLICE)
+        ]
+        or [pl.DataFrame(schema=_PROMPT_ROW_SCHEMA)]
+    )
     outcomes = keys = None
     refusals = refusal_rows(answered, conversations.height, refusal_tag, report.unparsed)
     answered = None
-    out = (conversations.select("conv_id", "dedup_key", "first_prompt")
-           .join(inputs.select("conv_id", "label_key", "prompt_chars", "user_tokens", "images",
-                               "label_text"), on="conv_id", how="left", maintain_order="left")
-           .join(rows, on="label_key", how="left", maintain_order="left")
-           .with_columns(refusals.to_struct("_r"))
-           .unnest("_r"))
+    out = (
+        conversations.select("conv_id", "dedup_key", "first_prompt")
+        .join(
+            inputs.select(
+                "conv_id", "label_key", "prompt_chars", "user_tokens", "images", "label_text"
+            ),
+            on="conv_id",
+            how="left",
+            maintain_order="left",
+        )
+        .join(rows, on="label_key", how="left", maintain_order="left")
+        .with_columns(refusals.to_struct("_r"))
+        .unnest("_r")
+    )
     rows = refusals = None
     out = out.with_columns(
-        month=pl.lit(month), is_vision=pl.col("images").list.len() > 0,
+        month=pl.lit(month),
+        is_vision=pl.col("images").list.len() > 0,
         prompt_cut=pl.col("prompt_chars") > cfg.max_prompt_chars,
         code=_code_flags(out.get_column("first_prompt")),
-        criteria_model=pl.lit(task.model), criteria_prompt_version=pl.lit(_version(ps, tag_task, "criteria_v0.1")),
-        code_model=pl.lit(CODE_LABELER), code_prompt_version=pl.lit(CODE_VERSION), code_status=pl.lit("ok"),
-        refusal_model=pl.lit(task.model), refusal_prompt_version=pl.lit(_version(ps, tag_task, "refusal_v0.1")),
-        prompt_set=pl.lit(ps.name), prompt_set_hash=pl.lit(ps.hash))
+        criteria_model=pl.lit(task.model),
+        criteria_prompt_version=pl.lit(_version(ps, tag_task, "criteria_v0.1")),
+        code_model=pl.lit(CODE_LABELER),
+        code_prompt_version=pl.lit(CODE_VERSION),
+        code_status=pl.lit("ok"),
+        refusal_model=pl.lit(task.model),
+        refusal_prompt_version=pl.lit(_version(ps, tag_task, "refusal_v0.1")),
+        prompt_set=pl.lit(ps.name),
+        prompt_set_hash=pl.lit(ps.hash),
+    )
     out = out.with_columns(
-        vision_status=pl.when(~pl.col("is_vision") | ~pl.lit(cfg.label_vision)).then(pl.lit("not_applicable"))
-        .otherwise(pl.col("vision_status")))
+        vision_status=pl.when(~pl.col("is_vision") | ~pl.lit(cfg.label_vision))
+        .then(pl.lit("not_applicable"))
+        .otherwise(pl.col("vision_status"))
+    )
     na = pl.col("vision_status") == "not_applicable"
     out = out.with_columns(
         vision_model=pl.when(na).then(None).otherwise(pl.lit(task.model)),
-        vision_prompt_version=pl.when(na).then(None).otherwise(pl.lit(_version(ps, tag_task, "ocr_v0.1"))),
+        vision_prompt_version=pl.when(na)
+        .then(None)
+        .otherwise(pl.lit(_version(ps, tag_task, "ocr_v0.1"))),
         category_tag=_category_tag(),
-        criteria_count=pl.when(pl.any_horizontal(pl.col(c).is_null() for c in T.CRITERIA)).then(None)
-        .otherwise(pl.sum_horizontal(pl.col(c).cast(pl.Int8) for c in T.CRITERIA)))
+        criteria_count=pl.when(pl.any_horizontal(pl.col(c).is_null() for c in T.CRITERIA))
+        .then(None)
+        .otherwise(pl.sum_horizontal(pl.col(c).cast(pl.Int8) for c in T.CRITERIA)),
+    )
     out = out.with_columns(hard=pl.col("criteria_count") >= T.HARD_MIN_CRITERIA)
     return out.select([pl.col(c).cast(t) for c, t in TOPIC_LABELS_SCHEMA.items()]), report
 
@@ -267,7 +392,8 @@ def _check_image_source(task: LLMTask, cfg: LabelConfig, images_to_send: bool) -
         raise LLMEndpointError(
             f"ARENA_IMAGE_ROOT is empty: the vision labels would send {task.base_url} image references "
             "(sha256:<hex>), which only the simulated arena reads; set ARENA_IMAGE_ROOT to the folder or "
-            "s3:// prefix holding the images as <sha256>.<ext> (nothing was called)")
+            "s3:// prefix holding the images as <sha256>.<ext> (nothing was called)"
+        )
 
 
 def _code_flags(first_prompts: pl.Series) -> pl.Series:
@@ -284,16 +410,27 @@ def _version(ps: PromptSet, tag_task: dict[str, LabelTask], tag: str) -> str | N
 
 
 _PROMPT_ROW_SCHEMA = {
-    "label_key": pl.String, **{c: pl.Boolean for c in T.CRITERIA}, "math": pl.Boolean,
-    "creative_writing": pl.Boolean, "if_score": pl.Int8, "criteria_status": pl.String,
-    **{flat: pl.Boolean for flat, _ in VISION_FLAT.values()}, "vision_status": pl.String,
+    "label_key": pl.String,
+    **dict.fromkeys(T.CRITERIA, pl.Boolean),
+    "math": pl.Boolean,
+    "creative_writing": pl.Boolean,
+    "if_score": pl.Int8,
+    "criteria_status": pl.String,
+    **{flat: pl.Boolean for flat, _ in VISION_FLAT.values()},
+    "vision_status": pl.String,
     "vision_error": pl.String,
-    "_tags": pl.Struct({n: pl.String for n in T.TAG_NAMES}),  # anchor values as JSON, null = not asked
+    "_tags": pl.Struct(
+        dict.fromkeys(T.TAG_NAMES, pl.String)
+    ),  # anchor values as JSON, null = not asked
 }
 
 
-def _prompt_row(key: str, outcomes: dict[str, dict[str, tuple]], tag_task: dict[str, LabelTask],
-                report: LabelReport) -> dict:
+def _prompt_row(
+    key: str,
+    outcomes: dict[str, dict[str, tuple]],
+    tag_task: dict[str, LabelTask],
+    report: LabelReport,
+) -> dict:
     import orjson
 
     row: dict = {"label_key": key}
@@ -332,7 +469,9 @@ def _category_tag() -> pl.Expr:
     """The JSON values of each tag decoded into LMArena's ``category_tag`` struct."""
     fields = []
     for name, dtype in T.TAG_DTYPE.to_schema().items():
-        src = pl.col("_refusal_tag") if name == "refusal_v0.1" else pl.col("_tags").struct.field(name)
+        src = (
+            pl.col("_refusal_tag") if name == "refusal_v0.1" else pl.col("_tags").struct.field(name)
+        )
         fields.append(src.str.json_decode(dtype).alias(name))
     return pl.struct(fields)
 
@@ -358,11 +497,18 @@ def out_of_range(labels: pl.DataFrame) -> dict[str, int]:
         "if_score_outside_0_5": ~pl.col("if_score").is_between(0, 5),
         "criteria_count_mismatch": pl.col("criteria_count") != count,
         "hard_mismatch": pl.col("hard") != (pl.col("criteria_count") >= T.HARD_MIN_CRITERIA),
-        "label_without_ok_status": (pl.col("criteria_status") != "ok") & pl.col("criteria_count").is_not_null(),
-        "unknown_status": ~pl.all_horizontal([pl.col(f"{g}_status").is_in(LABEL_STATUSES)
-                                              for g in ("criteria", "code", "refusal", "vision")]),
-        "vision_on_text_prompt": ~pl.col("is_vision") & pl.col("vision_status").ne("not_applicable"),
+        "label_without_ok_status": (pl.col("criteria_status") != "ok")
+        & pl.col("criteria_count").is_not_null(),
+        "unknown_status": ~pl.all_horizontal(
+            [
+                pl.col(f"{g}_status").is_in(LABEL_STATUSES)
+                for g in ("criteria", "code", "refusal", "vision")
+            ]
+        ),
+        "vision_on_text_prompt": ~pl.col("is_vision")
+        & pl.col("vision_status").ne("not_applicable"),
     }
-    row = labels.select([e.fill_null(False).sum().alias(k) for k, e in rules.items()]).row(0, named=True)
+    row = labels.select([e.fill_null(False).sum().alias(k) for k, e in rules.items()]).row(
+        0, named=True
+    )
     return {k: int(v) for k, v in row.items()}
-

@@ -39,10 +39,15 @@ ANCHOR_STYLE = HERE / "anchor_style.yaml"
 OUTPUTS = ("criteria_list", "score_tag", "decision", "classification", "json")
 SCOPES = ("prompt", "image", "answer")
 # the JSON field of each tag in a ``json`` task
-_JSON_FIELD = {"criteria_v0.1": "criteria", "if_v0.1": "if_score", "math_v0.1": "math",
-               "creative_writing_v0.1": "creative_writing", "refusal_v0.1": "refusal",
-               "creative_writing_vision_v0.1": "creative_writing",
-               **{f"{v}_v0.1": v for v in T.VISION_TAGS}}
+_JSON_FIELD = {
+    "criteria_v0.1": "criteria",
+    "if_v0.1": "if_score",
+    "math_v0.1": "math",
+    "creative_writing_v0.1": "creative_writing",
+    "refusal_v0.1": "refusal",
+    "creative_writing_vision_v0.1": "creative_writing",
+    **{f"{v}_v0.1": v for v in T.VISION_TAGS},
+}
 
 
 @dataclass(frozen=True)
@@ -55,13 +60,20 @@ class LabelTask:
     user: str
     image: bool = False
 
-    def messages(self, prompt: str, answer: str = "", image_urls: tuple[str, ...] = ()) -> list[dict]:
+    def messages(
+        self, prompt: str, answer: str = "", image_urls: tuple[str, ...] = ()
+    ) -> list[dict]:
         text = self.user.replace("{PROMPT}", prompt).replace("{ANSWER}", answer)
         # user_text below is this line in polars: keep the two alike (test_label_slices)
         if self.image and image_urls:
-            content = [{"type": "text", "text": text},
-                       *({"type": "image_url", "image_url": {"url": u}} for u in image_urls)]
-            return [{"role": "system", "content": self.system}, {"role": "user", "content": content}]
+            content = [
+                {"type": "text", "text": text},
+                *({"type": "image_url", "image_url": {"url": u}} for u in image_urls),
+            ]
+            return [
+                {"role": "system", "content": self.system},
+                {"role": "user", "content": content},
+            ]
         return [{"role": "system", "content": self.system}, {"role": "user", "content": text}]
 
     def user_text(self, prompt, answer=None):
@@ -70,8 +82,11 @@ class LabelTask:
         import polars as pl
 
         answer = pl.lit("") if answer is None else answer
-        return (pl.repeat(self.user, pl.len()).str.replace_all("{PROMPT}", prompt, literal=True)
-                .str.replace_all("{ANSWER}", answer, literal=True))
+        return (
+            pl.repeat(self.user, pl.len())
+            .str.replace_all("{PROMPT}", prompt, literal=True)
+            .str.replace_all("{ANSWER}", answer, literal=True)
+        )
 
     def parse(self, content: str) -> dict[str, tuple[object, bool]]:
         """{tag: (value, parsed)}: the anchor's reading of the reply; an unparsed tag holds
@@ -87,7 +102,6 @@ class LabelTask:
             return {tag: T.classification(content)}
         word, ok = T.decision(content, strip_brackets=tag.startswith("creative_writing"))
         return {tag: (_decision_value(tag, word), ok)}
-
 
     def parse_any(self, content: str) -> dict[str, tuple[object, bool]]:
         """``parse``, raising when no tag could be read at all: the batch runner then asks
@@ -156,23 +170,42 @@ def load_prompt_set(path: str | Path | None = None) -> PromptSet:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError) as exc:
         raise ValueError(f"ARENA_LABEL_PROMPTS: cannot read {path}: {exc}") from None
-    if not isinstance(data, dict) or not data.get("name") or not isinstance(data.get("tasks"), list):
+    if (
+        not isinstance(data, dict)
+        or not data.get("name")
+        or not isinstance(data.get("tasks"), list)
+    ):
         raise ValueError(f"ARENA_LABEL_PROMPTS: {path} needs a name and a list of tasks")
-    digest = hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+    digest = hashlib.sha256(
+        json.dumps(data, sort_keys=True, ensure_ascii=False).encode()
+    ).hexdigest()[:12]
     tasks, filled = [], set()
     for i, t in enumerate(data["tasks"]):
         where = f"ARENA_LABEL_PROMPTS: {path}, task #{i} ({t.get('id') if isinstance(t, dict) else t!r})"
-        if not isinstance(t, dict) or not all(t.get(k) for k in ("id", "scope", "output", "tags", "system")):
+        if not isinstance(t, dict) or not all(
+            t.get(k) for k in ("id", "scope", "output", "tags", "system")
+        ):
             raise ValueError(f"{where}: needs id, scope, output, tags and system")
         if t["scope"] not in SCOPES or t["output"] not in OUTPUTS:
             raise ValueError(f"{where}: scope must be one of {SCOPES}, output one of {OUTPUTS}")
         unknown = [g for g in t["tags"] if g not in _JSON_FIELD]
         if unknown or (t["output"] != "json" and len(t["tags"]) != 1):
-            raise ValueError(f"{where}: tags {unknown or t['tags']} (one known tag per non-json task: "
-                             f"{sorted(_JSON_FIELD)})")
+            raise ValueError(
+                f"{where}: tags {unknown or t['tags']} (one known tag per non-json task: "
+                f"{sorted(_JSON_FIELD)})"
+            )
         if set(t["tags"]) & filled:
             raise ValueError(f"{where}: a tag is filled by two tasks")
         filled |= set(t["tags"])
-        tasks.append(LabelTask(str(t["id"]), t["scope"], t["output"], tuple(t["tags"]), str(t["system"]),
-                               str(t.get("user") or "{PROMPT}"), bool(t.get("image", False))))
+        tasks.append(
+            LabelTask(
+                str(t["id"]),
+                t["scope"],
+                t["output"],
+                tuple(t["tags"]),
+                str(t["system"]),
+                str(t.get("user") or "{PROMPT}"),
+                bool(t.get("image", False)),
+            )
+        )
     return PromptSet(str(data["name"]), digest, tuple(tasks))

@@ -20,10 +20,24 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
-CRITERIA = ("specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-            "technical_accuracy", "real_world")
-VISION_CATEGORIES = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram",
-                     "creative_writing")
+CRITERIA = (
+    "specificity",
+    "domain_knowledge",
+    "complexity",
+    "problem_solving",
+    "creativity",
+    "technical_accuracy",
+    "real_world",
+)
+VISION_CATEGORIES = (
+    "captioning",
+    "ocr",
+    "entity_recognition",
+    "humor",
+    "homework",
+    "diagram",
+    "creative_writing",
+)
 HARD_MIN_CRITERIA = 6
 
 CRITERIA_VERSION = "criteria-v1"
@@ -134,20 +148,28 @@ def _block(tag: str, text: str) -> str:
 
 
 def criteria_messages(prompt: str) -> list[dict]:
-    return [{"role": "system", "content": CRITERIA_SYSTEM},
-            {"role": "user", "content": _block("prompt", prompt)}]
+    return [
+        {"role": "system", "content": CRITERIA_SYSTEM},
+        {"role": "user", "content": _block("prompt", prompt)},
+    ]
 
 
 def vision_messages(prompt: str) -> list[dict]:
-    return [{"role": "system", "content": VISION_SYSTEM},
-            {"role": "user", "content": _block("prompt", prompt)}]
+    return [
+        {"role": "system", "content": VISION_SYSTEM},
+        {"role": "user", "content": _block("prompt", prompt)},
+    ]
 
 
 def refusal_messages(prompt: str, answer: str) -> list[dict]:
-    return [{"role": "system", "content": REFUSAL_SYSTEM},
-            {"role": "user", "content": _block("prompt", prompt) + "\n" + _block("answer", answer)}]
+    return [
+        {"role": "system", "content": REFUSAL_SYSTEM},
+        {"role": "user", "content": _block("prompt", prompt) + "\n" + _block("answer", answer)},
+    ]
 
 
 def cluster_name_messages(samples: list[str]) -> list[dict]:
-    return [{"role": "system", "content": CLUSTER_NAME_SYSTEM},
-            {"role": "user", "content": "\n".join(_block("prompt", s) for s in samples)}]
+    return [
+        {"role": "system", "content": CLUSTER_NAME_SYSTEM},
+        {"role": "user", "content": "\n".join(_block("prompt", s) for s in samples)},
+    ]

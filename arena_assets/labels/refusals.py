@@ -13,8 +13,13 @@ from arena_assets.labels.schema import worst_status
 from arena_assets.llm import LLMRequest
 from arena_assets.llm.sliced import identity_in_chunks
 
-ROW_SCHEMA = {"answer_refusal_classes": pl.List(pl.String), "answer_refusals": pl.List(pl.Boolean),
-              "refusal": pl.Boolean, "refusal_status": pl.String, "_refusal_tag": pl.String}
+ROW_SCHEMA = {
+    "answer_refusal_classes": pl.List(pl.String),
+    "answer_refusals": pl.List(pl.Boolean),
+    "refusal": pl.Boolean,
+    "refusal_status": pl.String,
+    "_refusal_tag": pl.String,
+}
 
 
 def answer_turns(conversations: pl.DataFrame) -> pl.DataFrame:
@@ -25,27 +30,42 @@ def answer_turns(conversations: pl.DataFrame) -> pl.DataFrame:
     polars: walking every message as Python dicts was ~1.5 s of a 30,000-conversation
     month's step, twice (the plan, the run)."""
     roles = pl.col("messages").list.eval(pl.element().struct.field("role"))
-    return (conversations.select("conv_id", roles.alias("role")).with_row_index("_pos")
-            .filter(pl.col("role").list.len() > 0)  # null or empty: no answer to classify
-            .with_columns(_a=pl.int_ranges(pl.col("role").list.len()))
-            .explode("role", "_a", empty_as_null=False)
-            .with_columns(_u=pl.when(pl.col("role") == "user").then(pl.col("_a")).forward_fill().over("_pos"))
-            .filter(pl.col("role") == "assistant")
-            .select("conv_id", "_pos", "_a", "_u", n=pl.int_range(pl.len()).over("_pos")))
+    return (
+        conversations.select("conv_id", roles.alias("role"))
+        .with_row_index("_pos")
+        .filter(pl.col("role").list.len() > 0)  # null or empty: no answer to classify
+        .with_columns(_a=pl.int_ranges(pl.col("role").list.len()))
+        .explode("role", "_a", empty_as_null=False)
+        .with_columns(
+            _u=pl.when(pl.col("role") == "user").then(pl.col("_a")).forward_fill().over("_pos")
+        )
+        .filter(pl.col("role") == "assistant")
+        .select("conv_id", "_pos", "_a", "_u", n=pl.int_range(pl.len()).over("_pos"))
+    )
 
 
-def answer_identity(conversations: pl.DataFrame, turns: pl.DataFrame, lt: LabelTask,
-                    max_prompt_chars: int, max_answer_chars: int) -> pl.Series:
+def answer_identity(
+    conversations: pl.DataFrame,
+    turns: pl.DataFrame,
+    lt: LabelTask,
+    max_prompt_chars: int,
+    max_answer_chars: int,
+) -> pl.Series:
     """Per answer, a hash of the text the classifier's request sends (its only part that
     varies): equal requests hash alike, whatever texts made them."""
+
     def hashed(start: int, length: int) -> pl.Series:
-        texts = turn_texts(conversations, turns.slice(start, length), max_prompt_chars, max_answer_chars)
+        texts = turn_texts(
+            conversations, turns.slice(start, length), max_prompt_chars, max_answer_chars
+        )
         return texts.select(lt.user_text(pl.col("user"), pl.col("answer")).hash(seed=0)).to_series()
+
     return identity_in_chunks(turns.height, hashed)
 
 
-def turn_texts(conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_chars: int,
-               max_answer_chars: int) -> pl.DataFrame:
+def turn_texts(
+    conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_chars: int, max_answer_chars: int
+) -> pl.DataFrame:
     """conv_id, n, the user turn and the answer (cut) of ``turns``' rows, in any order.
 
     Each conversation of ``turns`` is read once and its messages laid out flat, a turn's two
@@ -62,8 +82,10 @@ def turn_texts(conversations: pl.DataFrame, turns: pl.DataFrame, max_prompt_char
 
     def text(at: str, limit: int) -> pl.Series:
         return _cut(content.gather(start + turns.get_column(at).cast(pl.Int64)), limit)
+
     return turns.select("conv_id", "n").with_columns(
-        user=text("_u", max_prompt_chars).fill_null(""), answer=text("_a", max_answer_chars))
+        user=text("_u", max_prompt_chars).fill_null(""), answer=text("_a", max_answer_chars)
+    )
 
 
 def _cut(text: pl.Series, limit: int) -> pl.Series:
@@ -72,22 +94,32 @@ def _cut(text: pl.Series, limit: int) -> pl.Series:
 
 def requests_of(texts: pl.DataFrame, lt: LabelTask, version: str) -> list[LLMRequest]:
     """The classifier's request of each answer of ``turn_texts``; item id "<conv_id>\\x1f<n>"."""
-    return [LLMRequest(f"{conv_id}\x1f{n}", lt.messages(user, answer), version)
-            for conv_id, n, user, answer in texts.select("conv_id", "n", "user", "answer").iter_rows()]
+    return [
+        LLMRequest(f"{conv_id}\x1f{n}", lt.messages(user, answer), version)
+        for conv_id, n, user, answer in texts.select("conv_id", "n", "user", "answer").iter_rows()
+    ]
 
 
-def refusal_rows(answered: tuple[list, ...], n_conversations: int, tag: str | None,
-                 unparsed: dict[str, int]) -> pl.DataFrame:
+def refusal_rows(
+    answered: tuple[list, ...], n_conversations: int, tag: str | None, unparsed: dict[str, int]
+) -> pl.DataFrame:
     """ROW_SCHEMA per conversation (in row order), from ``answered``: the conversation's
     row, task, answer index, class and status of each answer classified, in any order
     (a conversation's classes are put back in task then answer order)."""
     pos, task, n, classes, statuses = answered
     if tag is not None and pos:
         unparsed[tag] = unparsed.get(tag, 0) + statuses.count("parse_failed")
-    order = np.lexsort((np.asarray(n, dtype=np.int64), np.asarray(task, dtype=np.int64),
-                        np.asarray(pos, dtype=np.int64))).tolist()
+    order = np.lexsort(
+        (
+            np.asarray(n, dtype=np.int64),
+            np.asarray(task, dtype=np.int64),
+            np.asarray(pos, dtype=np.int64),
+        )
+    ).tolist()
     # where each conversation's answers start and end in that order
-    bounds = np.searchsorted(np.asarray(pos, dtype=np.int64)[order], np.arange(n_conversations + 1)).tolist()
+    bounds = np.searchsorted(
+        np.asarray(pos, dtype=np.int64)[order], np.arange(n_conversations + 1)
+    ).tolist()
     classes, statuses = [classes[i] for i in order], [statuses[i] for i in order]
     # a month's ~500,000 conversations share far fewer distinct (classes, statuses) (three
     # classes, short lists): each row is built once and gathered (a dict per conversation
@@ -111,11 +143,21 @@ def refusal_row(classes: list[str | None], statuses: list[str], tag: str | None)
     import orjson
 
     if not classes or tag is None:
-        return {"answer_refusal_classes": [], "answer_refusals": [], "refusal": None,
-                "refusal_status": "not_applicable", "_refusal_tag": None}
+        return {
+            "answer_refusal_classes": [],
+            "answer_refusals": [],
+            "refusal": None,
+            "refusal_status": "not_applicable",
+            "_refusal_tag": None,
+        }
     said = [c == "yes" if c is not None else None for c in classes]
     refusal = True if any(said) else (False if all(s is not None for s in said) else None)
     # the anchor's tag: "yes" anywhere is a refusal, maybe / unparsed are not; a failed call: unknown
     tag_value = None if "failed" in statuses else orjson.dumps(T.refusal_value(classes)).decode()
-    return {"answer_refusal_classes": classes, "answer_refusals": said, "refusal": refusal,
-            "refusal_status": worst_status(statuses), "_refusal_tag": tag_value}
+    return {
+        "answer_refusal_classes": classes,
+        "answer_refusals": said,
+        "refusal": refusal,
+        "refusal_status": worst_status(statuses),
+        "_refusal_tag": tag_value,
+    }

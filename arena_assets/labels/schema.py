@@ -22,8 +22,11 @@ def worst_status(statuses: list[str]) -> str:
 
 
 def _provenance(prefix: str) -> dict:
-    return {f"{prefix}_model": pl.String, f"{prefix}_prompt_version": pl.String,
-            f"{prefix}_status": pl.String}  # a LABEL_STATUSES value
+    return {
+        f"{prefix}_model": pl.String,
+        f"{prefix}_prompt_version": pl.String,
+        f"{prefix}_status": pl.String,
+    }  # a LABEL_STATUSES value
 
 
 # topic_labels: one row per conversation; the LLM labels were asked once per label_key (the
@@ -39,7 +42,7 @@ TOPIC_LABELS_SCHEMA = {
     "prompt_chars": pl.Int32,  # length of the joined user turns before cutting
     "user_tokens": pl.Int32,  # approximate cl100k tokens of all user turns (long_user board)
     "prompt_cut": pl.Boolean,  # cut to max_prompt_chars before labelling
-    **{c: pl.Boolean for c in CRITERIA},
+    **dict.fromkeys(CRITERIA, pl.Boolean),
     "criteria_count": pl.Int8,  # how many of the 7 criteria hold
     "hard": pl.Boolean,  # criteria_count >= 6
     "math": pl.Boolean,

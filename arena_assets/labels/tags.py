@@ -27,8 +27,15 @@ import re
 
 import polars as pl
 
-CRITERIA = ("specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-            "technical_accuracy", "real_world")
+CRITERIA = (
+    "specificity",
+    "domain_knowledge",
+    "complexity",
+    "problem_solving",
+    "creativity",
+    "technical_accuracy",
+    "real_world",
+)
 VISION_TAGS = ("captioning", "ocr", "entity_recognition", "humor", "homework", "diagram")
 HARD_MIN_CRITERIA = 6
 IF_MIN_SCORE = 4
@@ -40,16 +47,18 @@ _DECISION = re.compile(r"<decision>(\w+)<\/decision>")
 _CLASS = re.compile(r"<classification>(\w+)<\/classification>")
 
 _B = pl.Boolean
-TAG_DTYPE = pl.Struct({
-    "criteria_v0.1": pl.Struct({c: _B for c in CRITERIA}),
-    "if_v0.1": pl.Struct({"if": _B, "score": pl.Int8}),
-    "math_v0.1": pl.Struct({"math": _B}),
-    "creative_writing_v0.1": pl.Struct({"creative_writing": _B, "score": pl.String}),
-    "refusal_v0.1": pl.Struct({"refusal": _B, "score": pl.String}),
-    "refusal_v0.2": pl.Struct({"refusal": _B}),
-    **{f"{v}_v0.1": pl.Struct({v: _B}) for v in VISION_TAGS},
-    "creative_writing_vision_v0.1": pl.Struct({"creative_writing": _B, "score": pl.String}),
-})
+TAG_DTYPE = pl.Struct(
+    {
+        "criteria_v0.1": pl.Struct(dict.fromkeys(CRITERIA, _B)),
+        "if_v0.1": pl.Struct({"if": _B, "score": pl.Int8}),
+        "math_v0.1": pl.Struct({"math": _B}),
+        "creative_writing_v0.1": pl.Struct({"creative_writing": _B, "score": pl.String}),
+        "refusal_v0.1": pl.Struct({"refusal": _B, "score": pl.String}),
+        "refusal_v0.2": pl.Struct({"refusal": _B}),
+        **{f"{v}_v0.1": pl.Struct({v: _B}) for v in VISION_TAGS},
+        "creative_writing_vision_v0.1": pl.Struct({"creative_writing": _B, "score": pl.String}),
+    }
+)
 TAG_NAMES = tuple(TAG_DTYPE.to_schema())
 
 
@@ -124,8 +133,9 @@ def refused() -> pl.Expr:
 # board -> predicate over a battle row with ``category_tag`` and the columns ``is_code``,
 # ``turn``, ``user_tokens`` (all user turns), ``is_vision``; null = not in the board
 BOARDS: dict[str, pl.Expr] = {
-    "hard_6": pl.when(_tag("criteria_v0.1", "specificity").is_not_null())
-    .then(criteria_count() >= HARD_MIN_CRITERIA),
+    "hard_6": pl.when(_tag("criteria_v0.1", "specificity").is_not_null()).then(
+        criteria_count() >= HARD_MIN_CRITERIA
+    ),
     "coding": pl.col("is_code"),
     "math": _tag("math_v0.1", "math"),
     "creative_writing": _tag("creative_writing_v0.1", "creative_writing"),
@@ -138,7 +148,12 @@ BOARDS: dict[str, pl.Expr] = {
     "creative_writing_vision": _tag("creative_writing_vision_v0.1", "creative_writing"),
 }
 # the battle column each board's rule reads (the others: category_tag)
-BOARD_INPUT = {"coding": "is_code", "long_user": "user_tokens", "multiturn": "turn", "vision": "is_vision"}
+BOARD_INPUT = {
+    "coding": "is_code",
+    "long_user": "user_tokens",
+    "multiturn": "turn",
+    "vision": "is_vision",
+}
 BOARD_NOTES = {
     "hard_6": "at least 6 of the 7 criteria of criteria_v0.1",
     "coding": "is_code (a file's flag; our labels: the code heuristic on the first prompt)",
@@ -148,9 +163,9 @@ BOARD_NOTES = {
     "long_user": "at least 500 user tokens over the conversation",
     "multiturn": "more than one turn",
     "no_refusal": "no answer of either side classified a refusal (refusal_v0.2 where a file has it, "
-                  "else refusal_v0.1: \"yes\" counts; \"maybe\" and unreadable answers count as no "
-                  "refusal; a battle with a failed classification and no \"yes\" is left out; a release "
-                  "whose category_tag has no refusal: its battle-level is_refusal column)",
+    'else refusal_v0.1: "yes" counts; "maybe" and unreadable answers count as no '
+    'refusal; a battle with a failed classification and no "yes" is left out; a release '
+    "whose category_tag has no refusal: its battle-level is_refusal column)",
     "vision": "the first turn carries an image",
     **{v: f"{v}_v0.1.{v}" for v in VISION_TAGS},
     "creative_writing_vision": "creative_writing_vision_v0.1.creative_writing",
@@ -160,12 +175,14 @@ BOARD_NOTES = {
 def board_rules_markdown() -> str:
     """The membership rule of every category board, for a leaderboard's metadata."""
     return "| board | battles it holds |\n|---|---|\n" + "\n".join(
-        f"| {b} | {BOARD_NOTES[b]} |" for b in BOARDS)
+        f"| {b} | {BOARD_NOTES[b]} |" for b in BOARDS
+    )
 
 
 def tag_from_flat() -> pl.Expr:
     """``category_tag`` from ``topic_labels``' flat columns (partitions written before the
     tag was stored, and hand-made or simulated truth rows): null where a label is null."""
+
     def present(*cols: str) -> pl.Expr:
         return pl.all_horizontal(pl.col(c).is_not_null() for c in cols)
 
@@ -173,19 +190,31 @@ def tag_from_flat() -> pl.Expr:
         return pl.when(cond).then(pl.struct(**fields))
 
     word = lambda c: pl.when(pl.col(c)).then(pl.lit("yes")).otherwise(pl.lit("no"))  # noqa: E731
-    vision = {f"{v}_v0.1": tag(present(f"vision_{v}"), **{v: pl.col(f"vision_{v}")}) for v in VISION_TAGS}
+    vision = {
+        f"{v}_v0.1": tag(present(f"vision_{v}"), **{v: pl.col(f"vision_{v}")}) for v in VISION_TAGS
+    }
     return pl.struct(
         tag(present(*CRITERIA), **{c: pl.col(c) for c in CRITERIA}).alias("criteria_v0.1"),
-        tag(present("if_score"), **{"if": pl.col("if_score") >= IF_MIN_SCORE,
-                                    "score": pl.col("if_score").cast(pl.Int8)}).alias("if_v0.1"),
+        tag(
+            present("if_score"),
+            **{"if": pl.col("if_score") >= IF_MIN_SCORE, "score": pl.col("if_score").cast(pl.Int8)},
+        ).alias("if_v0.1"),
         tag(present("math"), math=pl.col("math")).alias("math_v0.1"),
-        tag(present("creative_writing"), creative_writing=pl.col("creative_writing"),
-            score=word("creative_writing")).alias("creative_writing_v0.1"),
-        tag(present("refusal"), refusal=pl.col("refusal"), score=pl.lit(None, pl.String)).alias("refusal_v0.1"),
+        tag(
+            present("creative_writing"),
+            creative_writing=pl.col("creative_writing"),
+            score=word("creative_writing"),
+        ).alias("creative_writing_v0.1"),
+        tag(present("refusal"), refusal=pl.col("refusal"), score=pl.lit(None, pl.String)).alias(
+            "refusal_v0.1"
+        ),
         pl.lit(None, TAG_DTYPE.to_schema()["refusal_v0.2"]).alias("refusal_v0.2"),
         *[e.alias(n) for n, e in vision.items()],
-        tag(present("vision_creative_writing"), creative_writing=pl.col("vision_creative_writing"),
-            score=word("vision_creative_writing")).alias("creative_writing_vision_v0.1"),
+        tag(
+            present("vision_creative_writing"),
+            creative_writing=pl.col("vision_creative_writing"),
+            score=word("vision_creative_writing"),
+        ).alias("creative_writing_vision_v0.1"),
     ).cast(TAG_DTYPE)
 
 
@@ -207,9 +236,16 @@ def tag_frame(tags: list[dict | None]) -> pl.Series:
 
 def with_board_columns(battles: pl.DataFrame) -> pl.DataFrame:
     """The columns BOARDS reads, null where a battle table lacks them."""
-    fill = {"category_tag": TAG_DTYPE, "is_code": pl.Boolean, "turn": pl.Int64, "user_tokens": pl.Int64,
-            "is_vision": pl.Boolean}
-    return battles.with_columns(pl.lit(None, t).alias(c) for c, t in fill.items() if c not in battles.columns)
+    fill = {
+        "category_tag": TAG_DTYPE,
+        "is_code": pl.Boolean,
+        "turn": pl.Int64,
+        "user_tokens": pl.Int64,
+        "is_vision": pl.Boolean,
+    }
+    return battles.with_columns(
+        pl.lit(None, t).alias(c) for c, t in fill.items() if c not in battles.columns
+    )
 
 
 def in_board(battles: pl.DataFrame, board: str) -> pl.DataFrame:

@@ -28,11 +28,18 @@ import httpx
 import openai
 import orjson
 
-from arena_assets.llm.cache import ResponseCache, request_key
-from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
-from arena_assets.llm.config import LLMTask
 from arena_assets.llm.budget import BatchGuard, Held, batch_guard
+from arena_assets.llm.cache import ResponseCache, request_key
+from arena_assets.llm.client import (
+    LLMEndpointError,
+    calls_in_flight,
+    endpoint_error,
+    make_client,
+    one_core,
+    preflight,
+)
 from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, concurrently, endpoint_slots
+from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import input_scale, plan_requests, recording
 from arena_assets.llm.tokens import chat_prompt_tokens
 
@@ -82,8 +89,10 @@ class Progress:
 
     def __str__(self) -> str:
         eta = f"{self.eta_s:.0f}s" if self.eta_s is not None else "?"
-        return (f"{self.done}/{self.total} items ({self.cached} cached), {self.calls} calls, "
-                f"{self.rate:.1f}/s, ETA {eta}")
+        return (
+            f"{self.done}/{self.total} items ({self.cached} cached), {self.calls} calls, "
+            f"{self.rate:.1f}/s, ETA {eta}"
+        )
 
 
 @dataclass
@@ -112,10 +121,16 @@ class BatchReport:
 ProgressFn = Callable[[Progress], None]
 
 
-def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCache,
-              parse: Callable[[str], Any], *, progress: ProgressFn | None = None,
-              progress_every: int | None = None, client: openai.OpenAI | None = None,
-              ) -> tuple[list[LLMResult], BatchReport]:
+def run_batch(
+    task: LLMTask,
+    requests: Sequence[LLMRequest],
+    cache: ResponseCache,
+    parse: Callable[[str], Any],
+    *,
+    progress: ProgressFn | None = None,
+    progress_every: int | None = None,
+    client: openai.OpenAI | None = None,
+) -> tuple[list[LLMResult], BatchReport]:
     """Answer every request (see module docstring). ``parse`` raises on a bad answer."""
     ids = [r.item_id for r in requests]
     if len(set(ids)) != len(ids):
@@ -123,9 +138,13 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         what = ", ".join(dict.fromkeys(r.prompt_version for r in requests)) or "empty"
         plans.append(plan_requests(task, requests, cache, what, parse))
-        return ([LLMResult(r.item_id, "failed", error="planned") for r in requests],
-                BatchReport(model=task.model, base_url=task.base_url, items=len(requests)))
-    report = BatchReport(model=task.model, base_url=task.base_url, items=len(requests), started_at=time.time())
+        return (
+            [LLMResult(r.item_id, "failed", error="planned") for r in requests],
+            BatchReport(model=task.model, base_url=task.base_url, items=len(requests)),
+        )
+    report = BatchReport(
+        model=task.model, base_url=task.base_url, items=len(requests), started_at=time.time()
+    )
     started = time.monotonic()
     params = task.generation_params()
     keys = [request_key(task.model, r.messages, params, r.prompt_version) for r in requests]
@@ -138,8 +157,14 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
     for k in by_key:
         hit = cache.get(k)
         if hit is not None:
-            cached = _parsed(k, hit["content"], parse, hit["prompt_tokens"],
-                             hit["completion_tokens"], cached=True)
+            cached = _parsed(
+                k,
+                hit["content"],
+                parse,
+                hit["prompt_tokens"],
+                hit["completion_tokens"],
+                cached=True,
+            )
             if cached.status == "ok":  # an answer parse no longer accepts is asked again
                 cached.reasoning = hit.get("reasoning")
                 outcomes[k] = cached
@@ -152,14 +177,24 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 
     def tick() -> None:
         if progress and (len(outcomes) % every == 0 or len(outcomes) == len(by_key)):
-            progress(Progress(len(outcomes), len(by_key), report.calls, time.monotonic() - started,
-                              report.cache_hits))
+            progress(
+                Progress(
+                    len(outcomes),
+                    len(by_key),
+                    report.calls,
+                    time.monotonic() - started,
+                    report.cache_hits,
+                )
+            )
 
     guard = batch_guard(len(todo), len(by_key))  # the month's budget, when one is set (llm.budget)
     # under a budget, a call's worst case counts its input at the endpoint's billing where the
     # cache knows it (llm.plan.input_scale), never under the plan's count
-    factor = (max(1.0, input_scale(task, cache, list({by_key[k].prompt_version for k in todo}))[0])
-              if guard and todo else 1.0)
+    factor = (
+        max(1.0, input_scale(task, cache, list({by_key[k].prompt_version for k in todo}))[0])
+        if guard and todo
+        else 1.0
+    )
     if todo:
         client = client or make_client(task)
         preflight(task, client)  # raises LLMEndpointError before any call or output
@@ -174,11 +209,16 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             if result.status == "ok":  # only what parses: see the module docstring
                 # beside the billed input, the plan's count of the request (~50 us): their
                 # ratio calibrates the next plans to the endpoint's tokenizer (llm.plan)
-                cache.put(key, model=task.model, prompt_version=by_key[key].prompt_version,
-                          content=result.content, reasoning=result.reasoning,
-                          prompt_tokens=result.prompt_tokens,
-                          completion_tokens=result.completion_tokens,
-                          counted_prompt_tokens=chat_prompt_tokens(by_key[key].messages))
+                cache.put(
+                    key,
+                    model=task.model,
+                    prompt_version=by_key[key].prompt_version,
+                    content=result.content,
+                    reasoning=result.reasoning,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                    counted_prompt_tokens=chat_prompt_tokens(by_key[key].messages),
+                )
             with lock:
                 outcomes[key] = result
                 tick()
@@ -202,9 +242,17 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 
         try:
             try:
-                with calls_in_flight(), ThreadPoolExecutor(
-                        max_workers=task.max_concurrency, thread_name_prefix="llm", initializer=one_core()) as pool:
-                    workers = [pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))]
+                with (
+                    calls_in_flight(),
+                    ThreadPoolExecutor(
+                        max_workers=task.max_concurrency,
+                        thread_name_prefix="llm",
+                        initializer=one_core(),
+                    ) as pool,
+                ):
+                    workers = [
+                        pool.submit(worker) for _ in range(min(task.max_concurrency, len(todo)))
+                    ]
             except BaseException:  # interrupted while waiting: the workers stop after their call
                 halted.stop()
                 raise
@@ -212,12 +260,16 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
             if failed:
                 raise failed[0]
             if halted.by_sibling:
-                raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
+                raise BatchCancelled(
+                    f"{task.model}: stopped, a batch asked at the same time failed"
+                )
         finally:
             cache.flush()
         cache.settle()  # merges the small chunks once they pile up (llm.cache)
     elif progress:
-        progress(Progress(len(outcomes), len(by_key), 0, time.monotonic() - started, report.cache_hits))
+        progress(
+            Progress(len(outcomes), len(by_key), 0, time.monotonic() - started, report.cache_hits)
+        )
 
     results = []
     for k, r in zip(keys, requests):
@@ -233,8 +285,13 @@ def run_batch(task: LLMTask, requests: Sequence[LLMRequest], cache: ResponseCach
 def chat_body(task: LLMTask, messages: list[dict]) -> dict:
     """The JSON body of one chat completion: what ``chat.completions.create`` would send,
     extra parameters merged in as its ``extra_body`` would."""
-    return {"model": task.model, "messages": messages, "temperature": task.temperature,
-            "max_tokens": task.max_tokens, **task.extra_params}
+    return {
+        "model": task.model,
+        "messages": messages,
+        "temperature": task.temperature,
+        "max_tokens": task.max_tokens,
+        **task.extra_params,
+    }
 
 
 def post_chat(client: openai.OpenAI, body: dict) -> dict:
@@ -257,9 +314,17 @@ def post_chat(client: openai.OpenAI, body: dict) -> dict:
     return data
 
 
-def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[[str], Any],
-         report: BatchReport, lock: threading.Lock, halted: Callable[[], bool] | None = None,
-         guard: BatchGuard | None = None, factor: float = 1.0) -> LLMResult:
+def _ask(
+    task: LLMTask,
+    client: openai.OpenAI,
+    req: LLMRequest,
+    parse: Callable[[str], Any],
+    report: BatchReport,
+    lock: threading.Lock,
+    halted: Callable[[], bool] | None = None,
+    guard: BatchGuard | None = None,
+    factor: float = 1.0,
+) -> LLMResult:
     result = LLMResult(req.item_id, "failed")
     try:
         messages = req.prepare(req.messages) if req.prepare else req.messages
@@ -301,7 +366,11 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
         pt = int(usage.get("prompt_tokens") or 0)
         ct = int(usage.get("completion_tokens") or 0)
         choices = data.get("choices")
-        first = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
+        first = (
+            choices[0]
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict)
+            else {}
+        )
         message = first.get("message") if isinstance(first.get("message"), dict) else {}
         content = message.get("content")
         # vLLM / DeepSeek put thinking in reasoning_content, others in reasoning: kept apart
@@ -311,8 +380,9 @@ def _ask(task: LLMTask, client: openai.OpenAI, req: LLMRequest, parse: Callable[
             report.prompt_tokens += pt
             report.completion_tokens += ct
             report.cost += task.cost(pt, ct)
-        result = _parsed(req.item_id, content if isinstance(content, str) else None, parse,
-                         pt, ct, cached=False)
+        result = _parsed(
+            req.item_id, content if isinstance(content, str) else None, parse, pt, ct, cached=False
+        )
         result.cost = task.cost(pt, ct)
         result.reasoning = reasoning if isinstance(reasoning, str) else None
         if result.status == "ok":
@@ -334,19 +404,57 @@ def worst_output(task: LLMTask) -> int:
     return int(task.extra_params.get("max_completion_tokens") or task.max_tokens or 0)
 
 
-def _parsed(item_id: str, content: str | None, parse: Callable[[str], Any],
-            pt: int, ct: int, *, cached: bool) -> LLMResult:
+def _parsed(
+    item_id: str,
+    content: str | None,
+    parse: Callable[[str], Any],
+    pt: int,
+    ct: int,
+    *,
+    cached: bool,
+) -> LLMResult:
     if not content or not content.strip():
-        return LLMResult(item_id, "parse_failed", content=content, error="empty answer",
-                         prompt_tokens=pt, completion_tokens=ct, cached=cached)
+        return LLMResult(
+            item_id,
+            "parse_failed",
+            content=content,
+            error="empty answer",
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cached=cached,
+        )
     try:
         value = parse(content)
     except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
-        return LLMResult(item_id, "parse_failed", content=content, error=str(exc)[:300],
-                         prompt_tokens=pt, completion_tokens=ct, cached=cached)
-    return LLMResult(item_id, "ok", value=value, content=content,
-                     prompt_tokens=pt, completion_tokens=ct, cached=cached)
+        return LLMResult(
+            item_id,
+            "parse_failed",
+            content=content,
+            error=str(exc)[:300],
+            prompt_tokens=pt,
+            completion_tokens=ct,
+            cached=cached,
+        )
+    return LLMResult(
+        item_id,
+        "ok",
+        value=value,
+        content=content,
+        prompt_tokens=pt,
+        completion_tokens=ct,
+        cached=cached,
+    )
 
 
-__all__ = ["BatchCancelled", "LLMEndpointError", "LLMRequest", "LLMResult", "BatchReport", "Progress",
-           "Halt", "concurrently", "endpoint_slots", "run_batch"]
+__all__ = [
+    "BatchCancelled",
+    "BatchReport",
+    "Halt",
+    "LLMEndpointError",
+    "LLMRequest",
+    "LLMResult",
+    "Progress",
+    "concurrently",
+    "endpoint_slots",
+    "run_batch",
+]

@@ -49,8 +49,12 @@ MIN_ANSWERS = 50  # calls of a batch before its cost per call projects the rest
 # the budget in a simulation of log-normal call costs (a review's)
 SPREADS = 3.0
 
-_SPENDING: contextvars.ContextVar[Spending | None] = contextvars.ContextVar("llm_spending", default=None)
-_SHARED: contextvars.ContextVar[BatchGuard | None] = contextvars.ContextVar("llm_batch_guard", default=None)
+_SPENDING: contextvars.ContextVar[Spending | None] = contextvars.ContextVar(
+    "llm_spending", default=None
+)
+_SHARED: contextvars.ContextVar[BatchGuard | None] = contextvars.ContextVar(
+    "llm_batch_guard", default=None
+)
 
 
 class Spending:
@@ -79,9 +83,11 @@ class Spending:
     def line(self) -> str:
         """Why the month stopped, with what it has spent so far (the calls in flight at the
         stop settle after it: read it again once the batch has drained)."""
-        return (f"{self.label}: stopped after {self.calls:,} calls and ${self.spent:,.4f} spent: {self.why}, "
-                f"over {BUDGET_SETTING}={self.budget:g} (per asset and month); the answers received "
-                "are cached, a rerun pays only for the rest")
+        return (
+            f"{self.label}: stopped after {self.calls:,} calls and ${self.spent:,.4f} spent: {self.why}, "
+            f"over {BUDGET_SETTING}={self.budget:g} (per asset and month); the answers received "
+            "are cached, a rerun pays only for the rest"
+        )
 
 
 class BatchGuard:
@@ -142,8 +148,10 @@ class BatchGuard:
         spread = math.sqrt(max(self.squares / self.n - mean * mean, 0.0) / self.n)
         low = s.spent + self.left * max(mean - SPREADS * spread, 0.0)
         if low > s.budget:
-            s._stop(f"at the ${mean:,.6f} a call its {self.n:,} answers cost, its "
-                    f"{self.left:,} calls left bring the month to at least ${low:,.2f}")
+            s._stop(
+                f"at the ${mean:,.6f} a call its {self.n:,} answers cost, its "
+                f"{self.left:,} calls left bring the month to at least ${low:,.2f}"
+            )
 
 
 class Held:
@@ -153,7 +161,9 @@ class Held:
     the batch's ``Halt``; a call whose batch (or a sibling) stopped while it waited for
     room is not sent (``_Halted``)."""
 
-    def __init__(self, guard: BatchGuard | None, worst: float, halted: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self, guard: BatchGuard | None, worst: float, halted: Callable[[], bool] | None = None
+    ) -> None:
         self.guard, self.worst, self.cost, self.halted = guard, worst, worst, halted
 
     def __enter__(self) -> Held:
@@ -163,7 +173,9 @@ class Held:
 
     def __exit__(self, kind, error, trace) -> None:
         if self.guard is not None:
-            self.guard.settle(self.worst, self.cost if kind is None else failed_cost(error, self.worst))
+            self.guard.settle(
+                self.worst, self.cost if kind is None else failed_cost(error, self.worst)
+            )
 
 
 def failed_cost(error: BaseException | None, worst: float) -> float:
@@ -171,8 +183,11 @@ def failed_cost(error: BaseException | None, worst: float) -> float:
     (a 4xx status: nothing was generated), its worst case otherwise (a timeout, a dropped
     connection, a 5xx or a broken body may come after the tokens were generated)."""
     status = getattr(error, "status_code", None)
-    return 0.0 if isinstance(error, openai.APIStatusError) and status is not None and 400 <= status < 500 \
+    return (
+        0.0
+        if isinstance(error, openai.APIStatusError) and status is not None and 400 <= status < 500
         else worst
+    )
 
 
 @contextlib.contextmanager

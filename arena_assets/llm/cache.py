@@ -61,11 +61,12 @@ MERGE_AT = 32
 SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
 
-
 def request_key(model: str, messages: Any, params: dict, prompt_version: str) -> str:
     """Stable hex key of one request; canonical JSON so dict order does not matter."""
-    payload = orjson.dumps({"model": model, "messages": messages, "params": params,
-                            "prompt_version": prompt_version}, option=orjson.OPT_SORT_KEYS)
+    payload = orjson.dumps(
+        {"model": model, "messages": messages, "params": params, "prompt_version": prompt_version},
+        option=orjson.OPT_SORT_KEYS,
+    )
     return hashlib.blake2b(payload, digest_size=16).hexdigest()
 
 
@@ -74,10 +75,19 @@ def text_request_keys(model: str, texts: list[str], params: dict, prompt_version
     request's constant fields serialised once (sorted keys: "messages" comes first): a
     production month's 236,000 texts to embed took 0.63 s one ``request_key`` at a time, 0.39
     so, before the first call could leave."""
-    tail = (b',"model":' + orjson.dumps(model) + b',"params":' + orjson.dumps(params, option=orjson.OPT_SORT_KEYS)
-            + b',"prompt_version":' + orjson.dumps(prompt_version) + b"}")
+    tail = (
+        b',"model":'
+        + orjson.dumps(model)
+        + b',"params":'
+        + orjson.dumps(params, option=orjson.OPT_SORT_KEYS)
+        + b',"prompt_version":'
+        + orjson.dumps(prompt_version)
+        + b"}"
+    )
     blake, dumps = hashlib.blake2b, orjson.dumps
-    return [blake(b'{"messages":' + dumps(text) + tail, digest_size=16).hexdigest() for text in texts]
+    return [
+        blake(b'{"messages":' + dumps(text) + tail, digest_size=16).hexdigest() for text in texts
+    ]
 
 
 @dataclass
@@ -109,8 +119,9 @@ class ResponseCache:
         if self._rows is None:
             frame = self._read_all()
             # the newest answer of a key wins (a rerun's, or one asked again after a bad one)
-            frame = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
-                     .unique("key", keep="first", maintain_order=True))
+            frame = frame.sort(
+                "created_at", descending=True, nulls_last=True, maintain_order=True
+            ).unique("key", keep="first", maintain_order=True)
             self._rows = _Rows(frame)
         return self._rows
 
@@ -140,8 +151,9 @@ class ResponseCache:
             return empty
         if isinstance(self.fs, LocalFileSystem):
             try:  # one multi-file read in polars' own threads
-                return pl.scan_parquet(paths, schema=CACHE_SCHEMA, missing_columns="insert",
-                                       extra_columns="ignore").collect()
+                return pl.scan_parquet(
+                    paths, schema=CACHE_SCHEMA, missing_columns="insert", extra_columns="ignore"
+                ).collect()
             except (pl.exceptions.SchemaError, FileNotFoundError):
                 pass  # a chunk of another layout, or one merged away: one by one below
             blobs = []
@@ -157,7 +169,8 @@ class ResponseCache:
         frames = [pl.read_parquet(io.BytesIO(b)) for b in blobs]
         # chunks written before a column existed read it as null
         return pl.concat([empty, *frames], how="diagonal_relaxed").select(
-            [pl.col(c).cast(t) for c, t in CACHE_SCHEMA.items()])
+            [pl.col(c).cast(t) for c, t in CACHE_SCHEMA.items()]
+        )
 
     def get(self, key: str) -> dict | None:
         with self._lock:
@@ -200,7 +213,11 @@ class ResponseCache:
         with self._lock:
             rows = self._load()
             total, n = rows.completion_tokens(model, prompt_version, skip=self._added)
-            m, v, c = _COLUMNS.index("model"), _COLUMNS.index("prompt_version"), _COLUMNS.index("completion_tokens")
+            m, v, c = (
+                _COLUMNS.index("model"),
+                _COLUMNS.index("prompt_version"),
+                _COLUMNS.index("completion_tokens"),
+            )
             for row in self._added.values():
                 if row[m] == model and row[v] == prompt_version:
                     total += row[c] or 0
@@ -222,14 +239,34 @@ class ResponseCache:
             return billed, counted, n
 
     # -- writes ----------------------------------------------------------------------------
-    def put(self, key: str, *, model: str, prompt_version: str, content: str | None = None,
-            reasoning: str | None = None, embedding: list[float] | np.ndarray | None = None,
-            prompt_tokens: int = 0, completion_tokens: int = 0,
-            counted_prompt_tokens: int | None = None) -> None:
-        self.put_many([answer_row(key, model=model, prompt_version=prompt_version, content=content,
-                                  reasoning=reasoning, embedding=embedding, prompt_tokens=prompt_tokens,
-                                  completion_tokens=completion_tokens,
-                                  counted_prompt_tokens=counted_prompt_tokens)])
+    def put(
+        self,
+        key: str,
+        *,
+        model: str,
+        prompt_version: str,
+        content: str | None = None,
+        reasoning: str | None = None,
+        embedding: list[float] | np.ndarray | None = None,
+        prompt_tokens: int = 0,
+        completion_tokens: int = 0,
+        counted_prompt_tokens: int | None = None,
+    ) -> None:
+        self.put_many(
+            [
+                answer_row(
+                    key,
+                    model=model,
+                    prompt_version=prompt_version,
+                    content=content,
+                    reasoning=reasoning,
+                    embedding=embedding,
+                    prompt_tokens=prompt_tokens,
+                    completion_tokens=completion_tokens,
+                    counted_prompt_tokens=counted_prompt_tokens,
+                )
+            ]
+        )
 
     def put_many(self, rows: list[dict]) -> None:
         """Several answers of one call (an embeddings call's vectors), ``answer_row``'s
@@ -244,7 +281,9 @@ class ResponseCache:
             self._buffer.extend(rows)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())
-                if len(self._fresh) >= MERGE_AT and (self._merging is None or not self._merging.is_alive()):
+                if len(self._fresh) >= MERGE_AT and (
+                    self._merging is None or not self._merging.is_alive()
+                ):
                     self._merge_later(self._fresh)
                     self._fresh = []
 
@@ -276,25 +315,35 @@ class ResponseCache:
             return 0  # a run that only read leaves the namespace as it found it
         try:
             found = self._chunk_paths(detail=True)
-            small = sorted(p for p, info in found.items() if (info.get("size") or 0) < SMALL_CHUNK_BYTES)
+            small = sorted(
+                p for p, info in found.items() if (info.get("size") or 0) < SMALL_CHUNK_BYTES
+            )
             return self._merge(small) if len(small) >= MERGE_AT else 0
-        except Exception as exc:  # noqa: BLE001 - see the docstring
-            _log.warning("LLM cache %s: merging its chunks failed (%s); they stay as written",
-                         self.dir, exc)
+        except Exception as exc:
+            _log.warning(
+                "LLM cache %s: merging its chunks failed (%s); they stay as written", self.dir, exc
+            )
             return 0
 
     def _merge_later(self, paths: list[str]) -> None:
         """Merge ``paths`` (chunks this object wrote) in a thread of its own while calls go
         on: polars reads, sorts and writes outside the interpreter lock, on every CPU (the
         thread leaves the one CPU a pinned call thread that starts it has)."""
+
         def run() -> None:
             try:
-                if hasattr(os, "sched_setaffinity"):  # the main thread's CPUs (Linux: its id is the pid)
+                if hasattr(
+                    os, "sched_setaffinity"
+                ):  # the main thread's CPUs (Linux: its id is the pid)
                     os.sched_setaffinity(0, os.sched_getaffinity(os.getpid()))
                 self._merge(paths)
-            except Exception as exc:  # noqa: BLE001 - as in settle(): the answers are written
-                _log.warning("LLM cache %s: merging %d chunks failed (%s); they stay as written",
-                             self.dir, len(paths), exc)
+            except Exception as exc:
+                _log.warning(
+                    "LLM cache %s: merging %d chunks failed (%s); they stay as written",
+                    self.dir,
+                    len(paths),
+                    exc,
+                )
 
         self._merging = threading.Thread(target=run, name=f"llm-cache-merge {self.namespace}")
         self._merging.start()
@@ -312,8 +361,9 @@ class ResponseCache:
             frame = self._read(paths)
         except FileNotFoundError:
             return 0  # another process merged some of them first: it has them all
-        merged = (frame.sort("created_at", descending=True, nulls_last=True, maintain_order=True)
-                  .unique("key", keep="first", maintain_order=True))
+        merged = frame.sort(
+            "created_at", descending=True, nulls_last=True, maintain_order=True
+        ).unique("key", keep="first", maintain_order=True)
         self._write_frame(merged)
         if isinstance(self.fs, LocalFileSystem):
             for path in paths:

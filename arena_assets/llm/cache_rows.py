@@ -33,25 +33,45 @@ def _chunk_frame(rows: list[dict]) -> pl.DataFrame:
     more than its HTTP calls."""
     columns: dict[str, object] = {c: [r[c] for r in rows] for c in _COLUMNS}
     vectors = columns["embedding"]
-    if vectors and all(isinstance(v, np.ndarray) and v.ndim == 1 for v in vectors) \
-            and len({len(v) for v in vectors}) == 1:
-        columns["embedding"] = pl.Series("embedding", np.stack(vectors).astype(np.float32, copy=False)
-                                         ).cast(pl.List(pl.Float32))
+    if (
+        vectors
+        and all(isinstance(v, np.ndarray) and v.ndim == 1 for v in vectors)
+        and len({len(v) for v in vectors}) == 1
+    ):
+        columns["embedding"] = pl.Series(
+            "embedding", np.stack(vectors).astype(np.float32, copy=False)
+        ).cast(pl.List(pl.Float32))
     else:  # lists, nulls (chat answers), or vectors of several sizes
         columns["embedding"] = [v.tolist() if isinstance(v, np.ndarray) else v for v in vectors]
     return pl.DataFrame(columns, schema=CACHE_SCHEMA)
 
 
-def answer_row(key: str, *, model: str, prompt_version: str, content: str | None = None,
-               reasoning: str | None = None, embedding: list[float] | np.ndarray | None = None,
-               prompt_tokens: int = 0, completion_tokens: int = 0,
-               counted_prompt_tokens: int | None = None) -> dict:
+def answer_row(
+    key: str,
+    *,
+    model: str,
+    prompt_version: str,
+    content: str | None = None,
+    reasoning: str | None = None,
+    embedding: list[float] | np.ndarray | None = None,
+    prompt_tokens: int = 0,
+    completion_tokens: int = 0,
+    counted_prompt_tokens: int | None = None,
+) -> dict:
     """One cache row (CACHE_SCHEMA's columns, in order), stamped now; ``embedding`` a
     float list or a 1-D array (``get`` gives an array back once the chunk is read)."""
-    return {"key": key, "model": model, "prompt_version": prompt_version, "content": content,
-            "reasoning": reasoning, "embedding": embedding, "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens, "created_at": time.time(),
-            "counted_prompt_tokens": counted_prompt_tokens}
+    return {
+        "key": key,
+        "model": model,
+        "prompt_version": prompt_version,
+        "content": content,
+        "reasoning": reasoning,
+        "embedding": embedding,
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion_tokens,
+        "created_at": time.time(),
+        "counted_prompt_tokens": counted_prompt_tokens,
+    }
 
 
 class _Rows:
@@ -90,7 +110,6 @@ class _Rows:
                 n -= 1
         return total, n
 
-
     def input_tokens(self, model: str, prompt_version: str, skip: dict) -> tuple[int, int, int]:
         """(billed, counted, answers) over the rows read that record both, less those
         whose key is in ``skip`` (answered again since)."""
@@ -98,13 +117,20 @@ class _Rows:
         billed, counted = cols["prompt_tokens"], cols["counted_prompt_tokens"]
 
         def match(i: int) -> bool:
-            return (cols["model"][i] == model and cols["prompt_version"][i] == prompt_version
-                    and bool(billed[i]) and bool(counted[i]))
+            return (
+                cols["model"][i] == model
+                and cols["prompt_version"][i] == prompt_version
+                and bool(billed[i])
+                and bool(counted[i])
+            )
 
         if (model, prompt_version) not in self._inputs:
             found = [i for i in range(len(self.index)) if match(i)]
             self._inputs[(model, prompt_version)] = (
-                sum(billed[i] for i in found), sum(counted[i] for i in found), len(found))
+                sum(billed[i] for i in found),
+                sum(counted[i] for i in found),
+                len(found),
+            )
         b, c, n = self._inputs[(model, prompt_version)]
         for key in skip:
             i = self.index.get(key)
@@ -116,7 +142,12 @@ class _Rows:
 def _column(values: pl.Series) -> list | np.ndarray:
     if values.name in ("model", "prompt_version"):
         return _shared(values.to_list())  # a handful of distinct values: one string object each
-    if values.name == "embedding" and len(values) and not values.null_count() and values.list.len().n_unique() == 1:
+    if (
+        values.name == "embedding"
+        and len(values)
+        and not values.null_count()
+        and values.list.len().n_unique() == 1
+    ):
         # an embeddings namespace: one float32 matrix, a row per answer (a production month's
         # 236,000 vectors of 128 were ~30M Python floats, ~1 GB, as lists)
         return values.list.to_array(int(values.list.len()[0])).to_numpy()

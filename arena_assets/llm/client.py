@@ -43,8 +43,13 @@ class LLMEndpointError(RuntimeError):
     """
 
 
-def make_client(task: LLMTask, *, max_retries: int | None = None,
-                timeout: float | None = None, base_url: str | None = None) -> openai.OpenAI:
+def make_client(
+    task: LLMTask,
+    *,
+    max_retries: int | None = None,
+    timeout: float | None = None,
+    base_url: str | None = None,
+) -> openai.OpenAI:
     """The task's client: the process's TLS context and as many kept-alive connections as
     the task has calls in flight (httpx keeps 20 otherwise: at concurrency 64 the rest
     would open a new connection per call). ``base_url`` overrides the task's (vLLM serves
@@ -57,7 +62,8 @@ def make_client(task: LLMTask, *, max_retries: int | None = None,
         max_retries=task.max_retries if max_retries is None else max_retries,
         http_client=openai.DefaultHttpxClient(
             verify=_tls_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR")),
-            limits=httpx.Limits(max_connections=pool + 4, max_keepalive_connections=pool + 4)),
+            limits=httpx.Limits(max_connections=pool + 4, max_keepalive_connections=pool + 4),
+        ),
     )
 
 
@@ -86,19 +92,23 @@ def endpoint_error(task: LLMTask, exc: Exception) -> LLMEndpointError | None:
     if isinstance(exc, openai.AuthenticationError):
         return LLMEndpointError(
             f"the LLM endpoint {url} refused the API key (401) for model {task.model!r}: "
-            f"set the right key for this task ({exc.message})")
+            f"set the right key for this task ({exc.message})"
+        )
     if isinstance(exc, openai.PermissionDeniedError):
         return LLMEndpointError(
             f"the LLM endpoint {url} denied access (403) to model {task.model!r}: "
-            f"check the key's permissions ({exc.message})")
+            f"check the key's permissions ({exc.message})"
+        )
     if isinstance(exc, openai.NotFoundError):
         return LLMEndpointError(
             f"the LLM endpoint {url} does not serve model {task.model!r} (404): set a model "
-            f"it serves, or check that the base URL ends in /v1 ({exc.message})")
+            f"it serves, or check that the base URL ends in /v1 ({exc.message})"
+        )
     if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
         return LLMEndpointError(
             f"cannot reach the LLM endpoint {url}: is the server running and the base URL "
-            f"right? ({exc.__cause__ or exc})")
+            f"right? ({exc.__cause__ or exc})"
+        )
     return None
 
 
@@ -123,25 +133,31 @@ def preflight(task: LLMTask, client: openai.OpenAI | None = None) -> list[str]:
     Returns the served model ids (empty when the server has no ``/models`` route, in which
     case the first real call reports an unknown model). Raises ``LLMEndpointError``.
     """
-    quick = (client or make_client(task)).with_options(max_retries=1, timeout=min(task.timeout, 15.0))
+    quick = (client or make_client(task)).with_options(
+        max_retries=1, timeout=min(task.timeout, 15.0)
+    )
     try:
         served = [str(m["id"]) for m in list_models(quick)]
     except ValueError as exc:
         raise LLMEndpointError(
             f"the LLM endpoint {task.base_url} answered the model listing with something other "
-            f"than a list of models ({exc}): check that the base URL ends in /v1") from exc
+            f"than a list of models ({exc}): check that the base URL ends in /v1"
+        ) from exc
     except openai.NotFoundError:
         return []  # some servers expose chat but not the model list; the first call tells
     except openai.APIError as exc:
         err = endpoint_error(task, exc)
         if err is None:
-            raise LLMEndpointError(f"the LLM endpoint {task.base_url} failed the model listing: {exc}") from exc
+            raise LLMEndpointError(
+                f"the LLM endpoint {task.base_url} failed the model listing: {exc}"
+            ) from exc
         raise err from exc
     if task.model not in served:
         shown = ", ".join(served[:12]) + (" ..." if len(served) > 12 else "")
         raise LLMEndpointError(
             f"the LLM endpoint {task.base_url} does not serve model {task.model!r}; "
-            f"it serves: {shown or '(none)'}. Set the model name to one of these.")
+            f"it serves: {shown or '(none)'}. Set the model name to one of these."
+        )
     return served
 
 

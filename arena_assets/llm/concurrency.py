@@ -58,7 +58,9 @@ class Halt:
         self._own.set()
 
 
-_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("llm_cancel", default=None)
+_CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(
+    "llm_cancel", default=None
+)
 
 
 class FairSlots:

@@ -44,8 +44,9 @@ class LLMTask:
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         """Estimated cost of one call from the configured price table."""
-        return (prompt_tokens * self.price_input_per_1m
-                + completion_tokens * self.price_output_per_1m) / 1_000_000
+        return (
+            prompt_tokens * self.price_input_per_1m + completion_tokens * self.price_output_per_1m
+        ) / 1_000_000
 
     def generation_params(self) -> dict:
         """The request parameters that change an answer (part of the cache key)."""

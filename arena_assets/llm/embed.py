@@ -22,7 +22,14 @@ import orjson
 from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
-from arena_assets.llm.client import LLMEndpointError, calls_in_flight, endpoint_error, make_client, one_core, preflight
+from arena_assets.llm.client import (
+    LLMEndpointError,
+    calls_in_flight,
+    endpoint_error,
+    make_client,
+    one_core,
+    preflight,
+)
 from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
@@ -41,8 +48,9 @@ def embeddings_cache(root: str, storage_options: dict | None = None) -> Response
     return ResponseCache(root, "embeddings", EMBED_CACHE_CHUNK, storage_options or {})
 
 
-def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
-                batch_size: int = 64) -> tuple[np.ndarray, BatchReport]:
+def embed_texts(
+    task: LLMTask, texts: Sequence[str], cache: ResponseCache, *, batch_size: int = 64
+) -> tuple[np.ndarray, BatchReport]:
     """float32 matrix (len(texts) x dim), rows L2-normalised, in the order of ``texts``."""
     report = BatchReport(model=task.model, base_url=task.base_url, items=len(texts))
     keys = text_request_keys(task.model, list(texts), {}, EMBED_VERSION)
@@ -55,9 +63,13 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
     # at the end: stacking a production month's 236,000 rows took ~0.3 s after the last call
     row_of = {k: i for i, k in enumerate(dict.fromkeys(keys))}
     hits = {k: v for k, v in cache.values(row_of, "embedding").items() if v is not None}
-    if len(sizes := {len(v) for v in hits.values()}) > 1:  # answers of two embedders under one model name
-        raise LLMEndpointError(f"{cache.dir} holds {task.model} embeddings of {len(sizes)} sizes "
-                               f"({', '.join(map(str, sorted(sizes)))}): clear it and embed again")
+    if (
+        len(sizes := {len(v) for v in hits.values()}) > 1
+    ):  # answers of two embedders under one model name
+        raise LLMEndpointError(
+            f"{cache.dir} holds {task.model} embeddings of {len(sizes)} sizes "
+            f"({', '.join(map(str, sorted(sizes)))}): clear it and embed again"
+        )
     report.unique_requests = len(row_of)
     report.cache_hits = len(hits)
     todo = [k for k in row_of if k not in hits]
@@ -88,20 +100,29 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
             sent = [text_of[k] for k in batch]
             worst = task.cost(sum(text_tokens_many(sent)), 0) if guard else 0.0
             try:
-                with Held(guard, worst, halted) as call:  # over the budget: not sent, nor any later batch
+                with Held(
+                    guard, worst, halted
+                ) as call:  # over the budget: not sent, nor any later batch
                     try:
                         got, tokens = post_embeddings(client, task.model, sent)
                     except BaseException:  # the batch fails: halted before the settle wakes the
-                        halted.fail()      # calls waiting for room, so none of them is sent
+                        halted.fail()  # calls waiting for room, so none of them is sent
                         raise
-                    call.cost = task.cost(tokens, 0) if tokens else worst  # no usage: the worst case
+                    call.cost = (
+                        task.cost(tokens, 0) if tokens else worst
+                    )  # no usage: the worst case
             except openai.APIError as exc:
                 raise endpoint_error(task, exc) or LLMEndpointError(
-                    f"embedding failed at {task.base_url} after retries: {exc}") from exc
+                    f"embedding failed at {task.base_url} after retries: {exc}"
+                ) from exc
             except (ValueError, KeyError, TypeError) as exc:
-                raise LLMEndpointError(f"{task.base_url} returned a malformed embeddings reply: {exc}") from exc
+                raise LLMEndpointError(
+                    f"{task.base_url} returned a malformed embeddings reply: {exc}"
+                ) from exc
             if len(got) != len(batch):
-                raise LLMEndpointError(f"{task.base_url} returned {len(got)} embeddings for {len(batch)} inputs")
+                raise LLMEndpointError(
+                    f"{task.base_url} returned {len(got)} embeddings for {len(batch)} inputs"
+                )
             with lock:  # one size for the batch, cached vectors included: checked before caching
                 if not dim:
                     dim.extend([got.shape[1], "this run's first reply"])
@@ -109,22 +130,35 @@ def embed_texts(task: LLMTask, texts: Sequence[str], cache: ResponseCache, *,
                     raise LLMEndpointError(
                         f"{task.base_url} returned {task.model} embeddings of {got.shape[1]} dimensions where "
                         f"{dim[1]} have {dim[0]}; nothing of this reply was cached (clear {cache.dir} "
-                        "if the cached ones are the wrong ones)")
-            cache.put_many([answer_row(k, model=task.model, prompt_version=EMBED_VERSION, embedding=vector)
-                            for k, vector in zip(batch, got)])
+                        "if the cached ones are the wrong ones)"
+                    )
+            cache.put_many(
+                [
+                    answer_row(k, model=task.model, prompt_version=EMBED_VERSION, embedding=vector)
+                    for k, vector in zip(batch, got)
+                ]
+            )
             with lock:
                 replies.append(([row_of[k] for k in batch], got))
                 report.calls += 1
                 report.prompt_tokens += tokens
                 report.cost += task.cost(tokens, 0)
 
-        batches = [todo[i:i + batch_size] for i in range(0, len(todo), batch_size)]
+        batches = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
         try:
-            with calls_in_flight(), ThreadPoolExecutor(max_workers=task.max_concurrency,
-                                                       initializer=one_core()) as pool:
+            with (
+                calls_in_flight(),
+                ThreadPoolExecutor(
+                    max_workers=task.max_concurrency, initializer=one_core()
+                ) as pool,
+            ):
                 list(pool.map(work, batches))  # re-raises the first failure
-            if halted():  # stopped from outside (a sibling batch): vectors missing, nothing returned
-                raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
+            if (
+                halted()
+            ):  # stopped from outside (a sibling batch): vectors missing, nothing returned
+                raise BatchCancelled(
+                    f"{task.model}: stopped, a batch asked at the same time failed"
+                )
         finally:
             cache.flush()
         cache.settle()
@@ -153,11 +187,19 @@ def post_embeddings(client: openai.OpenAI, model: str, texts: list[str]) -> tupl
     resp = client.post("/embeddings", cast_to=httpx.Response, content=orjson.dumps(body))
     data = orjson.loads(resp.content)
     items = sorted(data["data"], key=lambda d: d["index"])
-    vectors = [np.frombuffer(base64.b64decode(e), dtype="<f4") if isinstance(e, str) else np.asarray(e, np.float32)
-               for e in (item["embedding"] for item in items)]
+    vectors = [
+        np.frombuffer(base64.b64decode(e), dtype="<f4")
+        if isinstance(e, str)
+        else np.asarray(e, np.float32)
+        for e in (item["embedding"] for item in items)
+    ]
     if any(v.ndim != 1 for v in vectors):  # null, a number, a vector per token
         raise ValueError("an embedding that is not one list of numbers")
     if len(sizes := {len(v) for v in vectors}) > 1:
         raise ValueError(f"vectors of {len(sizes)} sizes in one reply")
-    matrix = np.stack(vectors).astype(np.float32, copy=False) if vectors else np.zeros((0, 0), np.float32)
+    matrix = (
+        np.stack(vectors).astype(np.float32, copy=False)
+        if vectors
+        else np.zeros((0, 0), np.float32)
+    )
     return matrix, int((data.get("usage") or {}).get("prompt_tokens") or 0)

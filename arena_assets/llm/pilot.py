@@ -25,7 +25,13 @@ from arena_assets.llm.batch import run_batch
 from arena_assets.llm.budget import spending
 from arena_assets.llm.client import LLMEndpointError
 from arena_assets.llm.plan import (
-    BOUND_BASIS, MIN_HISTORY, PILOT_SAMPLE, AssetPlan, BudgetExceeded, input_scale, output_estimate,
+    BOUND_BASIS,
+    MIN_HISTORY,
+    PILOT_SAMPLE,
+    AssetPlan,
+    BudgetExceeded,
+    input_scale,
+    output_estimate,
 )
 
 PRECISION = 0.15  # the plan's target: an estimate within 15 % (two standard errors under it)
@@ -48,40 +54,61 @@ class PilotReport:
     before: int  # output tokens a call the plan counted before (max_tokens: no history)
     still_bound: bool  # the cache's history still too short: the next plan stays at the bound
     projected: bool  # a projected batch: the run may ask other requests
-    input_scale: float = 1.0  # billed input over the plan's count, its answers so far (llm.plan.input_scale)
+    input_scale: float = (
+        1.0  # billed input over the plan's count, its answers so far (llm.plan.input_scale)
+    )
 
     def line(self) -> str:
         spread = f" ± {self.stderr:.1f}" if self.answers > 1 else ""
         notes = []
         if self.still_bound:
-            notes.append(f"fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound")
+            notes.append(
+                f"fewer than the {MIN_HISTORY} answers a plan needs: still planned at the bound"
+            )
         elif self.mean and 2 * self.stderr > PRECISION * self.mean:  # a wide spread of lengths
             need = math.ceil(self.answers * (2 * self.stderr / (PRECISION * self.mean)) ** 2)
-            more = (f"--pilot {need} for {100 * PRECISION:.0f} %" if need <= PILOT_SAMPLE
-                    else f"more than the {PILOT_SAMPLE} a pilot asks for {100 * PRECISION:.0f} %")
+            more = (
+                f"--pilot {need} for {100 * PRECISION:.0f} %"
+                if need <= PILOT_SAMPLE
+                else f"more than the {PILOT_SAMPLE} a pilot asks for {100 * PRECISION:.0f} %"
+            )
             notes.append(f"± {200 * self.stderr / self.mean:.0f} % at two standard errors ({more})")
         if self.input_scale != 1.0:
-            notes.append(f"the endpoint billed {self.input_scale:.2f}x the plan's count of input tokens: "
-                         "the next plans scale it")
+            notes.append(
+                f"the endpoint billed {self.input_scale:.2f}x the plan's count of input tokens: "
+                "the next plans scale it"
+            )
         if self.projected:
             notes.append("a projected batch: the run may ask other requests")
-        length = f"{self.mean:.1f}{spread} output tokens an answer" if self.answers else "no answer parsed"
-        return (f"pilot {self.asset} {self.month} {self.what} to {self.model}: {self.calls:,} calls, "
-                f"{self.answers:,} answers, {length} (planned at {self.before:,} before), "
-                f"${self.cost:,.4f} spent, {self.answers:,} cached" + "".join(f"; {n}" for n in notes))
+        length = (
+            f"{self.mean:.1f}{spread} output tokens an answer"
+            if self.answers
+            else "no answer parsed"
+        )
+        return (
+            f"pilot {self.asset} {self.month} {self.what} to {self.model}: {self.calls:,} calls, "
+            f"{self.answers:,} answers, {length} (planned at {self.before:,} before), "
+            f"${self.cost:,.4f} spent, {self.answers:,} cached" + "".join(f"; {n}" for n in notes)
+        )
 
 
 def check_answers(answers: int) -> int:
     """``answers`` if a pilot can ask that many of a batch, else ValueError (one line)."""
     if not MIN_HISTORY <= answers <= PILOT_SAMPLE:
-        raise ValueError(f"a pilot asks {MIN_HISTORY} to {PILOT_SAMPLE} answers a batch (the history "
-                         f"a plan needs, the sample a plan keeps), got {answers}")
+        raise ValueError(
+            f"a pilot asks {MIN_HISTORY} to {PILOT_SAMPLE} answers a batch (the history "
+            f"a plan needs, the sample a plan keeps), got {answers}"
+        )
     return answers
 
 
-def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = None,
-               done: Callable[[PilotReport], None] | None = None,
-               failed: Callable[[AssetPlan, Exception], None] | None = None) -> list[PilotReport]:
+def run_pilots(
+    plans: Sequence[AssetPlan],
+    answers: int,
+    budget: float | None = None,
+    done: Callable[[PilotReport], None] | None = None,
+    failed: Callable[[AssetPlan, Exception], None] | None = None,
+) -> list[PilotReport]:
     """For every batch in ``plans`` that kept a sample (``sampling_pilots(answers)``: its
     estimate rests on fewer than ``answers`` earlier answers), ask as many sampled requests
     as bring it to ``answers``, once per cache, endpoint, model and prompt versions (a
@@ -103,8 +130,14 @@ def run_pilots(plans: Sequence[AssetPlan], answers: int, budget: float | None = 
     return reports
 
 
-def _pilot_month(plan: AssetPlan, answers: int, budget: float | None,
-                 done: Callable[[PilotReport], None] | None, reports: list[PilotReport], asked: set) -> None:
+def _pilot_month(
+    plan: AssetPlan,
+    answers: int,
+    budget: float | None,
+    done: Callable[[PilotReport], None] | None,
+    reports: list[PilotReport],
+    asked: set,
+) -> None:
     """One asset's month: its batches' pilots under one budget. A stop's line is read again
     once its batch has drained (as ``defs.llm_plan.within_budget`` does): a projection's stop
     comes with calls in flight, which settle after it."""
@@ -118,8 +151,13 @@ def _pilot_month(plan: AssetPlan, answers: int, budget: float | None,
         raise
 
 
-def _pilot_batches(plan: AssetPlan, answers: int, done: Callable[[PilotReport], None] | None,
-                   reports: list[PilotReport], asked: set) -> None:
+def _pilot_batches(
+    plan: AssetPlan,
+    answers: int,
+    done: Callable[[PilotReport], None] | None,
+    reports: list[PilotReport],
+    asked: set,
+) -> None:
     for b in plan.batches:
         if b.pilot is None or not b.calls:
             continue
@@ -133,17 +171,33 @@ def _pilot_batches(plan: AssetPlan, answers: int, done: Callable[[PilotReport], 
         known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
         if known >= answers:  # a pilot of another month of the range asked them
             continue
-        results, report = run_batch(p.task, p.requests[:answers - known], p.cache, p.parse)
+        results, report = run_batch(p.task, p.requests[: answers - known], p.cache, p.parse)
         asked.add(where)  # once it is done: a stopped one is tried again in a later month
         tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
         n = len(tokens)
         mean = sum(tokens) / n if n else 0.0
         var = sum((t - mean) ** 2 for t in tokens) / (n - 1) if n > 1 else 0.0
         left = b.calls - report.calls  # calls the month still has to make
-        still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(BOUND_BASIS)
-        reports.append(PilotReport(plan.asset, plan.month, b.what, b.model, report.calls, n, sum(tokens),
-                                   report.cost, mean, math.sqrt(var / n) if n else 0.0,
-                                   round(b.completion_per_call), still, not b.exact,
-                                   input_scale(p.task, p.cache, list(versions))[0]))
+        still = left > 0 and output_estimate(p.task, p.cache, list(versions))[1].startswith(
+            BOUND_BASIS
+        )
+        reports.append(
+            PilotReport(
+                plan.asset,
+                plan.month,
+                b.what,
+                b.model,
+                report.calls,
+                n,
+                sum(tokens),
+                report.cost,
+                mean,
+                math.sqrt(var / n) if n else 0.0,
+                round(b.completion_per_call),
+                still,
+                not b.exact,
+                input_scale(p.task, p.cache, list(versions))[0],
+            )
+        )
         if done is not None:
             done(reports[-1])

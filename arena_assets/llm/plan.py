@@ -146,19 +146,39 @@ class AssetPlan:
 
     def line(self) -> str:
         """The run's first log line: the whole bill in one line."""
-        per = "; ".join(f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct ({b.cached:,} cached"
-                        + (f", {b.earlier:,} of them asked by an earlier month of this run" if b.earlier else "")
-                        + f") to {b.model}"
-                        + (f", input at {b.input_scale:.2f}x the count as the endpoint billed"
-                           if b.input_scale != 1.0 else "") for b in self.batches) or "no batch"
+        per = (
+            "; ".join(
+                f"{b.what}: {b.calls:,} calls of {b.distinct:,} distinct ({b.cached:,} cached"
+                + (
+                    f", {b.earlier:,} of them asked by an earlier month of this run"
+                    if b.earlier
+                    else ""
+                )
+                + f") to {b.model}"
+                + (
+                    f", input at {b.input_scale:.2f}x the count as the endpoint billed"
+                    if b.input_scale != 1.0
+                    else ""
+                )
+                for b in self.batches
+            )
+            or "no batch"
+        )
         kind = "" if self.exact else " (projected)"
-        return (f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
-                f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}")
+        return (
+            f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
+            f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}"
+        )
 
     def as_metadata(self) -> dict:
-        return {"calls": self.calls, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens, "cost": round(self.cost, 6),
-                "exact": self.exact, "batches": [b.as_dict() for b in self.batches]}
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": round(self.cost, 6),
+            "exact": self.exact,
+            "batches": [b.as_dict() for b in self.batches],
+        }
 
 
 class BudgetExceeded(RuntimeError):
@@ -173,10 +193,14 @@ def parse_budget(value: str | float | None) -> float | None:
     try:
         budget = float(value)
     except ValueError:
-        raise ValueError(f"{BUDGET_SETTING} must be a number of US dollars, got {value!r}") from None
+        raise ValueError(
+            f"{BUDGET_SETTING} must be a number of US dollars, got {value!r}"
+        ) from None
     if not budget >= 0 or budget == float("inf"):  # nan compares false: it would refuse every run
-        raise ValueError(f"{BUDGET_SETTING} must be a finite number >= 0 (US dollars; empty: no "
-                         f"limit), got {value!r}")
+        raise ValueError(
+            f"{BUDGET_SETTING} must be a finite number >= 0 (US dollars; empty: no "
+            f"limit), got {value!r}"
+        )
     return budget
 
 
@@ -205,11 +229,14 @@ def check_budget(plan: AssetPlan, budget: float | None) -> str:
             f"{plan.asset} {plan.month}: estimated cost ${plan.cost:,.2f} ({plan.calls:,} calls, "
             f"~{plan.prompt_tokens:,} in / ~{plan.completion_tokens:,} out tokens{at_least}) is over "
             f"{BUDGET_SETTING}={budget:g} (per asset and month); nothing was called. Raise "
-            f"the setting, or see `arena-assets plan --month {plan.month}`")
-    return (f"{plan.asset} {plan.month}: over {BUDGET_SETTING}={budget:g} only through what it cannot "
-            f"know yet (estimated ${plan.cost:,.2f} with answers at max_tokens or calls projected, at least "
-            f"${least:,.2f}): the run starts, held under the budget, and stops as soon as its answers say "
-            "it will not fit")
+            f"the setting, or see `arena-assets plan --month {plan.month}`"
+        )
+    return (
+        f"{plan.asset} {plan.month}: over {BUDGET_SETTING}={budget:g} only through what it cannot "
+        f"know yet (estimated ${plan.cost:,.2f} with answers at max_tokens or calls projected, at least "
+        f"${least:,.2f}): the run starts, held under the budget, and stops as soon as its answers say "
+        "it will not fit"
+    )
 
 
 @contextlib.contextmanager
@@ -253,11 +280,17 @@ def merged_plans(task: LLMTask) -> Iterator[None]:
         parts = plans[start:]
         del plans[start:]
         asked = [p for p in parts if p.calls] or [p for p in parts if p.items] or parts
-        total = {name: sum(getattr(p, name) for p in parts)
-                 for name in ("items", "distinct", "cached", "earlier", "calls", "prompt_tokens")}
+        total = {
+            name: sum(getattr(p, name) for p in parts)
+            for name in ("items", "distinct", "cached", "earlier", "calls", "prompt_tokens")
+        }
         per_call = asked[0].completion_per_call  # the same for every slice (one history)
-        merged = replace(asked[0], **total, completion_tokens=round(per_call * total["calls"]),
-                         exact=all(p.exact for p in parts))
+        merged = replace(
+            asked[0],
+            **total,
+            completion_tokens=round(per_call * total["calls"]),
+            exact=all(p.exact for p in parts),
+        )
         merged.price(task)
         plans.append(merged)
 
@@ -312,7 +345,9 @@ def history(cache: ResponseCache, model: str, prompt_version: str) -> tuple[floa
     return (total / n, n) if n >= MIN_HISTORY else None
 
 
-def output_estimate(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) -> tuple[float, str]:
+def output_estimate(
+    task: LLMTask, cache: ResponseCache, versions: Sequence[str]
+) -> tuple[float, str]:
     """Completion tokens expected per call, and the basis said in the plan."""
     if not versions:
         return 0.0, "nothing to ask"
@@ -349,8 +384,13 @@ def input_scale(task: LLMTask, cache: ResponseCache, versions: Sequence[str]) ->
     return scale, f"{APPROX_BASIS} x {scale:.3f}: what the endpoint billed {n:,} cached answers"
 
 
-def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what: str,
-                  parse: Callable[[str], Any] | None = None) -> BatchPlan:
+def plan_requests(
+    task: LLMTask,
+    requests: Sequence,
+    cache: ResponseCache,
+    what: str,
+    parse: Callable[[str], Any] | None = None,
+) -> BatchPlan:
     """What ``run_batch(task, requests, cache, …)`` would do (see module docstring). With
     ``parse`` (run_batch's), inside ``sampling_pilots(n)``, a batch whose estimate rests
     on fewer than n answers keeps a ``PilotSample``."""
@@ -365,33 +405,61 @@ def plan_requests(task: LLMTask, requests: Sequence, cache: ResponseCache, what:
     per_call, basis = output_estimate(task, cache, versions)
     scale, input_basis = input_scale(task, cache, versions) if todo else (1.0, APPROX_BASIS)
     counted = sum(chat_prompt_tokens_many([r.messages for r in todo]))
-    plan = BatchPlan(what, task.model, task.base_url, items=len(requests), distinct=len(first),
-                     cached=len(first) - len(todo), earlier=len(before), calls=len(todo),
-                     prompt_tokens=round(scale * counted),  # exact for a scale of 1
-                     completion_tokens=round(per_call * len(todo)), output_basis=basis,
-                     completion_per_call=per_call, input_basis=input_basis, input_scale=scale)
+    plan = BatchPlan(
+        what,
+        task.model,
+        task.base_url,
+        items=len(requests),
+        distinct=len(first),
+        cached=len(first) - len(todo),
+        earlier=len(before),
+        calls=len(todo),
+        prompt_tokens=round(scale * counted),  # exact for a scale of 1
+        completion_tokens=round(per_call * len(todo)),
+        output_basis=basis,
+        completion_per_call=per_call,
+        input_basis=input_basis,
+        input_scale=scale,
+    )
     if parse is not None and todo and (wanted := _PILOTS.get()):
-        known = sum(cache.completion_tokens(task.model, v)[1] for v in {r.prompt_version for r in todo})
+        known = sum(
+            cache.completion_tokens(task.model, v)[1] for v in {r.prompt_version for r in todo}
+        )
         if known < wanted:  # a pilot asks the rest: a larger one adds to an earlier one
             drawn = random.Random(PILOT_SEED).sample(todo, min(len(todo), PILOT_SAMPLE))
             plan.pilot = PilotSample(task, drawn, cache, parse)
     return plan.price(task)
 
 
-def plan_embeddings(task: LLMTask, keys: Sequence[str], texts: Sequence[str], cache: ResponseCache,
-                    batch_size: int, what: str = "embeddings") -> BatchPlan:
+def plan_embeddings(
+    task: LLMTask,
+    keys: Sequence[str],
+    texts: Sequence[str],
+    cache: ResponseCache,
+    batch_size: int,
+    what: str = "embeddings",
+) -> BatchPlan:
     """What ``embed_texts`` would do: texts not in the cache, sent ``batch_size`` a call."""
     text_of = dict(zip(keys, texts))
-    cached = cache.values(text_of, "embedding")  # a row without a vector is asked again, as embed_texts does
+    cached = cache.values(
+        text_of, "embedding"
+    )  # a row without a vector is asked again, as embed_texts does
     missing = [k for k in text_of if cached.get(k) is None]
     before = asked_before(cache, missing)
     todo = [k for k in missing if k not in before]
-    plan = BatchPlan(what, task.model, task.base_url, items=len(keys), distinct=len(text_of),
-                     cached=len(text_of) - len(todo), earlier=len(before),
-                     calls=-(-len(todo) // batch_size),
-                     prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
-                     output_basis="embeddings: no output tokens",
-                     requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "")
+    plan = BatchPlan(
+        what,
+        task.model,
+        task.base_url,
+        items=len(keys),
+        distinct=len(text_of),
+        cached=len(text_of) - len(todo),
+        earlier=len(before),
+        calls=-(-len(todo) // batch_size),
+        prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
+        output_basis="embeddings: no output tokens",
+        requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "",
+    )
     return plan.price(task)
 
 

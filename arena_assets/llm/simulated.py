@@ -42,8 +42,13 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
         ep = _endpoints.get(key)
         if ep is None:
             faults = Faults(latency=float(latency)) if latency else None
-            ep = start_endpoint(seed=int(seed), config=world_config(root, int(seed)),
-                                truth_root=root, faults=faults, port=0)
+            ep = start_endpoint(
+                seed=int(seed),
+                config=world_config(root, int(seed)),
+                truth_root=root,
+                faults=faults,
+                port=0,
+            )
             _endpoints[key] = ep
         return ep
 
@@ -87,7 +92,7 @@ def public_base_url(url: str) -> str:
     """``url`` as metadata and logs show it: a simulated arena's loopback address (a new
     free port every process, useless once the run ends) is named, not shown."""
     with _lock:
-        for (_, seed, latency), ep in _endpoints.items():
+        for (_, seed, _latency), ep in _endpoints.items():
             if ep.base_url == url:
                 return f"simulated (in-process arena, world seed {seed})"
         if url in _elsewhere:

@@ -20,7 +20,14 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from arena_assets.llm.batch import BatchReport, LLMRequest, LLMResult, Progress, ProgressFn, run_batch
+from arena_assets.llm.batch import (
+    BatchReport,
+    LLMRequest,
+    LLMResult,
+    Progress,
+    ProgressFn,
+    run_batch,
+)
 from arena_assets.llm.budget import one_batch
 from arena_assets.llm.cache import ResponseCache
 from arena_assets.llm.client import make_client
@@ -30,25 +37,39 @@ from arena_assets.llm.plan import merged_plans, recording
 SLICE = 50_000  # requests built and asked at once
 
 
-def run_sliced(task: LLMTask, cache: ResponseCache, parse: Callable[[str], Any], identity: pl.Series,
-               build: Callable[[np.ndarray], list[LLMRequest]],
-               take: Callable[[np.ndarray, list[LLMResult]], None], *,
-               progress: ProgressFn | None = None, slice_size: int = SLICE) -> BatchReport:
+def run_sliced(
+    task: LLMTask,
+    cache: ResponseCache,
+    parse: Callable[[str], Any],
+    identity: pl.Series,
+    build: Callable[[np.ndarray], list[LLMRequest]],
+    take: Callable[[np.ndarray, list[LLMResult]], None],
+    *,
+    progress: ProgressFn | None = None,
+    slice_size: int = SLICE,
+) -> BatchReport:
     """Ask the requests of ``len(identity)`` rows: ``build(rows)`` makes those rows'
     requests (row numbers, ascending), ``take(rows, results)`` receives their results in
     the same order. Returns the whole batch's report."""
     n = len(identity)
     parts = max(1, -(-n // slice_size))
-    slice_of = ((identity.hash(seed=0) % parts).to_numpy() if parts > 1
-                else np.zeros(n, dtype=np.int64))
+    slice_of = (
+        (identity.hash(seed=0) % parts).to_numpy() if parts > 1 else np.zeros(n, dtype=np.int64)
+    )
     report = BatchReport(model=task.model, base_url=task.base_url, started_at=time.time())
     started, distinct = time.monotonic(), identity.n_unique() if n else 0
     client = make_client(task) if parts > 1 and recording() is None else None
     with merged_plans(task), one_batch(distinct):  # one budget projection for the whole batch
         for part in range(parts):
             rows = np.flatnonzero(slice_of == part)
-            results, done = run_batch(task, build(rows), cache, parse, client=client,
-                                      progress=_offset(progress, report, distinct, started))
+            results, done = run_batch(
+                task,
+                build(rows),
+                cache,
+                parse,
+                client=client,
+                progress=_offset(progress, report, distinct, started),
+            )
             take(rows, results)
             results = None
             _add(report, done)
@@ -57,23 +78,42 @@ def run_sliced(task: LLMTask, cache: ResponseCache, parse: Callable[[str], Any],
 
 
 def _add(total: BatchReport, part: BatchReport) -> None:
-    for name in ("items", "unique_requests", "cache_hits", "calls", "prompt_tokens", "completion_tokens", "cost"):
+    for name in (
+        "items",
+        "unique_requests",
+        "cache_hits",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost",
+    ):
         setattr(total, name, getattr(total, name) + getattr(part, name))
     for status, count in part.statuses.items():
         total.statuses[status] = total.statuses.get(status, 0) + count
 
 
-def _offset(progress: ProgressFn | None, before: BatchReport, distinct: int, started: float) -> ProgressFn | None:
+def _offset(
+    progress: ProgressFn | None, before: BatchReport, distinct: int, started: float
+) -> ProgressFn | None:
     """A slice's progress said for the whole batch: the slices before it added, the total
     the batch's distinct requests."""
     if progress is None:
         return None
     done0, cached0, calls0 = before.unique_requests, before.cache_hits, before.calls
-    return lambda p: progress(Progress(done0 + p.done, max(distinct, done0 + p.total), calls0 + p.calls,
-                                       time.monotonic() - started, cached0 + p.cached))
+    return lambda p: progress(
+        Progress(
+            done0 + p.done,
+            max(distinct, done0 + p.total),
+            calls0 + p.calls,
+            time.monotonic() - started,
+            cached0 + p.cached,
+        )
+    )
 
 
-def identity_in_chunks(n: int, hashed: Callable[[int, int], pl.Series], chunk: int = SLICE) -> pl.Series:
+def identity_in_chunks(
+    n: int, hashed: Callable[[int, int], pl.Series], chunk: int = SLICE
+) -> pl.Series:
     """``hashed(start, length)`` of rows ``[0, n)``, ``chunk`` rows at a time, as one
     series: a request's text for its identity is made a chunk at a time, not for every
     row at once (a prompt template repeated 300,000 times is ~1 GB)."""

@@ -92,7 +92,7 @@ def chat_prompt_tokens_many(requests: Sequence[list[dict]]) -> list[int]:
     ~1 GB), each distinct text once (every request of a task repeats its system prompt)."""
     out: list[int] = []
     for start in range(0, len(requests), _SLICE):
-        out += _prompt_tokens_slice(requests[start:start + _SLICE])
+        out += _prompt_tokens_slice(requests[start : start + _SLICE])
     return out
 
 
@@ -120,7 +120,11 @@ def _prompt_tokens_slice(requests: Sequence[list[dict]]) -> list[int]:
                     owners.append(i)
     if texts:
         counts = _count_many(list(texts))
-        np.add.at(totals, np.asarray(owners, dtype=np.int64), counts[np.asarray(positions, dtype=np.int64)])
+        np.add.at(
+            totals,
+            np.asarray(owners, dtype=np.int64),
+            counts[np.asarray(positions, dtype=np.int64)],
+        )
     return totals.tolist()
 
 
@@ -132,8 +136,13 @@ def text_tokens_many(texts: Sequence[str | None]) -> list[int]:
 def _count_many(texts: list[str | None]) -> np.ndarray:
     # polars' Rust regex gives the ``regex`` module's counts on this pattern: checked on
     # every message of the real battles, 10+ languages (test_llm_plan)
-    return (pl.Series(texts, dtype=pl.String).str.count_matches(TOKEN_PATTERN)
-            .fill_null(0).to_numpy().astype(np.int64))
+    return (
+        pl.Series(texts, dtype=pl.String)
+        .str.count_matches(TOKEN_PATTERN)
+        .fill_null(0)
+        .to_numpy()
+        .astype(np.int64)
+    )
 
 
 def chat_prompt_tokens(messages: list[dict]) -> int:

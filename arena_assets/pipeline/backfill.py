@@ -49,8 +49,10 @@ class PlannedRun:
         """The run tags that target these months (one partition, or a range)."""
         if len(self.months) == 1:
             return {"dagster/partition": self.months[0]}
-        return {"dagster/asset_partition_range_start": self.months[0],
-                "dagster/asset_partition_range_end": self.months[-1]}
+        return {
+            "dagster/asset_partition_range_start": self.months[0],
+            "dagster/asset_partition_range_end": self.months[-1],
+        }
 
     @property
     def label(self) -> str:
@@ -79,8 +81,10 @@ def within_partitions(months: list[str], partitions: list[str]) -> list[str]:
     outside = [m for m in months if m not in known]
     if outside:
         where = f"{partitions[0]}..{partitions[-1]}" if partitions else "empty"
-        raise MonthError(f"{', '.join(outside)} outside the partition range {where} "
-                         "(ARENA_PARTITIONS_START / ARENA_PARTITIONS_END)")
+        raise MonthError(
+            f"{', '.join(outside)} outside the partition range {where} "
+            "(ARENA_PARTITIONS_START / ARENA_PARTITIONS_END)"
+        )
     return months
 
 
@@ -100,8 +104,9 @@ def _policy(item: tuple) -> tuple:
     return (SINGLE_RUN, None) if kind == SINGLE_RUN else ("multi_run", per_run or 1)
 
 
-def plan_backfill(assets: list[tuple[str, str | None, int | None]],
-                  months: list[str]) -> list[PlannedRun]:
+def plan_backfill(
+    assets: list[tuple[str, str | None, int | None]], months: list[str]
+) -> list[PlannedRun]:
     """``assets``: (name, policy kind, max months per run) in topological order; the kind
     is "single_run", "multi_run" or None (no policy: one month a run). Returns the runs in
     the order to launch them."""
@@ -115,8 +120,10 @@ def plan_backfill(assets: list[tuple[str, str | None, int | None]],
     runs = []
     for (kind, per_run), names in stages:
         size = len(months) if kind == SINGLE_RUN else per_run
-        runs += [PlannedRun(tuple(names), tuple(months[i:i + size]))
-                 for i in range(0, len(months), size)]
+        runs += [
+            PlannedRun(tuple(names), tuple(months[i : i + size]))
+            for i in range(0, len(months), size)
+        ]
     return runs
 
 
@@ -184,8 +191,11 @@ def plan_parallel(nodes: list[AssetNode], months: list[str]) -> list[ParallelRun
                 serial.add(n.name)
     groups: dict[tuple, list[str]] = {}
     for n in nodes:
-        gid = (stage[n.name], "range") if n.name in single else (
-            stage[n.name], "serial" if n.name in serial else "months")
+        gid = (
+            (stage[n.name], "range")
+            if n.name in single
+            else (stage[n.name], "serial" if n.name in serial else "months")
+        )
         groups.setdefault(gid, []).append(n.name)
     group_of = {a: gid for gid, names in groups.items() for a in names}
 
@@ -212,8 +222,14 @@ def plan_parallel(nodes: list[AssetNode], months: list[str]) -> list[ParallelRun
                         after.update(run_key(ug, months[j]) for j in range(max(0, i + off), i + 1))
             key = run_key(gid, month)
             after.discard(key)
-            runs.append(ParallelRun(key, tuple(names), tuple(months) if month is None else (month,),
-                                    frozenset(after)))
+            runs.append(
+                ParallelRun(
+                    key,
+                    tuple(names),
+                    tuple(months) if month is None else (month,),
+                    frozenset(after),
+                )
+            )
     return _topological(runs)  # listed so that each run comes after what it waits for
 
 
@@ -263,8 +279,12 @@ def run_parallel(runs: list[ParallelRun], launch, workers: int) -> dict:
         run, started, proc = running.pop(pid)
         code = os.waitstatus_to_exitcode(status)
         proc.returncode = code  # reaped here: Popen must not wait for it again
-        done[run.key] = (code, time.perf_counter() - started, usage.ru_utime + usage.ru_stime,
-                         usage.ru_maxrss * 1024)
+        done[run.key] = (
+            code,
+            time.perf_counter() - started,
+            usage.ru_utime + usage.ru_stime,
+            usage.ru_maxrss * 1024,
+        )
         failed = failed or code != 0
     return done
 
@@ -280,7 +300,9 @@ def stage_order(assets: list[tuple], deps: dict[str, set[str]]) -> list[tuple]:
     stage_of: dict[str, int] = {}
     for item in assets:
         name, policy = item[0], _policy(item)
-        after = max((stage_of[d] for d in deps.get(name, ()) if d in stage_of and d != name), default=0)
+        after = max(
+            (stage_of[d] for d in deps.get(name, ()) if d in stage_of and d != name), default=0
+        )
         index = next((i for i in range(after, len(stages)) if stages[i][0] == policy), None)
         if index is None:
             stages.append((policy, []))

@@ -60,14 +60,26 @@ class BattlesMonth:
 def battles_month(lake: Lake, month: str, config: BattleConfig | None = None) -> BattlesMonth:
     """The month's vote events joined to its conversations -> the lake's ``battles``."""
     events = lake.read("raw_logs", month, filters=[("type", "in", [*VOTE_TYPES, SERVED_TYPE])])
-    convs = lake.read("conversations", month,
-                      columns=["conv_id", "tstamp", "language", "dedup_key"])
+    convs = lake.read(
+        "conversations", month, columns=["conv_id", "tstamp", "language", "dedup_key"]
+    )
     crowd_months = [m for m in lake.months("battles", upto=month) if m != month]
-    result = build_battles(events, convs, config, crowd=earlier_crowd(lake, crowd_months),
-                           history=earlier_voters(lake, crowd_months))
+    result = build_battles(
+        events,
+        convs,
+        config,
+        crowd=earlier_crowd(lake, crowd_months),
+        history=earlier_voters(lake, crowd_months),
+    )
     votes = events.filter(pl.col("type").is_in(VOTE_TYPES))
     result.metadata["crowd_months"] = crowd_months
     result.battles = result.battles.sort("battle_id")
     url = lake.write("battles", month, result.battles)
-    return BattlesMonth(month, result, votes.height, int(result.battles["keep"].sum()),
-                        sum(result.removed_by_reason.values()), url)
+    return BattlesMonth(
+        month,
+        result,
+        votes.height,
+        int(result.battles["keep"].sum()),
+        sum(result.removed_by_reason.values()),
+        url,
+    )

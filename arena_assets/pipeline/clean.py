@@ -116,8 +116,12 @@ def clean_month(
             yield frame
 
     stats.conversations = lake.write_batches(
-        "conversations", month, CONVERSATIONS_ARROW, cleaned_batches())
+        "conversations", month, CONVERSATIONS_ARROW, cleaned_batches()
+    )
     # every side of every accepted event is one conversation state
-    stats.states_in = lake.read("raw_logs", month, columns=["conv_id_a", "conv_id_b"]).select(
-        pl.col("conv_id_a").count() + pl.col("conv_id_b").count()).item()
+    stats.states_in = (
+        lake.read("raw_logs", month, columns=["conv_id_a", "conv_id_b"])
+        .select(pl.col("conv_id_a").count() + pl.col("conv_id_b").count())
+        .item()
+    )
     return stats

@@ -30,8 +30,9 @@ def _env_setting(name: str, default: str) -> str:
 EVERY_ASSET_JOB = "monthly_refresh"
 
 
-def materialize(selection: str, month: str, partition_args: list[str] | None = None,
-                executor: str | None = None) -> None:
+def materialize(
+    selection: str, month: str, partition_args: list[str] | None = None, executor: str | None = None
+) -> None:
     """One Dagster run for one month, or for the months of ``partition_args``, recorded in
     the instance.
 
@@ -45,12 +46,28 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
 
     if selection == "*" and not partition_args:
         dg = Path(sys.executable).with_name("dg")
-        cmd = [str(dg), "launch", "--job", EVERY_ASSET_JOB, "--partition", month,
-               "-m", "arena_assets.definitions"]
+        cmd = [
+            str(dg),
+            "launch",
+            "--job",
+            EVERY_ASSET_JOB,
+            "--partition",
+            month,
+            "-m",
+            "arena_assets.definitions",
+        ]
     else:
         dagster = Path(sys.executable).with_name("dagster")
-        cmd = [str(dagster), "asset", "materialize", "-m", "arena_assets.definitions",
-               "--select", selection, *(partition_args or ["--partition", month])]
+        cmd = [
+            str(dagster),
+            "asset",
+            "materialize",
+            "-m",
+            "arena_assets.definitions",
+            "--select",
+            selection,
+            *(partition_args or ["--partition", month]),
+        ]
     if executor:
         cmd += ["--config-json", json.dumps({"execution": {"config": {executor: {}}}})]
     _reap_dead_runs()
@@ -62,8 +79,10 @@ def materialize(selection: str, month: str, partition_args: list[str] | None = N
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout[-5000:] + proc.stderr[-5000:])
         raise SystemExit(f"materialization of {selection} for {month} failed")
-    print(f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s "
-          f"(CPU {_children_cpu() - cpu:.1f}s)")
+    print(
+        f"  {month}: materialized {selection} in {time.perf_counter() - started:.1f}s "
+        f"(CPU {_children_cpu() - cpu:.1f}s)"
+    )
 
 
 def _reap_dead_runs() -> None:
@@ -123,12 +142,17 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     # an s3:// lake: the views read through the lake's fsspec filesystem
     lake = Lake(lake_root, _storage_options(lake_root))
     with duckdb_connect(lake, catalog_path, read_only=True) as con:
-        views = [r[0] for r in con.execute(
-            "select view_name from duckdb_views() where not internal order by 1").fetchall()]
+        views = [
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where not internal order by 1"
+            ).fetchall()
+        ]
         out.append("Rows per asset and month:")
         for view in views:
             rows = con.execute(
-                f'select month, count(*) from "{view}" group by 1 order by 1').fetchall()
+                f'select month, count(*) from "{view}" group by 1 order by 1'
+            ).fetchall()
             cells = ", ".join(f"{m}: {n:,}" for m, n in rows) or "empty"
             out.append(f"  {view:<22} {cells}")
         if "raw_rejects" in views:
@@ -141,16 +165,20 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
         f"Raw logs:        {raw_root}",
         f"Lake (Parquet):  {lake_root}",
         f"DuckDB catalog:  {catalog_path}   e.g. .venv/bin/duckdb -readonly {catalog_path} "
-        "\"select month, count(*) from conversations group by 1\"",
+        '"select month, count(*) from conversations group by 1"',
         "Dagster UI:      make ui   (then open http://127.0.0.1:3000)",
     ]
     site_root = _env_setting("ARENA_SITE_ROOT", "./data/site")
     release_root = _env_setting("ARENA_RELEASE_ROOT", "./data/release")
     if _is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
-        out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
-                   "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)")
+        out.append(
+            f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
+            "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)"
+        )
     if _is_url(release_root) or os.path.isdir(release_root):
-        out.append(f"Release:          {release_root}   (the month's public datasets, month_release)")
+        out.append(
+            f"Release:          {release_root}   (the month's public datasets, month_release)"
+        )
     return "\n".join(out)
 
 
@@ -161,11 +189,18 @@ def backfill_plan(first: str, last: str, select: str | None):
     an unknown asset."""
     from arena_assets.definitions import defs as load_defs
     from arena_assets.defs.partitions import monthly_partitions
-    from arena_assets.pipeline.backfill import (MonthError, months_between, plan_backfill, policy_of,
-                                                stage_order, within_partitions)
+    from arena_assets.pipeline.backfill import (
+        MonthError,
+        months_between,
+        plan_backfill,
+        policy_of,
+        stage_order,
+        within_partitions,
+    )
 
-    months = within_partitions(months_between(first, last),
-                               list(monthly_partitions.get_partition_keys()))
+    months = within_partitions(
+        months_between(first, last), list(monthly_partitions.get_partition_keys())
+    )
     graph = load_defs().resolve_asset_graph()
     chosen = set(select.split(",")) if select else None
     assets, ops, deps = [], {}, {}
@@ -193,8 +228,19 @@ def _job_command(assets: tuple[str, ...], ops: dict[str, str], tags: dict[str, s
 
     selected = run_ops(assets, ops)
     dagster = Path(sys.executable).with_name("dagster")
-    return [str(dagster), "job", "execute", "-m", "arena_assets.definitions",
-            "-j", EVERY_ASSET_JOB, "-o", ",".join(selected), "--tags", json.dumps(tags)]
+    return [
+        str(dagster),
+        "job",
+        "execute",
+        "-m",
+        "arena_assets.definitions",
+        "-j",
+        EVERY_ASSET_JOB,
+        "-o",
+        ",".join(selected),
+        "--tags",
+        json.dumps(tags),
+    ]
 
 
 # what the two publishing assets write outside the lake, per month: the site's month
@@ -211,8 +257,11 @@ def _published(root_url: str, month: str, asset: str) -> list[str]:
     root = root.rstrip("/")
     if asset == "leaderboard_site":
         return [f"{month}/"] if fs.exists(f"{root}/{month}/summary.json") else []
-    return [f"arena-{kind}-{month}/" for kind in RELEASE_DATASETS
-            if fs.exists(f"{root}/arena-{kind}-{month}")]
+    return [
+        f"arena-{kind}-{month}/"
+        for kind in RELEASE_DATASETS
+        if fs.exists(f"{root}/arena-{kind}-{month}")
+    ]
 
 
 def _overwrites(run, lake_root: str, site_root: str, release_root: str) -> list[str]:
@@ -229,8 +278,9 @@ def _overwrites(run, lake_root: str, site_root: str, release_root: str) -> list[
             if asset in roots:
                 folders = _published(roots[asset], month, asset)
                 if folders:
-                    out.append(f"{asset} {month} ({roots[asset].rstrip('/')}/: "
-                               f"{', '.join(folders)})")
+                    out.append(
+                        f"{asset} {month} ({roots[asset].rstrip('/')}/: {', '.join(folders)})"
+                    )
             elif lake.exists(asset, month):
                 out.append(f"{asset} {month}")
     return out
@@ -242,13 +292,18 @@ def run_backfill(args: argparse.Namespace) -> int:
     from arena_assets.pipeline.backfill import MonthError
 
     if args.parallel < 1:
-        print(f"arena-assets backfill: error: --parallel must be >= 1, got {args.parallel}",
-              file=sys.stderr)
+        print(
+            f"arena-assets backfill: error: --parallel must be >= 1, got {args.parallel}",
+            file=sys.stderr,
+        )
         return 2
     if args.parallel > 1 or args.in_process_workers:
         if args.select:
-            print("arena-assets backfill: error: --parallel and --in-process-workers backfill "
-                  "every asset but the release and the site; leave out --select", file=sys.stderr)
+            print(
+                "arena-assets backfill: error: --parallel and --in-process-workers backfill "
+                "every asset but the release and the site; leave out --select",
+                file=sys.stderr,
+            )
             return 2
         from arena_assets.pipeline.parallel_backfill import run_parallel_backfill
 
@@ -267,13 +322,17 @@ def run_backfill(args: argparse.Namespace) -> int:
             print(f"run {i}/{len(plan)}: {','.join(run.assets)} for {run.label}")
             print(f"  {shlex.join(['dagster', *command[1:]])}")
             existing = _overwrites(run, lake_root, site_root, release_root)
-            print(f"  overwrites {len(existing)} existing partition(s)"
-                  + (f": {', '.join(existing)}" if existing else ""))
+            print(
+                f"  overwrites {len(existing)} existing partition(s)"
+                + (f": {', '.join(existing)}" if existing else "")
+            )
             continue
         _launch(command, f"{','.join(run.assets)} for {run.label}")
     if not args.dry_run:
-        print(f"Backfill {args.first}..{args.last}: {len(plan)} runs in "
-              f"{time.perf_counter() - started:.0f}s")
+        print(
+            f"Backfill {args.first}..{args.last}: {len(plan)} runs in "
+            f"{time.perf_counter() - started:.0f}s"
+        )
     return 0
 
 
@@ -290,56 +349,89 @@ def _launch(cmd: list[str], what: str) -> None:
 
 
 def run_summary(args: argparse.Namespace) -> int:
-    print(summary(
-        _env_setting("ARENA_CATALOG", "./data/arena.duckdb"),
-        _env_setting("ARENA_LAKE_ROOT", "./data/lake"),
-        _env_setting("ARENA_RAW_ROOT", "./data/raw"),
-    ))
+    print(
+        summary(
+            _env_setting("ARENA_CATALOG", "./data/arena.duckdb"),
+            _env_setting("ARENA_LAKE_ROOT", "./data/lake"),
+            _env_setting("ARENA_RAW_ROOT", "./data/raw"),
+        )
+    )
     return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from arena_assets.pipeline.demo import (DEMO_CONVERSATIONS_PER_MONTH, DEMO_MONTHS, DEMO_SEED,
-                                            run_demo)
+    from arena_assets.pipeline.demo import (
+        DEMO_CONVERSATIONS_PER_MONTH,
+        DEMO_MONTHS,
+        DEMO_SEED,
+        run_demo,
+    )
 
     demo = sub.add_parser("demo", help="simulate an arena and materialize every asset")
     demo.add_argument("--months", nargs="+", default=list(DEMO_MONTHS))
     demo.add_argument("--per-month", type=int, default=DEMO_CONVERSATIONS_PER_MONTH)
     demo.add_argument("--seed", type=int, default=DEMO_SEED)
-    demo.add_argument("--keep", dest="fresh", action="store_false",
-                      help="keep existing raw data, lake and catalog")
-    demo.add_argument("--executor", choices=["in_process", "multiprocess"], default="in_process",
-                      help="the runs' executor: in_process (default; every month's run in "
-                      "this process, the steps one after another) or multiprocess (each month "
-                      "launched with `dg launch`, a process per step, as a run launched from "
-                      "the UI without run config)")
-    demo.add_argument("--workers", type=int, default=2,
-                      help="in_process: runs at once, each in one of this many worker "
-                      "processes (months that do not depend on each other at once, as "
-                      "`backfill --parallel`); 1 = one run per month, one after another")
+    demo.add_argument(
+        "--keep",
+        dest="fresh",
+        action="store_false",
+        help="keep existing raw data, lake and catalog",
+    )
+    demo.add_argument(
+        "--executor",
+        choices=["in_process", "multiprocess"],
+        default="in_process",
+        help="the runs' executor: in_process (default; every month's run in "
+        "this process, the steps one after another) or multiprocess (each month "
+        "launched with `dg launch`, a process per step, as a run launched from "
+        "the UI without run config)",
+    )
+    demo.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="in_process: runs at once, each in one of this many worker "
+        "processes (months that do not depend on each other at once, as "
+        "`backfill --parallel`); 1 = one run per month, one after another",
+    )
     demo.set_defaults(func=run_demo)
     fill = sub.add_parser(
-        "backfill", help="materialize a range of months through the Dagster instance",
+        "backfill",
+        help="materialize a range of months through the Dagster instance",
         description="Runs in order, as the assets' backfill policies say (as a backfill "
         "from the UI runs them): assets without a policy one month per run, the LLM stages "
         "up to 3 months per run, single-run assets (the boards) one run for the whole "
         "range; months in order. Each run is the monthly_refresh job restricted to its "
-        "assets, recorded in the instance (DAGSTER_HOME) and shown in the UI.")
+        "assets, recorded in the instance (DAGSTER_HOME) and shown in the UI.",
+    )
     fill.add_argument("--from", dest="first", required=True, help="first month, YYYY-MM")
     fill.add_argument("--to", dest="last", required=True, help="last month, YYYY-MM")
-    fill.add_argument("--select", default=None,
-                      help="comma-separated assets (default: every asset but the release and "
-                      "the site, which publish)")
-    fill.add_argument("--dry-run", action="store_true",
-                      help="print the runs and the existing partitions each would overwrite; "
-                      "launch nothing")
-    fill.add_argument("--parallel", type=int, default=1, metavar="N",
-                      help="up to N runs at once: months that do not read each other together "
-                      "(battles wait for the previous month's); every asset but the release "
-                      "and the site")
-    fill.add_argument("--in-process-workers", action="store_true",
-                      help="execute the runs in N (--parallel) long-lived worker processes "
-                      "(Dagster and the code location loaded once a worker, not once a run)")
+    fill.add_argument(
+        "--select",
+        default=None,
+        help="comma-separated assets (default: every asset but the release and "
+        "the site, which publish)",
+    )
+    fill.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the runs and the existing partitions each would overwrite; launch nothing",
+    )
+    fill.add_argument(
+        "--parallel",
+        type=int,
+        default=1,
+        metavar="N",
+        help="up to N runs at once: months that do not read each other together "
+        "(battles wait for the previous month's); every asset but the release "
+        "and the site",
+    )
+    fill.add_argument(
+        "--in-process-workers",
+        action="store_true",
+        help="execute the runs in N (--parallel) long-lived worker processes "
+        "(Dagster and the code location loaded once a worker, not once a run)",
+    )
     fill.set_defaults(func=run_backfill)
     summ = sub.add_parser("summary", help="rows per asset and month, rejects, locations")
     summ.set_defaults(func=run_summary)

@@ -17,8 +17,16 @@ from arena_assets.storage import Lake
 COMPLETION_BATTLES = "completion_battles"
 COMPLETION_REJECTS = "completion_rejects"
 COPILOT_LEADERBOARD = "copilot_leaderboard"
-_BOARD_COLUMNS = ("model_a", "model_b", "winner", "accepted", "latency_a", "latency_b", "file_type",
-                  "source_format")
+_BOARD_COLUMNS = (
+    "model_a",
+    "model_b",
+    "winner",
+    "accepted",
+    "latency_a",
+    "latency_b",
+    "file_type",
+    "source_format",
+)
 
 
 @dataclass
@@ -36,15 +44,27 @@ class CompletionBattlesMonth:
         return self.records_read == int(self.battles["records"].sum() or 0) + self.rejects.height
 
 
-def completion_battles_month(lake: Lake, root: str, month: str, *, salt: str,
-                             known_models: set[str] | None = None,
-                             storage_options: dict | None = None) -> CompletionBattlesMonth:
-    parsed, listing = parse_files(root, month, salt=salt, known_models=known_models,
-                                  storage_options=storage_options)
+def completion_battles_month(
+    lake: Lake,
+    root: str,
+    month: str,
+    *,
+    salt: str,
+    known_models: set[str] | None = None,
+    storage_options: dict | None = None,
+) -> CompletionBattlesMonth:
+    parsed, listing = parse_files(
+        root, month, salt=salt, known_models=known_models, storage_options=storage_options
+    )
     battles = merge_pairs(parsed, month)
-    battles = clean_battles(battles) if battles.height else pl.DataFrame(schema=COMPLETION_BATTLES_SCHEMA)
+    battles = (
+        clean_battles(battles) if battles.height else pl.DataFrame(schema=COMPLETION_BATTLES_SCHEMA)
+    )
     rejects = reject_frame(parsed.rejects)
-    urls = (lake.write(COMPLETION_BATTLES, month, battles), lake.write(COMPLETION_REJECTS, month, rejects))
+    urls = (
+        lake.write(COMPLETION_BATTLES, month, battles),
+        lake.write(COMPLETION_REJECTS, month, rejects),
+    )
     return CompletionBattlesMonth(month, battles, rejects, parsed.records_read, listing, urls)
 
 
@@ -58,19 +78,28 @@ class CopilotBoardMonth:
     urls: tuple[str, str] = ("", "")
 
 
-def copilot_leaderboard_month(lake: Lake, month: str,
-                              options: CopilotBoardOptions = CopilotBoardOptions()) -> CopilotBoardMonth:
+def copilot_leaderboard_month(
+    lake: Lake, month: str, options: CopilotBoardOptions = CopilotBoardOptions()
+) -> CopilotBoardMonth:
     """The board of every completion battle up to ``month`` (cumulative, like the arena's),
     and its data as JSON for a site page (``copilot_leaderboard/<month>.json``)."""
     months = lake.months(COMPLETION_BATTLES, upto=month)
-    battles = (lake.read_months(COMPLETION_BATTLES, months, columns=list(_BOARD_COLUMNS)) if months
-               else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in _BOARD_COLUMNS}))
+    battles = (
+        lake.read_months(COMPLETION_BATTLES, months, columns=list(_BOARD_COLUMNS))
+        if months
+        else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in _BOARD_COLUMNS})
+    )
     result = copilot_leaderboard(battles, month, options)
-    figures = result.figures | {"months": months, "ci_level": options.level,
-                                 "include_unaccepted": options.include_unaccepted}
+    figures = result.figures | {
+        "months": months,
+        "ci_level": options.level,
+        "include_unaccepted": options.include_unaccepted,
+    }
     data = board_data(result.board, result.latency, figures, month)
-    urls = (lake.write(COPILOT_LEADERBOARD, month, result.board),
-            lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()))
+    urls = (
+        lake.write(COPILOT_LEADERBOARD, month, result.board),
+        lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()),
+    )
     return CopilotBoardMonth(month, result.board, result.latency, figures, result.left_out, urls)
 
 

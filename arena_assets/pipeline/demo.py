@@ -15,8 +15,14 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from arena_assets.pipeline.cli import (
-    EVERY_ASSET_JOB, _children_cpu, _env_setting, _is_url, _remove, _storage_options,
-    materialize, summary,
+    EVERY_ASSET_JOB,
+    _children_cpu,
+    _env_setting,
+    _is_url,
+    _remove,
+    _storage_options,
+    materialize,
+    summary,
 )
 from arena_assets.pipeline.worker_pool import cli_environment
 
@@ -58,8 +64,10 @@ def _execute_parallel(months: list[str], workers: int) -> None:
     started = time.perf_counter()
     left = execute_runs(runs, ops_of, workers)
     if left:
-        raise SystemExit(f"materialization failed: {len(left)} of {len(runs)} runs failed or did "
-                         "not start (the errors are above)")
+        raise SystemExit(
+            f"materialization failed: {len(left)} of {len(runs)} runs failed or did "
+            "not start (the errors are above)"
+        )
     print(f"  {len(runs)} runs, up to {workers} at once, in {time.perf_counter() - started:.1f}s")
 
 
@@ -86,7 +94,11 @@ def _execute_months(months: list[str]) -> None:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
     job = defs().get_job_def(EVERY_ASSET_JOB)
-    instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    instance = (
+        dg.DagsterInstance.get()
+        if os.environ.get("DAGSTER_HOME")
+        else dg.DagsterInstance.ephemeral()
+    )
     with instance:
         for month in months:
             # runs of an earlier demo killed mid-run hold pool slots: free them (on the
@@ -94,13 +106,20 @@ def _execute_months(months: list[str]) -> None:
             for run_id in reap_dead_runs(instance):
                 print(f"  run {run_id}: its worker had died; marked ended, pool slots freed")
             started, cpu = time.perf_counter(), _own_cpu()
-            result = job.execute_in_process(run_config=QUIET, instance=instance, partition_key=month,
-                                            raise_on_error=False, tags={EXECUTOR_TAG: "in_process"})
+            result = job.execute_in_process(
+                run_config=QUIET,
+                instance=instance,
+                partition_key=month,
+                raise_on_error=False,
+                tags={EXECUTOR_TAG: "in_process"},
+            )
             if not result.success:
                 sys.stderr.write(failure_text(result) + "\n")
                 raise SystemExit(f"materialization of * for {month} failed (run {result.run_id})")
-            print(f"  {month}: materialized * in {time.perf_counter() - started:.1f}s "
-                  f"(CPU {_own_cpu() - cpu:.1f}s)")
+            print(
+                f"  {month}: materialized * in {time.perf_counter() - started:.1f}s "
+                f"(CPU {_own_cpu() - cpu:.1f}s)"
+            )
 
 
 def _own_cpu() -> float:
@@ -134,17 +153,30 @@ def run_demo(args: argparse.Namespace) -> int:
     if _is_url(raw_root):
         # the simulator writes local files; the platform's raw logs then live in the bucket
         with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(local, months, args.per_month, seed=args.seed,
-                            completions_per_month=args.per_month // 2)
+            simulate_months(
+                local,
+                months,
+                args.per_month,
+                seed=args.seed,
+                completions_per_month=args.per_month // 2,
+            )
             _upload(local, raw_root)
     else:
         # Copilot Arena pairs too (their own random stream: the chat logs do not change)
-        simulate_months(raw_root, months, args.per_month, seed=args.seed,
-                        completions_per_month=args.per_month // 2)
+        simulate_months(
+            raw_root,
+            months,
+            args.per_month,
+            seed=args.seed,
+            completions_per_month=args.per_month // 2,
+        )
     print(f"  simulated in {time.perf_counter() - started:.1f}s")
     parallel = args.executor == "in_process" and args.workers > 1 and _parallel_ok(months)
-    how = (f"a parallel backfill's runs, {args.workers} in-process workers" if parallel
-           else f"{args.executor} executor, month by month")
+    how = (
+        f"a parallel backfill's runs, {args.workers} in-process workers"
+        if parallel
+        else f"{args.executor} executor, month by month"
+    )
     print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {how}) ...")
     with _demo_arena(raw_root):
         if parallel:
@@ -166,14 +198,20 @@ def _parallel_ok(months: list[str]) -> bool:
     from arena_assets.pipeline.backfill import MonthError, months_between
 
     try:
-        return bool(os.environ.get("DAGSTER_HOME")) and months == months_between(months[0], months[-1])
+        return bool(os.environ.get("DAGSTER_HOME")) and months == months_between(
+            months[0], months[-1]
+        )
     except MonthError:  # a list in another order, or not months: the month-by-month path says
         return False
 
 
 # the LLM tasks whose base URL may be `simulated` (.env.example)
-SIMULATED_TASK_URLS = ("ARENA_LABELER_BASE_URL", "ARENA_EMBED_BASE_URL", "ARENA_JUDGE_BASE_URL",
-                       "ARENA_REWARD_BASE_URL")
+SIMULATED_TASK_URLS = (
+    "ARENA_LABELER_BASE_URL",
+    "ARENA_EMBED_BASE_URL",
+    "ARENA_JUDGE_BASE_URL",
+    "ARENA_REWARD_BASE_URL",
+)
 
 
 @contextmanager
@@ -189,13 +227,18 @@ def _demo_arena(raw_root: str):
     from arena_assets.simulator.child import arena_process, child_environment_ok
 
     wanted = any(_env_setting(name, "").strip() == SIMULATED for name in SIMULATED_TASK_URLS)
-    if (_is_url(raw_root) or not wanted or not child_environment_ok()
-            or _env_setting("ARENA_SIM_BASE_URL", "").strip()):
+    if (
+        _is_url(raw_root)
+        or not wanted
+        or not child_environment_ok()
+        or _env_setting("ARENA_SIM_BASE_URL", "").strip()
+    ):
         yield
         return
     latency = _env_setting("ARENA_SIM_LATENCY", "").strip()
-    with arena_process(int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root,
-                       float(latency) if latency else 0.0) as url:
+    with arena_process(
+        int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root, float(latency) if latency else 0.0
+    ) as url:
         saved = os.environ.get("ARENA_SIM_BASE_URL")
         os.environ["ARENA_SIM_BASE_URL"] = url  # the runs' environment: the shell wins over .env
         print(f"  the simulated arena serves the LLM tasks at {url} (a child process)")
@@ -215,7 +258,7 @@ def _cpu_seconds() -> str:
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return (f"CPU {own.ru_utime + own.ru_stime:.0f}s in this process + {_children_cpu():.0f}s in "
-            "child processes")
-
-
+    return (
+        f"CPU {own.ru_utime + own.ru_stime:.0f}s in this process + {_children_cpu():.0f}s in "
+        "child processes"
+    )

@@ -43,16 +43,27 @@ def embedding_inputs(lake: Lake, month: str, *, max_chars: int = 1000) -> Embedd
     if conv.is_empty():
         return EmbeddingInputs(None, [])
     prompts = distinct_prompts(conv)
-    lang = (conv.sort("conv_id").group_by("dedup_key", maintain_order=True)
-            .agg(pl.col("language").first()))
+    lang = (
+        conv.sort("conv_id")
+        .group_by("dedup_key", maintain_order=True)
+        .agg(pl.col("language").first())
+    )
     prompts = prompts.join(lang, on="dedup_key", how="left", maintain_order="left")
-    texts = [t[:max_chars] if t.strip() else IMAGE_ONLY
-             for t in prompts.get_column("first_prompt").to_list()]
+    texts = [
+        t[:max_chars] if t.strip() else IMAGE_ONLY
+        for t in prompts.get_column("first_prompt").to_list()
+    ]
     return EmbeddingInputs(prompts, texts)
 
 
-def prompt_embeddings_month(lake: Lake, month: str, embed: Callable[[list[str]], np.ndarray],
-                            embedder: str, *, inputs: EmbeddingInputs | None = None) -> EmbeddingsMonth:
+def prompt_embeddings_month(
+    lake: Lake,
+    month: str,
+    embed: Callable[[list[str]], np.ndarray],
+    embedder: str,
+    *,
+    inputs: EmbeddingInputs | None = None,
+) -> EmbeddingsMonth:
     """One row per distinct first prompt of the month with its embedding (``inputs``:
     ``embedding_inputs`` of the month, read here when not given)."""
     inputs = inputs or embedding_inputs(lake, month)
@@ -62,11 +73,15 @@ def prompt_embeddings_month(lake: Lake, month: str, embed: Callable[[list[str]],
     prompts, texts = inputs.prompts, inputs.texts
     vectors = np.asarray(embed(texts), dtype=np.float32)
     frame = prompts.select(
-        pl.lit(month).alias("month"), "dedup_key", pl.lit(embedder).alias("embedder"),
+        pl.lit(month).alias("month"),
+        "dedup_key",
+        pl.lit(embedder).alias("embedder"),
         pl.lit(vectors.shape[1], pl.Int32).alias("dim"),
         # from the matrix at once (a list of 236,000 row arrays took 0.5 s)
         pl.Series("embedding", vectors).cast(pl.List(pl.Float32)),
-        "language", pl.col("first_prompt").str.len_chars().cast(pl.Int32).alias("prompt_chars"),
-        "is_vision", "n_conversations",
+        "language",
+        pl.col("first_prompt").str.len_chars().cast(pl.Int32).alias("prompt_chars"),
+        "is_vision",
+        "n_conversations",
     ).cast(PROMPT_EMBEDDINGS_SCHEMA)  # type: ignore[arg-type]
     return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)

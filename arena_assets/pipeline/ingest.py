@@ -71,13 +71,21 @@ def ingest_month(
     """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``."""
     stats = IngestStats(month, listing=scan_month(raw_root, month, storage_options))
     if not stats.listing.folder_exists:
-        raise MissingMonthError(f"raw_logs {month}: {stats.listing.describe()}; nothing was "
-                                "written (the lake keeps what it had)")
+        raise MissingMonthError(
+            f"raw_logs {month}: {stats.listing.describe()}; nothing was "
+            "written (the lake keeps what it had)"
+        )
     reject_parts: list[pl.DataFrame] = []
 
     def accepted_parts():
-        for part in iter_parsed_files(raw_root, month, salt=salt, known_models=known_models,
-                                      storage_options=storage_options, workers=workers):
+        for part in iter_parsed_files(
+            raw_root,
+            month,
+            salt=salt,
+            known_models=known_models,
+            storage_options=storage_options,
+            workers=workers,
+        ):
             stats.files.add(part.source_file)
             counts = stats.per_file.setdefault(part.source_file, [0, 0, 0])
             counts[0] += part.lines_read

@@ -22,9 +22,18 @@ from arena_assets.storage import Lake
 
 # what the category boards read from topic_labels; the flat labels and prompt_chars let a
 # partition written before `category_tag` and `user_tokens` were stored serve too
-TOPIC_LABEL_COLUMNS = ["conv_id", *LABEL_COLUMNS, "refusal", "prompt_chars", *CRITERIA, "math",
-                       "creative_writing", "if_score", *(f"vision_{v}" for v in VISION_TAGS),
-                       "vision_creative_writing"]
+TOPIC_LABEL_COLUMNS = [
+    "conv_id",
+    *LABEL_COLUMNS,
+    "refusal",
+    "prompt_chars",
+    *CRITERIA,
+    "math",
+    "creative_writing",
+    "if_score",
+    *(f"vision_{v}" for v in VISION_TAGS),
+    "vision_creative_writing",
+]
 
 
 @dataclass
@@ -45,8 +54,15 @@ class LeaderboardMonth:
         return self.boards.filter(pl.col("board") == "overall")
 
     def top(self) -> pl.DataFrame:
-        return self.overall.select("rank", "rank_ub", "model", pl.col("rating").round(1),
-                                   pl.col("lower").round(1), pl.col("upper").round(1), "battles")
+        return self.overall.select(
+            "rank",
+            "rank_ub",
+            "model",
+            pl.col("rating").round(1),
+            pl.col("lower").round(1),
+            pl.col("upper").round(1),
+            "battles",
+        )
 
 
 @dataclass
@@ -76,11 +92,30 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
     earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
     previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
     moves = rating_moves(boards, previous)
-    battles = (read_present(lake, "battles", month, ["battle_id", "model_a", "model_b", "winner", "keep",
-                                                      "voter_hash", "link_cluster", "voter_fresh"])
-               if lake.exists("battles", month) else None)
-    return {"rating_moves_vs": earlier[-1] if earlier else None, "max_abs_z": max_abs_z(moves),
-            "rating_alarms": alarms(moves, battles)}
+    battles = (
+        read_present(
+            lake,
+            "battles",
+            month,
+            [
+                "battle_id",
+                "model_a",
+                "model_b",
+                "winner",
+                "keep",
+                "voter_hash",
+                "link_cluster",
+                "voter_fresh",
+            ],
+        )
+        if lake.exists("battles", month)
+        else None
+    )
+    return {
+        "rating_moves_vs": earlier[-1] if earlier else None,
+        "max_abs_z": max_abs_z(moves),
+        "rating_alarms": alarms(moves, battles),
+    }
 
 
 def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
@@ -88,10 +123,14 @@ def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
     from before battle_cells, a library caller that rebuilt battles only) is counted from
     its rows here, not written."""
     counted = set(lake.months("battle_cells"))
-    return pl.concat([
-        lake.read("battle_cells", m) if m in counted
-        else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
-        for m in months])
+    return pl.concat(
+        [
+            lake.read("battle_cells", m)
+            if m in counted
+            else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
+            for m in months
+        ]
+    )
 
 
 def read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
@@ -121,9 +160,8 @@ def arena_leaderboard_month(
     lake: Lake, month: str, options: FitOptions | None = None, *, min_category_battles: int = 1000
 ) -> LeaderboardMonth:
     """Boards as of ``month`` from every month's battles up to it -> ``arena_leaderboard``."""
-    from arena_assets.ranking.plots import ratings_with_intervals
-
     from arena_assets.ranking.boards import board_options
+    from arena_assets.ranking.plots import ratings_with_intervals
 
     options = options or board_options()
     months = lake.months("battles", upto=month)
@@ -134,13 +172,23 @@ def arena_leaderboard_month(
     # category boards: the rows' few columns joined to the topic labels of those months
     category_rows = pl.concat(
         [read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
-        how="diagonal_relaxed")
+        how="diagonal_relaxed",
+    )
     labelled = [m for m in months if lake.exists("topic_labels", m)]
-    labels = (pl.concat([labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
-              if labelled else None)
-    boards, info = boards_from_cells(cells, style_rows, month=month, options=options,
-                                     min_category_battles=min_category_battles,
-                                     category_rows=category_rows, labels=labels)
+    labels = (
+        pl.concat([labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
+        if labelled
+        else None
+    )
+    boards, info = boards_from_cells(
+        cells,
+        style_rows,
+        month=month,
+        options=options,
+        min_category_battles=min_category_battles,
+        category_rows=category_rows,
+        labels=labels,
+    )
     # a month without topic labels gives no category boards for its battles (said here)
     info["months_without_topic_labels"] = [m for m in months if m not in labelled]
     url = lake.write("arena_leaderboard", month, boards)
@@ -162,18 +210,23 @@ def info_json(info: dict) -> bytes:
 
     coef = info.get("style_coefficients")
     rows = coef.to_dicts() if isinstance(coef, pl.DataFrame) else []
-    rows = [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
-            for r in rows]
+    rows = [
+        {k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+        for r in rows
+    ]
     keep = {k: v for k, v in info.items() if k != "style_coefficients"}
-    return json.dumps({**keep, "style_coefficients": rows}, sort_keys=True, indent=1,
-                      allow_nan=False).encode()
+    return json.dumps(
+        {**keep, "style_coefficients": rows}, sort_keys=True, indent=1, allow_nan=False
+    ).encode()
 
 
 def read_info(lake: Lake, month: str) -> dict | None:
     """The info ``arena_leaderboard_month`` wrote beside the month's boards (None if absent)."""
     import json
 
-    path = f"{lake.partition_path('arena_leaderboard', month).rsplit('/', 1)[0]}/_files/{month}.json"
+    path = (
+        f"{lake.partition_path('arena_leaderboard', month).rsplit('/', 1)[0]}/_files/{month}.json"
+    )
     if not lake.fs.exists(path):
         return None
     with lake.fs.open(path, "rb") as fh:
@@ -197,8 +250,16 @@ def leaderboard_history_month(lake: Lake, month: str) -> HistoryMonth:
     history = (
         lake.read_months("arena_leaderboard", months)
         .filter(pl.col("board") == "overall")
-        .select(pl.col("month").alias("snapshot_month"), "model", "rating", "lower",
-                "upper", "rank", "rank_ub", "battles")
+        .select(
+            pl.col("month").alias("snapshot_month"),
+            "model",
+            "rating",
+            "lower",
+            "upper",
+            "rank",
+            "rank_ub",
+            "battles",
+        )
         .sort("snapshot_month", "rank", "model")
     )
     # `month` is the partition (history as of that month), as in every other table

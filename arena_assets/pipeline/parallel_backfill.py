@@ -25,9 +25,13 @@ def parallel_backfill_plan(first: str, last: str):
         node = graph.get(key)
         if node.group_name in ("release", "site"):
             continue
-        deps = tuple((p.to_user_string(), int(getattr(graph.get_partition_mapping(key, p),
-                                                          "start_offset", 0) or 0))
-                     for p in node.parent_keys)
+        deps = tuple(
+            (
+                p.to_user_string(),
+                int(getattr(graph.get_partition_mapping(key, p), "start_offset", 0) or 0),
+            )
+            for p in node.parent_keys
+        )
         nodes.append(AssetNode(key.to_user_string(), policy_of(node.backfill_policy)[0], deps))
     return plan_parallel(nodes, months_between(first, last))
 
@@ -47,8 +51,10 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
         raise SystemExit(f"arena-assets backfill: {exc}") from None
     plan = parallel_backfill_plan(args.first, args.last)
     for run in plan:
-        print(f"{'+'.join(run.assets)} for {run.label}"
-              + (f"  (after {len(run.after)} run(s))" if run.after else ""))
+        print(
+            f"{'+'.join(run.assets)} for {run.label}"
+            + (f"  (after {len(run.after)} run(s))" if run.after else "")
+        )
     if args.dry_run:
         return 0
     if args.in_process_workers:
@@ -58,9 +64,11 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
             if left:
                 _reap_dead_runs()  # a worker killed mid-run leaves its run STARTED
         failed = [run for run in plan if run in left]
-        print(f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
-              f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once "
-              "(in-process workers)")
+        print(
+            f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
+            f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once "
+            "(in-process workers)"
+        )
         return 1 if failed else 0
     with dagster_workdir(".") as (workdir, env), tempfile.TemporaryDirectory() as logs:
         log_of: dict = {}
@@ -69,7 +77,9 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
             cmd = _job_command(run.assets, ops, run.partition_tags)
             log_of[run.key] = Path(logs) / f"run-{len(log_of)}.log"
             with log_of[run.key].open("w") as out:  # the child keeps its own descriptor
-                return subprocess.Popen(cmd, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT)
+                return subprocess.Popen(
+                    cmd, cwd=workdir, env=env, stdout=out, stderr=subprocess.STDOUT
+                )
 
         done = run_parallel(plan, launch, args.parallel)
         failed = [run for run in plan if done.get(run.key, (None,))[0] != 0]
@@ -79,6 +89,8 @@ def run_parallel_backfill(args: argparse.Namespace) -> int:
                 print(f"  {where}: not started (it waits on a failed run)")
             else:
                 print(f"  {where}: failed\n{log_of[run.key].read_text()[-3000:]}")
-    print(f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
-          f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once")
+    print(
+        f"Backfill {args.first}..{args.last}: {len(plan) - len(failed)} of {len(plan)} runs "
+        f"in {time.perf_counter() - started:.0f}s, up to {args.parallel} at once"
+    )
     return 1 if failed else 0

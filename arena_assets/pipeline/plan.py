@@ -22,7 +22,14 @@ import polars as pl
 from arena_assets.llm import LLMTask, ResponseCache, embeddings_cache
 from arena_assets.llm.client import LLMEndpointError
 from arena_assets.llm.plan import (
-    AssetPlan, BatchPlan, input_scale, one_run, output_estimate, pilots_sampled, planning, sampling_pilots,
+    AssetPlan,
+    BatchPlan,
+    input_scale,
+    one_run,
+    output_estimate,
+    pilots_sampled,
+    planning,
+    sampling_pilots,
 )
 from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens
 from arena_assets.storage import Lake
@@ -88,16 +95,28 @@ def plan_topic_labels(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     if s.labeler is None:
         return AssetPlan("topic_labels", month, note="no labeller configured")
     if not lake.exists("conversations", month):
-        return AssetPlan("topic_labels", month, note=f"conversations {month} not in the lake yet "
-                         "(ingest and clean make no LLM call: run them first)")
+        return AssetPlan(
+            "topic_labels",
+            month,
+            note=f"conversations {month} not in the lake yet "
+            "(ingest and clean make no LLM call: run them first)",
+        )
+
     def step() -> None:
-        topic_labels_month(PlanLake(lake), month, s.labeler, cache_root=s.cache_root, cfg=s.label_cfg,
-                           storage_options=s.storage_options)
+        topic_labels_month(
+            PlanLake(lake),
+            month,
+            s.labeler,
+            cache_root=s.cache_root,
+            cfg=s.label_cfg,
+            storage_options=s.storage_options,
+        )
+
     try:
         return _planned("topic_labels", month, step)
     except LLMEndpointError as exc:  # a plan for a pilot checks the images' source, which
-        if not pilots_sampled():      # needs the endpoint: the labels then go unpiloted, the
-            raise                     # other assets are piloted, and the run fails the same
+        if not pilots_sampled():  # needs the endpoint: the labels then go unpiloted, the
+            raise  # other assets are piloted, and the run fails the same
         with sampling_pilots(0):
             plan = _planned("topic_labels", month, step)
         plan.note = f"not piloted: {exc}"
@@ -111,9 +130,9 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     from arena_assets.labels.clusters import IMAGE_ONLY, max_clusters
     from arena_assets.labels.label import distinct_prompts
     from arena_assets.labels.prompts import CLUSTER_NAME_VERSION, cluster_name_messages
+    from arena_assets.llm.cache import request_key
     from arena_assets.llm.embed import EMBED_VERSION
     from arena_assets.llm.plan import plan_embeddings
-    from arena_assets.llm.cache import request_key
     from arena_assets.pipeline.topics import prompt_conversations
 
     plan = AssetPlan("topic_clusters", month)
@@ -121,9 +140,13 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         plan.note = f"conversations {month} not in the lake yet"
         return plan
     cfg = s.cluster_cfg
-    prompts = distinct_prompts(prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt"]))
-    texts = [t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
-             for t in prompts.get_column("first_prompt").fill_null("").to_list()]
+    prompts = distinct_prompts(
+        prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt"])
+    )
+    texts = [
+        t[: cfg.max_embed_chars] if t.strip() else IMAGE_ONLY
+        for t in prompts.get_column("first_prompt").fill_null("").to_list()
+    ]
     if s.embedder is not None:
         cache = embeddings_cache(s.cache_root, s.storage_options)
         keys = [request_key(s.embedder.model, t, {}, EMBED_VERSION) for t in texts]
@@ -133,20 +156,40 @@ def plan_topic_clusters(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         if cfg.n_clusters and cfg.method != "hdbscan":  # hdbscan finds its own number
             k, how = min(cfg.n_clusters, len(texts)), "the configured k"
         elif earlier:
-            k, how = lake.read("topic_cluster_summary", earlier[-1]).height, f"{earlier[-1]}'s clusters"
+            k, how = (
+                lake.read("topic_cluster_summary", earlier[-1]).height,
+                f"{earlier[-1]}'s clusters",
+            )
         else:
-            k, how = max_clusters(cfg, len(texts)), "the most the clustering can give (no earlier month)"
+            k, how = (
+                max_clusters(cfg, len(texts)),
+                "the most the clustering can give (no earlier month)",
+            )
         rng = random.Random(cfg.seed)
         sample = [texts[i] for i in rng.sample(range(len(texts)), min(len(texts), 400))]
-        per = sum(chat_prompt_tokens(cluster_name_messages(sample[j: j + cfg.name_samples]))
-                  for j in range(0, len(sample), cfg.name_samples)) / -(-len(sample) // cfg.name_samples)
-        cache = ResponseCache(s.cache_root, f"labels/{CLUSTER_NAME_VERSION}", storage_options=s.storage_options)
+        per = sum(
+            chat_prompt_tokens(cluster_name_messages(sample[j : j + cfg.name_samples]))
+            for j in range(0, len(sample), cfg.name_samples)
+        ) / -(-len(sample) // cfg.name_samples)
+        cache = ResponseCache(
+            s.cache_root, f"labels/{CLUSTER_NAME_VERSION}", storage_options=s.storage_options
+        )
         out, basis = output_estimate(s.namer, cache, [CLUSTER_NAME_VERSION])
         scale, input_basis = input_scale(s.namer, cache, [CLUSTER_NAME_VERSION])
-        naming = BatchPlan(CLUSTER_NAME_VERSION, s.namer.model, s.namer.base_url, items=k, distinct=k,
-                           calls=k, prompt_tokens=round(scale * per * k), completion_tokens=round(out * k),
-                           output_basis=f"{basis}; {k} clusters = {how}", exact=False,
-                           input_basis=input_basis, input_scale=scale)
+        naming = BatchPlan(
+            CLUSTER_NAME_VERSION,
+            s.namer.model,
+            s.namer.base_url,
+            items=k,
+            distinct=k,
+            calls=k,
+            prompt_tokens=round(scale * per * k),
+            completion_tokens=round(out * k),
+            output_basis=f"{basis}; {k} clusters = {how}",
+            exact=False,
+            input_basis=input_basis,
+            input_scale=scale,
+        )
         naming.price(s.namer)
         plan.batches.append(naming)
     return plan
@@ -161,13 +204,21 @@ def plan_bench_prompts(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         return AssetPlan("bench_prompts", month, note="no second labelling pass: no call")
     missing = [a for a in ("topic_labels", "topic_clusters") if not lake.exists(a, month)]
     if missing:
-        return AssetPlan("bench_prompts", month, note=f"{', '.join(missing)} {month} not in the lake "
-                         "yet: the second pass relabels only the prompts the labels let through")
+        return AssetPlan(
+            "bench_prompts",
+            month,
+            note=f"{', '.join(missing)} {month} not in the lake "
+            "yet: the second pass relabels only the prompts the labels let through",
+        )
     extra = {"prompt_set": s.relabel_prompt_set} if s.relabel_prompt_set is not None else {}
-    relabel = StrongRelabel(s.relabel, s.cache_root, s.storage_options,
-                            reask_unreadable=s.relabel_reask, **extra)
-    return _planned("bench_prompts", month, lambda: bench_prompts_month(
-        PlanLake(lake), month, s.bench_options, relabel=relabel))
+    relabel = StrongRelabel(
+        s.relabel, s.cache_root, s.storage_options, reask_unreadable=s.relabel_reask, **extra
+    )
+    return _planned(
+        "bench_prompts",
+        month,
+        lambda: bench_prompts_month(PlanLake(lake), month, s.bench_options, relabel=relabel),
+    )
 
 
 def _bench_size(lake: Lake, month: str, s: MonthSettings) -> tuple[int, float, str]:
@@ -182,7 +233,9 @@ def _bench_size(lake: Lake, month: str, s: MonthSettings) -> tuple[int, float, s
         how = f"at most the {len(texts):,} prompts meeting {opts.min_quality}+ criteria"
         size = min(size, len(texts))
     elif lake.exists("conversations", month):
-        texts = lake.read("conversations", month, columns=["first_prompt"])["first_prompt"].to_list()
+        texts = lake.read("conversations", month, columns=["first_prompt"])[
+            "first_prompt"
+        ].to_list()
         how = "the configured bench size; prompt length of the month's first prompts"
     else:
         return size, 0.0, "the configured bench size; no conversations: prompt length unknown"
@@ -195,19 +248,38 @@ def plan_model_answers(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
     from arena_assets.pipeline.bench import ANSWER_PROMPT_VERSION, model_answers_month
 
     if lake.exists("bench_prompts", month):
-        return _planned("model_answers", month, lambda: model_answers_month(
-            PlanLake(lake), month, s.candidates, cache_root=s.cache_root,
-            storage_options=s.storage_options))
+        return _planned(
+            "model_answers",
+            month,
+            lambda: model_answers_month(
+                PlanLake(lake),
+                month,
+                s.candidates,
+                cache_root=s.cache_root,
+                storage_options=s.storage_options,
+            ),
+        )
     n, mean, how = _bench_size(lake, month, s)
-    plan = AssetPlan("model_answers", month, note=f"bench {month} not built yet: {n} prompts ({how})")
+    plan = AssetPlan(
+        "model_answers", month, note=f"bench {month} not built yet: {n} prompts ({how})"
+    )
     prompt = chat_prompt_tokens([{"role": "user", "content": ""}]) + mean
-    plan.batches += [_estimated(s, task, f"answers/{name}", ANSWER_PROMPT_VERSION, n, prompt)
-                     for name, task in s.candidates]
+    plan.batches += [
+        _estimated(s, task, f"answers/{name}", ANSWER_PROMPT_VERSION, n, prompt)
+        for name, task in s.candidates
+    ]
     return plan
 
 
-def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
-               prompt_per_call: float, billed_per_call: float = 0.0) -> BatchPlan:
+def _estimated(
+    s: MonthSettings,
+    task,
+    namespace: str,
+    version: str,
+    calls: int,
+    prompt_per_call: float,
+    billed_per_call: float = 0.0,
+) -> BatchPlan:
     """A batch not built yet: ``calls`` calls of ``prompt_per_call`` input tokens as the
     plan counts them (scaled to the endpoint's billing: ``input_scale``) and
     ``billed_per_call`` more already in billed units, the output estimated from the cache's
@@ -215,10 +287,20 @@ def _estimated(s: MonthSettings, task, namespace: str, version: str, calls: int,
     cache = ResponseCache(s.cache_root, namespace, storage_options=s.storage_options)
     out, basis = output_estimate(task, cache, [version])
     scale, input_basis = input_scale(task, cache, [version])
-    b = BatchPlan(version, task.model, task.base_url, items=calls, distinct=calls, calls=calls,
-                  prompt_tokens=round((scale * prompt_per_call + billed_per_call) * calls),
-                  completion_tokens=round(out * calls),
-                  output_basis=basis, exact=False, input_basis=input_basis, input_scale=scale)
+    b = BatchPlan(
+        version,
+        task.model,
+        task.base_url,
+        items=calls,
+        distinct=calls,
+        calls=calls,
+        prompt_tokens=round((scale * prompt_per_call + billed_per_call) * calls),
+        completion_tokens=round(out * calls),
+        output_basis=basis,
+        exact=False,
+        input_basis=input_basis,
+        input_scale=scale,
+    )
     return b.price(task)
 
 
@@ -226,44 +308,84 @@ def _answer_tokens(s: MonthSettings) -> float:
     """Mean answer length the candidates are expected to give (history, else max_tokens)."""
     from arena_assets.pipeline.bench import ANSWER_PROMPT_VERSION
 
-    outs = [output_estimate(t, ResponseCache(s.cache_root, f"answers/{n}", storage_options=s.storage_options),
-                            [ANSWER_PROMPT_VERSION])[0] for n, t in s.candidates]
+    outs = [
+        output_estimate(
+            t,
+            ResponseCache(s.cache_root, f"answers/{n}", storage_options=s.storage_options),
+            [ANSWER_PROMPT_VERSION],
+        )[0]
+        for n, t in s.candidates
+    ]
     return sum(outs) / len(outs) if outs else 0.0
 
 
 def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
-    from arena_assets.judging.verdicts import (PROMPT_VERSION, SINGLE_PROMPT_VERSION,
-                                               pairwise_messages, single_messages)
+    from arena_assets.judging.verdicts import (
+        PROMPT_VERSION,
+        SINGLE_PROMPT_VERSION,
+        pairwise_messages,
+        single_messages,
+    )
     from arena_assets.pipeline.bench import answer_grades_month, judgments_month
 
     if lake.exists("model_answers", month) and lake.exists("bench_prompts", month):
+
         def step() -> None:
             extra = {"protocol": s.protocol} if s.protocol is not None else {}
-            judgments_month(PlanLake(lake), month, s.judges, s.baseline, cache_root=s.cache_root,
-                            storage_options=s.storage_options, **extra)
+            judgments_month(
+                PlanLake(lake),
+                month,
+                s.judges,
+                s.baseline,
+                cache_root=s.cache_root,
+                storage_options=s.storage_options,
+                **extra,
+            )
             if s.single_grades:
-                answer_grades_month(PlanLake(lake), month, s.judges, cache_root=s.cache_root,
-                                    storage_options=s.storage_options)
+                answer_grades_month(
+                    PlanLake(lake),
+                    month,
+                    s.judges,
+                    cache_root=s.cache_root,
+                    storage_options=s.storage_options,
+                )
+
         return _planned("judgments", month, step)
     n, mean, how = _bench_size(lake, month, s)
     answer = _answer_tokens(s)
     others = max(len(s.candidates) - 1, 0)
-    plan = AssetPlan("judgments", month, note=f"answers {month} not there yet: {n} prompts ({how}), "
-                     f"{others} candidates against the baseline, answers ~{answer:.0f} tokens")
+    plan = AssetPlan(
+        "judgments",
+        month,
+        note=f"answers {month} not there yet: {n} prompts ({how}), "
+        f"{others} candidates against the baseline, answers ~{answer:.0f} tokens",
+    )
     kinds = [(PROMPT_VERSION, 2 * n * others, pairwise_messages("", "", ""), 2, "judgments")]
     if s.single_grades:
-        kinds.append((SINGLE_PROMPT_VERSION, n * len(s.candidates), single_messages("", ""), 1, "grades"))
+        kinds.append(
+            (SINGLE_PROMPT_VERSION, n * len(s.candidates), single_messages("", ""), 1, "grades")
+        )
     for name, task in s.judges:
         for version, calls, template, answers, namespace in kinds:
             # the answers' lengths are billed tokens already (the candidates' usage): not scaled
             per = chat_prompt_tokens(template) + mean
-            plan.batches.append(_estimated(s, task, f"{namespace}/{name}", version, calls, per,
-                                           billed_per_call=answers * answer))
+            plan.batches.append(
+                _estimated(
+                    s,
+                    task,
+                    f"{namespace}/{name}",
+                    version,
+                    calls,
+                    per,
+                    billed_per_call=answers * answer,
+                )
+            )
     return plan
 
 
-def plan_prompt_embeddings(lake: Lake, month: str, s: MonthSettings, inputs=None,
-                           cache: ResponseCache | None = None) -> AssetPlan:
+def plan_prompt_embeddings(
+    lake: Lake, month: str, s: MonthSettings, inputs=None, cache: ResponseCache | None = None
+) -> AssetPlan:
     """The month's distinct first prompts the embedder has not embedded yet: the texts
     ``topic_clusters`` embeds too (one cache), so whichever of the two runs first calls.
     ``inputs`` (``embeddings.embedding_inputs``) and ``cache``: the run's own, when it has them."""
@@ -271,16 +393,23 @@ def plan_prompt_embeddings(lake: Lake, month: str, s: MonthSettings, inputs=None
     from arena_assets.pipeline.embeddings import embedding_inputs
 
     if s.embedder is None:
-        return AssetPlan("prompt_embeddings", month, note="no embedding endpoint: the offline model, no call")
+        return AssetPlan(
+            "prompt_embeddings", month, note="no embedding endpoint: the offline model, no call"
+        )
     if not lake.exists("conversations", month):
-        return AssetPlan("prompt_embeddings", month, note=f"conversations {month} not in the lake yet")
+        return AssetPlan(
+            "prompt_embeddings", month, note=f"conversations {month} not in the lake yet"
+        )
     cache = embeddings_cache(s.cache_root, s.storage_options) if cache is None else cache
     texts = (inputs or embedding_inputs(lake, month)).texts
-    return _planned("prompt_embeddings", month, lambda: embed_texts(s.embedder, texts, cache) if texts else None)
+    return _planned(
+        "prompt_embeddings", month, lambda: embed_texts(s.embedder, texts, cache) if texts else None
+    )
 
 
-def plan_judge_human_agreement(lake: Lake, month: str, s: MonthSettings, drawn=None,
-                               cache_of=None) -> AssetPlan:
+def plan_judge_human_agreement(
+    lake: Lake, month: str, s: MonthSettings, drawn=None, cache_of=None
+) -> AssetPlan:
     """The LLM judges' two games and the reward models' two sides of every sampled battle
     not cached (the baselines call nothing). ``drawn`` (``evaluators.agreement_sample``'s
     answer) and ``cache_of`` (namespace -> cache): the run's own, when it has them."""
@@ -297,24 +426,36 @@ def plan_judge_human_agreement(lake: Lake, month: str, s: MonthSettings, drawn=N
         return AssetPlan(asset, month, note=f"{', '.join(missing)} {month} not in the lake yet")
 
     def step() -> None:
-        sample, _ = drawn or agreement_sample(lake, month, size=s.agreement_size, seed=s.agreement_seed)
+        sample, _ = drawn or agreement_sample(
+            lake, month, size=s.agreement_size, seed=s.agreement_seed
+        )
         if sample.height:
-            ask_judges(s.agreement_judges, sample, judge_task=s.agreement_judge, reward_task=s.agreement_reward,
-                       cache_of=cache_of or (lambda ns: ResponseCache(s.cache_root, ns,
-                                                                      storage_options=s.storage_options)))
+            ask_judges(
+                s.agreement_judges,
+                sample,
+                judge_task=s.agreement_judge,
+                reward_task=s.agreement_reward,
+                cache_of=cache_of
+                or (lambda ns: ResponseCache(s.cache_root, ns, storage_options=s.storage_options)),
+            )
+
     try:
         plan = _planned(asset, month, step)
     except ValueError as exc:  # a judge listed without its endpoint: the run says the same
         return AssetPlan(asset, month, note=str(exc))
     if drawn is None and not lake.exists("topic_labels", month):  # the strata come from the labels
-        plan.note = (f"topic_labels {month} not in the lake yet: the sample drawn without its "
-                     "categories; as many battles, other ones")
+        plan.note = (
+            f"topic_labels {month} not in the lake yet: the sample drawn without its "
+            "categories; as many battles, other ones"
+        )
         for b in plan.batches:
             b.exact = False
     return plan
 
 
-def plan_over_refusal(lake: Lake, month: str, s: MonthSettings, cache: ResponseCache | None = None) -> AssetPlan:
+def plan_over_refusal(
+    lake: Lake, month: str, s: MonthSettings, cache: ResponseCache | None = None
+) -> AssetPlan:
     """One risk-labeller call per distinct non-empty first prompt not cached (``cache``:
     the run's own, when it has it)."""
     from arena_assets.pipeline.evaluators import OVER_REFUSAL_CACHE, risk_labels, risk_prompts
@@ -326,14 +467,23 @@ def plan_over_refusal(lake: Lake, month: str, s: MonthSettings, cache: ResponseC
     if cache is None:
         cache = ResponseCache(s.cache_root, OVER_REFUSAL_CACHE, storage_options=s.storage_options)
     conv = lake.read("conversations", month, columns=["dedup_key", "first_prompt"])
-    return _planned("over_refusal", month, lambda: risk_labels(
-        s.risk_labeler, risk_prompts(conv, s.refusal_max_chars), cache))
+    return _planned(
+        "over_refusal",
+        month,
+        lambda: risk_labels(s.risk_labeler, risk_prompts(conv, s.refusal_max_chars), cache),
+    )
 
 
-PLANNERS = {"topic_labels": plan_topic_labels, "topic_clusters": plan_topic_clusters,
-            "prompt_embeddings": plan_prompt_embeddings, "bench_prompts": plan_bench_prompts,
-            "model_answers": plan_model_answers, "judgments": plan_judgments,
-            "judge_human_agreement": plan_judge_human_agreement, "over_refusal": plan_over_refusal}
+PLANNERS = {
+    "topic_labels": plan_topic_labels,
+    "topic_clusters": plan_topic_clusters,
+    "prompt_embeddings": plan_prompt_embeddings,
+    "bench_prompts": plan_bench_prompts,
+    "model_answers": plan_model_answers,
+    "judgments": plan_judgments,
+    "judge_human_agreement": plan_judge_human_agreement,
+    "over_refusal": plan_over_refusal,
+}
 
 
 def plan_run(months: Iterable[str], plan_one: Callable[[str], AssetPlan]) -> dict[str, AssetPlan]:

@@ -12,12 +12,27 @@ import polars as pl
 
 # The battle columns later stages rely on (the leaderboards, the release), with their types.
 BATTLE_CONTRACT = {
-    "battle_id": pl.String, "month": pl.String, "model_a": pl.String, "model_b": pl.String,
-    "winner": pl.String, "language": pl.String, "voter_hash": pl.String,
-    "removed_reason": pl.String, "keep": pl.Boolean,
-    **{f"{f}_{s}": pl.Int64 for f in ("sum_assistant_tokens", "header_count",
-                                      "ordered_list_count", "unordered_list_count",
-                                      "list_count", "bold_count") for s in "ab"},
+    "battle_id": pl.String,
+    "month": pl.String,
+    "model_a": pl.String,
+    "model_b": pl.String,
+    "winner": pl.String,
+    "language": pl.String,
+    "voter_hash": pl.String,
+    "removed_reason": pl.String,
+    "keep": pl.Boolean,
+    **{
+        f"{f}_{s}": pl.Int64
+        for f in (
+            "sum_assistant_tokens",
+            "header_count",
+            "ordered_list_count",
+            "unordered_list_count",
+            "list_count",
+            "bold_count",
+        )
+        for s in "ab"
+    },
 }
 
 # Interval sanity on the Elo scale: a 95 % interval wider than this says the board is built
@@ -60,12 +75,14 @@ WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 def battle_range_problems(battles: pl.DataFrame) -> dict[str, int]:
     """Rows with a winner outside the vocabulary, a negative style count, or a model
     battling itself while kept."""
-    counts = [c for c in battles.columns if c.endswith(("_a", "_b"))
-              and battles.schema[c].is_integer()]
+    counts = [
+        c for c in battles.columns if c.endswith(("_a", "_b")) and battles.schema[c].is_integer()
+    ]
     figures = battles.select(
         unknown_winner=(pl.col("winner").is_not_null() & ~pl.col("winner").is_in(WINNERS)).sum(),
         negative_style_count=pl.any_horizontal([pl.col(c) < 0 for c in counts]).sum()
-        if counts else pl.lit(0),
+        if counts
+        else pl.lit(0),
         kept_self_battle=(pl.col("keep") & (pl.col("model_a") == pl.col("model_b"))).sum(),
     )
     return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
@@ -80,18 +97,22 @@ def board_range_problems(boards: pl.DataFrame) -> dict[str, int]:
     return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
 
 
-def interval_problems(boards: pl.DataFrame, max_width: float = MAX_INTERVAL_WIDTH) -> dict[str, int]:
+def interval_problems(
+    boards: pl.DataFrame, max_width: float = MAX_INTERVAL_WIDTH
+) -> dict[str, int]:
     """Rows whose interval is not finite, inverted, does not contain the rating, or is
     wider than ``max_width`` rating points."""
     width = pl.col("upper") - pl.col("lower")
     # polars orders NaN above every number: compare finite rows only
-    finite = (pl.col("lower").is_finite() & pl.col("upper").is_finite()
-              & pl.col("rating").is_finite())
+    finite = (
+        pl.col("lower").is_finite() & pl.col("upper").is_finite() & pl.col("rating").is_finite()
+    )
     figures = boards.select(
         not_finite=(~finite).sum(),
         inverted=(finite & (width < 0)).sum(),
-        rating_outside=(finite & ((pl.col("rating") < pl.col("lower"))
-                                  | (pl.col("rating") > pl.col("upper")))).sum(),
+        rating_outside=(
+            finite & ((pl.col("rating") < pl.col("lower")) | (pl.col("rating") > pl.col("upper")))
+        ).sum(),
         too_wide=(finite & (width > max_width)).sum(),
     )
     return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
@@ -116,7 +137,9 @@ def language_shift(this: Mapping[str, int], previous: Mapping[str, int]) -> floa
 
 def drift_ok(ratio: float | None, shift: float | None) -> bool:
     low, high = VOLUME_RATIO_BOUNDS
-    return (ratio is None or low <= ratio <= high) and (shift is None or shift <= MAX_LANGUAGE_SHIFT)
+    return (ratio is None or low <= ratio <= high) and (
+        shift is None or shift <= MAX_LANGUAGE_SHIFT
+    )
 
 
 def missing_label_shares(labels: pl.DataFrame) -> dict[str, dict[str, float]]:
@@ -130,6 +153,9 @@ def missing_label_shares(labels: pl.DataFrame) -> dict[str, dict[str, float]]:
         failed, unparsed = int(counts.get("failed", 0)), int(counts.get("parse_failed", 0))
         asked = labels.height - int(counts.get("not_applicable", 0))
         out[column.removesuffix("_status")] = {
-            "failed": failed, "parse_failed": unparsed, "asked": asked,
-            "share": (failed + unparsed) / asked if asked else 0.0}
+            "failed": failed,
+            "parse_failed": unparsed,
+            "asked": asked,
+            "share": (failed + unparsed) / asked if asked else 0.0,
+        }
     return out

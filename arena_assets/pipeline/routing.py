@@ -21,15 +21,32 @@ from arena_assets.ranking.boards import month_seed
 from arena_assets.ranking.cells import BOTHBAD, TIE, aggregate_codes
 from arena_assets.ranking.leaderboard import RatingScale, bootstrap_betas
 from arena_assets.routing.boards import BoardOptions, p2l_boards
-from arena_assets.routing.data import BATTLE_COLUMNS, BOARD_LABELS, encode, labels_per_prompt, prompt_frame
+from arena_assets.routing.data import (
+    BATTLE_COLUMNS,
+    BOARD_LABELS,
+    encode,
+    labels_per_prompt,
+    prompt_frame,
+)
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
 from arena_assets.routing.holdout import prediction_figures, routing_rows
 from arena_assets.routing.p2l import (
-    Coded, P2LConfig, P2LFit, P2LInputError, P2LModel, Params, fit_p2l, map_params,
+    Coded,
+    P2LConfig,
+    P2LFit,
+    P2LInputError,
+    P2LModel,
+    Params,
+    fit_p2l,
+    map_params,
 )
 from arena_assets.routing.router import router_rows
 from arena_assets.routing.schema import (
-    P2L_BOARDS_SCHEMA, P2L_MODEL_SCHEMA, PROMPT_EMBEDDINGS_SCHEMA, ROUTER_EVAL_SCHEMA, ROUTER_SCHEMA,
+    P2L_BOARDS_SCHEMA,
+    P2L_MODEL_SCHEMA,
+    PROMPT_EMBEDDINGS_SCHEMA,
+    ROUTER_EVAL_SCHEMA,
+    ROUTER_SCHEMA,
 )
 from arena_assets.routing.tiers import compute_tiers
 from arena_assets.routing.training_data import BATTLE_INPUT as TRAINING_INPUT
@@ -47,24 +64,40 @@ def read_blob(lake: Lake, asset: str, name: str) -> bytes:
         return fh.read()
 
 
-def month_prompts(lake: Lake, months: list[str], keys: list[str] | None = None
-                  ) -> tuple[pl.DataFrame, np.ndarray]:
+def month_prompts(
+    lake: Lake, months: list[str], keys: list[str] | None = None
+) -> tuple[pl.DataFrame, np.ndarray]:
     """Prompt rows (features' inputs) and embeddings of ``months``; ``keys`` limits them."""
     emb_parts, lab_parts = [], []
-    wanted = pl.DataFrame({"dedup_key": keys}, schema={"dedup_key": pl.String}) if keys is not None else None
+    wanted = (
+        pl.DataFrame({"dedup_key": keys}, schema={"dedup_key": pl.String})
+        if keys is not None
+        else None
+    )
 
     def only_wanted(frame: pl.DataFrame) -> pl.DataFrame:  # a semi-join: fast for ~1M keys
         return frame if wanted is None else frame.join(wanted, on="dedup_key", how="semi")
+
     for m in months:
         if lake.exists(PROMPT_EMBEDDINGS, m):
             emb_parts.append(only_wanted(lake.read(PROMPT_EMBEDDINGS, m)))
         if lake.exists("topic_labels", m):
             labels = lake.read("topic_labels", m)
-            lab_parts.append(only_wanted(labels.select(
-                [c for c in labels.columns if c in ("conv_id", "dedup_key", *LABEL_FEATURES, *BOARD_LABELS)])))
+            lab_parts.append(
+                only_wanted(
+                    labels.select(
+                        [
+                            c
+                            for c in labels.columns
+                            if c in ("conv_id", "dedup_key", *LABEL_FEATURES, *BOARD_LABELS)
+                        ]
+                    )
+                )
+            )
     if not emb_parts:
-        return pl.DataFrame(schema={k: v for k, v in PROMPT_EMBEDDINGS_SCHEMA.items()
-                                    if k != "embedding"}), np.zeros((0, 1), np.float32)
+        return pl.DataFrame(
+            schema={k: v for k, v in PROMPT_EMBEDDINGS_SCHEMA.items() if k != "embedding"}
+        ), np.zeros((0, 1), np.float32)
     embeddings = pl.concat(emb_parts, how="vertical_relaxed").reverse()  # latest month first
     labels = labels_per_prompt(pl.concat(lab_parts, how="diagonal_relaxed")) if lab_parts else None
     return prompt_frame(embeddings, labels)
@@ -93,9 +126,11 @@ class P2LMonth:
 
 
 def _training_battles(lake: Lake, month: str, cfg: RoutingConfig) -> tuple[pl.DataFrame, dict]:
-    months = lake.months("battles", upto=month)[-(cfg.replay_months + 1):]
-    frames = {m: lake.read("battles", m, columns=BATTLE_COLUMNS).filter(pl.col("keep")) for m in months}
-    current = frames.get(month, pl.DataFrame(schema={c: pl.String for c in BATTLE_COLUMNS}))
+    months = lake.months("battles", upto=month)[-(cfg.replay_months + 1) :]
+    frames = {
+        m: lake.read("battles", m, columns=BATTLE_COLUMNS).filter(pl.col("keep")) for m in months
+    }
+    current = frames.get(month, pl.DataFrame(schema=dict.fromkeys(BATTLE_COLUMNS, pl.String)))
     earlier = [frames[m] for m in months if m != month]
     rng = np.random.default_rng(month_seed(cfg.seed, month))
     if current.height > cfg.max_battles:
@@ -106,8 +141,12 @@ def _training_battles(lake: Lake, month: str, cfg: RoutingConfig) -> tuple[pl.Da
         replay = replay[np.sort(rng.choice(replay.height, max(room, 0), replace=False))]
     battles = pl.concat([replay, current], how="vertical_relaxed")
     per_month = battles.group_by("month").len().sort("month")
-    return battles, {"months": months, "battles_per_month": dict(zip(
-        per_month["month"].to_list(), per_month["len"].to_list(), strict=True))}
+    return battles, {
+        "months": months,
+        "battles_per_month": dict(
+            zip(per_month["month"].to_list(), per_month["len"].to_list(), strict=True)
+        ),
+    }
 
 
 def intercept_bootstrap(coded: Coded, b: np.ndarray, rounds: int, seed: int) -> np.ndarray:
@@ -151,8 +190,15 @@ def _nothing_to_fit(lake: Lake, month: str, reason: str, info: dict) -> P2LMonth
     if lake.fs.exists(stale):
         lake.fs.rm(stale)
     table = pl.DataFrame(schema=P2L_MODEL_SCHEMA)
-    return P2LMonth(month, table, None, None, lake.write(P2L_MODEL, month, table), "",
-                    {**info, "nothing_to_fit": reason})
+    return P2LMonth(
+        month,
+        table,
+        None,
+        None,
+        lake.write(P2L_MODEL, month, table),
+        "",
+        {**info, "nothing_to_fit": reason},
+    )
 
 
 def p2l_model_month(lake: Lake, month: str, cfg: RoutingConfig = RoutingConfig()) -> P2LMonth:
@@ -163,16 +209,27 @@ def p2l_model_month(lake: Lake, month: str, cfg: RoutingConfig = RoutingConfig()
     keys = battles.get_column("dedup_key").drop_nulls().unique().to_list()
     prompts, emb = month_prompts(lake, info["months"], keys)
     if prompts.is_empty():
-        return _nothing_to_fit(lake, month, f"no prompt_embeddings for the {battles.height} "
-                               "training battles' prompts", info)
+        return _nothing_to_fit(
+            lake,
+            month,
+            f"no prompt_embeddings for the {battles.height} training battles' prompts",
+            info,
+        )
     try:
         return _fit_month(lake, month, cfg, battles, info, prompts, emb)
     except P2LInputError as exc:  # e.g. no battle between two rankable models
         return _nothing_to_fit(lake, month, str(exc), info)
 
 
-def _fit_month(lake: Lake, month: str, cfg: RoutingConfig, battles: pl.DataFrame, info: dict,
-               prompts: pl.DataFrame, emb: np.ndarray) -> P2LMonth:
+def _fit_month(
+    lake: Lake,
+    month: str,
+    cfg: RoutingConfig,
+    battles: pl.DataFrame,
+    info: dict,
+    prompts: pl.DataFrame,
+    emb: np.ndarray,
+) -> P2LMonth:
     embedder = prompts.get_column("embedder")[0]
     prev = _previous_model(lake, month)
     if prev is not None and prev.features.embedder == embedder:
@@ -181,29 +238,58 @@ def _fit_month(lake: Lake, month: str, cfg: RoutingConfig, battles: pl.DataFrame
         space = FeatureSpace.fit(prompts, emb, embedder, cfg.p2l.features)
         prev = None
     X = space.transform(prompts, emb)
-    enc = encode(battles, prompts, X, loss=cfg.p2l.loss, tie_mode=cfg.p2l.tie_mode,
-                 min_battles=cfg.min_battles)
+    enc = encode(
+        battles,
+        prompts,
+        X,
+        loss=cfg.p2l.loss,
+        tie_mode=cfg.p2l.tie_mode,
+        min_battles=cfg.min_battles,
+    )
     init = map_params(prev, enc.coded.models, space.dim, cfg.p2l) if prev is not None else None
     fit = fit_p2l(enc.coded, cfg.p2l, init)
-    meta = {"month": month, **info, "left_out": enc.left_out, "dropped": enc.dropped,
-            "intercept_boot": intercept_bootstrap(enc.coded, fit.marginal.b, cfg.bootstrap_rounds,
-                                                  month_seed(cfg.seed, month)).tolist(),
-            "path": fit.path, "fit": fit.info, "cut_tstamp": fit.cut_tstamp,
-            "warm_start": init is not None, "marginal": fit.marginal.to_dict(),
-            "holdout_marginal": fit.holdout_marginal.to_dict()}
+    meta = {
+        "month": month,
+        **info,
+        "left_out": enc.left_out,
+        "dropped": enc.dropped,
+        "intercept_boot": intercept_bootstrap(
+            enc.coded, fit.marginal.b, cfg.bootstrap_rounds, month_seed(cfg.seed, month)
+        ).tolist(),
+        "path": fit.path,
+        "fit": fit.info,
+        "cut_tstamp": fit.cut_tstamp,
+        "warm_start": init is not None,
+        "marginal": fit.marginal.to_dict(),
+        "holdout_marginal": fit.holdout_marginal.to_dict(),
+    }
     model = P2LModel(enc.coded.models, space, fit.params, cfg.p2l, fit.alpha, fit.holdout, meta)
-    month_rows = prompts.get_column("dedup_key").is_in(
-        lake.read(PROMPT_EMBEDDINGS, month, columns=["dedup_key"])["dedup_key"].to_list()
-        if lake.exists(PROMPT_EMBEDDINGS, month) else []).to_numpy()
-    spread = (model.betas(X[month_rows]).std(axis=0) * ELO.factor if month_rows.any()
-              else np.zeros(len(model.models)))
+    month_rows = (
+        prompts.get_column("dedup_key")
+        .is_in(
+            lake.read(PROMPT_EMBEDDINGS, month, columns=["dedup_key"])["dedup_key"].to_list()
+            if lake.exists(PROMPT_EMBEDDINGS, month)
+            else []
+        )
+        .to_numpy()
+    )
+    spread = (
+        model.betas(X[month_rows]).std(axis=0) * ELO.factor
+        if month_rows.any()
+        else np.zeros(len(model.models))
+    )
     k_battles = enc.coded.model_battles()
-    table = pl.DataFrame({
-        "month": month, "model": model.models, "battles": k_battles.astype(np.int64),
-        "rating": ELO.ratings(fit.params.b - fit.params.b.mean(), model.models),
-        "marginal_rating": ELO.ratings(fit.marginal.b - fit.marginal.b.mean(), model.models),
-        "prompt_sd": spread, "has_w": (np.abs(fit.params.U).sum(axis=1) > 0),
-    }).cast(P2L_MODEL_SCHEMA)  # type: ignore[arg-type]
+    table = pl.DataFrame(
+        {
+            "month": month,
+            "model": model.models,
+            "battles": k_battles.astype(np.int64),
+            "rating": ELO.ratings(fit.params.b - fit.params.b.mean(), model.models),
+            "marginal_rating": ELO.ratings(fit.marginal.b - fit.marginal.b.mean(), model.models),
+            "prompt_sd": spread,
+            "has_w": (np.abs(fit.params.U).sum(axis=1) > 0),
+        }
+    ).cast(P2L_MODEL_SCHEMA)  # type: ignore[arg-type]
     model_url = lake.write_blob(P2L_MODEL, f"{month}.json", json.dumps(model.to_dict()).encode())
     url = lake.write(P2L_MODEL, month, table)
     return P2LMonth(month, table, model, fit, url, model_url, meta)
@@ -213,14 +299,18 @@ def month_features(lake: Lake, month: str, model: P2LModel) -> tuple[pl.DataFram
     """The month's prompts and their x in the model's feature space."""
     prompts, emb = month_prompts(lake, [month])
     if prompts.height and prompts.get_column("embedder")[0] != model.features.embedder:
-        raise ValueError(f"{month}: prompt_embeddings come from {prompts['embedder'][0]!r}, the "
-                         f"P2L model reads {model.features.embedder!r}: refit p2l_model")
+        raise ValueError(
+            f"{month}: prompt_embeddings come from {prompts['embedder'][0]!r}, the "
+            f"P2L model reads {model.features.embedder!r}: refit p2l_model"
+        )
     return prompts, model.features.transform(prompts, emb)
 
 
 def params_named(model: P2LModel, key: str) -> Params:
     """A parameter set stored in the model's meta (``marginal``, ``holdout_marginal``)."""
-    return Params.from_dict(model.meta[key], len(model.models), model.features.dim, model.config.rank)
+    return Params.from_dict(
+        model.meta[key], len(model.models), model.features.dim, model.config.rank
+    )
 
 
 # -- p2l_boards ----------------------------------------------------------------------------
@@ -238,8 +328,9 @@ def p2l_boards_month(lake: Lake, month: str, opts: BoardOptions = BoardOptions()
     model = load_model(lake, month)
     prompts, X = month_features(lake, month, model)
     clusters = lake.read("topic_clusters", month) if lake.exists("topic_clusters", month) else None
-    boards = p2l_boards(month, model, prompts, X, clusters,
-                        replace(opts, seed=month_seed(opts.seed, month)))
+    boards = p2l_boards(
+        month, model, prompts, X, clusters, replace(opts, seed=month_seed(opts.seed, month))
+    )
     return BoardsMonth(month, boards, lake.write(P2L_BOARDS, month, boards))
 
 
@@ -262,8 +353,15 @@ def opponent_mix(lake: Lake, month: str, models: list[str]) -> np.ndarray:
     return q / q.sum() if q.sum() else np.full(len(models), 1.0 / len(models))
 
 
-def router_month(lake: Lake, month: str, prices: dict[str, float], budgets: list[float] | None,
-                 *, max_prompts: int = 2000, seed: int = 0) -> RouterMonth:
+def router_month(
+    lake: Lake,
+    month: str,
+    prices: dict[str, float],
+    budgets: list[float] | None,
+    *,
+    max_prompts: int = 2000,
+    seed: int = 0,
+) -> RouterMonth:
     if not has_model(lake, month):
         empty = pl.DataFrame(schema=ROUTER_SCHEMA)
         return RouterMonth(month, empty, lake.write(ROUTER, month, empty), {})
@@ -274,10 +372,17 @@ def router_month(lake: Lake, month: str, prices: dict[str, float], budgets: list
         X = X[np.sort(rng.choice(prompts.height, max_prompts, replace=False))]
     q = opponent_mix(lake, month, model.models)
     rows = router_rows(model.models, model.betas(X), q, prices, budgets) if len(X) else []
-    table = (pl.DataFrame(rows, schema={k: v for k, v in ROUTER_SCHEMA.items() if k != "month"})
-             .with_columns(pl.lit(month).alias("month")).select(list(ROUTER_SCHEMA)))
-    return RouterMonth(month, table, lake.write(ROUTER, month, table),
-                       dict(zip(model.models, q.round(6).tolist(), strict=True)))
+    table = (
+        pl.DataFrame(rows, schema={k: v for k, v in ROUTER_SCHEMA.items() if k != "month"})
+        .with_columns(pl.lit(month).alias("month"))
+        .select(list(ROUTER_SCHEMA))
+    )
+    return RouterMonth(
+        month,
+        table,
+        lake.write(ROUTER, month, table),
+        dict(zip(model.models, q.round(6).tolist(), strict=True)),
+    )
 
 
 # -- router_eval ---------------------------------------------------------------------------
@@ -298,21 +403,46 @@ def router_eval_month(lake: Lake, month: str, seed: int = 0) -> RouterEvalMonth:
     model = load_model(lake, month)
     battles = lake.read("battles", month, columns=BATTLE_COLUMNS)
     prompts, X = month_features(lake, month, model)
-    enc = encode(battles, prompts, X, loss=model.config.loss, tie_mode=model.config.tie_mode,
-                 models=model.models)
+    enc = encode(
+        battles,
+        prompts,
+        X,
+        loss=model.config.loss,
+        tie_mode=model.config.tie_mode,
+        models=model.models,
+    )
     coded = enc.coded
     after = np.flatnonzero(coded.tstamp >= model.meta["cut_tstamp"])
-    val = Coded(coded.models, coded.a[after], coded.b[after], coded.outcome[after],
-                coded.prompt[after], coded.tstamp[after], coded.X)
+    val = Coded(
+        coded.models,
+        coded.a[after],
+        coded.b[after],
+        coded.outcome[after],
+        coded.prompt[after],
+        coded.tstamp[after],
+        coded.X,
+    )
     holdout, marginal = model.holdout or model.params, params_named(model, "holdout_marginal")
     prediction = prediction_figures(val, holdout, marginal, model.config)
     chars = prompts.get_column("prompt_chars").fill_null(0).to_numpy()
     scores, tiers = routing_rows(val, holdout, marginal, chars, seed=seed)
     table = pl.DataFrame(
-        [{"month": month, "evaluation": "arena_holdout", "router": s.router, "apgr": s.apgr,
-          "cpt50": s.cpt50, "cpt80": s.cpt80, "battles": s.prompts,
-          "strong_quality": s.strong_quality, "weak_quality": s.weak_quality} for s in scores],
-        schema=ROUTER_EVAL_SCHEMA)
+        [
+            {
+                "month": month,
+                "evaluation": "arena_holdout",
+                "router": s.router,
+                "apgr": s.apgr,
+                "cpt50": s.cpt50,
+                "cpt80": s.cpt80,
+                "battles": s.prompts,
+                "strong_quality": s.strong_quality,
+                "weak_quality": s.weak_quality,
+            }
+            for s in scores
+        ],
+        schema=ROUTER_EVAL_SCHEMA,
+    )
     return RouterEvalMonth(month, table, prediction, tiers, lake.write(ROUTER_EVAL, month, table))
 
 
@@ -337,8 +467,16 @@ def month_tiers(lake: Lake, month: str) -> dict[str, int]:
 def router_training_data_month(lake: Lake, month: str) -> TrainingDataMonth:
     battles = lake.read("battles", month, columns=TRAINING_INPUT)
     conv = lake.read("conversations", month, columns=["conv_id", "messages"])
-    labels = labels_per_prompt(lake.read("topic_labels", month)) if lake.exists("topic_labels", month) else None
+    labels = (
+        labels_per_prompt(lake.read("topic_labels", month))
+        if lake.exists("topic_labels", month)
+        else None
+    )
     rows, counts = build_training_rows(month, battles, conv, labels, month_tiers(lake, month))
-    files = {name: lake.write_blob(ROUTER_TRAINING_DATA, f"{month}-{name}", data)
-             for name, data in layouts(rows).items()}
-    return TrainingDataMonth(month, rows, counts, lake.write(ROUTER_TRAINING_DATA, month, rows), files)
+    files = {
+        name: lake.write_blob(ROUTER_TRAINING_DATA, f"{month}-{name}", data)
+        for name, data in layouts(rows).items()
+    }
+    return TrainingDataMonth(
+        month, rows, counts, lake.write(ROUTER_TRAINING_DATA, month, rows), files
+    )

@@ -19,8 +19,12 @@ from arena_assets.contracts import VOTE_TYPES
 from arena_assets.pipeline.completions import read_board_data
 from arena_assets.pipeline.leaderboards import cells_of, labels_of, read_info, read_present
 from arena_assets.ranking.battle_cells import aggregate_cells, rankable_cells
-from arena_assets.ranking.boards import (CATEGORY_BOARDS, CATEGORY_ROW_COLUMNS, category_subset,
-                                         labelled_battles)
+from arena_assets.ranking.boards import (
+    CATEGORY_BOARDS,
+    CATEGORY_ROW_COLUMNS,
+    category_subset,
+    labelled_battles,
+)
 from arena_assets.ranking.cells import encode_battles
 from arena_assets.ranking.identify import rankable
 from arena_assets.site.build import MonthSite, SiteOptions, build_month
@@ -59,23 +63,28 @@ def previous_month(month: str) -> str:
 
 def registry_info(records: list[dict] | None) -> dict[str, ModelInfo]:
     """``models.json`` entries -> ModelInfo (common spellings of each field accepted)."""
+
     def pick(r: dict, *names):
         for n in names:
             if r.get(n) not in (None, "", "-"):
                 return str(r[n])
         return None
 
-    return {r["name"]: ModelInfo(
-        organization=pick(r, "organization", "organisation", "org", "Organization"),
-        license=pick(r, "license", "licence", "License"),
-        knowledge_cutoff=pick(r, "knowledge_cutoff", "Knowledge cutoff date", "cutoff"),
-        deprecated=bool(r.get("deprecated", False)),
-        link=pick(r, "link", "url", "Link")) for r in records or []}
+    return {
+        r["name"]: ModelInfo(
+            organization=pick(r, "organization", "organisation", "org", "Organization"),
+            license=pick(r, "license", "licence", "License"),
+            knowledge_cutoff=pick(r, "knowledge_cutoff", "Knowledge cutoff date", "cutoff"),
+            deprecated=bool(r.get("deprecated", False)),
+            link=pick(r, "link", "url", "Link"),
+        )
+        for r in records or []
+    }
 
 
 # a rejected line that was a vote: it names a vote type, or a winner (an adapter's battle
 # record); the text is cut to REJECT_RAW_CHARS, so a line cut before its type is not counted
-VOTE_LINE = (r'"type"\s*:\s*"(?:' + "|".join(VOTE_TYPES) + r')"|"winner"\s*:')
+VOTE_LINE = r'"type"\s*:\s*"(?:' + "|".join(VOTE_TYPES) + r')"|"winner"\s*:'
 
 
 def vote_lines(lake: Lake, month: str) -> VoteLines:
@@ -104,29 +113,43 @@ def _pairs(lake: Lake, months: list[str], cells: pl.DataFrame, keys: set[str]) -
     overall = PairCounts.of(aggregate_cells(kept, TIE_MODE))
     out["overall"] = out["style_control"] = overall
     for key in sorted(k for k in keys if k.startswith("language:")):
-        out[key] = PairCounts.of(aggregate_cells(
-            kept.filter(pl.col("language") == key.split(":", 1)[1]), TIE_MODE))
+        out[key] = PairCounts.of(
+            aggregate_cells(kept.filter(pl.col("language") == key.split(":", 1)[1]), TIE_MODE)
+        )
     wanted = [k for k in CATEGORY_BOARDS if k in keys]
     if wanted:
-        rows = pl.concat([read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
-                         how="diagonal_relaxed")
+        rows = pl.concat(
+            [read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
+            how="diagonal_relaxed",
+        )
         labelled = [m for m in months if lake.exists("topic_labels", m)]
-        labels = (pl.concat([labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
-                  if labelled else None)
+        labels = (
+            pl.concat([labels_of(lake, m) for m in labelled], how="diagonal_relaxed")
+            if labelled
+            else None
+        )
         battles = labelled_battles(rows, labels)
         for key in wanted:
-            out[key] = PairCounts.of(encode_battles(category_subset(battles, key),
-                                                    TIE_MODE).aggregate())
+            out[key] = PairCounts.of(
+                encode_battles(category_subset(battles, key), TIE_MODE).aggregate()
+            )
     return out
 
 
-def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
-                    min_votes: int, deprecate_after_months: int = 2) -> tuple[MonthSite, dict]:
+def read_month_site(
+    lake: Lake,
+    month: str,
+    *,
+    registry: dict[str, ModelInfo],
+    min_votes: int,
+    deprecate_after_months: int = 2,
+) -> tuple[MonthSite, dict]:
     """The month's ``MonthSite`` from the lake, and {board: (site votes, board votes)} for
     boards whose counted votes differ from what the leaderboard used (a stale board)."""
     if not lake.exists("arena_leaderboard", month):
-        raise FileNotFoundError(f"no arena_leaderboard for {month} in {lake.root}: "
-                                "materialize the leaderboards first")
+        raise FileNotFoundError(
+            f"no arena_leaderboard for {month} in {lake.root}: materialize the leaderboards first"
+        )
     frame = lake.read("arena_leaderboard", month)
     info = read_info(lake, month) or {}
     months = lake.months("battles", upto=month)
@@ -137,13 +160,19 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
     boards, mismatched = [], {}
     for key in sorted(keys):
         ranked = frame.filter(pl.col("board") == key).select(
-            "model", "rating", "lower", "upper", "battles")
+            "model", "rating", "lower", "upper", "battles"
+        )
         p = pairs.get(key)
         left_out = left_out_info.get(key)
         if left_out is None and p is not None:  # a lake from before the info file
             left_out = _left_out(p, min_votes, set(ranked["model"]))
-        board = Board("overall" if key == "style_control" else key, ranked, left_out or {}, p,
-                      style=key == "style_control")
+        board = Board(
+            "overall" if key == "style_control" else key,
+            ranked,
+            left_out or {},
+            p,
+            style=key == "style_control",
+        )
         used = info.get("boards", {}).get(key)
         on_board = _votes_among(p, set(ranked["model"])) if p is not None else None
         if isinstance(used, int) and on_board is not None and used != on_board:
@@ -151,8 +180,11 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
         boards.append(board)
     prev = previous_month(month)
     has_prev = lake.exists("arena_leaderboard", prev)
-    previous = (lake.read("arena_leaderboard", prev).filter(pl.col("board") == "overall")
-                if has_prev else None)
+    previous = (
+        lake.read("arena_leaderboard", prev).filter(pl.col("board") == "overall")
+        if has_prev
+        else None
+    )
     month_cells = cells.filter(pl.col("month") == month)
     recent = months[-deprecate_after_months:] if deprecate_after_months > 0 else []
     active = set(_votes_by_model(cells.filter(pl.col("month").is_in(recent)))) if recent else None
@@ -160,53 +192,94 @@ def read_month_site(lake: Lake, month: str, *, registry: dict[str, ModelInfo],
     deprecated = {m for m, i in registry.items() if i.deprecated and m in on_boards}
     if active is not None:
         deprecated |= on_boards - active
-    history = (lake.read("leaderboard_history", month) if lake.exists("leaderboard_history", month)
-               else None)
-    bench = lake.read("bench_leaderboard", month) if lake.exists("bench_leaderboard", month) else None
+    history = (
+        lake.read("leaderboard_history", month)
+        if lake.exists("leaderboard_history", month)
+        else None
+    )
+    bench = (
+        lake.read("bench_leaderboard", month) if lake.exists("bench_leaderboard", month) else None
+    )
     overall = next((b for b in boards if b.key == "overall" and not b.style), None)
     coef = pl.DataFrame(info["style_coefficients"]) if info.get("style_coefficients") else None
-    skipped = {k: str(v).removeprefix("skipped: ") for k, v in info.get("boards", {}).items()
-               if isinstance(v, str)}
+    skipped = {
+        k: str(v).removeprefix("skipped: ")
+        for k, v in info.get("boards", {}).items()
+        if isinstance(v, str)
+    }
     site = MonthSite(
-        month=month, boards=boards, registry=registry, deprecated=deprecated,
-        level=float(frame["ci_level"][0]) if frame.height else 0.95, min_votes=min_votes,
-        source=(f"Bradley-Terry scores from every kept vote up to the end of {month} "
-                f"({', '.join(months[:1] + months[-1:]) if len(months) > 1 else month}); "
-                f"{frame['ci_method'][0] if frame.height else 'bootstrap'} intervals."),
-        history=history, previous_month=prev if has_prev else None, previous=previous,
+        month=month,
+        boards=boards,
+        registry=registry,
+        deprecated=deprecated,
+        level=float(frame["ci_level"][0]) if frame.height else 0.95,
+        min_votes=min_votes,
+        source=(
+            f"Bradley-Terry scores from every kept vote up to the end of {month} "
+            f"({', '.join(months[:1] + months[-1:]) if len(months) > 1 else month}); "
+            f"{frame['ci_method'][0] if frame.height else 'bootstrap'} intervals."
+        ),
+        history=history,
+        previous_month=prev if has_prev else None,
+        previous=previous,
         month_votes=_votes_by_model(month_cells),
         previous_votes=_votes_by_model(cells.filter(pl.col("month") == prev)),
-        style_coefficients=coef, skipped_boards=skipped, bench=bench,
+        style_coefficients=coef,
+        skipped_boards=skipped,
+        bench=bench,
         vs_human=_vs_human(bench, frame),
-        data_card=_card(lake, months, month, cells, month_cells, overall, info))
+        data_card=_card(lake, months, month, cells, month_cells, overall, info),
+    )
     site.copilot = read_board_data(lake, month)  # None: no Copilot board this month
     return site, mismatched
 
 
-def _card(lake: Lake, months: list[str], month: str, cells: pl.DataFrame,
-          month_cells: pl.DataFrame, overall: Board | None, info: dict) -> dict | None:
+def _card(
+    lake: Lake,
+    months: list[str],
+    month: str,
+    cells: pl.DataFrame,
+    month_cells: pl.DataFrame,
+    overall: Board | None,
+    info: dict,
+) -> dict | None:
     """The data card; None without an overall board while there are votes (nothing to
     count them against). With no vote at all there is nothing to lose: the card is zeros."""
     lines = {}
     for m in months:  # a month whose raw_logs are gone counts its battles instead
         line = vote_lines(lake, m)
-        lines[m] = line if line.read is not None else VoteLines(
-            int(cells.filter(pl.col("month") == m)["n"].sum()), line.rejected, "battles")
+        lines[m] = (
+            line
+            if line.read is not None
+            else VoteLines(
+                int(cells.filter(pl.col("month") == m)["n"].sum()), line.rejected, "battles"
+            )
+        )
     sources = sorted({v.source for v in lines.values()})
-    upto = VoteLines(sum(v.read for v in lines.values()), sum(v.rejected for v in lines.values()),
-                     "+".join(sources))
+    upto = VoteLines(
+        sum(v.read for v in lines.values()),
+        sum(v.rejected for v in lines.values()),
+        "+".join(sources),
+    )
     if overall is None:
         if upto.read + upto.rejected or (cells.height and cells["n"].sum()):
             return None
         overall = Board("overall", pl.DataFrame(schema={"model": pl.String}))
     used = info.get("boards", {}).get("overall")
-    return data_card(cells, month_cells, overall, used=used if isinstance(used, int) else None,
-                     lines_upto=upto, lines_month=lines[month])
+    return data_card(
+        cells,
+        month_cells,
+        overall,
+        used=used if isinstance(used, int) else None,
+        lines_upto=upto,
+        lines_month=lines[month],
+    )
 
 
 def _left_out(pairs: PairCounts, min_votes: int, ranked: set[str]) -> dict[str, str]:
-    from arena_assets.ranking.cells import Aggregated
     import numpy as np
+
+    from arena_assets.ranking.cells import Aggregated
 
     iu, ju = np.triu_indices(len(pairs.models), 1)
     counts = np.stack([pairs.wins[iu, ju], pairs.wins[ju, iu], pairs.ties[iu, ju]], axis=1)
@@ -228,31 +301,51 @@ def _vs_human(bench: pl.DataFrame | None, boards: pl.DataFrame) -> dict | None:
     from arena_assets.judging.metrics import bench_vs_human, score_table
 
     human = boards.filter(pl.col("board") == "overall")
-    scores = bench.select("model", rating="bt_rating", lower="bt_lower", upper="bt_upper").drop_nulls()
+    scores = bench.select(
+        "model", rating="bt_rating", lower="bt_lower", upper="bt_upper"
+    ).drop_nulls()
     try:
         return bench_vs_human(score_table(scores, "bench"), score_table(human, "arena"))
     except ValueError as exc:  # fewer than two shared models
         return {"error": str(exc)}
 
 
-def leaderboard_site_month(lake: Lake, month: str, root: SiteRoot, *,
-                           registry: dict[str, ModelInfo], min_votes: int,
-                           deprecate_after_months: int = 2,
-                           options: SiteOptions | None = None) -> SiteMonth:
+def leaderboard_site_month(
+    lake: Lake,
+    month: str,
+    root: SiteRoot,
+    *,
+    registry: dict[str, ModelInfo],
+    min_votes: int,
+    deprecate_after_months: int = 2,
+    options: SiteOptions | None = None,
+) -> SiteMonth:
     """Build the month's pages and write them (and the root's index and history)."""
     options = options or SiteOptions()
     started = time.perf_counter()
-    site, mismatched = read_month_site(lake, month, registry=registry, min_votes=min_votes,
-                                       deprecate_after_months=deprecate_after_months)
+    site, mismatched = read_month_site(
+        lake,
+        month,
+        registry=registry,
+        min_votes=min_votes,
+        deprecate_after_months=deprecate_after_months,
+    )
     read_s = time.perf_counter() - started
     built = build_month(site, options)
     build_s = time.perf_counter() - started - read_s
     written = publish_month(root, month, built.files, options.site_name)
     return SiteMonth(
-        month=month, page_url=root.page_url(month), files=len(built.files),
-        bytes_written=written, boards=sorted({k for k, _ in built.tables}),
+        month=month,
+        page_url=root.page_url(month),
+        files=len(built.files),
+        bytes_written=written,
+        boards=sorted({k for k, _ in built.tables}),
         models=sum(1 for f in built.files if f.startswith("models/")),
         data_card=site.data_card,
         mismatched_boards=mismatched,
-        seconds={"read": round(read_s, 3), "build": round(build_s, 3),
-                 "write": round(time.perf_counter() - started - read_s - build_s, 3)})
+        seconds={
+            "read": round(read_s, 3),
+            "build": round(build_s, 3),
+            "write": round(time.perf_counter() - started - read_s - build_s, 3),
+        },
+    )

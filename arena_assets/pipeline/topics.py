@@ -14,10 +14,17 @@ import polars as pl
 
 from arena_assets.labels.clusters import ClusterConfig, Embedder, build_topic_clusters
 from arena_assets.labels.label import (
-    LabelConfig, LabelReport, distinct_prompts, label_conversations, out_of_range, parse_failure_rate,
+    LabelConfig,
+    LabelReport,
+    distinct_prompts,
+    label_conversations,
+    out_of_range,
+    parse_failure_rate,
 )
 from arena_assets.labels.schema import (
-    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA, TOPIC_CLUSTER_SUMMARY_SCHEMA, TOPIC_LABELS_SCHEMA,
+    TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA,
+    TOPIC_CLUSTER_SUMMARY_SCHEMA,
+    TOPIC_LABELS_SCHEMA,
 )
 from arena_assets.llm import BatchReport, LLMTask
 from arena_assets.llm.batch import ProgressFn
@@ -46,7 +53,9 @@ def prompt_conversations(lake: Lake, month: str, columns: list[str]) -> pl.DataF
     conv = lake.read("conversations", month, columns=[*columns, *(["n_images"] if counted else [])])
     imaged = [("n_images", ">", 0)] if counted else None
     messages = lake.read("conversations", month, columns=["conv_id", "messages"], filters=imaged)
-    return conv.drop("n_images", strict=False).join(messages, on="conv_id", how="left", maintain_order="left")
+    return conv.drop("n_images", strict=False).join(
+        messages, on="conv_id", how="left", maintain_order="left"
+    )
 
 
 @dataclass
@@ -70,9 +79,16 @@ class TopicClustersMonth:
     urls: tuple[str, str]
 
 
-def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str,
-                       cfg: LabelConfig = LabelConfig(), storage_options: dict | None = None,
-                       progress: ProgressFn | None = None) -> TopicLabelsMonth:
+def topic_labels_month(
+    lake: Lake,
+    month: str,
+    task: LLMTask,
+    *,
+    cache_root: str,
+    cfg: LabelConfig = LabelConfig(),
+    storage_options: dict | None = None,
+    progress: ProgressFn | None = None,
+) -> TopicLabelsMonth:
     """conversations of ``month`` -> the lake's ``topic_labels`` partition. Conversations of
     battles read from a release that carries LMArena's own ``category_tag`` are not sent
     to the labeller: the boards read that tag (``ranking.boards.attach_topic_labels``)."""
@@ -82,10 +98,19 @@ def topic_labels_month(lake: Lake, month: str, task: LLMTask, *, cache_root: str
         labels = pl.DataFrame(schema=TOPIC_LABELS_SCHEMA)
         url = lake.write(TOPIC_LABELS, month, labels)
         return TopicLabelsMonth(month, labels, LabelReport(), {}, {}, url)
-    labels, report = label_conversations(conv, task, month=month, cache_root=cache_root, cfg=cfg,
-                                         storage_options=storage_options, progress=progress)
+    labels, report = label_conversations(
+        conv,
+        task,
+        month=month,
+        cache_root=cache_root,
+        cfg=cfg,
+        storage_options=storage_options,
+        progress=progress,
+    )
     url = lake.write(TOPIC_LABELS, month, labels)
-    return TopicLabelsMonth(month, labels, report, parse_failure_rate(labels), out_of_range(labels), url)
+    return TopicLabelsMonth(
+        month, labels, report, parse_failure_rate(labels), out_of_range(labels), url
+    )
 
 
 def release_tagged_conversations(lake: Lake, month: str) -> list[str]:
@@ -98,25 +123,48 @@ def release_tagged_conversations(lake: Lake, month: str) -> list[str]:
     with lake.fs.open(lake.partition_path("raw_logs", month), "rb") as fh:
         if "category_tag" not in pq.read_schema(fh).names:
             return []
-    tagged = lake.read("raw_logs", month, columns=["conv_id_a", "conv_id_b", "category_tag"],
-                       filters=[("category_tag", "!=", "")])
+    tagged = lake.read(
+        "raw_logs",
+        month,
+        columns=["conv_id_a", "conv_id_b", "category_tag"],
+        filters=[("category_tag", "!=", "")],
+    )
     return pl.concat([tagged["conv_id_a"], tagged["conv_id_b"]]).drop_nulls().unique().to_list()
 
 
-def topic_clusters_month(lake: Lake, month: str, embedder: Embedder, *,
-                         cfg: ClusterConfig = ClusterConfig(), namer: LLMTask | None = None,
-                         cache_root: str | None = None, storage_options: dict | None = None,
-                         ) -> TopicClustersMonth:
+def topic_clusters_month(
+    lake: Lake,
+    month: str,
+    embedder: Embedder,
+    *,
+    cfg: ClusterConfig = ClusterConfig(),
+    namer: LLMTask | None = None,
+    cache_root: str | None = None,
+    storage_options: dict | None = None,
+) -> TopicClustersMonth:
     """conversations (+ topic_labels when present) -> ``topic_clusters`` and its summary."""
     conv = prompt_conversations(lake, month, ["conv_id", "dedup_key", "first_prompt"])
     labels = lake.read(TOPIC_LABELS, month) if lake.exists(TOPIC_LABELS, month) else None
     if conv.is_empty():  # a month without traffic: empty tables, no call
         assign = pl.DataFrame(schema=TOPIC_CLUSTER_ASSIGNMENTS_SCHEMA)
         summary = pl.DataFrame(schema=TOPIC_CLUSTER_SUMMARY_SCHEMA)
-        urls = (lake.write(TOPIC_CLUSTERS, month, assign), lake.write(TOPIC_CLUSTER_SUMMARY, month, summary))
+        urls = (
+            lake.write(TOPIC_CLUSTERS, month, assign),
+            lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
+        )
         return TopicClustersMonth(month, assign, summary, None, urls)
     assign, summary, naming = build_topic_clusters(
-        distinct_prompts(conv), labels, embedder, month=month, cfg=cfg, namer=namer,
-        cache_root=cache_root, storage_options=storage_options)
-    urls = (lake.write(TOPIC_CLUSTERS, month, assign), lake.write(TOPIC_CLUSTER_SUMMARY, month, summary))
+        distinct_prompts(conv),
+        labels,
+        embedder,
+        month=month,
+        cfg=cfg,
+        namer=namer,
+        cache_root=cache_root,
+        storage_options=storage_options,
+    )
+    urls = (
+        lake.write(TOPIC_CLUSTERS, month, assign),
+        lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
+    )
     return TopicClustersMonth(month, assign, summary, naming, urls)

@@ -30,10 +30,14 @@ def run_ui(args: argparse.Namespace) -> int:
     from arena_assets.envfile import dagster_workdir
 
     if not os.environ.get("DAGSTER_HOME"):
-        raise SystemExit("DAGSTER_HOME is not set: run `make ui`, or export DAGSTER_HOME "
-                         "(a folder holding dagster.yaml; `make install` makes .dagster_home)")
-    print(f"Dagster UI on http://{args.host}:{args.port} (instance {os.environ['DAGSTER_HOME']})",
-          flush=True)
+        raise SystemExit(
+            "DAGSTER_HOME is not set: run `make ui`, or export DAGSTER_HOME "
+            "(a folder holding dagster.yaml; `make install` makes .dagster_home)"
+        )
+    print(
+        f"Dagster UI on http://{args.host}:{args.port} (instance {os.environ['DAGSTER_HOME']})",
+        flush=True,
+    )
     workspace = Path(args.project).resolve() / "workspace.yaml"
     with dagster_workdir(args.project) as (workdir, env):
         proc = subprocess.Popen(dev_command(workspace, args.host, args.port), cwd=workdir, env=env)
@@ -49,5 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     ui = sub.add_parser("ui", help="the Dagster UI (dg dev) over the project's instance and data")
     ui.add_argument("--host", default="127.0.0.1")
     ui.add_argument("--port", type=int, default=3000)
-    ui.add_argument("--project", default=".", help="folder holding the project's .env and workspace.yaml")
+    ui.add_argument(
+        "--project", default=".", help="folder holding the project's .env and workspace.yaml"
+    )
     ui.set_defaults(func=run_ui)

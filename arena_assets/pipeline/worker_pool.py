@@ -55,7 +55,11 @@ def _start_worker() -> None:
     warnings.filterwarnings("ignore", category=UserWarning, module="dagster")
     _job = defs().get_job_def(EVERY_ASSET_JOB)
     # without DAGSTER_HOME the runs still write the lake, unrecorded (as `dagster job execute`)
-    _instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+    _instance = (
+        dg.DagsterInstance.get()
+        if os.environ.get("DAGSTER_HOME")
+        else dg.DagsterInstance.ephemeral()
+    )
 
 
 def _ready() -> int:
@@ -71,11 +75,21 @@ def _execute(ops: tuple[str, ...], months: tuple[str, ...]) -> RunOutcome:
     started, cpu = time.perf_counter(), _cpu()
     one = len(months) == 1  # one month: partition_key; a range: the range tags
     tags = {EXECUTOR_TAG: "in_process"} | ({} if one else PlannedRun((), months).partition_tags)
-    result = _job.execute_in_process(run_config=QUIET, instance=_instance, op_selection=list(ops),
-                                     partition_key=months[0] if one else None, tags=tags,
-                                     raise_on_error=False)
-    return RunOutcome(result.success, result.run_id, failure_text(result),
-                      time.perf_counter() - started, _cpu() - cpu)
+    result = _job.execute_in_process(
+        run_config=QUIET,
+        instance=_instance,
+        op_selection=list(ops),
+        partition_key=months[0] if one else None,
+        tags=tags,
+        raise_on_error=False,
+    )
+    return RunOutcome(
+        result.success,
+        result.run_id,
+        failure_text(result),
+        time.perf_counter() - started,
+        _cpu() - cpu,
+    )
 
 
 def failure_text(result) -> str:
@@ -111,8 +125,15 @@ def job_ops(definitions) -> list[str]:
     return list(definitions.get_job_def(EVERY_ASSET_JOB).graph.node_dict)
 
 
-def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
-                 execute=_execute, initializer=_start_worker) -> list[ParallelRun]:
+def execute_runs(
+    runs: list[ParallelRun],
+    ops_of,
+    workers: int,
+    report=print,
+    *,
+    execute=_execute,
+    initializer=_start_worker,
+) -> list[ParallelRun]:
     """Execute ``runs`` (in plan order, each once what it waits for succeeded) with at most
     ``workers`` at once; ``ops_of(run)`` names the job's ops a run executes. ``report``
     gets one line per finished run. Returns the runs that failed or never started (they
@@ -145,12 +166,14 @@ def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
                 run = running.pop(future)
                 try:
                     outcome = future.result()
-                except Exception as exc:  # noqa: BLE001 - a worker that died: that run failed
+                except Exception as exc:
                     outcome = RunOutcome(False, "-", f"the worker failed: {exc!r}", 0.0, 0.0)
                 what = _short(run.assets)
                 if outcome.success:
                     done.add(run.key)
-                    report(f"  {run.label}: {what} in {outcome.wall_s:.1f}s (CPU {outcome.cpu_s:.1f}s)")
+                    report(
+                        f"  {run.label}: {what} in {outcome.wall_s:.1f}s (CPU {outcome.cpu_s:.1f}s)"
+                    )
                 else:
                     failed.append(run)
                     report(f"  {run.label}: {what} FAILED (run {outcome.run_id})\n{outcome.errors}")
@@ -160,4 +183,8 @@ def execute_runs(runs: list[ParallelRun], ops_of, workers: int, report=print, *,
 
 
 def _short(assets: tuple[str, ...]) -> str:
-    return ", ".join(assets) if len(assets) <= 3 else f"{', '.join(assets[:3])} +{len(assets) - 3} more"
+    return (
+        ", ".join(assets)
+        if len(assets) <= 3
+        else f"{', '.join(assets[:3])} +{len(assets) - 3} more"
+    )

@@ -24,19 +24,28 @@ import sys
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    cmd = subparsers.add_parser("forget", help="remove every row of one user from the lake",
-                                description=__doc__.splitlines()[0])
+    cmd = subparsers.add_parser(
+        "forget",
+        help="remove every row of one user from the lake",
+        description=__doc__.splitlines()[0],
+    )
     who = cmd.add_mutually_exclusive_group(required=True)
     who.add_argument("--user", help="the user id or IP address as the platform logs it")
     who.add_argument("--hash", dest="user_hash", help="the user's salted user_hash")
-    who.add_argument("--resume", action="store_true",
-                     help="no new user: finish the rebuild of earlier forgets")
+    who.add_argument(
+        "--resume", action="store_true", help="no new user: finish the rebuild of earlier forgets"
+    )
     cmd.add_argument("--dry-run", action="store_true", help="count, change nothing")
-    cmd.add_argument("--purge-raw", action="store_true",
-                     help="also blank the user's lines in the raw JSON-lines files")
-    cmd.add_argument("--recompute", action="store_true",
-                     help="rebuild what depends on the user through the assets (every "
-                          "unfinished forget)")
+    cmd.add_argument(
+        "--purge-raw",
+        action="store_true",
+        help="also blank the user's lines in the raw JSON-lines files",
+    )
+    cmd.add_argument(
+        "--recompute",
+        action="store_true",
+        help="rebuild what depends on the user through the assets (every unfinished forget)",
+    )
     cmd.add_argument("--lake", default=None, help="lake root (default: $ARENA_LAKE_ROOT)")
     cmd.add_argument("--raw-root", default=None, help="raw root (default: $ARENA_RAW_ROOT)")
     cmd.add_argument("--salt", default=None, help="user salt (default: $ARENA_USER_SALT)")
@@ -48,13 +57,18 @@ def run_forget(args: argparse.Namespace) -> int:
 
     # the code location's EnvVars resolve in this process, the shell winning over .env and
     # an option over both (for the rebuild's resources too)
-    options = {"ARENA_LAKE_ROOT": args.lake, "ARENA_RAW_ROOT": args.raw_root,
-               "ARENA_USER_SALT": args.salt}
+    options = {
+        "ARENA_LAKE_ROOT": args.lake,
+        "ARENA_RAW_ROOT": args.raw_root,
+        "ARENA_USER_SALT": args.salt,
+    }
     with applied_to_environ(overrides=options):
         salt = setting("ARENA_USER_SALT", "")
         if args.user is not None and not salt:
-            print("error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
-                  file=sys.stderr)
+            print(
+                "error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
+                file=sys.stderr,
+            )
             return 2
         return _forget(args, salt)
 
@@ -80,7 +94,10 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
     import dagster as dg
 
     from arena_assets.defs.privacy.rebuild import (
-        materialized_months, pending_by_month, rebuild_in_process, rebuild_plan,
+        materialized_months,
+        pending_by_month,
+        rebuild_in_process,
+        rebuild_plan,
     )
     from arena_assets.envfile import setting
     from arena_assets.privacy import journal
@@ -91,9 +108,13 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
     storage = _storage()
     lake = storage.lake()
     root = setting("ARENA_RELEASE_ROOT", "./data/release")
-    target = ReleaseTarget(root, setting("ARENA_RELEASE_SECRET", ""),
-                           setting("ARENA_RELEASE_LICENSE", "cc-by-4.0"),
-                           storage._options_for(root), setting("ARENA_RELEASE_PUBLISHED", ""))
+    target = ReleaseTarget(
+        root,
+        setting("ARENA_RELEASE_SECRET", ""),
+        setting("ARENA_RELEASE_LICENSE", "cc-by-4.0"),
+        storage._options_for(root),
+        setting("ARENA_RELEASE_PUBLISHED", ""),
+    )
     instance = dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
     defs = None
     if not args.resume:
@@ -104,31 +125,48 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
 
             defs = load_defs()
             graph = defs.resolve_asset_graph()
-            materialized = materialized_months(lake, instance, lambda: set(released_months(
-                target, sorted(lake.months("conversations")))), _site_months)
+            materialized = materialized_months(
+                lake,
+                instance,
+                lambda: set(released_months(target, sorted(lake.months("conversations")))),
+                _site_months,
+            )
             plan = lambda months, edited: rebuild_plan(graph, months, materialized, edited)  # noqa: E731
         report = forget_user(
-            lake, user_hash=user_hash, raw_root=storage.raw_root, salt=salt, identity=args.user,
-            dry_run=args.dry_run, purge_raw=args.purge_raw,
+            lake,
+            user_hash=user_hash,
+            raw_root=storage.raw_root,
+            salt=salt,
+            identity=args.user,
+            dry_run=args.dry_run,
+            purge_raw=args.purge_raw,
             storage_options=storage.raw_storage_options(),
-            release=target if target.secret else None, plan_rebuild=plan,
-            completions_root=completions_root_for(storage.raw_root))  # Copilot Arena's records
+            release=target if target.secret else None,
+            plan_rebuild=plan,
+            completions_root=completions_root_for(storage.raw_root),
+        )  # Copilot Arena's records
         for text in report.lines():
             print(text)
         if plan is not None and report.journal is not None:
             known = set(graph.get(dg.AssetKey("raw_logs")).partitions_def.get_partition_keys())
             outside = sorted(set(report.journal.months) - known)
             if outside:
-                print(f"warning: {', '.join(outside)} outside the code location's months "
-                      "(ARENA_PARTITIONS_START..ARENA_PARTITIONS_END): what derives from the "
-                      "user's rows there is not rebuilt by this forget")
+                print(
+                    f"warning: {', '.join(outside)} outside the code location's months "
+                    "(ARENA_PARTITIONS_START..ARENA_PARTITIONS_END): what derives from the "
+                    "user's rows there is not rebuilt by this forget"
+                )
         left = [h for h in report.raw if h.line_nos and not h.purged]
         if left and not args.dry_run:
-            print("warning: the raw files above still hold the user's lines; rematerializing "
-                  "raw_logs of those months would bring them back (use --purge-raw)")
+            print(
+                "warning: the raw files above still hold the user's lines; rematerializing "
+                "raw_logs of those months would bring them back (use --purge-raw)"
+            )
         if report.affected_months:
-            print("note: LLM answers and embeddings computed from the user's prompts stay in "
-                  "the answer cache (keyed by a hash of the request, not by user)")
+            print(
+                "note: LLM answers and embeddings computed from the user's prompts stay in "
+                "the answer cache (keyed by a hash of the request, not by user)"
+            )
     if args.dry_run:
         return 0
     pending = pending_by_month(journal.unfinished(lake))
@@ -143,11 +181,13 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
         from arena_assets.definitions import defs as load_defs
 
         defs = load_defs()
-    with (instance or dg.DagsterInstance.ephemeral()) as run_instance:
+    with instance or dg.DagsterInstance.ephemeral() as run_instance:
         done = rebuild_in_process(defs, lake, run_instance, print)
     if not done:
-        print("the forget is recorded in the lake's journal: fix the cause and run "
-              "arena-assets forget --resume --recompute to finish the rebuild", file=sys.stderr)
+        print(
+            "the forget is recorded in the lake's journal: fix the cause and run "
+            "arena-assets forget --resume --recompute to finish the rebuild",
+            file=sys.stderr,
+        )
         return 1
     return 0
-

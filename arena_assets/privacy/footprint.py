@@ -69,14 +69,18 @@ def partition_schema(lake: Lake, table: str, month: str) -> Schema:
 
     def is_list_of_strings(t: pa.DataType) -> bool:
         return (pa.types.is_list(t) or pa.types.is_large_list(t)) and (
-            pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type))
+            pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type)
+        )
 
     return Schema(
         users=[c for c in USER_COLUMNS if c in names],
         conversations=[c for c in CONVERSATION_COLUMNS if c in names],
         prompt_keys=[c for c in PROMPT_KEY_COLUMNS if c in names],
-        texts=[f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)],
-        text_lists=[f.name for f in schema if is_list_of_strings(f.type)])
+        texts=[
+            f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+        ],
+        text_lists=[f.name for f in schema if is_list_of_strings(f.type)],
+    )
 
 
 def lake_schemas(lake: Lake) -> dict[str, dict[str, Schema]]:
@@ -164,8 +168,9 @@ class Removal:
     strings: int = 0  # list elements removed (text kind)
 
 
-def remove_footprint(lake: Lake, table: str, month: str, sch: Schema, fp: Footprint,
-                     *, dry_run: bool = False) -> Removal:
+def remove_footprint(
+    lake: Lake, table: str, month: str, sch: Schema, fp: Footprint, *, dry_run: bool = False
+) -> Removal:
     """Count (and unless ``dry_run`` remove) the user's rows / strings in one partition."""
     out = Removal()
     rows = _rows_to_remove(sch, fp, month)
@@ -179,7 +184,9 @@ def remove_footprint(lake: Lake, table: str, month: str, sch: Schema, fp: Footpr
         frame = frame.filter(~rows)
     for c in lists:
         before = frame[c].list.len().fill_null(0).sum()
-        frame = frame.with_columns(pl.col(c).list.eval(pl.element().filter(~pl.element().is_in(texts))))
+        frame = frame.with_columns(
+            pl.col(c).list.eval(pl.element().filter(~pl.element().is_in(texts)))
+        )
         out.strings += int(before - frame[c].list.len().fill_null(0).sum())
     if (out.rows or out.strings) and not dry_run:
         lake.write(table, month, frame, empty_ok=True)

@@ -60,6 +60,7 @@ from arena_assets.storage import Lake
 
 __all__ = ["USER_COLUMNS", "ForgetReport", "RawHit", "forget_user", "user_hash_of", "user_tables"]
 
+
 @dataclass
 class RawHit:
     source_file: str  # relative to the raw root, as raw_logs.source_file
@@ -82,7 +83,9 @@ class ForgetReport:
 
     @property
     def affected_months(self) -> list[str]:
-        found = {m for t in (self.removed, self.strings) for ms in t.values() for m, n in ms.items() if n}
+        found = {
+            m for t in (self.removed, self.strings) for ms in t.values() for m, n in ms.items() if n
+        }
         return sorted(found | set(self.journal.months if self.journal else ()))
 
     @property
@@ -102,15 +105,21 @@ class ForgetReport:
         out.append("affected months: " + (", ".join(self.affected_months) or "none"))
         for month, counts in sorted(self.releases.items()):
             state = "would rewrite" if self.dry_run else "rewritten"
-            out.append(f"  release {month}: {releases.describe(counts)} of the user's rows; {state}")
+            out.append(
+                f"  release {month}: {releases.describe(counts)} of the user's rows; {state}"
+            )
         for month in self.published:
-            out.append(f"warning: the {month} release was PUBLISHED (ARENA_RELEASE_PUBLISHED): the "
-                       f"published copy still holds {releases.describe(self.releases[month])} "
-                       "of the user's rows; replace it with the rewritten local folder")
+            out.append(
+                f"warning: the {month} release was PUBLISHED (ARENA_RELEASE_PUBLISHED): the "
+                f"published copy still holds {releases.describe(self.releases[month])} "
+                "of the user's rows; replace it with the rewritten local folder"
+            )
         for hit in self.raw:
             state = "blanked" if hit.purged else "NOT purged"
-            out.append(f"  raw file {hit.source_file}: {len(hit.line_nos)} lines {state}"
-                       + (f" ({hit.note})" if hit.note else ""))
+            out.append(
+                f"  raw file {hit.source_file}: {len(hit.line_nos)} lines {state}"
+                + (f" ({hit.note})" if hit.note else "")
+            )
         return out
 
 
@@ -131,9 +140,14 @@ def user_tables(lake: Lake) -> dict[str, dict[str, list[str]]]:
     return found
 
 
-def forget_in_lake(lake: Lake, user_hash: str, *, dry_run: bool = False,
-                   report: ForgetReport | None = None,
-                   found: tuple[dict, Footprint] | None = None) -> tuple[ForgetReport, Footprint]:
+def forget_in_lake(
+    lake: Lake,
+    user_hash: str,
+    *,
+    dry_run: bool = False,
+    report: ForgetReport | None = None,
+    found: tuple[dict, Footprint] | None = None,
+) -> tuple[ForgetReport, Footprint]:
     """Remove the user from every partition of every table (see ``footprint``); ``found``:
     the lake's schemas and the user's footprint when already collected."""
     report = report or ForgetReport(user_hash, dry_run)
@@ -158,9 +172,15 @@ def _line_user_hash(line: bytes, checker: Checker) -> str | None:
     return None if user is None else checker.user_hash(user)
 
 
-def find_raw_lines(raw_root: str, months: list[str], user_hash: str, salt: str, *,
-                   identity: str | None = None, storage_options: dict | None = None
-                   ) -> list[tuple[str, str, list[int], str]]:
+def find_raw_lines(
+    raw_root: str,
+    months: list[str],
+    user_hash: str,
+    salt: str,
+    *,
+    identity: str | None = None,
+    storage_options: dict | None = None,
+) -> list[tuple[str, str, list[int], str]]:
     """(url, source_file, line numbers, note) of the raw lines of the user in ``months``.
 
     Lines are matched by hashing the identity field found in their text (as for rejects:
@@ -174,8 +194,14 @@ def find_raw_lines(raw_root: str, months: list[str], user_hash: str, salt: str, 
         for url in scan_month(raw_root, month, storage_options).files:
             name = relative_name(raw_root, url, storage_options)
             if file_kind(url) != "jsonl":
-                out.append((url, name, [], "Parquet / JSON list: not searched or rewritten; "
-                                           "check it by hand"))
+                out.append(
+                    (
+                        url,
+                        name,
+                        [],
+                        "Parquet / JSON list: not searched or rewritten; check it by hand",
+                    )
+                )
                 continue
             found: list[int] = []
             note = ""
@@ -225,12 +251,20 @@ def blank_raw_lines(url: str, line_nos: list[int], storage_options: dict | None 
             fs.rm(tmp)
 
 
-def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt: str = "",
-                identity: str | None = None, dry_run: bool = False, purge_raw: bool = False,
-                storage_options: dict | None = None, release: ReleaseTarget | None = None,
-                plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]]
-                | None = None, completions_root: str | None = None,
-                ) -> ForgetReport:
+def forget_user(
+    lake: Lake,
+    *,
+    user_hash: str,
+    raw_root: str | None = None,
+    salt: str = "",
+    identity: str | None = None,
+    dry_run: bool = False,
+    purge_raw: bool = False,
+    storage_options: dict | None = None,
+    release: ReleaseTarget | None = None,
+    plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]] | None = None,
+    completions_root: str | None = None,
+) -> ForgetReport:
     """Forget one user in the lake and the releases, then find (and with ``purge_raw``
     blank) their raw lines in the affected months. ``salt`` is needed to recognise raw
     lines (hash them). Unless ``dry_run``, the forget is recorded in the lake's journal;
@@ -251,8 +285,12 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
     released = releases.released_months(release, months) if release is not None else []
     for month in released:  # counted before the lake forgets which conversations were theirs
         report.releases[month] = releases.count_in_release(
-            release, month, user_hash, fp.conversations.get(month, set()),
-            fp.exclusive_keys.get(month, set()))
+            release,
+            month,
+            user_hash,
+            fp.conversations.get(month, set()),
+            fp.exclusive_keys.get(month, set()),
+        )
     report.published = [m for m in released if release.is_published(m)]
     forget_in_lake(lake, user_hash, dry_run=dry_run, report=report, found=(schemas, fp))
     if entry is not None:
@@ -262,15 +300,22 @@ def forget_user(lake: Lake, *, user_hash: str, raw_root: str | None = None, salt
         for month in released:
             releases.rewrite_release(release, lake, month)
             entry.releases = sorted(set(entry.releases) | {month})
-        entry.rebuild = plan_rebuild(entry.months, entry.changed) if plan_rebuild is not None else {}
+        entry.rebuild = (
+            plan_rebuild(entry.months, entry.changed) if plan_rebuild is not None else {}
+        )
         entry.state = "removed" if entry.pending() else "done"
         journal.save(lake, entry)
         report.journal = entry
     roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
     for root, prefix in roots if salt else []:
         for url, name, line_nos, note in find_raw_lines(
-                root, report.affected_months, user_hash, salt, identity=identity,
-                storage_options=storage_options):
+            root,
+            report.affected_months,
+            user_hash,
+            salt,
+            identity=identity,
+            storage_options=storage_options,
+        ):
             hit = RawHit(prefix + name, line_nos, note=note)
             if purge_raw and line_nos and not dry_run and not note:
                 blank_raw_lines(url, line_nos, storage_options)

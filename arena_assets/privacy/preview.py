@@ -19,8 +19,21 @@ MAX_CELL_CHARS = 120
 # string columns that are identifiers or codes, not free text (left unredacted: a hash or
 # a model name is not personal data, and redaction patterns could mangle a hex hash)
 _CODE_SUFFIXES = ("_hash", "_id", "_key")
-_CODE_COLUMNS = frozenset({"month", "type", "model", "model_a", "model_b", "winner", "reason",
-                           "source_file", "source_format", "language", "board"})
+_CODE_COLUMNS = frozenset(
+    {
+        "month",
+        "type",
+        "model",
+        "model_a",
+        "model_b",
+        "winner",
+        "reason",
+        "source_file",
+        "source_format",
+        "language",
+        "board",
+    }
+)
 
 
 def _is_code(column: str) -> bool:
@@ -30,10 +43,14 @@ def _is_code(column: str) -> bool:
 def safe_preview(frame: pl.DataFrame, rows: int = 5) -> pl.DataFrame:
     """The first ``rows`` rows, reduced to what metadata may show (see module doc)."""
     head = frame.head(rows)
-    keep = [c for c, t in head.schema.items()
-            if not isinstance(t, pl.List | pl.Struct | pl.Array | pl.Object)
-            and c.lower() not in IDENTITY_COLUMNS]
+    keep = [
+        c
+        for c, t in head.schema.items()
+        if not isinstance(t, pl.List | pl.Struct | pl.Array | pl.Object)
+        and c.lower() not in IDENTITY_COLUMNS
+    ]
     head = head.select(keep)
     texts = [c for c, t in head.schema.items() if t == pl.String and not _is_code(c)]
     return head.with_columns(
-        redact_expr(pl.col(c)).str.slice(0, MAX_CELL_CHARS).alias(c) for c in texts)
+        redact_expr(pl.col(c)).str.slice(0, MAX_CELL_CHARS).alias(c) for c in texts
+    )

@@ -45,8 +45,11 @@ WINDOW_MARGIN_CHARS = 4 * REJECT_RAW_CHARS
 
 def _window_kept_enough(raw: str, redacted_window: str) -> bool:
     """Whether the window's cut end stays far enough behind the kept part."""
-    return (len(raw) <= REDACT_WINDOW_CHARS
-            or len(redacted_window) >= REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS)
+    return (
+        len(raw) <= REDACT_WINDOW_CHARS
+        or len(redacted_window) >= REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS
+    )
+
 
 # the fields that name a user in the native format and the adapters' formats, in the
 # order the validators prefer them (user_id, then judge, then ip); Copilot Arena's userId
@@ -137,9 +140,9 @@ def blank_identities(text: str) -> tuple[str, dict[str, list[str]]]:
         if match.start() < pos:  # inside a value blanked already
             continue
         end = value_end(text, match.end())
-        value = text[match.end():end]
+        value = text[match.end() : end]
         found.setdefault(_decode_key(match.group("key")), []).extend(_string_literals(value))
-        out.append(text[pos:match.end()])
+        out.append(text[pos : match.end()])
         out.append(USER_PLACEHOLDER)
         pos = end
     if not found:
@@ -176,8 +179,11 @@ def blank_reject(
     literals = {v for values in found.values() for v in values if len(v) >= MIN_LITERAL_CHARS}
     safe_detail = _blank_literals(detail, literals) if detail else detail
     user = user_of(found)
-    return (safe_detail, _blank_literals(blanked, literals),
-            (hash_user(user) if user is not None and hash_user else None))
+    return (
+        safe_detail,
+        _blank_literals(blanked, literals),
+        (hash_user(user) if user is not None and hash_user else None),
+    )
 
 
 def redact_rejects(details: list[str], raws: list[str]) -> tuple[list[str], list[str]]:
@@ -191,13 +197,19 @@ def redact_rejects(details: list[str], raws: list[str]) -> tuple[list[str], list
     done = texts.to_frame().select(scrub_raw_line(pl.col("text"))).to_series().to_list()
     n = len(raws)
     kept = done[:n]
-    whole = [i for i, (r, s) in enumerate(zip(raws, kept, strict=True)) if not _window_kept_enough(r, s)]
+    whole = [
+        i for i, (r, s) in enumerate(zip(raws, kept, strict=True)) if not _window_kept_enough(r, s)
+    ]
     if whole:  # rare: windows that shrank too much under redaction (see the module doc)
         again = pl.Series("text", [raws[i] for i in whole], dtype=pl.String).to_frame()
-        for i, s in zip(whole, again.select(scrub_raw_line(pl.col("text"))).to_series(), strict=True):
+        for i, s in zip(
+            whole, again.select(scrub_raw_line(pl.col("text"))).to_series(), strict=True
+        ):
             kept[i] = s
-    return ([d if not d else s for d, s in zip(details, done[n:], strict=True)],
-            [s[:REJECT_RAW_CHARS] for s in kept])
+    return (
+        [d if not d else s for d, s in zip(details, done[n:], strict=True)],
+        [s[:REJECT_RAW_CHARS] for s in kept],
+    )
 
 
 def scrub_reject(
@@ -228,4 +240,3 @@ def scrub_reject_line(
 ) -> tuple[str, str, str | None]:
     """:func:`scrub_reject` of raw bytes (decoded with replacement: invalid UTF-8 too)."""
     return scrub_reject(line.decode("utf-8", "replace"), detail, hash_user)
-

@@ -64,8 +64,13 @@ def _parquet(fs, folder: str) -> pl.DataFrame | None:
     return pl.concat(frames, how="diagonal_relaxed")
 
 
-def count_in_release(target: ReleaseTarget, month: str, user_hash: str,
-                     conversations: set[str], exclusive_keys: set[str]) -> dict[str, int]:
+def count_in_release(
+    target: ReleaseTarget,
+    month: str,
+    user_hash: str,
+    conversations: set[str],
+    exclusive_keys: set[str],
+) -> dict[str, int]:
     """Rows of the user in each dataset of the month's release (kinds present only)."""
     from arena_assets.release import release_salt
     from arena_assets.release.frames import rekey
@@ -77,8 +82,9 @@ def count_in_release(target: ReleaseTarget, month: str, user_hash: str,
     chat = _parquet(fs, target.folder("chat", month))
     mine = None
     if chat is not None:
-        mine = chat.filter(pl.col("conversation_id").is_in(sorted(conversations))
-                           | (pl.col("user_id") == rekeyed))
+        mine = chat.filter(
+            pl.col("conversation_id").is_in(sorted(conversations)) | (pl.col("user_id") == rekeyed)
+        )
         out["chat"] = mine.height
     battle = _parquet(fs, target.folder("battle", month))
     if battle is not None:
@@ -101,9 +107,16 @@ def rewrite_release(target: ReleaseTarget, lake: Lake, month: str) -> None:
 
     battles = lake.read("battles", month) if lake.exists("battles", month) else None
     bench = lake.read("bench_prompts", month) if lake.exists("bench_prompts", month) else None
-    write_month_release(month, target.root, conversations=lake.read("conversations", month),
-                        battles=battles, bench=bench, salt=release_salt(target.secret, month),
-                        license=target.license, storage_options=target.storage_options)
+    write_month_release(
+        month,
+        target.root,
+        conversations=lake.read("conversations", month),
+        battles=battles,
+        bench=bench,
+        salt=release_salt(target.secret, month),
+        license=target.license,
+        storage_options=target.storage_options,
+    )
 
 
 def describe(counts: dict[str, int]) -> str:

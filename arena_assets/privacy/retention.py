@@ -44,9 +44,15 @@ def current_month() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m")
 
 
-def apply_retention(lake: Lake, keep_months: int, today_month: str, *,
-                    assets: tuple[str, ...] = RETAINED_ASSETS, protect: str | None = None,
-                    dry_run: bool = False) -> RetentionResult:
+def apply_retention(
+    lake: Lake,
+    keep_months: int,
+    today_month: str,
+    *,
+    assets: tuple[str, ...] = RETAINED_ASSETS,
+    protect: str | None = None,
+    dry_run: bool = False,
+) -> RetentionResult:
     """Delete the partitions of ``assets`` older than the last ``keep_months`` months
     ending at ``today_month``; 0 (or less) keeps every month. ``protect``: a month never
     deleted by this call (the partition a run has just written for its later stages)."""

@@ -17,16 +17,24 @@ from arena_assets.ranking.cells import Aggregated, aggregate_codes, encode_battl
 from arena_assets.ranking.options import FitOptions
 
 CELL_KEYS = ("keep", "removed_reason", "language", "model_a", "model_b", "winner")
-CELLS_SCHEMA = {"month": pl.String, "keep": pl.Boolean, "removed_reason": pl.String,
-                "language": pl.String, "model_a": pl.String, "model_b": pl.String,
-                "winner": pl.String, "n": pl.Int64}
+CELLS_SCHEMA = {
+    "month": pl.String,
+    "keep": pl.Boolean,
+    "removed_reason": pl.String,
+    "language": pl.String,
+    "model_a": pl.String,
+    "model_b": pl.String,
+    "winner": pl.String,
+    "n": pl.Int64,
+}
 
 
 def battle_cells(battles: pl.DataFrame, month: str) -> pl.DataFrame:
     """One row per cell of ``battles`` with its count ``n``; sorted, so equal input gives
     equal bytes."""
-    cells = (battles.group_by(list(CELL_KEYS)).agg(pl.len().alias("n"))
-             .with_columns(month=pl.lit(month)))
+    cells = (
+        battles.group_by(list(CELL_KEYS)).agg(pl.len().alias("n")).with_columns(month=pl.lit(month))
+    )
     cells = cells.select([pl.col(c).cast(t) for c, t in CELLS_SCHEMA.items()])
     return cells.sort(list(CELL_KEYS), nulls_last=True)
 
@@ -51,5 +59,10 @@ def removed_by_reason(cells: pl.DataFrame) -> dict:
 
 def style_columns(options: FitOptions) -> list[str]:
     """Row columns style control needs (the rest of a battle row is never read)."""
-    return ["keep", "model_a", "model_b", "winner",
-            *[f"{f}_{s}" for f in options.style_features for s in "ab"]]
+    return [
+        "keep",
+        "model_a",
+        "model_b",
+        "winner",
+        *[f"{f}_{s}" for f in options.style_features for s in "ab"],
+    ]

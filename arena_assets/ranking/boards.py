@@ -16,7 +16,14 @@ import orjson
 import polars as pl
 
 from arena_assets.labels.tags import (
-    BOARDS, TAG_DTYPE, TAG_NAMES, VISION_TAGS, refused, tag_frame, tag_from_flat, with_board_columns,
+    BOARDS,
+    TAG_DTYPE,
+    TAG_NAMES,
+    VISION_TAGS,
+    refused,
+    tag_frame,
+    tag_from_flat,
+    with_board_columns,
 )
 from arena_assets.ranking.battle_cells import (
     aggregate_cells,
@@ -30,7 +37,6 @@ from arena_assets.ranking.newton import NoMaximumLikelihood
 from arena_assets.ranking.options import FitOptions, RankingInputError
 from arena_assets.ranking.schema import BOARD_SCHEMA
 from arena_assets.ranking.style import fit_style_controlled
-
 
 # Category boards, named as LMArena publishes them (arena-catalog's leaderboard-text/-vision
 # categories), with LMArena's membership rules over a battle's `category_tag`
@@ -62,21 +68,42 @@ def attach_topic_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> p
     labeller involved."""
     if battles.schema.get("category_tag") != pl.String:
         return _attach_labels(battles, labels)
-    extra = ([orjson.loads(t) if t else {} for t in battles["release_tags"]]
-             if "release_tags" in battles.columns else [{}] * battles.height)
-    tags = [release_refusal(orjson.loads(t), e) if t else None
-            for t, e in zip(battles["category_tag"], extra, strict=True)]
-    meta = [e.get("conv_metadata") if isinstance(e.get("conv_metadata"), dict) else {} for e in extra]
+    extra = (
+        [orjson.loads(t) if t else {} for t in battles["release_tags"]]
+        if "release_tags" in battles.columns
+        else [{}] * battles.height
+    )
+    tags = [
+        release_refusal(orjson.loads(t), e) if t else None
+        for t, e in zip(battles["category_tag"], extra, strict=True)
+    ]
+    meta = [
+        e.get("conv_metadata") if isinstance(e.get("conv_metadata"), dict) else {} for e in extra
+    ]
     released = battles.drop("category_tag", "release_tags", strict=False).with_columns(
         tag_frame(tags).alias("_release_tag"),
-        pl.Series("_release_code", [e.get("is_code") for e in extra], dtype=pl.Boolean, strict=False),
-        pl.Series("_release_tokens", [m.get("sum_user_tokens") for m in meta], dtype=pl.Int64, strict=False),
-        pl.Series("_release_vision", [any(k.split("_v")[0] in VISION_TAGS for k in (t or {})) or None
-                                      for t in tags], dtype=pl.Boolean))
+        pl.Series(
+            "_release_code", [e.get("is_code") for e in extra], dtype=pl.Boolean, strict=False
+        ),
+        pl.Series(
+            "_release_tokens",
+            [m.get("sum_user_tokens") for m in meta],
+            dtype=pl.Int64,
+            strict=False,
+        ),
+        pl.Series(
+            "_release_vision",
+            [any(k.split("_v")[0] in VISION_TAGS for k in (t or {})) or None for t in tags],
+            dtype=pl.Boolean,
+        ),
+    )
     out = _attach_labels(released, labels)
     tagged = pl.col("_release_tag").is_not_null()
     return out.with_columns(
-        pl.when(tagged).then(pl.col("_release_tag")).otherwise(pl.col("category_tag")).alias("category_tag"),
+        pl.when(tagged)
+        .then(pl.col("_release_tag"))
+        .otherwise(pl.col("category_tag"))
+        .alias("category_tag"),
         pl.when(tagged).then(pl.col("_release_code")).otherwise(pl.col("is_code")).alias("is_code"),
         pl.coalesce(pl.col("user_tokens").cast(pl.Int64), "_release_tokens").alias("user_tokens"),
         pl.coalesce("is_vision", "_release_vision").alias("is_vision"),
@@ -88,32 +115,62 @@ def release_refusal(tag: dict, extra: dict) -> dict:
     """A release's tag with a refusal: its own (refusal_v0.1 / v0.2) where it has one,
     else the release's battle-level ``is_refusal`` column (the 100k and FastChat files
     carry it; the 140k's tags have none), as ``refusal_v0.1``; else unchanged (unknown)."""
-    if any(k in tag for k in ("refusal_v0.1", "refusal_v0.2")) or not isinstance(extra.get("is_refusal"), bool):
+    if any(k in tag for k in ("refusal_v0.1", "refusal_v0.2")) or not isinstance(
+        extra.get("is_refusal"), bool
+    ):
         return tag
     return tag | {"refusal_v0.1": {"refusal": extra["is_refusal"]}}
 
 
 def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.DataFrame:
     if labels is None or labels.is_empty():
-        return with_board_columns(battles.drop([c for c in ("category_tag", "is_code", "user_tokens", "is_vision")
-                                                if c in battles.columns])).with_columns(labelled=pl.lit(False))
-    per_conv = _labels_with_tags(labels).unique("conv_id", keep="last").select(
-        "conv_id", "category_tag", pl.col("code").alias("is_code"), "user_tokens", "is_vision",
-        refusal=refused(), found=pl.lit(True))
+        return with_board_columns(
+            battles.drop(
+                [
+                    c
+                    for c in ("category_tag", "is_code", "user_tokens", "is_vision")
+                    if c in battles.columns
+                ]
+            )
+        ).with_columns(labelled=pl.lit(False))
+    per_conv = (
+        _labels_with_tags(labels)
+        .unique("conv_id", keep="last")
+        .select(
+            "conv_id",
+            "category_tag",
+            pl.col("code").alias("is_code"),
+            "user_tokens",
+            "is_vision",
+            refusal=refused(),
+            found=pl.lit(True),
+        )
+    )
     side_a = per_conv.rename({c: f"{c}__a" for c in per_conv.columns})
-    side_b = per_conv.select("conv_id", "refusal").rename({"conv_id": "conv_id__b", "refusal": "refusal__b"})
-    joined = (battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left")
-              .join(side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"))
+    side_b = per_conv.select("conv_id", "refusal").rename(
+        {"conv_id": "conv_id__b", "refusal": "refusal__b"}
+    )
+    joined = battles.join(side_a, left_on="conv_id_a", right_on="conv_id__a", how="left").join(
+        side_b, left_on="conv_id_b", right_on="conv_id__b", how="left"
+    )
     # a refusal on either side counts; unknown only when neither side's answers said yes
-    either = (pl.when(pl.col("refusal__a") | pl.col("refusal__b")).then(True)
-              .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null()).then(False)
-              .otherwise(None))
+    either = (
+        pl.when(pl.col("refusal__a") | pl.col("refusal__b"))
+        .then(True)
+        .when(pl.col("refusal__a").is_not_null() & pl.col("refusal__b").is_not_null())
+        .then(False)
+        .otherwise(None)
+    )
     tag = pl.col("category_tag__a")
-    fields = [tag.struct.field(n).alias(n) for n in TAG_NAMES if n not in ("refusal_v0.1", "refusal_v0.2")]
+    fields = [
+        tag.struct.field(n).alias(n) for n in TAG_NAMES if n not in ("refusal_v0.1", "refusal_v0.2")
+    ]
     return joined.with_columns(
-        pl.struct(*fields, pl.struct(refusal=either, score=pl.lit(None, pl.String)).alias("refusal_v0.1"),
-                  pl.lit(None, TAG_DTYPE.to_schema()["refusal_v0.2"]).alias("refusal_v0.2"))
-        .alias("category_tag"),
+        pl.struct(
+            *fields,
+            pl.struct(refusal=either, score=pl.lit(None, pl.String)).alias("refusal_v0.1"),
+            pl.lit(None, TAG_DTYPE.to_schema()["refusal_v0.2"]).alias("refusal_v0.2"),
+        ).alias("category_tag"),
         *[pl.col(f"{c}__a").alias(c) for c in ("is_code", "user_tokens", "is_vision")],
         pl.col("found__a").fill_null(False).alias("labelled"),
     ).drop([c for c in joined.columns if c.endswith(("__a", "__b"))])
@@ -121,9 +178,18 @@ def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.Dat
 
 # battle columns the category boards read besides the labels (rows: a category is not a
 # cell key, so these boards fit on the kept rows of the months so far)
-CATEGORY_ROW_COLUMNS = ("model_a", "model_b", "winner", "keep", "conv_id_a", "conv_id_b", "turn",
-                        # a release's own labels, where its battles carry them (read when present)
-                        "category_tag", "release_tags")
+CATEGORY_ROW_COLUMNS = (
+    "model_a",
+    "model_b",
+    "winner",
+    "keep",
+    "conv_id_a",
+    "conv_id_b",
+    "turn",
+    # a release's own labels, where its battles carry them (read when present)
+    "category_tag",
+    "release_tags",
+)
 
 
 def month_seed(seed: int, month: str) -> int:
@@ -148,9 +214,14 @@ def board_options(
     seed: int = 0,
 ) -> FitOptions:
     """The fit options of the monthly boards (bootstrap intervals when rounds > 0)."""
-    return FitOptions(anchor=anchor, ci="bootstrap" if bootstrap_rounds > 0 else "sandwich",
-                      level=level, bootstrap_rounds=bootstrap_rounds, seed=seed,
-                      min_battles=min_battles)
+    return FitOptions(
+        anchor=anchor,
+        ci="bootstrap" if bootstrap_rounds > 0 else "sandwich",
+        level=level,
+        bootstrap_rounds=bootstrap_rounds,
+        seed=seed,
+        min_battles=min_battles,
+    )
 
 
 def arena_boards(
@@ -167,9 +238,15 @@ def arena_boards(
     options = options or board_options()
     style_rows = battles.select(style_columns(options))
     rows = battles.select([c for c in CATEGORY_ROW_COLUMNS if c in battles.columns])
-    return boards_from_cells(battle_cells(battles, month), style_rows, month=month,
-                             options=options, min_category_battles=min_category_battles,
-                             category_rows=rows, labels=labels)
+    return boards_from_cells(
+        battle_cells(battles, month),
+        style_rows,
+        month=month,
+        options=options,
+        min_category_battles=min_category_battles,
+        category_rows=rows,
+        labels=labels,
+    )
 
 
 def boards_from_cells(
@@ -227,14 +304,24 @@ def boards_from_cells(
         info["style_coefficients"] = styled.coefficients
 
     # per-category boards: languages (from the cells), then the topic categories
-    by_language = (kept.group_by("language").agg(pl.col("n").sum())
-                   .filter(pl.col("n") >= min_category_battles))
+    by_language = (
+        kept.group_by("language").agg(pl.col("n").sum()).filter(pl.col("n") >= min_category_battles)
+    )
     for language in sorted(by_language["language"].drop_nulls().to_list()):
-        _add_board(frames, info, f"language:{language}", month, lambda: leaderboard_from_aggregated(
-            aggregate_cells(kept.filter(pl.col("language") == language), options.tie_mode), options))
+        _add_board(
+            frames,
+            info,
+            f"language:{language}",
+            month,
+            lambda: leaderboard_from_aggregated(
+                aggregate_cells(kept.filter(pl.col("language") == language), options.tie_mode),  # noqa: B023 - fitted within this iteration
+                options,
+            ),
+        )
     if category_rows is not None:
-        frames += _category_boards(category_rows, labels, month, options,
-                                   min_category_battles, info)
+        frames += _category_boards(
+            category_rows, labels, month, options, min_category_battles, info
+        )
     return pl.concat(frames), info
 
 
@@ -246,8 +333,7 @@ def labelled_battles(rows: pl.DataFrame, labels: pl.DataFrame | None) -> pl.Data
             rows = rows.with_columns(pl.lit(None, pl.String).alias(column))
     if "turn" not in rows.columns:
         rows = rows.with_columns(pl.lit(None, pl.Int64).alias("turn"))
-    return attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()),
-                               labels)
+    return attach_topic_labels(rows.filter(pl.col("keep") & pl.col("winner").is_not_null()), labels)
 
 
 def category_subset(kept: pl.DataFrame, name: str) -> pl.DataFrame:
@@ -256,9 +342,14 @@ def category_subset(kept: pl.DataFrame, name: str) -> pl.DataFrame:
     return kept.filter(needs & CATEGORY_BOARDS[name].fill_null(False))
 
 
-def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str,
-                     options: FitOptions, min_category_battles: int, info: dict
-                     ) -> list[pl.DataFrame]:
+def _category_boards(
+    rows: pl.DataFrame,
+    labels: pl.DataFrame | None,
+    month: str,
+    options: FitOptions,
+    min_category_battles: int,
+    info: dict,
+) -> list[pl.DataFrame]:
     """The ``CATEGORY_BOARDS`` of the kept battle rows joined to their topic labels."""
     kept = labelled_battles(rows, labels)
     info["labelled_battles"] = int(kept["labelled"].sum())
@@ -268,7 +359,7 @@ def _category_boards(rows: pl.DataFrame, labels: pl.DataFrame | None, month: str
         if subset.height < min_category_battles:
             info["boards"][name] = f"skipped: {subset.height} battles < {min_category_battles}"
             continue
-        _add_board(frames, info, name, month, lambda: fit_bt(subset, options))
+        _add_board(frames, info, name, month, lambda: fit_bt(subset, options))  # noqa: B023 - fitted within this iteration
     return frames
 
 

@@ -95,8 +95,10 @@ class BattleSet:
 def _unknown_winners(battles: pl.DataFrame, codes: pl.Series) -> RankingInputError:
     bad = battles.filter(codes.is_null())
     shown = ", ".join(repr(v) for v in bad["winner"].unique(maintain_order=True).head(5))
-    return RankingInputError(f"{bad.height} battle(s) with an unknown winner ({shown}); "
-                             "expected one of " + ", ".join(WINNER_CODES))
+    return RankingInputError(
+        f"{bad.height} battle(s) with an unknown winner ({shown}); "
+        "expected one of " + ", ".join(WINNER_CODES)
+    )
 
 
 def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
@@ -114,8 +116,10 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
         pl.col("model_a").cast(pl.String).cast(enum).to_physical().alias("a"),
         pl.col("model_b").cast(pl.String).cast(enum).to_physical().alias("b"),
         # unknown strings (and nulls) become null here and are reported below
-        pl.col("winner").cast(pl.String).replace_strict(WINNER_CODES, default=None,
-                                                        return_dtype=pl.Int8).alias("o"),
+        pl.col("winner")
+        .cast(pl.String)
+        .replace_strict(WINNER_CODES, default=None, return_dtype=pl.Int8)
+        .alias("o"),
     )
     if codes["o"].null_count():
         raise _unknown_winners(battles, codes["o"])
@@ -130,7 +134,10 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
 
 
 def aggregate_codes(
-    models: list[str], a: np.ndarray, b: np.ndarray, outcome: np.ndarray,
+    models: list[str],
+    a: np.ndarray,
+    b: np.ndarray,
+    outcome: np.ndarray,
     weights: np.ndarray | None = None,
 ) -> Aggregated:
     """Aggregate coded battles to unordered pair cells with np.bincount on a packed key;

@@ -38,7 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("battles", type=Path, help="battle file or folder of battle files")
     p.add_argument("--out", type=Path, required=True, help="output Parquet")
-    p.add_argument("--bootstrap", type=int, default=0, metavar="N", help="bootstrap rounds (default 0)")
+    p.add_argument(
+        "--bootstrap", type=int, default=0, metavar="N", help="bootstrap rounds (default 0)"
+    )
     p.add_argument(
         "--ci",
         choices=CI_METHODS,
@@ -48,13 +50,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--level", type=float, default=0.95, help="interval level (default 0.95)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--style-control", action="store_true", help="control for length and markdown")
-    p.add_argument("--style-norm", choices=STYLE_NORMS, default="ratio",
-                   help="style feature (a-b)/(a+b), or FastChat's (a-b)/(a+b+1)")
+    p.add_argument(
+        "--style-norm",
+        choices=STYLE_NORMS,
+        default="ratio",
+        help="style feature (a-b)/(a+b), or FastChat's (a-b)/(a+b+1)",
+    )
     p.add_argument("--category", default=None, help="keep battles of this category only")
     p.add_argument("--anchor", type=_anchor, default=None, metavar="MODEL=RATING")
     p.add_argument("--tie-mode", choices=TIE_MODES, default="half")
     p.add_argument("--min-battles", type=int, default=0, help="drop models with fewer battles")
-    p.add_argument("--winrates", type=Path, default=None, help="also write win-rate matrix (Parquet)")
+    p.add_argument(
+        "--winrates", type=Path, default=None, help="also write win-rate matrix (Parquet)"
+    )
     p.add_argument("--coefficients", type=Path, default=None, help="style coefficients (Parquet)")
     p.add_argument("--top", type=int, default=20, help="rows printed (default 20)")
     p.set_defaults(func=run_leaderboard)
@@ -81,9 +89,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.bootstrap < 0:
         raise RankingInputError(f"--bootstrap must be >= 0, got {args.bootstrap}")
     ci = args.ci or ("bootstrap" if args.bootstrap > 0 else "sandwich")
-    options = FitOptions(anchor=args.anchor, tie_mode=args.tie_mode, min_battles=args.min_battles,
-                         ci=ci, level=args.level, bootstrap_rounds=args.bootstrap, seed=args.seed,
-                         style_norm=args.style_norm)
+    options = FitOptions(
+        anchor=args.anchor,
+        tie_mode=args.tie_mode,
+        min_battles=args.min_battles,
+        ci=ci,
+        level=args.level,
+        bootstrap_rounds=args.bootstrap,
+        seed=args.seed,
+        style_norm=args.style_norm,
+    )
     battles = read_battles(args.battles, category=args.category)
     if battles.height == 0:
         where = f" in category {args.category!r}" if args.category else ""
@@ -123,6 +138,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"  {model}: {reason} ({LEFT_OUT_REASONS[reason]})")
     missing = (board.meta or {}).get("bootstrap_missing_rounds") or {}
     if missing:
-        print("bootstrap rounds in which a model could not be rated (its interval uses the "
-              "others): " + ", ".join(f"{m} {n}" for m, n in sorted(missing.items())))
+        print(
+            "bootstrap rounds in which a model could not be rated (its interval uses the "
+            "others): " + ", ".join(f"{m} {n}" for m, n in sorted(missing.items()))
+        )
     return 0

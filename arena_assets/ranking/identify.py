@@ -23,10 +23,10 @@ LEFT_OUT_REASONS = {
     "lost_all": "never won or tied a battle: its maximum-likelihood rating is -infinity",
     "not_connected": "no chain of battles links it to the ranked models",
     "above_ranked": "its group never lost or tied against the ranked models "
-                    "(rating unbounded above)",
+    "(rating unbounded above)",
     "below_ranked": "its group never beat or tied the ranked models (rating unbounded below)",
     "not_comparable": "linked to the ranked models only through left-out models, "
-                      "in both directions unbounded",
+    "in both directions unbounded",
 }
 
 
@@ -117,8 +117,13 @@ def rankable(agg: Aggregated, min_battles: int = 0) -> tuple[Aggregated, dict[st
         battles = agg.model_battles()
         rare = battles < max(min_battles, 1)
         if rare.any():
-            left_out.update({m: "no_battles" if n == 0 else "under_min_battles"
-                             for m, r, n in zip(agg.models, rare, battles) if r})
+            left_out.update(
+                {
+                    m: "no_battles" if n == 0 else "under_min_battles"
+                    for m, r, n in zip(agg.models, rare, battles)
+                    if r
+                }
+            )
             agg = restrict(agg, ~rare)
             continue
         if agg.n_models < 2:

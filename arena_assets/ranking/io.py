@@ -71,8 +71,11 @@ def _record_row(rec: dict) -> dict:
     meta = rec.get("conv_metadata")
     if isinstance(meta, dict):
         row.update(_metadata_style(meta))
-    if ("conversation_a" in rec and "conversation_b" in rec
-            and not all(c in row for c in _STYLE_COLUMNS)):
+    if (
+        "conversation_a" in rec
+        and "conversation_b" in rec
+        and not all(c in row for c in _STYLE_COLUMNS)
+    ):
         for side in "ab":
             messages = [m for m in rec[f"conversation_{side}"] or () if isinstance(m, dict)]
             row[f"_conv_{side}"] = [
@@ -90,11 +93,23 @@ def _user_side(conversation: list) -> dict:
     counted later) and ``is_vision`` of a battle's first conversation."""
     users = [m for m in conversation if isinstance(m, dict) and m.get("role") == "user"]
     counted = [m.get("num_tokens") for m in users]
-    texts = [m.get("content") if isinstance(m.get("content"), str) else
-             str((m.get("content") or [""])[0]) for m in users]
-    vision = any(isinstance(m.get("content"), list) and len(m["content"]) > 1 and m["content"][1] for m in users)
-    return {"user_tokens": sum(counted) if counted and all(isinstance(t, int) for t in counted) else None,
-            "_user_text": "\n".join(texts), "is_vision": vision}
+    texts = [
+        m.get("content")
+        if isinstance(m.get("content"), str)
+        else str((m.get("content") or [""])[0])
+        for m in users
+    ]
+    vision = any(
+        isinstance(m.get("content"), list) and len(m["content"]) > 1 and m["content"][1]
+        for m in users
+    )
+    return {
+        "user_tokens": sum(counted)
+        if counted and all(isinstance(t, int) for t in counted)
+        else None,
+        "_user_text": "\n".join(texts),
+        "is_vision": vision,
+    }
 
 
 def _metadata_style(meta: dict) -> dict:
@@ -107,7 +122,9 @@ def _metadata_style(meta: dict) -> dict:
         for feature in ("header_count", "list_count", "bold_count"):
             value = meta.get(f"{feature}_{side}")
             if isinstance(value, dict):
-                out[f"{feature}_{side}"] = int(sum(v for v in value.values() if isinstance(v, int | float)))
+                out[f"{feature}_{side}"] = int(
+                    sum(v for v in value.values() if isinstance(v, int | float))
+                )
             elif isinstance(value, int | float):
                 out[f"{feature}_{side}"] = int(value)
     return out
@@ -179,8 +196,11 @@ def _with_tags(frame: pl.DataFrame, tags: list) -> pl.DataFrame:
     if "_user_text" in frame.columns:
         from arena_assets.clean.tokens import approx_tokens
 
-        frame = frame.with_columns(user_tokens=pl.col("user_tokens").cast(pl.Int64).fill_null(
-            approx_tokens(pl.col("_user_text")).cast(pl.Int64))).drop("_user_text")
+        frame = frame.with_columns(
+            user_tokens=pl.col("user_tokens")
+            .cast(pl.Int64)
+            .fill_null(approx_tokens(pl.col("_user_text")).cast(pl.Int64))
+        ).drop("_user_text")
     return frame
 
 

@@ -13,7 +13,7 @@ import polars as pl
 from scipy.special import expit, ndtri
 
 from arena_assets.ranking.cells import Aggregated, encode_battles
-from arena_assets.ranking.identify import beat_or_tied_graph, main_component, rankable, restrict
+from arena_assets.ranking.identify import beat_or_tied_graph, main_component, rankable
 from arena_assets.ranking.newton import fit_batch, fit_pairs, sandwich_cov, single_threaded_blas
 from arena_assets.ranking.options import FitOptions, RankingInputError
 
@@ -57,7 +57,9 @@ class RatingScale:
         """β (…×K) -> ratings (…×K)."""
         return self.factor * (beta @ self.contrast(models).T) + self.level
 
-    def resample_ratings(self, beta: np.ndarray, models: list[str], point: np.ndarray) -> np.ndarray:
+    def resample_ratings(
+        self, beta: np.ndarray, models: list[str], point: np.ndarray
+    ) -> np.ndarray:
         """Bootstrap β (R×K, NaN where a round could not rate a model) -> ratings.
 
         Complete rounds are placed as ``ratings`` places them. A round missing models is
@@ -83,7 +85,9 @@ class RatingScale:
 
 @dataclass
 class Leaderboard:
-    table: pl.DataFrame  # model, rating, lower, upper, rank, rank_ub, battles, se, ci_method, ci_level
+    table: (
+        pl.DataFrame
+    )  # model, rating, lower, upper, rank, rank_ub, battles, se, ci_method, ci_level
     winrates: pl.DataFrame  # model_a, model_b, battles, observed, predicted
     beta: np.ndarray  # natural-unit strengths, mean 0, order of `models`
     models: list[str]
@@ -139,7 +143,9 @@ def _round_components(agg: Aggregated, draw: np.ndarray, intact: np.ndarray) -> 
     return masks
 
 
-def _fit_rounds(agg: Aggregated, draw: np.ndarray, beta: np.ndarray, keep: np.ndarray) -> np.ndarray:
+def _fit_rounds(
+    agg: Aggregated, draw: np.ndarray, beta: np.ndarray, keep: np.ndarray
+) -> np.ndarray:
     """β of rounds (R×P×3) that share the rated set ``keep``, fitted as one batch on the
     cells among those models; NaN for the others (not rated in these rounds)."""
     out = np.full((draw.shape[0], agg.n_models), np.nan)
@@ -184,8 +190,10 @@ def bootstrap_betas(
     def run(chunk: int) -> np.ndarray:
         rng = np.random.default_rng(seeds[chunk])
         draw = rng.multinomial(total, pvals, size=sizes[chunk]).reshape(sizes[chunk], -1, 3)
-        intact = (((draw[:, :, 0] + draw[:, :, 2] > 0) | ~has_win)
-                  & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~has_loss)).all(axis=1)
+        intact = (
+            ((draw[:, :, 0] + draw[:, :, 2] > 0) | ~has_win)
+            & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~has_loss)
+        ).all(axis=1)
         masks = _round_components(agg, draw, intact)
         out = np.empty((sizes[chunk], agg.n_models))
         groups, group_of = np.unique(masks, axis=0, return_inverse=True)
@@ -263,8 +271,9 @@ def rank_set(agg: Aggregated, options: FitOptions) -> tuple[Aggregated, dict[str
     if ranked.n_models < 2:
         raise TooFewModels(_too_few(agg, ranked.n_models, left_out, options.min_battles))
     if anchor in left_out:
-        raise RankingInputError(f"anchor model {anchor!r} is left out of the board "
-                                f"({left_out[anchor]})")
+        raise RankingInputError(
+            f"anchor model {anchor!r} is left out of the board ({left_out[anchor]})"
+        )
     return ranked, left_out
 
 
@@ -281,12 +290,16 @@ def _too_few(agg: Aggregated, ranked: int, left_out: dict[str, str], min_battles
             most = max(battles[m] for m in models)
             # rankable() drops rare models repeatedly, taking their opponents' battles
             # with them: a model may start above the minimum and end below it
-            parts.append(f"{len(models)} have fewer than min_battles={min_battles} battles "
-                         f"(the most: {most:,}, counting battles against models left out)")
+            parts.append(
+                f"{len(models)} have fewer than min_battles={min_battles} battles "
+                f"(the most: {most:,}, counting battles against models left out)"
+            )
         else:
             parts.append(f"{len(models)} {reason.replace('_', ' ')}")
-    return (f"{ranked} of {agg.n_models} model(s) can be ranked, a leaderboard needs two: "
-            f"{'; '.join(parts)} (e.g. {_summary(left_out, 3)})")
+    return (
+        f"{ranked} of {agg.n_models} model(s) can be ranked, a leaderboard needs two: "
+        f"{'; '.join(parts)} (e.g. {_summary(left_out, 3)})"
+    )
 
 
 def _summary(left_out: dict[str, str], shown: int = 5) -> str:
@@ -334,8 +347,11 @@ def leaderboard_from_aggregated(agg: Aggregated, options: FitOptions = FitOption
         .with_columns(ci_method=pl.lit(options.ci), ci_level=pl.lit(level))
         .sort(["rank", "model"])
     )
-    meta = {"newton_iterations": iters, "n_battles": agg.n_battles,
-            "bootstrap_missing_rounds": missing_rounds(boot, agg.models)}
+    meta = {
+        "newton_iterations": iters,
+        "n_battles": agg.n_battles,
+        "bootstrap_missing_rounds": missing_rounds(boot, agg.models),
+    }
     return Leaderboard(table, winrate_table(agg, beta), beta, agg.models, cov, boot, meta, left_out)
 
 
@@ -346,4 +362,6 @@ def fit_bt(battles: pl.DataFrame, options: FitOptions | None = None, **changes) 
     Models the data cannot rate are listed in ``.left_out`` with the reason, not rated.
     """
     options = replace(options or FitOptions(), **changes)
-    return leaderboard_from_aggregated(encode_battles(battles, options.tie_mode).aggregate(), options)
+    return leaderboard_from_aggregated(
+        encode_battles(battles, options.tie_mode).aggregate(), options
+    )

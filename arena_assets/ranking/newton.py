@@ -18,12 +18,13 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 
-
 class NoMaximumLikelihood(ValueError):
     """The data have no finite maximum-likelihood ratings (see the module docstring)."""
 
 
-def strongly_connected(left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray, k: int) -> bool:
+def strongly_connected(
+    left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray, k: int
+) -> bool:
     """Whether the "beat or tied" graph of the pair cells is strongly connected."""
     from scipy.sparse.csgraph import connected_components
 
@@ -63,7 +64,9 @@ def _identified(h: np.ndarray) -> np.ndarray:
     return h + max(float(np.trace(h)) / k, 1.0) / k
 
 
-def objective(beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray) -> float:
+def objective(
+    beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray, w: np.ndarray
+) -> float:
     d = beta[left] - beta[right]
     # W·log σ(d) + (N−W)·log σ(−d) = W·d − N·log(1 + e^d), stable for large |d|
     return float((w * d - n * np.logaddexp(0.0, d)).sum())
@@ -90,7 +93,8 @@ def fit_pairs(
         raise NoMaximumLikelihood(
             "the maximum-likelihood ratings do not exist: the graph of 'beat or tied' is not "
             "strongly connected (a model won or lost all its battles, or groups never met); "
-            "rank the models arena_assets.ranking.identify.rankable keeps")
+            "rank the models arena_assets.ranking.identify.rankable keeps"
+        )
     beta = np.zeros(k) if beta0 is None else beta0 - beta0.mean()
     f = objective(beta, left, right, n, w)
     for it in range(1, max_iter + 1):
@@ -118,7 +122,9 @@ def hessian(beta: np.ndarray, left: np.ndarray, right: np.ndarray, n: np.ndarray
     return _identified(laplacian(left, right, n * p * (1.0 - p), len(beta)))
 
 
-def sandwich_cov(beta: np.ndarray, left: np.ndarray, right: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def sandwich_cov(
+    beta: np.ndarray, left: np.ndarray, right: np.ndarray, counts: np.ndarray
+) -> np.ndarray:
     """Robust covariance H⁺ M H⁺ of β (natural units, in the mean-zero subspace).
 
     Every battle of a cell has the same score (y − p)(e_l − e_r), so the meat is a Laplacian

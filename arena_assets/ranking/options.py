@@ -47,7 +47,9 @@ class FitOptions:
         if self.tie_mode not in TIE_MODES:
             raise RankingInputError(f"tie_mode must be one of {TIE_MODES}, got {self.tie_mode!r}")
         if self.style_norm not in STYLE_NORMS:
-            raise RankingInputError(f"style_norm must be one of {STYLE_NORMS}, got {self.style_norm!r}")
+            raise RankingInputError(
+                f"style_norm must be one of {STYLE_NORMS}, got {self.style_norm!r}"
+            )
         if self.bootstrap_rounds < 0:
             raise RankingInputError(f"bootstrap rounds must be >= 0, got {self.bootstrap_rounds}")
         if self.ci == "bootstrap" and self.bootstrap_rounds == 0:

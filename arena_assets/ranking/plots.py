@@ -7,8 +7,8 @@ import io
 import matplotlib
 
 matplotlib.use("Agg")  # no display on servers; must precede pyplot
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
+import matplotlib.pyplot as plt
+import polars as pl
 
 
 def _png(fig) -> bytes:
@@ -39,15 +39,26 @@ def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
     """Rating per snapshot month (column ``snapshot_month``) of the latest leaders."""
     latest = history["snapshot_month"].max()
     # an empty history (no month has a board yet) still gets a plot, saying so
-    leaders = [] if latest is None else (
-        history.filter(pl.col("snapshot_month") == latest)
-        .sort("rating", descending=True).head(top)["model"].to_list())
+    leaders = (
+        []
+        if latest is None
+        else (
+            history.filter(pl.col("snapshot_month") == latest)
+            .sort("rating", descending=True)
+            .head(top)["model"]
+            .to_list()
+        )
+    )
     fig, ax = plt.subplots(figsize=(7, 4))
     for model in leaders:
         line = history.filter(pl.col("model") == model).sort("snapshot_month")
         ax.plot(line["snapshot_month"].to_list(), line["rating"].to_list(), marker="o", label=model)
-        ax.fill_between(line["snapshot_month"].to_list(), line["lower"].to_list(),
-                        line["upper"].to_list(), alpha=0.12)
+        ax.fill_between(
+            line["snapshot_month"].to_list(),
+            line["lower"].to_list(),
+            line["upper"].to_list(),
+            alpha=0.12,
+        )
     ax.set_ylabel("rating (Elo scale)")
     ax.set_title(title if leaders else f"{title} (no board yet)", fontsize=9)
     if leaders:

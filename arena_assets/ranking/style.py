@@ -193,6 +193,9 @@ def fit_style_controlled(
             "coef_rating": per_feature(sc.factor * theta),
         }
     )
-    meta = {"n_battles": len(y), "features_left_out": features_left_out,
-            "bootstrap_missing_rounds": missing_rounds(boot, agg.models)}
+    meta = {
+        "n_battles": len(y),
+        "features_left_out": features_left_out,
+        "bootstrap_missing_rounds": missing_rounds(boot, agg.models),
+    }
     return StyleLeaderboard(table, coefs, theta, beta, boot, left_out, meta)

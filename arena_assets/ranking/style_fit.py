@@ -108,8 +108,10 @@ def fit_style_params(
         except np.linalg.LinAlgError:
             # a resample (or a tiny board) where a style feature is constant or collinear
             # with the ratings: the model has no unique maximum here
-            raise NoMaximumLikelihood("style-controlled fit: singular Hessian (a style "
-                                      "feature is constant or collinear in these battles)") from None
+            raise NoMaximumLikelihood(
+                "style-controlled fit: singular Hessian (a style "
+                "feature is constant or collinear in these battles)"
+            ) from None
         t = 1.0
         while True:
             cand = params + t * step
@@ -139,8 +141,15 @@ def _beat_or_tied(pc: Pieces, y: np.ndarray, c: np.ndarray, k: int) -> np.ndarra
     return won | lost.T
 
 
-def _partial_round(pc: Pieces, x: np.ndarray, y: np.ndarray, c: np.ndarray, k: int,
-                   graph: np.ndarray, params: np.ndarray) -> np.ndarray:
+def _partial_round(
+    pc: Pieces,
+    x: np.ndarray,
+    y: np.ndarray,
+    c: np.ndarray,
+    k: int,
+    graph: np.ndarray,
+    params: np.ndarray,
+) -> np.ndarray:
     """A round whose graph is no longer strongly connected: fit its largest strongly
     connected part, models outside it NaN."""
     import scipy.sparse as sp
@@ -155,8 +164,9 @@ def _partial_round(pc: Pieces, x: np.ndarray, y: np.ndarray, c: np.ndarray, k: i
     km = int(main.sum())
     a, b = index[pc.a[rows]], index[pc.b[rows]]
     start = np.concatenate([params[:k][main] - params[:k][main].mean(), params[k:]])
-    fit = fit_style_params(Pieces(a, b, a * km + b), x[rows], y[rows], c[rows].astype(np.float64),
-                           km, params0=start)
+    fit = fit_style_params(
+        Pieces(a, b, a * km + b), x[rows], y[rows], c[rows].astype(np.float64), km, params0=start
+    )
     out[:k][main] = fit[:km]
     out[k:] = fit[km:]
     return out
@@ -197,8 +207,15 @@ def bootstrap_style(
         graph = _beat_or_tied(sub, y[drawn], c[drawn], k)
         if (graph | ~full).all():  # every edge of the full data survived: still identified
             return fit_style_params(
-                sub, x[drawn], y[drawn], c[drawn].astype(np.float64), k,
-                params0=params, tol=1e-8, line_search=False, max_iter=20,
+                sub,
+                x[drawn],
+                y[drawn],
+                c[drawn].astype(np.float64),
+                k,
+                params0=params,
+                tol=1e-8,
+                line_search=False,
+                max_iter=20,
             )
         return _partial_round(sub, x[drawn], y[drawn], c[drawn], k, graph, params)
 

@@ -13,7 +13,9 @@ from arena_assets.ranking.options import STYLE_FEATURES
 from arena_assets.ranking.style import style_differences
 
 
-def _named_ratings(ratings: Mapping[str, float] | Sequence[float] | np.ndarray) -> tuple[list[str], np.ndarray]:
+def _named_ratings(
+    ratings: Mapping[str, float] | Sequence[float] | np.ndarray,
+) -> tuple[list[str], np.ndarray]:
     if isinstance(ratings, Mapping):
         return list(ratings), np.asarray(list(ratings.values()), dtype=np.float64)
     values = np.asarray(ratings, dtype=np.float64)
@@ -95,7 +97,12 @@ SHAPES = ("uniform", "arena", "rare")
 
 
 def sample_shaped_battles(
-    n: int, k: int, seed: int, shape: str = "arena", *, tie_rate: float = 0.2,
+    n: int,
+    k: int,
+    seed: int,
+    shape: str = "arena",
+    *,
+    tie_rate: float = 0.2,
     rare_models: int = 5,
 ) -> pl.DataFrame:
     """``n`` Bradley-Terry battles among ``k`` models whose pair graph has ``shape``.
@@ -122,7 +129,7 @@ def sample_shaped_battles(
         # the rarest pairs are the ones between rarely shown models
         order = rng.choice(pairs, pairs, replace=False, p=(1 / weight) / (1 / weight).sum())
         absent = order[: round(ARENA_SHAPE["absent_share"] * pairs)]
-        thin = order[len(absent): len(absent) + round(ARENA_SHAPE["thin_share"] * pairs)]
+        thin = order[len(absent) : len(absent) + round(ARENA_SHAPE["thin_share"] * pairs)]
         counts = np.zeros(pairs, dtype=np.int64)
         counts[thin] = rng.integers(1, 5, len(thin))
         common = np.ones(pairs, dtype=bool)
@@ -142,34 +149,63 @@ def sample_shaped_battles(
     a, b = np.where(swap, b, a), np.where(swap, a, b)
     a_wins = rng.random(len(a)) < expit((ratings[a] - ratings[b]) * math.log(10) / 400)
     u = rng.random(len(a))
-    winner = np.where(u < tie_rate / 2, "tie", np.where(
-        u < tie_rate, "tie (bothbad)", np.where(a_wins, "model_a", "model_b")))
+    winner = np.where(
+        u < tie_rate / 2,
+        "tie",
+        np.where(u < tie_rate, "tie (bothbad)", np.where(a_wins, "model_a", "model_b")),
+    )
     names = np.array([f"model-{i:03d}" for i in range(k)], dtype=object)
     order = rng.permutation(len(a))
-    return pl.DataFrame({"model_a": names[a][order], "model_b": names[b][order],
-                         "winner": winner[order]})
+    return pl.DataFrame(
+        {"model_a": names[a][order], "model_b": names[b][order], "winner": winner[order]}
+    )
 
 
 def graph_shape(battles: pl.DataFrame) -> dict:
     """The figures that describe a battle graph's shape: battles per model (min, max),
     pairs met, pairs met fewer than 5 times, tie shares."""
-    pair = battles.select(lo=pl.min_horizontal("model_a", "model_b"),
-                          hi=pl.max_horizontal("model_a", "model_b")).group_by("lo", "hi").len()
+    pair = (
+        battles.select(
+            lo=pl.min_horizontal("model_a", "model_b"), hi=pl.max_horizontal("model_a", "model_b")
+        )
+        .group_by("lo", "hi")
+        .len()
+    )
     per_model = pl.concat([battles["model_a"], battles["model_b"]]).value_counts()["count"]
     k = per_model.len()
-    return {"models": k, "pairs_possible": k * (k - 1) // 2, "pairs_met": pair.height,
-            "pairs_under_5": int((pair["len"] < 5).sum()),
-            "battles_per_model": (int(per_model.min()), int(per_model.max())),
-            "tie_share": float((battles["winner"] == "tie").mean()),
-            "bothbad_share": float((battles["winner"] == "tie (bothbad)").mean())}
+    return {
+        "models": k,
+        "pairs_possible": k * (k - 1) // 2,
+        "pairs_met": pair.height,
+        "pairs_under_5": int((pair["len"] < 5).sum()),
+        "battles_per_model": (int(per_model.min()), int(per_model.max())),
+        "tie_share": float((battles["winner"] == "tie").mean()),
+        "bothbad_share": float((battles["winner"] == "tie (bothbad)").mean()),
+    }
+
+
 # a month shaped like real traffic for the boards and the site (tests, benchmarks): the
 # language mix, removal reasons and category label rates of an arena month, roughly
-SYNTHETIC_LANGUAGES = (("en", 0.55), ("zh", 0.12), ("ru", 0.08), ("es", 0.07), ("de", 0.06),
-                       ("fr", 0.06), ("ja", 0.06))
+SYNTHETIC_LANGUAGES = (
+    ("en", 0.55),
+    ("zh", 0.12),
+    ("ru", 0.08),
+    ("es", 0.07),
+    ("de", 0.06),
+    ("fr", 0.06),
+    ("ja", 0.06),
+)
 SYNTHETIC_LABEL_RATES = {"code": 0.18, "math": 0.08, "creative_writing": 0.10, "is_vision": 0.08}
 HARD_RATE = 0.25  # prompts meeting at least 6 of the 7 hard-prompt criteria
-VISION_LABEL_NAMES = ("captioning", "ocr", "entity_recognition", "humor", "homework",
-                      "diagram", "creative_writing")
+VISION_LABEL_NAMES = (
+    "captioning",
+    "ocr",
+    "entity_recognition",
+    "humor",
+    "homework",
+    "diagram",
+    "creative_writing",
+)
 VOTES_PER_VOTER = 20  # mean votes per voter hash
 
 
@@ -187,9 +223,14 @@ def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame,
     from arena_assets.labels.tags import CRITERIA, HARD_MIN_CRITERIA, tag_from_flat
 
     rng = np.random.default_rng(seed)
-    frame = sample_bt_battles(rng.normal(1000, 120, models), battles, seed, tie_rate=0.15,
-                              style_coef={"sum_assistant_tokens": 0.3, "header_count": 0.05},
-                              popularity=np.exp(rng.normal(0, 0.6, models)))
+    frame = sample_bt_battles(
+        rng.normal(1000, 120, models),
+        battles,
+        seed,
+        tie_rate=0.15,
+        style_coef={"sum_assistant_tokens": 0.3, "header_count": 0.05},
+        popularity=np.exp(rng.normal(0, 0.6, models)),
+    )
     codes, shares = zip(*SYNTHETIC_LANGUAGES)
     reasons = [None, "identity_leak", "anomalous_voter", "daily_cap", "top_prompt_dedup"]
     removed = rng.choice(len(reasons), battles, p=[0.9, 0.02, 0.03, 0.03, 0.02])
@@ -205,26 +246,39 @@ def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame,
         conv_id_b=pl.Series(np.char.add("c", np.char.add(conv, "b"))),
         turn=pl.Series(1 + (rng.random(battles) < 0.15).astype(np.int64)),
         battle_id=pl.Series(np.char.add(f"s{seed}-", conv)),
-        voter_hash=pl.Series(np.char.add("v", extra.integers(0, voters, battles).astype(str))))
-    labels = {"if_score": rng.integers(0, 6, battles).astype(np.int32),
-              "prompt_chars": np.where(rng.random(battles) < 0.08, 3000, 300).astype(np.int32)}
+        voter_hash=pl.Series(np.char.add("v", extra.integers(0, voters, battles).astype(str))),
+    )
+    labels = {
+        "if_score": rng.integers(0, 6, battles).astype(np.int32),
+        "prompt_chars": np.where(rng.random(battles) < 0.08, 3000, 300).astype(np.int32),
+    }
     for name, rate in SYNTHETIC_LABEL_RATES.items():
         labels[name] = rng.random(battles) < rate
     for name in VISION_LABEL_NAMES:  # null for a text prompt, as the labeller leaves them
         labels[f"vision_{name}"] = pl.Series(rng.random(battles) < 0.3).set(
-            pl.Series(~labels["is_vision"]), None)
+            pl.Series(~labels["is_vision"]), None
+        )
     # a hard prompt meets every criterion; another meets each at 30 %, fewer than 6 in all
     hard = extra.random(battles) < HARD_RATE
     met = extra.random((battles, len(CRITERIA))) < 0.3
-    met[~hard, HARD_MIN_CRITERIA - 1:] = False
+    met[~hard, HARD_MIN_CRITERIA - 1 :] = False
     met[hard] = True
     for i, name in enumerate(CRITERIA):
         labels[name] = met[:, i]
     # both sides share the prompt's labels; each answer has its own refusal
     side = pl.DataFrame(labels)
-    rows = pl.concat([
-        side.with_columns(conv_id=frame["conv_id_a"], refusal=pl.Series(rng.random(battles) < 0.03)),
-        side.with_columns(conv_id=frame["conv_id_b"], refusal=pl.Series(rng.random(battles) < 0.03)),
-    ])
-    return frame, rows.with_columns(category_tag=tag_from_flat(), hard=pl.Series(np.tile(hard, 2)),
-                                    user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32))
+    rows = pl.concat(
+        [
+            side.with_columns(
+                conv_id=frame["conv_id_a"], refusal=pl.Series(rng.random(battles) < 0.03)
+            ),
+            side.with_columns(
+                conv_id=frame["conv_id_b"], refusal=pl.Series(rng.random(battles) < 0.03)
+            ),
+        ]
+    )
+    return frame, rows.with_columns(
+        category_tag=tag_from_flat(),
+        hard=pl.Series(np.tile(hard, 2)),
+        user_tokens=(pl.col("prompt_chars") // 4).cast(pl.Int32),
+    )

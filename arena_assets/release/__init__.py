@@ -6,12 +6,22 @@ functions over polars frames of the redacted lake tables. Exports load lazily so
 from importlib import import_module
 
 _EXPORTS = {
-    "parse_card": ".card", "size_category": ".card",
-    "BATTLE_SCHEMA": ".frames", "CHAT_SCHEMA": ".frames", "UnsafeReleaseError": ".frames",
-    "battle_frame": ".frames", "bench_frame": ".frames", "chat_frame": ".frames",
-    "rekey": ".frames", "release_salt": ".frames",
-    "BenchRelease": ".write", "ReleaseSummary": ".write", "bench_release_from_lake": ".write",
-    "sft_lines": ".write", "write_bench_dataset": ".write", "write_dataset": ".write",
+    "parse_card": ".card",
+    "size_category": ".card",
+    "BATTLE_SCHEMA": ".frames",
+    "CHAT_SCHEMA": ".frames",
+    "UnsafeReleaseError": ".frames",
+    "battle_frame": ".frames",
+    "bench_frame": ".frames",
+    "chat_frame": ".frames",
+    "rekey": ".frames",
+    "release_salt": ".frames",
+    "BenchRelease": ".write",
+    "ReleaseSummary": ".write",
+    "bench_release_from_lake": ".write",
+    "sft_lines": ".write",
+    "write_bench_dataset": ".write",
+    "write_dataset": ".write",
     "write_month_release": ".write",
 }
 

@@ -16,8 +16,14 @@ import yaml
 from arena_assets.contracts import PII_TYPES
 
 # the Hub's size buckets, upper bounds exclusive
-_SIZES = ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-          (1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"))
+_SIZES = (
+    (1_000, "n<1K"),
+    (10_000, "1K<n<10K"),
+    (100_000, "10K<n<100K"),
+    (1_000_000, "100K<n<1M"),
+    (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+)
 
 
 def size_category(rows: int) -> str:
@@ -31,8 +37,12 @@ def language_codes(frame: pl.DataFrame) -> list[str]:
     """ISO 639-1 codes present, most frequent first; "und" (undecided) is not a language."""
     if "language" not in frame.columns or frame.height == 0:
         return []
-    counts = (frame.filter(pl.col("language").is_not_null() & (pl.col("language") != "und"))
-              .group_by("language").len().sort(["len", "language"], descending=[True, False]))
+    counts = (
+        frame.filter(pl.col("language").is_not_null() & (pl.col("language") != "und"))
+        .group_by("language")
+        .len()
+        .sort(["len", "language"], descending=[True, False])
+    )
     return counts["language"].to_list()
 
 
@@ -42,8 +52,11 @@ def _table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str
     values = frame[column]
     if values.dtype == pl.List(pl.String):
         values = values.explode(empty_as_null=True)  # an empty list counts as "(none)"
-    counts = (values.fill_null("(none)").value_counts(sort=True, name="n")
-              .sort(["n", column], descending=[True, False]))
+    counts = (
+        values.fill_null("(none)")
+        .value_counts(sort=True, name="n")
+        .sort(["n", column], descending=[True, False])
+    )
     total = int(counts["n"].sum())
     lines = [f"| {title} | rows | share |", "| --- | ---: | ---: |"]
     for value, n in counts.head(limit).iter_rows():
@@ -53,8 +66,16 @@ def _table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str
     return "\n".join(lines) + "\n"
 
 
-def _header(*, pretty_name: str, license: str, languages: list[str], rows: int,
-            task_categories: list[str], data_files: str, tags: list[str]) -> str:
+def _header(
+    *,
+    pretty_name: str,
+    license: str,
+    languages: list[str],
+    rows: int,
+    task_categories: list[str],
+    data_files: str,
+    tags: list[str],
+) -> str:
     meta = {
         "pretty_name": pretty_name,
         "license": license,
@@ -62,8 +83,9 @@ def _header(*, pretty_name: str, license: str, languages: list[str], rows: int,
         "size_categories": [size_category(rows)],
         "task_categories": task_categories,
         "tags": tags,
-        "configs": [{"config_name": "default",
-                     "data_files": [{"split": "train", "path": data_files}]}],
+        "configs": [
+            {"config_name": "default", "data_files": [{"split": "train", "path": data_files}]}
+        ],
     }
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
@@ -79,13 +101,20 @@ _REDACTION = (
 )
 
 
-def chat_card(chat: pl.DataFrame, *, name: str, month: str, license: str,
-              data_files: str = "data/train-*") -> str:
+def chat_card(
+    chat: pl.DataFrame, *, name: str, month: str, license: str, data_files: str = "data/train-*"
+) -> str:
     langs = language_codes(chat)
     flagged = chat["moderation_flagged"].sum() if chat.height else 0
-    header = _header(pretty_name=f"Arena chats {month}", license=license, languages=langs,
-                     rows=chat.height, task_categories=["text-generation"],
-                     data_files=data_files, tags=["arena", "conversations", "chat"])
+    header = _header(
+        pretty_name=f"Arena chats {month}",
+        license=license,
+        languages=langs,
+        rows=chat.height,
+        task_categories=["text-generation"],
+        data_files=data_files,
+        tags=["arena", "conversations", "chat"],
+    )
     body = [
         f"# {name}\n",
         f"Every cleaned conversation of {month} on the arena: one row per conversation, its "
@@ -98,26 +127,46 @@ def chat_card(chat: pl.DataFrame, *, name: str, month: str, license: str,
         f"- conversations with images: {int((chat['images'].list.len() > 0).sum()):,}",
         f"- conversations with redacted PII: {int(chat['redacted'].sum()):,}",
         f"- flagged by moderation: {int(flagged or 0):,}"
-        + (" (no moderation endpoint configured: column empty)"
-           if chat.height and chat["moderation_flagged"].null_count() == chat.height else ""),
+        + (
+            " (no moderation endpoint configured: column empty)"
+            if chat.height and chat["moderation_flagged"].null_count() == chat.height
+            else ""
+        ),
         "",
-        "## Languages\n", _table(chat, "language", "language"),
-        "## Models\n", _table(chat, "model", "model"),
+        "## Languages\n",
+        _table(chat, "language", "language"),
+        "## Models\n",
+        _table(chat, "model", "model"),
         "## How it was cleaned\n",
         "One row per conversation id (its latest logged snapshot); malformed log lines were "
         "rejected with a reason and are not here; the language is fastText lid.176 on the "
         "user turns with code and URLs removed.\n",
-        "## Redaction\n", _REDACTION, "",
+        "## Redaction\n",
+        _REDACTION,
+        "",
     ]
     return header + "\n" + "\n".join(body)
 
 
-def battle_card(battle: pl.DataFrame, counts: Mapping, *, name: str, month: str,
-                license: str, data_files: str = "data/train-*") -> str:
+def battle_card(
+    battle: pl.DataFrame,
+    counts: Mapping,
+    *,
+    name: str,
+    month: str,
+    license: str,
+    data_files: str = "data/train-*",
+) -> str:
     langs = language_codes(battle)
-    header = _header(pretty_name=f"Arena battles {month}", license=license, languages=langs,
-                     rows=battle.height, task_categories=["text-classification"],
-                     data_files=data_files, tags=["arena", "human-preference", "battles"])
+    header = _header(
+        pretty_name=f"Arena battles {month}",
+        license=license,
+        languages=langs,
+        rows=battle.height,
+        task_categories=["text-classification"],
+        data_files=data_files,
+        tags=["arena", "human-preference", "battles"],
+    )
     removed = counts.get("removed_by_reason", {})
     removed_lines = [f"- {reason}: {n:,}" for reason, n in removed.items()] or ["- none"]
     body = [
@@ -132,28 +181,48 @@ def battle_card(battle: pl.DataFrame, counts: Mapping, *, name: str, month: str,
         f"- voters: {battle['judge'].n_unique():,}",
         f"- models: {len(set(battle['model_a']) | set(battle['model_b'])):,}",
         "",
-        "## Outcomes\n", _table(battle, "winner", "winner"),
-        "## Languages\n", _table(battle, "language", "language"),
-        "## Models (side A)\n", _table(battle, "model_a", "model"),
+        "## Outcomes\n",
+        _table(battle, "winner", "winner"),
+        "## Languages\n",
+        _table(battle, "language", "language"),
+        "## Models (side A)\n",
+        _table(battle, "model_a", "model"),
         "## How it was cleaned\n",
         "Votes were removed, each under its first reason, in this order: not anonymous, same "
         "model, a model naming itself or another, anomalous voter (sequential likelihood-ratio "
         "test against the crowd), vote bursts, a daily cap per voter, and over-popular "
         "prompts sampled down. Removed here:\n",
-        "\n".join(removed_lines), "",
-        "## Redaction\n", _REDACTION, "",
+        "\n".join(removed_lines),
+        "",
+        "## Redaction\n",
+        _REDACTION,
+        "",
     ]
     return header + "\n" + "\n".join(body)
 
 
-def bench_card(bench: pl.DataFrame, *, name: str, month: str, license: str,
-               data_files: str = "question.jsonl", answers: pl.DataFrame | None = None,
-               judgments: pl.DataFrame | None = None, protocol: str = "arena-hard-v0.1",
-               redacted: dict[str, int] | None = None) -> str:
+def bench_card(
+    bench: pl.DataFrame,
+    *,
+    name: str,
+    month: str,
+    license: str,
+    data_files: str = "question.jsonl",
+    answers: pl.DataFrame | None = None,
+    judgments: pl.DataFrame | None = None,
+    protocol: str = "arena-hard-v0.1",
+    redacted: dict[str, int] | None = None,
+) -> str:
     langs = language_codes(bench)
-    header = _header(pretty_name=f"Arena bench {month}", license=license, languages=langs,
-                     rows=bench.height, task_categories=["text-generation"],
-                     data_files=data_files, tags=["arena", "benchmark", "llm-as-a-judge"])
+    header = _header(
+        pretty_name=f"Arena bench {month}",
+        license=license,
+        languages=langs,
+        rows=bench.height,
+        task_categories=["text-generation"],
+        data_files=data_files,
+        tags=["arena", "benchmark", "llm-as-a-judge"],
+    )
     played = judgments.filter(pl.col("status") != "no_answer") if judgments is not None else None
     body = [
         f"# {name}\n",
@@ -167,35 +236,76 @@ def bench_card(bench: pl.DataFrame, *, name: str, month: str, license: str,
         "Arena-Hard-Auto's `show_result.py` reads the folder as it is.\n",
         "## Counts\n",
         f"- prompts: {bench.height:,}",
-        *([f"- categories: {bench['category'].n_unique():,}"] if "category" in bench.columns else []),
+        *(
+            [f"- categories: {bench['category'].n_unique():,}"]
+            if "category" in bench.columns
+            else []
+        ),
         *([f"- clusters: {bench['cluster'].n_unique():,}"] if "cluster" in bench.columns else []),
-        *([f"- answers: {answers.height:,} from {answers['model'].n_unique():,} models"]
-          if answers is not None else []),
-        *([f"- games judged: {played.height:,} ({int((~played['parsed']).sum()):,} unparsed) by "
-           f"{played['judge'].n_unique():,} judge(s)"] if played is not None else []),
+        *(
+            [f"- answers: {answers.height:,} from {answers['model'].n_unique():,} models"]
+            if answers is not None
+            else []
+        ),
+        *(
+            [
+                f"- games judged: {played.height:,} ({int((~played['parsed']).sum()):,} unparsed) by "
+                f"{played['judge'].n_unique():,} judge(s)"
+            ]
+            if played is not None
+            else []
+        ),
         "",
-        *(["## Categories\n", _table(bench, "category", "category")] if "category" in bench.columns else []),
-        *(["## Languages\n", _table(bench, "language", "language")] if "language" in bench.columns else []),
-        "## Redaction\n", _REDACTION,
-        *([f"\nThe answers and judge texts were written by models after cleaning, so they are redacted "
-           f"here with the same rules and refused likewise: {redacted['answers']:,} answer texts and "
-           f"{redacted['judgments']:,} judge texts had PII replaced."]
-          if redacted is not None and (answers is not None or judgments is not None) else []),
+        *(
+            ["## Categories\n", _table(bench, "category", "category")]
+            if "category" in bench.columns
+            else []
+        ),
+        *(
+            ["## Languages\n", _table(bench, "language", "language")]
+            if "language" in bench.columns
+            else []
+        ),
+        "## Redaction\n",
+        _REDACTION,
+        *(
+            [
+                f"\nThe answers and judge texts were written by models after cleaning, so they are redacted "
+                f"here with the same rules and refused likewise: {redacted['answers']:,} answer texts and "
+                f"{redacted['judgments']:,} judge texts had PII replaced."
+            ]
+            if redacted is not None and (answers is not None or judgments is not None)
+            else []
+        ),
         "",
     ]
     return header + "\n" + "\n".join(body)
 
 
-def sft_card(count: int, *, name: str, month: str, license: str, languages: list[str],
-             data_files: str = "data/train.jsonl") -> str:
-    header = _header(pretty_name=f"Arena chats {month}, SFT format", license=license,
-                     languages=languages, rows=count, task_categories=["text-generation"],
-                     data_files=data_files, tags=["arena", "sft", "chat"])
+def sft_card(
+    count: int,
+    *,
+    name: str,
+    month: str,
+    license: str,
+    languages: list[str],
+    data_files: str = "data/train.jsonl",
+) -> str:
+    header = _header(
+        pretty_name=f"Arena chats {month}, SFT format",
+        license=license,
+        languages=languages,
+        rows=count,
+        task_categories=["text-generation"],
+        data_files=data_files,
+        tags=["arena", "sft", "chat"],
+    )
     return header + (
         f"\n# {name}\n\n{count:,} conversations of the month's Chat release as OpenAI chat "
-        "messages, one JSON object per line: `{\"messages\": [{\"role\": ..., \"content\": ...}]}`. "
+        'messages, one JSON object per line: `{"messages": [{"role": ..., "content": ...}]}`. '
         "Text-only conversations that end with the assistant's answer and were not flagged by "
-        "moderation; no user identifier.\n\n## Redaction\n\n" + _REDACTION + "\n")
+        "moderation; no user identifier.\n\n## Redaction\n\n" + _REDACTION + "\n"
+    )
 
 
 def parse_card(text: str) -> tuple[dict, str]:

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 
-
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "release",
@@ -25,13 +24,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("lake", help="lake root (local folder or s3://...)")
     p.add_argument("--month", required=True, help="YYYY-MM")
     p.add_argument("--out", required=True, help="release root (local folder or s3://...)")
-    p.add_argument("--bench", type=Path, default=None,
-                   help="bench prompts (Parquet or JSONL with question_id/uid and prompt)")
+    p.add_argument(
+        "--bench",
+        type=Path,
+        default=None,
+        help="bench prompts (Parquet or JSONL with question_id/uid and prompt)",
+    )
     p.add_argument("--license", default="other", help="licence field of the cards")
-    p.add_argument("--secret-env", default="ARENA_RELEASE_SECRET",
-                   help="environment variable holding the release secret")
-    p.add_argument("--name", default=None,
-                   help="release name the salt is derived from (default: the month)")
+    p.add_argument(
+        "--secret-env",
+        default="ARENA_RELEASE_SECRET",
+        help="environment variable holding the release secret",
+    )
+    p.add_argument(
+        "--name", default=None, help="release name the salt is derived from (default: the month)"
+    )
     p.add_argument("--rows-per-shard", type=int, default=200_000)
     p.set_defaults(func=run)
 
@@ -53,17 +60,34 @@ def run(args: argparse.Namespace) -> int:
     if args.bench:
         import polars as pl
 
-        bench = (pl.read_parquet(args.bench) if args.bench.suffix == ".parquet"
-                 else pl.read_ndjson(args.bench))
+        bench = (
+            pl.read_parquet(args.bench)
+            if args.bench.suffix == ".parquet"
+            else pl.read_ndjson(args.bench)
+        )
     try:
         summary = write_month_release(
-            args.month, args.out, conversations=lake.read("conversations", args.month),
-            battles=battles, bench=bench, salt=release_salt(secret, args.name or args.month),
-            license=args.license, rows_per_shard=args.rows_per_shard)
+            args.month,
+            args.out,
+            conversations=lake.read("conversations", args.month),
+            battles=battles,
+            bench=bench,
+            salt=release_salt(secret, args.name or args.month),
+            license=args.license,
+            rows_per_shard=args.rows_per_shard,
+        )
     except UnsafeReleaseError as exc:  # nothing was written: frames are checked first
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(json.dumps({"datasets": summary.datasets, "rows": summary.rows,
-                      "battles": summary.battle_counts, "sft_skipped": summary.sft_skipped},
-                     indent=2))
+    print(
+        json.dumps(
+            {
+                "datasets": summary.datasets,
+                "rows": summary.rows,
+                "battles": summary.battle_counts,
+                "sft_skipped": summary.sft_skipped,
+            },
+            indent=2,
+        )
+    )
     return 0

@@ -45,8 +45,14 @@ CHAT_SCHEMA = {
     "moderation_flagged": pl.Boolean,
     "moderation_categories": pl.String,
 }
-STYLE_FIELDS = ("sum_assistant_tokens", "header_count", "ordered_list_count",
-                "unordered_list_count", "list_count", "bold_count")
+STYLE_FIELDS = (
+    "sum_assistant_tokens",
+    "header_count",
+    "ordered_list_count",
+    "unordered_list_count",
+    "list_count",
+    "bold_count",
+)
 BATTLE_SCHEMA = {
     "question_id": pl.String,
     "model_a": pl.String,
@@ -64,8 +70,15 @@ BATTLE_SCHEMA = {
 }
 # a bench row: id and prompt required, the rest kept when present, in this order
 BENCH_REQUIRED = ("question_id", "prompt")
-BENCH_OPTIONAL = ("images", "category", "cluster", "cluster_name", "language", "quality",
-                  "bench_version")
+BENCH_OPTIONAL = (
+    "images",
+    "category",
+    "cluster",
+    "cluster_name",
+    "language",
+    "quality",
+    "bench_version",
+)
 
 
 class UnsafeReleaseError(ValueError):
@@ -85,8 +98,10 @@ def rekey(hashes: pl.Series, salt: bytes) -> pl.Series:
     if len(salt) < 16:
         raise ValueError("release salt shorter than 16 bytes")
     unique = hashes.drop_nulls().unique().to_list()
-    table = {h: hmac.new(salt, h.encode(), hashlib.sha256).hexdigest()[:RELEASE_HASH_CHARS]
-             for h in unique}
+    table = {
+        h: hmac.new(salt, h.encode(), hashlib.sha256).hexdigest()[:RELEASE_HASH_CHARS]
+        for h in unique
+    }
     return hashes.replace_strict(table, default=None, return_dtype=pl.String)
 
 
@@ -95,23 +110,28 @@ def _refuse_raw(frame: pl.DataFrame, table: str) -> None:
     if leaked:
         raise UnsafeReleaseError(
             f"{table}: columns {leaked} belong to raw_logs, which never leaves in a release; "
-            "pass the redacted table")
+            "pass the redacted table"
+        )
 
 
 def _refuse_pii(texts: pl.Series, what: str) -> None:
     hits = texts.to_frame("t").select(contains_pii(pl.col("t")).fill_null(False).sum()).item()
     if hits:
         raise UnsafeReleaseError(
-            f"{what}: {hits} text(s) still match a PII pattern; re-run cleaning before releasing")
+            f"{what}: {hits} text(s) still match a PII pattern; re-run cleaning before releasing"
+        )
 
 
 def _turns(messages: str) -> pl.Expr:
     return pl.col(messages).list.eval(
-        pl.struct(pl.element().struct.field("role"), pl.element().struct.field("content")))
+        pl.struct(pl.element().struct.field("role"), pl.element().struct.field("content"))
+    )
 
 
 def _images(messages: str) -> pl.Expr:
-    return pl.col(messages).list.eval(pl.element().struct.field("images").explode(empty_as_null=False).drop_nulls())
+    return pl.col(messages).list.eval(
+        pl.element().struct.field("images").explode(empty_as_null=False).drop_nulls()
+    )
 
 
 def chat_frame(conversations: pl.DataFrame, salt: bytes) -> pl.DataFrame:
@@ -120,8 +140,12 @@ def chat_frame(conversations: pl.DataFrame, salt: bytes) -> pl.DataFrame:
     missing = [c for c in CONVERSATIONS_SCHEMA if c not in conversations.columns]
     if missing:
         raise UnsafeReleaseError(f"conversations: missing columns {missing}")
-    _refuse_pii(conversations.select(pl.col("messages").explode(empty_as_null=False).struct.field("content"))
-                .to_series(), "conversations.messages")
+    _refuse_pii(
+        conversations.select(
+            pl.col("messages").explode(empty_as_null=False).struct.field("content")
+        ).to_series(),
+        "conversations.messages",
+    )
     pii_total = pl.sum_horizontal([pl.col(f"pii_{t}") for t in PII_TYPES])
     chat = conversations.sort("conv_id").select(
         pl.col("conv_id").alias("conversation_id"),
@@ -141,7 +165,9 @@ def chat_frame(conversations: pl.DataFrame, salt: bytes) -> pl.DataFrame:
     return chat.cast(CHAT_SCHEMA)  # type: ignore[arg-type]
 
 
-def battle_frame(battles: pl.DataFrame, chat: pl.DataFrame, salt: bytes) -> tuple[pl.DataFrame, dict]:
+def battle_frame(
+    battles: pl.DataFrame, chat: pl.DataFrame, salt: bytes
+) -> tuple[pl.DataFrame, dict]:
     """The Battle release from the kept `battles` and the release's own `chat_frame` rows
     (their conversations are already redacted and checked); `judge` is the voter re-keyed
     with the same salt as the chats' `user_id`. Returns (frame, counts): kept battles whose
@@ -151,19 +177,32 @@ def battle_frame(battles: pl.DataFrame, chat: pl.DataFrame, salt: bytes) -> tupl
         raise UnsafeReleaseError("battle_frame takes the release's chat frame, not conversations")
     kept = battles.filter(pl.col("keep"))
     sides = chat.select("conversation_id", "conversation", "images")
-    joined = (
-        kept.join(sides.rename({"conversation_id": "conv_id_a", "conversation": "conversation_a",
-                                "images": "images_a"}), on="conv_id_a", how="inner")
-        .join(sides.rename({"conversation_id": "conv_id_b", "conversation": "conversation_b",
-                            "images": "images_b"}), on="conv_id_b", how="inner")
+    joined = kept.join(
+        sides.rename(
+            {"conversation_id": "conv_id_a", "conversation": "conversation_a", "images": "images_a"}
+        ),
+        on="conv_id_a",
+        how="inner",
+    ).join(
+        sides.rename(
+            {"conversation_id": "conv_id_b", "conversation": "conversation_b", "images": "images_b"}
+        ),
+        on="conv_id_b",
+        how="inner",
     )
     frame = joined.sort("battle_id").select(
         pl.col("battle_id").alias("question_id"),
-        "model_a", "model_b", "winner",
+        "model_a",
+        "model_b",
+        "winner",
         pl.col("voter_hash").alias("judge"),
-        "conversation_a", "conversation_b",
+        "conversation_a",
+        "conversation_b",
         pl.col("images_a").list.concat("images_b").list.unique(maintain_order=True).alias("images"),
-        "turn", "anony", "language", "tstamp",
+        "turn",
+        "anony",
+        "language",
+        "tstamp",
         pl.struct([f"{f}_{s}" for s in "ab" for f in STYLE_FIELDS]).alias("conv_metadata"),
     )
     frame = frame.with_columns(rekey(frame["judge"], salt).alias("judge"))
@@ -174,8 +213,9 @@ def battle_frame(battles: pl.DataFrame, chat: pl.DataFrame, salt: bytes) -> tupl
         "kept": kept.height,
         "released": frame.height,
         "missing_conversation": kept.height - frame.height,
-        "removed_by_reason": dict(zip(removed["removed_reason"].to_list(),
-                                      removed["count"].to_list())),
+        "removed_by_reason": dict(
+            zip(removed["removed_reason"].to_list(), removed["count"].to_list())
+        ),
     }
     return frame, counts
 
@@ -198,7 +238,9 @@ def bench_frame(bench: pl.DataFrame) -> pl.DataFrame:
     return bench.select(keep).sort("question_id")
 
 
-def redacted_texts(frame: pl.DataFrame, columns: tuple[str, ...], what: str) -> tuple[pl.DataFrame, int]:
+def redacted_texts(
+    frame: pl.DataFrame, columns: tuple[str, ...], what: str
+) -> tuple[pl.DataFrame, int]:
     """``frame`` with each of its text ``columns`` redacted by the cleaning's own rules, and
     how many texts changed; refused (UnsafeReleaseError) when the independent scanner still
     fires on one. For text the bench stage wrote (candidate answers, judge replies), which

@@ -52,7 +52,7 @@ class BenchRelease:
     protocol: str = "arena-hard-v0.1"
 
 
-def bench_release_from_lake(lake: "Lake", month: str) -> BenchRelease | None:
+def bench_release_from_lake(lake: Lake, month: str) -> BenchRelease | None:
     """The month's bench tables from the lake (None without ``bench_prompts``); the
     protocol is the one the judgments record (``protocol`` column); for a partition
     written before that column, read from the question categories (v2's are hard_prompt
@@ -65,8 +65,11 @@ def bench_release_from_lake(lake: "Lake", month: str) -> BenchRelease | None:
     judgments = lake.read("judgments", month) if lake.exists("judgments", month) else None
     protocol = judgments_protocol(judgments) if judgments is not None else None
     if protocol is None:
-        v2 = judgments is not None and "category" in judgments.columns and bool(
-            set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
+        v2 = (
+            judgments is not None
+            and "category" in judgments.columns
+            and bool(set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
+        )
         protocol = "arena-hard-v2" if v2 else "arena-hard-v0.1"
     return BenchRelease(lake.read("bench_prompts", month), answers, judgments, protocol)
 
@@ -78,9 +81,15 @@ def _fs(url: str, storage_options: dict | None):
     return fs, path
 
 
-def write_dataset(frame: pl.DataFrame, url: str, card: str, *, split: str = "train",
-                  rows_per_shard: int = ROWS_PER_SHARD,
-                  storage_options: dict | None = None) -> list[str]:
+def write_dataset(
+    frame: pl.DataFrame,
+    url: str,
+    card: str,
+    *,
+    split: str = "train",
+    rows_per_shard: int = ROWS_PER_SHARD,
+    storage_options: dict | None = None,
+) -> list[str]:
     """Replace the dataset folder `url` with `frame` as Parquet shards and its card."""
     fs, root = _fs(url, storage_options)
     if fs.exists(root):
@@ -92,7 +101,8 @@ def write_dataset(frame: pl.DataFrame, url: str, card: str, *, split: str = "tra
         path = f"{root}/data/{split}-{i:05d}-of-{shards:05d}.parquet"
         with fs.open(path, "wb") as fh:
             frame.slice(i * rows_per_shard, rows_per_shard).write_parquet(
-                fh, compression="zstd", statistics=True, row_group_size=50_000)
+                fh, compression="zstd", statistics=True, row_group_size=50_000
+            )
         paths.append(path)
     with fs.open(f"{root}/README.md", "wb") as fh:
         fh.write(card.encode())
@@ -101,11 +111,16 @@ def write_dataset(frame: pl.DataFrame, url: str, card: str, *, split: str = "tra
 
 def sft_lines(chat: pl.DataFrame) -> tuple[list[bytes], dict[str, int]]:
     """OpenAI chat JSONL lines from a Chat release frame, and the rows skipped by reason."""
-    skipped = {"has_images": 0, "moderation_flagged": 0, "not_ending_with_answer": 0,
-               "empty_turn": 0}
+    skipped = {
+        "has_images": 0,
+        "moderation_flagged": 0,
+        "not_ending_with_answer": 0,
+        "empty_turn": 0,
+    }
     lines = []
-    for images, flagged, turns in chat.select("images", "moderation_flagged",
-                                              "conversation").iter_rows():
+    for images, flagged, turns in chat.select(
+        "images", "moderation_flagged", "conversation"
+    ).iter_rows():
         if images:
             skipped["has_images"] += 1
         elif flagged:
@@ -120,8 +135,13 @@ def sft_lines(chat: pl.DataFrame) -> tuple[list[bytes], dict[str, int]]:
     return lines, skipped
 
 
-def write_bench_dataset(url: str, release: BenchRelease, month: str, license: str = "other",
-                        storage_options: dict | None = None) -> tuple[pl.DataFrame, list[str]]:
+def write_bench_dataset(
+    url: str,
+    release: BenchRelease,
+    month: str,
+    license: str = "other",
+    storage_options: dict | None = None,
+) -> tuple[pl.DataFrame, list[str]]:
     """Replace the bench folder ``url`` with Arena-Hard-Auto's layout (``judging.layout``)
     and its card: (the released prompts, the files written). The prompts pass the release's
     checks (``bench_frame``: redacted text only); answers (and their reasoning) and judge
@@ -130,22 +150,46 @@ def write_bench_dataset(url: str, release: BenchRelease, month: str, license: st
     from arena_assets.judging.layout import write_layout
 
     prompts = bench_frame(release.prompts)
-    answers, judgments, redacted = release.answers, release.judgments, {"answers": 0, "judgments": 0}
+    answers, judgments, redacted = (
+        release.answers,
+        release.judgments,
+        {"answers": 0, "judgments": 0},
+    )
     if answers is not None:
-        answers, redacted["answers"] = redacted_texts(answers, ("answer", "reasoning"), "model_answers")
+        answers, redacted["answers"] = redacted_texts(
+            answers, ("answer", "reasoning"), "model_answers"
+        )
     if judgments is not None:
         judgments, redacted["judgments"] = redacted_texts(judgments, ("judgment",), "judgments")
     fs, root = _fs(url, storage_options)
     if fs.exists(root):
         fs.rm(root, recursive=True)
     if "cluster_id" in release.prompts.columns and "cluster" not in prompts.columns:
-        ids = release.prompts.select(question_id="prompt_id", cluster="cluster_id") \
-            if "prompt_id" in release.prompts.columns else None
+        ids = (
+            release.prompts.select(question_id="prompt_id", cluster="cluster_id")
+            if "prompt_id" in release.prompts.columns
+            else None
+        )
         prompts = prompts.join(ids, on="question_id", how="left") if ids is not None else prompts
-    paths = write_layout(url, prompts, answers, judgments, protocol=release.protocol,
-                         month=month, storage_options=storage_options)
-    card = bench_card(prompts, name=f"arena-bench-{month}", month=month, license=license,
-                      answers=answers, judgments=judgments, protocol=release.protocol, redacted=redacted)
+    paths = write_layout(
+        url,
+        prompts,
+        answers,
+        judgments,
+        protocol=release.protocol,
+        month=month,
+        storage_options=storage_options,
+    )
+    card = bench_card(
+        prompts,
+        name=f"arena-bench-{month}",
+        month=month,
+        license=license,
+        answers=answers,
+        judgments=judgments,
+        protocol=release.protocol,
+        redacted=redacted,
+    )
     with fs.open(f"{root}/README.md", "wb") as fh:
         fh.write(card.encode())
     return prompts, paths
@@ -157,7 +201,7 @@ def write_month_release(
     *,
     conversations: pl.DataFrame,
     battles: pl.DataFrame | None,
-    bench: "pl.DataFrame | BenchRelease | None",
+    bench: pl.DataFrame | BenchRelease | None,
     salt: bytes,
     license: str = "other",
     rows_per_shard: int = ROWS_PER_SHARD,
@@ -176,20 +220,24 @@ def write_month_release(
         battle, counts = battle_frame(battles, chat, salt)
         summary.battle_counts = counts
         name = f"arena-battle-{month}"
-        parts.append(("battle", battle, battle_card(battle, counts, name=name, month=month,
-                                                    license=license)))
+        parts.append(
+            ("battle", battle, battle_card(battle, counts, name=name, month=month, license=license))
+        )
     if bench is not None:
         release = bench if isinstance(bench, BenchRelease) else BenchRelease(bench)
         url = f"{root}/arena-bench-{month}"
-        prompts, summary.files["bench"] = write_bench_dataset(url, release, month, license, storage_options)
+        prompts, summary.files["bench"] = write_bench_dataset(
+            url, release, month, license, storage_options
+        )
         summary.datasets["bench"] = url
         summary.rows["bench"] = prompts.height
     for kind, frame, card in parts:
         url = f"{root}/arena-{kind}-{month}"
         summary.datasets[kind] = url
         summary.rows[kind] = frame.height
-        summary.files[kind] = write_dataset(frame, url, card, rows_per_shard=rows_per_shard,
-                                            storage_options=storage_options)
+        summary.files[kind] = write_dataset(
+            frame, url, card, rows_per_shard=rows_per_shard, storage_options=storage_options
+        )
 
     lines, summary.sft_skipped = sft_lines(chat)
     url = f"{root}/arena-sft-{month}"
@@ -199,8 +247,13 @@ def write_month_release(
     fs.makedirs(f"{path}/data", exist_ok=True)
     with fs.open(f"{path}/data/train.jsonl", "wb") as fh:
         fh.writelines(lines)
-    card = sft_card(len(lines), name=f"arena-sft-{month}", month=month, license=license,
-                    languages=language_codes(chat))
+    card = sft_card(
+        len(lines),
+        name=f"arena-sft-{month}",
+        month=month,
+        license=license,
+        languages=language_codes(chat),
+    )
     with fs.open(f"{path}/README.md", "wb") as fh:
         fh.write(card.encode())
     summary.datasets["sft"] = url

@@ -64,14 +64,18 @@ def _fit_rounds(means: np.ndarray, point: np.ndarray, k: int) -> np.ndarray:
     return boot - boot.mean(axis=1, keepdims=True)
 
 
-def mean_grk_probs(betas: np.ndarray, etas: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+def mean_grk_probs(
+    betas: np.ndarray, etas: np.ndarray, weights: np.ndarray | None = None
+) -> np.ndarray:
     """(pairs, 4) mean probabilities of (i wins, j wins, tie, both bad)."""
     i, j = pair_index(betas.shape[1])
     probs = grk_probs(betas[:, i], betas[:, j], etas[:, None])
     return np.average(probs, axis=0, weights=weights)
 
 
-def fit_grk_to_probs(pbar: np.ndarray, k: int, start: np.ndarray | None = None) -> tuple[np.ndarray, float]:
+def fit_grk_to_probs(
+    pbar: np.ndarray, k: int, start: np.ndarray | None = None
+) -> tuple[np.ndarray, float]:
     """(r, η) minimising the four-outcome cross-entropy to ``pbar`` (pairs × 4)."""
     i, j = pair_index(k)
     codes = (A_WINS, B_WINS, TIE, BOTHBAD)
@@ -88,8 +92,13 @@ def fit_grk_to_probs(pbar: np.ndarray, k: int, start: np.ndarray | None = None) 
         return value, np.append(grad_r, grad_e)
 
     x0 = np.append(np.zeros(k) if start is None else start, 0.0)
-    res = minimize(objective, x0, jac=True, method="L-BFGS-B",
-                   options={"maxiter": 500, "gtol": 1e-9, "ftol": 1e-14})
+    res = minimize(
+        objective,
+        x0,
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": 500, "gtol": 1e-9, "ftol": 1e-14},
+    )
     return res.x[:k], float(res.x[k])
 
 
@@ -115,8 +124,15 @@ class SetBoard:
     prompts: int  # prompts aggregated (after any cap)
 
 
-def aggregate_board(betas: np.ndarray, *, loss: str = "bt", etas: np.ndarray | None = None,
-                    rounds: int = 100, seed: int = 0, max_prompts: int = 2000) -> SetBoard:
+def aggregate_board(
+    betas: np.ndarray,
+    *,
+    loss: str = "bt",
+    etas: np.ndarray | None = None,
+    rounds: int = 100,
+    seed: int = 0,
+    max_prompts: int = 2000,
+) -> SetBoard:
     """The set's ratings and ``rounds`` bootstrap replicates (prompts resampled).
 
     A set above ``max_prompts`` prompts is aggregated on a seeded sample of that size: the
@@ -140,7 +156,9 @@ def aggregate_board(betas: np.ndarray, *, loss: str = "bt", etas: np.ndarray | N
             return SetBoard(point, boot, n)
         probs = _pair_probs(betas)  # prompts × pairs, computed once
         point = fit_bt_to_probs(probs.mean(axis=0), k)
-        counts = rng.multinomial(n, np.full(n, 1.0 / n), size=rounds) if rounds else np.zeros((0, n))
+        counts = (
+            rng.multinomial(n, np.full(n, 1.0 / n), size=rounds) if rounds else np.zeros((0, n))
+        )
         means = counts @ probs / n  # every round's P̄ in one product
         boot = _fit_rounds(means, point, k) if rounds else np.zeros((0, k))
     return SetBoard(point, boot, n)

@@ -18,8 +18,17 @@ from arena_assets.ranking.identify import rankable
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace
 from arena_assets.routing.p2l import Coded, P2LInputError
 
-BATTLE_COLUMNS = ["battle_id", "month", "tstamp", "model_a", "model_b", "winner", "dedup_key", "keep"]
-_PROMPT_LABELS = [c for c in LABEL_FEATURES]
+BATTLE_COLUMNS = [
+    "battle_id",
+    "month",
+    "tstamp",
+    "model_a",
+    "model_b",
+    "winner",
+    "dedup_key",
+    "keep",
+]
+_PROMPT_LABELS = list(LABEL_FEATURES)
 # topic_labels columns the category boards' rules need besides the features
 BOARD_LABELS = ("hard", "category_tag", "user_tokens", "prompt_chars", "refusal")
 
@@ -39,11 +48,16 @@ def labels_per_prompt(topic_labels: pl.DataFrame | None) -> pl.DataFrame:
         board = [pl.col("category_tag").first(), pl.col("user_tokens").first()]
         if "code" in topic_labels.columns:
             board.append(pl.col("code").first().alias("is_code"))
-    return (topic_labels.sort("conv_id").group_by("dedup_key", maintain_order=True)
-            .agg(*[pl.col(c).first() for c in [*cols, *extra]], *board))
+    return (
+        topic_labels.sort("conv_id")
+        .group_by("dedup_key", maintain_order=True)
+        .agg(*[pl.col(c).first() for c in [*cols, *extra]], *board)
+    )
 
 
-def prompt_frame(embeddings: pl.DataFrame, labels: pl.DataFrame | None) -> tuple[pl.DataFrame, np.ndarray]:
+def prompt_frame(
+    embeddings: pl.DataFrame, labels: pl.DataFrame | None
+) -> tuple[pl.DataFrame, np.ndarray]:
     """(prompts, embedding matrix) in the same row order; ``embeddings`` is a
     prompt_embeddings frame (one row per dedup_key), ``labels`` ``labels_per_prompt``'s."""
     frame = embeddings.unique("dedup_key", keep="first", maintain_order=True)
@@ -78,8 +92,16 @@ class Encoded:
     dropped: dict[str, int]  # battles not used, by reason
 
 
-def encode(battles: pl.DataFrame, prompts: pl.DataFrame, X: np.ndarray, *, loss: str,
-           tie_mode: str, min_battles: int = 0, models: list[str] | None = None) -> Encoded:
+def encode(
+    battles: pl.DataFrame,
+    prompts: pl.DataFrame,
+    X: np.ndarray,
+    *,
+    loss: str,
+    tie_mode: str,
+    min_battles: int = 0,
+    models: list[str] | None = None,
+) -> Encoded:
     """Coded battles over the rows of ``prompts`` (dedup_key order = rows of X).
 
     Kept battles only; ``bt`` applies the boards' tie mode (dropped ties counted), ``grk``
@@ -89,8 +111,12 @@ def encode(battles: pl.DataFrame, prompts: pl.DataFrame, X: np.ndarray, *, loss:
     dropped: dict[str, int] = {}
     b = battles.filter(pl.col("keep")) if "keep" in battles.columns else battles
     dropped["not_kept"] = battles.height - b.height
-    pos = pl.DataFrame({"dedup_key": prompts.get_column("dedup_key"),
-                        "_row": np.arange(prompts.height, dtype=np.int64)})
+    pos = pl.DataFrame(
+        {
+            "dedup_key": prompts.get_column("dedup_key"),
+            "_row": np.arange(prompts.height, dtype=np.int64),
+        }
+    )
     b = b.join(pos, on="dedup_key", how="left", maintain_order="left")
     dropped["no_prompt_features"] = int(b["_row"].null_count())
     b = b.filter(pl.col("_row").is_not_null())
@@ -115,8 +141,11 @@ def encode(battles: pl.DataFrame, prompts: pl.DataFrame, X: np.ndarray, *, loss:
     ok = (a >= 0) & (bb >= 0)
     dropped["model_not_rankable"] = int((~ok).sum())
     ts = b.get_column("tstamp")
-    seconds = (ts.dt.epoch("us").to_numpy() / 1e6 if ts.dtype.is_temporal()
-               else ts.cast(pl.Float64).to_numpy())
+    seconds = (
+        ts.dt.epoch("us").to_numpy() / 1e6
+        if ts.dtype.is_temporal()
+        else ts.cast(pl.Float64).to_numpy()
+    )
     coded = Coded(models, a[ok], bb[ok], o[ok], b["_row"].to_numpy()[ok], seconds[ok], X)
     return Encoded(coded, b.filter(pl.Series(ok))["battle_id"].to_list(), left_out, dropped)
 

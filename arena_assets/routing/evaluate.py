@@ -32,8 +32,9 @@ class Curve:
     quality: np.ndarray  # mean quality at that share
 
 
-def threshold_curve(scores: np.ndarray, strong: np.ndarray, weak: np.ndarray,
-                    num_results: int = 10) -> Curve:
+def threshold_curve(
+    scores: np.ndarray, strong: np.ndarray, weak: np.ndarray, num_results: int = 10
+) -> Curve:
     """One point per quantile edge of ``scores`` (duplicate edges kept, no error)."""
     scores = np.asarray(scores, float)
     edges = np.quantile(scores, np.linspace(0.0, 1.0, num_results + 1))
@@ -50,8 +51,9 @@ def _sorted(pct: np.ndarray, qual: np.ndarray) -> Curve:
     return Curve(pct[order], qual[order])
 
 
-def random_curve(strong: np.ndarray, weak: np.ndarray, num_results: int = 10,
-                 iterations: int = 10, seed: int = 0) -> Curve:
+def random_curve(
+    strong: np.ndarray, weak: np.ndarray, num_results: int = 10, iterations: int = 10, seed: int = 0
+) -> Curve:
     """The random router: uniform scores, ``iterations`` runs, mean quality per share."""
     rng = np.random.default_rng(seed)
     points: dict[float, list[float]] = {}
@@ -95,21 +97,42 @@ class RouterScore:
 
 def score_router(name: str, curve: Curve, strong: np.ndarray, weak: np.ndarray) -> RouterScore:
     s, w = float(np.mean(strong)), float(np.mean(weak))
-    return RouterScore(name, apgr(curve, s, w), cpt(curve, 0.5, s, w), cpt(curve, 0.8, s, w),
-                       _trapezoid(curve.quality, curve.strong_pct / 100.0), len(strong), s, w)
+    return RouterScore(
+        name,
+        apgr(curve, s, w),
+        cpt(curve, 0.5, s, w),
+        cpt(curve, 0.8, s, w),
+        _trapezoid(curve.quality, curve.strong_pct / 100.0),
+        len(strong),
+        s,
+        w,
+    )
 
 
-def evaluate_routers(scores: dict[str, np.ndarray], strong: np.ndarray, weak: np.ndarray,
-                     prompt_lengths: np.ndarray | None = None, *, num_results: int = 10,
-                     random_iterations: int = 10, seed: int = 0) -> list[RouterScore]:
+def evaluate_routers(
+    scores: dict[str, np.ndarray],
+    strong: np.ndarray,
+    weak: np.ndarray,
+    prompt_lengths: np.ndarray | None = None,
+    *,
+    num_results: int = 10,
+    random_iterations: int = 10,
+    seed: int = 0,
+) -> list[RouterScore]:
     """``random``, ``length`` (when lengths are given: the longer prompt goes to the strong
     model) and every named score, each as RouteLLM scores a router."""
     strong, weak = np.asarray(strong, float), np.asarray(weak, float)
-    out = [score_router("random", random_curve(strong, weak, num_results, random_iterations, seed),
-                        strong, weak)]
+    out = [
+        score_router(
+            "random", random_curve(strong, weak, num_results, random_iterations, seed), strong, weak
+        )
+    ]
     if prompt_lengths is not None:
-        out.append(score_router("length", threshold_curve(prompt_lengths, strong, weak, num_results),
-                                strong, weak))
+        out.append(
+            score_router(
+                "length", threshold_curve(prompt_lengths, strong, weak, num_results), strong, weak
+            )
+        )
     for name, s in scores.items():
         out.append(score_router(name, threshold_curve(s, strong, weak, num_results), strong, weak))
     return out

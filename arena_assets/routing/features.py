@@ -26,10 +26,25 @@ import polars as pl
 
 # prompt-level labels of topic_labels (labels.schema) the model reads, in this order
 LABEL_FEATURES = (
-    "specificity", "domain_knowledge", "complexity", "problem_solving", "creativity",
-    "technical_accuracy", "real_world", "math", "creative_writing", "code", "if_score",
-    "is_vision", "vision_captioning", "vision_ocr", "vision_entity_recognition", "vision_humor",
-    "vision_homework", "vision_diagram", "vision_creative_writing",
+    "specificity",
+    "domain_knowledge",
+    "complexity",
+    "problem_solving",
+    "creativity",
+    "technical_accuracy",
+    "real_world",
+    "math",
+    "creative_writing",
+    "code",
+    "if_score",
+    "is_vision",
+    "vision_captioning",
+    "vision_ocr",
+    "vision_entity_recognition",
+    "vision_humor",
+    "vision_homework",
+    "vision_diagram",
+    "vision_creative_writing",
 )
 
 
@@ -63,13 +78,22 @@ class FeatureSpace:
 
     # -- fit / apply ----------------------------------------------------------------------
     @classmethod
-    def fit(cls, prompts: pl.DataFrame, embeddings: np.ndarray, embedder: str,
-            cfg: FeatureConfig = FeatureConfig()) -> FeatureSpace:
+    def fit(
+        cls,
+        prompts: pl.DataFrame,
+        embeddings: np.ndarray,
+        embedder: str,
+        cfg: FeatureConfig = FeatureConfig(),
+    ) -> FeatureSpace:
         """``prompts``: one row per prompt with ``language``, ``prompt_chars`` and the
         label columns it has; ``embeddings`` (prompts × dim) in the same order."""
         n = embeddings.shape[0]
         rng = np.random.default_rng(cfg.seed)
-        rows = np.sort(rng.choice(n, cfg.pca_sample, replace=False)) if n > cfg.pca_sample else np.arange(n)
+        rows = (
+            np.sort(rng.choice(n, cfg.pca_sample, replace=False))
+            if n > cfg.pca_sample
+            else np.arange(n)
+        )
         sample = embeddings[rows].astype(np.float64)
         mean = sample.mean(axis=0)
         k = max(0, min(cfg.components, sample.shape[0] - 1, sample.shape[1]))
@@ -86,19 +110,41 @@ class FeatureSpace:
         labels = _labels(prompts)
         with warnings.catch_warnings():  # a label no prompt has: mean 0, scale 1
             warnings.simplefilter("ignore", RuntimeWarning)
-            lab_mean = np.nan_to_num(np.nanmean(labels, axis=0)) if n else np.zeros(len(LABEL_FEATURES))
+            lab_mean = (
+                np.nan_to_num(np.nanmean(labels, axis=0)) if n else np.zeros(len(LABEL_FEATURES))
+            )
         lab_filled = np.where(np.isnan(labels), lab_mean, labels)
         lab_scale = lab_filled.std(axis=0) if n else np.zeros(len(LABEL_FEATURES))
-        share = (prompts.get_column("language").fill_null("und").value_counts(sort=True)
-                 .with_columns((pl.col("count") / max(n, 1)).alias("share")))
-        langs = sorted(share.filter(pl.col("share") >= cfg.min_language_share)
-                       .head(cfg.max_languages).get_column("language").to_list())
+        share = (
+            prompts.get_column("language")
+            .fill_null("und")
+            .value_counts(sort=True)
+            .with_columns((pl.col("count") / max(n, 1)).alias("share"))
+        )
+        langs = sorted(
+            share.filter(pl.col("share") >= cfg.min_language_share)
+            .head(cfg.max_languages)
+            .get_column("language")
+            .to_list()
+        )
         length = _length(prompts)
-        space = cls(embedder, mean, comps, np.where(scale > 1e-12, scale, 1.0), lab_mean,
-                    np.where(lab_scale > 1e-12, lab_scale, 1.0), langs,
-                    float(length.mean()) if n else 0.0, float(length.std()) if n and length.std() > 0 else 1.0)
-        space.names = ([f"pc{i}" for i in range(k)] + list(LABEL_FEATURES)
-                       + [f"lang:{lg}" for lg in langs] + ["log_chars"])
+        space = cls(
+            embedder,
+            mean,
+            comps,
+            np.where(scale > 1e-12, scale, 1.0),
+            lab_mean,
+            np.where(lab_scale > 1e-12, lab_scale, 1.0),
+            langs,
+            float(length.mean()) if n else 0.0,
+            float(length.std()) if n and length.std() > 0 else 1.0,
+        )
+        space.names = (
+            [f"pc{i}" for i in range(k)]
+            + list(LABEL_FEATURES)
+            + [f"lang:{lg}" for lg in langs]
+            + ["log_chars"]
+        )
         return space
 
     def transform(self, prompts: pl.DataFrame, embeddings: np.ndarray) -> np.ndarray:
@@ -109,8 +155,8 @@ class FeatureSpace:
             # in blocks of rows: a float64 copy of ~1M embeddings at once would be GBs
             proj = np.empty((n, self.components.shape[0]))
             for start in range(0, n, 65536):
-                block = embeddings[start:start + 65536].astype(np.float64) - self.embed_mean
-                proj[start:start + 65536] = block @ self.components.T
+                block = embeddings[start : start + 65536].astype(np.float64) - self.embed_mean
+                proj[start : start + 65536] = block @ self.components.T
             parts.append(proj / self.comp_scale)
         labels = _labels(prompts)
         labels = np.where(np.isnan(labels), self.label_mean, labels)
@@ -127,20 +173,34 @@ class FeatureSpace:
 
     # -- storage --------------------------------------------------------------------------
     def to_dict(self) -> dict:
-        return {"embedder": self.embedder, "embed_mean": self.embed_mean.tolist(),
-                "components": self.components.tolist(), "comp_scale": self.comp_scale.tolist(),
-                "label_mean": self.label_mean.tolist(), "label_scale": self.label_scale.tolist(),
-                "languages": list(self.languages), "length_mean": self.length_mean,
-                "length_scale": self.length_scale, "names": list(self.names)}
+        return {
+            "embedder": self.embedder,
+            "embed_mean": self.embed_mean.tolist(),
+            "components": self.components.tolist(),
+            "comp_scale": self.comp_scale.tolist(),
+            "label_mean": self.label_mean.tolist(),
+            "label_scale": self.label_scale.tolist(),
+            "languages": list(self.languages),
+            "length_mean": self.length_mean,
+            "length_scale": self.length_scale,
+            "names": list(self.names),
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> FeatureSpace:
         dim = len(d["embed_mean"])
-        return cls(d["embedder"], np.asarray(d["embed_mean"], float),
-                   np.asarray(d["components"], float).reshape(-1, dim),
-                   np.asarray(d["comp_scale"], float), np.asarray(d["label_mean"], float),
-                   np.asarray(d["label_scale"], float), list(d["languages"]),
-                   float(d["length_mean"]), float(d["length_scale"]), list(d["names"]))
+        return cls(
+            d["embedder"],
+            np.asarray(d["embed_mean"], float),
+            np.asarray(d["components"], float).reshape(-1, dim),
+            np.asarray(d["comp_scale"], float),
+            np.asarray(d["label_mean"], float),
+            np.asarray(d["label_scale"], float),
+            list(d["languages"]),
+            float(d["length_mean"]),
+            float(d["length_scale"]),
+            list(d["names"]),
+        )
 
 
 def _labels(prompts: pl.DataFrame) -> np.ndarray:

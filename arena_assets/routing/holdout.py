@@ -48,7 +48,8 @@ def prediction_figures(coded: Coded, p2l: Params, marginal: Params, cfg: P2LConf
     y = score_of_a(coded.outcome)
     return {
         "battles": int(coded.n),
-        "log_loss_p2l": float(nll_p.mean()), "log_loss_marginal": float(nll_m.mean()),
+        "log_loss_p2l": float(nll_p.mean()),
+        "log_loss_marginal": float(nll_m.mean()),
         "gain": float(gain.mean()),
         "gain_se": float(gain.std(ddof=1) / math.sqrt(coded.n)) if coded.n > 1 else math.nan,
         "ece_p2l": expected_calibration_error(expected_score_a(coded, p2l, cfg.loss), y),
@@ -56,16 +57,25 @@ def prediction_figures(coded: Coded, p2l: Params, marginal: Params, cfg: P2LConf
     }
 
 
-def tier_pairs(models: list[str], ratings: np.ndarray, n_tiers: int, strong_tiers: int,
-               weak_from: int) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+def tier_pairs(
+    models: list[str], ratings: np.ndarray, n_tiers: int, strong_tiers: int, weak_from: int
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
     tiers = compute_tiers(models, ratings, n_tiers)
     t = np.array([tiers[m] for m in models])
     return t < strong_tiers, t >= weak_from, tiers
 
 
-def routing_rows(coded: Coded, p2l: Params, marginal: Params, prompt_chars: np.ndarray, *,
-                 n_tiers: int = 10, strong_tiers: int = 2, weak_from: int = 5,
-                 seed: int = 0) -> tuple[list, dict]:
+def routing_rows(
+    coded: Coded,
+    p2l: Params,
+    marginal: Params,
+    prompt_chars: np.ndarray,
+    *,
+    n_tiers: int = 10,
+    strong_tiers: int = 2,
+    weak_from: int = 5,
+    seed: int = 0,
+) -> tuple[list, dict]:
     """RouteLLM's scores of the three routers on strong-vs-weak battles (and the tiers)."""
     strong, weak, tiers = tier_pairs(coded.models, marginal.b, n_tiers, strong_tiers, weak_from)
     a_strong = strong[coded.a] & weak[coded.b]

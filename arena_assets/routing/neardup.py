@@ -25,8 +25,9 @@ def normalise(text: str, max_chars: int) -> str:
     return _WS.sub(" ", (text or "").lower()).strip()[:max_chars]
 
 
-def signatures(texts: list[str], *, num_perm: int = 40, k: int = 5, max_chars: int = 300,
-               seed: int = 1) -> np.ndarray:
+def signatures(
+    texts: list[str], *, num_perm: int = 40, k: int = 5, max_chars: int = 300, seed: int = 1
+) -> np.ndarray:
     """(texts × num_perm) MinHash signatures (uint32)."""
     norm = [normalise(t, max_chars) for t in texts]
     norm = [t if len(t) >= k else t.ljust(k, "\x00") for t in norm]
@@ -58,8 +59,9 @@ def signatures(texts: list[str], *, num_perm: int = 40, k: int = 5, max_chars: i
     return out
 
 
-def near_duplicate_groups(texts: list[str], *, num_perm: int = 40, rows: int = 5,
-                          threshold: float = 0.7, seed: int = 1) -> np.ndarray:
+def near_duplicate_groups(
+    texts: list[str], *, num_perm: int = 40, rows: int = 5, threshold: float = 0.7, seed: int = 1
+) -> np.ndarray:
     """Group number per text (0..G-1, the group of a text's first member comes first)."""
     n = len(texts)
     if n == 0:

@@ -85,4 +85,4 @@ def score_of_a(outcome: np.ndarray) -> np.ndarray:
     return np.where(outcome == A_WINS, 1.0, np.where(outcome == B_WINS, 0.0, 0.5))
 
 
-__all__ = ["A_WINS", "B_WINS", "BOTHBAD", "TIE", "bt_terms", "grk_probs", "grk_terms", "score_of_a"]
+__all__ = ["A_WINS", "BOTHBAD", "B_WINS", "TIE", "bt_terms", "grk_probs", "grk_terms", "score_of_a"]

@@ -65,7 +65,9 @@ class P2LConfig:
         if self.rank < 1:
             raise P2LInputError(f"rank must be >= 1, got {self.rank}")
         if not 0 < self.validation_share < 0.5:
-            raise P2LInputError(f"validation_share must be in (0, 0.5), got {self.validation_share}")
+            raise P2LInputError(
+                f"validation_share must be in (0, 0.5), got {self.validation_share}"
+            )
 
 
 @dataclass(frozen=True)
@@ -113,21 +115,37 @@ class Params:
         return float(np.abs(self.U @ self.V.T).max(initial=0.0)) < 1e-6
 
     def to_dict(self) -> dict:
-        return {"b": self.b.tolist(), "U": self.U.tolist(), "V": self.V.tolist(),
-                "eta0": self.eta0, "g": None if self.g is None else self.g.tolist()}
+        return {
+            "b": self.b.tolist(),
+            "U": self.U.tolist(),
+            "V": self.V.tolist(),
+            "eta0": self.eta0,
+            "g": None if self.g is None else self.g.tolist(),
+        }
 
     @classmethod
     def from_dict(cls, d: dict, k: int, dim: int, rank: int) -> Params:
-        return cls(np.asarray(d["b"], float), np.asarray(d["U"], float).reshape(k, rank),
-                   np.asarray(d["V"], float).reshape(dim, rank), float(d["eta0"]),
-                   None if d["g"] is None else np.asarray(d["g"], float))
+        return cls(
+            np.asarray(d["b"], float),
+            np.asarray(d["U"], float).reshape(k, rank),
+            np.asarray(d["V"], float).reshape(dim, rank),
+            float(d["eta0"]),
+            None if d["g"] is None else np.asarray(d["g"], float),
+        )
 
 
 class _Objective:
     """Mean NLL + ridge over ``rows`` of ``coded``; ``lowrank=False`` fits b (and η₀) only."""
 
-    def __init__(self, coded: Coded, rows: np.ndarray, cfg: P2LConfig, alpha: float,
-                 lowrank: bool, w_mask: np.ndarray) -> None:
+    def __init__(
+        self,
+        coded: Coded,
+        rows: np.ndarray,
+        cfg: P2LConfig,
+        alpha: float,
+        lowrank: bool,
+        w_mask: np.ndarray,
+    ) -> None:
         self.cfg, self.alpha, self.lowrank, self.mask = cfg, alpha, lowrank, w_mask
         self.k, self.d, self.r = len(coded.models), coded.X.shape[1], cfg.rank
         self.grk = cfg.loss == "grk"
@@ -162,18 +180,23 @@ class _Objective:
         b = theta[:k]
         U, V, g = template.U, template.V, template.g
         if self.lowrank:
-            U = theta[i:i + k * r].reshape(k, r)
+            U = theta[i : i + k * r].reshape(k, r)
             i += k * r
-            V = theta[i:i + d * r].reshape(d, r)
+            V = theta[i : i + d * r].reshape(d, r)
             i += d * r
         eta0 = template.eta0
         if self.grk:
             eta0 = float(theta[i])
             i += 1
             if self.lowrank:
-                g = theta[i:i + d]
-        return Params(b.copy(), np.array(U, float), np.array(V, float), eta0,
-                      None if g is None else np.array(g, float))
+                g = theta[i : i + d]
+        return Params(
+            b.copy(),
+            np.array(U, float),
+            np.array(V, float),
+            eta0,
+            None if g is None else np.array(g, float),
+        )
 
     def __call__(self, theta: np.ndarray, template: Params) -> tuple[float, np.ndarray]:
         prm = self.unpack(theta, template)
@@ -186,7 +209,9 @@ class _Objective:
             beta_a = beta_a + np.einsum("ij,ij->i", ua, z)
             beta_b = beta_b + np.einsum("ij,ij->i", ub, z)
         if self.grk:
-            eta = prm.eta0 + ((self.X @ prm.g)[self.p] if self.lowrank and prm.g is not None else 0.0)
+            eta = prm.eta0 + (
+                (self.X @ prm.g)[self.p] if self.lowrank and prm.g is not None else 0.0
+            )
             nll, ga, gb, ge = grk_terms(beta_a, beta_b, np.broadcast_to(eta, beta_a.shape), self.o)
         else:
             nll, ga, gb = bt_terms(beta_a - beta_b, self.y)
@@ -197,11 +222,13 @@ class _Objective:
             penalty += float(prm.b.sum()) ** 2
             grads[0] = grads[0] + 2 * prm.b.sum()
         if self.lowrank:
-            gU = (self.Sa @ (ga[:, None] * z) + self.Sb @ (gb[:, None] * z)) / n + self.alpha * prm.U
+            gU = (
+                self.Sa @ (ga[:, None] * z) + self.Sb @ (gb[:, None] * z)
+            ) / n + self.alpha * prm.U
             gU *= self.mask[:, None]
             h = self.P @ (ga[:, None] * ua + gb[:, None] * ub)
             gV = self.X.T @ h / n + self.alpha * prm.V
-            penalty += 0.5 * self.alpha * (float((prm.U ** 2).sum()) + float((prm.V ** 2).sum()))
+            penalty += 0.5 * self.alpha * (float((prm.U**2).sum()) + float((prm.V**2).sum()))
             grads += [gU.ravel(), gV.ravel()]
         if self.grk:
             grads.append([ge.sum() / n])
@@ -233,19 +260,30 @@ class _Objective:
 
 def _fit(obj: _Objective, start: Params, cfg: P2LConfig) -> tuple[Params, dict]:
     tol = {"gtol": cfg.gtol, "ftol": cfg.ftol} if obj.lowrank else {"gtol": 1e-9, "ftol": 1e-13}
-    res = minimize(obj, obj.pack(start), args=(start,), jac=True, method="L-BFGS-B",
-                   options={"maxiter": cfg.max_iter, "maxcor": 20, **tol})
+    res = minimize(
+        obj,
+        obj.pack(start),
+        args=(start,),
+        jac=True,
+        method="L-BFGS-B",
+        options={"maxiter": cfg.max_iter, "maxcor": 20, **tol},
+    )
     prm = obj.unpack(res.x, start)
     if obj.lowrank:
         prm.U[~obj.mask.astype(bool)] = 0.0
-    return prm, {"iterations": int(res.nit), "converged": bool(res.success),
-                 "objective": float(res.fun)}
+    return prm, {
+        "iterations": int(res.nit),
+        "converged": bool(res.success),
+        "objective": float(res.fun),
+    }
 
 
 SPECTRAL_SIZE = 0.1  # ‖W‖_F of a restart
 
 
-def spectral_start(obj: _Objective, prm: Params, cfg: P2LConfig, size: float = SPECTRAL_SIZE) -> Params:
+def spectral_start(
+    obj: _Objective, prm: Params, cfg: P2LConfig, size: float = SPECTRAL_SIZE
+) -> Params:
     """U, V along the top singular directions of −∂L/∂W at W = 0 (the steepest low-rank
     descent), scaled to ‖W‖_F = ``size``: a start the optimiser cannot mistake for the
     saddle at W = 0, whatever the signal's strength."""
@@ -269,8 +307,9 @@ def start_params(k: int, d: int, cfg: P2LConfig, init: Params | None = None) -> 
         return replace(init, U=init.U.copy(), V=init.V.copy())
     rng = np.random.default_rng(cfg.seed)
     g = np.zeros(d) if cfg.loss == "grk" else None
-    return Params(np.zeros(k), np.zeros((k, cfg.rank)), 0.01 * rng.standard_normal((d, cfg.rank)),
-                  0.0, g)
+    return Params(
+        np.zeros(k), np.zeros((k, cfg.rank)), 0.01 * rng.standard_normal((d, cfg.rank)), 0.0, g
+    )
 
 
 @dataclass
@@ -297,9 +336,9 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
         raise P2LInputError(f"P2L needs battles to fit: got {coded.n}")
     k, d = len(coded.models), coded.X.shape[1]
     order = np.argsort(coded.tstamp, kind="stable")
-    n_val = max(1, int(round(cfg.validation_share * coded.n)))
+    n_val = max(1, round(cfg.validation_share * coded.n))
     train, val = order[:-n_val], order[-n_val:]
-    search = train[-cfg.max_search_battles:]
+    search = train[-cfg.max_search_battles :]
     seen = coded.model_battles(search) > 0
     val = np.sort(val[seen[coded.a[val]] & seen[coded.b[val]]])
     mask = (coded.model_battles(search) >= cfg.min_model_battles).astype(float)
@@ -308,8 +347,14 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
     base, it = _fit(marg, replace(template, U=np.zeros_like(template.U)), cfg)
     val_obj = _Objective(coded, val, cfg, 0.0, True, mask) if len(val) else None
     base_val = val_obj.nll(base) if val_obj else np.zeros(0)
-    path = [{"alpha": None, "val_nll": float(base_val.mean()) if len(val) else math.nan,
-             "se_vs_marginal": 0.0, **it}]
+    path = [
+        {
+            "alpha": None,
+            "val_nll": float(base_val.mean()) if len(val) else math.nan,
+            "se_vs_marginal": 0.0,
+            **it,
+        }
+    ]
     fits: dict[float | None, Params] = {None: base}
     losses: dict[float | None, np.ndarray] = {None: base_val}
     current = replace(template, b=base.b.copy(), eta0=base.eta0)
@@ -325,8 +370,14 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
         current, it = _fit(obj, current, cfg)
         fits[alpha] = current
         losses[alpha] = val_obj.nll(current)
-        path.append({"alpha": alpha, "val_nll": float(losses[alpha].mean()),
-                     "se_vs_marginal": _se(losses[alpha] - base_val), **it})
+        path.append(
+            {
+                "alpha": alpha,
+                "val_nll": float(losses[alpha].mean()),
+                "se_vs_marginal": _se(losses[alpha] - base_val),
+                **it,
+            }
+        )
         best = min(v.mean() for v in losses.values())
         # past the minimum (two ridges in a row worse than the best, with W not shrunk to
         # 0, which is only the marginal board again): smaller ridges only overfit more
@@ -344,12 +395,19 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
     if chosen is None:
         final, it = marginal, {"iterations": 0, "converged": True, "objective": math.nan}
     else:  # the same total penalty on more battles: λ = α·n_search stays fixed
-        final, it = _fit(_Objective(coded, rows, cfg, chosen * n_search / n_all, True, mask_all),
-                         holdout, cfg)
-    info = {"battles": n_all, "search_battles": n_search, "validation_battles": int(len(val)),
-            "final_fit": it, "models_with_w": int(mask_all.sum())}
-    return P2LFit(final, marginal, holdout, base, chosen, path, float(coded.tstamp[order[-n_val]]),
-                  val, info)
+        final, it = _fit(
+            _Objective(coded, rows, cfg, chosen * n_search / n_all, True, mask_all), holdout, cfg
+        )
+    info = {
+        "battles": n_all,
+        "search_battles": n_search,
+        "validation_battles": len(val),
+        "final_fit": it,
+        "models_with_w": int(mask_all.sum()),
+    }
+    return P2LFit(
+        final, marginal, holdout, base, chosen, path, float(coded.tstamp[order[-n_val]]), val, info
+    )
 
 
 MIN_GAIN = 1e-4  # nats per battle: a smaller held-out gain is no reason to leave W = 0
@@ -397,11 +455,18 @@ class P2LModel:
 
     def to_dict(self) -> dict:
         cfg = self.config
-        return {"version": 1, "models": self.models, "features": self.features.to_dict(),
-                "params": self.params.to_dict(),
-                "holdout": None if self.holdout is None else self.holdout.to_dict(),
-                "alpha": self.alpha, "loss": cfg.loss, "tie_mode": cfg.tie_mode,
-                "rank": cfg.rank, "meta": self.meta}
+        return {
+            "version": 1,
+            "models": self.models,
+            "features": self.features.to_dict(),
+            "params": self.params.to_dict(),
+            "holdout": None if self.holdout is None else self.holdout.to_dict(),
+            "alpha": self.alpha,
+            "loss": cfg.loss,
+            "tie_mode": cfg.tie_mode,
+            "rank": cfg.rank,
+            "meta": self.meta,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> P2LModel:
@@ -409,8 +474,15 @@ class P2LModel:
         k, dim, rank = len(d["models"]), features.dim, int(d["rank"])
         cfg = P2LConfig(loss=d["loss"], tie_mode=d["tie_mode"], rank=rank)
         hold = None if d["holdout"] is None else Params.from_dict(d["holdout"], k, dim, rank)
-        return cls(list(d["models"]), features, Params.from_dict(d["params"], k, dim, rank), cfg,
-                   d["alpha"], hold, dict(d.get("meta", {})))
+        return cls(
+            list(d["models"]),
+            features,
+            Params.from_dict(d["params"], k, dim, rank),
+            cfg,
+            d["alpha"],
+            hold,
+            dict(d.get("meta", {})),
+        )
 
 
 def map_params(prev: P2LModel, models: list[str], dim: int, cfg: P2LConfig) -> Params | None:

@@ -55,22 +55,34 @@ class RouteLLMFiles:
 
     def _exists(self, rel: str) -> bool:
         if self.git:
-            return subprocess.run(["git", "--git-dir", str(self.root), "cat-file", "-e", f"HEAD:{rel}"],
-                                  capture_output=True).returncode == 0
+            return (
+                subprocess.run(
+                    ["git", "--git-dir", str(self.root), "cat-file", "-e", f"HEAD:{rel}"],
+                    capture_output=True,
+                ).returncode
+                == 0
+            )
         return (self.root / rel).is_file()
 
     def read(self, rel: str) -> bytes:
         rel = self.prefix + rel
         if self.git:
-            return subprocess.run(["git", "--git-dir", str(self.root), "show", f"HEAD:{rel}"],
-                                  capture_output=True, check=True).stdout
+            return subprocess.run(
+                ["git", "--git-dir", str(self.root), "show", f"HEAD:{rel}"],
+                capture_output=True,
+                check=True,
+            ).stdout
         return (self.root / rel).read_bytes()
 
     def listdir(self, rel: str) -> list[str]:
         rel = self.prefix + rel
         if self.git:
-            out = subprocess.run(["git", "--git-dir", str(self.root), "ls-tree", "--name-only",
-                                  f"HEAD:{rel}"], capture_output=True, check=True, text=True).stdout
+            out = subprocess.run(
+                ["git", "--git-dir", str(self.root), "ls-tree", "--name-only", f"HEAD:{rel}"],
+                capture_output=True,
+                check=True,
+                text=True,
+            ).stdout
             return sorted(out.split())
         return sorted(p.name for p in (self.root / rel).iterdir())
 
@@ -83,12 +95,19 @@ class RouteLLMFiles:
     def _correctness(self, frame: pl.DataFrame, bench: str) -> Benchmark:
         bad = self._contaminated(bench)
         frame = frame.filter(~pl.col("prompt").is_in(list(bad)))
-        return Benchmark(bench, frame["prompt"].to_list(),
-                         frame[STRONG].cast(pl.Float64).to_numpy(), frame[WEAK].cast(pl.Float64).to_numpy())
+        return Benchmark(
+            bench,
+            frame["prompt"].to_list(),
+            frame[STRONG].cast(pl.Float64).to_numpy(),
+            frame[WEAK].cast(pl.Float64).to_numpy(),
+        )
 
     def gsm8k(self) -> Benchmark:
-        frame = pl.read_csv(io.BytesIO(self.read("gsm8k/gsm8k_responses.csv")),
-                            columns=["prompt", WEAK, STRONG], infer_schema_length=0)
+        frame = pl.read_csv(
+            io.BytesIO(self.read("gsm8k/gsm8k_responses.csv")),
+            columns=["prompt", WEAK, STRONG],
+            infer_schema_length=0,
+        )
         frame = frame.with_columns(pl.col(WEAK, STRONG) == "True")
         return self._correctness(frame, "gsm8k")
 
@@ -96,25 +115,35 @@ class RouteLLMFiles:
         parts = []
         for name in self.listdir("mmlu/responses"):
             if name.endswith(".csv"):
-                f = pl.read_csv(io.BytesIO(self.read(f"mmlu/responses/{name}")),
-                                columns=["prompt", WEAK, STRONG], infer_schema_length=0)
+                f = pl.read_csv(
+                    io.BytesIO(self.read(f"mmlu/responses/{name}")),
+                    columns=["prompt", WEAK, STRONG],
+                    infer_schema_length=0,
+                )
                 parts.append(f.with_columns(pl.col(WEAK, STRONG) == "True"))
         return self._correctness(pl.concat(parts), "mmlu")
 
     def mt_bench(self) -> Benchmark:
         bad = self._contaminated("mt_bench")
-        questions = [q for q in self._jsonl("mt_bench/question.jsonl")
-                     if q["turns"][0] not in bad and q["turns"][1] not in bad]
+        questions = [
+            q
+            for q in self._jsonl("mt_bench/question.jsonl")
+            if q["turns"][0] not in bad and q["turns"][1] not in bad
+        ]
         scores: dict[tuple[int, str], list[float]] = {}
         for j in self._jsonl("mt_bench/judgements.jsonl"):
             scores.setdefault((j["question_id"], j["model"]), []).append(float(j["score"]))
 
         def quality(qid: int, model: str) -> float:
             return float(np.mean(scores[(qid, model)]))
+
         ids = [q["question_id"] for q in questions]
-        return Benchmark("mt-bench", [q["turns"][0] for q in questions],
-                         np.array([quality(i, STRONG) for i in ids]),
-                         np.array([quality(i, WEAK) for i in ids]))
+        return Benchmark(
+            "mt-bench",
+            [q["turns"][0] for q in questions],
+            np.array([quality(i, STRONG) for i in ids]),
+            np.array([quality(i, WEAK) for i in ids]),
+        )
 
     def benchmark(self, name: str) -> Benchmark:
         return {"gsm8k": self.gsm8k, "mmlu": self.mmlu, "mt-bench": self.mt_bench}[name]()

@@ -44,7 +44,9 @@ def argmax_route(betas: np.ndarray) -> np.ndarray:
 def strict_route(scores: np.ndarray, costs: np.ndarray, budget: float) -> np.ndarray:
     ok = costs <= budget
     if not ok.any():
-        raise Unfulfillable(f"budget {budget} is below every model's price (cheapest {costs.min()})")
+        raise Unfulfillable(
+            f"budget {budget} is below every model's price (cheapest {costs.min()})"
+        )
     s = np.where(ok[None, :], np.atleast_2d(scores), -np.inf)
     return s.argmax(axis=1)
 
@@ -55,7 +57,9 @@ def lp_distribution(scores: np.ndarray, costs: np.ndarray, budget: float) -> np.
     k = len(scores)
     ok = costs <= budget
     if not ok.any():
-        raise Unfulfillable(f"budget {budget} is below every model's price (cheapest {costs.min()})")
+        raise Unfulfillable(
+            f"budget {budget} is below every model's price (cheapest {costs.min()})"
+        )
     # best single model within budget (ties: the cheaper)
     single = np.lexsort((costs, -np.where(ok, scores, -np.inf)))[0]
     best_value, p = scores[single], np.eye(k)[single]
@@ -73,8 +77,9 @@ def lp_distribution(scores: np.ndarray, costs: np.ndarray, budget: float) -> np.
     return p
 
 
-def lp_route(betas: np.ndarray, costs: np.ndarray, budget: float, q: np.ndarray,
-             seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def lp_route(
+    betas: np.ndarray, costs: np.ndarray, budget: float, q: np.ndarray, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """(chosen model index, p) per prompt; the draw is seeded (same seed, same routes)."""
     scores = win_scores(np.atleast_2d(betas), q)
     dist = np.stack([lp_distribution(s, costs, budget) for s in scores])
@@ -88,8 +93,13 @@ def default_budgets(prices: np.ndarray) -> list[float]:
     return sorted({float(v) for v in np.quantile(prices, [0.25, 0.5, 0.75])})
 
 
-def router_rows(models: list[str], betas: np.ndarray, q: np.ndarray, prices: dict[str, float],
-                budgets: list[float] | None) -> list[dict]:
+def router_rows(
+    models: list[str],
+    betas: np.ndarray,
+    q: np.ndarray,
+    prices: dict[str, float],
+    budgets: list[float] | None,
+) -> list[dict]:
     """The month's routing summary: argmax over every model, then strict and LP routing
     over the priced models for each budget. Per row: the share of prompts routed to the
     model; per policy (repeated on its rows): the expected win rate of the routed model
@@ -98,19 +108,39 @@ def router_rows(models: list[str], betas: np.ndarray, q: np.ndarray, prices: dic
     scores = win_scores(betas, q)
     rows = []
 
-    def add(policy: str, budget: float | None, share: np.ndarray, idx: np.ndarray,
-            price: np.ndarray, win: float) -> None:
+    def add(
+        policy: str,
+        budget: float | None,
+        share: np.ndarray,
+        idx: np.ndarray,
+        price: np.ndarray,
+        win: float,
+    ) -> None:
         cost = None if np.isnan(price).any() else float(share @ price)
         for j, m in enumerate(idx.tolist()):
-            rows.append({"policy": policy, "budget": budget, "model": models[m],
-                         "price": None if np.isnan(price[j]) else float(price[j]),
-                         "share": float(share[j]), "expected_win_rate": win,
-                         "expected_cost": cost, "prompts": n})
+            rows.append(
+                {
+                    "policy": policy,
+                    "budget": budget,
+                    "model": models[m],
+                    "price": None if np.isnan(price[j]) else float(price[j]),
+                    "share": float(share[j]),
+                    "expected_win_rate": win,
+                    "expected_cost": cost,
+                    "prompts": n,
+                }
+            )
 
     price_all = np.array([prices.get(m, np.nan) for m in models], float)
     pick = argmax_route(betas)
-    add("argmax", None, np.bincount(pick, minlength=k) / n, np.arange(k), price_all,
-        float(scores[np.arange(n), pick].mean()))
+    add(
+        "argmax",
+        None,
+        np.bincount(pick, minlength=k) / n,
+        np.arange(k),
+        price_all,
+        float(scores[np.arange(n), pick].mean()),
+    )
     priced = np.flatnonzero(~np.isnan(price_all))
     if len(priced) < 2:
         return rows
@@ -120,9 +150,21 @@ def router_rows(models: list[str], betas: np.ndarray, q: np.ndarray, prices: dic
             pick = strict_route(sub_scores, sub_price, budget)
         except Unfulfillable:
             continue
-        add("strict", budget, np.bincount(pick, minlength=len(priced)) / n, priced, sub_price,
-            float(sub_scores[np.arange(n), pick].mean()))
+        add(
+            "strict",
+            budget,
+            np.bincount(pick, minlength=len(priced)) / n,
+            priced,
+            sub_price,
+            float(sub_scores[np.arange(n), pick].mean()),
+        )
         dist = np.stack([lp_distribution(s, sub_price, budget) for s in sub_scores])
-        add("lp", budget, dist.mean(axis=0), priced, sub_price,
-            float((dist * sub_scores).sum(axis=1).mean()))
+        add(
+            "lp",
+            budget,
+            dist.mean(axis=0),
+            priced,
+            sub_price,
+            float((dist * sub_scores).sum(axis=1).mean()),
+        )
     return rows

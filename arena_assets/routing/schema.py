@@ -73,8 +73,14 @@ ROUTER_EVAL_SCHEMA = {
 }
 
 _MESSAGES = CONVERSATIONS_SCHEMA["messages"]
-STYLE_COLUMNS = ("sum_assistant_tokens", "header_count", "ordered_list_count",
-                 "unordered_list_count", "list_count", "bold_count")
+STYLE_COLUMNS = (
+    "sum_assistant_tokens",
+    "header_count",
+    "ordered_list_count",
+    "unordered_list_count",
+    "list_count",
+    "bold_count",
+)
 TRAINING_LABELS = ("hard", "math", "creative_writing", "code", "if_score", "is_vision")
 
 # router_training_data: one row per kept battle of the month

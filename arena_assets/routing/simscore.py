@@ -41,10 +41,18 @@ TRUTH_COLUMNS = ["topic", "category", "language", "criteria_count", "would_refus
 
 def conversation_truth(raw_root: str, months: list[str]) -> pl.DataFrame:
     """conv_id -> the truth of its session's first prompt."""
-    conv = pl.concat([pl.read_parquet(Path(raw_root) / TRUTH_DIR / "conversations" / f"{m}.parquet",
-                                      columns=["conv_id", "prompt_id"]) for m in months])
-    prompts = pl.concat([read_prompt_truth(raw_root, m).select("prompt_id", *TRUTH_COLUMNS)
-                         for m in months]).unique("prompt_id")
+    conv = pl.concat(
+        [
+            pl.read_parquet(
+                Path(raw_root) / TRUTH_DIR / "conversations" / f"{m}.parquet",
+                columns=["conv_id", "prompt_id"],
+            )
+            for m in months
+        ]
+    )
+    prompts = pl.concat(
+        [read_prompt_truth(raw_root, m).select("prompt_id", *TRUTH_COLUMNS) for m in months]
+    ).unique("prompt_id")
     return conv.join(prompts, on="prompt_id", how="inner")
 
 
@@ -58,7 +66,9 @@ def truth_betas(world: World, truth: pl.DataFrame, models: list[str]) -> np.ndar
     return true_strengths(world, truth)[:, _world_index(world, models)] * ELO_LOGIT
 
 
-def prediction_scores(model: P2LModel, marginal: Params, coded: Coded, true_beta: np.ndarray) -> dict:
+def prediction_scores(
+    model: P2LModel, marginal: Params, coded: Coded, true_beta: np.ndarray
+) -> dict:
     """``true_beta``: (battles × models) truth per test battle (same order as coded)."""
     i = np.arange(coded.n)
     y = score_of_a(coded.outcome)
@@ -66,6 +76,7 @@ def prediction_scores(model: P2LModel, marginal: Params, coded: Coded, true_beta
 
     def p_of(beta: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(beta[i, coded.a] - beta[i, coded.b])))
+
     p_p2l, p_marg = p_of(model.params.betas(X)), p_of(marginal.betas(X))
     p_true = p_of(true_beta)
     ll = {k: log_loss(p, y) for k, p in (("p2l", p_p2l), ("marginal", p_marg), ("truth", p_true))}
@@ -74,23 +85,42 @@ def prediction_scores(model: P2LModel, marginal: Params, coded: Coded, true_beta
     return {
         "battles": int(coded.n),
         **{f"log_loss_{k}": float(v.mean()) for k, v in ll.items()},
-        "gain": float(gain.mean()), "gain_se": float(gain.std(ddof=1) / math.sqrt(coded.n)),
+        "gain": float(gain.mean()),
+        "gain_se": float(gain.std(ddof=1) / math.sqrt(coded.n)),
         "gap_closed": float(gain.mean() / gap) if gap > 0 else math.nan,
-        "ece_p2l": expected_calibration_error(p_p2l, y), "ece_marginal": expected_calibration_error(p_marg, y),
+        "ece_p2l": expected_calibration_error(p_p2l, y),
+        "ece_marginal": expected_calibration_error(p_marg, y),
     }
 
 
 def per_prompt_spearman(beta_hat: np.ndarray, beta_true: np.ndarray) -> float:
-    rho = [spearmanr(h, t).statistic for h, t in zip(beta_hat, beta_true, strict=True)
-           if np.ptp(h) > 0 and np.ptp(t) > 0]
+    rho = [
+        spearmanr(h, t).statistic
+        for h, t in zip(beta_hat, beta_true, strict=True)
+        if np.ptp(h) > 0 and np.ptp(t) > 0
+    ]
     return float(np.mean(rho)) if rho else math.nan
 
 
-def small_n_category_boards(model: P2LModel, prompts: pl.DataFrame, X: np.ndarray,
-                            prompt_truth_beta: np.ndarray, train: Coded, train_prompts: pl.DataFrame,
-                            n_battles: int, repeats: int = 10, seed: int = 0,
-                            categories: tuple[str, ...] = ("coding", "math", "creative_writing",
-                                                           "hard_6", "if", "long_user")) -> dict:
+def small_n_category_boards(
+    model: P2LModel,
+    prompts: pl.DataFrame,
+    X: np.ndarray,
+    prompt_truth_beta: np.ndarray,
+    train: Coded,
+    train_prompts: pl.DataFrame,
+    n_battles: int,
+    repeats: int = 10,
+    seed: int = 0,
+    categories: tuple[str, ...] = (
+        "coding",
+        "math",
+        "creative_writing",
+        "hard_6",
+        "if",
+        "long_user",
+    ),
+) -> dict:
     """Per category: Kendall τ with the truth's order of (P2L board, BT on n battles)."""
     rng = np.random.default_rng(seed)
     out = {}
@@ -113,8 +143,12 @@ def small_n_category_boards(model: P2LModel, prompts: pl.DataFrame, X: np.ndarra
             bt = _bt_or_nan(train, pick, k)
             ok = ~np.isnan(bt)
             taus.append(kendalltau(bt[ok], truth[ok]).statistic if ok.sum() > 2 else math.nan)
-        out[cat] = {"prompts": int(len(rows)), "p2l_tau": float(kendalltau(p2l, truth).statistic),
-                    "bt_tau_mean": float(np.nanmean(taus)), "bt_tau_sd": float(np.nanstd(taus))}
+        out[cat] = {
+            "prompts": len(rows),
+            "p2l_tau": float(kendalltau(p2l, truth).statistic),
+            "bt_tau_mean": float(np.nanmean(taus)),
+            "bt_tau_sd": float(np.nanstd(taus)),
+        }
     return out
 
 
@@ -129,6 +163,8 @@ def _bt_or_nan(coded: Coded, rows: np.ndarray, k: int) -> np.ndarray:
     sub, _ = rankable(agg)
     out = np.full(k, np.nan)
     if sub.n_models >= 2:
-        beta, _ = fit_pairs(sub.left, sub.right, sub.pair_battles.astype(float), sub.pair_wins, sub.n_models)
+        beta, _ = fit_pairs(
+            sub.left, sub.right, sub.pair_battles.astype(float), sub.pair_wins, sub.n_models
+        )
         out[[int(m) for m in sub.models]] = beta
     return out

@@ -30,7 +30,7 @@ def compute_tiers(models: list[str], ratings: np.ndarray, n_tiers: int = 10) -> 
     cost[0, 0] = 0.0
     for t in range(1, t_max + 1):
         for m in range(t, n + 1):
-            cands = cost[t - 1, t - 1:m] + var[np.arange(t - 1, m), m - 1]
+            cands = cost[t - 1, t - 1 : m] + var[np.arange(t - 1, m), m - 1]
             best = int(np.argmin(cands))
             cost[t, m], cut[t, m] = cands[best], best + t - 1
     tier_of = np.empty(n, dtype=int)

@@ -27,11 +27,28 @@ _EXPORTS = {
 }
 
 __all__ = [
-    "CATEGORIES", "CRITERIA", "LANGUAGES", "MALFORMED_KINDS", "TEXT_CATEGORIES", "TOPICS",
-    "VISION_CATEGORIES", "VISION_LABELS",
-    "ModelSpec", "MonthSummary", "PromptTruthIndex", "SimulationSummary", "World", "WorldConfig",
-    "generate_month", "load_truth", "lookup_prompt_truth", "month_range", "parse_prompt",
-    "read_prompt_truth", "simulate_months", "start_endpoint",
+    "CATEGORIES",
+    "CRITERIA",
+    "LANGUAGES",
+    "MALFORMED_KINDS",
+    "TEXT_CATEGORIES",
+    "TOPICS",
+    "VISION_CATEGORIES",
+    "VISION_LABELS",
+    "ModelSpec",
+    "MonthSummary",
+    "PromptTruthIndex",
+    "SimulationSummary",
+    "World",
+    "WorldConfig",
+    "generate_month",
+    "load_truth",
+    "lookup_prompt_truth",
+    "month_range",
+    "parse_prompt",
+    "read_prompt_truth",
+    "simulate_months",
+    "start_endpoint",
 ]
 
 

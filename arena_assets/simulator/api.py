@@ -90,5 +90,12 @@ def start_endpoint(
     its prompt truth); ``port=0`` picks a free port; ``labelers``: labeller model name ->
     label error rate (default ``labeling.LABELERS``)."""
     world = World.build(config or WorldConfig(), seed)
-    return ArenaEndpoint(world, host=host, port=port, faults=faults, truth_root=truth_root,
-                         embedding_dim=embedding_dim, labelers=labelers).start()
+    return ArenaEndpoint(
+        world,
+        host=host,
+        port=port,
+        faults=faults,
+        truth_root=truth_root,
+        embedding_dim=embedding_dim,
+        labelers=labelers,
+    ).start()

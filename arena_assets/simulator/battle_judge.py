@@ -48,8 +48,9 @@ LIST_EVERY_S = 1.0  # how often the endpoint looks for new truth files
 REWARD_MODELS = {
     "sim-reward": JudgeBias(noise=0.35),
     # prefers long answers: the bias a reward model is often accused of
-    "sim-reward-verbose": JudgeBias(noise=0.35, length_bias=1.0, length_scale=300.0,
-                                    stream="sim-reward"),
+    "sim-reward-verbose": JudgeBias(
+        noise=0.35, length_bias=1.0, length_scale=300.0, stream="sim-reward"
+    ),
 }
 
 
@@ -62,7 +63,10 @@ def side_strength(world: World, model: str, category: str, criteria: int, refuse
     """u(side) in logit units (see the module docstring)."""
     cat = category if category in CATEGORIES else TEXT_CATEGORIES[-1]
     cfg = world.config
-    elo = world.model(model).skill(cat) * difficulty_gain(criteria, cfg) - cfg.refusal_penalty * refused
+    elo = (
+        world.model(model).skill(cat) * difficulty_gain(criteria, cfg)
+        - cfg.refusal_penalty * refused
+    )
     return elo * ELO_LOGIT
 
 
@@ -85,13 +89,21 @@ class BattleTruth:
             if row["model_a"] not in known or row["model_b"] not in known:
                 continue  # a vote of another world: its strengths are not this world's
             for s in "ab":
-                u = side_strength(world, row[f"model_{s}"], row["category"],
-                                  int(row["criteria_count"]), bool(row[f"refused_{s}"]))
+                u = side_strength(
+                    world,
+                    row[f"model_{s}"],
+                    row["category"],
+                    int(row["criteria_count"]),
+                    bool(row[f"refused_{s}"]),
+                )
                 self._sides.setdefault(row[f"answer_sha_{s}"], []).append(
-                    Side(row["event_id"], s, u))
+                    Side(row["event_id"], s, u)
+                )
 
     @classmethod
-    def from_files(cls, world: World, fs, votes: list[str], answers: list[str]) -> BattleTruth | None:
+    def from_files(
+        cls, world: World, fs, votes: list[str], answers: list[str]
+    ) -> BattleTruth | None:
         """None when there is no battle truth, or when it was written by another world
         (another seed: its battles' strengths would be read from the wrong models)."""
         if not votes or not answers:
@@ -101,12 +113,23 @@ class BattleTruth:
             with fs.open(info, "rb") as fh:
                 if orjson.loads(fh.read()).get("seed") != world.seed:
                     return None
-        cols = ["event_id", "model_a", "model_b", "category", "criteria_count", "refused_a", "refused_b"]
+        cols = [
+            "event_id",
+            "model_a",
+            "model_b",
+            "category",
+            "criteria_count",
+            "refused_a",
+            "refused_b",
+        ]
 
         def read(path: str, columns=None) -> pl.DataFrame:
             with fs.open(path, "rb") as fh:
                 return pl.read_parquet(fh, columns=columns)
-        return cls(world, pl.concat([read(f, cols) for f in votes]), pl.concat([read(f) for f in answers]))
+
+        return cls(
+            world, pl.concat([read(f, cols) for f in votes]), pl.concat([read(f) for f in answers])
+        )
 
     @classmethod
     def from_root(cls, world: World, root: str | Path) -> BattleTruth | None:
@@ -123,8 +146,10 @@ class BattleTruth:
     def pair(self, answer_a: str, answer_b: str) -> tuple[Side, Side] | None:
         """The two sides of one battle shown as A and B (either order), or None."""
         sides_a = self._sides.get(answer_key(first_answer(answer_a))) or []
-        sides_b = {(s.event_id, s.side): s for s in
-                   self._sides.get(answer_key(first_answer(answer_b))) or []}
+        sides_b = {
+            (s.event_id, s.side): s
+            for s in self._sides.get(answer_key(first_answer(answer_b))) or []
+        }
         for sa in sides_a:
             other = sides_b.get((sa.event_id, "b" if sa.side == "a" else "a"))
             if other is not None:
@@ -132,19 +157,41 @@ class BattleTruth:
         return None
 
 
-def battle_verdict(truth: BattleTruth, *, key: bytes, question: str, answer_a: str, answer_b: str,
-                   bias: JudgeBias, judge: str) -> str | None:
+def battle_verdict(
+    truth: BattleTruth,
+    *,
+    key: bytes,
+    question: str,
+    answer_a: str,
+    answer_b: str,
+    bias: JudgeBias,
+    judge: str,
+) -> str | None:
     """The pairwise judge's text on two sides of one arena battle, None when they are not."""
     pair = truth.pair(answer_a, answer_b)
     if pair is None:
         return None
     margin = pair[0].strength - pair[1].strength
-    return judge_verdict(key=key, question=question, answer_a=answer_a, answer_b=answer_b,
-                         bias=bias, judge=judge, margin=margin)[0]
+    return judge_verdict(
+        key=key,
+        question=question,
+        answer_a=answer_a,
+        answer_b=answer_b,
+        bias=bias,
+        judge=judge,
+        margin=margin,
+    )[0]
 
 
-def reward_score(truth: BattleTruth | None, *, key: bytes, question: str, answer: str,
-                 bias: JudgeBias, model: str) -> float:
+def reward_score(
+    truth: BattleTruth | None,
+    *,
+    key: bytes,
+    question: str,
+    answer: str,
+    bias: JudgeBias,
+    model: str,
+) -> float:
     """A reward model's scalar for one answer; an answer not in the truth scores noise."""
     side = truth.side(answer) if truth is not None else None
     u = (side.strength - truth.baseline) if side is not None and truth is not None else 0.0
@@ -178,8 +225,9 @@ class BattleTruthCache:
         import fsspec
 
         with self._lock:
-            self._fs, self._base = fsspec.core.url_to_fs(f"{root.rstrip('/')}/{TRUTH_DIR}",
-                                                         **(storage_options or {}))
+            self._fs, self._base = fsspec.core.url_to_fs(
+                f"{root.rstrip('/')}/{TRUTH_DIR}", **(storage_options or {})
+            )
             self._files = ()
 
     def get(self) -> BattleTruth | None:
@@ -198,4 +246,7 @@ class BattleTruthCache:
 
 def pooling_values(scores: list[float]) -> list[dict]:
     """vLLM's /pooling ``data`` items for one reward per input."""
-    return [{"index": i, "object": "pooling", "data": [float(np.float32(s))]} for i, s in enumerate(scores)]
+    return [
+        {"index": i, "object": "pooling", "data": [float(np.float32(s))]}
+        for i, s in enumerate(scores)
+    ]

@@ -41,12 +41,14 @@ def _death_signal(parent: int):
         prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
         if os.getppid() != parent:
             os._exit(1)
+
     return arm
 
 
 @contextmanager
-def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
-                  startup_timeout: float = 120.0) -> Iterator[str]:
+def arena_process(
+    seed: int, truth_root: str | None, latency: float = 0.0, startup_timeout: float = 120.0
+) -> Iterator[str]:
     """Start ``arena-assets serve-arena`` on a free loopback port, yield its base URL
     (``http://127.0.0.1:PORT/v1``), stop it on exit. ``truth_root``: the simulated raw
     root (its ``_truth`` labels prompts; its ``world.json`` gives the world when it has
@@ -58,8 +60,13 @@ def arena_process(seed: int, truth_root: str | None, latency: float = 0.0,
         cmd += ["--truth-root", str(truth_root)]
     if latency:
         cmd += ["--latency", str(latency)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            preexec_fn=_death_signal(os.getpid()) if sys.platform == "linux" else None)
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_death_signal(os.getpid()) if sys.platform == "linux" else None,
+    )
     lines: queue.Queue[str | None] = queue.Queue()
     tail: deque[str] = deque(maxlen=200)  # what the server said last, for an error message
 
@@ -89,8 +96,9 @@ def stop_child(proc: subprocess.Popen, timeout: float = 30.0) -> None:
         proc.wait()
 
 
-def _wait_for_url(proc: subprocess.Popen, lines: "queue.Queue[str | None]", tail: deque,
-                  timeout: float) -> str:
+def _wait_for_url(
+    proc: subprocess.Popen, lines: queue.Queue[str | None], tail: deque, timeout: float
+) -> str:
     """The base URL from the server's line "simulated arena at URL ...": it is printed once
     the server listens, so receiving it is the synchronisation (no polling)."""
     deadline = time.monotonic() + timeout
@@ -98,11 +106,16 @@ def _wait_for_url(proc: subprocess.Popen, lines: "queue.Queue[str | None]", tail
         try:
             line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
         except queue.Empty:
-            raise RuntimeError(f"the simulated arena did not start within {timeout:.0f} s: "
-                               + "".join(tail)[-2000:]) from None
+            raise RuntimeError(
+                f"the simulated arena did not start within {timeout:.0f} s: "
+                + "".join(tail)[-2000:]
+            ) from None
         if line is None:  # the server exited
-            raise RuntimeError("the simulated arena exited before serving: "
-                               + "".join(tail)[-2000:] + f" (exit status {proc.wait()})")
+            raise RuntimeError(
+                "the simulated arena exited before serving: "
+                + "".join(tail)[-2000:]
+                + f" (exit status {proc.wait()})"
+            )
         if line.startswith("simulated arena at "):
             return line.split()[3]
 

@@ -8,33 +8,60 @@ import time
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    sim = subparsers.add_parser("simulate", help="generate months of raw arena logs with hidden truth")
+    sim = subparsers.add_parser(
+        "simulate", help="generate months of raw arena logs with hidden truth"
+    )
     sim.add_argument("--out", required=True, help="raw root folder (months go under it)")
     sim.add_argument("--months", nargs="+", metavar="YYYY-MM", help="months to generate")
     sim.add_argument("--start", metavar="YYYY-MM", help="first month (with --n-months)")
     sim.add_argument("--n-months", type=int, default=1)
-    sim.add_argument("--per-month", type=int, default=3000, help="sessions (chats or battles) per month")
+    sim.add_argument(
+        "--per-month", type=int, default=3000, help="sessions (chats or battles) per month"
+    )
     sim.add_argument("--seed", type=int, default=7, help="world seed")
     sim.add_argument("--gzip", action="store_true", help="write .jsonl.gz")
     sim.add_argument("--config", help="JSON object of WorldConfig overrides")
-    sim.add_argument("--completions", type=int, default=0, metavar="N",
-                     help="also N Copilot Arena completion pairs a month (under OUT/_completions)")
+    sim.add_argument(
+        "--completions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also N Copilot Arena completion pairs a month (under OUT/_completions)",
+    )
     sim.set_defaults(func=_simulate)
 
-    srv = subparsers.add_parser("serve-arena", help="serve the simulated world over an OpenAI-compatible API")
+    srv = subparsers.add_parser(
+        "serve-arena", help="serve the simulated world over an OpenAI-compatible API"
+    )
     srv.add_argument("--world-seed", type=int, default=7)
     srv.add_argument("--host", default="127.0.0.1")
     srv.add_argument("--port", type=int, default=8089)
     srv.add_argument("--config", help="JSON object of WorldConfig overrides")
-    srv.add_argument("--truth-root", help="simulated raw root whose _truth/prompts labels the "
-                     "labelling and embedding calls use (else the prompt part parser alone)")
+    srv.add_argument(
+        "--truth-root",
+        help="simulated raw root whose _truth/prompts labels the "
+        "labelling and embedding calls use (else the prompt part parser alone)",
+    )
     srv.add_argument("--embedding-dim", type=int, default=128, help="default embedding size")
-    srv.add_argument("--latency", type=float, default=0.0, help="seconds from a /v1 call's arrival to its reply")
-    for fault in ("rate_429", "rate_500", "rate_slow", "rate_garbage", "rate_empty", "rate_truncated"):
+    srv.add_argument(
+        "--latency", type=float, default=0.0, help="seconds from a /v1 call's arrival to its reply"
+    )
+    for fault in (
+        "rate_429",
+        "rate_500",
+        "rate_slow",
+        "rate_garbage",
+        "rate_empty",
+        "rate_truncated",
+    ):
         srv.add_argument(f"--{fault.replace('_', '-')}", type=float, default=0.0)
-    srv.add_argument("--prompt-token-scale", type=float, default=1.0,
-                     help="bill prompt tokens at this multiple of the plan's approximate count, as an "
-                     "endpoint whose model has another tokenizer (try the plan's calibration)")
+    srv.add_argument(
+        "--prompt-token-scale",
+        type=float,
+        default=1.0,
+        help="bill prompt tokens at this multiple of the plan's approximate count, as an "
+        "endpoint whose model has another tokenizer (try the plan's calibration)",
+    )
     srv.set_defaults(func=_serve)
 
 
@@ -54,12 +81,21 @@ def _simulate(args: argparse.Namespace) -> int:
     else:
         print("give --months or --start")
         return 2
-    summary = simulate_months(args.out, months, args.per_month, args.seed, _config(args.config),
-                              compress=args.gzip, completions_per_month=args.completions)
+    summary = simulate_months(
+        args.out,
+        months,
+        args.per_month,
+        args.seed,
+        _config(args.config),
+        compress=args.gzip,
+        completions_per_month=args.completions,
+    )
     for m in summary.months:
-        print(f"{m.month}: {m.sessions} sessions, {m.conversations} conversations, {m.events} events, "
-              f"{m.votes} votes, {m.malformed} malformed lines, {m.files} files, "
-              f"{m.bytes / 1e6:.1f} MB in {m.seconds:.1f} s")
+        print(
+            f"{m.month}: {m.sessions} sessions, {m.conversations} conversations, {m.events} events, "
+            f"{m.votes} votes, {m.malformed} malformed lines, {m.files} files, "
+            f"{m.bytes / 1e6:.1f} MB in {m.seconds:.1f} s"
+        )
     return 0
 
 
@@ -73,23 +109,41 @@ def _serve(args: argparse.Namespace) -> int:
     # ignored signal is inherited through exec (the demo's child arena, a test's server)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from arena_assets.simulator.world import World
-
     from arena_assets.llm.simulated import world_config
+    from arena_assets.simulator.world import World
 
     # without --config, the world the truth root's logs were simulated with (its world.json,
     # when it has this seed), as the in-process arena does; else the default world
-    config = _config(args.config) if args.config else (
-        world_config(args.truth_root, args.world_seed) if args.truth_root else None) or _config(None)
+    config = (
+        _config(args.config)
+        if args.config
+        else (world_config(args.truth_root, args.world_seed) if args.truth_root else None)
+        or _config(None)
+    )
     world = World.build(config, args.world_seed)
-    faults = Faults(rate_429=args.rate_429, rate_500=args.rate_500, rate_slow=args.rate_slow,
-                    rate_garbage=args.rate_garbage, rate_empty=args.rate_empty,
-                    rate_truncated=args.rate_truncated, latency=args.latency,
-                    prompt_token_scale=args.prompt_token_scale)
-    with ArenaEndpoint(world, host=args.host, port=args.port, faults=faults,
-                       truth_root=args.truth_root, embedding_dim=args.embedding_dim) as ep:
+    faults = Faults(
+        rate_429=args.rate_429,
+        rate_500=args.rate_500,
+        rate_slow=args.rate_slow,
+        rate_garbage=args.rate_garbage,
+        rate_empty=args.rate_empty,
+        rate_truncated=args.rate_truncated,
+        latency=args.latency,
+        prompt_token_scale=args.prompt_token_scale,
+    )
+    with ArenaEndpoint(
+        world,
+        host=args.host,
+        port=args.port,
+        faults=faults,
+        truth_root=args.truth_root,
+        embedding_dim=args.embedding_dim,
+    ) as ep:
         # flushed: a parent reads this line to learn the port (simulator/child.py)
-        print(f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops", flush=True)
+        print(
+            f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops",
+            flush=True,
+        )
         try:
             if args.truth_root:
                 # a second line once the truth is read: a benchmark that times its first

@@ -65,13 +65,29 @@ PRIVACY_SHARE = (0.6, 0.3, 0.1)
 _IDENT = ("value", "items", "result", "config", "count", "data", "index", "total", "name", "path")
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _CALLS = ("len", "sorted", "sum", "max", "min", "print", "parse", "load", "fetch", "update")
-JUNK_KINDS = {"invalid_json": "invalid_json", "missing_pair_id": "missing_pair_id",
-              "same_model": "same_model_battle", "bad_accepted_index": "bad_accepted_index",
-              "no_items": "bad_items", "create_pair_response": "missing_accepted_index"}
+JUNK_KINDS = {
+    "invalid_json": "invalid_json",
+    "missing_pair_id": "missing_pair_id",
+    "same_model": "same_model_battle",
+    "bad_accepted_index": "bad_accepted_index",
+    "no_items": "bad_items",
+    "create_pair_response": "missing_accepted_index",
+}
 # Copilot Arena's PrivacySensitiveKeys (server/src/privacy.py): dropped from every stored
 # record, nested ones included, unless the user's setting is Research
-SERVER_SENSITIVE = ("prompt", "prefix", "full_prefix", "suffix", "full_suffix", "raw_response",
-                    "raw_completion", "response", "completion", "code_to_edit", "user_input")
+SERVER_SENSITIVE = (
+    "prompt",
+    "prefix",
+    "full_prefix",
+    "suffix",
+    "full_suffix",
+    "raw_response",
+    "raw_completion",
+    "response",
+    "completion",
+    "code_to_edit",
+    "user_input",
+)
 EXTENSION_VERSION, BACKEND_VERSION = "0.2.2", "sim-1.4"
 
 
@@ -91,12 +107,17 @@ class CompletionConfig:
 def model_latency(world: World, config: CompletionConfig = CompletionConfig()) -> dict[str, float]:
     """Median latency (seconds) of every model, fixed by the world seed."""
     rng = np.random.default_rng(np.random.SeedSequence([world.seed, 0xC0DE]))
-    medians = config.latency_median * np.exp(rng.normal(0.0, config.latency_spread, len(world.models)))
+    medians = config.latency_median * np.exp(
+        rng.normal(0.0, config.latency_spread, len(world.models))
+    )
     return {m.name: round(float(x), 4) for m, x in zip(world.models, medians, strict=True)}
 
 
 def _code(rng: random.Random, lines: int) -> str:
-    return "\n".join(f"    {rng.choice(_IDENT)} = {rng.choice(_CALLS)}({rng.choice(_IDENT)})" for _ in range(lines))
+    return "\n".join(
+        f"    {rng.choice(_IDENT)} = {rng.choice(_CALLS)}({rng.choice(_IDENT)})"
+        for _ in range(lines)
+    )
 
 
 def _secret(rng: random.Random) -> str:
@@ -125,39 +146,94 @@ def stored(record: dict, privacy: str) -> dict:
         if isinstance(value, dict):
             return {k: clean(v) for k, v in value.items() if k not in SERVER_SENSITIVE}
         return [clean(v) for v in value] if isinstance(value, list) else value
+
     return clean(record)
 
 
-def pair_records(*, user: str, ts: int, models: tuple[str, str], latencies: list[float], prefix: str,
-                 suffix: str, texts: list[str], privacy: str, file_type: str, ids: tuple[str, str]) -> list[dict]:
+def pair_records(
+    *,
+    user: str,
+    ts: int,
+    models: tuple[str, str],
+    latencies: list[float],
+    prefix: str,
+    suffix: str,
+    texts: list[str],
+    privacy: str,
+    file_type: str,
+    ids: tuple[str, str],
+) -> list[dict]:
     """The two ``/add_completion`` bodies of one pair shown (as stored)."""
     out = []
     for idx in (0, 1):
-        item = {"completionId": ids[idx], "userId": user, "timestamp": ts, "prompt": prefix + "<FILL>" + suffix,
-                "prefix": prefix, "suffix": suffix, "full_prefix": prefix, "full_suffix": suffix,
-                "prefix_length": len(prefix), "suffix_length": len(suffix), "completion_length": len(texts[idx]),
-                "latency": round(latencies[idx], 4), "completion": texts[idx], "raw_completion": texts[idx],
-                "model": models[idx], "pairCompletionId": ids[1 - idx], "pairIndex": idx, "privacy": privacy,
-                "version": EXTENSION_VERSION, "fileType": file_type, "versionBackend": BACKEND_VERSION}
+        item = {
+            "completionId": ids[idx],
+            "userId": user,
+            "timestamp": ts,
+            "prompt": prefix + "<FILL>" + suffix,
+            "prefix": prefix,
+            "suffix": suffix,
+            "full_prefix": prefix,
+            "full_suffix": suffix,
+            "prefix_length": len(prefix),
+            "suffix_length": len(suffix),
+            "completion_length": len(texts[idx]),
+            "latency": round(latencies[idx], 4),
+            "completion": texts[idx],
+            "raw_completion": texts[idx],
+            "model": models[idx],
+            "pairCompletionId": ids[1 - idx],
+            "pairIndex": idx,
+            "privacy": privacy,
+            "version": EXTENSION_VERSION,
+            "fileType": file_type,
+            "versionBackend": BACKEND_VERSION,
+        }
         out.append(stored(item, privacy))
     return out
 
 
-def outcome_record(completions: list[dict], *, pair_id: str, user: str, accepted: int, privacy: str,
-                   file_type: str, username: str, repo_url: str | None, ts: int) -> dict:
+def outcome_record(
+    completions: list[dict],
+    *,
+    pair_id: str,
+    user: str,
+    accepted: int,
+    privacy: str,
+    file_type: str,
+    username: str,
+    repo_url: str | None,
+    ts: int,
+) -> dict:
     """The ``/add_completion_outcome`` body of an accepted pair (as stored)."""
-    items = [{k: v for k, v in c.items() if k not in ("fileType", "versionBackend")}
-             | {"privacy": privacy, "fileType": file_type, "username": username} for c in completions]
-    record = {"pairId": pair_id, "userId": user, "completionItems": items, "acceptedIndex": accepted,
-              "version": EXTENSION_VERSION, "privacy": privacy, "fileType": file_type,
-              "versionBackend": BACKEND_VERSION, "timestamp": ts}
+    items = [
+        {k: v for k, v in c.items() if k not in ("fileType", "versionBackend")}
+        | {"privacy": privacy, "fileType": file_type, "username": username}
+        for c in completions
+    ]
+    record = {
+        "pairId": pair_id,
+        "userId": user,
+        "completionItems": items,
+        "acceptedIndex": accepted,
+        "version": EXTENSION_VERSION,
+        "privacy": privacy,
+        "fileType": file_type,
+        "versionBackend": BACKEND_VERSION,
+        "timestamp": ts,
+    }
     if repo_url is not None:
         record["repoUrl"] = repo_url
     return stored(record, privacy)
 
 
-def generate_completions(world: World, out: str | os.PathLike, month: str, n_pairs: int,
-                         config: CompletionConfig = CompletionConfig()) -> dict:
+def generate_completions(
+    world: World,
+    out: str | os.PathLike,
+    month: str,
+    n_pairs: int,
+    config: CompletionConfig = CompletionConfig(),
+) -> dict:
     """Write one month of completion pairs; returns counts (pairs, accepted, records, junk)."""
     out = Path(out)
     rng = np.random.default_rng(np.random.SeedSequence([world.seed, month_index(month), 0xC0DE]))
@@ -189,11 +265,17 @@ def generate_completions(world: World, out: str | os.PathLike, month: str, n_pai
     for k in range(n_pairs):
         user = world.users.user_id[honest[int(users[k])]]
         top, bottom = (world.models[int(i)] for i in pairs[k])
-        lat = [medians[m.name] * float(x) for m, x in zip((top, bottom), call_noise[k], strict=True)]
+        lat = [
+            medians[m.name] * float(x) for m, x in zip((top, bottom), call_noise[k], strict=True)
+        ]
         wait = max(lat)
         ftype, privacy = FILE_TYPES[int(ftypes[k])], PRIVACY[int(privacies[k])]
         gap = (top.skill("coding") - bottom.skill("coding")) * math.log(10) / 400
-        p_top = _sigmoid(gap + config.position_bias + config.latency_effect * (lat[0] - lat[1]) / (lat[0] + lat[1]))
+        p_top = _sigmoid(
+            gap
+            + config.position_bias
+            + config.latency_effect * (lat[0] - lat[1]) / (lat[0] + lat[1])
+        )
         p_accept = _sigmoid(base + config.wait_effect * (wait - config.latency_median))
         accepted = (0 if u_top[k] < p_top else 1) if u_accept[k] < p_accept else None
         secret = bool(u_secret[k] < config.secret_rate)
@@ -205,38 +287,93 @@ def generate_completions(world: World, out: str | os.PathLike, month: str, n_pai
         ts = int(times[k])
         ids = (_uuid(text_rng), _uuid(text_rng))
         pair_id = _uuid(text_rng)
-        shown = pair_records(user=user, ts=ts, models=(top.name, bottom.name), latencies=lat, prefix=prefix,
-                             suffix=suffix, texts=texts, privacy=privacy, file_type=ftype, ids=ids)
+        shown = pair_records(
+            user=user,
+            ts=ts,
+            models=(top.name, bottom.name),
+            latencies=lat,
+            prefix=prefix,
+            suffix=suffix,
+            texts=texts,
+            privacy=privacy,
+            file_type=ftype,
+            ids=ids,
+        )
         lines += shown
         # the extension's username ("" when unset) and, for a Research user, the repository
         username = f"dev-{user[-6:]}" if k % 3 == 0 else ""
-        repo = f"https://github.com/{username or 'someone'}/project-{k % 7}" if privacy == "Research" else None
+        repo = (
+            f"https://github.com/{username or 'someone'}/project-{k % 7}"
+            if privacy == "Research"
+            else None
+        )
         if accepted is not None:
-            lines.append(outcome_record(shown, pair_id=pair_id, user=user, accepted=accepted, privacy=privacy,
-                                        file_type=ftype, username=username, repo_url=repo,
-                                        ts=ts + int(delays[k])))
-        truth.append({"pair_id": ids[0], "month": month, "user_id": user, "model_top": top.name,
-                      "model_bottom": bottom.name, "latency_top": lat[0], "latency_bottom": lat[1],
-                      "wait": wait, "p_accept": p_accept, "p_top": p_top, "accepted_index": accepted,
-                      "file_type": ftype, "privacy": privacy, "planted_secret": bool(secret)})
+            lines.append(
+                outcome_record(
+                    shown,
+                    pair_id=pair_id,
+                    user=user,
+                    accepted=accepted,
+                    privacy=privacy,
+                    file_type=ftype,
+                    username=username,
+                    repo_url=repo,
+                    ts=ts + int(delays[k]),
+                )
+            )
+        truth.append(
+            {
+                "pair_id": ids[0],
+                "month": month,
+                "user_id": user,
+                "model_top": top.name,
+                "model_bottom": bottom.name,
+                "latency_top": lat[0],
+                "latency_bottom": lat[1],
+                "wait": wait,
+                "p_accept": p_accept,
+                "p_top": p_top,
+                "accepted_index": accepted,
+                "file_type": ftype,
+                "privacy": privacy,
+                "planted_secret": bool(secret),
+            }
+        )
         if u_junk[k] < config.junk_rate:
             kind = text_rng.choice(list(JUNK_KINDS))
             lines.append(_junk(kind, shown, user, top.name, text_rng))
-            junk.append({"month": month, "kind": kind, "expected_reason": JUNK_KINDS[kind],
-                         "line_index": len(lines)})
+            junk.append(
+                {
+                    "month": month,
+                    "kind": kind,
+                    "expected_reason": JUNK_KINDS[kind],
+                    "line_index": len(lines),
+                }
+            )
     with open(folder / f"completions-{month}.jsonl", "wb") as fh:
         for line in lines:
             fh.write((line if isinstance(line, bytes) else orjson.dumps(line)) + b"\n")
     base = out / TRUTH_DIR
     (base / "completions").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(truth, schema=_TRUTH_SCHEMA), base / "completions" / f"{month}.parquet")
+    pq.write_table(
+        pa.Table.from_pylist(truth, schema=_TRUTH_SCHEMA), base / "completions" / f"{month}.parquet"
+    )
     (base / "completion_junk").mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(junk, schema=_JUNK_SCHEMA), base / "completion_junk" / f"{month}.parquet")
-    models = [{"name": m.name, "skill_coding": m.skill("coding"), "median_latency": medians[m.name]}
-              for m in world.models]
+    pq.write_table(
+        pa.Table.from_pylist(junk, schema=_JUNK_SCHEMA),
+        base / "completion_junk" / f"{month}.parquet",
+    )
+    models = [
+        {"name": m.name, "skill_coding": m.skill("coding"), "median_latency": medians[m.name]}
+        for m in world.models
+    ]
     pq.write_table(pa.Table.from_pylist(models), base / "completion_models.parquet")
-    return {"pairs": n_pairs, "accepted": sum(t["accepted_index"] is not None for t in truth),
-            "records": len(lines), "junk": len(junk)}
+    return {
+        "pairs": n_pairs,
+        "accepted": sum(t["accepted_index"] is not None for t in truth),
+        "records": len(lines),
+        "junk": len(junk),
+    }
 
 
 def _junk(kind: str, shown: list[dict], user: str, top: str, rng: random.Random) -> dict | bytes:
@@ -245,12 +382,19 @@ def _junk(kind: str, shown: list[dict], user: str, top: str, rng: random.Random)
     if kind == "invalid_json":
         return b'{"completionId": "broken'
     if kind == "missing_pair_id":
-        return {k: v for k, v in shown[0].items() if k != "pairCompletionId"} | {"completionId": _uuid(rng)}
+        return {k: v for k, v in shown[0].items() if k != "pairCompletionId"} | {
+            "completionId": _uuid(rng)
+        }
     items = [dict(c, completionId=_uuid(rng)) for c in shown]
     if kind == "create_pair_response":  # what /create_pair answers: never persisted
         return {"pairId": _uuid(rng), "completionItems": items}
-    bad = {"pairId": _uuid(rng), "userId": user, "acceptedIndex": 0, "version": EXTENSION_VERSION,
-           "completionItems": [dict(i, model=top) for i in items] if kind == "same_model" else items}
+    bad = {
+        "pairId": _uuid(rng),
+        "userId": user,
+        "acceptedIndex": 0,
+        "version": EXTENSION_VERSION,
+        "completionItems": [dict(i, model=top) for i in items] if kind == "same_model" else items,
+    }
     if kind == "bad_accepted_index":
         bad["acceptedIndex"] = 2
     elif kind == "no_items":
@@ -258,10 +402,29 @@ def _junk(kind: str, shown: list[dict], user: str, top: str, rng: random.Random)
     return bad
 
 
-_TRUTH_SCHEMA = pa.schema([
-    ("pair_id", pa.string()), ("month", pa.string()), ("user_id", pa.string()), ("model_top", pa.string()),
-    ("model_bottom", pa.string()), ("latency_top", pa.float64()), ("latency_bottom", pa.float64()),
-    ("wait", pa.float64()), ("p_accept", pa.float64()), ("p_top", pa.float64()), ("accepted_index", pa.int8()), ("file_type", pa.string()),
-    ("privacy", pa.string()), ("planted_secret", pa.bool_())])
-_JUNK_SCHEMA = pa.schema([("month", pa.string()), ("kind", pa.string()), ("expected_reason", pa.string()),
-                          ("line_index", pa.int64())])
+_TRUTH_SCHEMA = pa.schema(
+    [
+        ("pair_id", pa.string()),
+        ("month", pa.string()),
+        ("user_id", pa.string()),
+        ("model_top", pa.string()),
+        ("model_bottom", pa.string()),
+        ("latency_top", pa.float64()),
+        ("latency_bottom", pa.float64()),
+        ("wait", pa.float64()),
+        ("p_accept", pa.float64()),
+        ("p_top", pa.float64()),
+        ("accepted_index", pa.int8()),
+        ("file_type", pa.string()),
+        ("privacy", pa.string()),
+        ("planted_secret", pa.bool_()),
+    ]
+)
+_JUNK_SCHEMA = pa.schema(
+    [
+        ("month", pa.string()),
+        ("kind", pa.string()),
+        ("expected_reason", pa.string()),
+        ("line_index", pa.int64()),
+    ]
+)

@@ -21,7 +21,9 @@ from arena_assets.simulator.topics import (
     prompt_labels,
 )
 
-TECHNICAL = frozenset({"coding", "math", "hard_multistep", "homework", "diagram", "entity_recognition"})
+TECHNICAL = frozenset(
+    {"coding", "math", "hard_multistep", "homework", "diagram", "entity_recognition"}
+)
 CREATIVE = frozenset({"creative_writing", "humor"})
 # P(0, 1, 2 constraints)
 N_CONSTRAINTS = {"instruction_following": (0.2, 0.5, 0.3), "default": (0.45, 0.4, 0.15)}
@@ -59,9 +61,15 @@ class PromptComposer:
             pieces.append(rng.choice(px["twist"]))
         if rng.random() < 0.4:
             pieces.append(rng.choice(lx["extra"]))
-        labels = prompt_labels(topic, constraints=n_constraints, domain=domain, context=context,
-                               multistep=multistep, twist=twist,
-                               image=category in VISION_CATEGORIES)
+        labels = prompt_labels(
+            topic,
+            constraints=n_constraints,
+            domain=domain,
+            context=context,
+            multistep=multistep,
+            twist=twist,
+            image=category in VISION_CATEGORIES,
+        )
         return sep.join(pieces), labels
 
     @staticmethod

@@ -73,7 +73,9 @@ class WorldConfig:
     # 8 of the 100 real 2024 first prompts in ../shared/real are that long)
     long_paste_rate: float = 0.08
     max_turns: int = 3
-    hardness_gain: float = 0.6  # skill gap × (1 + gain·(criteria − 3)/4): hard prompts separate more
+    hardness_gain: float = (
+        0.6  # skill gap × (1 + gain·(criteria − 3)/4): hard prompts separate more
+    )
     cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse
     refusal_rate: float = 0.85  # chance that a cautious model refuses such a prompt
     refusal_penalty: float = 300.0  # Elo points a refusing side loses in the vote
@@ -95,8 +97,12 @@ class WorldConfig:
     def to_dict(self) -> dict:
         out = asdict(self)
         # the issue 19 knobs appear only when set: world.json of older seeds stays as it was
-        for key, default in (("served_events", False), ("identity_fields", False),
-                             ("shared_network_share", 0.0), ("attacks", ())):
+        for key, default in (
+            ("served_events", False),
+            ("identity_fields", False),
+            ("shared_network_share", 0.0),
+            ("attacks", ()),
+        ):
             if out[key] in (default, []):
                 del out[key]
         return out

@@ -70,7 +70,6 @@ from arena_assets.simulator.scoring_routes import ScoringRoutes
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
 
-
 _log = logging.getLogger(__name__)
 
 
@@ -93,9 +92,16 @@ def serving(base_url: str) -> bool:
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
-    def __init__(self, world: World, host: str = "127.0.0.1", port: int = 0,
-                 faults: Faults | None = None, truth_root: str | os.PathLike | None = None,
-                 embedding_dim: int = 128, labelers: dict[str, float] | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        faults: Faults | None = None,
+        truth_root: str | os.PathLike | None = None,
+        embedding_dim: int = 128,
+        labelers: dict[str, float] | None = None,
+    ) -> None:
         self.world = world
         self.labelers = dict(LABELERS if labelers is None else labelers)  # model -> error rate
         self.names = set(world.model_names)
@@ -103,7 +109,9 @@ class ArenaEndpoint:
         self.stats: Counter[str] = Counter()
         self.cpu_seconds = 0.0  # CPU its request handlers used (thread time)
         self.calls: Counter[tuple[str, str, int]] = Counter()  # (route, model, status)
-        self.images: Counter[tuple[str, str]] = Counter()  # simulator.images.image_name of each image part
+        self.images: Counter[tuple[str, str]] = (
+            Counter()
+        )  # simulator.images.image_name of each image part
         self.truth_root = Path(truth_root) if truth_root else None
         self.embedding_dim = embedding_dim
         self._index: PromptTruthIndex | None = None
@@ -139,9 +147,14 @@ class ArenaEndpoint:
             if self.script:
                 return self.script.pop(0)
             f, u = self.faults, self.fault_rng.random()
-            for kind, rate in (("429", f.rate_429), ("500", f.rate_500), ("slow", f.rate_slow),
-                               ("garbage", f.rate_garbage), ("empty", f.rate_empty),
-                               ("truncated", f.rate_truncated)):
+            for kind, rate in (
+                ("429", f.rate_429),
+                ("500", f.rate_500),
+                ("slow", f.rate_slow),
+                ("garbage", f.rate_garbage),
+                ("empty", f.rate_empty),
+                ("truncated", f.rate_truncated),
+            ):
                 if u < rate:
                     return kind
                 u -= rate
@@ -153,14 +166,19 @@ class ArenaEndpoint:
             if call is not None:
                 self.calls[call] += 1
 
-    def call_count(self, route: str | None = None, model: str | None = None,
-                   status: int | None = None) -> int:
+    def call_count(
+        self, route: str | None = None, model: str | None = None, status: int | None = None
+    ) -> int:
         """Calls received on /v1 POST routes, filtered by route ("chat/completions",
         "embeddings", "moderations"), model and HTTP status; every attempt counts."""
         with self.lock:
-            return sum(n for (r, m, s), n in self.calls.items()
-                       if (route is None or r == route) and (model is None or m == model)
-                       and (status is None or s == status))
+            return sum(
+                n
+                for (r, m, s), n in self.calls.items()
+                if (route is None or r == route)
+                and (model is None or m == model)
+                and (status is None or s == status)
+            )
 
     def reset_counts(self) -> None:
         with self.lock:
@@ -195,7 +213,9 @@ class ArenaEndpoint:
         if stamp is not None and time.time_ns() - stamp < 1_000_000_000:
             stamp = None
         with self.lock:
-            files = self._index_listing if stamp is not None and stamp == self._index_stamp else None
+            files = (
+                self._index_listing if stamp is not None and stamp == self._index_stamp else None
+            )
         if files is None:
             files = tuple(sorted(str(f) for f in folder.glob("*.parquet")))
         with self.lock:
@@ -219,8 +239,10 @@ class ArenaEndpoint:
         try:
             self.truth_index()
             self.battles.get()
-        except Exception as exc:  # noqa: BLE001 - a request reads it again and reports
-            _log.warning("simulated arena: reading the truth under %s failed (%s)", self.truth_root, exc)
+        except Exception as exc:
+            _log.warning(
+                "simulated arena: reading the truth under %s failed (%s)", self.truth_root, exc
+            )
         finally:
             self.truth_read.set()
 
@@ -231,11 +253,21 @@ class ArenaEndpoint:
 
     @property
     def served_models(self) -> list[str]:
-        return (self.world.model_names + list(self.labelers) + list(self.judges) + list(EMBEDDERS)
-                + list(self.reward_models))
+        return (
+            self.world.model_names
+            + list(self.labelers)
+            + list(self.judges)
+            + list(EMBEDDERS)
+            + list(self.reward_models)
+        )
 
-    def start(self) -> "ArenaEndpoint":
-        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, name="arena-endpoint", daemon=True)
+    def start(self) -> ArenaEndpoint:
+        self.thread = threading.Thread(
+            target=self.server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="arena-endpoint",
+            daemon=True,
+        )
         self.thread.start()
         if self.truth_root is not None:
             threading.Thread(target=self._warm, name="arena-truth", daemon=True).start()
@@ -249,14 +281,16 @@ class ArenaEndpoint:
         if self.thread:
             self.thread.join(timeout=5)
 
-    def __enter__(self) -> "ArenaEndpoint":
+    def __enter__(self) -> ArenaEndpoint:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
 
-class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # moderations, pooling: scoring_routes.py
+class _Handler(
+    FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler
+):  # moderations, pooling: scoring_routes.py
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
@@ -266,7 +300,7 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
     _call: tuple[str, str] | None = None  # (route, model) of the /v1 POST being answered
     _due: float | None = None  # when that POST's reply may leave (Faults.latency)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: object) -> None:
         pass  # quiet: tests and the CLI print what matters
 
     def handle_one_request(self) -> None:
@@ -279,8 +313,9 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
             self.endpoint.add_cpu(time.thread_time() - started)
 
     # ---- plumbing ------------------------------------------------------------------------
-    def _send(self, status: int, body: object, headers: dict[str, str] | None = None,
-              cut: bool = False) -> None:
+    def _send(
+        self, status: int, body: object, headers: dict[str, str] | None = None, cut: bool = False
+    ) -> None:
         data = body if isinstance(body, bytes) else orjson.dumps(body)
         if self._due is not None:  # the reply's work done, it waits for its time
             time.sleep(max(0.0, self._due - time.monotonic()))
@@ -299,7 +334,11 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
 
     def _error(self, status: int, message: str, code: str, headers: dict | None = None) -> None:
         kind = {429: "rate_limit_error", 500: "server_error"}.get(status, "invalid_request_error")
-        self._send(status, {"error": {"message": message, "type": kind, "param": None, "code": code}}, headers)
+        self._send(
+            status,
+            {"error": {"message": message, "type": kind, "param": None, "code": code}},
+            headers,
+        )
 
     def _body(self) -> dict | None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -310,15 +349,19 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         return body if isinstance(body, dict) else None
 
     # ---- routes --------------------------------------------------------------------------
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         ep = self.endpoint
         self._call = self._due = None
         path = self.path.split("?")[0].rstrip("/")
         if path == "/v1/models":
-            data = [{"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
-                    for m in ep.world.models]
-            data += [{"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
-                     for name in (*ep.labelers, *ep.judges, *EMBEDDERS, *ep.reward_models)]
+            data = [
+                {"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
+                for m in ep.world.models
+            ]
+            data += [
+                {"id": name, "object": "model", "created": 0, "owned_by": "simulated-arena"}
+                for name in (*ep.labelers, *ep.judges, *EMBEDDERS, *ep.reward_models)
+            ]
             self._send(200, {"object": "list", "data": data})
         elif path == "/_faults":
             self._send(200, asdict(ep.faults) | {"script_left": list(ep.script)})
@@ -326,12 +369,15 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
             self._send(200, dict(ep.stats))
         elif path in ("/_calls", "/v1/_stats"):
             with ep.lock:
-                rows = [{"route": r, "model": m, "status": s, "n": n} for (r, m, s), n in sorted(ep.calls.items())]
+                rows = [
+                    {"route": r, "model": m, "status": s, "n": n}
+                    for (r, m, s), n in sorted(ep.calls.items())
+                ]
             self._send(200, {"calls": rows, "total": sum(r["n"] for r in rows)})
         else:
             self._error(404, f"no route {path}", "not_found")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         ep = self.endpoint
         self._call = self._due = None
         path = self.path.split("?")[0].rstrip("/")
@@ -362,15 +408,23 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         fault = ep.next_fault()
         if fault == "429":
             wait = ep.faults.retry_after
-            self._error(429, "rate limited (simulated)", "rate_limit_exceeded",
-                        {"Retry-After": str(max(1, math.ceil(wait))),
-                         "retry-after-ms": str(int(wait * 1000))})
+            self._error(
+                429,
+                "rate limited (simulated)",
+                "rate_limit_exceeded",
+                {
+                    "Retry-After": str(max(1, math.ceil(wait))),
+                    "retry-after-ms": str(int(wait * 1000)),
+                },
+            )
             return
         if fault == "500":
             self._error(500, "internal error (simulated)", "server_error")
             return
         if fault == "slow":  # on top of the latency
-            self._due = (self._due if self._due is not None else time.monotonic()) + ep.faults.slow_seconds
+            self._due = (
+                self._due if self._due is not None else time.monotonic()
+            ) + ep.faults.slow_seconds
         ROUTES[path](self, body, fault)
 
     def _chat(self, body: dict, fault: str) -> None:
@@ -380,7 +434,11 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         if model not in ep.names and not labeler and model not in ep.judges:
             self._error(404, f"The model `{model}` does not exist", "model_not_found")
             return
-        if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        if (
+            not isinstance(messages, list)
+            or not messages
+            or not all(isinstance(m, dict) for m in messages)
+        ):
             self._error(400, "messages must be a non-empty list of objects", "invalid_messages")
             return
         if body.get("stream"):
@@ -393,15 +451,23 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
             return
         with ep.lock:
             ep.images.update(names)
-        params = {k: body[k] for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
-                  if k in body}
+        params = {
+            k: body[k]
+            for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
+            if k in body
+        }
         n = int(body.get("n") or 1)
         seed = request_seed(model, messages, params)
-        system = "\n".join(message_text(m) for m in messages if m.get("role") in ("system", "developer"))
+        system = "\n".join(
+            message_text(m) for m in messages if m.get("role") in ("system", "developer")
+        )
         task = find_task(system)
         if labeler and task not in TASKS:
-            self._error(400, f"a labeller model needs a system line 'task: <name>' with name in {TASKS}",
-                        "unknown_task")
+            self._error(
+                400,
+                f"a labeller model needs a system line 'task: <name>' with name in {TASKS}",
+                "unknown_task",
+            )
             return
         choices = []
         for i in range(n):
@@ -409,20 +475,37 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
                 content, finish = garbage(random.Random(seed + i)), "stop"
             elif task in TASKS:
                 user = [m for m in messages if m.get("role") == "user"]
-                content = label_reply(task, message_text(user[-1]) if user else "", model,
-                                      ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE), ep.truth_index(),
-                                      any(has_image(m) for m in user))
+                content = label_reply(
+                    task,
+                    message_text(user[-1]) if user else "",
+                    model,
+                    ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE),
+                    ep.truth_index(),
+                    any(has_image(m) for m in user),
+                )
                 finish = "stop"
             else:
                 content, finish, _ = chat_completion(
-                    ep.world, model, messages, params | {"choice": i} if i else params, ep.truth_index(),
-                    ep.judges, ep.battles.get())
+                    ep.world,
+                    model,
+                    messages,
+                    params | {"choice": i} if i else params,
+                    ep.truth_index(),
+                    ep.judges,
+                    ep.battles.get(),
+                )
             if fault == "empty":
                 content = ""
             elif fault == "truncated":
                 content, finish = content[: len(content) // 2], "length"
-            choices.append({"index": i, "message": {"role": "assistant", "content": content},
-                            "finish_reason": finish, "logprobs": None})
+            choices.append(
+                {
+                    "index": i,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": finish,
+                    "logprobs": None,
+                }
+            )
         # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
         # counts the plan (arena_assets.llm.plan) estimates before a run
         prompt_tokens = round(chat_prompt_tokens(messages) * ep.faults.prompt_token_scale)
@@ -430,25 +513,43 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
         # says (callers tell a cut answer by completion_tokens >= max_tokens)
         cap = params.get("max_tokens") or params.get("max_completion_tokens")
         completion_tokens = sum(
-            cap if c["finish_reason"] == "length" and isinstance(cap, int) and cap > 0
-            else text_tokens(c["message"]["content"]) for c in choices)
-        self._send(200, {
-            "id": f"chatcmpl-{seed:016x}", "object": "chat.completion", "created": int(time.time()),
-            "model": model, "choices": choices, "system_fingerprint": "simulated-arena",
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+            cap
+            if c["finish_reason"] == "length" and isinstance(cap, int) and cap > 0
+            else text_tokens(c["message"]["content"])
+            for c in choices
+        )
+        self._send(
+            200,
+            {
+                "id": f"chatcmpl-{seed:016x}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": choices,
+                "system_fingerprint": "simulated-arena",
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion_tokens,
+                    "total_tokens": prompt_tokens + completion_tokens,
+                },
+            },
+        )
 
     def _embeddings(self, body: dict, fault: str) -> None:
         ep = self.endpoint
         model, raw = body.get("model"), body.get("input")
         if model not in EMBEDDERS:
-            self._error(404, f"The model `{model}` does not exist (embedding models: {sorted(EMBEDDERS)})",
-                        "model_not_found")
+            self._error(
+                404,
+                f"The model `{model}` does not exist (embedding models: {sorted(EMBEDDERS)})",
+                "model_not_found",
+            )
             return
         texts = raw if isinstance(raw, list) else [raw]
         if not texts or not all(isinstance(t, str) for t in texts):
-            self._error(400, "input must be a string or a non-empty list of strings", "invalid_input")
+            self._error(
+                400, "input must be a string or a non-empty list of strings", "invalid_input"
+            )
             return
         dim = body.get("dimensions") or ep.embedding_dim
         if not isinstance(dim, int) or not 8 <= dim <= 4096:
@@ -464,11 +565,19 @@ class _Handler(FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler):  # mo
             matrix = matrix[:, :3]
         # one polars pass: 64 texts of ~1,000 characters
         tokens = round(sum(text_tokens_many(texts)) * ep.faults.prompt_token_scale)
-        self._send(200, {
-            "object": "list", "model": model,
-            "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(_encode(matrix, encoding))],
-            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-        }, cut=fault == "truncated")
+        self._send(
+            200,
+            {
+                "object": "list",
+                "model": model,
+                "data": [
+                    {"object": "embedding", "index": i, "embedding": v}
+                    for i, v in enumerate(_encode(matrix, encoding))
+                ],
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+            },
+            cut=fault == "truncated",
+        )
 
 
 def _encode(matrix: np.ndarray, encoding: str) -> list[list[float]] | list[str]:
@@ -483,7 +592,11 @@ def _encode(matrix: np.ndarray, encoding: str) -> list[list[float]] | list[str]:
     return rounded.tolist()
 
 
-ROUTES = {"/v1/chat/completions": _Handler._chat, "/v1/moderations": _Handler._moderations,
-          "/v1/embeddings": _Handler._embeddings,
-          # vLLM serves its Pooling API (reward models) at the server root, not under /v1
-          "/pooling": _Handler._pooling, "/v1/pooling": _Handler._pooling}
+ROUTES = {
+    "/v1/chat/completions": _Handler._chat,
+    "/v1/moderations": _Handler._moderations,
+    "/v1/embeddings": _Handler._embeddings,
+    # vLLM serves its Pooling API (reward models) at the server root, not under /v1
+    "/pooling": _Handler._pooling,
+    "/v1/pooling": _Handler._pooling,
+}

@@ -40,11 +40,13 @@ class Faults:
 
     def __post_init__(self) -> None:
         scale = self.prompt_token_scale
-        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:  # nan too
+        if (
+            isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0
+        ):  # nan too
             raise ValueError(f"prompt_token_scale must be above 0, got {self.prompt_token_scale}")
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Faults":
+    def from_dict(cls, data: dict) -> Faults:
         known = {f.name for f in fields(cls)}
         unknown = set(data) - known
         if unknown:

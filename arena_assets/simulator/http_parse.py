@@ -18,7 +18,7 @@ MAX_HEADERS = 100
 class Headers(dict):
     """Header name (lower case) -> value; ``get`` ignores the name's case."""
 
-    def get(self, name: str, default=None):  # noqa: D102 - the Message API the handler uses
+    def get(self, name: str, default=None):
         return super().get(name.lower(), default)
 
     def __getitem__(self, name: str):
@@ -40,7 +40,9 @@ class FastRequestParsing:
             return False
         self.command, self.path, version = words
         if version not in ("HTTP/1.0", "HTTP/1.1"):
-            self.send_error(HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({version})")
+            self.send_error(
+                HTTPStatus.HTTP_VERSION_NOT_SUPPORTED, f"Invalid HTTP version ({version})"
+            )
             return False
         self.request_version = version
         headers = Headers()
@@ -62,7 +64,8 @@ class FastRequestParsing:
         self.headers = headers
         connection = headers.get("connection", "").lower()
         self.close_connection = connection == "close" or (
-            version == "HTTP/1.0" and connection != "keep-alive")
+            version == "HTTP/1.0" and connection != "keep-alive"
+        )
         if headers.get("expect", "").lower() == "100-continue":
             self.send_response_only(HTTPStatus.CONTINUE)
             self.end_headers()

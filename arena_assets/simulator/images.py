@@ -36,18 +36,24 @@ def image_name(url: str) -> tuple[str, str] | None:
     ValueError saying what is wrong otherwise."""
     if url.startswith("sha256:"):
         if not _HEX.fullmatch(url[7:]):
-            raise ValueError(f"image_url {url[:80]!r}: a sha256: reference needs 64 lower-case hex digits")
+            raise ValueError(
+                f"image_url {url[:80]!r}: a sha256: reference needs 64 lower-case hex digits"
+            )
         return "sha256", url[7:]
     if url.startswith(("http://", "https://")):
         return None
     header, sep, data = url.partition(",")
     if not (header.startswith("data:image/") and header.endswith(";base64") and sep):
-        raise ValueError(f"image_url {url[:40]!r}...: not a data:image/...;base64 URL, an http(s) URL "
-                         "or a sha256: reference")
+        raise ValueError(
+            f"image_url {url[:40]!r}...: not a data:image/...;base64 URL, an http(s) URL "
+            "or a sha256: reference"
+        )
     try:
         raw = base64.b64decode(data, validate=True)
     except binascii.Error:
         raise ValueError("image_url: the data URL's base64 does not decode") from None
     if not raw.startswith(_SIGNATURES):
-        raise ValueError("image_url: the data URL holds bytes that are not an image (PNG, JPEG, GIF, WebP)")
+        raise ValueError(
+            "image_url: the data URL holds bytes that are not an image (PNG, JPEG, GIF, WebP)"
+        )
     return "data", hashlib.sha256(raw).hexdigest()

@@ -38,9 +38,34 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 _TAG = re.compile(r"\[ref:([0-9a-f]{24})\]")
-_WORDS = ("analysis", "result", "approach", "detail", "method", "example", "step", "value",
-          "system", "input", "output", "case", "reason", "choice", "option", "model", "data",
-          "point", "answer", "check", "limit", "range", "order", "rule", "test", "idea")
+_WORDS = (
+    "analysis",
+    "result",
+    "approach",
+    "detail",
+    "method",
+    "example",
+    "step",
+    "value",
+    "system",
+    "input",
+    "output",
+    "case",
+    "reason",
+    "choice",
+    "option",
+    "model",
+    "data",
+    "point",
+    "answer",
+    "check",
+    "limit",
+    "range",
+    "order",
+    "rule",
+    "test",
+    "idea",
+)
 
 
 @dataclass(frozen=True)
@@ -67,8 +92,9 @@ class JudgeBias:
 
 JUDGES = {
     "sim-judge": JudgeBias(),
-    "sim-judge-biased": JudgeBias(position_bias=0.6, length_bias=1.0, length_scale=150.0,
-                                  stream="sim-judge"),
+    "sim-judge-biased": JudgeBias(
+        position_bias=0.6, length_bias=1.0, length_scale=150.0, stream="sim-judge"
+    ),
     # length bias alone
     "sim-judge-verbose": JudgeBias(length_bias=1.0, length_scale=150.0, stream="sim-judge"),
 }
@@ -77,8 +103,11 @@ JUDGES = {
 def judge_replicas(judges: dict[str, JudgeBias], streams: range) -> dict[str, JudgeBias]:
     """``<name>@<k>`` for every judge and k: the same judge on noise stream k (judges that
     share a stream still share it), to repeat a measurement over several noise draws."""
-    return {f"{name}@{k}": replace(bias, stream=f"{bias.stream or name}@{k}")
-            for k in streams for name, bias in judges.items()}
+    return {
+        f"{name}@{k}": replace(bias, stream=f"{bias.stream or name}@{k}")
+        for k in streams
+        for name, bias in judges.items()
+    }
 
 
 def perceived_tokens(*texts: str) -> list[int]:
@@ -133,9 +162,18 @@ def answer_quality(text: str, key: bytes) -> float | None:
 
 
 def simulate_answer(
-    *, key: bytes, model: str, prompt: str, skill_elo: float, criteria: int,
-    verbosity: float = 1.0, markdown: float = 0.5, answer_noise: float = 0.3,
-    base_words: int = 180, base_gap: float = 0.5, difficulty_gain: float = 1.0,
+    *,
+    key: bytes,
+    model: str,
+    prompt: str,
+    skill_elo: float,
+    criteria: int,
+    verbosity: float = 1.0,
+    markdown: float = 0.5,
+    answer_noise: float = 0.3,
+    base_words: int = 180,
+    base_gap: float = 0.5,
+    difficulty_gain: float = 1.0,
 ) -> SimAnswer:
     """The answer ``model`` gives to ``prompt`` (deterministic in key, model and prompt);
     skill counts ``base_gap + difficulty_gain · criteria/7`` times (hard prompts separate)."""
@@ -162,8 +200,14 @@ def simulate_answer(
 
 
 def judge_verdict(
-    *, key: bytes, question: str, answer_a: str, answer_b: str,
-    bias: JudgeBias = JudgeBias(), judge: str = "sim-judge", margin: float | None = None,
+    *,
+    key: bytes,
+    question: str,
+    answer_a: str,
+    answer_b: str,
+    bias: JudgeBias = JudgeBias(),
+    judge: str = "sim-judge",
+    margin: float | None = None,
 ) -> tuple[str, float]:
     """(judge text ending in one verdict label, the latent margin d); ``judge`` names the
     noise stream. ``margin`` replaces the tags' strength difference when the caller knows
@@ -174,9 +218,15 @@ def judge_verdict(
     len_a, len_b = perceived_tokens(answer_a, answer_b)
     dlen = len_a - len_b
     deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
-        key, "deviation", answer_b).normal(0.0, bias.answer_noise)
-    d = (margin + deviation + bias.position_bias
-         + bias.length_bias * math.tanh(dlen / bias.length_scale) + rng.normal(0.0, bias.noise))
+        key, "deviation", answer_b
+    ).normal(0.0, bias.answer_noise)
+    d = (
+        margin
+        + deviation
+        + bias.position_bias
+        + bias.length_bias * math.tanh(dlen / bias.length_scale)
+        + rng.normal(0.0, bias.noise)
+    )
     if abs(d) < bias.tie:
         label = "A=B"
     elif d > 0:
@@ -184,14 +234,17 @@ def judge_verdict(
     else:
         label = "B>>A" if -d >= bias.strong else "B>A"
     # the judge writes its own short answer first, as the prompt asks, then the verdict
-    text = (f"My own answer: a correct reply addresses each part of the request directly.\n\n"
-            f"Both answers address the request. Weighing correctness and completeness, "
-            f"my verdict is: [[{label}]]")
+    text = (
+        f"My own answer: a correct reply addresses each part of the request directly.\n\n"
+        f"Both answers address the request. Weighing correctness and completeness, "
+        f"my verdict is: [[{label}]]"
+    )
     return text, float(d)
 
 
-def judge_rating(*, key: bytes, question: str, answer: str, noise: float = 0.5,
-                 judge: str = "sim-judge") -> str:
+def judge_rating(
+    *, key: bytes, question: str, answer: str, noise: float = 0.5, judge: str = "sim-judge"
+) -> str:
     """MT-Bench style single grade: ``Rating: [[x]]`` with x in 1..10."""
     q = strength(answer_quality(answer, key))
     rng = _rng(key, "rating", judge, question, answer)

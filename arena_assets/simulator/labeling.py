@@ -54,7 +54,12 @@ import numpy as np
 import orjson
 
 from arena_assets.simulator.lexicon import TOXIC_MARKERS
-from arena_assets.simulator.prompt_truth import PromptTruthIndex, lookup_prompt_truth, lookup_topic, topic_name
+from arena_assets.simulator.prompt_truth import (
+    PromptTruthIndex,
+    lookup_prompt_truth,
+    lookup_topic,
+    topic_name,
+)
 from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_LABELS
 
 # default error rates: the large one keeps every label's F1 >= 0.95 and the derived `hard`
@@ -62,18 +67,40 @@ from arena_assets.simulator.topics import CRITERIA, PARTS, TOPIC_BY_KEY, VISION_
 LABELERS = {"sim-labeler-small": 0.18, "sim-labeler-large": 0.02}
 WORLD_MODEL_LABEL_NOISE = 0.08  # a candidate model asked to label: between the two labellers
 EMBEDDERS = {"sim-embed-small": 0.55, "sim-embed-large": 0.3}  # model -> noise scale
-_TAG_TASKS = {"criteria_v0.1": "list", "if_v0.1": "score", "math_v0.1": "math",
-              "creative_writing_v0.1": "creative_writing", "refusal_v0.1": "refusal",
-              **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
-              "creative_writing_vision_v0.1": "creative_writing_vision"}
-TASKS = ("criteria-v1", "vision-v1", "refusal-v1", "cluster-name-v1", "prompt-tags", "vision-tags",
-         "refusal", *_TAG_TASKS, "risk-v1")
+_TAG_TASKS = {
+    "criteria_v0.1": "list",
+    "if_v0.1": "score",
+    "math_v0.1": "math",
+    "creative_writing_v0.1": "creative_writing",
+    "refusal_v0.1": "refusal",
+    **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
+    "creative_writing_vision_v0.1": "creative_writing_vision",
+}
+TASKS = (
+    "criteria-v1",
+    "vision-v1",
+    "refusal-v1",
+    "cluster-name-v1",
+    "prompt-tags",
+    "vision-tags",
+    "refusal",
+    *_TAG_TASKS,
+    "risk-v1",
+)
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
-PROMPT_BLOCK = re.compile(r"<(?:prompt|user_prompt|user_query)>(.*?)(?:</(?:prompt|user_prompt|user_query)>|\Z)", re.S)
+PROMPT_BLOCK = re.compile(
+    r"<(?:prompt|user_prompt|user_query)>(.*?)(?:</(?:prompt|user_prompt|user_query)>|\Z)", re.S
+)
 ANSWER_BLOCK = re.compile(r"<(?:answer|llm_response)>(.*?)(?:</(?:answer|llm_response)>|\Z)", re.S)
 _REFUSALS = tuple(s.lower()[:24] for px in PARTS.values() for s in px["refuse"]) + (
-    "i can't help", "i cannot help", "i can't assist", "i cannot assist", "i'm sorry, but i can",
-    "i won't be able to", "i am unable to")
+    "i can't help",
+    "i cannot help",
+    "i can't assist",
+    "i cannot assist",
+    "i'm sorry, but i can",
+    "i won't be able to",
+    "i am unable to",
+)
 
 
 def unit_hash(*parts: object) -> float:
@@ -107,20 +134,29 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
-def label_reply(task: str, user_text: str, model: str, p: float,
-                index: PromptTruthIndex | None, image: bool) -> str | None:
+def label_reply(
+    task: str, user_text: str, model: str, p: float, index: PromptTruthIndex | None, image: bool
+) -> str | None:
     """The reply text of a labeller with error rate ``p`` (None: unknown task)."""
     if task in ("prompt-tags", "criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"):
         out = label_answer("criteria-v1", user_text, model, p, index, image)
         crit = [i for i, c in enumerate(CRITERIA, start=1) if out[c]]
-        return {"prompt-tags": lambda: orjson.dumps({"criteria": crit, "if_score": out["if_score"],
-                                                     "math": _yes(out["math"]),
-                                                     "creative_writing": _yes(out["creative_writing"])}).decode(),
-                "criteria_v0.1": lambda: "[" + ", ".join(map(str, crit)) + "]",
-                "if_v0.1": lambda: f"<score>{out['if_score']}</score>",
-                "math_v0.1": lambda: f"<decision>\n{_yes(out['math'])}\n</decision>",
-                "creative_writing_v0.1": lambda: f"<decision>\n{_yes(out['creative_writing'])}\n</decision>",
-                }[task]()
+        return {
+            "prompt-tags": lambda: orjson.dumps(
+                {
+                    "criteria": crit,
+                    "if_score": out["if_score"],
+                    "math": _yes(out["math"]),
+                    "creative_writing": _yes(out["creative_writing"]),
+                }
+            ).decode(),
+            "criteria_v0.1": lambda: "[" + ", ".join(map(str, crit)) + "]",
+            "if_v0.1": lambda: f"<score>{out['if_score']}</score>",
+            "math_v0.1": lambda: f"<decision>\n{_yes(out['math'])}\n</decision>",
+            "creative_writing_v0.1": lambda: (
+                f"<decision>\n{_yes(out['creative_writing'])}\n</decision>"
+            ),
+        }[task]()
     if task == "vision-tags" or (task in _TAG_TASKS and task != "refusal_v0.1"):
         out = label_answer("vision-v1", user_text, model, p, index, True)
         if task == "vision-tags":
@@ -133,8 +169,9 @@ def label_reply(task: str, user_text: str, model: str, p: float,
     return None if out is None else orjson.dumps(out).decode()
 
 
-def label_answer(task: str, user_text: str, model: str, p: float,
-                 index: PromptTruthIndex | None, image: bool) -> dict | None:
+def label_answer(
+    task: str, user_text: str, model: str, p: float, index: PromptTruthIndex | None, image: bool
+) -> dict | None:
     """The JSON object a labeller with error rate ``p`` answers (None: unknown task)."""
     prompts = [x.strip() for x in PROMPT_BLOCK.findall(user_text)]
     prompt = prompts[0] if prompts else user_text.strip()
@@ -153,7 +190,9 @@ def label_answer(task: str, user_text: str, model: str, p: float,
         return out
     if task == "vision-v1":
         truth, _ = lookup_prompt_truth(prompt, index, True)
-        return {v: _flip(bool(truth.get(f"vision_{v}")), p, model, task, v, key) for v in VISION_LABELS}
+        return {
+            v: _flip(bool(truth.get(f"vision_{v}")), p, model, task, v, key) for v in VISION_LABELS
+        }
     if task == "refusal-v1":
         answers = ANSWER_BLOCK.findall(user_text)
         answer = answers[0] if answers else ""
@@ -162,14 +201,18 @@ def label_answer(task: str, user_text: str, model: str, p: float,
         truth, _ = lookup_prompt_truth(prompt, index, image)
         low = prompt.lower()
         harmful = any(m.lower() in low for ms in TOXIC_MARKERS.values() for m in ms)
-        return {"sensitive": _flip(bool(truth["would_refuse"]), p, model, task, "s", key),
-                "harmful": _flip(harmful, p, model, task, "h", key)}
+        return {
+            "sensitive": _flip(bool(truth["would_refuse"]), p, model, task, "s", key),
+            "harmful": _flip(harmful, p, model, task, "h", key),
+        }
     if task == "cluster-name-v1":
         keys = [lookup_prompt_truth(x, index, image)[0]["topic"] for x in prompts]
         top, _ = Counter(k for k in keys if k).most_common(1)[0] if any(keys) else (None, 0)
         if top is None:
             words = Counter(w for x in prompts for w in re.findall(r"\w{4,}", x.lower()))
-            return {"name": " ".join(w for w, _ in words.most_common(3)).capitalize() or "Miscellaneous"}
+            return {
+                "name": " ".join(w for w, _ in words.most_common(3)).capitalize() or "Miscellaneous"
+            }
         if unit_hash(model, task, *prompts) < p:
             return {"name": TOPIC_BY_KEY[top].category.replace("_", " ").capitalize()}
         return {"name": topic_name(top)}
@@ -178,7 +221,9 @@ def label_answer(task: str, user_text: str, model: str, p: float,
 
 @lru_cache(maxsize=4096)
 def _direction(name: str, dim: int) -> np.ndarray:
-    rng = np.random.default_rng(int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big"))
+    rng = np.random.default_rng(
+        int.from_bytes(hashlib.blake2b(name.encode(), digest_size=8).digest(), "big")
+    )
     v = rng.standard_normal(dim)
     return v / np.linalg.norm(v)
 
@@ -187,7 +232,7 @@ def _trigram_vector(text: str, dim: int) -> np.ndarray:
     v = np.zeros(dim)
     t = " ".join(text.lower().split())
     for i in range(max(1, len(t) - 2)):
-        h = int.from_bytes(hashlib.blake2b(t[i:i + 3].encode(), digest_size=4).digest(), "big")
+        h = int.from_bytes(hashlib.blake2b(t[i : i + 3].encode(), digest_size=4).digest(), "big")
         v[h % dim] += 1.0 if h & 1 << 31 else -1.0
     n = np.linalg.norm(v)
     return v / n if n else _direction("empty", dim)
@@ -207,19 +252,27 @@ def _noise_rows(dim: int) -> int:
 @lru_cache(maxsize=4)
 def _noise_table(model: str, dim: int) -> np.ndarray:
     """(_NOISE_TABLES, rows, dim) float32 normals divided by sqrt(_NOISE_TABLES)."""
-    seed = int.from_bytes(hashlib.blake2b(f"noise:{model}:{dim}".encode(), digest_size=8).digest(), "big")
+    seed = int.from_bytes(
+        hashlib.blake2b(f"noise:{model}:{dim}".encode(), digest_size=8).digest(), "big"
+    )
     shape = (_NOISE_TABLES, _noise_rows(dim), dim)
-    return (np.random.default_rng(seed).standard_normal(shape, dtype=np.float32)
-            / np.float32(np.sqrt(_NOISE_TABLES)))
+    return np.random.default_rng(seed).standard_normal(shape, dtype=np.float32) / np.float32(
+        np.sqrt(_NOISE_TABLES)
+    )
 
 
 @lru_cache(maxsize=4096)
 def _centre(category: str, topic: str, lang: str, dim: int) -> np.ndarray:
-    return (0.45 * _direction(f"cat:{category}", dim) + _direction(f"topic:{topic}", dim)
-            + 0.15 * _direction(f"lang:{lang}", dim))
+    return (
+        0.45 * _direction(f"cat:{category}", dim)
+        + _direction(f"topic:{topic}", dim)
+        + 0.15 * _direction(f"lang:{lang}", dim)
+    )
 
 
-def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex | None) -> np.ndarray:
+def embed_many(
+    texts: list[str], model: str, dim: int, index: PromptTruthIndex | None
+) -> np.ndarray:
     """Deterministic unit vectors (float64, one row per text) of ``texts`` for embedding
     ``model``: a prompt the simulator wrote lies near its topic, category and language
     (closer for the larger embedder), other text on its character trigrams.
@@ -236,8 +289,14 @@ def embed_many(texts: list[str], model: str, dim: int, index: PromptTruthIndex |
         if source == "heuristic":
             out[i] = _trigram_vector(text, dim) + 0.3 * _direction(f"cat:{category}", dim)
             continue
-        lang = next((lang for lang, px in PARTS.items()
-                     if any(s in text for s in px["topics"].get(category, ()))), "en")
+        lang = next(
+            (
+                lang
+                for lang, px in PARTS.items()
+                if any(s in text for s in px["topics"].get(category, ()))
+            ),
+            "en",
+        )
         out[i] = _centre(category, topic, lang, dim)
         h = int(unit_hash(model, text) * 2**48)  # 16 bits a table
         noisy.append(i)

@@ -178,7 +178,9 @@ def make_junk(kind: str, event: dict, previous_line: bytes, ctx: JunkContext) ->
         msgs[0]["content"] = (filler * (HUGE_CHARS // max(1, len(filler)) + 1))[:HUGE_CHARS]
     elif kind == "too_many_messages":
         roles = ("user", "assistant")
-        state["messages"] = [{"role": roles[i % 2], "content": f"turn {i}"} for i in range(TOO_MANY)]
+        state["messages"] = [
+            {"role": roles[i % 2], "content": f"turn {i}"} for i in range(TOO_MANY)
+        ]
     elif kind == "bad_image_hash":
         msgs[0]["images"] = [ctx.rng.choice(("not-a-hash", "g" * 64, "abc123", "deadbeef" * 7))]
     else:

@@ -16,7 +16,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -30,7 +30,9 @@ from arena_assets.simulator.world import World, month_index
 
 # sessions per hour of the day (UTC), a daily cycle; hour 23 is left empty so that no
 # session spills into the next day (or month)
-HOUR_WEIGHTS = np.array([3, 2, 2, 1, 1, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5, 4, 4, 0], float)
+HOUR_WEIGHTS = np.array(
+    [3, 2, 2, 1, 1, 1, 2, 3, 4, 5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5, 5, 4, 4, 0], float
+)
 BURST_WINDOW_S = 900.0
 
 
@@ -55,10 +57,13 @@ class DayFile:
     """One ``events-YYYY-MM-DD.jsonl[.gz]`` file, written line by line with a line counter."""
 
     def __init__(self, path: Path, compress: bool) -> None:
-        self.raw = open(path, "wb")
+        self.raw = open(path, "wb")  # noqa: SIM115 - closed by close(), after the day's last line
         # mtime=0 and no file name in the header, so gzip output is byte-identical
-        self.fh = (gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0, compresslevel=5)
-                   if compress else io.BufferedWriter(self.raw, buffer_size=1 << 20))
+        self.fh = (
+            gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0, compresslevel=5)
+            if compress
+            else io.BufferedWriter(self.raw, buffer_size=1 << 20)
+        )
         self.line_no = 0
 
     def write(self, line: bytes) -> int:
@@ -86,7 +91,7 @@ def _plan(world: World, month: str, n: int, rng: np.random.Generator) -> dict[st
     # burst voters: a handful of sessions packed into a quarter of an hour on one day,
     # capped at 5 % of the month so that small test months stay mostly honest
     burst_users = np.flatnonzero(kinds == "burst")
-    per_burst = max(3, int(round(0.002 * n)))
+    per_burst = max(3, round(0.002 * n))
     n_active = min(len(burst_users), int(0.05 * n) // per_burst)
     forced_battle = np.zeros(n, bool)
     for j, u in enumerate(burst_users[:n_active]):
@@ -103,12 +108,20 @@ def _plan(world: World, month: str, n: int, rng: np.random.Generator) -> dict[st
     turns = np.minimum(1 + (u < 0.3) + (u < 0.1), cfg.max_turns)
     turns[forced_battle] = 1
     order = np.argsort(sec, kind="stable")
-    return {"user": user[order], "sec": sec[order], "battle": battle[order], "lang": lang[order],
-            "vision": vision[order], "category": category[order], "turns": turns[order]}
+    return {
+        "user": user[order],
+        "sec": sec[order],
+        "battle": battle[order],
+        "lang": lang[order],
+        "vision": vision[order],
+        "category": category[order],
+        "turns": turns[order],
+    }
 
 
-def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions: int,
-                   compress: bool = False) -> MonthSummary:
+def generate_month(
+    world: World, out: str | os.PathLike, month: str, n_sessions: int, compress: bool = False
+) -> MonthSummary:
     """Write ``<out>/<month>/events-*.jsonl[.gz]`` and ``<out>/_truth/<table>/<month>.parquet``."""
     t0 = time.perf_counter()
     out = Path(out)
@@ -144,16 +157,31 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
             kind = kinds[junk_count % len(kinds)]
             junk_count += 1
             line_no = fh.write(make_junk(kind, event, line, junk_ctx))
-            sinks["malformed"].add({"month": month, "source_file": rel_name[0], "line_no": line_no,
-                                    "kind": kind, "expected_reason": MALFORMED_KINDS[kind]})
+            sinks["malformed"].add(
+                {
+                    "month": month,
+                    "source_file": rel_name[0],
+                    "line_no": line_no,
+                    "kind": kind,
+                    "expected_reason": MALFORMED_KINDS[kind],
+                }
+            )
 
     served_file: list[DayFile | None] = [None]
 
     def emit_served(event: dict) -> None:
         served_file[0].write(orjson.dumps(event))
 
-    sessions = SessionMaker(world, month, world.seed, rng, [int(s) for s in state[1:5]], sinks, emit,
-                            emit_served if world.config.served_events else None)
+    sessions = SessionMaker(
+        world,
+        month,
+        world.seed,
+        rng,
+        [int(s) for s in state[1:5]],
+        sinks,
+        emit,
+        emit_served if world.config.served_events else None,
+    )
 
     def other_model(name: str) -> str:
         i = names.index(name)
@@ -161,7 +189,7 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
 
     junk_ctx = JunkContext(rng, sessions.event_id, sessions.conv_id, other_model)
     year, mon = (int(x) for x in month.split("-"))
-    base = datetime(year, mon, 1, tzinfo=timezone.utc).timestamp()
+    base = datetime(year, mon, 1, tzinfo=UTC).timestamp()
     days = (plan["sec"] // 86400).astype(np.int64)
     bounds = np.searchsorted(days, np.arange(days.max(initial=0) + 2))
     for d in range(len(bounds) - 1):
@@ -174,9 +202,15 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
         if world.config.served_events:  # the impression log: its own file per day
             served_file[0] = DayFile(month_dir / name.replace("events-", "served-"), compress)
         for i in range(lo, hi):
-            sessions.run(int(plan["user"][i]), base + float(plan["sec"][i]), bool(plan["battle"][i]),
-                         LANGUAGES[int(plan["lang"][i])], bool(plan["vision"][i]),
-                         int(plan["category"][i]), int(plan["turns"][i]))
+            sessions.run(
+                int(plan["user"][i]),
+                base + float(plan["sec"][i]),
+                bool(plan["battle"][i]),
+                LANGUAGES[int(plan["lang"][i])],
+                bool(plan["vision"][i]),
+                int(plan["category"][i]),
+                int(plan["turns"][i]),
+            )
         totals["bytes"] += day_file[0].close()
         totals["files"] += 1
         if served_file[0] is not None:
@@ -190,5 +224,14 @@ def generate_month(world: World, out: str | os.PathLike, month: str, n_sessions:
     for sink in sinks.values():
         sink.close()
     st = sessions.stats
-    return MonthSummary(month, st["sessions"], st["conversations"], totals["events"], st["votes"],
-                        junk_count, totals["files"], totals["bytes"], time.perf_counter() - t0)
+    return MonthSummary(
+        month,
+        st["sessions"],
+        st["conversations"],
+        totals["events"],
+        st["votes"],
+        junk_count,
+        totals["files"],
+        totals["bytes"],
+        time.perf_counter() - t0,
+    )

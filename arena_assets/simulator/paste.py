@@ -19,14 +19,76 @@ import random
 MIN_CHARS = 2_000
 MAX_CHARS = 9_000
 
-_NOUNS = ("items", "orders", "rows", "config", "cache", "result", "buffer", "records",
-          "queue", "batch", "totals", "users", "events", "report", "scores", "session")
-_VERBS = ("load", "parse", "merge", "filter", "update", "render", "flush", "score",
-          "group", "sort", "validate", "export", "retry", "collect", "index", "split")
-_KEYS = ("name", "enabled", "timeout", "retries", "level", "path", "mode", "owner",
-         "region", "format", "backend", "workers", "strategy", "target", "source")
-_VALUES = ("true", "false", "info", "debug", "strict", "fast", "local", "primary",
-           "json", "parquet", "round_robin", "eu_west", "nightly", "default", "none")
+_NOUNS = (
+    "items",
+    "orders",
+    "rows",
+    "config",
+    "cache",
+    "result",
+    "buffer",
+    "records",
+    "queue",
+    "batch",
+    "totals",
+    "users",
+    "events",
+    "report",
+    "scores",
+    "session",
+)
+_VERBS = (
+    "load",
+    "parse",
+    "merge",
+    "filter",
+    "update",
+    "render",
+    "flush",
+    "score",
+    "group",
+    "sort",
+    "validate",
+    "export",
+    "retry",
+    "collect",
+    "index",
+    "split",
+)
+_KEYS = (
+    "name",
+    "enabled",
+    "timeout",
+    "retries",
+    "level",
+    "path",
+    "mode",
+    "owner",
+    "region",
+    "format",
+    "backend",
+    "workers",
+    "strategy",
+    "target",
+    "source",
+)
+_VALUES = (
+    "true",
+    "false",
+    "info",
+    "debug",
+    "strict",
+    "fast",
+    "local",
+    "primary",
+    "json",
+    "parquet",
+    "round_robin",
+    "eu_west",
+    "nightly",
+    "default",
+    "none",
+)
 
 
 def pasted_material(rng: random.Random) -> str:

@@ -47,9 +47,12 @@ class PromptSkills:
     def of(cls, world: World) -> PromptSkills:
         cfg = world.config
         rank = max(1, int(cfg.prompt_skill_rank))
-        u = np.random.default_rng([world.seed, _MODEL_TAG]).standard_normal((len(world.models), rank))
+        u = np.random.default_rng([world.seed, _MODEL_TAG]).standard_normal(
+            (len(world.models), rank)
+        )
         lang = np.random.default_rng([world.seed, _LANGUAGE_TAG]).standard_normal(
-            (len(world.models), len(LANGUAGES)))
+            (len(world.models), len(LANGUAGES))
+        )
         return cls(float(cfg.prompt_skill_spread), rank, u, lang, world.seed)
 
     @property
@@ -58,7 +61,8 @@ class PromptSkills:
 
     def topic_factor(self, topic: str) -> np.ndarray:
         return np.random.default_rng(
-            [self.seed, _TOPIC_TAG, zlib.crc32(topic.encode())]).standard_normal(self.rank)
+            [self.seed, _TOPIC_TAG, zlib.crc32(topic.encode())]
+        ).standard_normal(self.rank)
 
     def offsets(self, topic: str, language: str) -> np.ndarray:
         """Every model's offset (Elo) on a prompt of ``topic`` in ``language``."""
@@ -77,12 +81,14 @@ class PromptSkills:
                 rows.append(self.offsets(topic, language))
         values = np.stack(rows)  # (topics·languages, models)
         n_tl = values.shape[0]
-        return pl.DataFrame({
-            "model": np.repeat(model_names, n_tl).tolist(),
-            "topic": [t for _ in model_names for t in TOPIC_KEYS for _l in LANGUAGES],
-            "language": [lg for _ in model_names for _t in TOPIC_KEYS for lg in LANGUAGES],
-            "offset": values.T.ravel(),
-        })
+        return pl.DataFrame(
+            {
+                "model": np.repeat(model_names, n_tl).tolist(),
+                "topic": [t for _ in model_names for t in TOPIC_KEYS for _l in LANGUAGES],
+                "language": [lg for _ in model_names for _t in TOPIC_KEYS for lg in LANGUAGES],
+                "offset": values.T.ravel(),
+            }
+        )
 
 
 def true_strengths(world: World, prompts: pl.DataFrame) -> np.ndarray:
@@ -96,8 +102,14 @@ def true_strengths(world: World, prompts: pl.DataFrame) -> np.ndarray:
     gain = np.array([difficulty_gain(int(c), cfg) for c in prompts["criteria_count"].to_list()])
     out = base.copy()
     if skills.active:
-        out += np.stack([skills.offsets(t, lg) for t, lg in
-                         zip(prompts["topic"].to_list(), prompts["language"].to_list(), strict=True)])
+        out += np.stack(
+            [
+                skills.offsets(t, lg)
+                for t, lg in zip(
+                    prompts["topic"].to_list(), prompts["language"].to_list(), strict=True
+                )
+            ]
+        )
     out *= gain[:, None]
     cautious = np.array([m.cautious for m in world.models], dtype=float)
     refuse = prompts["would_refuse"].fill_null(False).to_numpy().astype(float)

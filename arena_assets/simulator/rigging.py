@@ -30,7 +30,7 @@ import calendar
 import hashlib
 import random
 from dataclasses import asdict, dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -105,7 +105,7 @@ def with_networks(users, config, seed: int):
     ips = list(users.ip)
     devices = [_device(seed, uid) for uid in users.user_id]
     if config.shared_network_share > 0:
-        moved = rng.choice(n, size=int(round(config.shared_network_share * n)), replace=False)
+        moved = rng.choice(n, size=round(config.shared_network_share * n), replace=False)
         n_nets = max(1, len(moved) // 40)
         nets = rng.integers(0, 256, size=(n_nets, 3))
         nets[:, 0] = rng.integers(11, 224, size=n_nets)
@@ -139,15 +139,24 @@ def attack_accounts(attack: Attack, rng: random.Random, seed: int) -> list[dict]
     shared: dict[int, dict] = {}
     for i, budget in enumerate(budgets):
         uid = f"u-{rng.getrandbits(48):012x}"
-        row = {"user_id": uid, "ip": _public_ip(rng), "device_id": _device(seed, uid),
-               "group": -1, "link": "", "votes_planned": budget}
+        row = {
+            "user_id": uid,
+            "ip": _public_ip(rng),
+            "device_id": _device(seed, uid),
+            "group": -1,
+            "link": "",
+            "votes_planned": budget,
+        }
         if attack.accounts == "linked_sybils":
             group = i // attack.group_size
             link = attack.link if attack.link != "mixed" else LINKS[group % len(LINKS)]
             if group not in shared:
                 net = (rng.randrange(11, 224), rng.randrange(256), rng.randrange(256))
-                shared[group] = {"ip": _public_ip(rng, net), "net": net,
-                                 "device_id": _device(seed, f"group-{group}-{uid}")}
+                shared[group] = {
+                    "ip": _public_ip(rng, net),
+                    "net": net,
+                    "device_id": _device(seed, f"group-{group}-{uid}"),
+                }
             g = shared[group]
             row.update(group=group, link=link)
             if link == "ip":
@@ -166,21 +175,24 @@ def _with_accounts(world, accounts: list[dict], attack: Attack):
     k = len(accounts)
     target = world.model_names.index(attack.model)
     devices = users.device_id or tuple(_device(world.seed, u) for u in users.user_id)
-    return replace(world, users=replace(
-        users,
-        user_id=list(users.user_id) + [a["user_id"] for a in accounts],
-        ip=list(users.ip) + [a["ip"] for a in accounts],
-        logs_ip=np.concatenate([users.logs_ip, np.zeros(k, bool)]),  # accounts log user_id
-        language=np.concatenate([users.language, np.zeros(k, users.language.dtype)]),
-        english_mix=np.concatenate([users.english_mix, np.ones(k)]),
-        activity=np.concatenate([users.activity, np.ones(k)]),
-        vote_propensity=np.concatenate([users.vote_propensity, np.ones(k)]),
-        tie_propensity=np.concatenate([users.tie_propensity, np.ones(k)]),
-        kind=list(users.kind) + [attack.kind] * k,
-        target=np.concatenate([users.target, np.full(k, target)]),
-        burst_side=list(users.burst_side) + [None] * k,
-        device_id=tuple(devices) + tuple(a["device_id"] for a in accounts),
-    ))
+    return replace(
+        world,
+        users=replace(
+            users,
+            user_id=list(users.user_id) + [a["user_id"] for a in accounts],
+            ip=list(users.ip) + [a["ip"] for a in accounts],
+            logs_ip=np.concatenate([users.logs_ip, np.zeros(k, bool)]),  # accounts log user_id
+            language=np.concatenate([users.language, np.zeros(k, users.language.dtype)]),
+            english_mix=np.concatenate([users.english_mix, np.ones(k)]),
+            activity=np.concatenate([users.activity, np.ones(k)]),
+            vote_propensity=np.concatenate([users.vote_propensity, np.ones(k)]),
+            tie_propensity=np.concatenate([users.tie_propensity, np.ones(k)]),
+            kind=list(users.kind) + [attack.kind] * k,
+            target=np.concatenate([users.target, np.full(k, target)]),
+            burst_side=list(users.burst_side) + [None] * k,
+            device_id=tuple(devices) + tuple(a["device_id"] for a in accounts),
+        ),
+    )
 
 
 def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> int:
@@ -197,7 +209,7 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
     if not attacks:
         return 0
     year, mon = (int(x) for x in month.split("-"))
-    base = datetime(year, mon, 1, tzinfo=timezone.utc).timestamp()
+    base = datetime(year, mon, 1, tzinfo=UTC).timestamp()
     month_s = calendar.monthrange(year, mon)[1] * 86400.0
     rows, cast_total = [], 0
     for k, attack in attacks:
@@ -206,10 +218,20 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
         rng = random.Random(int(state[0]))
         accounts = attack_accounts(attack, rng, world.seed)
         rigged = _with_accounts(world, accounts, attack)
-        file = DayFile(out / month / f"rig-{month}-{k:02d}.jsonl{'.gz' if compress else ''}", compress)
-        write = lambda event: file.write(orjson.dumps(event))  # noqa: E731
-        maker = SessionMaker(rigged, month, world.seed, rng, [int(s) for s in state[1:5]], sinks,
-                             write, write if world.config.served_events else None)
+        file = DayFile(
+            out / month / f"rig-{month}-{k:02d}.jsonl{'.gz' if compress else ''}", compress
+        )
+        write = lambda event: file.write(orjson.dumps(event))  # noqa: B023, E731
+        maker = SessionMaker(
+            rigged,
+            month,
+            world.seed,
+            rng,
+            [int(s) for s in state[1:5]],
+            sinks,
+            write,
+            write if world.config.served_events else None,
+        )
         first = len(world.users)
         # battles one rigged vote takes: its model in 2 of the pool's slots, anonymous only
         per_vote = len(world.available(month)) / 2.0 / max(world.config.anony_share, 1e-9)
@@ -217,17 +239,33 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
             t = rng.uniform(0.0, month_s - 86400.0) if attack.accounts != "single" else 0.0
             # a battle every ~100 s is a person's pace; an account whose votes do not fit
             # into the month at that pace goes as fast as it must (a script), 20 % spare
-            pace = min(1.0, (month_s - 3600.0) / (1.2 * 100.0 * per_vote * account["votes_planned"]))
+            pace = min(
+                1.0, (month_s - 3600.0) / (1.2 * 100.0 * per_vote * account["votes_planned"])
+            )
             cast, sessions = 0, 0
-            while cast < account["votes_planned"] and t < month_s - 3600.0 and sessions < 500 * account["votes_planned"]:
+            while (
+                cast < account["votes_planned"]
+                and t < month_s - 3600.0
+                and sessions < 500 * account["votes_planned"]
+            ):
                 before = maker.stats["votes"]
                 maker.run(first + i, base + t, True, "en", False, rng.randrange(6), 1)
                 cast += maker.stats["votes"] - before
                 sessions += 1
                 t += (rng.uniform(20.0, 60.0) + 60.0) * pace
-            rows.append({**{f"attack_{f}": v for f, v in asdict(attack).items()
-                            if f in ("month", "model", "votes", "accounts", "strategy")},
-                         "attack": k, **account, "votes_cast": cast, "battles_served": sessions})
+            rows.append(
+                {
+                    **{
+                        f"attack_{f}": v
+                        for f, v in asdict(attack).items()
+                        if f in ("month", "model", "votes", "accounts", "strategy")
+                    },
+                    "attack": k,
+                    **account,
+                    "votes_cast": cast,
+                    "battles_served": sessions,
+                }
+            )
             cast_total += cast
         file.close()
     path = out / "_truth" / RIG_TRUTH / f"{month}.parquet"

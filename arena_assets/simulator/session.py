@@ -59,10 +59,17 @@ def answer_sha(content: str) -> str:
 
 
 class SessionMaker:
-    def __init__(self, world: World, month: str, seed: int, rng: random.Random,
-                 salts: list[int], sinks: dict[str, TruthSink],
-                 emit: Callable[[dict], None],
-                 emit_served: Callable[[dict], None] | None = None) -> None:
+    def __init__(
+        self,
+        world: World,
+        month: str,
+        seed: int,
+        rng: random.Random,
+        salts: list[int],
+        sinks: dict[str, TruthSink],
+        emit: Callable[[dict], None],
+        emit_served: Callable[[dict], None] | None = None,
+    ) -> None:
         self.world, self.config, self.month, self.seed = world, world.config, month, seed
         self.rng = rng
         self.text = TextMaker(rng)
@@ -98,8 +105,14 @@ class SessionMaker:
         cfg, rng = self.config, self.rng
         pid = self.prompt_id()
         u = rng.random()
-        row = {"prompt_id": pid, "month": self.month, "duplicate_of": None,
-               "near_duplicate_of": None, "popular": False, "toxic_category": None}
+        row = {
+            "prompt_id": pid,
+            "month": self.month,
+            "duplicate_of": None,
+            "near_duplicate_of": None,
+            "popular": False,
+            "toxic_category": None,
+        }
         cats = [category]
         if category in ("coding", "math") and rng.random() < 0.25:
             cats.append("hard_multistep")
@@ -155,13 +168,26 @@ class SessionMaker:
         users = self.world.users
         target = int(users.target[user])
         # an always_for voter rerolls until its target shows up most of the time
-        if users.kind[user] == "always_for" and target in pool and target not in pair and rng.random() < 0.6:
+        if (
+            users.kind[user] == "always_for"
+            and target in pool
+            and target not in pair
+            and rng.random() < 0.6
+        ):
             pair[rng.randrange(2)] = target
         return pair
 
     # ---- session -------------------------------------------------------------------------
-    def run(self, user: int, start: float, battle: bool, lang: str, vision: bool,
-            category_index: int, turns: int) -> None:
+    def run(
+        self,
+        user: int,
+        start: float,
+        battle: bool,
+        lang: str,
+        vision: bool,
+        category_index: int,
+        turns: int,
+    ) -> None:
         cfg, rng, world = self.config, self.rng, self.world
         users = world.users
         vision = vision and len(self.vision_pool) >= 2
@@ -186,8 +212,14 @@ class SessionMaker:
             else:
                 leaks.append(None)
         # a cautious model refuses a would_refuse prompt most of the time (votes.py)
-        refused = [bool(prompt.labels["would_refuse"] and world.models[m].cautious
-                        and rng.random() < cfg.refusal_rate) for m in sides]
+        refused = [
+            bool(
+                prompt.labels["would_refuse"]
+                and world.models[m].cautious
+                and rng.random() < cfg.refusal_rate
+            )
+            for m in sides
+        ]
         # a refusal replaces the whole first answer, identity preface included: no leak then
         leaks = [None if no else leak for leak, no in zip(leaks, refused, strict=True)]
         pii_rows: list[tuple[int, str, str]] = [(0, k, t) for k, t in prompt.pii]
@@ -211,47 +243,112 @@ class SessionMaker:
                 preface = None
                 if turn == 0 and leaks[s] is not None:
                     leaked = world.model(leaks[s])
-                    preface = self.text.identity(lang, rng.choice(leaked.aliases), leaked.organization)
+                    preface = self.text.identity(
+                        lang, rng.choice(leaked.aliases), leaked.organization
+                    )
                 if turn == 0 and refused[s]:
                     content, n_md = self.composer.refusal(lang), 0
                 else:
-                    ans = self.text.answer(lang, cats[0], spec.verbosity, spec.markdown, preface,
-                                           scale=1.0 if turn == 0 else 0.6)
+                    ans = self.text.answer(
+                        lang,
+                        cats[0],
+                        spec.verbosity,
+                        spec.markdown,
+                        preface,
+                        scale=1.0 if turn == 0 else 0.6,
+                    )
                     content, n_md = ans.text, ans.markdown
                 chars[s] += len(content)
                 marks[s] += n_md
                 msgs[s].append(user_msg)
                 msgs[s].append({"role": "assistant", "content": content})
-                self.emit({"event_id": self.event_id(), "type": "chat",
-                           "tstamp": round(t + rng.uniform(1.0, 20.0), 3), **who,
-                           "anony": anony, "state": self._state(conv_ids[s], spec.name, msgs[s])})
+                self.emit(
+                    {
+                        "event_id": self.event_id(),
+                        "type": "chat",
+                        "tstamp": round(t + rng.uniform(1.0, 20.0), 3),
+                        **who,
+                        "anony": anony,
+                        "state": self._state(conv_ids[s], spec.name, msgs[s]),
+                    }
+                )
             t += 20.0
         self.stats["sessions"] += 1
         self.stats["conversations"] += len(sides)
         for s, m in enumerate(sides):
             for idx, kind, item in pii_rows:
-                self.sinks["pii"].add({"conv_id": conv_ids[s], "month": self.month,
-                                       "message_index": idx, "pii_type": kind, "text": item})
-            self.sinks["conversations"].add({
-                "conv_id": conv_ids[s], "month": self.month, "session_id": session_id,
-                "mode": "battle" if battle else "chat", "side": ("a", "b")[s] if battle else None,
-                "user_id": users.user_id[user], "model": world.models[m].name, "language": lang,
-                "categories": cats, "prompt_id": prompt.prompt_id, "turns": turns,
-                "n_images": n_images, "has_pii": bool(pii_rows), "toxic": prompt.toxic is not None,
-                "self_mention": leaks[s] is not None, "mentioned_model": leaks[s], "anony": anony,
-                "first_tstamp": round(start, 3), "last_tstamp": round(t, 3),
-                "answer_chars": chars[s], "answer_markdown": marks[s], "refused": refused[s],
-            })
+                self.sinks["pii"].add(
+                    {
+                        "conv_id": conv_ids[s],
+                        "month": self.month,
+                        "message_index": idx,
+                        "pii_type": kind,
+                        "text": item,
+                    }
+                )
+            self.sinks["conversations"].add(
+                {
+                    "conv_id": conv_ids[s],
+                    "month": self.month,
+                    "session_id": session_id,
+                    "mode": "battle" if battle else "chat",
+                    "side": ("a", "b")[s] if battle else None,
+                    "user_id": users.user_id[user],
+                    "model": world.models[m].name,
+                    "language": lang,
+                    "categories": cats,
+                    "prompt_id": prompt.prompt_id,
+                    "turns": turns,
+                    "n_images": n_images,
+                    "has_pii": bool(pii_rows),
+                    "toxic": prompt.toxic is not None,
+                    "self_mention": leaks[s] is not None,
+                    "mentioned_model": leaks[s],
+                    "anony": anony,
+                    "first_tstamp": round(start, 3),
+                    "last_tstamp": round(t, 3),
+                    "answer_chars": chars[s],
+                    "answer_markdown": marks[s],
+                    "refused": refused[s],
+                }
+            )
         if battle:
             shift = (0.0, 0.0)
             if self.prompt_skills.active:
                 off = self.prompt_skills.offsets(prompt.labels["topic"], lang)
                 shift = (float(off[sides[0]]), float(off[sides[1]]))
-            self._vote(user, t, sides, conv_ids, msgs, chars, marks, cats[0], anony, who,
-                       int(prompt.labels["criteria_count"]), refused, shift)
+            self._vote(
+                user,
+                t,
+                sides,
+                conv_ids,
+                msgs,
+                chars,
+                marks,
+                cats[0],
+                anony,
+                who,
+                int(prompt.labels["criteria_count"]),
+                refused,
+                shift,
+            )
 
-    def _vote(self, user, t, sides, conv_ids, msgs, chars, marks, category, anony, who,
-              criteria_count, refused, shift=(0.0, 0.0)) -> None:
+    def _vote(
+        self,
+        user,
+        t,
+        sides,
+        conv_ids,
+        msgs,
+        chars,
+        marks,
+        category,
+        anony,
+        who,
+        criteria_count,
+        refused,
+        shift=(0.0, 0.0),
+    ) -> None:
         cfg, rng, world = self.config, self.rng, self.world
         users = world.users
         kind = users.kind[user]
@@ -266,9 +363,15 @@ class SessionMaker:
             return
         # shift: the prompt's skill offsets (prompt_skill.py), exactly 0.0 when off
         skill_a, skill_b = a.skill(category) + shift[0], b.skill(category) + shift[1]
-        p = win_probability(skill_a, skill_b,
-                            style_logit(chars[0], chars[1], marks[0], marks[1]), cfg,
-                            difficulty_gain(criteria_count, cfg), refused[0], refused[1])
+        p = win_probability(
+            skill_a,
+            skill_b,
+            style_logit(chars[0], chars[1], marks[0], marks[1]),
+            cfg,
+            difficulty_gain(criteria_count, cfg),
+            refused[0],
+            refused[1],
+        )
         if rig:
             winner = rig_outcome(kind, world.models[users.target[user]].name, a.name)
         elif abusive:
@@ -279,24 +382,55 @@ class SessionMaker:
             winner = honest_outcome(rng, p, mean_skill, float(users.tie_propensity[user]), cfg)
         event_id = self.event_id()
         tstamp = round(t + rng.uniform(2.0, 40.0), 3)
-        self.emit({"event_id": event_id, "type": VOTE_OF_WINNER[winner], "tstamp": tstamp,
-                   **who, "anony": anony,
-                   "models": ["", ""] if anony else [a.name, b.name],
-                   "states": [self._state(conv_ids[0], a.name, msgs[0]),
-                              self._state(conv_ids[1], b.name, msgs[1])]})
+        self.emit(
+            {
+                "event_id": event_id,
+                "type": VOTE_OF_WINNER[winner],
+                "tstamp": tstamp,
+                **who,
+                "anony": anony,
+                "models": ["", ""] if anony else [a.name, b.name],
+                "states": [
+                    self._state(conv_ids[0], a.name, msgs[0]),
+                    self._state(conv_ids[1], b.name, msgs[1]),
+                ],
+            }
+        )
         self.stats["votes"] += 1
-        self.sinks["battle_answers"].add({
-            "event_id": event_id, "month": self.month,
-            **{f"answer_sha_{s}": answer_sha(msgs[i][1]["content"]) for i, s in enumerate("ab")}})
-        self.sinks["votes"].add({
-            "event_id": event_id, "month": self.month, "tstamp": tstamp,
-            "conv_id_a": conv_ids[0], "conv_id_b": conv_ids[1], "model_a": a.name,
-            "model_b": b.name, "winner": winner, "user_id": users.user_id[user],
-            "abusive": abusive, "abuse_kind": kind if abusive else None, "anony": anony,
-            "category": category, "p_a": round(p, 6), "len_a": chars[0], "len_b": chars[1],
-            "md_a": marks[0], "md_b": marks[1], "criteria_count": criteria_count,
-            "refused_a": refused[0], "refused_b": refused[1],
-        })
+        self.sinks["battle_answers"].add(
+            {
+                "event_id": event_id,
+                "month": self.month,
+                **{
+                    f"answer_sha_{s}": answer_sha(msgs[i][1]["content"]) for i, s in enumerate("ab")
+                },
+            }
+        )
+        self.sinks["votes"].add(
+            {
+                "event_id": event_id,
+                "month": self.month,
+                "tstamp": tstamp,
+                "conv_id_a": conv_ids[0],
+                "conv_id_b": conv_ids[1],
+                "model_a": a.name,
+                "model_b": b.name,
+                "winner": winner,
+                "user_id": users.user_id[user],
+                "abusive": abusive,
+                "abuse_kind": kind if abusive else None,
+                "anony": anony,
+                "category": category,
+                "p_a": round(p, 6),
+                "len_a": chars[0],
+                "len_b": chars[1],
+                "md_a": marks[0],
+                "md_b": marks[1],
+                "criteria_count": criteria_count,
+                "refused_a": refused[0],
+                "refused_b": refused[1],
+            }
+        )
 
     def _served(self, t: float, model_a: str, model_b: str, anony: bool, who: dict) -> None:
         """The impression log's line for a battle that ended without a vote (when the
@@ -304,9 +438,16 @@ class SessionMaker:
         other events of a seed stay byte-identical whether or not it is on."""
         if self.emit_served is None:
             return
-        self.emit_served({"event_id": self.served_id(), "type": "served",
-                          "tstamp": round(t + 30.0, 3), **who, "anony": anony,
-                          "models": [model_a, model_b]})
+        self.emit_served(
+            {
+                "event_id": self.served_id(),
+                "type": "served",
+                "tstamp": round(t + 30.0, 3),
+                **who,
+                "anony": anony,
+                "models": [model_a, model_b],
+            }
+        )
 
     @staticmethod
     def _state(conv_id: str, model: str, messages: list[dict]) -> dict:

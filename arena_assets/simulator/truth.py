@@ -21,53 +21,140 @@ _S, _F, _B, _I32, _I64 = pa.string(), pa.float64(), pa.bool_(), pa.int32(), pa.i
 MODELS_SCHEMA = pa.schema(
     [("name", _S), ("organization", _S), ("theta", _F)]
     + [(f"skill_{c}", _F) for c in CATEGORIES]
-    + [("verbosity", _F), ("markdown", _F), ("vision", _B), ("release_month", _S),
-       ("aliases", pa.list_(_S)), ("popularity", _F), ("cautious", _B)]
+    + [
+        ("verbosity", _F),
+        ("markdown", _F),
+        ("vision", _B),
+        ("release_month", _S),
+        ("aliases", pa.list_(_S)),
+        ("popularity", _F),
+        ("cautious", _B),
+    ]
 )
-VOTERS_SCHEMA = pa.schema([
-    ("user_id", _S), ("ip", _S), ("logs_ip", _B), ("kind", _S), ("target_model", _S),
-    ("burst_side", _S), ("language", _S), ("activity", _F),
-])
+VOTERS_SCHEMA = pa.schema(
+    [
+        ("user_id", _S),
+        ("ip", _S),
+        ("logs_ip", _B),
+        ("kind", _S),
+        ("target_model", _S),
+        ("burst_side", _S),
+        ("language", _S),
+        ("activity", _F),
+    ]
+)
 
 # Monthly tables: ``_truth/<table>/<YYYY-MM>.parquet``.
 MONTHLY_SCHEMAS: dict[str, pa.Schema] = {
-    "conversations": pa.schema([
-        ("conv_id", _S), ("month", _S), ("session_id", _S), ("mode", _S), ("side", _S),
-        ("user_id", _S), ("model", _S), ("language", _S), ("categories", pa.list_(_S)),
-        ("prompt_id", _S), ("turns", _I32), ("n_images", _I32), ("has_pii", _B),
-        ("toxic", _B), ("self_mention", _B), ("mentioned_model", _S), ("anony", _B),
-        ("first_tstamp", _F), ("last_tstamp", _F), ("answer_chars", _I64), ("answer_markdown", _I64),
-        ("refused", _B),
-    ]),
-    "prompts": pa.schema([
-        ("prompt_id", _S), ("month", _S), ("text", _S), ("language", _S),
-        ("categories", pa.list_(_S)), ("duplicate_of", _S), ("near_duplicate_of", _S),
-        ("popular", _B), ("toxic_category", _S), ("has_pii", _B),
-        # labels of the prompt (topics.prompt_labels): what topic_labels should find
-        ("topic", _S), ("category", _S),
-    ] + [(c, _B) for c in CRITERIA] + [
-        ("criteria_count", _I32), ("hard", _B), ("math", _B), ("creative_writing", _B),
-        ("if_score", _I32), ("would_refuse", _B), ("code", _B), ("image", _B),
-    ] + [(f"vision_{v}", _B) for v in VISION_LABELS]),
-    "votes": pa.schema([
-        ("event_id", _S), ("month", _S), ("tstamp", _F), ("conv_id_a", _S), ("conv_id_b", _S),
-        ("model_a", _S), ("model_b", _S), ("winner", _S), ("user_id", _S), ("abusive", _B),
-        ("abuse_kind", _S), ("anony", _B), ("category", _S), ("p_a", _F),
-        ("len_a", _I64), ("len_b", _I64), ("md_a", _I64), ("md_b", _I64),
-        ("criteria_count", _I32), ("refused_a", _B), ("refused_b", _B),
-    ]),
+    "conversations": pa.schema(
+        [
+            ("conv_id", _S),
+            ("month", _S),
+            ("session_id", _S),
+            ("mode", _S),
+            ("side", _S),
+            ("user_id", _S),
+            ("model", _S),
+            ("language", _S),
+            ("categories", pa.list_(_S)),
+            ("prompt_id", _S),
+            ("turns", _I32),
+            ("n_images", _I32),
+            ("has_pii", _B),
+            ("toxic", _B),
+            ("self_mention", _B),
+            ("mentioned_model", _S),
+            ("anony", _B),
+            ("first_tstamp", _F),
+            ("last_tstamp", _F),
+            ("answer_chars", _I64),
+            ("answer_markdown", _I64),
+            ("refused", _B),
+        ]
+    ),
+    "prompts": pa.schema(
+        [
+            ("prompt_id", _S),
+            ("month", _S),
+            ("text", _S),
+            ("language", _S),
+            ("categories", pa.list_(_S)),
+            ("duplicate_of", _S),
+            ("near_duplicate_of", _S),
+            ("popular", _B),
+            ("toxic_category", _S),
+            ("has_pii", _B),
+            # labels of the prompt (topics.prompt_labels): what topic_labels should find
+            ("topic", _S),
+            ("category", _S),
+        ]
+        + [(c, _B) for c in CRITERIA]
+        + [
+            ("criteria_count", _I32),
+            ("hard", _B),
+            ("math", _B),
+            ("creative_writing", _B),
+            ("if_score", _I32),
+            ("would_refuse", _B),
+            ("code", _B),
+            ("image", _B),
+        ]
+        + [(f"vision_{v}", _B) for v in VISION_LABELS]
+    ),
+    "votes": pa.schema(
+        [
+            ("event_id", _S),
+            ("month", _S),
+            ("tstamp", _F),
+            ("conv_id_a", _S),
+            ("conv_id_b", _S),
+            ("model_a", _S),
+            ("model_b", _S),
+            ("winner", _S),
+            ("user_id", _S),
+            ("abusive", _B),
+            ("abuse_kind", _S),
+            ("anony", _B),
+            ("category", _S),
+            ("p_a", _F),
+            ("len_a", _I64),
+            ("len_b", _I64),
+            ("md_a", _I64),
+            ("md_b", _I64),
+            ("criteria_count", _I32),
+            ("refused_a", _B),
+            ("refused_b", _B),
+        ]
+    ),
     # which battle an answer belongs to: sha256 of each side's first assistant answer
     # (stripped), so a judge or reward model served by the endpoint can find the battle
     # from the text it is shown (simulator/battle_judge.py); no randomness involved
-    "battle_answers": pa.schema([
-        ("event_id", _S), ("month", _S), ("answer_sha_a", _S), ("answer_sha_b", _S),
-    ]),
-    "pii": pa.schema([
-        ("conv_id", _S), ("month", _S), ("message_index", _I32), ("pii_type", _S), ("text", _S),
-    ]),
-    "malformed": pa.schema([
-        ("month", _S), ("source_file", _S), ("line_no", _I64), ("kind", _S), ("expected_reason", _S),
-    ]),
+    "battle_answers": pa.schema(
+        [
+            ("event_id", _S),
+            ("month", _S),
+            ("answer_sha_a", _S),
+            ("answer_sha_b", _S),
+        ]
+    ),
+    "pii": pa.schema(
+        [
+            ("conv_id", _S),
+            ("month", _S),
+            ("message_index", _I32),
+            ("pii_type", _S),
+            ("text", _S),
+        ]
+    ),
+    "malformed": pa.schema(
+        [
+            ("month", _S),
+            ("source_file", _S),
+            ("line_no", _I64),
+            ("kind", _S),
+            ("expected_reason", _S),
+        ]
+    ),
 }
 
 README = """# Hidden truth of the simulated arena
@@ -147,20 +234,34 @@ def write_world_truth(out: Path, world: World) -> None:
     base = out / TRUTH_DIR
     base.mkdir(parents=True, exist_ok=True)
     models = [
-        {"name": m.name, "organization": m.organization, "theta": m.theta,
-         **{f"skill_{c}": m.skill(c) for c in CATEGORIES},
-         "verbosity": m.verbosity, "markdown": m.markdown, "vision": m.vision,
-         "release_month": m.release_month, "aliases": list(m.aliases), "popularity": m.popularity,
-         "cautious": m.cautious}
+        {
+            "name": m.name,
+            "organization": m.organization,
+            "theta": m.theta,
+            **{f"skill_{c}": m.skill(c) for c in CATEGORIES},
+            "verbosity": m.verbosity,
+            "markdown": m.markdown,
+            "vision": m.vision,
+            "release_month": m.release_month,
+            "aliases": list(m.aliases),
+            "popularity": m.popularity,
+            "cautious": m.cautious,
+        }
         for m in world.models
     ]
     pq.write_table(pa.Table.from_pylist(models, schema=MODELS_SCHEMA), base / "models.parquet")
     u = world.users
     voters = [
-        {"user_id": u.user_id[i], "ip": u.ip[i], "logs_ip": bool(u.logs_ip[i]), "kind": u.kind[i],
-         "target_model": world.models[u.target[i]].name if u.target[i] >= 0 else None,
-         "burst_side": u.burst_side[i], "language": LANGUAGES[u.language[i]],
-         "activity": float(u.activity[i])}
+        {
+            "user_id": u.user_id[i],
+            "ip": u.ip[i],
+            "logs_ip": bool(u.logs_ip[i]),
+            "kind": u.kind[i],
+            "target_model": world.models[u.target[i]].name if u.target[i] >= 0 else None,
+            "burst_side": u.burst_side[i],
+            "language": LANGUAGES[u.language[i]],
+            "activity": float(u.activity[i]),
+        }
         for i in range(len(u))
     ]
     pq.write_table(pa.Table.from_pylist(voters, schema=VOTERS_SCHEMA), base / "voters.parquet")
@@ -178,8 +279,10 @@ def write_world_truth(out: Path, world: World) -> None:
 def load_truth(out: str | os.PathLike) -> dict[str, pl.DataFrame]:
     """All truth tables of ``out`` as polars frames (monthly tables concatenated, by month)."""
     base = Path(out) / TRUTH_DIR
-    tables = {"models": pl.read_parquet(base / "models.parquet"),
-              "voters": pl.read_parquet(base / "voters.parquet")}
+    tables = {
+        "models": pl.read_parquet(base / "models.parquet"),
+        "voters": pl.read_parquet(base / "voters.parquet"),
+    }
     for name, schema in MONTHLY_SCHEMAS.items():
         files = sorted((base / name).glob("*.parquet"))
         if files:

@@ -60,8 +60,15 @@ def difficulty_gain(criteria_count: int, config: WorldConfig) -> float:
     return max(0.25, 1.0 + config.hardness_gain * (criteria_count - 3) / 4.0)
 
 
-def win_probability(skill_a: float, skill_b: float, style: float, config: WorldConfig,
-                    gain: float = 1.0, refused_a: bool = False, refused_b: bool = False) -> float:
+def win_probability(
+    skill_a: float,
+    skill_b: float,
+    style: float,
+    config: WorldConfig,
+    gain: float = 1.0,
+    refused_a: bool = False,
+    refused_b: bool = False,
+) -> float:
     """P(a beats b) before ties, with the planted style, position, difficulty and refusals."""
     gap = (skill_a - skill_b) * gain + config.refusal_penalty * (int(refused_b) - int(refused_a))
     logit = gap * ELO_LOGIT + config.style_strength * style + config.position_bias
@@ -83,8 +90,12 @@ def honest_outcome(
 
 
 def abusive_outcome(
-    rng: random.Random, kind: str, target: str | None, burst_side: str | None,
-    model_a: str, model_b: str,
+    rng: random.Random,
+    kind: str,
+    target: str | None,
+    burst_side: str | None,
+    model_a: str,
+    model_b: str,
 ) -> str:
     if kind == "always_for" and target in (model_a, model_b):
         return "model_a" if target == model_a else "model_b"

@@ -12,8 +12,14 @@ from arena_assets.simulator.lexicon import MODEL_BASES, MODEL_SIZES, MODEL_SUFFI
 MAX_MODELS = 3 * len(MODEL_BASES)  # issue 17's production month has 120
 
 ABUSE_KINDS = ("always_for", "burst")
-LICENSES = ("Proprietary", "Proprietary", "Apache 2.0", "MIT", "Llama 3.1 Community",
-            "CC BY-NC 4.0")
+LICENSES = (
+    "Proprietary",
+    "Proprietary",
+    "Apache 2.0",
+    "MIT",
+    "Llama 3.1 Community",
+    "CC BY-NC 4.0",
+)
 
 
 def month_index(month: str) -> int:
@@ -73,7 +79,7 @@ class World:
     users: Users
 
     @classmethod
-    def build(cls, config: WorldConfig | None = None, seed: int = 0) -> "World":
+    def build(cls, config: WorldConfig | None = None, seed: int = 0) -> World:
         config = config or WorldConfig()
         if not 2 <= config.n_models <= MAX_MODELS:
             raise ValueError(f"n_models must be in [2, {MAX_MODELS}]")
@@ -82,8 +88,9 @@ class World:
         users = _build_users(config, rng)
         # a separate stream, so adding the trait left every other draw of a seed unchanged
         caution = np.random.default_rng(np.random.SeedSequence([seed, 0xCA07])).random(len(models))
-        models = tuple(replace(m, cautious=bool(c < config.cautious_fraction))
-                       for m, c in zip(models, caution))
+        models = tuple(
+            replace(m, cautious=bool(c < config.cautious_fraction)) for m, c in zip(models, caution)
+        )
         if config.identity_fields or config.shared_network_share:
             from arena_assets.simulator.rigging import with_networks  # own random stream
 
@@ -105,7 +112,9 @@ class World:
         idx = month_index(month)
         out = [i for i, m in enumerate(self.models) if month_index(m.release_month) <= idx]
         if len(out) < 2:
-            out = [i for i, m in enumerate(self.models) if m.release_month == self.config.first_month]
+            out = [
+                i for i, m in enumerate(self.models) if m.release_month == self.config.first_month
+            ]
         return out
 
     def registry(self) -> list[dict]:
@@ -115,10 +124,16 @@ class World:
         rng = np.random.default_rng(np.random.SeedSequence([self.seed, 0x11CE]))
         licenses = rng.choice(len(LICENSES), size=len(self.models))
         lags = rng.integers(3, 10, size=len(self.models))
-        return [{"name": m.name, "vision": m.vision, "organization": m.organization,
-                 "license": LICENSES[int(lic)],
-                 "knowledge_cutoff": month_name(month_index(m.release_month) - int(lag))}
-                for m, lic, lag in zip(self.models, licenses, lags)]
+        return [
+            {
+                "name": m.name,
+                "vision": m.vision,
+                "organization": m.organization,
+                "license": LICENSES[int(lic)],
+                "knowledge_cutoff": month_name(month_index(m.release_month) - int(lag)),
+            }
+            for m, lic, lag in zip(self.models, licenses, lags)
+        ]
 
 
 def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelSpec, ...]:
@@ -128,7 +143,7 @@ def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelS
     order = rng.permutation(len(MODEL_BASES))
     bases = [order[i % len(order)] for i in range(n)]
     first = month_index(config.first_month)
-    n_initial = max(4, int(round(config.initial_model_share * n)))
+    n_initial = max(4, round(config.initial_model_share * n))
     release = np.full(n, first)
     later = rng.integers(1, max(2, config.release_span_months), size=n)
     release[n_initial:] = first + later[n_initial:]
@@ -143,22 +158,26 @@ def _build_models(config: WorldConfig, rng: np.random.Generator) -> tuple[ModelS
     popularity = np.exp(rng.normal(0.0, 0.5, size=n))
     models = []
     for i in range(n):
-        base = MODEL_BASES[bases[i]] + (str(i // len(MODEL_BASES) + 1) if i >= len(MODEL_BASES) else "")
+        base = MODEL_BASES[bases[i]] + (
+            str(i // len(MODEL_BASES) + 1) if i >= len(MODEL_BASES) else ""
+        )
         size = MODEL_SIZES[rng.integers(len(MODEL_SIZES))]
         suffix = MODEL_SUFFIXES[rng.integers(len(MODEL_SUFFIXES))]
         org = ORGANIZATIONS[rng.integers(len(ORGANIZATIONS))]
-        models.append(ModelSpec(
-            name=f"{base.lower()}-{size.lower()}-{suffix}",
-            organization=org,
-            theta=round(float(theta[i]), 3),
-            offsets={c: round(float(offsets[i, j]), 3) for j, c in enumerate(CATEGORIES)},
-            verbosity=round(float(verbosity[i]), 4),
-            markdown=round(float(markdown[i]), 4),
-            vision=bool(vision[i]),
-            release_month=month_name(int(release[i])),
-            aliases=(base, f"{base}-{size}", f"{base}-{size}-{suffix.capitalize()}"),
-            popularity=round(float(popularity[i]), 4),
-        ))
+        models.append(
+            ModelSpec(
+                name=f"{base.lower()}-{size.lower()}-{suffix}",
+                organization=org,
+                theta=round(float(theta[i]), 3),
+                offsets={c: round(float(offsets[i, j]), 3) for j, c in enumerate(CATEGORIES)},
+                verbosity=round(float(verbosity[i]), 4),
+                markdown=round(float(markdown[i]), 4),
+                vision=bool(vision[i]),
+                release_month=month_name(int(release[i])),
+                aliases=(base, f"{base}-{size}", f"{base}-{size}-{suffix.capitalize()}"),
+                popularity=round(float(popularity[i]), 4),
+            )
+        )
     return tuple(models)
 
 
@@ -169,7 +188,7 @@ def _build_users(config: WorldConfig, rng: np.random.Generator) -> Users:
     octets = rng.integers(1, 255, size=(n, 4))
     octets[:, 0] = rng.integers(11, 224, size=n)
     ip = [f"{a}.{b}.{c}.{d}" for a, b, c, d in octets.tolist()]
-    n_abusive = int(round(config.abusive_fraction * n))
+    n_abusive = round(config.abusive_fraction * n)
     kind = ["honest"] * n
     target = np.full(n, -1)
     burst_side: list[str | None] = [None] * n
@@ -185,7 +204,9 @@ def _build_users(config: WorldConfig, rng: np.random.Generator) -> Users:
         user_id=user_id,
         ip=ip,
         logs_ip=rng.random(n) < 0.7,
-        language=rng.choice(len(LANGUAGES), size=n, p=np.array(LANGUAGE_SHARE) / sum(LANGUAGE_SHARE)),
+        language=rng.choice(
+            len(LANGUAGES), size=n, p=np.array(LANGUAGE_SHARE) / sum(LANGUAGE_SHARE)
+        ),
         english_mix=rng.uniform(0.0, 0.3, size=n),
         activity=np.exp(rng.normal(0.0, 1.0, size=n)),
         vote_propensity=rng.uniform(0.4, 1.0, size=n),

@@ -17,10 +17,10 @@ import polars as pl
 from arena_assets.site.catalog import catalog_files
 from arena_assets.site.copilot import copilot_files, copilot_summary
 from arena_assets.site.draw import draw_all
-from arena_assets.site.matrices import average_win_rate, decisive_counts, win_fraction
-from arena_assets.site.names import board_group, board_order, board_slug, board_title, slug
 from arena_assets.site.extras import month_extras
+from arena_assets.site.matrices import average_win_rate, decisive_counts, win_fraction
 from arena_assets.site.models import model_pages
+from arena_assets.site.names import board_group, board_order, board_slug, board_title, slug
 from arena_assets.site.render import page, static_files, table_rows
 from arena_assets.site.tables import Board, BoardTable, ModelInfo, board_table, top_models
 
@@ -44,7 +44,9 @@ class MonthSite:
     level: float = 0.95
     min_votes: int | None = None
     source: str = ""
-    history: pl.DataFrame | None = None  # snapshot_month, model, rating, lower, upper, rank_ub, battles
+    history: pl.DataFrame | None = (
+        None  # snapshot_month, model, rating, lower, upper, rank_ub, battles
+    )
     previous_month: str | None = None
     previous: pl.DataFrame | None = None  # the previous month's overall board
     month_votes: dict[str, int] = field(default_factory=dict)  # model -> votes this month
@@ -85,9 +87,13 @@ def board_tables(site: MonthSite) -> dict[tuple[str, bool], BoardTable]:
             if not (key == "overall" and not style):
                 baseline = (styled.get("overall") if style else None) or plain.get("overall")
                 baseline = None if baseline is board else baseline
-            out[(key, style)] = board_table(board, deprecated=site.deprecated,
-                                            registry=site.registry, style_twin=twin,
-                                            baseline=baseline)
+            out[(key, style)] = board_table(
+                board,
+                deprecated=site.deprecated,
+                registry=site.registry,
+                style_twin=twin,
+                baseline=baseline,
+            )
     return out
 
 
@@ -99,45 +105,97 @@ def _figure_jobs(site: MonthSite, tables, options: SiteOptions) -> tuple[list, d
         name = board_slug(key)
         top = top_models(table, options.plot_top)
         rows = table.rows.filter(pl.col("model").is_in(top)).sort(
-            ["rating", "model"], descending=[True, False])
+            ["rating", "model"], descending=[True, False]
+        )
         suffix = "-style" if style else ""
         path = f"plots/{name}-intervals{suffix}.svg"
-        title = f"{board_title(key)}{' (style control)' if style else ''}: score with {pct} interval"
-        jobs.append((path, "intervals", dict(models=rows["model"].to_list(),
-                                             rating=rows["rating"].to_list(),
-                                             lower=rows["lower"].to_list(),
-                                             upper=rows["upper"].to_list(), title=title)))
+        title = (
+            f"{board_title(key)}{' (style control)' if style else ''}: score with {pct} interval"
+        )
+        jobs.append(
+            (
+                path,
+                "intervals",
+                dict(
+                    models=rows["model"].to_list(),
+                    rating=rows["rating"].to_list(),
+                    lower=rows["lower"].to_list(),
+                    upper=rows["upper"].to_list(),
+                    title=title,
+                ),
+            )
+        )
         figures.setdefault(key, []).append(
-            {"src": path, "cls": "variant-style" if style else "variant-plain",
-             "caption": f"Figure 1: confidence intervals on model strength ({pct}, top "
-                        f"{len(top)}{', style control' if style else ''})"})
+            {
+                "src": path,
+                "cls": "variant-style" if style else "variant-plain",
+                "caption": f"Figure 1: confidence intervals on model strength ({pct}, top "
+                f"{len(top)}{', style control' if style else ''})",
+            }
+        )
         pairs = table.board.pairs
         if style or pairs is None:
             continue  # the pair figures are the same for both variants (the same battles)
         shown = top_models(table, 10**9)
         rate = average_win_rate(pairs)
-        best = sorted((m for m in shown if m in rate and rate[m] == rate[m]),
-                      key=lambda m: (-rate[m], m))[:options.plot_top]
-        order = [m for m in top[:options.heatmap_top] if m in pairs.models]
+        best = sorted(
+            (m for m in shown if m in rate and rate[m] == rate[m]), key=lambda m: (-rate[m], m)
+        )[: options.plot_top]
+        order = [m for m in top[: options.heatmap_top] if m in pairs.models]
         jobs += [
-            (f"plots/{name}-winrate.svg", "bars", dict(
-                models=best, values=[rate[m] for m in best], ylabel="average win rate",
-                title=f"{board_title(key)}: average win rate against all other models")),
-            (f"plots/{name}-winfraction.svg", "heatmap", dict(
-                matrix=win_fraction(pairs, order), models=order, fmt="{:.2f}", cmap="RdBu",
-                vmin=0.0, vmax=1.0, title="Fraction of model A wins, non-tied battles")),
-            (f"plots/{name}-counts.svg", "heatmap", dict(
-                matrix=decisive_counts(pairs, order).astype(float), models=order, fmt="{:.0f}",
-                cmap="Blues", vmin=0.0, title="Battle count, ties excluded")),
+            (
+                f"plots/{name}-winrate.svg",
+                "bars",
+                dict(
+                    models=best,
+                    values=[rate[m] for m in best],
+                    ylabel="average win rate",
+                    title=f"{board_title(key)}: average win rate against all other models",
+                ),
+            ),
+            (
+                f"plots/{name}-winfraction.svg",
+                "heatmap",
+                dict(
+                    matrix=win_fraction(pairs, order),
+                    models=order,
+                    fmt="{:.2f}",
+                    cmap="RdBu",
+                    vmin=0.0,
+                    vmax=1.0,
+                    title="Fraction of model A wins, non-tied battles",
+                ),
+            ),
+            (
+                f"plots/{name}-counts.svg",
+                "heatmap",
+                dict(
+                    matrix=decisive_counts(pairs, order).astype(float),
+                    models=order,
+                    fmt="{:.0f}",
+                    cmap="Blues",
+                    vmin=0.0,
+                    title="Battle count, ties excluded",
+                ),
+            ),
         ]
         figures[key] += [
-            {"src": f"plots/{name}-winrate.svg", "cls": "",
-             "caption": "Figure 2: average win rate against all other models (assuming "
-                        "uniform sampling and no ties)"},
-            {"src": f"plots/{name}-winfraction.svg", "cls": "",
-             "caption": "Figure 3: fraction of model A wins for all non-tied A vs. B battles"},
-            {"src": f"plots/{name}-counts.svg", "cls": "",
-             "caption": "Figure 4: battle count for each combination of models (without ties)"},
+            {
+                "src": f"plots/{name}-winrate.svg",
+                "cls": "",
+                "caption": "Figure 2: average win rate against all other models (assuming "
+                "uniform sampling and no ties)",
+            },
+            {
+                "src": f"plots/{name}-winfraction.svg",
+                "cls": "",
+                "caption": "Figure 3: fraction of model A wins for all non-tied A vs. B battles",
+            },
+            {
+                "src": f"plots/{name}-counts.svg",
+                "cls": "",
+                "caption": "Figure 4: battle count for each combination of models (without ties)",
+            },
         ]
     return jobs, figures
 
@@ -146,7 +204,8 @@ def _selector(keys: list[str]) -> list[tuple[str, list]]:
     groups: dict[str, list] = {}
     for key in keys:
         groups.setdefault(board_group(key), []).append(
-            (key, board_title(key), f"{board_slug(key)}.html"))
+            (key, board_title(key), f"{board_slug(key)}.html")
+        )
     return list(groups.items())
 
 
@@ -162,39 +221,69 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
     files.update(draw_all(jobs + extra_jobs + model_jobs, options.workers))
     keys = board_order({k for k, _ in tables})
     selector = _selector(keys)
-    common = {"site_name": options.site_name, "month": site.month, "up": "", "home": "../",
-              "selector": selector, "n_boards": len(keys), "level_pct": f"{site.level:.0%}",
-              "min_votes": site.min_votes if site.min_votes is not None else "the minimum",
-              "n_deprecated": len(site.deprecated)}
+    common = {
+        "site_name": options.site_name,
+        "month": site.month,
+        "up": "",
+        "home": "../",
+        "selector": selector,
+        "n_boards": len(keys),
+        "level_pct": f"{site.level:.0%}",
+        "min_votes": site.min_votes if site.min_votes is not None else "the minimum",
+        "n_deprecated": len(site.deprecated),
+    }
     for key in keys:
         variants = [(s, tables[(key, s)]) for s in (False, True) if (key, s) in tables]
         views = []
         for style, table in variants:
-            views.append({"variant": "style" if style else "plain", "key": key,
-                          "second": table.second, "rows": table_rows(table),
-                          "hidden": table.hidden, "min_votes": common["min_votes"],
-                          "level_pct": common["level_pct"],
-                          "heading": f"{board_title(key)}{' with style control' if style else ''}"})
+            views.append(
+                {
+                    "variant": "style" if style else "plain",
+                    "key": key,
+                    "second": table.second,
+                    "rows": table_rows(table),
+                    "hidden": table.hidden,
+                    "min_votes": common["min_votes"],
+                    "level_pct": common["level_pct"],
+                    "heading": f"{board_title(key)}{' with style control' if style else ''}",
+                }
+            )
         if views[0]["variant"] == "style":  # a style board alone still needs a default view
             views[0]["variant"] = "plain"
         board = variants[0][1].board
-        votes = (int(board.pairs.battles().sum() // 2) if board.pairs is not None else None)
-        context = {**common, "title": board_title(key), "board_key": key, "tables": views,
-                   "has_style": len(variants) > 1, "plots": figures.get(key, []),
-                   "plots_top": options.plot_top,
-                   "intro": site.source, "category_note": site.notes.get(key, ""),
-                   "battles_note": f"{votes:,} votes on this board" if votes is not None else ""}
+        votes = int(board.pairs.battles().sum() // 2) if board.pairs is not None else None
+        context = {
+            **common,
+            "title": board_title(key),
+            "board_key": key,
+            "tables": views,
+            "has_style": len(variants) > 1,
+            "plots": figures.get(key, []),
+            "plots_top": options.plot_top,
+            "intro": site.source,
+            "category_note": site.notes.get(key, ""),
+            "battles_note": f"{votes:,} votes on this board" if votes is not None else "",
+        }
         if key == "overall":
             files["index.html"] = page("month.html", **context, **extras)
         else:
             files[f"{board_slug(key)}.html"] = page("board.html", **context)
     if "index.html" not in files:  # no overall board (too few votes): the page says why
         why = site.skipped_boards.get("overall", "no overall board was published")
-        files["index.html"] = page("month.html", **common, **extras, title="Overall",
-                                   board_key="overall", tables=[], has_style=False, plots=[],
-                                   plots_top=0, intro=site.source,
-                                   category_note=f"No overall board for {site.month}: {why}.",
-                                   battles_note="")
+        files["index.html"] = page(
+            "month.html",
+            **common,
+            **extras,
+            title="Overall",
+            board_key="overall",
+            tables=[],
+            has_style=False,
+            plots=[],
+            plots_top=0,
+            intro=site.source,
+            category_note=f"No overall board for {site.month}: {why}.",
+            battles_note="",
+        )
     files.update(pages)
     files.update(copilot_files(site.copilot, common))
     summary = _summary(site, tables, keys)
@@ -203,24 +292,49 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
 
 
 def _downloads(site: MonthSite, tables) -> dict[str, bytes]:
-    out = {f"downloads/{name}": data for name, data in catalog_files(
-        [(t.board.key, style, t.board.ranked) for (_, style), t in tables.items()],
-        exclude=site.deprecated).items()}
-    frame = pl.concat([
-        t.rows.select(pl.lit(site.month).alias("month"), pl.lit(key).alias("board"),
-                      pl.lit(style).alias("style_control"), "model", "status", "reason",
-                      "deprecated", "rating", "lower", "upper", "votes",
-                      pl.col("rank").alias("rank_ub"), pl.col("rank_all").alias("rank_ub_all"),
-                      "organization", "license", "knowledge_cutoff")
-        for (key, style), t in tables.items()]) if tables else pl.DataFrame()
+    out = {
+        f"downloads/{name}": data
+        for name, data in catalog_files(
+            [(t.board.key, style, t.board.ranked) for (_, style), t in tables.items()],
+            exclude=site.deprecated,
+        ).items()
+    }
+    frame = (
+        pl.concat(
+            [
+                t.rows.select(
+                    pl.lit(site.month).alias("month"),
+                    pl.lit(key).alias("board"),
+                    pl.lit(style).alias("style_control"),
+                    "model",
+                    "status",
+                    "reason",
+                    "deprecated",
+                    "rating",
+                    "lower",
+                    "upper",
+                    "votes",
+                    pl.col("rank").alias("rank_ub"),
+                    pl.col("rank_all").alias("rank_ub_all"),
+                    "organization",
+                    "license",
+                    "knowledge_cutoff",
+                )
+                for (key, style), t in tables.items()
+            ]
+        )
+        if tables
+        else pl.DataFrame()
+    )
     out.update(_pair_downloads(tables))
     buf = io.BytesIO()
     frame.write_parquet(buf, compression="zstd", statistics=False)
     out["downloads/boards.parquet"] = buf.getvalue()
     out["downloads/boards.csv"] = frame.write_csv().encode()
     if site.data_card is not None:
-        out["downloads/data_card.json"] = json.dumps(site.data_card, indent=1,
-                                                     sort_keys=True).encode()
+        out["downloads/data_card.json"] = json.dumps(
+            site.data_card, indent=1, sort_keys=True
+        ).encode()
     if site.history is not None and not site.history.is_empty():
         out["downloads/history.csv"] = site.history.write_csv().encode()
     return out
@@ -242,23 +356,46 @@ def _pair_downloads(tables) -> dict[str, bytes]:
             return [[None if v != v else v for v in row] for row in matrix.tolist()]
 
         rate = average_win_rate(pairs)
-        out[f"downloads/pairs/{board_slug(key)}.json"] = json.dumps({
-            "board": key, "models": order, "win_fraction": clean(win_fraction(pairs, order)),
-            "battle_counts": decisive_counts(pairs, order).tolist(),
-            "average_win_rate": {m: (None if v != v else v) for m, v in sorted(rate.items())},
-        }, sort_keys=True).encode()
+        out[f"downloads/pairs/{board_slug(key)}.json"] = json.dumps(
+            {
+                "board": key,
+                "models": order,
+                "win_fraction": clean(win_fraction(pairs, order)),
+                "battle_counts": decisive_counts(pairs, order).tolist(),
+                "average_win_rate": {m: (None if v != v else v) for m, v in sorted(rate.items())},
+            },
+            sort_keys=True,
+        ).encode()
     return out
 
 
 def _summary(site: MonthSite, tables, keys) -> dict:
     """What the index and the history pages read back from each month's folder."""
     overall = tables.get(("overall", False))
-    rows = [] if overall is None else [
-        {"model": r["model"], "rating": r["rating"], "lower": r["lower"], "upper": r["upper"],
-         "rank_ub": r["rank_all"], "votes": r["votes"], "deprecated": r["deprecated"]}
-        for r in overall.rows.filter(pl.col("status") == "ranked").iter_rows(named=True)]
+    rows = (
+        []
+        if overall is None
+        else [
+            {
+                "model": r["model"],
+                "rating": r["rating"],
+                "lower": r["lower"],
+                "upper": r["upper"],
+                "rank_ub": r["rank_all"],
+                "votes": r["votes"],
+                "deprecated": r["deprecated"],
+            }
+            for r in overall.rows.filter(pl.col("status") == "ranked").iter_rows(named=True)
+        ]
+    )
     leader = top_models(overall, 1) if overall is not None else []
     votes = overall.board.pairs.battles().sum() // 2 if overall and overall.board.pairs else None
-    return {"month": site.month, "boards": len(keys), "leader": leader[0] if leader else None,
-            "ranked_models": len(rows), "votes": None if votes is None else int(votes),
-            "overall": rows, "slugs": {r["model"]: slug(r["model"]) for r in rows}}
+    return {
+        "month": site.month,
+        "boards": len(keys),
+        "leader": leader[0] if leader else None,
+        "ranked_models": len(rows),
+        "votes": None if votes is None else int(votes),
+        "overall": rows,
+        "slugs": {r["model"]: slug(r["model"]) for r in rows},
+    }

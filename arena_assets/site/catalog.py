@@ -17,12 +17,20 @@ import polars as pl
 
 from arena_assets.site.names import catalog_key, from_catalog_key
 
-FILES = {("text", False): "leaderboard-text.json",
-         ("text", True): "leaderboard-text-style-control.json",
-         ("vision", False): "leaderboard-vision.json",
-         ("vision", True): "leaderboard-vision-style-control.json"}
-ROW_SCHEMA = {"board": pl.String, "style": pl.Boolean, "model": pl.String,
-              "rating": pl.Float64, "lower": pl.Float64, "upper": pl.Float64}
+FILES = {
+    ("text", False): "leaderboard-text.json",
+    ("text", True): "leaderboard-text-style-control.json",
+    ("vision", False): "leaderboard-vision.json",
+    ("vision", True): "leaderboard-vision-style-control.json",
+}
+ROW_SCHEMA = {
+    "board": pl.String,
+    "style": pl.Boolean,
+    "model": pl.String,
+    "rating": pl.Float64,
+    "lower": pl.Float64,
+    "upper": pl.Float64,
+}
 
 
 def parse_catalog(data: Mapping, kind: str, style: bool) -> pl.DataFrame:
@@ -36,12 +44,20 @@ def parse_catalog(data: Mapping, kind: str, style: bool) -> pl.DataFrame:
             raise ValueError(f"category {category!r}: expected an object of models")
         for model, entry in models.items():
             try:
-                rows.append((from_catalog_key(kind, category), style, model,
-                             float(entry["rating"]), float(entry["rating_q025"]),
-                             float(entry["rating_q975"])))
+                rows.append(
+                    (
+                        from_catalog_key(kind, category),
+                        style,
+                        model,
+                        float(entry["rating"]),
+                        float(entry["rating_q025"]),
+                        float(entry["rating_q975"]),
+                    )
+                )
             except (KeyError, TypeError, ValueError) as exc:
-                raise ValueError(f"{category}/{model}: needs rating, rating_q025 and "
-                                 f"rating_q975 numbers ({exc})") from exc
+                raise ValueError(
+                    f"{category}/{model}: needs rating, rating_q025 and rating_q975 numbers ({exc})"
+                ) from exc
     return pl.DataFrame(rows, schema=ROW_SCHEMA, orient="row")
 
 
@@ -59,17 +75,22 @@ def read_catalog(folder) -> pl.DataFrame:
     return pl.concat(frames)
 
 
-def catalog_files(boards: Iterable[tuple[str, bool, pl.DataFrame]],
-                  exclude: set[str] = frozenset()) -> dict[str, bytes]:
+def catalog_files(
+    boards: Iterable[tuple[str, bool, pl.DataFrame]], exclude: set[str] = frozenset()
+) -> dict[str, bytes]:
     """File name -> bytes in arena-catalog's layout, for boards given as (board key, style,
     rows with ``model, rating, lower, upper``); ``exclude`` (deprecated models) left out."""
     out: dict[tuple[str, bool], dict] = {}
     for key, style, rows in boards:
         kind, category = catalog_key(key)
         ranked = rows.filter(~pl.col("model").is_in(sorted(exclude))).sort(
-            ["rating", "model"], descending=[True, False])
+            ["rating", "model"], descending=[True, False]
+        )
         out.setdefault((kind, style), {})[category] = {
             m: {"rating": r, "rating_q975": u, "rating_q025": lo}
-            for m, r, lo, u in ranked.select("model", "rating", "lower", "upper").iter_rows()}
-    return {FILES[k]: json.dumps(dict(sorted(v.items())), indent=4).encode()
-            for k, v in sorted(out.items())}
+            for m, r, lo, u in ranked.select("model", "rating", "lower", "upper").iter_rows()
+        }
+    return {
+        FILES[k]: json.dumps(dict(sorted(v.items())), indent=4).encode()
+        for k, v in sorted(out.items())
+    }

@@ -40,12 +40,14 @@ def site_settings() -> dict:
     resource (``defs/site/resources.py``) binds, with its defaults."""
     from arena_assets.envfile import setting
 
-    return {"root": setting("ARENA_SITE_ROOT", "./data/site"),
-            "site_name": setting("ARENA_SITE_NAME", "") or "Arena leaderboard",
-            "public_url": setting("ARENA_SITE_PUBLIC_URL", ""),
-            "deprecate_after_months": _int_setting("ARENA_SITE_DEPRECATE_AFTER_MONTHS", 2),
-            "plot_top": _int_setting("ARENA_SITE_PLOT_TOP", 30),
-            "heatmap_top": _int_setting("ARENA_SITE_HEATMAP_TOP", 20)}
+    return {
+        "root": setting("ARENA_SITE_ROOT", "./data/site"),
+        "site_name": setting("ARENA_SITE_NAME", "") or "Arena leaderboard",
+        "public_url": setting("ARENA_SITE_PUBLIC_URL", ""),
+        "deprecate_after_months": _int_setting("ARENA_SITE_DEPRECATE_AFTER_MONTHS", 2),
+        "plot_top": _int_setting("ARENA_SITE_PLOT_TOP", 30),
+        "heatmap_top": _int_setting("ARENA_SITE_HEATMAP_TOP", 20),
+    }
 
 
 def run_site(args: argparse.Namespace) -> int:
@@ -59,14 +61,20 @@ def run_site(args: argparse.Namespace) -> int:
     settings = site_settings()
     root_url = args.root or settings["root"]
     if args.serve and "://" in root_url:
-        raise SystemExit(f"arena-assets site: --serve needs a local site root, not {root_url} "
-                         "(any static host serves an s3:// site as it is)")
+        raise SystemExit(
+            f"arena-assets site: --serve needs a local site root, not {root_url} "
+            "(any static host serves an s3:// site as it is)"
+        )
     from arena_assets.pipeline.cli import _storage_options
     from arena_assets.site.build import SiteOptions
     from arena_assets.site.publish import SiteRoot
 
-    options = SiteOptions(site_name=settings["site_name"], plot_top=settings["plot_top"],
-                          heatmap_top=settings["heatmap_top"], workers=args.workers)
+    options = SiteOptions(
+        site_name=settings["site_name"],
+        plot_top=settings["plot_top"],
+        heatmap_top=settings["heatmap_top"],
+        workers=args.workers,
+    )
     root = SiteRoot(root_url, _storage_options(root_url), public_url=settings["public_url"])
     if args.dry_run:
         return _dry_run(args, month, root, settings, options)
@@ -86,17 +94,26 @@ def run_site(args: argparse.Namespace) -> int:
         try:
             registry = registry_info(load_model_records(raw_root, _storage_options(raw_root)))
             step = leaderboard_site_month(
-                lake, month, root, registry=registry,
+                lake,
+                month,
+                root,
+                registry=registry,
                 min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300),
-                deprecate_after_months=settings["deprecate_after_months"], options=options)
+                deprecate_after_months=settings["deprecate_after_months"],
+                options=options,
+            )
         except (FileNotFoundError, ValueError) as exc:
             raise SystemExit(f"arena-assets site: {exc}") from None
-        print(f"{month}: {step.files} files, {step.bytes_written:,} bytes, "
-              f"{len(step.boards)} boards, {step.models} model pages -> {step.page_url}")
+        print(
+            f"{month}: {step.files} files, {step.bytes_written:,} bytes, "
+            f"{len(step.boards)} boards, {step.models} model pages -> {step.page_url}"
+        )
         print(f"  {card_line(step.data_card, month)}; seconds {step.seconds}")
         for board, (site_votes, used) in step.mismatched_boards.items():
-            print(f"  WARNING {board}: the site counts {site_votes:,} votes, the leaderboard "
-                  f"used {used:,}: rematerialize arena_leaderboard for {month}")
+            print(
+                f"  WARNING {board}: the site counts {site_votes:,} votes, the leaderboard "
+                f"used {used:,}: rematerialize arena_leaderboard for {month}"
+            )
     if args.serve:
         return _serve(root.path, args.host, args.port, month)
     return 0
@@ -122,25 +139,31 @@ def _dry_run(args: argparse.Namespace, month: str, root, settings: dict, options
         raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
         try:
             site, _ = read_month_site(
-                Lake(lake_root, _storage_options(lake_root)), month,
+                Lake(lake_root, _storage_options(lake_root)),
+                month,
                 registry=registry_info(load_model_records(raw_root, _storage_options(raw_root))),
                 min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300),
-                deprecate_after_months=settings["deprecate_after_months"])
+                deprecate_after_months=settings["deprecate_after_months"],
+            )
         except (FileNotFoundError, ValueError) as exc:
             raise SystemExit(f"arena-assets site: {exc}") from None
     changes = month_changes(root, month, build_month(site, options).files)
     folder = f"{root.url}/{month}/"
     overwrites = len(changes["replaced"]) + len(changes["removed"])
     print(f"dry run, nothing written: {month} -> {folder}")
-    print(f"  overwrites {overwrites} existing file(s): {len(changes['replaced'])} replaced, "
-          f"{len(changes['removed'])} removed; {len(changes['new'])} new, "
-          f"{len(changes['unchanged'])} unchanged")
+    print(
+        f"  overwrites {overwrites} existing file(s): {len(changes['replaced'])} replaced, "
+        f"{len(changes['removed'])} removed; {len(changes['new'])} new, "
+        f"{len(changes['unchanged'])} unchanged"
+    )
     for kind in ("replaced", "removed"):
         for name in changes[kind]:
             print(f"  {kind} {folder}{name}")
     months = root.months()
-    print(f"  rebuilds {root.url}/index.html and history.html from "
-          f"{len(set(months) | {month})} month(s)")
+    print(
+        f"  rebuilds {root.url}/index.html and history.html from "
+        f"{len(set(months) | {month})} month(s)"
+    )
     return 0
 
 
@@ -151,30 +174,42 @@ def card_line(card: dict | None, month: str) -> str:
     from arena_assets.site.extras import card_sentence
 
     c = card["up_to_month"]
-    return (f"votes up to {month}: {c['votes_in']:,} in = {c['ingest_rejects']:,} ingest "
-            f"rejects + {c['shown']:,} on the overall board + {sum(c['filtered'].values()):,} "
-            f"filtered + {c['kept_without_winner'] + c['kept_off_board']:,} kept but unusable"
-            f" -- {card_sentence(card)}")
+    return (
+        f"votes up to {month}: {c['votes_in']:,} in = {c['ingest_rejects']:,} ingest "
+        f"rejects + {c['shown']:,} on the overall board + {sum(c['filtered'].values()):,} "
+        f"filtered + {c['kept_without_winner'] + c['kept_off_board']:,} kept but unusable"
+        f" -- {card_sentence(card)}"
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
-        "site", help="build a month of the static leaderboard site (ARENA_SITE_ROOT)",
+        "site",
+        help="build a month of the static leaderboard site (ARENA_SITE_ROOT)",
         description="Writes <root>/<MONTH>/ (a page per board and per model, SVG figures, "
         "downloads) and rebuilds the root's index and history. Reads the lake "
-        "(ARENA_LAKE_ROOT), or with --catalog the published arena-catalog JSON files.")
+        "(ARENA_LAKE_ROOT), or with --catalog the published arena-catalog JSON files.",
+    )
     p.add_argument("--month", required=True, help="the month, YYYY-MM")
-    p.add_argument("--serve", action="store_true",
-                   help="then serve the site on http://HOST:PORT until Ctrl-C")
+    p.add_argument(
+        "--serve", action="store_true", help="then serve the site on http://HOST:PORT until Ctrl-C"
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="0 = any free port")
     p.add_argument("--root", default=None, help="site root (default ARENA_SITE_ROOT)")
     p.add_argument("--lake", default=None, help="lake root (default ARENA_LAKE_ROOT)")
-    p.add_argument("--catalog", default=None, metavar="DIR",
-                   help="render the leaderboard-*.json files of an arena-catalog data folder "
-                   "as the month's boards instead of the lake")
+    p.add_argument(
+        "--catalog",
+        default=None,
+        metavar="DIR",
+        help="render the leaderboard-*.json files of an arena-catalog data folder "
+        "as the month's boards instead of the lake",
+    )
     p.add_argument("--workers", type=int, default=2, help="processes drawing the figures")
-    p.add_argument("--dry-run", action="store_true",
-                   help="build the month in memory and list the files under the site root it "
-                   "would overwrite or remove; write nothing")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="build the month in memory and list the files under the site root it "
+        "would overwrite or remove; write nothing",
+    )
     p.set_defaults(func=run_site)

@@ -18,8 +18,16 @@ from arena_assets.site.render import missing, num, page, sig
 
 PAGE = "copilot.html"
 FIGURE = "plots/copilot-intervals.svg"
-HEADERS = ["Rank (UB)", "Model", "Score", "Interval", "Battles", "Acceptance rate",
-           "Median latency (s)", "Median wait (s)"]
+HEADERS = [
+    "Rank (UB)",
+    "Model",
+    "Score",
+    "Interval",
+    "Battles",
+    "Acceptance rate",
+    "Median latency (s)",
+    "Median wait (s)",
+]
 NUMS = (0, 2, 4, 5, 6, 7)
 
 
@@ -34,9 +42,19 @@ def _interval(row: dict) -> str:
 
 
 def _rows(rows: list[dict]) -> list[tuple]:
-    return [(r.get("rank_ub") if r.get("rank_ub") is not None else "—", r["model"], num(r.get("rating")),
-             _interval(r), num(r.get("battles")), _pct(r.get("acceptance_rate")),
-             sig(r.get("median_latency"), 3), sig(r.get("median_pair_latency"), 3)) for r in rows]
+    return [
+        (
+            r.get("rank_ub") if r.get("rank_ub") is not None else "—",
+            r["model"],
+            num(r.get("rating")),
+            _interval(r),
+            num(r.get("battles")),
+            _pct(r.get("acceptance_rate")),
+            sig(r.get("median_latency"), 3),
+            sig(r.get("median_pair_latency"), 3),
+        )
+        for r in rows
+    ]
 
 
 def _board_title(name: str) -> str:
@@ -52,8 +70,12 @@ def copilot_summary(data: dict | None) -> dict | None:
     if not data or not data.get("boards", {}).get("overall"):
         return None
     top = data["boards"]["overall"][0]
-    return {"href": PAGE, "leader": top["model"], "models": len(data["boards"]["overall"]),
-            "pairs": data.get("figures", {}).get("accepted_pairs")}
+    return {
+        "href": PAGE,
+        "leader": top["model"],
+        "models": len(data["boards"]["overall"]),
+        "pairs": data.get("figures", {}).get("accepted_pairs"),
+    }
 
 
 def copilot_files(data: dict | None, common: dict) -> dict[str, bytes]:
@@ -62,32 +84,73 @@ def copilot_files(data: dict | None, common: dict) -> dict[str, bytes]:
     if copilot_summary(data) is None:
         return {}
     boards, figures = data["boards"], data.get("figures", {})
-    order = ["overall", "latency_controlled", *sorted(k for k in boards if k.startswith("file_type:"))]
+    order = [
+        "overall",
+        "latency_controlled",
+        *sorted(k for k in boards if k.startswith("file_type:")),
+    ]
     overall = boards["overall"]
-    files = draw_all([(FIGURE, "intervals", dict(
-        models=[r["model"] for r in overall], rating=[r["rating"] for r in overall],
-        lower=[r["lower"] for r in overall], upper=[r["upper"] for r in overall],
-        title="Copilot Arena: score with interval"))])
+    files = draw_all(
+        [
+            (
+                FIGURE,
+                "intervals",
+                dict(
+                    models=[r["model"] for r in overall],
+                    rating=[r["rating"] for r in overall],
+                    lower=[r["lower"] for r in overall],
+                    upper=[r["upper"] for r in overall],
+                    title="Copilot Arena: score with interval",
+                ),
+            )
+        ]
+    )
     latency, months = data.get("latency_control", {}), figures.get("months", [])
-    waits = [(f"{w['wait_from_s']:g}–{w['wait_to_s']:g} s" if w.get("wait_to_s") is not None
-              else f"≥ {w['wait_from_s']:g} s", num(w["pairs"]), _pct(w["acceptance_rate"]))
-             for w in figures.get("acceptance_by_wait", [])]
-    facts = [("Completion pairs shown", num(figures.get("pairs"))),
-             ("Pairs with an accepted completion", num(figures.get("accepted_pairs"))),
-             ("Pairs from the server's records", num(figures.get("logged_pairs"))),
-             ("Acceptance rate (server records)", _pct(figures.get("acceptance_rate"))),
-             ("Top completion's share of acceptances", _pct(figures.get("top_share")))]
-    coef = ("—" if "coef" not in latency else
-            f"{sig(latency['coef'], 3)} ({sig(latency.get('lower'), 3)} to {sig(latency.get('upper'), 3)}), "
-            f"{num(latency.get('pairs'))} pairs with both latencies")
+    waits = [
+        (
+            f"{w['wait_from_s']:g}–{w['wait_to_s']:g} s"
+            if w.get("wait_to_s") is not None
+            else f"≥ {w['wait_from_s']:g} s",
+            num(w["pairs"]),
+            _pct(w["acceptance_rate"]),
+        )
+        for w in figures.get("acceptance_by_wait", [])
+    ]
+    facts = [
+        ("Completion pairs shown", num(figures.get("pairs"))),
+        ("Pairs with an accepted completion", num(figures.get("accepted_pairs"))),
+        ("Pairs from the server's records", num(figures.get("logged_pairs"))),
+        ("Acceptance rate (server records)", _pct(figures.get("acceptance_rate"))),
+        ("Top completion's share of acceptances", _pct(figures.get("top_share"))),
+    ]
+    coef = (
+        "—"
+        if "coef" not in latency
+        else f"{sig(latency['coef'], 3)} ({sig(latency.get('lower'), 3)} to {sig(latency.get('upper'), 3)}), "
+        f"{num(latency.get('pairs'))} pairs with both latencies"
+    )
     level = figures.get("ci_level")
     files[PAGE] = page(
-        "copilot.html", **common | ({"level_pct": f"{level:.0%}"} if level else {}), title="Copilot Arena",
-        tables=[{"name": k, "title": _board_title(k), "rows": _rows(boards[k])} for k in order if k in boards],
-        headers=HEADERS, nums=NUMS, figure_src=FIGURE, facts=facts, waits=waits,
-        latency_coef=coef, latency_error=latency.get("error"),
+        "copilot.html",
+        **common | ({"level_pct": f"{level:.0%}"} if level else {}),
+        title="Copilot Arena",
+        tables=[
+            {"name": k, "title": _board_title(k), "rows": _rows(boards[k])}
+            for k in order
+            if k in boards
+        ],
+        headers=HEADERS,
+        nums=NUMS,
+        figure_src=FIGURE,
+        facts=facts,
+        waits=waits,
+        latency_coef=coef,
+        latency_error=latency.get("error"),
         months=" to ".join(months[:1] + months[-1:]) if len(months) > 1 else "",
         unaccepted_as_ties=bool(figures.get("include_unaccepted")),
-        notes=data.get("notes", {}))
-    files["downloads/copilot_leaderboard.json"] = json.dumps(data, indent=1, sort_keys=True).encode()
+        notes=data.get("notes", {}),
+    )
+    files["downloads/copilot_leaderboard.json"] = json.dumps(
+        data, indent=1, sort_keys=True
+    ).encode()
     return files

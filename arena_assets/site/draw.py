@@ -11,7 +11,6 @@ from __future__ import annotations
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
-
 POOL_MIN_JOBS = 40
 
 
@@ -36,7 +35,7 @@ def draw_all(jobs: list[tuple], workers: int = 1) -> dict[str, bytes]:
     if workers <= 1 or len(jobs) < POOL_MIN_JOBS:
         return dict(_draw_chunk(jobs))
     # a few chunks per worker: one start-up (importing matplotlib) per process, balanced
-    chunks = [jobs[i::workers * 2] for i in range(workers * 2)]
+    chunks = [jobs[i :: workers * 2] for i in range(workers * 2)]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
         done = [pair for part in pool.map(_draw_chunk, chunks) for pair in part]
     return dict(sorted(done))

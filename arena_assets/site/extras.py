@@ -15,11 +15,18 @@ AGREEMENT = (  # bench_vs_human key -> (name, what it says)
     ("n_models", "Shared models", "models on both boards"),
     ("spearman", "Spearman", "rank correlation of the two orders"),
     ("kendall", "Kendall", "share of pairs in the same order, rescaled to [-1, 1]"),
-    ("agreement_with_confidence", "Agreement with confidence",
-     "pairs the votes separate that the bench separates the same way"),
+    (
+        "agreement_with_confidence",
+        "Agreement with confidence",
+        "pairs the votes separate that the bench separates the same way",
+    ),
     ("separability_bench", "Separability (bench)", "pairs whose bench intervals do not overlap"),
     ("separability_human", "Separability (votes)", "pairs whose arena intervals do not overlap"),
-    ("brier", "Brier score", "error of the bench's win forecasts for the votes' order (lower is better)"),
+    (
+        "brier",
+        "Brier score",
+        "error of the bench's win forecasts for the votes' order (lower is better)",
+    ),
 )
 
 
@@ -28,16 +35,31 @@ def month_extras(site, tables, downloads: list[str]) -> tuple[dict, list]:
     jobs: list = []
     ctx: dict = {"previous_month": site.previous_month}
     overall = site.plain().get("overall")
-    m = movers(overall.ranked, site.previous, month_votes=site.month_votes,
-               previous_votes=site.previous_votes) if overall is not None else None
-    ctx["movers"] = [] if m is None else [
-        (link(f"models/{slug(name)}.html", name), before, now, f"{before - now:+d}")
-        for name, before, now in m.up + m.down]
+    m = (
+        movers(
+            overall.ranked,
+            site.previous,
+            month_votes=site.month_votes,
+            previous_votes=site.previous_votes,
+        )
+        if overall is not None
+        else None
+    )
+    ctx["movers"] = (
+        []
+        if m is None
+        else [
+            (link(f"models/{slug(name)}.html", name), before, now, f"{before - now:+d}")
+            for name, before, now in m.up + m.down
+        ]
+    )
     ctx["new_models"] = [] if m is None or site.previous is None else m.new
     ctx["retired"] = [] if m is None else m.retired
-    ctx["movers_note"] = ("Rank (UB) among every ranked model, deprecated ones included."
-                          if site.previous is not None else
-                          "No earlier month: every model on the board is new.")
+    ctx["movers_note"] = (
+        "Rank (UB) among every ranked model, deprecated ones included."
+        if site.previous is not None
+        else "No earlier month: every model on the board is new."
+    )
     ctx["history_plot"] = _history(site, jobs)
     ctx.update(_style(site, jobs))
     ctx.update(_bench(site, jobs))
@@ -55,10 +77,22 @@ def _history(site, jobs) -> str | None:
     series = []
     for model in leaders.to_list():
         line = h.filter(pl.col("model") == model).sort("snapshot_month")
-        series.append((model, line["snapshot_month"].to_list(), line["rating"].to_list(),
-                       line["lower"].to_list(), line["upper"].to_list()))
-    jobs.append(("plots/history.svg", "history",
-                 dict(series=series, title=f"Overall score up to {site.month}")))
+        series.append(
+            (
+                model,
+                line["snapshot_month"].to_list(),
+                line["rating"].to_list(),
+                line["lower"].to_list(),
+                line["upper"].to_list(),
+            )
+        )
+    jobs.append(
+        (
+            "plots/history.svg",
+            "history",
+            dict(series=series, title=f"Overall score up to {site.month}"),
+        )
+    )
     return "plots/history.svg"
 
 
@@ -66,17 +100,35 @@ def _style(site, jobs) -> dict:
     coef = site.style_coefficients
     if coef is None or coef.is_empty():
         return {"style_rows": [], "style_note": "No style-controlled board this month."}
-    rows = [(r["feature"], sig(r["coef"]),
-             "—" if missing(r["lower"]) else f"{sig(r['lower'])} to {sig(r['upper'])}",
-             num(r.get("coef_rating"), 1)) for r in coef.iter_rows(named=True)]
+    rows = [
+        (
+            r["feature"],
+            sig(r["coef"]),
+            "—" if missing(r["lower"]) else f"{sig(r['lower'])} to {sig(r['upper'])}",
+            num(r.get("coef_rating"), 1),
+        )
+        for r in coef.iter_rows(named=True)
+    ]
     good = coef.filter(pl.col("coef").is_not_nan() & pl.col("coef").is_not_null())
     if not good.is_empty():
-        jobs.append(("plots/style-coefficients.svg", "coefficients", dict(
-            names=good["feature"].to_list(), coef=good["coef"].to_list(),
-            lower=good["lower"].to_list(), upper=good["upper"].to_list(),
-            title="Style coefficients (overall board)")))
-    return {"style_rows": rows, "style_note": "",
-            "style_plot": "plots/style-coefficients.svg" if not good.is_empty() else None}
+        jobs.append(
+            (
+                "plots/style-coefficients.svg",
+                "coefficients",
+                dict(
+                    names=good["feature"].to_list(),
+                    coef=good["coef"].to_list(),
+                    lower=good["lower"].to_list(),
+                    upper=good["upper"].to_list(),
+                    title="Style coefficients (overall board)",
+                ),
+            )
+        )
+    return {
+        "style_rows": rows,
+        "style_note": "",
+        "style_plot": "plots/style-coefficients.svg" if not good.is_empty() else None,
+    }
 
 
 def _bench(site, jobs) -> dict:
@@ -84,9 +136,14 @@ def _bench(site, jobs) -> dict:
     if b is None or b.is_empty():
         return {"bench_rows": [], "bench_note": f"No bench leaderboard for {site.month}."}
     b = b.sort(["win_rate", "model"], descending=[True, False])
-    cols = [("Model", "model"), ("Score (win rate %)", "win_rate"), ("Interval", "lower"),
-            ("BT rating", "bt_rating"), ("Style-controlled", "style_rating"),
-            ("Avg tokens", "avg_tokens")]
+    cols = [
+        ("Model", "model"),
+        ("Score (win rate %)", "win_rate"),
+        ("Interval", "lower"),
+        ("BT rating", "bt_rating"),
+        ("Style-controlled", "style_rating"),
+        ("Avg tokens", "avg_tokens"),
+    ]
     cols = [(h, c) for h, c in cols if c in b.columns]
     rows = []
     for r in b.iter_rows(named=True):
@@ -97,19 +154,38 @@ def _bench(site, jobs) -> dict:
             elif c == "win_rate":
                 row.append(num(100 * r["win_rate"], 1))
             elif c == "lower":
-                row.append("—" if missing(r["lower"]) else
-                           f"{100 * r['lower']:.1f} to {100 * r['upper']:.1f}")
+                row.append(
+                    "—"
+                    if missing(r["lower"])
+                    else f"{100 * r['lower']:.1f} to {100 * r['upper']:.1f}"
+                )
             else:
                 row.append(num(r[c]))
         rows.append(row)
-    jobs.append(("plots/bench.svg", "win_rate_intervals", dict(
-        models=b["model"].to_list(), rate=b["win_rate"].to_list(), lower=b["lower"].to_list(),
-        upper=b["upper"].to_list(), title=f"Bench {site.month}")))
-    ctx = {"bench_headers": [h for h, _ in cols], "bench_rows": rows,
-           "bench_nums": tuple(range(1, len(cols))), "bench_plot": "plots/bench.svg",
-           "bench_note": "Answers of the candidate models to the month's bench prompts, "
-                         "judged pairwise against the baseline (both orders).",
-           "agreement_rows": [], "agreement_plot": None, "agreement_note": ""}
+    jobs.append(
+        (
+            "plots/bench.svg",
+            "win_rate_intervals",
+            dict(
+                models=b["model"].to_list(),
+                rate=b["win_rate"].to_list(),
+                lower=b["lower"].to_list(),
+                upper=b["upper"].to_list(),
+                title=f"Bench {site.month}",
+            ),
+        )
+    )
+    ctx = {
+        "bench_headers": [h for h, _ in cols],
+        "bench_rows": rows,
+        "bench_nums": tuple(range(1, len(cols))),
+        "bench_plot": "plots/bench.svg",
+        "bench_note": "Answers of the candidate models to the month's bench prompts, "
+        "judged pairwise against the baseline (both orders).",
+        "agreement_rows": [],
+        "agreement_plot": None,
+        "agreement_note": "",
+    }
     vs = site.vs_human or {}
     if "error" in vs or not vs:
         ctx["agreement_note"] = vs.get("error", "No human board to compare with.")
@@ -121,11 +197,21 @@ def _bench(site, jobs) -> dict:
     overall = site.plain().get("overall")
     if overall is not None and "bt_rating" in b.columns:
         shared = b.join(overall.ranked.select("model", human="rating"), on="model").drop_nulls(
-            ["bt_rating", "human"])
+            ["bt_rating", "human"]
+        )
         if shared.height >= 2:
-            jobs.append(("plots/bench-vs-human.svg", "bench_vs_human", dict(
-                models=shared["model"].to_list(), bench=shared["bt_rating"].to_list(),
-                human=shared["human"].to_list(), title="Bench vs arena")))
+            jobs.append(
+                (
+                    "plots/bench-vs-human.svg",
+                    "bench_vs_human",
+                    dict(
+                        models=shared["model"].to_list(),
+                        bench=shared["bt_rating"].to_list(),
+                        human=shared["human"].to_list(),
+                        title="Bench vs arena",
+                    ),
+                )
+            )
             ctx["agreement_plot"] = "plots/bench-vs-human.svg"
     return ctx
 
@@ -134,25 +220,51 @@ def _card(site) -> dict:
     card = site.data_card
     skipped = [(board_title(k), why) for k, why in sorted(site.skipped_boards.items())]
     if card is None:
-        return {"card_rows": [], "card_note": "No vote counts for this month: there is no "
-                "overall board to count them against (not checked).",
-                "skipped_boards": skipped, "card_check": ""}
+        return {
+            "card_rows": [],
+            "card_note": "No vote counts for this month: there is no "
+            "overall board to count them against (not checked).",
+            "skipped_boards": skipped,
+            "card_check": "",
+        }
     month, upto = card["month"], card["up_to_month"]
-    rows = [("Votes in (vote lines read)", num(month["votes_in"]), num(upto["votes_in"])),
-            ("Ingest rejects (vote lines)", num(month["ingest_rejects"]),
-             num(upto["ingest_rejects"])),
-            ("On the overall board", num(month["shown"]), num(upto["shown"]))]
-    for reason in sorted(set(month["filtered"]) | set(upto["filtered"]),
-                         key=lambda r: (-upto["filtered"].get(r, 0), r)):
-        rows.append((f"Filtered: {reason}", num(month["filtered"].get(reason, 0)),
-                     num(upto["filtered"].get(reason, 0))))
+    rows = [
+        ("Votes in (vote lines read)", num(month["votes_in"]), num(upto["votes_in"])),
+        ("Ingest rejects (vote lines)", num(month["ingest_rejects"]), num(upto["ingest_rejects"])),
+        ("On the overall board", num(month["shown"]), num(upto["shown"])),
+    ]
+    for reason in sorted(
+        set(month["filtered"]) | set(upto["filtered"]),
+        key=lambda r: (-upto["filtered"].get(r, 0), r),
+    ):
+        rows.append(
+            (
+                f"Filtered: {reason}",
+                num(month["filtered"].get(reason, 0)),
+                num(upto["filtered"].get(reason, 0)),
+            )
+        )
     if upto["kept_without_winner"]:
-        rows.append(("Kept, no winner recorded", num(month["kept_without_winner"]),
-                     num(upto["kept_without_winner"])))
-    rows.append(("Kept, with a model the board leaves out", num(month["kept_off_board"]),
-                 num(upto["kept_off_board"])))
-    return {"card_rows": rows, "card_check": card_sentence(card), "skipped_boards": skipped,
-            "card_note": ""}
+        rows.append(
+            (
+                "Kept, no winner recorded",
+                num(month["kept_without_winner"]),
+                num(upto["kept_without_winner"]),
+            )
+        )
+    rows.append(
+        (
+            "Kept, with a model the board leaves out",
+            num(month["kept_off_board"]),
+            num(upto["kept_off_board"]),
+        )
+    )
+    return {
+        "card_rows": rows,
+        "card_check": card_sentence(card),
+        "skipped_boards": skipped,
+        "card_note": "",
+    }
 
 
 def card_sentence(card: dict) -> str:
@@ -161,23 +273,31 @@ def card_sentence(card: dict) -> str:
     problems = []
     for name, part in (("up to the month", upto), ("in the month", card["month"])):
         if part["votes_in"] != part["accounted"]:
-            problems.append(f"{name}, {num(part['votes_in'])} votes in but "
-                            f"{num(part['accounted'])} accounted for")
+            problems.append(
+                f"{name}, {num(part['votes_in'])} votes in but "
+                f"{num(part['accounted'])} accounted for"
+            )
     used = upto.get("board_used")
     if used is not None and used != upto["shown"]:
-        problems.append(f"the leaderboard fitted {num(used)} votes, the card counts "
-                        f"{num(upto['shown'])} on it (rematerialize arena_leaderboard)")
+        problems.append(
+            f"the leaderboard fitted {num(used)} votes, the card counts "
+            f"{num(upto['shown'])} on it (rematerialize arena_leaderboard)"
+        )
     if problems:
         return "The counts do NOT add up: " + "; ".join(problems) + "."
-    fitted = ("" if used is None else
-              f" The leaderboard's own count of the votes it fitted agrees ({num(used)}).")
-    return ("Votes in = ingest rejects + on the board + filtered + kept but unusable: holds."
-            + fitted)
+    fitted = (
+        ""
+        if used is None
+        else f" The leaderboard's own count of the votes it fitted agrees ({num(used)})."
+    )
+    return (
+        "Votes in = ingest rejects + on the board + filtered + kept but unusable: holds." + fitted
+    )
 
 
 DOWNLOADS = {
     "leaderboard-text.json": "arena-catalog layout: {category: {model: {rating, rating_q975, "
-                             "rating_q025}}}, deprecated models left out",
+    "rating_q025}}}, deprecated models left out",
     "leaderboard-text-style-control.json": "the same, style-controlled",
     "leaderboard-vision.json": "the vision boards, same layout",
     "leaderboard-vision-style-control.json": "the vision boards, style-controlled",
@@ -191,9 +311,17 @@ DOWNLOADS = {
 def _download_list(names: list[str]) -> list[tuple[str, str, str]]:
     order = list(DOWNLOADS)
     pairs = [n for n in names if n.startswith("downloads/pairs/")]
-    names = sorted((n.removeprefix("downloads/") for n in names if n not in pairs),
-                   key=lambda n: (order.index(n) if n in order else len(order), n))
+    names = sorted(
+        (n.removeprefix("downloads/") for n in names if n not in pairs),
+        key=lambda n: (order.index(n) if n in order else len(order), n),
+    )
     out = [(f"downloads/{n}", n, DOWNLOADS.get(n, "")) for n in names]
-    return out + [(n, n.removeprefix("downloads/"), "the numbers behind the board's pair "
-                   "figures (win fraction and battle count without ties, average win rate)")
-                  for n in sorted(pairs)]
+    return out + [
+        (
+            n,
+            n.removeprefix("downloads/"),
+            "the numbers behind the board's pair "
+            "figures (win fraction and battle count without ties, average win rate)",
+        )
+        for n in sorted(pairs)
+    ]

@@ -96,8 +96,9 @@ def average_win_rate(pairs: PairCounts) -> dict[str, float]:
     return dict(zip(pairs.models, mean.tolist()))
 
 
-def predicted_win_rate(rating_a: float, rating_b: float, scale: float = 400.0,
-                       base: float = 10.0) -> float:
+def predicted_win_rate(
+    rating_a: float, rating_b: float, scale: float = 400.0, base: float = 10.0
+) -> float:
     """Bradley-Terry's chance that A beats B (a tie counting half), on the Elo scale."""
     return 1.0 / (1.0 + base ** ((rating_b - rating_a) / scale))
 
@@ -115,13 +116,22 @@ def head_to_heads(pairs: PairCounts, model: str, ratings: dict[str, float]) -> p
         n = w + l_ + t
         if j == i or n == 0:
             continue
-        predicted = (predicted_win_rate(ratings[model], ratings[other])
-                     if model in ratings and other in ratings else None)
+        predicted = (
+            predicted_win_rate(ratings[model], ratings[other])
+            if model in ratings and other in ratings
+            else None
+        )
         rows.append((other, n, w, t, l_, (w + 0.5 * t) / n, predicted))
     frame = pl.DataFrame(rows, schema=HEAD_TO_HEAD_SCHEMA, orient="row")
     return frame.sort(["battles", "opponent"], descending=[True, False])
 
 
-HEAD_TO_HEAD_SCHEMA = {"opponent": pl.String, "battles": pl.Int64, "wins": pl.Int64,
-                       "ties": pl.Int64, "losses": pl.Int64, "empirical": pl.Float64,
-                       "predicted": pl.Float64}
+HEAD_TO_HEAD_SCHEMA = {
+    "opponent": pl.String,
+    "battles": pl.Int64,
+    "wins": pl.Int64,
+    "ties": pl.Int64,
+    "losses": pl.Int64,
+    "empirical": pl.Float64,
+    "predicted": pl.Float64,
+}

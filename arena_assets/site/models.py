@@ -8,7 +8,6 @@ from arena_assets.site.names import board_order, reason_sentence, slug
 from arena_assets.site.render import board_link, ci, link, num, page, safe_url, sig, signed
 from arena_assets.site.tables import ModelInfo, category_ranks
 
-
 HISTORY_BATCH = 25
 
 
@@ -38,16 +37,26 @@ def _overall_text(tables, rows: dict[str, dict], model: str) -> str:
     if r["status"] != "ranked":
         return f"unranked, because {reason_sentence(r['reason'])} ({num(r['votes'])} votes)"
     rank = r["rank_all"] if r["deprecated"] else r["rank"]
-    return (f"Rank (UB) {rank} · score {num(r['rating'])} "
-            f"({ci(r['rating'], r['lower'], r['upper'])}) · {num(r['votes'])} votes")
+    return (
+        f"Rank (UB) {rank} · score {num(r['rating'])} "
+        f"({ci(r['rating'], r['lower'], r['upper'])}) · {num(r['votes'])} votes"
+    )
 
 
 def model_pages(site, tables, options) -> tuple[dict[str, bytes], list]:
     files, jobs, histories = {}, [], []
     overall = site.plain().get("overall")
     ratings = overall.ratings() if overall is not None else {}
-    history = ({k[0]: v for k, v in site.history.sort("snapshot_month").partition_by(
-        "model", as_dict=True).items()} if site.history is not None else {})
+    history = (
+        {
+            k[0]: v
+            for k, v in site.history.sort("snapshot_month")
+            .partition_by("model", as_dict=True)
+            .items()
+        }
+        if site.history is not None
+        else {}
+    )
     order = {k: i for i, k in enumerate(board_order({k for k, _ in tables}))}
     ranks = category_ranks({k: t for (k, s), t in tables.items() if not s})
     overall_rows = _overall_rows(tables)
@@ -57,41 +66,89 @@ def model_pages(site, tables, options) -> tuple[dict[str, bytes], list]:
         categories = []
         for r in sorted(ranks.get(model, []), key=lambda r: order.get(r["board"], 0)):
             ranked = r["status"] == "ranked"
-            categories.append((
-                board_link(r["board"], "../"),
-                r["rank"] if ranked else f"unranked: {reason_sentence(r['reason'])}",
-                signed(r["delta"])[0],
-                num(r["rating"]), ci(r["rating"], r["lower"], r["upper"]), num(r["votes"])))
+            categories.append(
+                (
+                    board_link(r["board"], "../"),
+                    r["rank"] if ranked else f"unranked: {reason_sentence(r['reason'])}",
+                    signed(r["delta"])[0],
+                    num(r["rating"]),
+                    ci(r["rating"], r["lower"], r["upper"]),
+                    num(r["votes"]),
+                )
+            )
         history_rows, plot = [], None
         mine = history.get(model)
         if mine is not None and not mine.is_empty():
-            history_rows = [(r["snapshot_month"], num(r["rating"]),
-                             ci(r["rating"], r["lower"], r["upper"]), r["rank_ub"],
-                             num(r["battles"])) for r in mine.iter_rows(named=True)]
+            history_rows = [
+                (
+                    r["snapshot_month"],
+                    num(r["rating"]),
+                    ci(r["rating"], r["lower"], r["upper"]),
+                    r["rank_ub"],
+                    num(r["battles"]),
+                )
+                for r in mine.iter_rows(named=True)
+            ]
             plot = f"plots/model-{name}.svg"
-            histories.append((plot, (model, mine["snapshot_month"].to_list(),
-                                     mine["rating"].to_list(), mine["lower"].to_list(),
-                                     mine["upper"].to_list()),
-                              f"{model}: overall score per month"))
+            histories.append(
+                (
+                    plot,
+                    (
+                        model,
+                        mine["snapshot_month"].to_list(),
+                        mine["rating"].to_list(),
+                        mine["lower"].to_list(),
+                        mine["upper"].to_list(),
+                    ),
+                    f"{model}: overall score per month",
+                )
+            )
         h2h = []
         if overall is not None and overall.pairs is not None:
             for r in head_to_heads(overall.pairs, model, ratings).iter_rows(named=True):
-                diff = (None if r["predicted"] is None
-                        else f"{100 * (r['empirical'] - r['predicted']):+.1f} pts")
-                h2h.append((link(f"{slug(r['opponent'])}.html", r["opponent"]), num(r["battles"]), num(r["wins"]), num(r["ties"]),
-                            num(r["losses"]), f"{100 * r['empirical']:.1f} %",
-                            "—" if r["predicted"] is None else f"{100 * r['predicted']:.1f} %",
-                            diff or "—"))
+                diff = (
+                    None
+                    if r["predicted"] is None
+                    else f"{100 * (r['empirical'] - r['predicted']):+.1f} pts"
+                )
+                h2h.append(
+                    (
+                        link(f"{slug(r['opponent'])}.html", r["opponent"]),
+                        num(r["battles"]),
+                        num(r["wins"]),
+                        num(r["ties"]),
+                        num(r["losses"]),
+                        f"{100 * r['empirical']:.1f} %",
+                        "—" if r["predicted"] is None else f"{100 * r['predicted']:.1f} %",
+                        diff or "—",
+                    )
+                )
         files[f"models/{name}.html"] = page(
-            "model.html", site_name=options.site_name, month=site.month, up="../",
-            home="../../", title=model, model=model, info=info, link=safe_url(info.link),
+            "model.html",
+            site_name=options.site_name,
+            month=site.month,
+            up="../",
+            home="../../",
+            title=model,
+            model=model,
+            info=info,
+            link=safe_url(info.link),
             deprecated=model in site.deprecated,
             overall_text=_overall_text(tables, overall_rows, model),
-            categories=categories, history_rows=history_rows,
-            history_plot=f"../{plot}" if plot else None, h2h=h2h, sig=sig)
+            categories=categories,
+            history_rows=history_rows,
+            history_plot=f"../{plot}" if plot else None,
+            h2h=h2h,
+            sig=sig,
+        )
     # the history figures in batches (one reused figure each), a few per worker process
     for start in range(0, len(histories), HISTORY_BATCH):
-        batch = histories[start:start + HISTORY_BATCH]
-        jobs.append((tuple(p for p, _, _ in batch), "histories",
-                     dict(series=[s for _, s, _ in batch], titles=[t for _, _, t in batch])))
+        batch = histories[start : start + HISTORY_BATCH]
+        jobs.append(
+            (
+                tuple(p for p, _, _ in batch),
+                "histories",
+                dict(series=[s for _, s, _ in batch], titles=[t for _, _, t in batch]),
+            )
+        )
     return files, jobs

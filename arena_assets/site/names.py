@@ -53,10 +53,26 @@ CATEGORY_NOTES = {
 # ISO 639-1 -> the English name LMArena uses for its language boards (lower case in JSON);
 # every other code is named from ISO 639 (``language_name``)
 LANGUAGE_NAMES = {
-    "en": "English", "zh": "Chinese", "ru": "Russian", "es": "Spanish", "de": "German",
-    "fr": "French", "ja": "Japanese", "pt": "Portuguese", "ko": "Korean", "it": "Italian",
-    "vi": "Vietnamese", "ar": "Arabic", "pl": "Polish", "tr": "Turkish", "nl": "Dutch",
-    "id": "Indonesian", "uk": "Ukrainian", "fa": "Persian", "hi": "Hindi", "cs": "Czech",
+    "en": "English",
+    "zh": "Chinese",
+    "ru": "Russian",
+    "es": "Spanish",
+    "de": "German",
+    "fr": "French",
+    "ja": "Japanese",
+    "pt": "Portuguese",
+    "ko": "Korean",
+    "it": "Italian",
+    "vi": "Vietnamese",
+    "ar": "Arabic",
+    "pl": "Polish",
+    "tr": "Turkish",
+    "nl": "Dutch",
+    "id": "Indonesian",
+    "uk": "Ukrainian",
+    "fa": "Persian",
+    "hi": "Hindi",
+    "cs": "Czech",
     "el": "Greek",
 }
 # codes fastText's lid.176 (our language id, clean/language.py) emits that ISO 639 retired
@@ -100,9 +116,18 @@ def language_code(name: str) -> str | None:
     """A language board's name as arena-catalog writes it ("english") -> its code."""
     return _iso_names()[1].get(name.lower())
 
+
 # the boards of the vision arena (arena-catalog's leaderboard-vision*.json)
-VISION_BOARDS = ("vision", "captioning", "ocr", "entity_recognition", "humor", "homework",
-                 "diagram", "creative_writing_vision")
+VISION_BOARDS = (
+    "vision",
+    "captioning",
+    "ocr",
+    "entity_recognition",
+    "humor",
+    "homework",
+    "diagram",
+    "creative_writing_vision",
+)
 
 # why a board could not rank a model (ranking.identify.LEFT_OUT_REASONS), for readers
 REASON_SENTENCES = {
@@ -112,11 +137,11 @@ REASON_SENTENCES = {
     "lost_all": "it never won or tied a vote here, so its score has no lower limit",
     "not_connected": "no chain of votes links it to the ranked models",
     "above_ranked": "its group never lost or tied against the ranked models, so its score "
-                    "has no upper limit",
+    "has no upper limit",
     "below_ranked": "its group never beat or tied the ranked models, so its score has no "
-                    "lower limit",
+    "lower limit",
     "not_comparable": "it is linked to the ranked models only through models that cannot "
-                      "be ranked either",
+    "be ranked either",
 }
 
 
@@ -139,8 +164,12 @@ def board_title(key: str) -> str:
 
 def _is_language(category: str) -> bool:
     """A published category that names a language (never one of the known categories)."""
-    return (category not in CATEGORY_TITLES and category not in VISION_BOARDS
-            and not category.startswith("industry_") and language_code(category) is not None)
+    return (
+        category not in CATEGORY_TITLES
+        and category not in VISION_BOARDS
+        and not category.startswith("industry_")
+        and language_code(category) is not None
+    )
 
 
 def board_group(key: str) -> str:
@@ -158,9 +187,16 @@ def board_order(keys) -> list[str]:
     """Overall first, then LMArena's order of the known categories, then the rest sorted."""
     known = list(CATEGORY_TITLES)
     group_rank = {"Text": 0, "Occupations": 1, "Languages": 2, "Vision": 3}
-    return sorted(keys, key=lambda k: (k != "overall", group_rank[board_group(k)],
-                                       known.index(k) if k in known else len(known),
-                                       board_title(k).lower(), k))
+    return sorted(
+        keys,
+        key=lambda k: (
+            k != "overall",
+            group_rank[board_group(k)],
+            known.index(k) if k in known else len(known),
+            board_title(k).lower(),
+            k,
+        ),
+    )
 
 
 def slug(text: str) -> str:

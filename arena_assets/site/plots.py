@@ -24,8 +24,13 @@ import numpy as np
 from matplotlib.figure import Figure
 
 BLUE, LIGHT, RED, GREEN, GREY = "#1f5fa6", "#8fb3de", "#c0392b", "#1e8449", "#888888"
-STYLE = {"svg.hashsalt": "arena-assets-site", "svg.fonttype": "none", "font.size": 8,
-         "axes.titlesize": 9, "font.family": "DejaVu Sans"}
+STYLE = {
+    "svg.hashsalt": "arena-assets-site",
+    "svg.fonttype": "none",
+    "font.size": 8,
+    "axes.titlesize": 9,
+    "font.family": "DejaVu Sans",
+}
 CHAR_IN = 0.062  # inches per character of a 7-point label
 
 
@@ -36,16 +41,18 @@ def _svg(fig: Figure) -> bytes:
     return buf.getvalue()
 
 
-def _figure(width: float, height: float, left: float, bottom: float, right: float = 0.2,
-            top: float = 0.35) -> tuple[Figure, object]:
+def _figure(
+    width: float, height: float, left: float, bottom: float, right: float = 0.2, top: float = 0.35
+) -> tuple[Figure, object]:
     """A figure of width x height inches with margins in inches (labels need room)."""
     with matplotlib.rc_context(STYLE):
         # 72 dpi: display units are the SVG's points, so positions computed from the
         # transforms (the heatmap's cell values) land where the artists are drawn
         fig = Figure(figsize=(width, height), dpi=72)
         ax = fig.add_subplot()
-    fig.subplots_adjust(left=left / width, right=1 - right / width, bottom=bottom / height,
-                        top=1 - top / height)
+    fig.subplots_adjust(
+        left=left / width, right=1 - right / width, bottom=bottom / height, top=1 - top / height
+    )
     return fig, ax
 
 
@@ -58,19 +65,35 @@ class Overlay:
         ax.get_xlim(), ax.get_ylim()  # settle autoscaled limits before reading transforms
         self.height = fig.get_figheight() * 72.0  # 72 dpi: display units are SVG points
 
-    def add(self, x: float, y: float, text: str, *, anchor: str = "middle",
-            baseline: str = "central", dx: float = 0.0, dy: float = 0.0, rotate: bool = False,
-            size: float = 6.0, fill: str = "#000000") -> None:
+    def add(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        *,
+        anchor: str = "middle",
+        baseline: str = "central",
+        dx: float = 0.0,
+        dy: float = 0.0,
+        rotate: bool = False,
+        size: float = 6.0,
+        fill: str = "#000000",
+    ) -> None:
         px, py = self.ax.transData.transform((x, y))
         cx, cy = px + dx, self.height - py + dy
         turn = f' transform="rotate(-90 {cx:.2f} {cy:.2f})"' if rotate else ""
-        self.items.append(f'<text x="{cx:.2f}" y="{cy:.2f}" text-anchor="{anchor}" '
-                          f'dominant-baseline="{baseline}" font-size="{size}" '
-                          f'fill="{fill}"{turn}>{escape(text)}</text>')
+        self.items.append(
+            f'<text x="{cx:.2f}" y="{cy:.2f}" text-anchor="{anchor}" '
+            f'dominant-baseline="{baseline}" font-size="{size}" '
+            f'fill="{fill}"{turn}>{escape(text)}</text>'
+        )
 
     def svg(self) -> bytes:
-        group = ("<g class=\"labels\" style=\"font-family: 'DejaVu Sans', sans-serif\">"
-                 + "".join(self.items) + "</g>\n")
+        group = (
+            '<g class="labels" style="font-family: \'DejaVu Sans\', sans-serif">'
+            + "".join(self.items)
+            + "</g>\n"
+        )
         return _svg(self.fig).replace(b"</svg>", group.encode() + b"</svg>")
 
 
@@ -94,8 +117,9 @@ def _label_room(labels: list[str]) -> float:
     return 0.25 + CHAR_IN * max((len(s) for s in labels), default=4)
 
 
-def intervals(models: list[str], rating: list[float], lower: list[float], upper: list[float],
-              title: str) -> bytes:
+def intervals(
+    models: list[str], rating: list[float], lower: list[float], upper: list[float], title: str
+) -> bytes:
     """Each model's score with its interval, best first (FastChat's "confidence intervals
     on model strength"), the rounded score written beside the point."""
     n = len(models)
@@ -115,8 +139,9 @@ def intervals(models: list[str], rating: list[float], lower: list[float], upper:
     return labels.svg()
 
 
-def bars(models: list[str], values: list[float], title: str, ylabel: str,
-         fmt: str = "{:.2f}") -> bytes:
+def bars(
+    models: list[str], values: list[float], title: str, ylabel: str, fmt: str = "{:.2f}"
+) -> bytes:
     """One bar per model with its value on top (FastChat's average win rate)."""
     n = len(models)
     room = _label_room(models)
@@ -135,18 +160,33 @@ def bars(models: list[str], values: list[float], title: str, ylabel: str,
     return labels.svg()
 
 
-def heatmap(matrix: np.ndarray, models: list[str], title: str, *, fmt: str, cmap: str,
-            vmin: float | None = None, vmax: float | None = None) -> bytes:
+def heatmap(
+    matrix: np.ndarray,
+    models: list[str],
+    title: str,
+    *,
+    fmt: str,
+    cmap: str,
+    vmin: float | None = None,
+    vmax: float | None = None,
+) -> bytes:
     """Row model (A) against column model (B), each cell annotated; blank where no battle
     (FastChat's win-fraction and battle-count heatmaps, column labels on top)."""
     matrix = np.asarray(matrix, dtype=float)
     n = len(models)
     room = _label_room(models)
     cell = 0.36
-    fig, ax = _figure(cell * n + room + 1.3, cell * n + room + 0.6, room + 0.2, 0.4,
-                      right=1.1, top=room + 0.4)
-    image = ax.imshow(np.ma.masked_invalid(matrix), cmap=cmap, vmin=vmin, vmax=vmax,
-                      aspect="auto", interpolation="nearest")
+    fig, ax = _figure(
+        cell * n + room + 1.3, cell * n + room + 0.6, room + 0.2, 0.4, right=1.1, top=room + 0.4
+    )
+    image = ax.imshow(
+        np.ma.masked_invalid(matrix),
+        cmap=cmap,
+        vmin=vmin,
+        vmax=vmax,
+        aspect="auto",
+        interpolation="nearest",
+    )
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_xlabel(f"Model B · {title}")
@@ -159,8 +199,13 @@ def heatmap(matrix: np.ndarray, models: list[str], title: str, *, fmt: str, cmap
     low, high = image.get_clim()
     for i, j in zip(*np.nonzero(~np.isnan(matrix))):
         share = (matrix[i, j] - low) / (high - low) if high > low else 0.5
-        labels.add(j, i, fmt.format(matrix[i, j]), size=5.5,
-                   fill="#ffffff" if abs(share - 0.5) > 0.3 else "#000000")
+        labels.add(
+            j,
+            i,
+            fmt.format(matrix[i, j]),
+            size=5.5,
+            fill="#ffffff" if abs(share - 0.5) > 0.3 else "#000000",
+        )
     return labels.svg()
 
 
@@ -168,15 +213,21 @@ def _draw_history(ax, series, months: list[str]) -> None:
     where = {m: i for i, m in enumerate(months)}
     for name, ms, rating, lower, upper in series:
         x = [where[m] for m in ms]
-        line, = ax.plot(x, rating, marker="o", markersize=3, label=name)
-        ax.fill_between(x, np.asarray(lower, dtype=float), np.asarray(upper, dtype=float),
-                        alpha=0.15, color=line.get_color())
+        (line,) = ax.plot(x, rating, marker="o", markersize=3, label=name)
+        ax.fill_between(
+            x,
+            np.asarray(lower, dtype=float),
+            np.asarray(upper, dtype=float),
+            alpha=0.15,
+            color=line.get_color(),
+        )
     ax.set_xticks(range(len(months)), months, fontsize=7, rotation=45 if len(months) > 8 else 0)
     ax.set_xlim(-0.4, max(len(months) - 0.6, 0.4))
 
 
-def history(series: list[tuple[str, list[str], list[float], list[float], list[float]]],
-            title: str) -> bytes:
+def history(
+    series: list[tuple[str, list[str], list[float], list[float], list[float]]], title: str
+) -> bytes:
     """Score per month with its interval band, one line per (model, months, rating, lower,
     upper)."""
     months = sorted({m for _, ms, *_ in series for m in ms})
@@ -190,8 +241,9 @@ def history(series: list[tuple[str, list[str], list[float], list[float], list[fl
     return _svg(fig)
 
 
-def histories(series: list[tuple[str, list[str], list[float], list[float], list[float]]],
-              titles: list[str]) -> list[bytes]:
+def histories(
+    series: list[tuple[str, list[str], list[float], list[float], list[float]]], titles: list[str]
+) -> list[bytes]:
     """One single-model ``history`` figure per series, drawn on one reused figure (half the
     cost of a figure each; a month has a page, and this figure, per model)."""
     fig, ax = _figure(6.4, 3.4, 0.7, 0.6)
@@ -210,8 +262,16 @@ def histories(series: list[tuple[str, list[str], list[float], list[float], list[
     return out
 
 
-def _interval_rows(names: list[str], value: list[float], lower: list[float], upper: list[float],
-                   reference: float, width: float, row: float, **marker) -> tuple:
+def _interval_rows(
+    names: list[str],
+    value: list[float],
+    lower: list[float],
+    upper: list[float],
+    reference: float,
+    width: float,
+    row: float,
+    **marker,
+) -> tuple:
     """One row per name: the value with its interval and a reference line (the figure
     and axes, for the caller's own limits)."""
     n = len(names)
@@ -224,8 +284,9 @@ def _interval_rows(names: list[str], value: list[float], lower: list[float], upp
     return fig, ax
 
 
-def coefficients(names: list[str], coef: list[float], lower: list[float],
-                 upper: list[float], title: str) -> bytes:
+def coefficients(
+    names: list[str], coef: list[float], lower: list[float], upper: list[float], title: str
+) -> bytes:
     """Style coefficients with their intervals (logit per standard deviation)."""
     fig, ax = _interval_rows(names, coef, lower, upper, 0, 5.0, 0.4, capsize=3)
     ax.set_xlabel("coefficient (logit per standard deviation)")
@@ -234,8 +295,7 @@ def coefficients(names: list[str], coef: list[float], lower: list[float],
     return _svg(fig)
 
 
-def bench_vs_human(models: list[str], bench: list[float], human: list[float],
-                   title: str) -> bytes:
+def bench_vs_human(models: list[str], bench: list[float], human: list[float], title: str) -> bytes:
     """Each shared model's bench score against its arena score."""
     fig, ax = _figure(5.0, 4.0, 0.7, 0.6)
     ax.scatter(human, bench, color=BLUE, s=14)
@@ -249,8 +309,9 @@ def bench_vs_human(models: list[str], bench: list[float], human: list[float],
     return _svg(fig)
 
 
-def win_rate_intervals(models: list[str], rate: list[float], lower: list[float],
-                       upper: list[float], title: str) -> bytes:
+def win_rate_intervals(
+    models: list[str], rate: list[float], lower: list[float], upper: list[float], title: str
+) -> bytes:
     """Bench win rate against the baseline with its interval, one row per model."""
     fig, ax = _interval_rows(models, rate, lower, upper, 0.5, 5.5, 0.3, capsize=2, markersize=3)
     ax.set_xlim(0, 1)

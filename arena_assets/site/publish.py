@@ -69,8 +69,9 @@ class SiteRoot:
 
     @property
     def is_local(self) -> bool:
-        return "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple)
-                          else (self.fs.protocol,))
+        return "file" in (
+            self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        )
 
     def write(self, relative: str, data: bytes) -> None:
         final = f"{self.path}/{relative}"
@@ -89,7 +90,7 @@ class SiteRoot:
         base = f"{self.path}/{relative}".rstrip("/")
         if not self.fs.exists(base):
             return []
-        return sorted(p[len(base) + 1:] for p in self.fs.find(base))
+        return sorted(p[len(base) + 1 :] for p in self.fs.find(base))
 
     def write_folder(self, relative: str, files: dict[str, bytes]) -> list[str]:
         """Write ``files`` under ``<root>/<relative>/`` (in ``write_order``); returns the
@@ -108,8 +109,11 @@ class SiteRoot:
         if not self.fs.exists(self.path):
             return []
         names = (p.rstrip("/").rsplit("/", 1)[-1] for p in self.fs.ls(self.path, detail=False))
-        return sorted(n for n in names if MONTH_FOLDER.match(n)
-                      and self.fs.exists(f"{self.path}/{n}/summary.json"))
+        return sorted(
+            n
+            for n in names
+            if MONTH_FOLDER.match(n) and self.fs.exists(f"{self.path}/{n}/summary.json")
+        )
 
     def summaries(self, months: list[str] | None = None) -> dict[str, dict]:
         out = {}
@@ -139,8 +143,7 @@ def month_changes(root: SiteRoot, month: str, files: dict[str, bytes]) -> dict[s
     return out
 
 
-def publish_month(root: SiteRoot, month: str, files: dict[str, bytes],
-                  site_name: str) -> int:
+def publish_month(root: SiteRoot, month: str, files: dict[str, bytes], site_name: str) -> int:
     """Write one month's folder, then the root pages from every month's summary on the
     root. The root pages are derived from what is there, so a build that lost a race with
     another month's (both read the months, the other wrote last) is set right by the next

@@ -16,17 +16,22 @@ from arena_assets.site.tables import Board
 def catalog_site(folder, month: str) -> MonthSite:
     rows = read_catalog(folder)
     boards = []
-    for (key, style), part in sorted(rows.group_by(["board", "style"]),
-                                     key=lambda kv: (kv[0][0], kv[0][1])):
-        ranked = part.select("model", "rating", "lower", "upper",
-                             pl.lit(None, pl.Int64).alias("battles"))
+    for (key, style), part in sorted(
+        rows.group_by(["board", "style"]), key=lambda kv: (kv[0][0], kv[0][1])
+    ):
+        ranked = part.select(
+            "model", "rating", "lower", "upper", pl.lit(None, pl.Int64).alias("battles")
+        )
         boards.append(Board(key, ranked, style=style))
     from pathlib import Path
 
     names = sorted(p.name for p in Path(folder).glob("leaderboard-*.json"))
-    return MonthSite(month=month, boards=boards,
-                     source=f"Published boards ({', '.join(names)}; arena-catalog layout: "
-                            "score with its 2.5 % and 97.5 % bootstrap quantiles).")
+    return MonthSite(
+        month=month,
+        boards=boards,
+        source=f"Published boards ({', '.join(names)}; arena-catalog layout: "
+        "score with its 2.5 % and 97.5 % bootstrap quantiles).",
+    )
 
 
 def publish_catalog(folder, month: str, root, options: SiteOptions) -> tuple[int, str]:

@@ -20,9 +20,14 @@ from arena_assets.site.tables import BoardTable
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("arena_assets.site", "templates"),
-                              autoescape=True, trim_blocks=True, lstrip_blocks=True,
-                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("arena_assets.site", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
 
 
 def page(template: str, **context) -> bytes:
@@ -73,16 +78,21 @@ def table_rows(table: BoardTable) -> list[dict]:
     """The template's view of a board's rows (both views of every rank-like cell)."""
     out = []
     for r in table.rows.iter_rows(named=True):
-        row = {**r, "slug": slug(r["model"]), "score": num(r["rating"]),
-               "rating_v": "" if missing(r["rating"]) else f"{r['rating']:.6f}",
-               "ci": ci(r["rating"], r["lower"], r["upper"]),
-               "votes_v": "" if r["votes"] is None else r["votes"],
-               "votes_text": num(r["votes"]),
-               "rank_v": "" if r["rank"] is None else r["rank"],
-               "rank_text": "—" if r["rank"] is None else r["rank"],
-               "reason_text": reason_sentence(r["reason"]) if r["reason"] else "",
-               "organization": r["organization"] or "", "license": r["license"] or "",
-               "knowledge_cutoff": r["knowledge_cutoff"] or ""}
+        row = {
+            **r,
+            "slug": slug(r["model"]),
+            "score": num(r["rating"]),
+            "rating_v": "" if missing(r["rating"]) else f"{r['rating']:.6f}",
+            "ci": ci(r["rating"], r["lower"], r["upper"]),
+            "votes_v": "" if r["votes"] is None else r["votes"],
+            "votes_text": num(r["votes"]),
+            "rank_v": "" if r["rank"] is None else r["rank"],
+            "rank_text": "—" if r["rank"] is None else r["rank"],
+            "reason_text": reason_sentence(r["reason"]) if r["reason"] else "",
+            "organization": r["organization"] or "",
+            "license": r["license"] or "",
+            "knowledge_cutoff": r["knowledge_cutoff"] or "",
+        }
         for view, key in (("", "second"), ("_all", "second_all")):
             value = r[key]
             row[f"second{view}_v"] = "" if value is None else value
@@ -91,8 +101,13 @@ def table_rows(table: BoardTable) -> list[dict]:
             else:  # Rank (StyleCtrl): green when style control ranks it higher
                 rank = r["rank"] if view == "" else r["rank_all"]
                 row[f"second{view}_text"] = "—" if value is None else value
-                row[f"second{view}_cls"] = ("" if value is None or rank is None or value == rank
-                                            else "up" if value < rank else "down")
+                row[f"second{view}_cls"] = (
+                    ""
+                    if value is None or rank is None or value == rank
+                    else "up"
+                    if value < rank
+                    else "down"
+                )
         out.append(row)
     return out
 

@@ -76,10 +76,21 @@ def _deltas(board: Board, baseline: Board, shown: set[str]) -> dict[str, int]:
 
 
 TABLE_SCHEMA = {
-    "model": pl.String, "status": pl.String, "reason": pl.String, "deprecated": pl.Boolean,
-    "rating": pl.Float64, "lower": pl.Float64, "upper": pl.Float64, "votes": pl.Int64,
-    "rank": pl.Int64, "rank_all": pl.Int64, "second": pl.Int64, "second_all": pl.Int64,
-    "organization": pl.String, "license": pl.String, "knowledge_cutoff": pl.String,
+    "model": pl.String,
+    "status": pl.String,
+    "reason": pl.String,
+    "deprecated": pl.Boolean,
+    "rating": pl.Float64,
+    "lower": pl.Float64,
+    "upper": pl.Float64,
+    "votes": pl.Int64,
+    "rank": pl.Int64,
+    "rank_all": pl.Int64,
+    "second": pl.Int64,
+    "second_all": pl.Int64,
+    "organization": pl.String,
+    "license": pl.String,
+    "knowledge_cutoff": pl.String,
 }
 
 
@@ -94,8 +105,14 @@ class BoardTable:
     second: str | None
 
 
-def board_table(board: Board, *, deprecated: set[str], registry: dict[str, ModelInfo],
-                style_twin: Board | None = None, baseline: Board | None = None) -> BoardTable:
+def board_table(
+    board: Board,
+    *,
+    deprecated: set[str],
+    registry: dict[str, ModelInfo],
+    style_twin: Board | None = None,
+    baseline: Board | None = None,
+) -> BoardTable:
     """The rows of ``board`` for both views (deprecated hidden / shown).
 
     ``style_twin``: the style-controlled board of the same category, for the overall
@@ -110,49 +127,92 @@ def board_table(board: Board, *, deprecated: set[str], registry: dict[str, Model
     second, second_kind = ({}, {}), None
     if style_twin is not None:
         second_kind = "style"
-        second = tuple(ranks_over(style_twin.ranked, shown & set(style_twin.ranked["model"]))
-                       for shown in (default_shown, all_shown))
+        second = tuple(
+            ranks_over(style_twin.ranked, shown & set(style_twin.ranked["model"]))
+            for shown in (default_shown, all_shown)
+        )
     elif baseline is not None:
         second_kind = "delta"
         second = (_deltas(board, baseline, default_shown), _deltas(board, baseline, all_shown))
     rows = []
     for r in ranked.iter_rows(named=True):
         m = r["model"]
-        rows.append(_row(m, "ranked", None, m in deprecated, r, board, registry,
-                         rank_default.get(m), rank_all[m], second[0].get(m), second[1].get(m)))
+        rows.append(
+            _row(
+                m,
+                "ranked",
+                None,
+                m in deprecated,
+                r,
+                board,
+                registry,
+                rank_default.get(m),
+                rank_all[m],
+                second[0].get(m),
+                second[1].get(m),
+            )
+        )
     hidden = []
     unranked = []
     for m, reason in board.left_out.items():
         if reason in HIDDEN_REASONS:
             hidden.append((m, board.votes(m)))
         else:
-            unranked.append(_row(m, "unranked", reason, m in deprecated, None, board, registry,
-                                 None, None, None, None))
+            unranked.append(
+                _row(
+                    m,
+                    "unranked",
+                    reason,
+                    m in deprecated,
+                    None,
+                    board,
+                    registry,
+                    None,
+                    None,
+                    None,
+                    None,
+                )
+            )
     rows.sort(key=lambda r: (r["rank_all"], -r["rating"], r["model"]))
     unranked.sort(key=lambda r: (-(r["votes"] or 0), r["model"]))
     hidden.sort(key=lambda h: (-(h[1] or 0), h[0]))
-    return BoardTable(board, pl.DataFrame(rows + unranked, schema=TABLE_SCHEMA), hidden,
-                      second_kind)
+    return BoardTable(
+        board, pl.DataFrame(rows + unranked, schema=TABLE_SCHEMA), hidden, second_kind
+    )
 
 
-def _row(model, status, reason, is_deprecated, r, board, registry, rank, rank_all, second,
-         second_all) -> dict:
+def _row(
+    model, status, reason, is_deprecated, r, board, registry, rank, rank_all, second, second_all
+) -> dict:
     info = registry.get(model, ModelInfo())
     votes = board.votes(model)
-    return {"model": model, "status": status, "reason": reason, "deprecated": is_deprecated,
-            "rating": r["rating"] if r else None, "lower": r["lower"] if r else None,
-            "upper": r["upper"] if r else None, "votes": votes,
-            "rank": None if is_deprecated else rank, "rank_all": rank_all,
-            "second": None if is_deprecated else second, "second_all": second_all,
-            "organization": info.organization, "license": info.license,
-            "knowledge_cutoff": info.knowledge_cutoff}
+    return {
+        "model": model,
+        "status": status,
+        "reason": reason,
+        "deprecated": is_deprecated,
+        "rating": r["rating"] if r else None,
+        "lower": r["lower"] if r else None,
+        "upper": r["upper"] if r else None,
+        "votes": votes,
+        "rank": None if is_deprecated else rank,
+        "rank_all": rank_all,
+        "second": None if is_deprecated else second,
+        "second_all": second_all,
+        "organization": info.organization,
+        "license": info.license,
+        "knowledge_cutoff": info.knowledge_cutoff,
+    }
 
 
 def top_models(table: BoardTable, n: int) -> list[str]:
     """The first ``n`` ranked models of the default view, best first (what the plots show)."""
     shown = table.rows.filter((pl.col("status") == "ranked") & ~pl.col("deprecated"))
-    return shown.sort(["rank", "rating", "model"], descending=[False, True, False]
-                      )["model"].head(n).to_list()
+    return (
+        shown.sort(["rank", "rating", "model"], descending=[False, True, False])["model"]
+        .head(n)
+        .to_list()
+    )
 
 
 @dataclass
@@ -163,8 +223,14 @@ class Movers:
     retired: list[str]  # votes last month, none this month
 
 
-def movers(current: pl.DataFrame, previous: pl.DataFrame | None, *,
-           month_votes: dict[str, int], previous_votes: dict[str, int], top: int = 5) -> Movers:
+def movers(
+    current: pl.DataFrame,
+    previous: pl.DataFrame | None,
+    *,
+    month_votes: dict[str, int],
+    previous_votes: dict[str, int],
+    top: int = 5,
+) -> Movers:
     """Rank (UB) among every ranked model (deprecated included) this month against the
     previous month's overall board (``model, lower, upper``)."""
     now = ranks_over(current, set(current["model"].to_list()))
@@ -188,12 +254,21 @@ def category_ranks(tables: dict[str, BoardTable]) -> dict[str, list[dict]]:
             continue
         for r in table.rows.iter_rows(named=True):
             use_all = r["deprecated"]
-            out.setdefault(r["model"], []).append({
-                "board": key, "status": r["status"], "reason": r["reason"],
-                "rank": r["rank_all"] if use_all else r["rank"], "rating": r["rating"],
-                "lower": r["lower"], "upper": r["upper"], "votes": r["votes"],
-                "delta": (r["second_all"] if use_all else r["second"])
-                if table.second == "delta" else None})
+            out.setdefault(r["model"], []).append(
+                {
+                    "board": key,
+                    "status": r["status"],
+                    "reason": r["reason"],
+                    "rank": r["rank_all"] if use_all else r["rank"],
+                    "rating": r["rating"],
+                    "lower": r["lower"],
+                    "upper": r["upper"],
+                    "votes": r["votes"],
+                    "delta": (r["second_all"] if use_all else r["second"])
+                    if table.second == "delta"
+                    else None,
+                }
+            )
     return out
 
 
@@ -209,9 +284,15 @@ class VoteLines:
     source: str = "raw_logs"
 
 
-def data_card(cells_upto: pl.DataFrame, cells_month: pl.DataFrame, overall: Board, *,
-              used: int | None = None, lines_upto: VoteLines | None = None,
-              lines_month: VoteLines | None = None) -> dict:
+def data_card(
+    cells_upto: pl.DataFrame,
+    cells_month: pl.DataFrame,
+    overall: Board,
+    *,
+    used: int | None = None,
+    lines_upto: VoteLines | None = None,
+    lines_month: VoteLines | None = None,
+) -> dict:
     """Votes in = ingest rejects + votes on the overall board + votes filtered (per filter)
     + kept votes the board cannot use, up to the month and in the month, every term counted
     on its own, so the sum is a check, not a definition:
@@ -232,22 +313,33 @@ def data_card(cells_upto: pl.DataFrame, cells_month: pl.DataFrame, overall: Boar
     def split(cells: pl.DataFrame, lines: VoteLines | None, used: int | None) -> dict:
         battles = int(cells["n"].sum()) if cells.height else 0
         lines = lines or VoteLines()
-        removed = (cells.filter(~pl.col("keep")).group_by("removed_reason")
-                   .agg(pl.col("n").sum()).sort(["n", "removed_reason"], descending=[True, False]))
+        removed = (
+            cells.filter(~pl.col("keep"))
+            .group_by("removed_reason")
+            .agg(pl.col("n").sum())
+            .sort(["n", "removed_reason"], descending=[True, False])
+        )
         kept = cells.filter(pl.col("keep"))
         usable = kept.filter(pl.col("winner").is_not_null())
         both_ranked = pl.col("model_a").is_in(ranked) & pl.col("model_b").is_in(ranked)
         one_left_out = pl.col("model_a").is_in(left_out) | pl.col("model_b").is_in(left_out)
-        part = {"votes_in": (battles if lines.read is None else lines.read) + lines.rejected,
-                "votes_in_from": "battles" if lines.read is None else lines.source,
-                "ingest_rejects": lines.rejected,
-                "shown": int(usable.filter(both_ranked)["n"].sum()),
-                "filtered": {str(r): int(n) for r, n in removed.iter_rows()},
-                "kept_without_winner": int(kept.filter(pl.col("winner").is_null())["n"].sum()),
-                "kept_off_board": int(usable.filter(one_left_out)["n"].sum()),
-                "board_used": used}
-        total = (part["ingest_rejects"] + part["shown"] + sum(part["filtered"].values())
-                 + part["kept_without_winner"] + part["kept_off_board"])
+        part = {
+            "votes_in": (battles if lines.read is None else lines.read) + lines.rejected,
+            "votes_in_from": "battles" if lines.read is None else lines.source,
+            "ingest_rejects": lines.rejected,
+            "shown": int(usable.filter(both_ranked)["n"].sum()),
+            "filtered": {str(r): int(n) for r, n in removed.iter_rows()},
+            "kept_without_winner": int(kept.filter(pl.col("winner").is_null())["n"].sum()),
+            "kept_off_board": int(usable.filter(one_left_out)["n"].sum()),
+            "board_used": used,
+        }
+        total = (
+            part["ingest_rejects"]
+            + part["shown"]
+            + sum(part["filtered"].values())
+            + part["kept_without_winner"]
+            + part["kept_off_board"]
+        )
         part["accounted"] = total
         part["conserved"] = part["votes_in"] == total and (used is None or used == part["shown"])
         return part

@@ -1,11 +1,10 @@
 """Stage 3, battles: the month's pairwise votes, flagged, with style features."""
 
-
 import dagster as dg
 
-from arena_assets.defs.battles.resources import BattleRules
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
+from arena_assets.defs.battles.resources import BattleRules
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
@@ -22,17 +21,27 @@ from arena_assets.report import counts_table
     deps=[
         "raw_logs",
         "conversations",
-        dg.AssetDep("battles", partition_mapping=dg.TimeWindowPartitionMapping(
-            start_offset=-1, end_offset=-1)),
+        dg.AssetDep(
+            "battles",
+            partition_mapping=dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1),
+        ),
     ],
     group_name="battles",
     kinds={"parquet", "polars"},
     automation_condition=follow_upstream,
     check_specs=[
-        dg.AssetCheckSpec("votes_conserved", asset="battles", blocking=True,
-                          description="One battle row per accepted vote event."),
-        dg.AssetCheckSpec("removals_accounted", asset="battles", blocking=True,
-                          description="Kept + removed-by-reason = all battles."),
+        dg.AssetCheckSpec(
+            "votes_conserved",
+            asset="battles",
+            blocking=True,
+            description="One battle row per accepted vote event.",
+        ),
+        dg.AssetCheckSpec(
+            "removals_accounted",
+            asset="battles",
+            blocking=True,
+            description="Kept + removed-by-reason = all battles.",
+        ),
         *checks.table_specs("battles", "battle"),
         checks.range_spec("battles", "winner and style count"),
         checks.drift_spec("battles"),
@@ -65,16 +74,26 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
             "rigging": dg.MetadataValue.json(result.metadata.get("rigging", {})),
             "crowd_months": dg.MetadataValue.json(result.metadata["crowd_months"]),
             "winners": dg.MetadataValue.json(
-                dict(frame.filter("keep")["winner"].value_counts().iter_rows())),
+                dict(frame.filter("keep")["winner"].value_counts().iter_rows())
+            ),
         }
     )
     yield from checks.table_results("battles", frame, BATTLE_CONTRACT, ["battle_id"])
     yield checks.range_result("battles", battle_range_problems(frame))
-    yield checks.drift_result("battles", lake, month, frame.height, dict(
-        frame["language"].fill_null("?").value_counts().iter_rows()))
+    yield checks.drift_result(
+        "battles",
+        lake,
+        month,
+        frame.height,
+        dict(frame["language"].fill_null("?").value_counts().iter_rows()),
+    )
     yield dg.AssetCheckResult(
-        check_name="votes_conserved", passed=step.votes_conserved,
-        metadata={"vote_events": step.votes_read, "battles": frame.height})
+        check_name="votes_conserved",
+        passed=step.votes_conserved,
+        metadata={"vote_events": step.votes_read, "battles": frame.height},
+    )
     yield dg.AssetCheckResult(
-        check_name="removals_accounted", passed=step.removals_accounted,
-        metadata={"kept": step.kept, "removed": step.removed, "battles": frame.height})
+        check_name="removals_accounted",
+        passed=step.removals_accounted,
+        metadata={"kept": step.kept, "removed": step.removed, "battles": frame.height},
+    )

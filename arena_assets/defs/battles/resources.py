@@ -39,28 +39,43 @@ class BattleRules(dg.ConfigurableResource):
         if self.alias_table:  # fsspec: the table may live next to the logs on S3
             with fsspec.open(self.alias_table, "r", newline="") as fh:
                 for row in csv.DictReader(fh):
-                    aliases.append((row["alias"], row["canonical"],
-                                    row.get("valid_from") or None, row.get("valid_to") or None))
+                    aliases.append(
+                        (
+                            row["alias"],
+                            row["canonical"],
+                            row.get("valid_from") or None,
+                            row.get("valid_to") or None,
+                        )
+                    )
         names = {}
         if self.identity_names:
             with fsspec.open(self.identity_names, "r") as fh:
                 names = json.load(fh)
         registry = registry or []
         return BattleConfig(
-            aliases=tuple(aliases), identity_names=names, dedup_percentile=self.dedup_percentile,
+            aliases=tuple(aliases),
+            identity_names=names,
+            dedup_percentile=self.dedup_percentile,
             known_models=tuple(sorted(r["name"] for r in registry)),
-            extra_identity_words=tuple(sorted(
-                {str(r["organization"]).lower() for r in registry if r.get("organization")})),
-            daily_vote_cap=self.daily_vote_cap, anomaly=AnomalyConfig(alpha=float(self.anomaly_alpha)),
-            rigging=RiggingConfig(enabled=self.rigging_filters), seed=self.seed,
+            extra_identity_words=tuple(
+                sorted({str(r["organization"]).lower() for r in registry if r.get("organization")})
+            ),
+            daily_vote_cap=self.daily_vote_cap,
+            anomaly=AnomalyConfig(alpha=float(self.anomaly_alpha)),
+            rigging=RiggingConfig(enabled=self.rigging_filters),
+            seed=self.seed,
         )
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"battle_rules": BattleRules(
-        alias_table=dg.EnvVar("ARENA_ALIAS_TABLE"),
-        identity_names=dg.EnvVar("ARENA_IDENTITY_NAMES"),
-        daily_vote_cap=dg.EnvVar.int("ARENA_DAILY_VOTE_CAP"),
-        anomaly_alpha=dg.EnvVar("ARENA_ANOMALY_ALPHA"),
-    )})
+    return dg.Definitions(
+        resources={
+            "battle_rules": BattleRules(
+                alias_table=dg.EnvVar("ARENA_ALIAS_TABLE"),
+                identity_names=dg.EnvVar("ARENA_IDENTITY_NAMES"),
+                daily_vote_cap=dg.EnvVar.int("ARENA_DAILY_VOTE_CAP"),
+                anomaly_alpha=dg.EnvVar("ARENA_ANOMALY_ALPHA"),
+            )
+        }
+    )

@@ -78,20 +78,29 @@ class BenchSettings(dg.ConfigurableResource):
     def bench_options(self) -> BenchOptions:
         criteria = len(CRITERIA)
         for name, value, least, most in (
-                ("ARENA_BENCH_SIZE", self.size, 1, None),
-                ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0, None),
-                ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1, None),
-                ("ARENA_BENCH_MIN_QUALITY", self.min_quality, 0, criteria),
-                ("ARENA_BENCH_STRONG_MIN_QUALITY", self.strong_min_quality, 0, criteria)):
-            if value < least or (most is not None and value > most):  # the setting named, not the field
+            ("ARENA_BENCH_SIZE", self.size, 1, None),
+            ("ARENA_BENCH_VISION_SIZE", self.vision_size, 0, None),
+            ("ARENA_BENCH_PER_CLUSTER", self.per_cluster, 1, None),
+            ("ARENA_BENCH_MIN_QUALITY", self.min_quality, 0, criteria),
+            ("ARENA_BENCH_STRONG_MIN_QUALITY", self.strong_min_quality, 0, criteria),
+        ):
+            if value < least or (
+                most is not None and value > most
+            ):  # the setting named, not the field
                 bound = f">= {least}" if most is None else f"in {least}..{most}"
                 raise ValueError(f"{name} must be {bound}, got {value}")
         return BenchOptions(
-            size=self.size, vision_size=self.vision_size, min_quality=self.min_quality,
+            size=self.size,
+            vision_size=self.vision_size,
+            min_quality=self.min_quality,
             min_cluster_mean=_number(self.min_cluster_mean, "ARENA_BENCH_MIN_CLUSTER_MEAN", 3.0),
             strong_min_quality=self.strong_min_quality,
-            strong_min_cluster_mean=_number(self.strong_min_cluster_mean, "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", 6.0),
-            per_cluster=self.per_cluster, seed=self.seed)
+            strong_min_cluster_mean=_number(
+                self.strong_min_cluster_mean, "ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN", 6.0
+            ),
+            per_cluster=self.per_cluster,
+            seed=self.seed,
+        )
 
     def relabel_task(self, labeler: LLMTaskResource, raw_root: str) -> LLMTask | None:
         """The strong labeler's task for the second pass, None when it is off."""
@@ -108,8 +117,16 @@ class BenchSettings(dg.ConfigurableResource):
         for c in cands:
             if c.base_url.strip() == SIMULATED:  # the judge resource knows the simulated world
                 c = dataclasses.replace(c, base_url=judge.resolved_base_url(raw_root))
-            out.append((c.name, candidate_task(
-                c, max_tokens=self.answer_max_tokens or self.bench_protocol().answer_max_tokens)))
+            out.append(
+                (
+                    c.name,
+                    candidate_task(
+                        c,
+                        max_tokens=self.answer_max_tokens
+                        or self.bench_protocol().answer_max_tokens,
+                    ),
+                )
+            )
         return out
 
     def baselines(self) -> dict[str, str]:
@@ -127,27 +144,29 @@ class BenchSettings(dg.ConfigurableResource):
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={
-        "judge": llm_task_resource("JUDGE"),
-        "bench_settings": BenchSettings(
-            protocol=dg.EnvVar("ARENA_BENCH_PROTOCOL"),
-            size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
-            vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
-            min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),
-            min_cluster_mean=dg.EnvVar("ARENA_BENCH_MIN_CLUSTER_MEAN"),
-            strong_min_quality=dg.EnvVar.int("ARENA_BENCH_STRONG_MIN_QUALITY"),
-            strong_min_cluster_mean=dg.EnvVar("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN"),
-            per_cluster=dg.EnvVar.int("ARENA_BENCH_PER_CLUSTER"),
-            judge_max_tokens=dg.EnvVar.int("ARENA_BENCH_JUDGE_MAX_TOKENS"),
-            answer_max_tokens=dg.EnvVar.int("ARENA_BENCH_ANSWER_MAX_TOKENS"),
-            max_cap_hit_share=dg.EnvVar("ARENA_BENCH_MAX_CAP_HIT_SHARE"),
-            bootstrap_seed=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_SEED"),
-            candidates=dg.EnvVar("ARENA_CANDIDATES"),
-            baseline=dg.EnvVar("ARENA_BENCH_BASELINE"),
-            judges=dg.EnvVar("ARENA_BENCH_JUDGES"),
-            strong_weight=dg.EnvVar.int("ARENA_BENCH_STRONG_WEIGHT"),
-            bootstrap_rounds=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_ROUNDS"),
-            relabel_model=dg.EnvVar("ARENA_BENCH_RELABEL_MODEL"),
-            single_grades=dg.EnvVar("ARENA_BENCH_SINGLE_GRADES"),
-        ),
-    })
+    return dg.Definitions(
+        resources={
+            "judge": llm_task_resource("JUDGE"),
+            "bench_settings": BenchSettings(
+                protocol=dg.EnvVar("ARENA_BENCH_PROTOCOL"),
+                size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
+                vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
+                min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),
+                min_cluster_mean=dg.EnvVar("ARENA_BENCH_MIN_CLUSTER_MEAN"),
+                strong_min_quality=dg.EnvVar.int("ARENA_BENCH_STRONG_MIN_QUALITY"),
+                strong_min_cluster_mean=dg.EnvVar("ARENA_BENCH_STRONG_MIN_CLUSTER_MEAN"),
+                per_cluster=dg.EnvVar.int("ARENA_BENCH_PER_CLUSTER"),
+                judge_max_tokens=dg.EnvVar.int("ARENA_BENCH_JUDGE_MAX_TOKENS"),
+                answer_max_tokens=dg.EnvVar.int("ARENA_BENCH_ANSWER_MAX_TOKENS"),
+                max_cap_hit_share=dg.EnvVar("ARENA_BENCH_MAX_CAP_HIT_SHARE"),
+                bootstrap_seed=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_SEED"),
+                candidates=dg.EnvVar("ARENA_CANDIDATES"),
+                baseline=dg.EnvVar("ARENA_BENCH_BASELINE"),
+                judges=dg.EnvVar("ARENA_BENCH_JUDGES"),
+                strong_weight=dg.EnvVar.int("ARENA_BENCH_STRONG_WEIGHT"),
+                bootstrap_rounds=dg.EnvVar.int("ARENA_BENCH_BOOTSTRAP_ROUNDS"),
+                relabel_model=dg.EnvVar("ARENA_BENCH_RELABEL_MODEL"),
+                single_grades=dg.EnvVar("ARENA_BENCH_SINGLE_GRADES"),
+            ),
+        }
+    )

@@ -21,15 +21,22 @@ class Moderation(dg.ConfigurableResource):
         from arena_assets.clean import OpenAIModeration
 
         return OpenAIModeration(
-            base_url=self.base_url, api_key=self.api_key or "none", model=self.model,
-            batch_size=self.batch_size, max_concurrency=self.max_concurrency,
+            base_url=self.base_url,
+            api_key=self.api_key or "none",
+            model=self.model,
+            batch_size=self.batch_size,
+            max_concurrency=self.max_concurrency,
         )
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"moderation": Moderation(
-        base_url=dg.EnvVar("ARENA_MODERATION_BASE_URL"),
-        api_key=dg.EnvVar("ARENA_MODERATION_API_KEY"),
-        model=dg.EnvVar("ARENA_MODERATION_MODEL"),
-    )})
+    return dg.Definitions(
+        resources={
+            "moderation": Moderation(
+                base_url=dg.EnvVar("ARENA_MODERATION_BASE_URL"),
+                api_key=dg.EnvVar("ARENA_MODERATION_API_KEY"),
+                model=dg.EnvVar("ARENA_MODERATION_MODEL"),
+            )
+        }
+    )

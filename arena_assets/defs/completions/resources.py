@@ -13,14 +13,20 @@ from arena_assets.completions import settings
 from arena_assets.completions.board import CopilotBoardOptions
 
 # field -> (variable, kind): the board's variables of completions.settings, and the root
-ENV = {"root": (settings.ROOT_VARIABLE, str),
-       **{f: (var, str if f in ("ci_level", "include_unaccepted") else int)
-          for f, (var, _) in settings.BOARD_VARIABLES.items()}}
+ENV = {
+    "root": (settings.ROOT_VARIABLE, str),
+    **{
+        f: (var, str if f in ("ci_level", "include_unaccepted") else int)
+        for f, (var, _) in settings.BOARD_VARIABLES.items()
+    },
+}
 
 
 def env_fields(env: dict[str, tuple[str, type]]) -> dict:
     """Resource fields bound to their variables (``dg.EnvVar``)."""
-    return {f: dg.EnvVar.int(var) if kind is int else dg.EnvVar(var) for f, (var, kind) in env.items()}
+    return {
+        f: dg.EnvVar.int(var) if kind is int else dg.EnvVar(var) for f, (var, kind) in env.items()
+    }
 
 
 class CompletionSettings(dg.ConfigurableResource):

@@ -21,17 +21,19 @@ from arena_assets.evaluators.refusal import RefusalOptions
 from arena_assets.llm import LLMTask
 from arena_assets.llm.simulated import SIMULATED, simulated_endpoint
 
-
 # field -> (variable, kind): fractions as strings (empty = the default), as elsewhere
-ENV = {"agreement_judges": ("ARENA_AGREEMENT_JUDGES", str),
-       "agreement_sample_size": ("ARENA_AGREEMENT_SAMPLE_SIZE", int),
-       "seed": ("ARENA_AGREEMENT_SEED", int), "bootstrap_rounds": ("ARENA_AGREEMENT_BOOTSTRAP_ROUNDS", int),
-       "ci_level": ("ARENA_EVALUATORS_CI_LEVEL", str),
-       "min_slice_battles": ("ARENA_AGREEMENT_MIN_SLICE_BATTLES", int),
-       "board_bootstrap_rounds": ("ARENA_AGREEMENT_BOARD_ROUNDS", int),
-       "refusal_threshold": ("ARENA_REFUSAL_THRESHOLD", str),
-       "refusal_min_conversations": ("ARENA_REFUSAL_MIN_CONVERSATIONS", int),
-       "max_prompt_chars": ("ARENA_REFUSAL_MAX_PROMPT_CHARS", int)}
+ENV = {
+    "agreement_judges": ("ARENA_AGREEMENT_JUDGES", str),
+    "agreement_sample_size": ("ARENA_AGREEMENT_SAMPLE_SIZE", int),
+    "seed": ("ARENA_AGREEMENT_SEED", int),
+    "bootstrap_rounds": ("ARENA_AGREEMENT_BOOTSTRAP_ROUNDS", int),
+    "ci_level": ("ARENA_EVALUATORS_CI_LEVEL", str),
+    "min_slice_battles": ("ARENA_AGREEMENT_MIN_SLICE_BATTLES", int),
+    "board_bootstrap_rounds": ("ARENA_AGREEMENT_BOARD_ROUNDS", int),
+    "refusal_threshold": ("ARENA_REFUSAL_THRESHOLD", str),
+    "refusal_min_conversations": ("ARENA_REFUSAL_MIN_CONVERSATIONS", int),
+    "max_prompt_chars": ("ARENA_REFUSAL_MAX_PROMPT_CHARS", int),
+}
 
 
 class EvaluatorSettings(dg.ConfigurableResource):
@@ -57,35 +59,49 @@ class EvaluatorSettings(dg.ConfigurableResource):
         return parse_judges(self.agreement_judges)
 
     def agreement_options(self) -> AgreementOptions:
-        return AgreementOptions(rounds=self.bootstrap_rounds, level=self.level(), seed=self.seed,
-                                min_slice_battles=self.min_slice_battles,
-                                board_rounds=self.board_bootstrap_rounds)
+        return AgreementOptions(
+            rounds=self.bootstrap_rounds,
+            level=self.level(),
+            seed=self.seed,
+            min_slice_battles=self.min_slice_battles,
+            board_rounds=self.board_bootstrap_rounds,
+        )
 
     def refusal_options(self) -> RefusalOptions:
-        return RefusalOptions(level=self.level(),
-                              threshold=fraction(self.refusal_threshold, "ARENA_REFUSAL_THRESHOLD", 0.2),
-                              min_conversations=self.refusal_min_conversations)
+        return RefusalOptions(
+            level=self.level(),
+            threshold=fraction(self.refusal_threshold, "ARENA_REFUSAL_THRESHOLD", 0.2),
+            min_conversations=self.refusal_min_conversations,
+        )
 
-    def tasks(self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
-              ) -> tuple[LLMTask | None, LLMTask | None]:
+    def tasks(
+        self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
+    ) -> tuple[LLMTask | None, LLMTask | None]:
         """The judge and reward tasks the listed judges need (None where none is listed)."""
         kinds = {s.kind for s in self.judges()}
         raw_root = storage.raw_root
         judge_task = judge.task(raw_root, max_tokens=512) if "llm" in kinds else None
         reward_task = reward.task(raw_root) if "reward" in kinds else None
         for resource, task in ((judge, judge_task), (reward, reward_task)):
-            if (task is not None and resource.base_url.strip() == SIMULATED and "://" in raw_root
-                    and not resource.sim_base_url.strip()):
+            if (
+                task is not None
+                and resource.base_url.strip() == SIMULATED
+                and "://" in raw_root
+                and not resource.sim_base_url.strip()
+            ):
                 # the simulated arena reads a remote raw root's truth with the lake's credentials
                 # (a local one it finds itself): the judges need the battles' truth
-                simulated_endpoint(None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")) \
-                    .battles.use(raw_root, storage.raw_storage_options())
+                simulated_endpoint(
+                    None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")
+                ).battles.use(raw_root, storage.raw_storage_options())
         return judge_task, reward_task
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={
-        "reward_model": llm_task_resource("REWARD"),
-        "evaluator_settings": EvaluatorSettings(**env_fields(ENV)),
-    })
+    return dg.Definitions(
+        resources={
+            "reward_model": llm_task_resource("REWARD"),
+            "evaluator_settings": EvaluatorSettings(**env_fields(ENV)),
+        }
+    )

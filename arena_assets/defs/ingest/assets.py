@@ -47,7 +47,7 @@ from arena_assets.report import counts_table
             asset="raw_logs",
             blocking=True,
             description="No compressed file broke mid-stream (a truncated gzip keeps its lines "
-                        "before the break); passes anyway when ARENA_ALLOW_PARTIAL_FILES=true.",
+            "before the break); passes anyway when ARENA_ALLOW_PARTIAL_FILES=true.",
         ),
     ],
     partitions_def=monthly_partitions,
@@ -64,9 +64,12 @@ def raw_logs(
     both = {dg.AssetKey("raw_logs"), dg.AssetKey("raw_rejects")}
     missing = both - set(context.selected_asset_keys)
     if missing:
-        raise dg.Failure(description=(
-            "raw_logs and raw_rejects are written together by one pass over the raw files: "
-            f"add {', '.join(k.to_user_string() for k in sorted(missing))} to the selection"))
+        raise dg.Failure(
+            description=(
+                "raw_logs and raw_rejects are written together by one pass over the raw files: "
+                f"add {', '.join(k.to_user_string() for k in sorted(missing))} to the selection"
+            )
+        )
     (month,) = months_in_window(context)
     lake = storage.lake()
     stats = ingest_month(
@@ -87,11 +90,14 @@ def raw_logs(
         context.log.warning(f"{month}: {listing.describe()}")
     for message in stats.partial_files:
         context.log.warning(f"partial file: {message}")
-    retention = apply_retention(lake, ingest_settings.raw_logs_retention_months, current_month(),
-                                protect=month)
+    retention = apply_retention(
+        lake, ingest_settings.raw_logs_retention_months, current_month(), protect=month
+    )
     if retention.deleted.get("raw_logs"):
-        context.log.info(f"retention ({retention.keep_months} months): deleted raw_logs of "
-                         + ", ".join(retention.deleted["raw_logs"]))
+        context.log.info(
+            f"retention ({retention.keep_months} months): deleted raw_logs of "
+            + ", ".join(retention.deleted["raw_logs"])
+        )
     yield dg.MaterializeResult(
         asset_key="raw_logs",
         metadata={
@@ -104,9 +110,11 @@ def raw_logs(
             "raw_root_read": dg.MetadataValue.path(listing.root),
             "raw_month_folder": listing.describe(),
             "skipped_files": dg.MetadataValue.json(
-                [{"file": name, "why": why} for name, why in listing.skipped]),
+                [{"file": name, "why": why} for name, why in listing.skipped]
+            ),
             "retention_deleted_months": dg.MetadataValue.json(
-                retention.deleted.get("raw_logs", [])),
+                retention.deleted.get("raw_logs", [])
+            ),
         },
     )
     yield dg.MaterializeResult(
@@ -121,13 +129,18 @@ def raw_logs(
         check_name="lines_conserved",
         asset_key="raw_logs",
         passed=stats.conserved,
-        metadata={"lines_read": stats.lines_read, "accepted": stats.accepted,
-                  "rejected": stats.rejected},
+        metadata={
+            "lines_read": stats.lines_read,
+            "accepted": stats.accepted,
+            "rejected": stats.rejected,
+        },
     )
     yield dg.AssetCheckResult(
         check_name="no_partial_files",
         asset_key="raw_logs",
         passed=not stats.partial_files or ingest_settings.partial_files_allowed,
-        metadata={"partial_files": dg.MetadataValue.json(stats.partial_files),
-                  "allowed": ingest_settings.partial_files_allowed},
+        metadata={
+            "partial_files": dg.MetadataValue.json(stats.partial_files),
+            "allowed": ingest_settings.partial_files_allowed,
+        },
     )

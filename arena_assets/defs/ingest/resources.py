@@ -30,9 +30,13 @@ class IngestSettings(dg.ConfigurableResource):
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"ingest_settings": IngestSettings(
-        user_salt=dg.EnvVar("ARENA_USER_SALT"),
-        workers=dg.EnvVar.int("ARENA_INGEST_WORKERS"),
-        allow_partial_files=dg.EnvVar("ARENA_ALLOW_PARTIAL_FILES"),
-        raw_logs_retention_months=dg.EnvVar.int("ARENA_RAW_LOGS_RETENTION_MONTHS"),
-    )})
+    return dg.Definitions(
+        resources={
+            "ingest_settings": IngestSettings(
+                user_salt=dg.EnvVar("ARENA_USER_SALT"),
+                workers=dg.EnvVar.int("ARENA_INGEST_WORKERS"),
+                allow_partial_files=dg.EnvVar("ARENA_ALLOW_PARTIAL_FILES"),
+                raw_logs_retention_months=dg.EnvVar.int("ARENA_RAW_LOGS_RETENTION_MONTHS"),
+            )
+        }
+    )

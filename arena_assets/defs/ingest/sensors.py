@@ -14,8 +14,9 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest.watch import changed_months, dumps_cursor, list_raw_root
 
 
-def plan_ticks(previous_cursor: str | None, listing: dict, valid: set[str],
-               already_ingested: set[str]) -> tuple[list[str], dict, list[str], list[str]]:
+def plan_ticks(
+    previous_cursor: str | None, listing: dict, valid: set[str], already_ingested: set[str]
+) -> tuple[list[str], dict, list[str], list[str]]:
     """(months to request, the new cursor, months without files, months adopted).
 
     Months outside the partition range never enter the cursor, so widening
@@ -36,13 +37,16 @@ def plan_ticks(previous_cursor: str | None, listing: dict, valid: set[str],
     minimum_interval_seconds=60,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="Ingests a month when its folder under ARENA_RAW_ROOT appears or its files "
-                "change (names, sizes, modification times or ETags).",
+    "change (names, sizes, modification times or ETags).",
 )
 def raw_root_sensor(context: dg.SensorEvaluationContext, storage: ArenaStorage):
     listing = list_raw_root(storage.raw_root, storage.raw_storage_options())
     valid = set(monthly_partitions.get_partition_keys())
-    ingested = set(context.instance.get_materialized_partitions(dg.AssetKey("raw_logs"))) \
-        if not context.cursor else set()
+    ingested = (
+        set(context.instance.get_materialized_partitions(dg.AssetKey("raw_logs")))
+        if not context.cursor
+        else set()
+    )
     months, cursor, empty, adopted = plan_ticks(context.cursor, listing, valid, ingested)
     outside = sorted(m for m in listing if listing[m] and m not in valid)
     why = []
@@ -55,8 +59,9 @@ def raw_root_sensor(context: dg.SensorEvaluationContext, storage: ArenaStorage):
     if not months:
         why.append("no new or changed raw files")
     return dg.SensorResult(
-        run_requests=[dg.RunRequest(partition_key=m, run_key=f"{m}:{cursor['months'][m]}")
-                      for m in months],
+        run_requests=[
+            dg.RunRequest(partition_key=m, run_key=f"{m}:{cursor['months'][m]}") for m in months
+        ],
         skip_reason=None if months else "; ".join(why),
         cursor=dumps_cursor(cursor),
     )

@@ -25,9 +25,13 @@ class LeaderboardSettings(dg.ConfigurableResource):
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"leaderboard_settings": LeaderboardSettings(
-        bootstrap_rounds=dg.EnvVar.int("ARENA_BOOTSTRAP_ROUNDS"),
-        min_battles=dg.EnvVar.int("ARENA_MIN_BATTLES"),
-        min_category_battles=dg.EnvVar.int("ARENA_MIN_CATEGORY_BATTLES"),
-        anchor_model=dg.EnvVar("ARENA_ANCHOR_MODEL"),
-    )})
+    return dg.Definitions(
+        resources={
+            "leaderboard_settings": LeaderboardSettings(
+                bootstrap_rounds=dg.EnvVar.int("ARENA_BOOTSTRAP_ROUNDS"),
+                min_battles=dg.EnvVar.int("ARENA_MIN_BATTLES"),
+                min_category_battles=dg.EnvVar.int("ARENA_MIN_CATEGORY_BATTLES"),
+                anchor_model=dg.EnvVar("ARENA_ANCHOR_MODEL"),
+            )
+        }
+    )

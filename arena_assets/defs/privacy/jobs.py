@@ -47,8 +47,13 @@ class ForgetConfig(dg.Config):
 def release_target(storage: ArenaStorage, settings: ReleaseSettings):
     from arena_assets.privacy.releases import ReleaseTarget
 
-    return ReleaseTarget(settings.release_root, settings.secret, settings.license,
-                         storage._options_for(settings.release_root), settings.published)
+    return ReleaseTarget(
+        settings.release_root,
+        settings.secret,
+        settings.license,
+        storage._options_for(settings.release_root),
+        settings.published,
+    )
 
 
 def _asset_graph(context: dg.OpExecutionContext):
@@ -63,10 +68,14 @@ def _asset_graph(context: dg.OpExecutionContext):
 
 
 @dg.op(tags={"kind": "privacy"})
-def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
-                     storage: ArenaStorage, ingest_settings: IngestSettings,
-                     release_settings: ReleaseSettings,
-                     completion_settings: CompletionSettings) -> list[str]:
+def forget_user_rows(
+    context: dg.OpExecutionContext,
+    config: ForgetConfig,
+    storage: ArenaStorage,
+    ingest_settings: IngestSettings,
+    release_settings: ReleaseSettings,
+    completion_settings: CompletionSettings,
+) -> list[str]:
     """Remove the user from the lake and the releases; returns the months with rebuild
     work left over every unfinished forget (also a run tag for the sensor)."""
     from arena_assets.privacy import journal
@@ -81,14 +90,23 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
         who = config.user_hash or user_hash_of(config.user, ingest_settings.user_salt)
         graph = _asset_graph(context)
         materialized = materialized_months(
-            lake, context.instance,
-            lambda: set(released_months(target, sorted(lake.months("conversations")))))
+            lake,
+            context.instance,
+            lambda: set(released_months(target, sorted(lake.months("conversations")))),
+        )
         report = forget_user(
-            lake, user_hash=who, raw_root=storage.raw_root, salt=ingest_settings.user_salt,
-            identity=config.user or None, dry_run=config.dry_run, purge_raw=config.purge_raw,
-            storage_options=storage.raw_storage_options(), release=target,
+            lake,
+            user_hash=who,
+            raw_root=storage.raw_root,
+            salt=ingest_settings.user_salt,
+            identity=config.user or None,
+            dry_run=config.dry_run,
+            purge_raw=config.purge_raw,
+            storage_options=storage.raw_storage_options(),
+            release=target,
             plan_rebuild=lambda months, edited: rebuild_plan(graph, months, materialized, edited),
-            completions_root=completion_settings.root_for(storage.raw_root))
+            completions_root=completion_settings.root_for(storage.raw_root),
+        )
         # the report names the hash, tables, months and files, never the identity itself
         context.log.info("\n".join(report.lines()))
         for line in report.lines():
@@ -99,9 +117,11 @@ def forget_user_rows(context: dg.OpExecutionContext, config: ForgetConfig,
     return months
 
 
-@dg.job(description="Remove one user from every partition of every lake table (by user "
-                    "hash, conversation id, prompts only they typed) and from the month "
-                    "releases; the sensors then rebuild what depends on them, month by month.")
+@dg.job(
+    description="Remove one user from every partition of every lake table (by user "
+    "hash, conversation id, prompts only they typed) and from the month "
+    "releases; the sensors then rebuild what depends on them, month by month."
+)
 def forget_user():
     forget_user_rows()
 
@@ -125,8 +145,10 @@ def next_request(storage: ArenaStorage) -> dg.RunRequest | None:
     ids = ",".join(e.id for e in entries)
     return dg.RunRequest(
         run_key=f"forget:{month}:{ids}:{sum(len(e.rebuilt) for e in entries)}",
-        partition_key=month, asset_selection=[dg.AssetKey(a) for a in assets],
-        tags={JOURNALS_TAG: ids, MONTH_TAG: month, "arena/after_forget": "true"})
+        partition_key=month,
+        asset_selection=[dg.AssetKey(a) for a in assets],
+        tags={JOURNALS_TAG: ids, MONTH_TAG: month, "arena/after_forget": "true"},
+    )
 
 
 @dg.run_status_sensor(
@@ -152,7 +174,8 @@ def rebuild_next_month_sensor(context: dg.RunStatusSensorContext, storage: Arena
     month = run.tags.get(MONTH_TAG)
     if month:  # what the run did materialize, from its own events
         records = context.instance.get_records_for_run(
-            run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION).records
+            run.run_id, of_type=dg.DagsterEventType.ASSET_MATERIALIZATION
+        ).records
         done = {r.event_log_entry.dagster_event.asset_key.to_user_string() for r in records}
         record_rebuilt(storage.lake(), month, done)
     return next_request(storage)

@@ -42,11 +42,17 @@ def _downstream(graph, child: dg.AssetKey, parent: dg.AssetKey, months: set[str]
         return set()
     subset = pdef.empty_subset().with_partition_keys(sorted(months))
     mapping = graph.get_partition_mapping(child, parent)
-    return set(mapping.get_downstream_partitions_for_partitions(subset, pdef, cdef).get_partition_keys())
+    return set(
+        mapping.get_downstream_partitions_for_partitions(subset, pdef, cdef).get_partition_keys()
+    )
 
 
-def rebuild_plan(graph, months: Iterable[str], materialized: Callable[[str], set[str]],
-                 edited: Mapping[str, Iterable[str]] | None = None) -> dict[str, list[str]]:
+def rebuild_plan(
+    graph,
+    months: Iterable[str],
+    materialized: Callable[[str], set[str]],
+    edited: Mapping[str, Iterable[str]] | None = None,
+) -> dict[str, list[str]]:
     """asset -> months to rebuild after forgetting a user who was in ``months``; ``edited``
     (table -> months the forget changed) adds the tables the graph knows as starting points
     besides ``raw_logs``."""
@@ -81,12 +87,15 @@ def rebuild_plan(graph, months: Iterable[str], materialized: Callable[[str], set
     return plan
 
 
-def materialized_months(lake: Lake, instance: dg.DagsterInstance | None,
-                        release_months: Callable[[], set[str]] | None = None,
-                        site_months: Callable[[], set[str]] | None = None
-                        ) -> Callable[[str], set[str]]:
+def materialized_months(
+    lake: Lake,
+    instance: dg.DagsterInstance | None,
+    release_months: Callable[[], set[str]] | None = None,
+    site_months: Callable[[], set[str]] | None = None,
+) -> Callable[[str], set[str]]:
     """Months an asset exists for: its lake files, the instance's records, and for
     ``month_release`` the release folders, for ``leaderboard_site`` the site's months."""
+
     def months(asset: str) -> set[str]:
         found = set(lake.months(asset))
         if instance is not None:
@@ -96,6 +105,7 @@ def materialized_months(lake: Lake, instance: dg.DagsterInstance | None,
         if asset == "leaderboard_site" and site_months is not None:
             found |= site_months()
         return found
+
     return months
 
 
@@ -142,22 +152,31 @@ def failure_line(result: dg.ExecuteInProcessResult) -> str:
             error = error.cause
         text = (error.message or "").strip()
         return f"{event.step_key}: {text.splitlines()[0] if text else error.cls_name}"
-    failed = [e.asset_check_key.to_user_string() for e in result.get_asset_check_evaluations()
-              if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR]
+    failed = [
+        e.asset_check_key.to_user_string()
+        for e in result.get_asset_check_evaluations()
+        if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR
+    ]
     return "blocking checks failed: " + ", ".join(failed) if failed else "the run failed"
 
 
-def rebuild_in_process(defs: dg.Definitions, lake: Lake, instance: dg.DagsterInstance,
-                       say: Callable[[str], None]) -> bool:
+def rebuild_in_process(
+    defs: dg.Definitions, lake: Lake, instance: dg.DagsterInstance, say: Callable[[str], None]
+) -> bool:
     """Rebuild every unfinished forget's plan, month by month; False (and the reason said)
     at the first month that fails: the journal keeps what is left."""
     entries = journal.unfinished(lake)
     ids = ",".join(e.id for e in entries)
     for month, assets in pending_steps(entries):
         result = dg.materialize(
-            assets=list(defs.assets or []), resources=defs.resources, instance=instance,
-            selection=dg.AssetSelection.assets(*assets), partition_key=month,
-            raise_on_error=False, tags={JOURNALS_TAG: ids, "arena/after_forget": "true"})
+            assets=list(defs.assets or []),
+            resources=defs.resources,
+            instance=instance,
+            selection=dg.AssetSelection.assets(*assets),
+            partition_key=month,
+            raise_on_error=False,
+            tags={JOURNALS_TAG: ids, "arena/after_forget": "true"},
+        )
         if not result.success:
             reason = failure_line(result)
             for entry in journal.unfinished(lake):

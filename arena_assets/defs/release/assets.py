@@ -20,8 +20,9 @@ from arena_assets.defs.resources import ArenaStorage
     kinds={"parquet", "huggingface"},
     backfill_policy=dg.BackfillPolicy.single_run(),
 )
-def month_release(context: dg.AssetExecutionContext, storage: ArenaStorage,
-                  release_settings: ReleaseSettings):
+def month_release(
+    context: dg.AssetExecutionContext, storage: ArenaStorage, release_settings: ReleaseSettings
+):
     """The month's public datasets in the Hugging Face layout, each with a dataset card:
     arena-chat-MONTH (redacted conversations), arena-battle-MONTH (votes), arena-bench-MONTH
     (when the lake has `bench_prompts` for the month) and arena-sft-MONTH (OpenAI chat JSONL).
@@ -34,19 +35,33 @@ def month_release(context: dg.AssetExecutionContext, storage: ArenaStorage,
     for month in months_in_window(context):
         battles = lake.read("battles", month) if lake.exists("battles", month) else None
         has_bench = lake.exists("bench_prompts", month)
-        bench = bench_release_from_lake(lake, month)  # prompts, answers, judgments: Arena-Hard layout
+        bench = bench_release_from_lake(
+            lake, month
+        )  # prompts, answers, judgments: Arena-Hard layout
         summary = write_month_release(
-            month, release_settings.release_root, conversations=lake.read("conversations", month),
-            battles=battles, bench=bench, salt=release_salt(release_settings.secret, month),
-            license=release_settings.license, storage_options=options)
-        context.add_asset_metadata({
-            "month": month,
-            "datasets": dg.MetadataValue.json(summary.datasets),
-            "rows": dg.MetadataValue.json(summary.rows),
-            "battle_counts": dg.MetadataValue.json(summary.battle_counts),
-            "sft_skipped": dg.MetadataValue.json(summary.sft_skipped),
-            "bench": ("released from bench_prompts" if has_bench else
-                      "not released: no bench_prompts in the lake for this month"),
-            "path": dg.MetadataValue.path(f"{release_settings.release_root.rstrip('/')}"),
-        }, partition_key=month)
+            month,
+            release_settings.release_root,
+            conversations=lake.read("conversations", month),
+            battles=battles,
+            bench=bench,
+            salt=release_salt(release_settings.secret, month),
+            license=release_settings.license,
+            storage_options=options,
+        )
+        context.add_asset_metadata(
+            {
+                "month": month,
+                "datasets": dg.MetadataValue.json(summary.datasets),
+                "rows": dg.MetadataValue.json(summary.rows),
+                "battle_counts": dg.MetadataValue.json(summary.battle_counts),
+                "sft_skipped": dg.MetadataValue.json(summary.sft_skipped),
+                "bench": (
+                    "released from bench_prompts"
+                    if has_bench
+                    else "not released: no bench_prompts in the lake for this month"
+                ),
+                "path": dg.MetadataValue.path(f"{release_settings.release_root.rstrip('/')}"),
+            },
+            partition_key=month,
+        )
     return dg.MaterializeResult()

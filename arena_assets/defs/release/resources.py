@@ -21,9 +21,13 @@ class ReleaseSettings(dg.ConfigurableResource):
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"release_settings": ReleaseSettings(
-        release_root=dg.EnvVar("ARENA_RELEASE_ROOT"),
-        secret=dg.EnvVar("ARENA_RELEASE_SECRET"),
-        license=dg.EnvVar("ARENA_RELEASE_LICENSE"),
-        published=dg.EnvVar("ARENA_RELEASE_PUBLISHED"),
-    )})
+    return dg.Definitions(
+        resources={
+            "release_settings": ReleaseSettings(
+                release_root=dg.EnvVar("ARENA_RELEASE_ROOT"),
+                secret=dg.EnvVar("ARENA_RELEASE_SECRET"),
+                license=dg.EnvVar("ARENA_RELEASE_LICENSE"),
+                published=dg.EnvVar("ARENA_RELEASE_PUBLISHED"),
+            )
+        }
+    )

@@ -32,13 +32,18 @@ class RoutingSettings(dg.ConfigurableResource):
     seed: int = 0
 
     def p2l_config(self) -> P2LConfig:
-        return P2LConfig(loss=self.p2l_loss.strip() or "bt", tie_mode=self.p2l_tie_mode,
-                         rank=self.p2l_rank, min_model_battles=self.p2l_min_model_battles,
-                         seed=self.seed)
+        return P2LConfig(
+            loss=self.p2l_loss.strip() or "bt",
+            tie_mode=self.p2l_tie_mode,
+            rank=self.p2l_rank,
+            min_model_battles=self.p2l_min_model_battles,
+            seed=self.seed,
+        )
 
     def board_options(self) -> BoardOptions:
-        return BoardOptions(rounds=self.p2l_bootstrap_rounds, min_prompts=self.p2l_min_set_prompts,
-                            seed=self.seed)
+        return BoardOptions(
+            rounds=self.p2l_bootstrap_rounds, min_prompts=self.p2l_min_set_prompts, seed=self.seed
+        )
 
     def prices(self) -> dict[str, float]:
         raw = self.router_prices.strip()
@@ -47,8 +52,12 @@ class RoutingSettings(dg.ConfigurableResource):
         try:
             value = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"ARENA_ROUTER_PRICES must be a JSON object {{model: price}}: {exc}") from None
-        if not isinstance(value, dict) or not all(isinstance(v, int | float) and v >= 0 for v in value.values()):
+            raise ValueError(
+                f"ARENA_ROUTER_PRICES must be a JSON object {{model: price}}: {exc}"
+            ) from None
+        if not isinstance(value, dict) or not all(
+            isinstance(v, int | float) and v >= 0 for v in value.values()
+        ):
             raise ValueError("ARENA_ROUTER_PRICES must map each model to a price >= 0")
         return {str(k): float(v) for k, v in value.items()}
 
@@ -57,19 +66,25 @@ class RoutingSettings(dg.ConfigurableResource):
         try:
             return [float(p) for p in raw] or None
         except ValueError:
-            raise ValueError(f"ARENA_ROUTER_BUDGETS must be numbers separated by commas, got "
-                             f"{self.router_budgets!r}") from None
+            raise ValueError(
+                f"ARENA_ROUTER_BUDGETS must be numbers separated by commas, got "
+                f"{self.router_budgets!r}"
+            ) from None
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"routing_settings": RoutingSettings(
-        p2l_loss=dg.EnvVar("ARENA_P2L_LOSS"),
-        p2l_rank=dg.EnvVar.int("ARENA_P2L_RANK"),
-        p2l_replay_months=dg.EnvVar.int("ARENA_P2L_REPLAY_MONTHS"),
-        p2l_max_battles=dg.EnvVar.int("ARENA_P2L_MAX_BATTLES"),
-        p2l_min_model_battles=dg.EnvVar.int("ARENA_P2L_MIN_MODEL_BATTLES"),
-        p2l_bootstrap_rounds=dg.EnvVar.int("ARENA_P2L_BOOTSTRAP_ROUNDS"),
-        router_prices=dg.EnvVar("ARENA_ROUTER_PRICES"),
-        router_budgets=dg.EnvVar("ARENA_ROUTER_BUDGETS"),
-    )})
+    return dg.Definitions(
+        resources={
+            "routing_settings": RoutingSettings(
+                p2l_loss=dg.EnvVar("ARENA_P2L_LOSS"),
+                p2l_rank=dg.EnvVar.int("ARENA_P2L_RANK"),
+                p2l_replay_months=dg.EnvVar.int("ARENA_P2L_REPLAY_MONTHS"),
+                p2l_max_battles=dg.EnvVar.int("ARENA_P2L_MAX_BATTLES"),
+                p2l_min_model_battles=dg.EnvVar.int("ARENA_P2L_MIN_MODEL_BATTLES"),
+                p2l_bootstrap_rounds=dg.EnvVar.int("ARENA_P2L_BOOTSTRAP_ROUNDS"),
+                router_prices=dg.EnvVar("ARENA_ROUTER_PRICES"),
+                router_budgets=dg.EnvVar("ARENA_ROUTER_BUDGETS"),
+            )
+        }
+    )

@@ -29,8 +29,12 @@ class SiteSettings(dg.ConfigurableResource):
         from arena_assets.site.build import SiteOptions
 
         workers = self.figure_workers or min(4, os.cpu_count() or 1)
-        return SiteOptions(site_name=self.site_name, plot_top=self.plot_top,
-                           heatmap_top=self.heatmap_top, workers=workers)
+        return SiteOptions(
+            site_name=self.site_name,
+            plot_top=self.plot_top,
+            heatmap_top=self.heatmap_top,
+            workers=workers,
+        )
 
     def page_url(self, month: str, board_page: str = "index.html") -> str:
         """Where the month's page of a board is (or will be, once the site is built)."""
@@ -41,11 +45,15 @@ class SiteSettings(dg.ConfigurableResource):
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"site_settings": SiteSettings(
-        site_root=dg.EnvVar("ARENA_SITE_ROOT"),
-        site_name=dg.EnvVar("ARENA_SITE_NAME"),
-        public_url=dg.EnvVar("ARENA_SITE_PUBLIC_URL"),
-        deprecate_after_months=dg.EnvVar.int("ARENA_SITE_DEPRECATE_AFTER_MONTHS"),
-        plot_top=dg.EnvVar.int("ARENA_SITE_PLOT_TOP"),
-        heatmap_top=dg.EnvVar.int("ARENA_SITE_HEATMAP_TOP"),
-    )})
+    return dg.Definitions(
+        resources={
+            "site_settings": SiteSettings(
+                site_root=dg.EnvVar("ARENA_SITE_ROOT"),
+                site_name=dg.EnvVar("ARENA_SITE_NAME"),
+                public_url=dg.EnvVar("ARENA_SITE_PUBLIC_URL"),
+                deprecate_after_months=dg.EnvVar.int("ARENA_SITE_DEPRECATE_AFTER_MONTHS"),
+                plot_top=dg.EnvVar.int("ARENA_SITE_PLOT_TOP"),
+                heatmap_top=dg.EnvVar.int("ARENA_SITE_HEATMAP_TOP"),
+            )
+        }
+    )

@@ -8,7 +8,6 @@ unknown model fails the run with a message naming what to fix and leaves the pre
 partition as it was.
 """
 
-
 import time
 
 import dagster as dg
@@ -28,7 +27,10 @@ from arena_assets.llm.simulated import public_base_url
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN, quality
 from arena_assets.pipeline.plan import plan_run, plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
-    TOPIC_CLUSTER_SUMMARY, TopicLabelsMonth, topic_clusters_month, topic_labels_month,
+    TOPIC_CLUSTER_SUMMARY,
+    TopicLabelsMonth,
+    topic_clusters_month,
+    topic_labels_month,
 )
 from arena_assets.report import markdown_table
 
@@ -48,6 +50,7 @@ def _progress_logger(context: dg.AssetExecutionContext, what: str, every_s: floa
         if p.done == p.total or now - last[0] >= every_s:
             last[0] = now
             context.log.info(f"{what}: {p}")
+
     return log
 
 
@@ -72,7 +75,9 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         "month": step.month,
         "distinct_prompts": rep["distinct_prompts"],
         "calls_made": rep["llm_calls"],
-        "calls_by_group": dg.MetadataValue.json({k: b.calls for k, b in step.report.batches.items()}),
+        "calls_by_group": dg.MetadataValue.json(
+            {k: b.calls for k, b in step.report.batches.items()}
+        ),
         "cache_hits": hits,
         "calls_avoided_by_dedup": rep["calls_avoided_by_dedup"],
         "prompt_tokens": rep["prompt_tokens"],
@@ -81,12 +86,15 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         "label_shares": dg.MetadataValue.json(_label_shares(step.labels)),
         "parse_failure_rate": dg.MetadataValue.json(step.parse_failure_rate),
         "prompt_set": f"{step.labels['prompt_set'][0]} ({step.labels['prompt_set_hash'][0]})"
-        if step.labels.height else "",
+        if step.labels.height
+        else "",
         "unparsed_by_tag": dg.MetadataValue.json(rep["unparsed_by_tag"]),
         "statuses": dg.MetadataValue.json({k: v.statuses for k, v in step.report.batches.items()}),
         # each label group's batch as the other LLM assets record theirs: when it ran and
         # for how long, its calls, tokens and cost
-        "calls": dg.MetadataValue.json({k: b.as_metadata() for k, b in step.report.batches.items()}),
+        "calls": dg.MetadataValue.json(
+            {k: b.as_metadata() for k, b in step.report.batches.items()}
+        ),
     }
 
 
@@ -102,22 +110,38 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
     # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
     automation_condition=follow_upstream,
     check_specs=[
-        dg.AssetCheckSpec("parse_failure_rate_low", asset="topic_labels",
-                          description="Per label group, the share of answers that failed "
-                                      "to parse is under ARENA_LABEL_MAX_PARSE_FAILURE_RATE."),
-        dg.AssetCheckSpec("labels_answered", asset="topic_labels", blocking=True,
-                          description="Per label group, the share of conversations whose "
-                                      "label call failed or whose answer did not parse is at "
-                                      "most ARENA_LABEL_MAX_MISSING_RATE (a rerun asks them "
-                                      "again: neither is cached)."),
-        dg.AssetCheckSpec("labels_in_range", asset="topic_labels", blocking=True,
-                          description="if_score in 0-5, criteria_count = the criteria that "
-                                      "hold, hard = criteria_count >= 6, no label without an "
-                                      "ok status, no vision label on a text prompt."),
+        dg.AssetCheckSpec(
+            "parse_failure_rate_low",
+            asset="topic_labels",
+            description="Per label group, the share of answers that failed "
+            "to parse is under ARENA_LABEL_MAX_PARSE_FAILURE_RATE.",
+        ),
+        dg.AssetCheckSpec(
+            "labels_answered",
+            asset="topic_labels",
+            blocking=True,
+            description="Per label group, the share of conversations whose "
+            "label call failed or whose answer did not parse is at "
+            "most ARENA_LABEL_MAX_MISSING_RATE (a rerun asks them "
+            "again: neither is cached).",
+        ),
+        dg.AssetCheckSpec(
+            "labels_in_range",
+            asset="topic_labels",
+            blocking=True,
+            description="if_score in 0-5, criteria_count = the criteria that "
+            "hold, hard = criteria_count >= 6, no label without an "
+            "ok status, no vision label on a text prompt.",
+        ),
     ],
 )
-def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, labeler: LLMTaskResource,
-                 llm_cache: LLMCache, topic_settings: TopicSettings):
+def topic_labels(
+    context: dg.AssetExecutionContext,
+    storage: ArenaStorage,
+    labeler: LLMTaskResource,
+    llm_cache: LLMCache,
+    topic_settings: TopicSettings,
+):
     """One row per conversation with LMArena's category labels, asked as its labeller asks
     them: the conversation's user turns joined (cut at 12,500 characters) once per distinct
     input for the 7 hard-prompt criteria (`hard` = at least 6), math and creative writing
@@ -130,7 +154,9 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     hash every row records."""
     task = labeler.task(storage.raw_root)
     settings = month_settings(storage, llm_cache, labeler=labeler, topic_settings=topic_settings)
-    plans = plan_run(months_in_window(context), lambda m: plan_topic_labels(storage.lake(), m, settings))
+    plans = plan_run(
+        months_in_window(context), lambda m: plan_topic_labels(storage.lake(), m, settings)
+    )
     gate(context, list(plans.values()), labeler.budget())  # the bill first, before any call
     context.log.info(f"labelling with {task.model} at {public_base_url(task.base_url)}")
     threshold = topic_settings.parse_failure_threshold()
@@ -142,9 +168,14 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
         try:
             with within_budget(plans[month], labeler.budget()):
                 step = topic_labels_month(
-                    storage.lake(), month, task, cache_root=llm_cache.root_for(storage),
-                    cfg=topic_settings.label_config(), storage_options=llm_cache.storage_options(storage),
-                    progress=_progress_logger(context, f"{month} labels"))
+                    storage.lake(),
+                    month,
+                    task,
+                    cache_root=llm_cache.root_for(storage),
+                    cfg=topic_settings.label_config(),
+                    storage_options=llm_cache.storage_options(storage),
+                    progress=_progress_logger(context, f"{month} labels"),
+                )
         except LLMEndpointError as exc:
             raise _fail(exc) from exc
         per_month[month] = _labels_metadata(step) | plan_metadata(plans[month])
@@ -156,24 +187,41 @@ def topic_labels(context: dg.AssetExecutionContext, storage: ArenaStorage, label
     storage.publish("topic_labels", context.log)
     # one result per run (a backfill run covers a few months): the last month's figures
     # and a line per month
-    yield dg.MaterializeResult(metadata={
-        **per_month[max(per_month)],
-        "months_in_run": dg.MetadataValue.json(
-            {m: {"rows": v["dagster/row_count"], "calls_made": v["calls_made"],
-                 "cache_hits": v["cache_hits"]} for m, v in per_month.items()}),
-    })
+    yield dg.MaterializeResult(
+        metadata={
+            **per_month[max(per_month)],
+            "months_in_run": dg.MetadataValue.json(
+                {
+                    m: {
+                        "rows": v["dagster/row_count"],
+                        "calls_made": v["calls_made"],
+                        "cache_hits": v["cache_hits"],
+                    }
+                    for m, v in per_month.items()
+                }
+            ),
+        }
+    )
     yield dg.AssetCheckResult(
-        check_name="parse_failure_rate_low", passed=max(worst.values(), default=0.0) <= threshold,
+        check_name="parse_failure_rate_low",
+        passed=max(worst.values(), default=0.0) <= threshold,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"threshold": threshold, **{f"rate_{k}": round(v, 4) for k, v in worst.items()}})
+        metadata={"threshold": threshold, **{f"rate_{k}": round(v, 4) for k, v in worst.items()}},
+    )
     limit = topic_settings.missing_label_threshold()
     worst_missing = max((g["share"] for m in missing.values() for g in m.values()), default=0.0)
     yield dg.AssetCheckResult(
-        check_name="labels_answered", passed=worst_missing <= limit,
-        metadata={"threshold": limit, "worst_share": round(worst_missing, 4),
-                  "by_month": dg.MetadataValue.json(missing)})
-    yield dg.AssetCheckResult(check_name="labels_in_range", passed=not any(bad.values()),
-                              metadata=bad)
+        check_name="labels_answered",
+        passed=worst_missing <= limit,
+        metadata={
+            "threshold": limit,
+            "worst_share": round(worst_missing, 4),
+            "by_month": dg.MetadataValue.json(missing),
+        },
+    )
+    yield dg.AssetCheckResult(
+        check_name="labels_in_range", passed=not any(bad.values()), metadata=bad
+    )
 
 
 def _endpoint_embedder(task, cache, reports: list[BatchReport]):
@@ -183,6 +231,7 @@ def _endpoint_embedder(task, cache, reports: list[BatchReport]):
         vectors, report = embed_texts(task, texts, cache)
         reports.append(report)
         return vectors
+
     return embed
 
 
@@ -198,8 +247,14 @@ def _endpoint_embedder(task, cache, reports: list[BatchReport]):
     # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
     automation_condition=follow_upstream,
 )
-def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, embedder: LLMTaskResource,
-                   labeler: LLMTaskResource, llm_cache: LLMCache, topic_settings: TopicSettings):
+def topic_clusters(
+    context: dg.AssetExecutionContext,
+    storage: ArenaStorage,
+    embedder: LLMTaskResource,
+    labeler: LLMTaskResource,
+    llm_cache: LLMCache,
+    topic_settings: TopicSettings,
+):
     """Every distinct first prompt of the month with a topic cluster id and name (plus the
     `topic_cluster_summary` table: per cluster its size, name, c-TF-IDF keywords, example
     prompts, mean criteria count and share of each category). Prompts are embedded by the
@@ -209,8 +264,9 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
     from arena_assets.labels.plots import topic_clusters_png
 
     lake = storage.lake()
-    settings = month_settings(storage, llm_cache, labeler=labeler, embedder=embedder,
-                              topic_settings=topic_settings)
+    settings = month_settings(
+        storage, llm_cache, labeler=labeler, embedder=embedder, topic_settings=topic_settings
+    )
     plans = plan_run(months_in_window(context), lambda m: plan_topic_clusters(lake, m, settings))
     gate(context, list(plans.values()), embedder.budget())  # the bill first, before any call
     root, opts = llm_cache.root_for(storage), llm_cache.storage_options(storage)
@@ -221,38 +277,60 @@ def topic_clusters(context: dg.AssetExecutionContext, storage: ArenaStorage, emb
         source = f"{etask.model} at {public_base_url(etask.base_url)}"
     else:
         embed, source = OfflineEmbedder(), "wordllama (offline)"
-    namer = (labeler.task(storage.raw_root)
-             if topic_settings.name_clusters_by_llm and labeler.configured() else None)
+    namer = (
+        labeler.task(storage.raw_root)
+        if topic_settings.name_clusters_by_llm and labeler.configured()
+        else None
+    )
     per_month: dict[str, dict] = {}
     for month in months_in_window(context):
         try:
             with within_budget(plans[month], embedder.budget()):
-                step = topic_clusters_month(lake, month, embed, cfg=topic_settings.cluster_config(),
-                                            namer=namer, cache_root=root, storage_options=opts)
+                step = topic_clusters_month(
+                    lake,
+                    month,
+                    embed,
+                    cfg=topic_settings.cluster_config(),
+                    namer=namer,
+                    cache_root=root,
+                    storage_options=opts,
+                )
         except LLMEndpointError as exc:
             raise _fail(exc) from exc
         png = topic_clusters_png(step.summary, f"Topic clusters {month}")
         png_url = lake.write_blob("topic_clusters", f"{month}.png", png)
-        per_month[month] = (_clusters_metadata(step, reports, namer, source, png, png_url)
-                            | plan_metadata(plans[month]))
+        per_month[month] = _clusters_metadata(
+            step, reports, namer, source, png, png_url
+        ) | plan_metadata(plans[month])
         reports.clear()
     storage.publish("topic_clusters", context.log)
     storage.publish(TOPIC_CLUSTER_SUMMARY, context.log)
-    return dg.MaterializeResult(metadata={
-        **per_month[max(per_month)],
-        "months_in_run": dg.MetadataValue.json({m: v["clusters"] for m, v in per_month.items()}),
-    })
+    return dg.MaterializeResult(
+        metadata={
+            **per_month[max(per_month)],
+            "months_in_run": dg.MetadataValue.json(
+                {m: v["clusters"] for m, v in per_month.items()}
+            ),
+        }
+    )
 
 
-def _clusters_metadata(step, reports: list[BatchReport], namer, source: str, png: bytes,
-                       png_url: str) -> dict:
+def _clusters_metadata(
+    step, reports: list[BatchReport], namer, source: str, png: bytes, png_url: str
+) -> dict:
     calls = sum(r.calls for r in reports) + (step.naming.calls if step.naming else 0)
     cost = sum(r.cost for r in reports) + (step.naming.cost if step.naming else 0.0)
     shown = step.summary.sort("n_conversations", descending=True).select(
-        "cluster_id", "cluster_name", "size", "n_conversations",
+        "cluster_id",
+        "cluster_name",
+        "size",
+        "n_conversations",
         pl.col("keywords").list.head(5).list.join(", ").alias("keywords"),
-        pl.col("mean_criteria").round(2), pl.col("share_hard").round(3),
-        pl.col("share_code").round(3), pl.col("share_vision").round(3))
+        pl.col("mean_criteria").round(2),
+        pl.col("share_hard").round(3),
+        pl.col("share_code").round(3),
+        pl.col("share_vision").round(3),
+    )
     return {
         **table_metadata(step.assignments, step.urls[0]),
         "month": step.month,
@@ -262,11 +340,15 @@ def _clusters_metadata(step, reports: list[BatchReport], namer, source: str, png
         "embedding_calls": sum(r.calls for r in reports),
         "embedding_cache_hits": sum(r.cache_hits for r in reports),
         "calls": dg.MetadataValue.json(
-            {**{f"embeddings {i + 1}": r.as_metadata() for i, r in enumerate(reports)},
-             **({"naming": step.naming.as_metadata()} if step.naming else {})}),
+            {
+                **{f"embeddings {i + 1}": r.as_metadata() for i, r in enumerate(reports)},
+                **({"naming": step.naming.as_metadata()} if step.naming else {}),
+            }
+        ),
         "naming": f"llm {namer.model}" if namer else "c-TF-IDF keywords",
         "calls_made": calls,
-        "prompt_tokens": sum(r.prompt_tokens for r in reports) + (step.naming.prompt_tokens if step.naming else 0),
+        "prompt_tokens": sum(r.prompt_tokens for r in reports)
+        + (step.naming.prompt_tokens if step.naming else 0),
         "completion_tokens": step.naming.completion_tokens if step.naming else 0,
         "estimated_cost": dg.MetadataValue.float(float(cost)),
         "summary_path": dg.MetadataValue.path(step.urls[1]),

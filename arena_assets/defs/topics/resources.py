@@ -45,22 +45,31 @@ class TopicSettings(dg.ConfigurableResource):
         return self.reask_unreadable.strip().lower() in ("1", "true", "yes", "on")
 
     def label_config(self) -> LabelConfig:
-        return LabelConfig(max_prompt_chars=self.max_prompt_chars, label_refusals=self.label_refusals,
-                           prompt_set=self.prompt_set(), image_root=self.image_root,
-                           reask_unreadable=self.reask_on())
+        return LabelConfig(
+            max_prompt_chars=self.max_prompt_chars,
+            label_refusals=self.label_refusals,
+            prompt_set=self.prompt_set(),
+            image_root=self.image_root,
+            reask_unreadable=self.reask_on(),
+        )
 
     def cluster_config(self) -> ClusterConfig:
-        return ClusterConfig(method=self.cluster_method, n_clusters=self.n_clusters or None,
-                             seed=self.seed)
+        return ClusterConfig(
+            method=self.cluster_method, n_clusters=self.n_clusters or None, seed=self.seed
+        )
 
 
 @dg.definitions
 def resources() -> dg.Definitions:
-    return dg.Definitions(resources={"topic_settings": TopicSettings(
-        max_prompt_chars=dg.EnvVar.int("ARENA_LABEL_MAX_PROMPT_CHARS"),
-        label_prompts=dg.EnvVar("ARENA_LABEL_PROMPTS"),
-        image_root=dg.EnvVar("ARENA_IMAGE_ROOT"),
-        reask_unreadable=dg.EnvVar("ARENA_LABEL_REASK_UNREADABLE"),
-        max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
-        max_missing_label_rate=dg.EnvVar("ARENA_LABEL_MAX_MISSING_RATE"),
-    )})
+    return dg.Definitions(
+        resources={
+            "topic_settings": TopicSettings(
+                max_prompt_chars=dg.EnvVar.int("ARENA_LABEL_MAX_PROMPT_CHARS"),
+                label_prompts=dg.EnvVar("ARENA_LABEL_PROMPTS"),
+                image_root=dg.EnvVar("ARENA_IMAGE_ROOT"),
+                reask_unreadable=dg.EnvVar("ARENA_LABEL_REASK_UNREADABLE"),
+                max_parse_failure_rate=dg.EnvVar("ARENA_LABEL_MAX_PARSE_FAILURE_RATE"),
+                max_missing_label_rate=dg.EnvVar("ARENA_LABEL_MAX_MISSING_RATE"),
+            )
+        }
+    )
