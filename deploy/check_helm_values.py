@@ -74,18 +74,28 @@ def validation_errors(schema: dict, values: dict) -> tuple[list[str], list[str]]
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("schema", type=Path, help="the chart's values.schema.json")
-    parser.add_argument("values", type=Path, nargs="?", default=DEFAULT_VALUES,
-                        help="our values (default: deploy/helm/values.yaml)")
-    parser.add_argument("--chart-values", type=Path,
-                        help="the chart's values.yaml (default: values.yaml beside the schema)")
+    parser.add_argument(
+        "values",
+        type=Path,
+        nargs="?",
+        default=DEFAULT_VALUES,
+        help="our values (default: deploy/helm/values.yaml)",
+    )
+    parser.add_argument(
+        "--chart-values",
+        type=Path,
+        help="the chart's values.yaml (default: values.yaml beside the schema)",
+    )
     args = parser.parse_args(argv)
 
     schema = json.loads(args.schema.read_text())
     ours = yaml.safe_load(args.values.read_text()) or {}
     chart_values = args.chart_values or args.schema.with_name("values.yaml")
     if not chart_values.exists():
-        parser.error(f"{chart_values}: the chart's values.yaml is needed for its defaults "
-                     "(pass --chart-values)")
+        parser.error(
+            f"{chart_values}: the chart's values.yaml is needed for its defaults "
+            "(pass --chart-values)"
+        )
     merged = merge_like_helm(ours, yaml.safe_load(chart_values.read_text()) or {})
 
     errors, dropped = validation_errors(schema, merged)
@@ -96,8 +106,10 @@ def main(argv: list[str] | None = None) -> int:
     if errors:
         print(f"{args.values}: {len(errors)} error(s) against {args.schema}{refs}")
         return 1
-    print(f"{args.values}: valid against {args.schema} merged over {chart_values} "
-          f"({len(ours)} top-level keys of ours){refs}")
+    print(
+        f"{args.values}: valid against {args.schema} merged over {chart_values} "
+        f"({len(ours)} top-level keys of ours){refs}"
+    )
     return 0
 
 
