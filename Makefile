@@ -6,7 +6,7 @@ export DAGSTER_HOME := $(CURDIR)/.dagster_home
 # pytest workers: both cores by default
 TEST_WORKERS ?= 2
 
-.PHONY: install demo test test-slow ui bench clean lock
+.PHONY: install demo test test-slow lint docs ui bench clean lock
 
 # Python writes bytecode caches as it imports (the default): an environment that sets
 # PYTHONDONTWRITEBYTECODE would make every process of the demo and the tests compile
@@ -64,8 +64,18 @@ test: install
 test-slow: install
 	$(BIN)/pytest -n $(TEST_WORKERS) -m slow
 
+## ruff (lint and format) and the architecture contracts (import-linter, pyproject.toml)
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+## the documentation site, built strictly (a broken link or a stale reference fails it)
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
 ## the Dagster UI on http://127.0.0.1:3000 over the demo's instance and data (`dg dev`
-## run from a folder holding the merged .env: see arena_assets/pipeline/ui.py)
+## run from a folder holding the merged .env: see arena_assets/cli/ui.py)
 ui: install
 	$(BIN)/arena-assets ui --host 127.0.0.1 --port 3000
 

@@ -3,7 +3,7 @@
 Raised where a setting is read at load time (the partition range is fixed when the code
 location loads): a ``SystemExit`` carries its message to the terminal as is, so the Dagster
 CLI, `dg dev`'s code server and `arena-assets` print that line instead of a traceback of
-the code location's import (180-320 lines, issue 16 §6).
+the code location's import (180-320 lines).
 """
 
 from __future__ import annotations

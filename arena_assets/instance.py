@@ -2,7 +2,7 @@
 
 A run killed mid-step (SIGKILL, OOM, a closed terminal, a reboot) never writes its failure:
 it stays STARTED and keeps the pool slots its steps claimed, so the next run of the stage
-waits at "Step blocked by limit for pool ..." for good (issue 16 §4). Dagster's run
+waits at "Step blocked by limit for pool ..." for good. Dagster's run
 monitoring is the cure, but it asks the run launcher whether a run's worker is alive, and
 the default launcher cannot say. ``LocalRunLauncher`` (the root ``dagster.yaml``) is the
 default launcher plus that answer for runs on this host: the worker's pid is in the run's

@@ -1,6 +1,5 @@
-"""Section 1 of issue 10: the raw-root sensor (cursor across ticks) and declarative
-automation (a new raw month flows downstream; an old month rewritten refreshes every later
-leaderboard snapshot), evaluated against a real (ephemeral) Dagster instance."""
+"""The raw-root sensor (cursor across ticks) and declarative automation (a new raw month
+flows downstream; an old month rewritten refreshes every later leaderboard snapshot), evaluated against a real (ephemeral) Dagster instance."""
 
 from __future__ import annotations
 
@@ -199,8 +198,12 @@ def test_new_raw_month_flows_down_and_old_rewrite_refreshes_later_snapshots(aren
 
 @pytest.mark.parametrize("end", ["2024-03"])
 def test_partition_range_ends_where_configured(end):
-    from arena_assets.defs.partitions import _partitions
+    from arena_assets.defs.partitions import monthly_partitions_between
 
-    assert _partitions("2024-01", end).get_partition_keys() == ["2024-01", "2024-02", "2024-03"]
+    assert monthly_partitions_between("2024-01", end).get_partition_keys() == [
+        "2024-01",
+        "2024-02",
+        "2024-03",
+    ]
     with pytest.raises(ValueError, match="before"):
-        _partitions("2024-05", "2024-03")
+        monthly_partitions_between("2024-05", "2024-03")

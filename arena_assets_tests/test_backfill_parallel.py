@@ -1,4 +1,4 @@
-"""A backfill whose independent months run at once (issue 17 §4): the plan from the code
+"""A backfill whose independent months run at once: the plan from the code
 location's own graph, and the runner's order, concurrency and failure handling."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from arena_assets.cli.backfill import parallel_backfill_plan
 from arena_assets.pipeline.backfill import AssetNode, ParallelRun, plan_parallel, run_parallel
-from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
 
 MONTHS = ["2024-01", "2024-02", "2024-03"]
 
@@ -126,7 +126,7 @@ def _pool_run(ops: tuple, months: tuple):
     import time
     from pathlib import Path
 
-    from arena_assets.pipeline.worker_pool import RunOutcome
+    from arena_assets.cli.worker_pool import RunOutcome
 
     key, log, meet, mode = ops
     with open(log, "a") as f:
@@ -145,7 +145,7 @@ def _pool_run(ops: tuple, months: tuple):
 def test_the_worker_pool_overlaps_independent_runs_and_stops_after_a_failure(tmp_path):
     """`backfill --parallel N --in-process-workers` and `make demo`: the same order,
     concurrency and failure handling as the process-per-run runner, in spawned workers."""
-    from arena_assets.pipeline.worker_pool import execute_runs
+    from arena_assets.cli.worker_pool import execute_runs
 
     meet, log = tmp_path / "meet", tmp_path / "order.log"
     meet.mkdir()

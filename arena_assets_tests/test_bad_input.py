@@ -1,4 +1,4 @@
-"""Bad input found by an operator's month of hand-written logs (issue 7, section 6): votes
+"""Bad input of the kind an operator's month of hand-written logs holds: votes
 whose shown names or conversation ids contradict their states, duplicate JSON keys, other
 log extensions, a broken models.json, a truncated gzip, the shell's environment over .env,
 and a wrong raw root. Lines are written by hand here; the simulator's extra junk kinds are
@@ -241,7 +241,7 @@ def test_missing_month_folder_names_the_root_read(
     monkeypatch.setenv("ARENA_RAW_ROOT", "./wrong/raw")
     listing = scan_month("./wrong/raw", MONTH)
     assert not listing.folder_exists and str(tmp_path / "wrong" / "raw") in listing.describe()
-    # the run fails (issue 16: a wrong root must not write an empty month), naming the
+    # the run fails (a wrong root must not write an empty month), naming the
     # absolute root that was read
     result = materialize(MONTH, "raw_logs,raw_rejects", raise_on_error=False)
     (line,) = failure_lines(result)
@@ -356,7 +356,7 @@ def test_ingest_cli_names_skipped_files_and_partial_files(
 def test_duplicate_key_check_agrees_with_a_full_decoder_on_real_lines(real_data: Path) -> None:
     """Public release files (real texts: code, URLs, JSON inside prompts): the prefiltered
     check gives the same verdict as a hooked json.loads on every line."""
-    from arena_assets.ingest.dupkeys import _pairs_hook
+    from arena_assets.ingest.dupkeys import pairs_hook
 
     checked = 0
     for path in sorted(real_data.rglob("*.jsonl"))[:12]:
@@ -365,7 +365,7 @@ def test_duplicate_key_check_agrees_with_a_full_decoder_on_real_lines(real_data:
             if not isinstance(obj, dict):
                 continue
             try:
-                json.loads(raw, object_pairs_hook=_pairs_hook)
+                json.loads(raw, object_pairs_hook=pairs_hook)
                 truth = None
             except ValueError as exc:
                 truth = getattr(exc, "key", None)
@@ -381,7 +381,7 @@ def test_demo_dagster_runs_take_the_shell_value_over_dotenv(
     """`arena-assets demo` starts the Dagster CLI, which loads .env over the shell; through
     envfile.dagster_workdir the shell's ARENA_RAW_ROOT wins, the .env's relative lake
     root still means the project's folder."""
-    from arena_assets.pipeline.cli import materialize
+    from arena_assets.cli.runs import materialize
     from arena_assets.simulator import simulate_months
 
     project = tmp_path / "project"

@@ -10,8 +10,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from arena_assets.llm.simulated import simulated_endpoint
 from arena_assets.simulator import simulate_months
+from arena_assets.simulator.shared import simulated_endpoint
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 

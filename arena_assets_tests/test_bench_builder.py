@@ -11,7 +11,7 @@ from arena_assets.bench.decontam import Contamination, normalise_text, text_hash
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 
 
-def _prompts(n: int = 1200, clusters: int = 60, seed: int = 0) -> pl.DataFrame:
+def prompts_frame(n: int = 1200, clusters: int = 60, seed: int = 0) -> pl.DataFrame:
     """Cluster c's prompts meet each criterion with probability 0.25 + 0.7·c/clusters."""
     rng = np.random.default_rng(seed)
     vocab = [
@@ -54,7 +54,7 @@ def _prompts(n: int = 1200, clusters: int = 60, seed: int = 0) -> pl.DataFrame:
 
 
 def test_selection_rules_and_accounting() -> None:
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
     opts = BenchOptions(size=40, min_cluster_mean=4.0)
     bench = build_bench(frame, opts, month="2026-03")
     p, s = bench.prompts, bench.stats
@@ -74,7 +74,7 @@ def test_selection_rules_and_accounting() -> None:
 
 
 def test_seeded_and_versioned() -> None:
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
     a = build_bench(frame, BenchOptions(size=30, seed=1), month="2026-03")
     b = build_bench(
         frame.sample(fraction=1.0, shuffle=True, seed=9),
@@ -88,7 +88,7 @@ def test_seeded_and_versioned() -> None:
 
 
 def test_decontamination_exact_and_near() -> None:
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
     first = build_bench(frame, BenchOptions(size=30), month="2026-03")
     earlier = first.prompts["prompt"].to_list()
     # next month re-uses the same prompts: one retyped exactly, one lightly edited
@@ -121,7 +121,7 @@ def test_contamination_index_hand_cases() -> None:
 
 
 def test_vision_bench_and_within_month_duplicates() -> None:
-    frame = _prompts()
+    frame = prompts_frame()
     dup = frame.filter(pl.col("prompt_id") == "p00001").with_columns(prompt_id=pl.lit("dup"))
     benches = build_benches(
         pl.concat([frame, dup]),
@@ -136,7 +136,7 @@ def test_vision_bench_and_within_month_duplicates() -> None:
 
 
 def test_two_pass_relabel_hook() -> None:
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
     seen = []
 
     def strong(survivors: pl.DataFrame) -> pl.DataFrame:
@@ -159,7 +159,7 @@ def test_two_pass_relabel_hook() -> None:
 def test_two_pass_drops_survivors_the_strong_labeler_could_not_label() -> None:
     """A strong pass that fails (null criteria) or skips a prompt never leaves the cheap
     labels standing: the prompt is dropped as below_quality_after_relabel."""
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
 
     def down(survivors: pl.DataFrame) -> pl.DataFrame:  # every call failed but the first
         first = survivors.head(1)
@@ -213,7 +213,7 @@ def test_second_pass_uses_the_anchors_thresholds_and_rescored_clusters() -> None
 
 
 def test_shortfall_says_why_and_a_full_bench_says_nothing() -> None:
-    frame = _prompts().filter(~pl.col("has_image"))
+    frame = prompts_frame().filter(~pl.col("has_image"))
     full = build_bench(frame, BenchOptions(size=30), month="2026-03")
     assert full.stats["shortfall"] is None
     short = build_bench(frame, BenchOptions(size=500), month="2026-03")
@@ -283,7 +283,7 @@ def test_selection_over_the_published_v01_prompts(real_data) -> None:
 def test_bad_input() -> None:
     with pytest.raises(ValueError, match="lack columns"):
         build_bench(pl.DataFrame({"prompt_id": ["a"]}), month="2026-01")
-    frame = _prompts(10).filter(~pl.col("has_image"))
+    frame = prompts_frame(10).filter(~pl.col("has_image"))
     with pytest.raises(ValueError, match="unique"):
         build_bench(pl.concat([frame, frame]), month="2026-01")
     nulls = frame.with_columns(specificity=pl.lit(None, dtype=pl.Boolean))

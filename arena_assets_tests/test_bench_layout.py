@@ -14,7 +14,13 @@ import pytest
 from arena_assets.cli import main
 from arena_assets.judging.layout import read_layout, write_layout
 from arena_assets.storage import Lake
-from arena_assets_tests.test_bench_protocol import MODELS, MONTH, _answers, _bench, _task
+from arena_assets_tests.test_bench_protocol import (
+    MODELS,
+    MONTH,
+    answers_frame,
+    bench_frame,
+    sim_task,
+)
 
 
 def _jsonl(path: Path) -> list[dict]:
@@ -58,13 +64,13 @@ def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
     ep = start_endpoint(seed=7)
     try:
         lake = Lake(str(tmp_path / "lake"))
-        _bench(lake, 9)
-        _answers(lake, ep, tmp_path, max_tokens=4096)
+        bench_frame(lake, 9)
+        answers_frame(lake, ep, tmp_path, max_tokens=4096)
         ep.set_faults(Faults(rate_garbage=0.4, seed=2))  # some games stay unparsed
         judgments_month(
             lake,
             MONTH,
-            [("sim-judge", _task(ep, "sim-judge"))],
+            [("sim-judge", sim_task(ep, "sim-judge"))],
             "atlas-8b-preview",
             cache_root=str(tmp_path / "c"),
             protocol=protocol,

@@ -31,7 +31,7 @@ def endpoint():
     ep.stop()
 
 
-def _bench(lake: Lake, n: int = 12) -> None:
+def bench_frame(lake: Lake, n: int = 12) -> None:
     cats = ["creative_writing" if i % 3 == 0 else "coding" for i in range(n)]
     rows = [
         {
@@ -56,23 +56,23 @@ def _bench(lake: Lake, n: int = 12) -> None:
     )
 
 
-def _task(ep, model: str, **kw) -> LLMTask:
+def sim_task(ep, model: str, **kw) -> LLMTask:
     return LLMTask(
         model=model, base_url=ep.base_url, api_key="sim", max_concurrency=4, max_retries=1, **kw
     )
 
 
-def _answers(lake, ep, tmp_path, **kw):
+def answers_frame(lake, ep, tmp_path, **kw):
     return model_answers_month(
-        lake, MONTH, [(m, _task(ep, m, **kw)) for m in MODELS], cache_root=str(tmp_path / "c")
+        lake, MONTH, [(m, sim_task(ep, m, **kw)) for m in MODELS], cache_root=str(tmp_path / "c")
     )
 
 
 def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_path) -> None:
     lake = Lake(str(tmp_path / "lake"))
-    _bench(lake)
-    _answers(lake, endpoint, tmp_path, max_tokens=4096)
-    judge = [("sim-judge", _task(endpoint, "sim-judge", max_tokens=4096))]
+    bench_frame(lake)
+    answers_frame(lake, endpoint, tmp_path, max_tokens=4096)
+    judge = [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=4096))]
     games = 12 * 2 * 2
     steps = {}
     for name in PROTOCOLS:
@@ -130,16 +130,16 @@ def test_follow_up_is_the_same_conversation(endpoint) -> None:
 
 def test_token_caps_are_counted(endpoint, tmp_path) -> None:
     lake = Lake(str(tmp_path / "lake"))
-    _bench(lake, 6)
-    answers = _answers(lake, endpoint, tmp_path, max_tokens=8)
+    bench_frame(lake, 6)
+    answers = answers_frame(lake, endpoint, tmp_path, max_tokens=8)
     assert set(answers.cap_hits().values()) == {1.0}  # every answer cut at 8 tokens
     assert answers.answers["hit_token_cap"].all()
-    roomy = _answers(lake, endpoint, tmp_path, max_tokens=4096)
+    roomy = answers_frame(lake, endpoint, tmp_path, max_tokens=4096)
     assert set(roomy.cap_hits().values()) == {0.0}
     tight = judgments_month(
         lake,
         MONTH,
-        [("sim-judge", _task(endpoint, "sim-judge", max_tokens=20))],
+        [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=20))],
         "atlas-8b-preview",
         cache_root=str(tmp_path / "j"),
     )
@@ -154,8 +154,8 @@ def test_token_caps_are_counted(endpoint, tmp_path) -> None:
 
 def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> None:
     lake = Lake(str(tmp_path / "lake"))
-    _bench(lake)
-    _answers(lake, endpoint, tmp_path, max_tokens=4096)
+    bench_frame(lake)
+    answers_frame(lake, endpoint, tmp_path, max_tokens=4096)
     bases = parse_baselines(
         "hard_prompt=atlas-8b-preview,creative_writing=kelp-34b-pro",
         get_protocol("arena-hard-v2"),
@@ -164,7 +164,7 @@ def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> Non
     step = judgments_month(
         lake,
         MONTH,
-        [("sim-judge", _task(endpoint, "sim-judge", max_tokens=16000))],
+        [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=16000))],
         bases,
         cache_root=str(tmp_path / "j"),
         protocol="arena-hard-v2",
@@ -215,9 +215,9 @@ def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint,
     from arena_assets.release import bench_release_from_lake
 
     lake = Lake(str(tmp_path / "lake"))
-    _bench(lake, 4)
-    _answers(lake, endpoint, tmp_path, max_tokens=4096)
-    judge = [("sim-judge", _task(endpoint, "sim-judge", max_tokens=4096))]
+    bench_frame(lake, 4)
+    answers_frame(lake, endpoint, tmp_path, max_tokens=4096)
+    judge = [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=4096))]
     judgments_month(
         lake,
         MONTH,

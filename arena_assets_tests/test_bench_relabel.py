@@ -13,7 +13,7 @@ from arena_assets.llm import LLMTask
 from arena_assets.pipeline.bench import bench_prompts_month, labelled_prompts
 from arena_assets.storage import Lake
 from arena_assets_tests.labelling_server import LabellingServer, expected_answer
-from arena_assets_tests.test_labels import _conversations
+from arena_assets_tests.test_labels import conversations_frame
 
 MONTH = "2024-05"
 ROWS = [  # (conv_id, first prompt, images, answers): each a second user turn after its first answer
@@ -29,7 +29,7 @@ ROWS = [  # (conv_id, first prompt, images, answers): each a second user turn af
 
 def _lake(tmp_path) -> Lake:
     lake = Lake(str(tmp_path / "lake"))
-    conv = _conversations(ROWS).with_columns(language=pl.lit("en"))
+    conv = conversations_frame(ROWS).with_columns(language=pl.lit("en"))
     lake.write("conversations", MONTH, conv)
     lake.write(
         "topic_labels",
@@ -54,7 +54,7 @@ def test_the_strong_pass_reads_every_user_turn(tmp_path) -> None:
     lake = _lake(tmp_path)
     joined = {f"c{i}": f"Design a rate limiter for service {i}\nand then? (1)" for i in range(6)}
     frame = labelled_prompts(lake, MONTH)
-    by_key = dict(zip(_conversations(ROWS)["dedup_key"], _conversations(ROWS)["conv_id"]))
+    by_key = dict(zip(conversations_frame(ROWS)["dedup_key"], conversations_frame(ROWS)["conv_id"]))
     assert {by_key[k]: t for k, t in frame.select("prompt_id", "label_text").iter_rows()} == joined
     assert set(frame["prompt"]) == {r[1] for r in ROWS}  # the bench prompt stays the first turn
     seen: list[pl.DataFrame] = []

@@ -158,7 +158,7 @@ def _true_labels(raw: str, month: str) -> pl.DataFrame:
     """Every conversation's labels from the simulator's truth, named as ``topic_labels``,
     in LMArena's ``category_tag`` (the long_user board measures the truth's whole first
     prompt with the same token counter)."""
-    from arena_assets.clean.tokens import approx_tokens
+    from arena_assets.tokens import approx_tokens
 
     prompts = pl.read_parquet(f"{raw}/_truth/prompts/{month}.parquet")
     labels = prompts.select(

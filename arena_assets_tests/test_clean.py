@@ -21,9 +21,9 @@ from arena_assets.clean import (
 )
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.clean.snapshots import latest_snapshots
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.contracts import PII_PLACEHOLDERS
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
+from arena_assets.tokens import approx_tokens
 
 REAL_BATTLES = Path("battles") / "clean_battles_2024_full_conversations.jsonl"
 

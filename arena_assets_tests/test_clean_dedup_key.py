@@ -18,7 +18,7 @@ import orjson
 import polars as pl
 import pytest
 
-from arena_assets.clean.conversations import NFKC_STABLE_RANGES, _nfkc, dedup_key, dedup_keys
+from arena_assets.clean.conversations import NFKC_STABLE_RANGES, dedup_key, dedup_keys, nfkc
 from arena_assets.simulator import simulate_months
 
 
@@ -212,7 +212,7 @@ def test_nfkc_stable_ranges_hold_only_characters_nfkc_leaves_alone() -> None:
     texts = ["".join(rng.choice(chars) for _ in range(rng.randint(1, 40))) for _ in range(3_000)]
     series = pl.Series(texts)
     assert series.str.normalize("NFKC").to_list() == texts
-    assert _nfkc(series).to_list() == texts
+    assert nfkc(series).to_list() == texts
 
 
 def test_nfkc_skips_only_texts_that_are_already_nfkc() -> None:
@@ -233,4 +233,4 @@ def test_nfkc_skips_only_texts_that_are_already_nfkc() -> None:
         None,
     ]
     expected = [None if t is None else unicodedata.normalize("NFKC", t) for t in texts]
-    assert _nfkc(pl.Series(texts, dtype=pl.String)).to_list() == expected
+    assert nfkc(pl.Series(texts, dtype=pl.String)).to_list() == expected

@@ -1,4 +1,4 @@
-"""Issue 16 §6: configuration mistakes end in one line naming what to fix, and the catalog
+"""Configuration mistakes end in one line naming what to fix, and the catalog
 never stalls a run.
 
 - ARENA_PARTITIONS_END before START (or a month that is not YYYY-MM): the real Dagster CLI

@@ -1,4 +1,4 @@
-"""Issue 16 §1: a month that had data is never replaced by an empty one because an input
+"""A month that had data is never replaced by an empty one because an input
 went missing (a wrong ARENA_RAW_ROOT, a month folder gone, a deleted partition); the run
 fails with one line naming what to fix, and the lake keeps the month. An explicit setting
 (ARENA_ALLOW_EMPTY_MONTH) lets an operator empty a month on purpose."""

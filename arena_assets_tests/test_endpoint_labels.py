@@ -264,7 +264,7 @@ def test_faults_counts_and_no_truth_outside_the_answer(client, endpoint, sample)
         )
         with urllib.request.urlopen(req, timeout=10) as resp:
             body = json.loads(resp.read())
-            # usage is the request text's own token count (issue 17: billed like OpenAI)
+            # usage is the request text's own token count (billed like OpenAI)
             envelopes.append(
                 (
                     sorted(k for k in resp.headers if k not in ("Date", "Content-Length")),
@@ -341,8 +341,8 @@ def test_serve_arena_cli_serves_labels_from_a_truth_root(raw, sample):
         [
             sys.executable,
             "-m",
-            "arena_assets.cli",
-            "serve-arena",
+            "arena_assets.simulator.cli",
+            "serve",
             "--port",
             "0",
             "--world-seed",

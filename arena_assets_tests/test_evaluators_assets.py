@@ -10,8 +10,8 @@ import re
 import dagster as dg
 import polars as pl
 
-from arena_assets.llm.simulated import simulated_endpoint
 from arena_assets.simulator import simulate_months
+from arena_assets.simulator.shared import simulated_endpoint
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 
@@ -154,6 +154,7 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
 
     from arena_assets.cli import main
     from arena_assets.simulator import read_prompt_truth
+    from arena_assets.simulator.shared import simulated_endpoint_url
 
     raw = tmp_path / "raw"
     simulate_months(raw, [MONTH], 600, seed=7)
@@ -183,8 +184,8 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
             cands,
             "--judge-base-url",
             "simulated",
-            "--raw-root",
-            str(raw),
+            "--sim-base-url",
+            simulated_endpoint_url(str(raw), 7),  # the arena of these logs, handed in by URL
             "--out",
             str(out),
             "--cache",

@@ -1,4 +1,4 @@
-"""Issue 16 §2-3: forgetting a user on a lake built by the real assets (two months, every
+"""Forgetting a user on a lake built by the real assets (two months, every
 stage, the month releases).
 
 - every table keyed by conversation or holding the user's text is covered (topic_labels'
@@ -27,7 +27,7 @@ from arena_assets.privacy.forget import user_hash_of
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.simulator.world import World
 from arena_assets.storage import Lake
-from arena_assets_tests.conftest import arena_env_values
+from arena_assets_tests.conftest import arena_env_values, with_simulated_arena
 from arena_assets_tests.harness import materialize
 
 MONTHS = ("2024-01", "2024-02")
@@ -37,7 +37,7 @@ MONTHS = ("2024-01", "2024-02")
 def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     """raw + lake + release of two months, every asset materialized in-process."""
     base = tmp_path_factory.mktemp("forget-built")
-    env = arena_env_values(base)
+    env = with_simulated_arena(arena_env_values(base))
     config = WorldConfig(n_models=6, n_users=150, malformed_rate=0.03)
     # the in-process arena serves the models of the world the logs came from (its
     # _truth/world.json): the bench's candidates and baseline are models of this world

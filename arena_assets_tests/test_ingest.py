@@ -173,7 +173,7 @@ def test_each_malformed_line_gets_exactly_its_reason(reason: str, raw: bytes) ->
     assert part.rejects["reason"].to_list() == [reason], part.rejects["detail"].to_list()
     rej = part.rejects.row(0, named=True)
     assert rej["line_no"] == 1 and rej["detail"]
-    # a numeric identity is blanked like a string one (privacy/rejects.py)
+    # a numeric identity is blanked like a string one (clean/rejects.py)
     kept = raw.replace(b'"ip":12345', b'"ip":"<USER>"')
     # the raw text is kept, with the user's address / id and any PII blanked, scrubbed
     # whole before it is cut to length
@@ -183,9 +183,9 @@ def test_each_malformed_line_gets_exactly_its_reason(reason: str, raw: bytes) ->
 
 def test_reason_table_covers_every_native_reason() -> None:
     covered = {reason for reason, _ in BAD_LINES} | {"duplicate_event_id", "unknown_model"}
-    # the reasons added for issue 7 have their own hand-written lines in test_bad_input.py
+    # these reasons have their own hand-written lines in test_bad_input.py
     covered |= {"truncated_file", "models_mismatch", "shared_conv_id", "duplicate_key"}
-    covered |= {"no_user_turn"}  # issue 19: test_bad_input.py
+    covered |= {"no_user_turn"}  # test_bad_input.py too
     # unparseable_record belongs to the adapters (test_adapters.py)
     assert covered == set(REJECT_REASONS) - {"unparseable_record"}
 
@@ -491,7 +491,7 @@ def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> No
         .rows()
     )
     # every reason a native log can carry, except the 1 MB lines the simulator does not plant
-    # (and the kinds added later, which the simulator plants only when asked:
+    # (and the extra kinds, which the simulator plants only when asked:
     # simulator.malformed.EXTRA_MALFORMED_KINDS, test_bad_input.py)
     assert set(planted["expected_reason"]) == set(REJECT_REASONS) - {
         "unparseable_record",
@@ -501,7 +501,7 @@ def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> No
         "shared_conv_id",
         "duplicate_key",
         "no_user_turn",
-    }  # the last: issue 19, not planted
+    }  # the last: hand-written lines only, not planted
 
 
 def test_any_fsspec_url_works_like_a_folder() -> None:

@@ -1,5 +1,5 @@
-"""Issue 19 at ingest: the optional served event, the identity hashes, and the three bad-line
-kinds decided then (no user turn, a user turn of invisible characters, plain text named .gz).
+"""Ingest of the optional served event, the identity hashes, and three bad-line kinds
+(no user turn, a user turn of invisible characters, plain text named .gz).
 """
 
 from __future__ import annotations

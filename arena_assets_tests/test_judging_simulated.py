@@ -233,11 +233,11 @@ def test_benchbuilder_bench_separates_more_than_a_random_one() -> None:
     from arena_assets.bench.builder import BenchOptions, build_bench
     from arena_assets.bench.schema import CRITERIA
     from arena_assets.judging.metrics import score_table, separability
-    from arena_assets_tests.test_bench_builder import _prompts
+    from arena_assets_tests.test_bench_builder import prompts_frame
 
     skills = {"base": 0, "a": 60, "b": 45, "c": 30, "d": 15, "e": -15, "f": -30, "g": -45}
     frame = (
-        _prompts(3000, 100)
+        prompts_frame(3000, 100)
         .filter(~pl.col("has_image"))
         .with_columns(quality=pl.sum_horizontal(pl.col(c).cast(pl.Int64) for c in CRITERIA))
     )

@@ -1,4 +1,4 @@
-"""Issue 16 §4: a run killed mid-write does not stall its stage.
+"""A run killed mid-write does not stall its stage.
 
 The real `dagster asset materialize` is killed (SIGKILL) inside the Parquet write of
 `conversations`, against an instance made from the shipped dagster.yaml with the `clean`

@@ -1,4 +1,4 @@
-"""Issue 16 §5: a labeller endpoint that answers garbage, empty or truncated text leaves no
+"""A labeller endpoint that answers garbage, empty or truncated text leaves no
 unparsed answer in the cache; the blocking check counts labels whose call failed or did not
 parse (threshold ARENA_LABEL_MAX_MISSING_RATE) and fails the month; a rerun against the
 healed endpoint asks exactly those again and fills them."""
@@ -8,9 +8,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
-from arena_assets.llm.simulated import simulated_endpoint
 from arena_assets.simulator import simulate_months
 from arena_assets.simulator.faults import Faults
+from arena_assets.simulator.shared import simulated_endpoint
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 

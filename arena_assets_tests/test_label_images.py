@@ -16,10 +16,10 @@ from arena_assets.labels import LabelConfig, label_conversations
 from arena_assets.labels.prompt_sets import ANCHOR_STYLE, load_prompt_set
 from arena_assets.llm import LLMEndpointError, LLMTask
 from arena_assets.simulator import start_endpoint
-from arena_assets_tests.test_labels import _conversations
+from arena_assets_tests.test_labels import conversations_frame
 
 
-def _png(width: int, height: int, seed: int) -> bytes:
+def png_bytes_of(width: int, height: int, seed: int) -> bytes:
     """A real PNG (8-bit RGB, one IDAT), written out by hand."""
 
     def chunk(kind: bytes, data: bytes) -> bytes:
@@ -62,11 +62,11 @@ def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> No
 
     root = tmp_path / "images"
     root.mkdir()
-    png = _png(24, 16, 3)
+    png = png_bytes_of(24, 16, 3)
     sha = hashlib.sha256(png).hexdigest()
     (root / f"{sha}.png").write_bytes(png)
     assert Image.open(root / f"{sha}.png").size == (24, 16)  # a PNG any reader opens
-    conv = _conversations(
+    conv = conversations_frame(
         [
             ("c1", "What does the sign in this photo say?", [sha], ["It says STOP."]),
             ("c2", "Write a haiku about rain", [], ["Rain on the roof..."]),
@@ -98,13 +98,13 @@ def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> No
 def test_a_missing_image_fails_that_conversation_only(endpoint, tmp_path) -> None:
     root = tmp_path / "images"
     root.mkdir()
-    present = _png(8, 8, 1)
+    present = png_bytes_of(8, 8, 1)
     sha_ok, sha_gone = (
         hashlib.sha256(present).hexdigest(),
         hashlib.sha256(b"never uploaded").hexdigest(),
     )
     (root / f"{sha_ok}.png").write_bytes(present)
-    conv = _conversations(
+    conv = conversations_frame(
         [
             ("c1", "Read the text in this image", [sha_ok], ["Hello"]),
             ("c2", "What is funny in this picture?", [sha_gone], ["The cat."]),
@@ -134,7 +134,7 @@ def test_a_missing_image_fails_that_conversation_only(endpoint, tmp_path) -> Non
 def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(
     endpoint, tmp_path
 ) -> None:
-    conv = _conversations([("c1", "Describe this picture", ["a" * 64], ["A dog."])])
+    conv = conversations_frame([("c1", "Describe this picture", ["a" * 64], ["A dog."])])
     endpoint.reset_counts()
     with pytest.raises(LLMEndpointError, match=r"ARENA_IMAGE_ROOT is empty.*sha256:") as err:
         label_conversations(
@@ -146,7 +146,7 @@ def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(
         )
     assert "\n" not in str(err.value) and endpoint.call_count() == 0
     # a month without images needs no image root
-    text = _conversations([("c1", "Explain photosynthesis", [], ["Plants..."])])
+    text = conversations_frame([("c1", "Explain photosynthesis", [], ["Plants..."])])
     labels, _ = label_conversations(
         text,
         _task(endpoint),
@@ -163,22 +163,15 @@ def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(
         with pytest.raises(LLMEndpointError, match="ARENA_IMAGE_ROOT is empty"):
             label_conversations(conv, other, month="2024-01", cache_root=str(tmp_path / "c"))
         assert srv.calls == 0
-    # the simulated arena in another process (serve-arena) is known by its model list
-    from arena_assets.labels.images import reference_reader
+        from arena_assets.labels.images import reference_reader
 
-    assert reference_reader(_task(endpoint))  # in this process
-    endpoint_url = endpoint.base_url
-    from arena_assets.simulator import endpoint as sim
-
-    sim._SERVING.discard(endpoint_url)  # as if it ran elsewhere: only its model list tells
-    try:
-        assert reference_reader(_task(endpoint))
-        labels, _ = label_conversations(
-            conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c2")
-        )
-        assert labels["vision_status"].to_list() == ["ok"]
-    finally:
-        sim._SERVING.add(endpoint_url)
+        assert not reference_reader(other)  # its models are not the simulated arena's
+    # the simulated arena, met by URL like any endpoint, is known by its model list
+    assert reference_reader(_task(endpoint))
+    labels, _ = label_conversations(
+        conv, _task(endpoint), month="2024-01", cache_root=str(tmp_path / "c2")
+    )
+    assert labels["vision_status"].to_list() == ["ok"]
 
 
 def test_a_corrupt_data_url_is_refused_by_the_simulated_endpoint(endpoint) -> None:
@@ -205,7 +198,7 @@ def test_an_unreadable_label_reply_is_kept_unless_reasking_is_on(endpoint, tmp_p
     again is this project's departure, off unless ``reask_unreadable`` is set."""
     from arena_assets.simulator.endpoint import Faults
 
-    conv = _conversations([("c1", "Explain photosynthesis to a child", [], [])])
+    conv = conversations_frame([("c1", "Explain photosynthesis to a child", [], [])])
     endpoint.reset_counts()
     endpoint.set_faults(Faults(script=["garbage"]))  # the first reply holds no tag
     try:

@@ -140,7 +140,7 @@ def test_parsers_accept_the_exact_object():
         parse_cluster_name('{"name": "   "}')
 
 
-def _conversations(rows: list[tuple[str, str, list[str], list[str]]]) -> pl.DataFrame:
+def conversations_frame(rows: list[tuple[str, str, list[str], list[str]]]) -> pl.DataFrame:
     """(conv_id, first prompt, images, answers) -> the columns topic labelling reads."""
     msgs = []
     for _, prompt, images, answers in rows:
@@ -178,7 +178,7 @@ ROWS = [
 def test_label_conversations_once_per_prompt(tmp_path):
     """LMArena's labeller input: every user turn joined by newlines, cut; identical inputs
     share one call. Flat labels and LMArena's category_tag agree."""
-    conv = _conversations(ROWS)
+    conv = conversations_frame(ROWS)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         # this test server reads the image references itself, as the simulated arena does
@@ -254,7 +254,7 @@ def test_label_faults_recorded_never_guessed(tmp_path):
     rows = [
         (f"c{i}", f"Question number {i} about gardening", [], [f"answer {i}"]) for i in range(60)
     ]
-    conv = _conversations(rows)
+    conv = conversations_frame(rows)
     with LabellingServer(fault_rate=0.3, seed=5) as srv:
         task = LLMTask(
             model="labeler-cheap",
@@ -352,7 +352,9 @@ def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
     from arena_assets.llm import ResponseCache, embed_texts
 
     frame, _ = _topic_frame()
-    conv = _conversations([(f"c{i}", t, [], ["fine"]) for i, t in enumerate(frame["first_prompt"])])
+    conv = conversations_frame(
+        [(f"c{i}", t, [], ["fine"]) for i, t in enumerate(frame["first_prompt"])]
+    )
     with LabellingServer(dim=8) as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         labels, _ = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))
@@ -383,7 +385,7 @@ def test_clusters_via_endpoint_embeddings_and_llm_names(tmp_path):
 def test_label_topics_cli(tmp_path, capsys, monkeypatch):
     from arena_assets.cli import main
 
-    conv = _conversations(ROWS).with_columns(pl.lit("2024-02").alias("month"))
+    conv = conversations_frame(ROWS).with_columns(pl.lit("2024-02").alias("month"))
     conv.write_parquet(tmp_path / "conv.parquet")
     with LabellingServer() as srv:
         common = [
@@ -484,7 +486,7 @@ def test_month_steps_leave_the_previous_partition_on_endpoint_errors(tmp_path):
     from arena_assets.storage import Lake
 
     lake = Lake(str(tmp_path / "lake"))
-    conv = _conversations(ROWS).with_columns(pl.lit("2024-03").alias("month"))
+    conv = conversations_frame(ROWS).with_columns(pl.lit("2024-03").alias("month"))
     lake.write("conversations", "2024-03", conv)
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
@@ -520,7 +522,7 @@ def test_refusal_classifies_every_answer_of_a_long_conversation(tmp_path):
     """LMArena's refusal classifier reads every (query, answer) pair of a conversation, so
     a refusal in the tenth answer makes the conversation refused: no cap on answers."""
     answers = [f"Here is part {i}." for i in range(11)] + ["Sorry, I cannot help with that."]
-    conv = _conversations([("long", "Tell me a long story in parts", [], answers)])
+    conv = conversations_frame([("long", "Tell me a long story in parts", [], answers)])
     with LabellingServer() as srv:
         task = LLMTask(model="labeler-strong", base_url=srv.base_url, api_key="test-key")
         out, report = label_conversations(conv, task, month="2024-01", cache_root=str(tmp_path))

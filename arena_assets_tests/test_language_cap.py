@@ -46,7 +46,7 @@ def test_cap_keeps_accuracy_and_agrees_on_real_prompts(real_data: Path) -> None:
 
 def test_detection_text_folds_whitespace_like_plain_pattern(real_data: Path) -> None:
     """detection_text folds only the whitespace runs that change; same text as `\\s+` -> " "."""
-    from arena_assets.clean.language import _NOISE_PATTERN
+    from arena_assets.clean.language import NOISE_PATTERN
 
     texts = [
         " a  b\tc\n\nd \t e\u00a0f\u3000g\u2028h\u0085i ",
@@ -67,7 +67,7 @@ def test_detection_text_folds_whitespace_like_plain_pattern(real_data: Path) -> 
         plain = frame.select(
             pl.col("t")
             .str.slice(0, 4 * chars)
-            .str.replace_all(_NOISE_PATTERN, " ")
+            .str.replace_all(NOISE_PATTERN, " ")
             .str.replace_all(r"\s+", " ")
             .str.strip_chars()
             .str.slice(0, chars)

@@ -1,4 +1,4 @@
-"""ARENA_LLM_BUDGET_USD while the calls run (issue 17 §3): a month whose plan is over the
+"""ARENA_LLM_BUDGET_USD while the calls run: a month whose plan is over the
 budget only at its max_tokens bound starts, finishes when its real bill fits, stops early
 when its answers say it will not, and never spends past the budget; what it received is
 cached. Spending is counted from the simulated arena's `usage`, over HTTP."""
@@ -213,7 +213,7 @@ def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
     import threading
 
     from arena_assets.llm.budget import Held
-    from arena_assets.llm.concurrency import Halt, _Halted
+    from arena_assets.llm.concurrency import Halt, Halted
 
     held = Spending(1.0, "x 2024-01")
     guard, halt, outcome = held.batch(10), Halt(), []
@@ -223,7 +223,7 @@ def test_a_call_that_waited_for_room_is_not_sent_once_its_batch_stopped():
         try:
             with Held(guard, 0.6, halt):
                 outcome.append("sent")
-        except _Halted:
+        except Halted:
             outcome.append("not sent")
 
     waiter = threading.Thread(target=second)

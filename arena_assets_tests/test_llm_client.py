@@ -323,9 +323,9 @@ def test_faults_every_item_finishes_once(tmp_path):
 
 
 def test_only_parseable_answers_are_cached_and_bad_cached_ones_are_asked_again(tmp_path):
-    """Issue 16 §5: garbage, empty and truncated answers are not cached, so a rerun against a
-    healthy endpoint fills them; a cache written before this rule (bad answers stored) is
-    asked again for those keys, and the healed answer wins from then on."""
+    """Garbage, empty and truncated answers are not cached, so a rerun against a healthy
+    endpoint fills them; a cache that already holds bad answers is asked again for those
+    keys, and the healed answer wins from then on."""
     with LabellingServer(fault_rate=1.0, seed=2) as srv:
         task = _task(srv, max_retries=0, parse_retries=0)
         srv.faults_allowed = ("garbage", "empty", "truncated")

@@ -1,4 +1,4 @@
-"""The bill's input tokens follow the endpoint's tokenizer (issue 17 §3): every answer
+"""The bill's input tokens follow the endpoint's tokenizer: every answer
 cached records what the endpoint billed beside the plan's count of the request, and the
 next plans scale their count by the ratio (``llm.plan.input_scale``)."""
 

@@ -1,4 +1,4 @@
-"""The bill before the run (issue 17 §3): a batch's plan against what run_batch then does
+"""The bill before the run: a batch's plan against what run_batch then does
 and what the simulated arena counts; every LLM asset's plan against its run; the budget
 refusing a run before any call; `arena-assets plan` from the shell."""
 
@@ -14,8 +14,8 @@ import pytest
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
 from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, run_batch
 from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget, plan_requests, planning
-from arena_assets.llm.simulated import simulated_endpoint
 from arena_assets.simulator import read_prompt_truth, simulate_months, start_endpoint
+from arena_assets.simulator.shared import simulated_endpoint
 from arena_assets_tests.harness import materialize
 
 CLI = str(Path(sys.executable).with_name("arena-assets"))
@@ -537,15 +537,15 @@ def test_request_token_counts(real_data):
 
     import polars as pl
 
-    from arena_assets.clean.tokens import approx_tokens
     from arena_assets.llm.tokens import (
-        _LONG,
-        _TOKEN,
+        LONG_TEXT_CHARS,
+        TOKEN_REGEX,
         chat_prompt_tokens,
         chat_prompt_tokens_many,
         text_tokens,
         text_tokens_many,
     )
+    from arena_assets.tokens import approx_tokens
 
     texts, reference = [], []
     for line in (
@@ -560,8 +560,8 @@ def test_request_token_counts(real_data):
     assert ours == column
     # long texts are counted by polars one at a time too: the regex module agrees on them
     assert (
-        [len(_TOKEN.findall(t)) for t in texts if len(t) > _LONG]
-        == [c for t, c in zip(texts, column) if len(t) > _LONG]
+        [len(TOKEN_REGEX.findall(t)) for t in texts if len(t) > LONG_TEXT_CHARS]
+        == [c for t, c in zip(texts, column) if len(t) > LONG_TEXT_CHARS]
         != []
     )
     english = [(o, r) for o, (lang, r) in zip(ours, reference) if lang == "English"]
@@ -694,7 +694,7 @@ def test_a_backfill_run_over_two_months_is_billed_as_it_runs(arena_env):
 def test_a_range_is_planned_in_the_runs_a_backfill_makes():
     """`plan --to` follows each asset's backfill policy, as `arena-assets backfill` and the
     UI split a range; `--parallel` a month a run, as `backfill --parallel`."""
-    from arena_assets.pipeline.plan_cli import backfill_runs
+    from arena_assets.cli.plan import backfill_runs
 
     months = ["2024-01", "2024-02", "2024-03", "2024-04"]
     assert backfill_runs(months, ("multi_run", 3)) == [months[:3], months[3:]]

@@ -1,8 +1,8 @@
-"""The independent ``no_raw_pii`` scanner at production scale (issue 17): two of the
-500,000 conversations of a simulated month, and one of a 50,000-conversation month, were
-flagged as street addresses because a Portuguese street word ended its sentence and a
-numbered list followed ("o texto desta placa de rua?\\n1. ..."); the blocking check then
-stopped the month. A street word that ends its sentence is not followed by its number."""
+"""The independent ``no_raw_pii`` scanner at production scale: a Portuguese street word
+that ends its sentence, followed by a numbered list ("o texto desta placa de rua?\\n1. ..."),
+is no street address. Flagged, it would stop the month at the blocking check (two of the
+500,000 conversations of a simulated month, and one of a 50,000-conversation month, hold
+such text). A street word that ends its sentence is not followed by its number."""
 
 from arena_assets.clean.pii_check import find_raw_pii
 

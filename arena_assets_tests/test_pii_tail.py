@@ -1,6 +1,6 @@
-"""The PII tail of issue 19, hand-written (no simulator): the formats an independently
-written corpus found leaking, the decoy it found redacted, passports, and PII inside the
-raw text of rejected lines, where JSON escapes hid it from the patterns."""
+"""The PII tail, hand-written (no simulator): the formats of an independently written
+corpus that the patterns must catch, its decoy that they must leave alone, passports, and
+PII inside the raw text of rejected lines, where JSON escapes hide it from the patterns."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ def test_partitioned_materialization_lands_in_postgres(arena_env, postgres, pg_h
 
 
 def test_sensor_ticks_against_postgres(arena_env, postgres, pg_home):
-    """The raw-root sensor (issue 10, section 1) ticks twice against the Postgres-backed
+    """The raw-root sensor ticks twice against the Postgres-backed
     instance: the first tick requests the month that has raw files, the second (with the
     first tick's cursor) requests nothing new, and says why. A month the first test did not
     ingest: on its first tick the sensor adopts months already ingested in the instance."""

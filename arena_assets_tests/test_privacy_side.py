@@ -1,4 +1,4 @@
-"""Nothing raw leaks on the side (issue 7, section 4): reject rows, Dagster metadata and
+"""Nothing raw leaks on the side: reject rows, Dagster metadata and
 logs, and raw_logs retention. Lines are hand-written; the identity and PII values are
 chosen so that a leak anywhere is a plain substring match."""
 
@@ -11,10 +11,10 @@ import orjson
 import polars as pl
 import pytest
 
+from arena_assets.clean.rejects import blank_identities, scrub_reject
 from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.ingest import parse_lines
 from arena_assets.privacy.preview import safe_preview
-from arena_assets.privacy.rejects import blank_identities, scrub_reject
 from arena_assets.privacy.retention import apply_retention, oldest_kept_month
 from arena_assets.storage import Lake
 from arena_assets_tests.test_ingest import MONTH, chat, line

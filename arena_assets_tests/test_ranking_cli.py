@@ -100,7 +100,8 @@ def test_cli_on_real_clean_battles(tmp_path: Path, real_data: Path) -> None:
 
 
 def test_parser_constants_match_the_library() -> None:
-    from arena_assets.ranking import cli, options
+    from arena_assets.cli import ranking as cli
+    from arena_assets.ranking import options
 
     assert (cli.CI_METHODS, cli.TIE_MODES, cli.STYLE_NORMS) == (
         options.CI_METHODS,

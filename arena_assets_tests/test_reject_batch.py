@@ -5,14 +5,14 @@ the detail. Lines are hand-written."""
 
 from __future__ import annotations
 
-from arena_assets.contracts import REJECT_RAW_CHARS
-from arena_assets.ingest import parse_lines
-from arena_assets.privacy.rejects import (
+from arena_assets.clean.rejects import (
     REDACT_WINDOW_CHARS,
     blank_reject_line,
     redact_rejects,
     scrub_reject_line,
 )
+from arena_assets.contracts import REJECT_RAW_CHARS
+from arena_assets.ingest import parse_lines
 
 IP = "81.2.69.160"
 EMAIL = "jane.roe@example.org"

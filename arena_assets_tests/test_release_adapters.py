@@ -507,7 +507,7 @@ def test_release_category_tags_feed_the_boards_without_a_labeller(arena_env) -> 
     import numpy as np
 
     from arena_assets.labels.tags import CRITERIA
-    from arena_assets.llm.simulated import simulated_endpoint
+    from arena_assets.simulator.shared import simulated_endpoint
     from arena_assets.storage import Lake
     from arena_assets_tests.harness import materialize
 

@@ -1,8 +1,8 @@
-"""Issue 19's battle-filter stages on hand-built months: linked identities, the robust
+"""The rigging stages of the battle filter on hand-built months: linked identities, the robust
 reference, served-but-not-voted (per voter and per signature group), the rating alarm.
 
 The months are written here (no simulator): honest Bradley-Terry voters, each with
-served battles it left without a vote, and attackers shaped as the issue describes.
+served battles it left without a vote, and target-only attackers on fresh accounts, linked or not.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from arena_assets.battles import BattleConfig, build_battles
 from arena_assets.battles.build import battle_rows, judge_battles, served_rows
 from arena_assets.battles.config import AnomalyConfig
 from arena_assets.battles.linking import linked_clusters
-from arena_assets.battles.reference import _counts, _pair_frame, month_scale
+from arena_assets.battles.reference import month_scale, outcome_counts, pair_frame
 from arena_assets.battles.selective import selection
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
@@ -300,15 +300,15 @@ def test_selection_ratio_has_mean_one_under_h0() -> None:
 
 
 def test_reference_caps_the_months_weight_on_a_pair() -> None:
-    prior = _counts(
-        _pair_frame(
+    prior = outcome_counts(
+        pair_frame(
             pl.DataFrame(
                 {"model_a": ["m00"] * 40, "model_b": ["m01"] * 40, "winner": ["model_b"] * 40}
             )
         ),
         ["_x", "_y"],
     )
-    attack = _pair_frame(
+    attack = pair_frame(
         pl.DataFrame(
             {
                 "model_a": ["m00"] * 1000 + ["m03"] * 10,
@@ -317,7 +317,7 @@ def test_reference_caps_the_months_weight_on_a_pair() -> None:
             }
         )
     )
-    scale = month_scale(_counts(attack, ["_x", "_y"]), prior, AnomalyConfig())
+    scale = month_scale(outcome_counts(attack, ["_x", "_y"]), prior, AnomalyConfig())
     got = dict(zip(scale["_x"] + scale["_y"], scale["_scale"]))
     assert got["m00m01"] == pytest.approx(40 / 1000)  # the month weighs at most the history
     assert got["m03m04"] == 1.0  # no history: capped at 2x the month's median pair (10)

@@ -24,7 +24,7 @@ from arena_assets.routing.schema import (
 )
 from arena_assets.simulator import WorldConfig, simulate_months
 from arena_assets.storage import Lake
-from arena_assets_tests.conftest import arena_env_values
+from arena_assets_tests.conftest import arena_env_values, with_simulated_arena
 from arena_assets_tests.harness import materialize
 
 MONTHS = ["2024-01", "2024-02"]
@@ -48,7 +48,9 @@ def _meta(result, asset: str) -> dict:
 def routed(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     root = tmp_path_factory.mktemp("routing")
-    env = arena_env_values(root)  # what the arena_env fixture sets, for the whole module
+    env = with_simulated_arena(
+        arena_env_values(root)
+    )  # what the arena_env fixture sets, for the whole module
     for key, value in env.items():
         mp.setenv(key, value)
     simulate_months(

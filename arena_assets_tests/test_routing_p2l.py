@@ -14,7 +14,7 @@ from arena_assets.ranking.cells import A_WINS, B_WINS, BOTHBAD, TIE
 from arena_assets.ranking.leaderboard import fit_bt
 from arena_assets.routing.aggregate import aggregate_board
 from arena_assets.routing.outcomes import grk_probs, grk_terms
-from arena_assets.routing.p2l import Coded, P2LConfig, Params, _Objective, battle_nll, fit_p2l
+from arena_assets.routing.p2l import Coded, Objective, P2LConfig, Params, battle_nll, fit_p2l
 
 WINNERS = {A_WINS: "model_a", B_WINS: "model_b", TIE: "tie", BOTHBAD: "tie (bothbad)"}
 
@@ -40,7 +40,7 @@ def test_gradient_matches_finite_differences(loss):
     coded, _ = planted(n=800, n_prompts=300)
     k, d = 6, 5
     cfg = P2LConfig(loss=loss, rank=3, min_model_battles=1)
-    obj = _Objective(coded, np.arange(coded.n), cfg, 1e-2, True, np.ones(k))
+    obj = Objective(coded, np.arange(coded.n), cfg, 1e-2, True, np.ones(k))
     rng = np.random.default_rng(1)
     prm = Params(
         rng.standard_normal(k),

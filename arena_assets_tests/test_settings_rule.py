@@ -1,4 +1,4 @@
-"""Issue 16 §6: one rule for settings, for the Dagster CLI and `arena-assets` alike: a
+"""One rule for settings, for the Dagster CLI and `arena-assets` alike: a
 variable exported in the shell wins over `.env`; `.env` gives the value otherwise.
 
 The bare Dagster CLI loads `.env` over the shell; `make install` writes `.env` with every

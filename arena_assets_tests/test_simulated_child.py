@@ -1,17 +1,19 @@
-"""The simulated arena in a child process (what `arena-assets demo` uses), and the in-process
-endpoint seeing a month's truth written after it started listing the truth folder."""
+"""The simulated arena in a child process (what `arena-assets demo` and `make ui` start and
+hand to the runs by URL), and the endpoint seeing a month's truth written after it started
+listing the truth folder."""
 
 from __future__ import annotations
 
 import json
+import os
 import urllib.error
 import urllib.request
 
 import pytest
 
+from arena_assets.cli.arena_child import arena_process, simulated_arena_for_runs
 from arena_assets.simulator import simulate_months
 from arena_assets.simulator.api import start_endpoint
-from arena_assets.simulator.child import arena_process
 from arena_assets.simulator.config import WorldConfig
 
 
@@ -47,20 +49,40 @@ def test_another_seed_gets_the_default_world(raw):
 
 def test_simulated_tasks_go_to_an_arena_elsewhere_and_still_say_simulated():
     from arena_assets.defs.llm_resources import LLMTaskResource
-    from arena_assets.llm.simulated import public_base_url
+    from arena_assets.llm.endpoints import public_base_url
 
     elsewhere = "http://127.0.0.1:9/v1"
     task = LLMTaskResource(
         base_url="simulated", model="sim-labeler-large", sim_seed=5, sim_base_url=elsewhere
-    ).task("/nonexistent")
+    ).task()
     assert task.base_url == elsewhere
     # metadata and logs name it (the port is gone once the demo ends)
-    assert public_base_url(elsewhere) == "simulated (arena in another process, world seed 5)"
+    assert public_base_url(elsewhere) == "simulated (world seed 5)"
     # a task set to a real endpoint is not redirected
     real = LLMTaskResource(
         base_url="https://api.example.com/v1", model="m", sim_base_url=elsewhere
-    ).task("/nonexistent")
+    ).task()
     assert real.base_url == "https://api.example.com/v1"
+
+
+def test_runs_get_an_arena_only_when_a_task_wants_one_and_none_is_named(raw, monkeypatch):
+    settings = {"ARENA_JUDGE_BASE_URL": "simulated", "ARENA_SIM_WORLD_SEED": "5"}
+    monkeypatch.delenv("ARENA_SIM_BASE_URL", raising=False)
+
+    def setting(name, default):
+        return settings.get(name, default)
+
+    with simulated_arena_for_runs(setting, str(raw)) as url:
+        assert url and os.environ["ARENA_SIM_BASE_URL"] == url  # what the runs inherit
+        assert len([m for m in _models(url) if m["owned_by"] != "simulated-arena"]) == 9
+    assert "ARENA_SIM_BASE_URL" not in os.environ  # restored after the block
+    settings["ARENA_SIM_BASE_URL"] = "http://127.0.0.1:9/v1"  # an arena named already
+    with simulated_arena_for_runs(setting, str(raw)) as url:
+        assert url is None
+    settings.pop("ARENA_SIM_BASE_URL")
+    settings["ARENA_JUDGE_BASE_URL"] = "https://api.example.com/v1"  # nobody wants one
+    with simulated_arena_for_runs(setting, str(raw)) as url:
+        assert url is None
 
 
 def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeypatch):
@@ -100,14 +122,14 @@ def test_the_truth_folder_is_listed_again_only_when_it_changed(tmp_path, monkeyp
 
 def test_serve_arena_stops_on_sigterm_even_when_its_parent_ignored_it():
     """A process that ran Dagster maps SIGTERM to its SIGINT handler (SIG_IGN in a
-    pytest-xdist worker), and an ignored signal survives exec: serve-arena resets both,
+    pytest-xdist worker), and an ignored signal survives exec: arena-sim serve resets both,
     so terminate() stops it (it had kept a test waiting, then failing, on its clean-up)."""
     import signal
     import subprocess
     import sys
 
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arena_assets.cli", "serve-arena", "--port", "0"],
+        [sys.executable, "-m", "arena_assets.simulator.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
         text=True,
         preexec_fn=lambda: signal.signal(signal.SIGTERM, signal.SIG_IGN),

@@ -187,7 +187,7 @@ def test_every_reject_reason_is_planted_where_truth_says(rich):
         "shared_conv_id",
         "duplicate_key",
         "no_user_turn",
-    }  # issue 19: hand-written lines only
+    }  # the last: hand-written lines only
     for month in MONTHS:
         planted = truth["malformed"].filter(month=month)
         assert set(planted["expected_reason"]) == expected
@@ -340,7 +340,7 @@ def test_registry_and_releases(rich):
 
 
 def test_cli_simulate(tmp_path):
-    from arena_assets.cli import main
+    from arena_assets.simulator.cli import main
 
     code = main(
         [

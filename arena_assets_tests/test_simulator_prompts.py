@@ -101,14 +101,14 @@ def test_pastes_hold_no_part_the_parser_looks_for():
     import random
 
     from arena_assets.simulator.paste import pasted_material
-    from arena_assets.simulator.prompt_truth import _index, _norm, parse_prompt
+    from arena_assets.simulator.prompt_truth import normalized, parse_prompt, prompt_index
 
-    idx, rng = _index(), random.Random(0)
+    idx, rng = prompt_index(), random.Random(0)
     # 25 draws (~1,000 template chunks) use every template and word of paste.py; each draw
     # costs ~0.25 s against the parser's hundreds of patterns
     for _ in range(25):
         paste = pasted_material(rng)
-        t = _norm(paste)
+        t = normalized(paste)
         assert not any(phrase in t for phrase, _ in idx["topics"])
         assert not any(pat.search(t) for pats in idx["parts"].values() for pat, _ in pats)
         assert not any(p.search(t) for p in idx["domain"]) and not any(p in t for p in idx["toxic"])

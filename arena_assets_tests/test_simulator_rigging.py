@@ -1,4 +1,4 @@
-"""Simulator, issue 19: planted attacks, served events and identity fields come from their
+"""Simulator rigging: planted attacks, served events and identity fields come from their
 own random streams and files; a seed's other raw logs stay byte-identical."""
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import polars as pl
 import pytest
 
 from arena_assets.storage import Lake
-from arena_assets_tests.conftest import arena_env_values
+from arena_assets_tests.conftest import arena_env_values, with_simulated_arena
 from arena_assets_tests.fastchat_reference import fastchat_rank_ub, kept_battles
 from arena_assets_tests.site_pages import (
     BoardPage,
@@ -37,7 +37,7 @@ def simulated(tmp_path_factory):
     from arena_assets.simulator import simulate_months
 
     root = tmp_path_factory.mktemp("site")
-    env = arena_env_values(root)
+    env = with_simulated_arena(arena_env_values(root))
     with pytest.MonkeyPatch.context() as mp:
         for key, value in env.items():
             mp.setenv(key, value)
@@ -250,7 +250,7 @@ def test_deprecated_models_views_and_downloads(simulated):
 
 def test_release_waits_for_the_bench_in_the_every_asset_job(simulated):
     """month_release reads the bench: on a clean instance the job runs it after the bench
-    assets, and the month's release holds arena-bench (issue: it ran first, "not released")."""
+    assets, and the month's release holds arena-bench (run first, it would say "not released")."""
     env, events = simulated
     for month, result in events.items():
         started = [e.step_key for e in result.all_events if e.event_type_value == "STEP_START"]

@@ -121,13 +121,13 @@ def test_streamed_snapshots_same_in_memory_and_spilled(
     lake = _lake_with_raw(tmp_path, raw, part_rows=130)
     monkeypatch.setattr(snapshots, "READ_ROWS", 37)  # slices across row group boundaries
     buckets: list[int] = []
-    init = snapshots._Buckets.__init__
+    init = snapshots.Buckets.__init__
 
     def spy(self, count, rows, folder):
         buckets.append(count)
         init(self, count, rows, folder)
 
-    monkeypatch.setattr(snapshots._Buckets, "__init__", spy)
+    monkeypatch.setattr(snapshots.Buckets, "__init__", spy)
     expected = by_the_rule(raw)
     for gather_bytes in (1 << 40, 1):  # one bucket in memory; a bucket per batch on disk
         batches = list(iter_latest_snapshots(lake, MONTH, batch_rows=8, gather_bytes=gather_bytes))
@@ -150,9 +150,9 @@ def test_buckets_sized_by_the_whole_file_not_only_its_first_slice(
     lake = _lake_with_raw(tmp_path, raw, part_rows=100)
     monkeypatch.setattr(snapshots, "READ_ROWS", 50)  # the first slice holds short rows only
     counts: list[int] = []
-    init = snapshots._Buckets.__init__
+    init = snapshots.Buckets.__init__
     monkeypatch.setattr(
-        snapshots._Buckets,
+        snapshots.Buckets,
         "__init__",
         lambda self, count, rows, folder: (counts.append(count), init(self, count, rows, folder))[
             1
@@ -170,7 +170,7 @@ def test_a_raw_logs_file_changed_between_the_two_reads_stops_the_step(
     raw = random_raw(7, rows=200)
     lake = _lake_with_raw(tmp_path, raw, part_rows=50)
     reads = []
-    plain = snapshots._slices
+    plain = snapshots.row_group_slices
 
     def second_read_differs(pf, columns):
         reads.append(columns)
@@ -182,7 +182,7 @@ def test_a_raw_logs_file_changed_between_the_two_reads_stops_the_step(
                 )
             yield first_row, chunk
 
-    monkeypatch.setattr(snapshots, "_slices", second_read_differs)
+    monkeypatch.setattr(snapshots, "row_group_slices", second_read_differs)
     with pytest.raises(RuntimeError, match="changed while it was read"):
         list(iter_latest_snapshots(lake, MONTH, batch_rows=8))
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from arena_assets.llm.simulated import simulated_endpoint
 from arena_assets.simulator import simulate_months
+from arena_assets.simulator.shared import simulated_endpoint
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
 from arena_assets_tests.labelling_server import LabellingServer
@@ -114,7 +114,7 @@ def test_labels_and_clusters_materialize_and_rerun_makes_no_call(month_with_topi
 def test_endpoint_errors_fail_the_run_and_keep_the_partition(
     arena_env, monkeypatch, setting, message
 ):
-    from arena_assets_tests.test_label_images import _png
+    from arena_assets_tests.test_label_images import png_bytes_of
 
     simulate_months(arena_env["ARENA_RAW_ROOT"], [MONTH], 60, seed=7)
     assert materialize(MONTH, UPSTREAM).success
@@ -131,7 +131,7 @@ def test_endpoint_errors_fail_the_run_and_keep_the_partition(
         .unique()
     )
     for sha in shas.to_series():
-        (images / f"{sha}.png").write_bytes(_png(4, 4, 1))
+        (images / f"{sha}.png").write_bytes(png_bytes_of(4, 4, 1))
     monkeypatch.setenv("ARENA_IMAGE_ROOT", str(images))
     with LabellingServer() as srv:
         monkeypatch.setenv("ARENA_LABELER_BASE_URL", srv.base_url)

@@ -172,7 +172,7 @@ def _launch_from_dialog(page, partitions: str) -> None:
 def demo_env(tmp_path: Path, arena_env, monkeypatch) -> dict[str, str]:
     """Three small simulated months materialized by the every-asset job into a fresh
     instance, the first through the demo's CLI path."""
-    from arena_assets.pipeline.cli import materialize
+    from arena_assets.cli.runs import materialize
     from arena_assets.simulator import simulate_months
 
     home = tmp_path / "dagster_home"
@@ -180,9 +180,9 @@ def demo_env(tmp_path: Path, arena_env, monkeypatch) -> dict[str, str]:
     shutil.copy(PROJECT / "dagster.yaml", home / "dagster.yaml")
     # Dagster's first-visit "Join the Dagster community" dialog off on this instance (the
     # instance's public `nux` setting), so the server never asks the browser to show it. A
-    # locator handler clicking its "Skip" raced it: the dialog opens a second after the page
-    # asks, and opened over the launch dialog it sat behind that dialog's overlay, "Skip"
-    # unclickable until the 90 s timeout (CI, stop 31). `make ui` users still see it
+    # locator handler clicking its "Skip" races it: the dialog opens a second after the page
+    # asks, and opened over the launch dialog it sits behind that dialog's overlay, "Skip"
+    # unclickable until the 90 s timeout (seen on CI). `make ui` users still see it
     with open(home / "dagster.yaml", "a") as config:
         config.write("\nnux:\n  enabled: false\n")
     monkeypatch.setenv("DAGSTER_HOME", str(home))

@@ -1,5 +1,5 @@
-"""What a new user met in the Dagster UI after `make demo` (issue 18 §3), each fixed where it
-is made: Markdown metadata escaped and rounded, the boards' metadata ordered and linked to
+"""What a new user sees in the Dagster UI after `make demo`, each checked where it is
+made: Markdown metadata escaped and rounded, the boards' metadata ordered and linked to
 the site, the history preview, readable cluster names, a board skipped for a reason that
 says why, no startup warning about backfill policies, no loopback address in metadata,
 and runs launched by `arena-assets backfill` carrying a job name."""
@@ -136,14 +136,17 @@ def test_no_backfill_policy_warning_when_the_code_location_loads():
     assert "varying BackfillPolicies" not in proc.stderr
 
 
-def test_in_process_endpoint_is_named_not_shown():
+def test_the_simulated_arena_is_named_not_shown():
+    from arena_assets.defs.llm_resources import LLMTaskResource
     from arena_assets.llm.batch import BatchReport
-    from arena_assets.llm.simulated import public_base_url, simulated_endpoint_url
+    from arena_assets.llm.endpoints import public_base_url
+    from arena_assets.simulator.shared import simulated_endpoint_url
 
     url = simulated_endpoint_url(None, 7)
     assert url.startswith("http://127.0.0.1:")
-    report = BatchReport(model="sim-labeler-large", base_url=url).as_metadata()
-    assert report["base_url"] == "simulated (in-process arena, world seed 7)"
+    task = LLMTaskResource(base_url="simulated", model="m", sim_seed=7, sim_base_url=url).task()
+    report = BatchReport(model="sim-labeler-large", base_url=task.base_url).as_metadata()
+    assert report["base_url"] == "simulated (world seed 7)"
     assert public_base_url("https://api.openai.com/v1") == "https://api.openai.com/v1"
 
 

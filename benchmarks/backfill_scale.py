@@ -1,4 +1,4 @@
-"""Backfilling history past one process: in-process, multiprocess, Celery (issue 17 §4; by hand).
+"""Backfilling history past one process: in-process, multiprocess, Celery (run by hand).
 
     .venv/bin/python benchmarks/backfill_scale.py [--months 6] [--conversations 50000]
         [--modes in_process,parallel,pool,multiprocess,celery] [--workers 2] [--out benchmarks/out/backfill]
@@ -21,11 +21,11 @@ Dagster instance (same raw logs), with the runs of ``pipeline.backfill.plan_para
   each; broker and results as SQLite files on this machine, RabbitMQ/Redis in a cluster).
 
 ``--arena own_process`` serves the LLM calls from one simulated arena in its own process per
-mode (``arena-assets serve-arena``, as a real endpoint is another machine): the runs then
+mode (``arena-sim serve``, as a real endpoint is another machine): the runs then
 pay only the client side of their calls, and the arena's CPU is printed apart. The default
 ``in_run`` starts the arena inside every run's process (``.env.example``'s set-up), where
 client and server share one interpreter lock. ``--latency S`` makes the arena answer each
-call after S seconds, as a real endpoint does (300 ms in issue 17), and ``--concurrency N``
+call after S seconds, as a real endpoint does (300 ms: ``--latency 0.3``), and ``--concurrency N``
 sets every LLM task's concurrent calls (labeller, embedder, judge, reward model; the
 candidates keep their own): then a month's LLM steps are bound by the endpoint, not by the
 2 cores, and months at once overlap their waiting. The default 0 s and ``.env.example``'s
@@ -55,7 +55,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from dagster_runs import BIN, PROJECT, base_env, materializations, materialize_cmd
 
-from arena_assets.simulator.child import _death_signal, stop_child
+from arena_assets.cli.arena_child import death_signal, stop_child
 
 FIRST = "2024-07"  # months of a world whose launch models are all out
 LLM_TASKS = ("LABELER", "EMBED", "JUDGE", "REWARD")  # the tasks with an ARENA_*_MAX_CONCURRENCY
@@ -70,7 +70,7 @@ def months_from(first: str, n: int) -> list[str]:
 
 
 def parallel_plan(months: list[str]):
-    from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
+    from arena_assets.cli.backfill import parallel_backfill_plan
 
     return parallel_backfill_plan(months[0], months[-1])
 
@@ -138,14 +138,14 @@ def process_tree_cpu(pid: int) -> float:
 
 
 def start_arena(raw: Path, seed: int, log: Path, latency: float = 0.0) -> subprocess.Popen:
-    """``serve-arena`` on a free port over ``raw``'s truth, its URL in ``proc.url``; returns
+    """``arena-sim serve`` on a free port over ``raw``'s truth, its URL in ``proc.url``; returns
     once it has read the truth (its second line), so no run's first calls wait on that
     read. Killed with this script (a death signal), and stopped if it does not come up."""
     with log.open("w") as err:
         proc = subprocess.Popen(
             [
-                str(BIN / "arena-assets"),
-                "serve-arena",
+                str(BIN / "arena-sim"),
+                "serve",
                 "--port",
                 "0",
                 "--world-seed",
@@ -158,14 +158,14 @@ def start_arena(raw: Path, seed: int, log: Path, latency: float = 0.0) -> subpro
             stdout=subprocess.PIPE,
             stderr=err,
             text=True,
-            preexec_fn=_death_signal(os.getpid()),
+            preexec_fn=death_signal(os.getpid()),
             env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         )
     first, second = proc.stdout.readline(), proc.stdout.readline()
     if " at " not in first or not second.startswith("truth read"):
         stop_child(proc)
         sys.exit(
-            f"serve-arena did not come up: {(first + second).strip() or 'no output'}; its log: {log}"
+            f"arena-sim serve did not come up: {(first + second).strip() or 'no output'}; its log: {log}"
         )
     print(f"  {first.split(';')[0].strip()}, {second.strip()}", flush=True)
     proc.url = first.split(" at ", 1)[1].split()[0]

@@ -42,7 +42,7 @@ def synthetic(args) -> None:
     x = centroids[truth] + rng.normal(scale=args.noise, size=(args.points, args.dim))
     x = (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
     runs = [(m, None) for m in ("agglomerative", "kmeans", "hdbscan")]
-    if args.k_max:  # the same data with a fixed cap on k (the earlier default was 150)
+    if args.k_max:  # the same data with a fixed cap on k (e.g. 150: the adaptive cap's floor)
         runs.insert(1, ("agglomerative", args.k_max))
     for method, k_max in runs:
         if method == "hdbscan" and args.points > 10000:

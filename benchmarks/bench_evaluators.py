@@ -46,10 +46,10 @@ def bench_agreement(tmp: Path, args: argparse.Namespace) -> None:
 
     from arena_assets.evaluators.judges import parse_judges
     from arena_assets.llm import LLMTask, ResponseCache
-    from arena_assets.llm.simulated import simulated_endpoint
     from arena_assets.pipeline.evaluators import judge_human_agreement_month
     from arena_assets.simulator import simulate_months
     from arena_assets.simulator.faults import Faults
+    from arena_assets.simulator.shared import simulated_endpoint
     from arena_assets.storage import Lake
     from arena_assets_tests.harness import materialize
 

@@ -73,7 +73,7 @@ def tree_cpu() -> float:
     return cpu_s(resource.RUSAGE_SELF) + cpu_s(resource.RUSAGE_CHILDREN)
 
 
-def _decode_files(paths: list[str]) -> int:
+def decode_files(paths: list[str]) -> int:
     import gzip
 
     import orjson
@@ -106,9 +106,9 @@ def floor_run(month_dir: Path, workers: int) -> dict:
         shares[i].append(str(path))
         sizes[i] += path.stat().st_size
     with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-        list(pool.map(_decode_files, [[] for _ in range(workers)]))  # start the workers
+        list(pool.map(decode_files, [[] for _ in range(workers)]))  # start the workers
         c0, t0 = tree_cpu(), time.perf_counter()
-        lines = sum(pool.map(_decode_files, shares))
+        lines = sum(pool.map(decode_files, shares))
         wall = time.perf_counter() - t0
     # the pool's workers are reaped at shutdown, so their CPU is in RUSAGE_CHILDREN now
     return {"lines": lines, "wall_s": wall, "cpu_s": tree_cpu() - c0}

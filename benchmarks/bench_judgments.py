@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_judgments.py [--prompts 500] [--models 5] \
         [--latency 0.2] [--concurrency 32] [--repeats 1]
 
-The simulated arena runs as its own process (``arena-assets serve-arena --port 0``, as a
+The simulated arena runs as its own process (``arena-sim serve --port 0``, as a
 real endpoint would). Candidate answers are written first without latency (not timed);
 then the latency is switched on (POST /_faults) and ``judgments_month`` judges every game
 with a fresh cache. Ideal time = games x latency / concurrency; prints the median measured
@@ -62,8 +62,8 @@ def main() -> None:
         [
             sys.executable,
             "-m",
-            "arena_assets.cli",
-            "serve-arena",
+            "arena_assets.simulator.cli",
+            "serve",
             "--port",
             "0",
             "--world-seed",

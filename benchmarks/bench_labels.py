@@ -9,7 +9,7 @@
    prints the median measured rate and its ratio to the ideal (target >= 0.90). The server
    is the test suite's stand-in (``arena_assets_tests.labelling_server``, run as its own
    process with TCP_NODELAY, see its ``setup``) unless
-   ``--base-url`` points at another (e.g. ``arena-assets serve-arena`` with its latency set).
+   ``--base-url`` points at another (e.g. ``arena-sim serve`` with its latency set).
 2. Dedup: simulates one month (``--conversations`` sessions), ingests and cleans it into a
    temporary lake, and counts conversations vs distinct first prompts (``dedup_key``):
    the criteria calls the dedup saves.

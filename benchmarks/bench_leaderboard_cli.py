@@ -11,8 +11,8 @@ Parquet and prints: the shape's figures; how many bootstrap rounds kept every "b
 edge, lost edges but stayed strongly connected, or lost a model; the median wall and CPU
 seconds of `arena-assets leaderboard FILE --out … --bootstrap N` in a fresh process
 (imports, reading, fit, bootstrap, writing, printing) and of the same fit in-process; and
-`arena-assets --help` as the floor of a fresh process, measured in the same run. Target
-(issue 17): the command <= 3 s wall on every shape. The load average is printed with the
+`arena-assets --help` as the floor of a fresh process, measured in the same run. Target:
+the command <= 3 s wall on every shape. The load average is printed with the
 figures: the machine is shared.
 """
 
@@ -34,7 +34,7 @@ import polars as pl
 from arena_assets.ranking import FitOptions, fit_bt, read_battles
 from arena_assets.ranking.cells import encode_battles
 from arena_assets.ranking.identify import rankable
-from arena_assets.ranking.leaderboard import _round_components
+from arena_assets.ranking.leaderboard import round_components
 from arena_assets.ranking.synthetic import SHAPES, graph_shape, sample_shaped_battles
 
 CLI = str(Path(sys.executable).with_name("arena-assets"))
@@ -67,7 +67,7 @@ def round_kinds(battles: pl.DataFrame, rounds: int, seed: int) -> dict[str, int]
         ((draw[:, :, 0] + draw[:, :, 2] > 0) | ~full_won)
         & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~full_lost)
     ).all(axis=1)
-    whole = _round_components(agg, draw, intact).all(axis=1)
+    whole = round_components(agg, draw, intact).all(axis=1)
     return {
         "intact": int(intact.sum()),
         "edges_lost": int((whole & ~intact).sum()),

@@ -1,4 +1,4 @@
-"""The client side of an LLM call, measured apart from the server (issue 17 §5; run by hand).
+"""The client side of an LLM call, measured apart from the server (run by hand).
 
     .venv/bin/python benchmarks/bench_llm_client.py [--calls 3000] [--concurrency 64]
         [--latency 0.3] [--sessions N] [--embed-texts N]
@@ -6,7 +6,7 @@
 A real endpoint costs the client only its own side of a call: building the request,
 the ``openai`` client (request options, httpx, the response model), parsing the answer
 and writing the cache. So the simulated arena runs here in ANOTHER process
-(``arena-assets serve-arena``), and this process's CPU is the client's. Prints:
+(``arena-sim serve``), and this process's CPU is the client's. Prints:
 
 1. per phase, one call at a time (thread CPU of the calling thread, median over the
    calls): request building (messages + cache key), the ``openai`` client's call and the
@@ -17,7 +17,7 @@ and writing the cache. So the simulated arena runs here in ANOTHER process
    locks and the pool included) and the server process's CPU per call (from /proc);
    with latency, the share of the concurrency bound calls / (concurrency / latency)
    reached and how much of one core the client used;
-3. with ``--embed-texts N`` (100,000 in `benchmarks/production_scale.md`'s figures),
+3. with ``--embed-texts N`` (100,000 in the figures of docs/performance.md),
    ``embed_texts`` as ``prompt_embeddings`` calls it, over N distinct
    first prompts cut to 1,000 characters (64 a call) at ``--concurrency`` and
    ``--latency``: the client's and the server's CPU per call and the share of the bound
@@ -51,6 +51,7 @@ from arena_assets.llm.batch import chat_body, post_chat
 from arena_assets.simulator import read_prompt_truth, simulate_months
 
 CLI = str(Path(sys.executable).with_name("arena-assets"))
+SIM = str(Path(sys.executable).with_name("arena-sim"))
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -62,7 +63,7 @@ def proc_cpu(pid: int) -> float:
 
 def start_server(truth_root: str, latency: float) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(
-        [CLI, "serve-arena", "--port", "0", "--truth-root", truth_root, "--latency", str(latency)],
+        [SIM, "serve", "--port", "0", "--truth-root", truth_root, "--latency", str(latency)],
         stdout=subprocess.PIPE,
         text=True,
     )

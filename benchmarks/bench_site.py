@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
 
-    from arena_assets.defs.site.resources import SiteSettings
+    from arena_assets.defs.resources import SiteSettings
     from arena_assets.pipeline.leaderboards import (
         arena_leaderboard_month,
         battle_cells_month,

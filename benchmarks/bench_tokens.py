@@ -19,7 +19,7 @@ import time
 
 import polars as pl
 
-from arena_assets.clean.tokens import approx_tokens
+from arena_assets.tokens import approx_tokens
 
 
 def cpu() -> float:

@@ -1,4 +1,4 @@
-"""An operator's bad week, replayed on a finished lake (issue 16): one line per case.
+"""An operator's bad week, replayed on a finished lake: one line per case.
 
     .venv/bin/python benchmarks/chaos_week.py [--per-month 300] [--out benchmarks/out/chaos]
     # the same week against another checkout's code (e.g. main, exported to /tmp/main):
@@ -11,7 +11,10 @@ Cases: kills (SIGKILL) at four points of `conversations` and of `topic_labels`, 
 `arena-assets recover` and the same run again; four months ingested at once; the labeller
 behind a simulated endpoint with ~30 % faults, then healed; a forget with --recompute
 against a forget followed by a Dagster rematerialization of everything downstream; and
-each configuration mistake of the issue. Per case it prints the rows lost (must be 0), what
+configuration mistakes (a raw root without the month or with an empty month folder, the
+partitions ending before they start, an s3:// lake with no server, raw_logs without
+raw_rejects, a held or unwritable catalog, a full disk, the shell's settings against
+.env). Per case it prints the rows lost (must be 0), what
 the user is told (one line naming what to fix) and the seconds until things work again.
 The machine is shared: `uptime` is printed with the figures.
 """
@@ -107,6 +110,10 @@ def dagster(*args: str) -> list[str]:
 
 def arena(*args: str) -> list[str]:
     return [sys.executable, "-m", "arena_assets.cli", *args]
+
+
+def arena_sim(*args: str) -> list[str]:
+    return [sys.executable, "-m", "arena_assets.simulator.cli", *args]
 
 
 def materialize(select: str, month: str) -> list[str]:
@@ -335,8 +342,8 @@ class Week:
 
         port = free_port()
         server = subprocess.Popen(
-            arena(
-                "serve-arena",
+            arena_sim(
+                "serve",
                 "--world-seed",
                 "7",
                 "--port",

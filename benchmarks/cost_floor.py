@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_ingest.py --conversations 200000 --repeats 1   # makes the month
     .venv/bin/python benchmarks/cost_floor.py benchmarks/out/raw-200000/2024-05 benchmarks/out/lake-0
 
-The floor of issue 10 is a bare ``orjson.loads`` of every line. This script times, one
+The floor is a bare ``orjson.loads`` of every line. This script times, one
 process and one thread each (CPU seconds, user + sys), the steps no implementation of
 ingest + clean can skip while it keeps what the tables promise, each at its cheapest
 measured form: decoding every line, writing the month's ``raw_logs`` and reading it back
@@ -30,11 +30,11 @@ import pyarrow.parquet as pq
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_ingest import _decode_files
+from bench_ingest import decode_files
 
 from arena_assets.clean.language import CachedDetector, FastTextLid, detection_text
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.storage import PARQUET_COMPRESSION, ROW_GROUP_ROWS, dictionary_columns
+from arena_assets.tokens import approx_tokens
 
 
 def cpu() -> float:
@@ -58,7 +58,7 @@ def main() -> None:
     files = sorted(str(p) for p in Path(args.month_dir).iterdir() if p.is_file())
 
     def decode() -> None:
-        _decode_files(files)
+        decode_files(files)
 
     timed("floor: orjson.loads of every line", decode, figures)
     month = next(Path(args.lake, "raw_logs").glob("*.parquet"))

@@ -1,4 +1,4 @@
-"""One production-size month through every asset, as a user runs it (issue 17 §2; by hand).
+"""One production-size month through every asset, as a user runs it (run by hand).
 
     .venv/bin/python benchmarks/full_month.py [--conversations 500000] [--models 120]
         [--latency 0.3] [--concurrency 64] [--bench-size 500] [--per-cluster 14]
@@ -176,8 +176,8 @@ def start_endpoint(out: Path, args) -> tuple[subprocess.Popen, str]:
     the month's runs pay only the client side of each call (its CPU and RSS apart)."""
     proc = subprocess.Popen(
         [
-            str(BIN / "arena-assets"),
-            "serve-arena",
+            str(BIN / "arena-sim"),
+            "serve",
             "--port",
             "0",
             "--world-seed",
@@ -423,9 +423,9 @@ def month_arguments(ap: argparse.ArgumentParser, conversations: int | None = 500
     # prompts a topic cluster: the simulated world has 105 fine topics (64 of them text), so
     # a month of any size has ~65 text clusters, of which 36 pass BenchBuilder's cluster
     # rule: at the anchor's 2 a cluster the bench is 72 prompts. At 14 the 500,000 month
-    # fills the issue's 500 (50,000: 498; 20,000: 369), the load a real month gives at 2
+    # fills a bench of 500 (50,000: 498; 20,000: 369), the load a real month gives at 2
     # (Arena-Hard-Auto v0.1: 500 prompts from 250 clusters). --per-cluster 2 is the anchor's
-    # rule, and what runs before this option used
+    # rule
     ap.add_argument("--per-cluster", type=positive, default=14)
     ap.add_argument("--candidates", type=int, default=10)
     # judge_human_agreement's battles (its LLM judge asks each in both orders, the reward

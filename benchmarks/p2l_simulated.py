@@ -1,4 +1,4 @@
-"""P2L on the simulated arena, scored against its hidden truth (issue 20's "must show").
+"""P2L on the simulated arena, scored against its hidden truth (results: docs/methods/routing.md).
 
 Simulates ``--months`` training months and one test month with per-prompt skill offsets
 (``--spread`` Elo; ``--null`` = a world with no prompt effect at all: no offsets, no
@@ -130,9 +130,9 @@ def score(args, root: Path, months: list[str]) -> dict:
         month_prompts,
         params_named,
     )
-    from arena_assets.routing import simscore
     from arena_assets.routing.data import BATTLE_COLUMNS, encode
     from arena_assets.simulator import World
+    from arena_assets.simulator import p2l_scoring as simscore
     from arena_assets.storage import Lake
 
     lake = Lake(str(root / "lake"))

@@ -4,8 +4,8 @@
 
 Corpus: `arena_assets_tests/data/pii_corpus.jsonl` (split "dev": written before the rules
 were tuned and then tuned on; split "heldout": written after, never tuned on; "tail": the
-formats issue 19 found leaking, tuned on; "heldout3": written after those fixes, run once,
-never tuned on), scored by
+formats an independently written corpus found leaking, tuned on; "heldout3": written
+after those fixes, run once, never tuned on), scored by
 `arena_assets_tests.pii_scoring` (found = every letter and digit of the labelled span
 redacted; decoys flagged = any detection in a line with no PII). Simulator: every item
 planted in a simulated month (`_truth/pii`), looked up in the message that carries it;

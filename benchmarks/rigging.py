@@ -1,4 +1,4 @@
-"""Vote rigging against the battle filter (issue 19): the votes one rank costs, per attack.
+"""Vote rigging against the battle filter: the votes one rank costs, per attack.
 
     .venv/bin/python benchmarks/rigging.py [--seeds 1 2 3] [--sessions 76000] [--users 20000]
         [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--enough 10] [--live filtered]
@@ -6,7 +6,7 @@
     .venv/bin/python benchmarks/rigging.py --summarize benchmarks/out/rigging/rigging-NAME.csv
     .venv/bin/python benchmarks/rigging.py --alarm [--seeds ...] [--votes 500 2000]
 
-Worlds shaped like issue 19's: 30 models (all on the board), 76,000 sessions and 20,000
+Worlds of 30 models (all on the board), 76,000 sessions and 20,000
 users a month give ~27,000 honest votes from ~11,000 voters, 80 % of them casting 1-3,
 with served events, identity fields and 10 % of users on shared campus networks. Months
 1-2 go through ingest, cleaning and `battles_month` (the asset's rules: known models and
@@ -20,8 +20,8 @@ gain of the target reaches 1 with every rule (and with no filter), or the grid e
 (``--enough``) N is 10x the unfiltered cost with no filtered gain yet: the target is met
 and larger attacks are not planted. The
 cost is the smallest N whose gain reaches 1 (">= N" when it never does), the ratio is
-filtered / unfiltered (issue 19's target: >= 10x, with <= 0.1 % of honest votes removed
-by the new rules). The board is Bradley-Terry over months 1-3 (kept battles; "no filter":
+filtered / unfiltered (target: >= 10x, with <= 0.1 % of honest votes removed by the
+rigging rules). The board is Bradley-Terry over months 1-3 (kept battles; "no filter":
 every vote). Omnipresent also gets the victim's rating move in points and the N at which
 the victim falls below the target.
 
@@ -58,7 +58,8 @@ from arena_assets.pipeline.clean import clean_month
 from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.ranking.leaderboard import fit_bt
 from arena_assets.simulator import WorldConfig, load_truth, simulate_months
-from arena_assets.simulator.rigging import Attack, simulate_attacks
+from arena_assets.simulator.rig_plant import simulate_attacks
+from arena_assets.simulator.rigging import Attack
 from arena_assets.storage import Lake
 
 MONTHS = ("2024-01", "2024-02", "2024-03")
@@ -76,7 +77,7 @@ COLS = ["model_a", "model_b", "winner"]
 
 
 def world_config(users: int) -> WorldConfig:
-    # every model released at launch: the issue's 30 models are all on month 3's board
+    # every model released at launch: the 30 models are all on month 3's board
     return WorldConfig(
         n_users=users,
         served_events=True,
@@ -526,7 +527,7 @@ def main() -> None:
         type=float,
         default=10.0,
         help="stop a case's grid once the filtered cost is >= this many times the "
-        "unfiltered one (issue 19's 10x; 0: run the grid to its end)",
+        "unfiltered one (10: the target ratio; 0: run the grid to its end)",
     )
     parser.add_argument(
         "--live",

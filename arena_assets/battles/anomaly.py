@@ -6,7 +6,7 @@ For every vote the *crowd* says how likely each outcome is on that model pair: t
 frequencies of model_x wins / model_y wins / tie / both bad among all *other* voters' votes
 on the pair, smoothed towards the month's overall outcome mix by a Dirichlet prior of
 ``crowd_prior_votes`` pseudo-votes. Leaving the voter out matters: a heavy voter must not
-be judged against their own votes. The crowd is robust (``reference.py``, issue 19): the
+be judged against their own votes. The crowd is robust (``reference.py``): the
 earlier months' kept votes, plus this month's votes of established voters only, this
 month's weight per pair capped, so an attack cannot become its own reference.
 
@@ -57,7 +57,7 @@ import math
 import polars as pl
 
 from arena_assets.battles.config import AnomalyConfig
-from arena_assets.battles.reference import _pair_frame, crowd_counts, reference_probabilities
+from arena_assets.battles.reference import crowd_counts, pair_frame, reference_probabilities
 
 _LOG_CAP = 200.0  # LR_k kept below e^200: far past any threshold, far from overflow
 
@@ -249,7 +249,7 @@ def anomalous_voters(
     votes = votes.filter(pl.col("model_a") != pl.col("model_b"))
     if votes.height == 0:
         return pl.DataFrame(schema=schema_out)
-    framed = _pair_frame(votes)
+    framed = pair_frame(votes)
     pool = (
         framed
         if established is None

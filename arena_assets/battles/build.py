@@ -170,7 +170,7 @@ def build_battles(
     voters (``voter_hash``) of earlier months; those not in it are fresh accounts, and
     only established voters' votes of this month enter the reference (None: no history,
     every voter is fresh and counts). ``raw_logs`` may hold ``served`` events (battles
-    served without a vote) and identity hashes: the issue 19 stages read them.
+    served without a vote) and identity hashes: the rigging stages read them.
     """
     config = config or BattleConfig()
     return judge_battles(

@@ -79,8 +79,8 @@ class AnomalyConfig:
 
 @dataclass(frozen=True)
 class RiggingConfig:
-    """The issue 19 stages (linked identities, served-but-not-voted); ``enabled=False``
-    gives the filter as it was before them (the robust reference stays)."""
+    """The rigging stages (linked identities, served-but-not-voted); ``enabled=False``
+    gives the filter without them (the robust reference stays)."""
 
     enabled: bool = True
     # an ip / device / network shared by more accounts links none of them: a carrier NAT,

@@ -1,7 +1,7 @@
-"""Linked identities: accounts that one person most likely runs, as clusters (issue 19).
+"""Linked identities: accounts that one person most likely runs, as clusters.
 
-Every behavioural rule of the filter was keyed on the voter hash, so an attacker with
-fresh accounts of 1-5 votes each stayed below every threshold. Accounts are linked by
+A behavioural rule keyed on the voter hash alone lets an attacker with fresh accounts of
+1-5 votes each stay below every threshold. Accounts are linked by
 what the raw events carry (salted hashes only, `ingest/validate.py` ``links_of``):
 
 * the same IP address (``ip_hash``: also when the account signs in with a ``user_id``);

@@ -1,4 +1,4 @@
-"""The robust reference crowd of the sequential tests (issue 19).
+"""The robust reference crowd of the sequential tests.
 
 What an honest vote on a model pair looks like is estimated from votes that an attack
 this month cannot write:
@@ -12,10 +12,10 @@ this month cannot write:
   median pair. The month's counts on a capped pair are scaled down as a whole, so its
   outcome mix is kept and only its weight shrinks.
 
-Why: with the month's own votes in the reference, a large attack became its own
-reference (issue 19 measured linked sybils caught 7/7 at 200 rigged votes, 0/166 at
-5,000). Fresh accounts cannot enter it, and even established ones cannot outweigh the
-history of a pair. The voter (or the group) under test is left out, as before.
+Why: with the month's own votes in the reference, a large attack becomes its own
+reference (measured with such a reference: linked sybils caught 7/7 at 200 rigged votes,
+0/166 at 5,000). Fresh accounts cannot enter it, and even established ones cannot outweigh the
+history of a pair. The voter (or the group) under test is left out too.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from arena_assets.battles.config import AnomalyConfig
 _OUTCOMES = ("x", "y", "tie", "bothbad")  # in the (x, y) = sorted pair frame
 
 
-def _pair_frame(votes: pl.DataFrame) -> pl.DataFrame:
+def pair_frame(votes: pl.DataFrame) -> pl.DataFrame:
     """Orientation-free view: x < y by name, outcome in that frame."""
     a, b = pl.col("model_a"), pl.col("model_b")
     swapped = a > b
@@ -46,7 +46,7 @@ def _pair_frame(votes: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _counts(frame: pl.DataFrame, keys: list[str], weight: str | None = None) -> pl.DataFrame:
+def outcome_counts(frame: pl.DataFrame, keys: list[str], weight: str | None = None) -> pl.DataFrame:
     w = pl.col(weight) if weight else pl.lit(1.0)
     return frame.group_by(keys).agg(
         [(w * (pl.col("_outcome") == o)).sum().cast(pl.Float64).alias(f"_n_{o}") for o in _OUTCOMES]
@@ -58,7 +58,9 @@ def crowd_counts(crowd: pl.DataFrame | None) -> pl.DataFrame | None:
     if crowd is None or crowd.height == 0:
         return None
     frame = crowd if "n" in crowd.columns else crowd.with_columns(pl.lit(1.0).alias("n"))
-    return _counts(_pair_frame(frame.with_columns(pl.col("n").cast(pl.Float64))), ["_x", "_y"], "n")
+    return outcome_counts(
+        pair_frame(frame.with_columns(pl.col("n").cast(pl.Float64))), ["_x", "_y"], "n"
+    )
 
 
 def _total(prefix: str) -> pl.Expr:
@@ -105,7 +107,7 @@ def reference_probabilities(
     unit in ``voter_hash``) from the reference: ``prior`` plus ``pool`` (this month's votes
     that may enter it), less the unit's own votes in ``pool``. ``members`` (voter_hash,
     _group) maps pool voters to the groups under test when the unit is a group."""
-    current = _counts(pool, ["_x", "_y"])
+    current = outcome_counts(pool, ["_x", "_y"])
     scale = month_scale(current, prior, cfg)
     pair = (
         current.join(scale, on=["_x", "_y"])
@@ -115,9 +117,9 @@ def reference_probabilities(
     if prior is not None:
         pair = pl.concat([pair, prior], how="vertical").group_by(["_x", "_y"]).sum()
     if members is None:
-        own = _counts(pool, ["voter_hash", "_x", "_y"])
+        own = outcome_counts(pool, ["voter_hash", "_x", "_y"])
     else:
-        own = _counts(
+        own = outcome_counts(
             pool.join(members, on="voter_hash").drop("voter_hash").rename({"_group": "voter_hash"}),
             ["voter_hash", "_x", "_y"],
         )

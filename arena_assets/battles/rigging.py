@@ -1,4 +1,4 @@
-"""The issue 19 stages of the battle filter, run after the per-voter rules (`build.py`).
+"""The rigging stages of the battle filter, run after the per-voter rules (`build.py`).
 
 * ``linked_anomalous`` / ``linked_burst`` / ``linked_daily_cap``: the sequential test, the
   burst rule and the daily cap per linked cluster (`linking.py`);
@@ -20,7 +20,7 @@ import polars as pl
 from arena_assets.battles.anomaly import anomalous_voters
 from arena_assets.battles.config import BattleConfig
 from arena_assets.battles.linking import fresh_voters, linked_clusters
-from arena_assets.battles.reference import _pair_frame, crowd_counts, reference_probabilities
+from arena_assets.battles.reference import crowd_counts, pair_frame, reference_probabilities
 from arena_assets.battles.sampling import in_burst
 from arena_assets.battles.selective import (
     selection,
@@ -109,7 +109,7 @@ def rigging_flags(
     )
 
     # served but not voted, per voter
-    framed = _pair_frame(tested)
+    framed = pair_frame(tested)
     pool = framed if established is None else framed.filter(_in("voter_hash", established))
     pool = pool.filter(~_in("voter_hash", flagged_voters))
     probs = reference_probabilities(framed, pool, crowd_counts(crowd), cfg)

@@ -14,7 +14,7 @@ REMOVAL_REASONS = (
     "anomalous_voter",
     "vote_burst",
     "daily_cap",
-    # issue 19: the same rules per linked cluster (linking.py), and served-but-not-voted
+    # the same rules per linked cluster (linking.py), and served-but-not-voted
     # per voter and per signature group (selective.py)
     "linked_anomalous",
     "linked_burst",

@@ -1,4 +1,4 @@
-"""Served but not voted: a voter who votes only when one model is on screen (issue 19).
+"""Served but not voted: a voter who votes only when one model is on screen.
 
 A target-only attacker must be served battles until its model shows up (2 of 30 slots:
 about 15 battles per rigged vote) and leaves the others without a vote. The platform's

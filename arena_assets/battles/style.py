@@ -13,7 +13,7 @@ from __future__ import annotations
 import polars as pl
 
 # the cleaning step's cl100k approximation, so conversations and battles count alike
-from arena_assets.clean.tokens import approx_tokens
+from arena_assets.tokens import approx_tokens
 
 # a fenced block, or an unclosed fence running to the end of the message
 CODE_BLOCK = r"(?s)```.*?(?:```|\z)"

@@ -17,8 +17,8 @@ from arena_assets.clean.moderation import Moderator, moderate_texts
 from arena_assets.clean.pii import redact_frame
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.clean.snapshots import latest_snapshots
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.contracts import MESSAGE_TYPE, PII_TYPES
+from arena_assets.tokens import approx_tokens
 
 # a leading and a trailing run of punctuation, symbols and spaces (two passes: one pattern
 # with a `^...|...$` alternation costs twice as much, measured)
@@ -119,7 +119,7 @@ def dedup_keys(prompts: pl.Series, images: pl.Series) -> pl.Series:
 
 def _normalise(texts: pl.Series) -> pl.Series:
     return (
-        _nfkc(texts)
+        nfkc(texts)
         .str.to_lowercase()
         .str.replace_all(WHITESPACE_TO_FOLD, " ")
         .str.replace(_LEADING_PUNCT, "")
@@ -165,7 +165,7 @@ NFKC_STABLE_RANGES = (
 _NEEDS_NFKC = "[^" + "".join(rf"\x{{{a:x}}}-\x{{{b:x}}}" for a, b in NFKC_STABLE_RANGES) + "]"
 
 
-def _nfkc(texts: pl.Series) -> pl.Series:
+def nfkc(texts: pl.Series) -> pl.Series:
     """NFKC of the texts that have a character outside NFKC_STABLE_RANGES; the others are
     their own NFKC form, and skipping them (all ASCII text, most Cyrillic and Hangul text,
     Chinese and Japanese text without full-width punctuation, which NFKC does change) cuts

@@ -80,7 +80,7 @@ MIN_LETTERS = 3
 WHITESPACE_TO_FOLD = r" \s+|[\s&&[^ ]]\s*"
 
 # fenced code blocks, inline code, URLs and PII/image placeholders say nothing about language
-_NOISE_PATTERN = r"(?s)```.*?(?:```|$)|`[^`\n]*`|https?://\S+|<[A-Z_]+>"
+NOISE_PATTERN = r"(?s)```.*?(?:```|$)|`[^`\n]*`|https?://\S+|<[A-Z_]+>"
 
 
 class LanguageDetector(Protocol):
@@ -99,7 +99,7 @@ def detection_text(expr: pl.Expr, max_chars: int = MAX_DETECT_CHARS) -> pl.Expr:
     return (
         # cut first: the noise patterns need not scan text the detector never sees
         expr.str.slice(0, 4 * max_chars)
-        .str.replace_all(_NOISE_PATTERN, " ")
+        .str.replace_all(NOISE_PATTERN, " ")
         .str.replace_all(WHITESPACE_TO_FOLD, " ")
         .str.strip_chars()
         .str.slice(0, max_chars)

@@ -55,7 +55,7 @@ _ROMANCE_TYPES = (
 _ROMANCE_LINK = r"(?:(?:de la|de los|de las|del|de|da|do|dos|das|della|dei|di|delle)\s+)?"
 _NAME_FIRST = (
     rf"\b[\w-]*{_DE_SUFFIX}\s*{_NO}{_RB}"
-    # a type word ends at a word boundary: "called Passport to 2049" is no "calle" (issue 19)
+    # a type word ends at a word boundary: "called Passport to 2049" is no "calle"
     rf"|(?<![\w])(?:(?:{_ROMANCE_TYPES})(?![^\W\d_])|(?:{_ROMANCE_TYPES})(?<=[/.]))\s*{_ROMANCE_LINK}{_WORD}(?:\s+{_WORD}){{0,3}}?,?\s+(?:n[º°o]\.?\s*)?{_NO}{_RB}"
 )
 _DE_CASED = rf"\b[A-ZÄÖÜ][\w-]*(?:weg|ring|damm|ufer|platz|steig|markt)\s+{_NO}\b|\b[A-ZÄÖÜ][\w-]+\s+(?:Straße|Strasse|Str\.|Weg|Allee|Platz|Ring)\s+{_NO}\b"
@@ -84,8 +84,10 @@ _RU = (
     r"пл\.|площадь|бул\.|бульвар|наб\.|набережная)\s?[А-ЯЁA-Z0-9][\w.-]*(?:\s[А-ЯЁ][\w-]*)?,?\s*"
     r"(?:д\.|дом)\s?\d+[а-я]?(?:,?\s*(?:корп\.|к\.|стр\.)\s?\d+)?(?:,?\s*(?:кв\.|квартира|оф\.)\s?\d+)?"
 )
-_CORES = re.compile("|".join(f"(?:{p})" for p in (_NUMBER_FIRST, _NAME_FIRST)), re.IGNORECASE)
-_CORES_CASED = re.compile(
+ADDRESS_CORES = re.compile(
+    "|".join(f"(?:{p})" for p in (_NUMBER_FIRST, _NAME_FIRST)), re.IGNORECASE
+)
+ADDRESS_CORES_CASED = re.compile(
     "|".join(f"(?:{p})" for p in (_DE_CASED, _NO_TYPE, _PO_BOX, _JP, _CN, _RU))
 )
 
@@ -179,7 +181,7 @@ def address_spans(
     """("street_address", start, end) of each address, its city and postcode included.
 
     ``cores`` / ``cased``: False when the pattern's gate (above) ruled it out."""
-    for pattern, wanted in ((_CORES, cores), (_CORES_CASED, cased)):
+    for pattern, wanted in ((ADDRESS_CORES, cores), (ADDRESS_CORES_CASED, cased)):
         if not wanted:
             continue
         for m in pattern.finditer(text):

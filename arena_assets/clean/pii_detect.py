@@ -5,8 +5,8 @@ texts that a vectorised polars prefilter (`PREFILTER`) flags, a few percent of t
 
 Validators, not hand-written checks: Google's `phonenumbers` (numbering plans of every
 country), `python-stdnum` (Luhn, IBAN mod 97, national ids), `ipaddress`. Each detector
-below says what it accepts and why it leaves look-alikes alone (the precision rules of
-issue 7: versions, barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs).
+below says what it accepts and why it leaves look-alikes alone (the precision rules:
+versions, barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs).
 """
 
 from __future__ import annotations

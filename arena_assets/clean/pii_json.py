@@ -4,9 +4,9 @@ A rejected raw line is kept as text (``raw_rejects.raw``), so its messages are s
 escaped: ``Stra\u00dfe``, ``\n07700 900123``, ``\"4111 1111 1111 1111\"``. Patterns written
 for text miss them (the ``n`` of ``\n`` glues onto the number, ``\u00df`` is no letter).
 Redaction therefore runs on the *decoded* view and replaces, in the raw text, every raw
-character that a detected span came from; the JSON around it stays as it was. Found by
-issue 19's independently written corpus (a UK number, a spaced Visa number and a German
-street address leaked from rejected lines only).
+character that a detected span came from; the JSON around it stays as it was. Without
+the decoded view, an independently written corpus leaks from rejected lines only (a UK
+number, a spaced Visa number and a German street address: ``test_pii_tail.py``).
 """
 
 from __future__ import annotations

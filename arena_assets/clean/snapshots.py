@@ -7,9 +7,9 @@ limit): conv_id, tstamp, message count, source_file, line_no, side, and a *pick*
 the raw_logs row and side that holds the state. The messages are then read once, slice by
 slice, and only the winners' are kept, placed by their rank in conv_id order.
 
-Why not one SQL over the whole rows (as before): DuckDB's Parquet reader decodes the nested
-message lists at ~2.5 CPU-s per 520k rows where pyarrow takes ~1, and the window then
-sorted that payload too. Message counts come from the ``role`` leaf alone (~0.1 CPU-s), so
+Why not one SQL over the whole rows: DuckDB's Parquet reader decodes the nested message
+lists at ~2.5 CPU-s per 520k rows where pyarrow takes ~1, and the window would then sort
+that payload too. Message counts come from the ``role`` leaf alone (~0.1 CPU-s), so
 the payload is decoded once and never sorted. Measured on the 200k month (314,643
 conversations): 5.6 -> 3.9 CPU-s; on five copies of it (1.57M conversations) 50 -> 20 CPU-s,
 peak RSS 2.4 -> 1.5 GB (``benchmarks/bench_clean_step.py --stage snapshots``).
@@ -131,7 +131,7 @@ def _pieces(chunk: pa.Table, first_row: int, rank_of: np.ndarray) -> Iterator[pa
             )
 
 
-class _Buckets:
+class Buckets:
     """Winners grouped by rank range; in memory for one bucket, Arrow IPC files for more."""
 
     def __init__(self, count: int, rows: int, folder: str) -> None:
@@ -197,7 +197,7 @@ def _gather(
                 first = sum(chunk.num_rows - chunk[_SIDE[s][0]].null_count for s in _SIDE)
                 per_state = max(chunk.nbytes / max(first, 1), payload_bytes / max(states, 1))
                 bucket_rows = _bucket_rows(per_state, n, batch_rows, gather_bytes)
-                buckets = _Buckets(max(1, math.ceil(n / bucket_rows)), bucket_rows, spill)
+                buckets = Buckets(max(1, math.ceil(n / bucket_rows)), bucket_rows, spill)
             for piece in _pieces(chunk, first_row, rank_of):
                 buckets.add(piece)
     finally:
@@ -263,7 +263,7 @@ def latest_snapshots(raw_logs: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(batches) if batches else _typed(pl.DataFrame(schema=SNAPSHOT_SCHEMA))
 
 
-def _slices(pf: pq.ParquetFile, columns: list[str]) -> Iterator[tuple[int, pa.Table]]:
+def row_group_slices(pf: pq.ParquetFile, columns: list[str]) -> Iterator[tuple[int, pa.Table]]:
     """The file in slices of READ_ROWS rows, each with the position of its first row.
     Slices rather than whole row groups: a 100k-row group of messages decodes to ~150 MB,
     and buffers that size go back to the OS after each use (page faults, sys time)."""
@@ -307,7 +307,9 @@ def iter_latest_snapshots(
             _count_leaf(pf, "messages_b"),
         ]
         sides = (
-            batch for first_row, chunk in _slices(pf, keys) for batch in _sides(chunk, first_row)
+            batch
+            for first_row, chunk in row_group_slices(pf, keys)
+            for batch in _sides(chunk, first_row)
         )
         winners = _winners(sides, memory_limit, spill)
         meta = pf.metadata
@@ -318,7 +320,7 @@ def iter_latest_snapshots(
             if group.column(i).path_in_schema.split(".")[0] in PAYLOAD_COLUMNS
         )
         yield from _gather(
-            _slices(pf, PAYLOAD_COLUMNS),
+            row_group_slices(pf, PAYLOAD_COLUMNS),
             meta.num_rows,
             winners,
             batch_rows=batch_rows,

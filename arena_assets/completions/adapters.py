@@ -27,7 +27,7 @@ repository URL or the username. Kept text goes through the project's PII redacti
 includes secrets (provider API keys, JWTs, credentials in URLs). The userId becomes a
 salted hash. A rejected record keeps its shape, never its code or identity: every
 sensitive key's value is ``"<REMOVED>"`` (``records.blank_sensitive``), the userId is
-blanked by ``privacy.rejects`` (which knows it as an identity field), then the text is
+blanked by ``clean.rejects`` (which knows it as an identity field), then the text is
 PII-redacted and cut.
 """
 
@@ -41,6 +41,7 @@ import orjson
 import polars as pl
 
 from arena_assets.clean.pii import redact_frame
+from arena_assets.clean.rejects import blank_reject, redact_rejects
 from arena_assets.completions.records import (
     COPILOT_LOG,
     COPILOT_RELEASE,
@@ -56,7 +57,6 @@ from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.ingest import sources
 from arena_assets.ingest.releases import loads_lenient
 from arena_assets.ingest.validate import Checker, Reject, short, tname
-from arena_assets.privacy.rejects import blank_reject, redact_rejects
 
 
 @dataclass

@@ -36,8 +36,8 @@ from typing import Any
 
 import orjson
 
+from arena_assets.clean.rejects import value_end
 from arena_assets.ingest.validate import Checker, Reject, short, tname
-from arena_assets.privacy.rejects import value_end
 
 COPILOT_COMPLETION, COPILOT_OUTCOME, COPILOT_RELEASE = (
     "copilot_completion",
@@ -56,7 +56,7 @@ RELEASE_FIELDS = (
 )
 KEEP_TEXT = "Research"
 # Copilot Arena's PrivacySensitiveKeys (server/src/privacy.py) and the extension's identity
-# fields beside userId (blanked by privacy.rejects): never kept in a reject's text
+# fields beside userId (blanked by clean.rejects): never kept in a reject's text
 SENSITIVE_KEYS = (
     "prompt",
     "prefix",

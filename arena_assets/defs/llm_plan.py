@@ -6,7 +6,7 @@ refuses the run, before any call, when a month is known to be over
 ``ARENA_LLM_BUDGET_USD`` (per asset and month; ``llm.plan.check_budget``: its estimate from
 history, or its least cost, is over);
 ``within_budget`` holds each month's calls under it while they run (``llm.budget``). ``arena-assets plan`` builds the same
-settings from every resource (``pipeline/plan_cli.py``).
+settings from every resource (``cli/plan.py``).
 """
 
 from __future__ import annotations
@@ -37,13 +37,12 @@ def month_settings(
     built as the assets build them, so a plan names the endpoints and prices a run uses."""
     from arena_assets.pipeline.evaluators import RISK_MAX_TOKENS
 
-    raw = storage.raw_root
     s = MonthSettings(
         cache_root=llm_cache.root_for(storage), storage_options=llm_cache.storage_options(storage)
     )
     if labeler is not None and labeler.configured():
-        s.labeler = labeler.task(raw)
-        s.risk_labeler = labeler.task(raw, max_tokens=RISK_MAX_TOKENS)
+        s.labeler = labeler.task()
+        s.risk_labeler = labeler.task(max_tokens=RISK_MAX_TOKENS)
     if evaluator_settings is not None:
         s.agreement_size, s.agreement_seed = (
             evaluator_settings.agreement_sample_size,
@@ -55,7 +54,7 @@ def month_settings(
             s.agreement_judges = evaluator_settings.judges()
             if judge is not None and reward_model is not None:
                 s.agreement_judge, s.agreement_reward = evaluator_settings.tasks(
-                    judge, reward_model, storage
+                    judge, reward_model
                 )
         except ValueError as exc:
             s.agreement_error = str(exc)
@@ -67,14 +66,14 @@ def month_settings(
         if topic_settings.name_clusters_by_llm:
             s.namer = s.labeler
     if embedder is not None and embedder.configured():
-        s.embedder = embedder.task(raw)
+        s.embedder = embedder.task()
     if bench_settings is not None:
         s.bench_options = bench_settings.bench_options()
         if labeler is not None and labeler.configured():
-            s.relabel = bench_settings.relabel_task(labeler, raw)
+            s.relabel = bench_settings.relabel_task(labeler)
         if judge is not None:
-            s.candidates = bench_settings.candidate_tasks(judge, raw)
-            s.judges = bench_settings.judge_tasks(judge, raw)
+            s.candidates = bench_settings.candidate_tasks(judge)
+            s.judges = bench_settings.judge_tasks(judge)
             s.baseline = bench_settings.baselines()
             s.protocol = bench_settings.bench_protocol()
             s.single_grades = bench_settings.grades_on()

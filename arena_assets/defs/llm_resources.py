@@ -4,9 +4,9 @@ Each LLM task (``labeler``, ``embedder``, later ``answerer`` and ``judge``...) i
 ``LLMTaskResource`` bound to its own ``ARENA_<TASK>_*`` variables, so each can point at a
 different OpenAI-compatible server: OpenAI (``https://api.openai.com/v1``), vLLM
 (``http://host:8000/v1``), Ollama (``http://host:11434/v1``), a llama.cpp server. The base
-URL ``simulated`` (the default in `.env.example`) is the simulated arena started inside the
-run's process (or, with ``ARENA_SIM_BASE_URL``, one already serving elsewhere), so the demo,
-the UI and the schedule need no key and no network.
+URL ``simulated`` (the default in `.env.example`) is the simulated arena serving at
+``ARENA_SIM_BASE_URL`` (`make demo` and `make ui` start one), so the demo, the UI and the
+schedule need no key and no network; the product reaches it over HTTP like any endpoint.
 
 The answer cache (``LLMCache``) lives with the lake (``<lake>/_llm_cache``) unless
 ``ARENA_LLM_CACHE_ROOT`` says otherwise; S3 URLs use the storage resource's credentials.
@@ -20,7 +20,7 @@ from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm.cache import ResponseCache
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.embed import embeddings_cache
-from arena_assets.llm.simulated import SIMULATED, served_elsewhere, simulated_endpoint_url
+from arena_assets.llm.endpoints import SIMULATED, simulated_arena_url
 
 
 def _number(value: str, name: str) -> float:
@@ -34,9 +34,10 @@ def _number(value: str, name: str) -> float:
 class LLMTaskResource(dg.ConfigurableResource):
     """One LLM task: an OpenAI-compatible base URL, its key, the model and call settings.
 
-    ``base_url="simulated"`` = the in-process simulated arena (seeded by ``sim_seed``, the
-    seed the raw logs were simulated with); an empty ``base_url`` means "not configured"
-    (``configured()`` is False: e.g. embeddings fall back to the offline model).
+    ``base_url="simulated"`` = the simulated arena at ``sim_base_url`` (serving world
+    ``sim_seed``, the seed the raw logs were simulated with); an empty ``base_url`` means
+    "not configured" (``configured()`` is False: e.g. embeddings fall back to the offline
+    model).
     """
 
     base_url: str = SIMULATED
@@ -48,12 +49,12 @@ class LLMTaskResource(dg.ConfigurableResource):
     # prices per 1M tokens as strings: an empty variable means 0 (no cost table)
     price_input_per_1m: str = ""
     price_output_per_1m: str = ""
-    sim_seed: int = 7  # the simulated world's seed (only for base_url="simulated")
-    sim_latency: str = ""  # seconds each simulated call waits (only for "simulated")
-    # where "simulated" is served: empty = start the arena inside the run's process; a URL
-    # = an arena already serving the same world (`arena-assets serve-arena`; the demo sets
-    # it for its child arena). The data and metadata still say "simulated", not the port.
+    sim_seed: int = 7  # the simulated world's seed, named in logs (only for "simulated")
+    # where "simulated" is served (`arena-sim serve`; the demo and `make ui` start one and
+    # set it). The data and metadata say "simulated", not the port.
     sim_base_url: str = ""
+    # the task's variables, ARENA_<env_prefix>_*: named in configuration errors
+    env_prefix: str = ""
     # US dollars an LLM asset may spend per month: its plan refused over it, its calls held
     # under it while they run (llm.plan.check_budget, llm.budget); empty = no limit
     budget_usd: str = ""
@@ -66,20 +67,16 @@ class LLMTaskResource(dg.ConfigurableResource):
     def configured(self) -> bool:
         return bool(self.base_url.strip()) and bool(self.model.strip())
 
-    def resolved_base_url(self, raw_root: str | None = None) -> str:
-        """The base URL to call; starts the simulated arena once per process if asked for."""
+    def resolved_base_url(self) -> str:
+        """The base URL to call: ``ARENA_SIM_BASE_URL`` for ``simulated``."""
         if self.base_url.strip() == SIMULATED:
-            if self.sim_base_url.strip():
-                return served_elsewhere(self.sim_base_url.strip(), self.sim_seed)
-            truth = f"{raw_root.rstrip('/')}/_truth" if raw_root else None
-            return simulated_endpoint_url(
-                truth, self.sim_seed, _number(self.sim_latency, "sim_latency")
-            )
+            setting = f"ARENA_{self.env_prefix}_BASE_URL" if self.env_prefix else "base_url"
+            return simulated_arena_url(self.sim_base_url, self.sim_seed, setting)
         return self.base_url.strip()
 
-    def task(self, raw_root: str | None = None, **overrides) -> LLMTask:
-        """The library's ``LLMTask`` for this resource (``raw_root``: where the simulated
-        truth lives, used only by ``simulated``); ``overrides`` set other LLMTask fields."""
+    def task(self, **overrides) -> LLMTask:
+        """The library's ``LLMTask`` for this resource; ``overrides`` set other LLMTask
+        fields."""
         if not self.configured():
             raise ValueError(
                 "this LLM task has no base URL or model: set its ARENA_*_BASE_URL "
@@ -87,7 +84,7 @@ class LLMTaskResource(dg.ConfigurableResource):
             )
         return LLMTask(
             model=self.model.strip(),
-            base_url=self.resolved_base_url(raw_root),
+            base_url=self.resolved_base_url(),
             api_key=self.api_key or "sk-no-key",
             max_concurrency=self.max_concurrency,
             timeout=self.timeout,
@@ -130,9 +127,9 @@ def llm_task_resource(prefix: str) -> LLMTaskResource:
         price_input_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_INPUT_PER_1M"),
         price_output_per_1m=dg.EnvVar(f"ARENA_{prefix}_PRICE_OUTPUT_PER_1M"),
         sim_seed=dg.EnvVar.int("ARENA_SIM_WORLD_SEED"),
-        sim_latency=dg.EnvVar("ARENA_SIM_LATENCY"),
         sim_base_url=dg.EnvVar("ARENA_SIM_BASE_URL"),
         budget_usd=dg.EnvVar("ARENA_LLM_BUDGET_USD"),
+        env_prefix=prefix,
     )
 
 

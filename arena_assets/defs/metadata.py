@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import dagster as dg
@@ -41,3 +42,8 @@ def table_metadata(
             markdown_table(safe_preview(frame, PREVIEW_ROWS), PREVIEW_ROWS)
         )
     return meta
+
+
+def png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
+    """A PNG inline in the UI's metadata (a data URL: nothing to serve)."""
+    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import warnings
 
 import dagster as dg
 
@@ -14,6 +15,17 @@ PARTITIONS_START = dg.EnvVar("ARENA_PARTITIONS_START").get_value("2024-01") or "
 # The last month (inclusive). Empty = up to the month that just ended (Dagster's default for
 # monthly partitions). A bound keeps "All" in the UI from launching months without data.
 PARTITIONS_END = dg.EnvVar("ARENA_PARTITIONS_END").get_value("") or ""
+
+
+# every earlier month (100 years back) and this one; months before the first partition
+# simply do not exist
+with warnings.catch_warnings():
+    # a beta parameter of the pinned dagster 1.13, chosen knowingly: its warning would
+    # precede every command's output (a one-line error included)
+    warnings.simplefilter("ignore", dg.BetaWarning)
+    ALL_EARLIER = dg.TimeWindowPartitionMapping(
+        start_offset=-1200, end_offset=0, allow_nonexistent_upstream_partitions=True
+    )
 
 
 def month_after(month: str) -> str:
@@ -28,7 +40,7 @@ def _month(name: str, value: str) -> str:
     return value
 
 
-def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
+def monthly_partitions_between(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
     _month("ARENA_PARTITIONS_START", start)
     if end:
         _month("ARENA_PARTITIONS_END", end)
@@ -40,7 +52,7 @@ def _partitions(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
 
 
 try:
-    monthly_partitions = _partitions(PARTITIONS_START, PARTITIONS_END)
+    monthly_partitions = monthly_partitions_between(PARTITIONS_START, PARTITIONS_END)
 except ValueError as exc:  # one line, not a traceback of the code location's import
     raise SettingError(f"{exc}: fix it in .env or the shell") from None
 

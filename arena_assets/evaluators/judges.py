@@ -51,7 +51,7 @@ from arena_assets.llm import (
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
-from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, endpoint_slots
+from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted, endpoint_slots
 from arena_assets.llm.plan import APPROX_BASIS, BatchPlan, asked_before, input_scale, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
@@ -296,7 +296,7 @@ def reward_verdicts(
                             halted.fail()  # the calls waiting for room, so none is sent
                             raise
                         call.cost = task.cost(tokens, 0) if tokens else worst
-            except _Halted:  # the batch stopped while this call waited for room: not sent
+            except Halted:  # the batch stopped while this call waited for room: not sent
                 return
             except (openai.APIError, ValueError):
                 value, tokens = None, 0

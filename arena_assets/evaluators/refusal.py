@@ -31,7 +31,7 @@ import polars as pl
 from pydantic import StrictBool
 from scipy import stats
 
-from arena_assets.labels.prompts import _block, _json_object, _Strict
+from arena_assets.labels.prompts import StrictAnswer, json_object, tagged_block
 
 RISK_VERSION = "risk-v1"
 CLASSES = ("benign_sensitive", "toxic", "other")
@@ -42,19 +42,19 @@ You screen a user's request to a chat assistant, given between <prompt> and </pr
 Reply with one JSON object and nothing else: {{"sensitive": true or false, "harmful": true or false}}."""
 
 
-class RiskLabel(_Strict):
+class RiskLabel(StrictAnswer):
     sensitive: StrictBool
     harmful: StrictBool
 
 
 def parse_risk(content: str) -> RiskLabel:
-    return RiskLabel.model_validate_json(_json_object(content))
+    return RiskLabel.model_validate_json(json_object(content))
 
 
 def risk_messages(prompt: str) -> list[dict]:
     return [
         {"role": "system", "content": RISK_SYSTEM},
-        {"role": "user", "content": _block("prompt", prompt)},
+        {"role": "user", "content": tagged_block("prompt", prompt)},
     ]
 
 

@@ -82,7 +82,7 @@ def all_keys(value: Any) -> int:
     return 0
 
 
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
     out: dict = {}
     for key, value in pairs:
         if key in out and out[key] != value:
@@ -101,7 +101,7 @@ def conflicting_key(line: bytes, obj: dict) -> DuplicateKey | None:
     if written <= declared or written <= all_keys(obj):
         return None
     try:
-        json.loads(line, object_pairs_hook=_pairs_hook)
+        json.loads(line, object_pairs_hook=pairs_hook)
     except DuplicateKey as dup:
         return dup
     except ValueError:  # orjson accepted what json does not (or vice versa): no verdict

@@ -13,8 +13,8 @@ from operator import itemgetter
 import polars as pl
 import pyarrow as pa
 
+from arena_assets.clean.rejects import redact_rejects
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
-from arena_assets.privacy.rejects import redact_rejects
 
 from .validate import Row
 
@@ -89,7 +89,7 @@ class RowBuffer:
         self, line_no: int, reason: str, detail: str, raw: str, user_hash: str | None = None
     ) -> None:
         """A reject whose ``detail`` and ``raw`` have their identities blanked
-        (``privacy.rejects.blank_reject``); PII is redacted for the whole part in
+        (``clean.rejects.blank_reject``); PII is redacted for the whole part in
         :meth:`frames`."""
         self.rej_line_no.append(line_no)
         self.rej_reason.append(reason)

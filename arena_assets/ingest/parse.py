@@ -14,7 +14,7 @@ a duplicate, and the first occurrence in file order (files sorted by name) wins.
 A compressed file whose stream breaks (truncated gzip) keeps its complete lines before the
 break; what follows becomes one ``truncated_file`` reject with the byte offset, and the
 month goes on (the ingest asset's blocking check then decides whether partial files are
-allowed). Rejected lines are stored scrubbed (``privacy/rejects.py``) with their user hash:
+allowed). Rejected lines are stored scrubbed (``clean/rejects.py``) with their user hash:
 identities are blanked line by line, PII is redacted once per part (``frames.py``).
 
 Streaming: ``iter_file_parts`` (and ``month.iter_parsed_files`` over a month) yields parts
@@ -37,13 +37,13 @@ import orjson
 import polars as pl
 import pyarrow as pa
 
-from arena_assets.contracts import MAX_LINE_BYTES
-from arena_assets.privacy.rejects import (
+from arena_assets.clean.rejects import (
     blank_reject,
     blank_reject_line,
     scrub_reject,
     scrub_reject_line,
 )
+from arena_assets.contracts import MAX_LINE_BYTES
 
 from . import sources
 from .adapters import NATIVE, detect_format, matches_no_layout, row_function, unknown_layout_detail
@@ -134,7 +134,7 @@ def gc_paused() -> Iterator[None]:
 
 def raw_text(line: bytes) -> str:
     """What raw_rejects keeps of a line: the whole line scrubbed (user fields and PII
-    blanked, see ``privacy/rejects.py``), then cut to REJECT_RAW_CHARS."""
+    blanked, see ``clean/rejects.py``), then cut to REJECT_RAW_CHARS."""
     return scrub_reject_line(line, "")[1]
 
 

@@ -64,6 +64,7 @@ import orjson
 
 from arena_assets.contracts import WINNER_OF_VOTE
 
+from .clean_battle import clean_battle_row
 from .validate import Checker, Messages, Reject, Row, messages, short, tname
 
 ARENA_55K, ARENA_100K, ARENA_PREFERENCE, VISION_BATTLE, SEARCH_ARENA = (
@@ -405,8 +406,6 @@ def _plain_conversations(record: dict) -> dict:
 
 
 def arena_100k_row(checker: Checker, record: dict) -> Row:
-    from .adapters import clean_battle_row
-
     plain = _plain_conversations(record) | {"anony": _anony(record)}
     row = clean_battle_row(checker, plain)
     row = (*row[:4], _voter(checker, record, row[0]), *row[5:])
@@ -414,8 +413,6 @@ def arena_100k_row(checker: Checker, record: dict) -> Row:
 
 
 def vision_battle_row(checker: Checker, record: dict) -> Row:
-    from .adapters import clean_battle_row
-
     images = record.get("images")
     if images is not None and type(images) is not list:
         raise Reject("wrong_type", f"images is {tname(images)}, expected list")

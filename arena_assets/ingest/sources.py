@@ -74,7 +74,7 @@ def _to_url(fs: Any, path: str) -> str:
     return path if isinstance(fs, LocalFileSystem) else fs.unstrip_protocol(path)
 
 
-def _is_skipped(rel: str) -> bool:
+def is_skipped(rel: str) -> bool:
     return any(part.startswith((".", "_")) for part in rel.split("/"))
 
 
@@ -126,7 +126,7 @@ def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -
     keep = []
     for path in sorted(found):
         rel = path[len(folder) + 1 :] if path.startswith(folder + "/") else path
-        if _is_skipped(rel):
+        if is_skipped(rel):
             listing.skipped.append((rel, "hidden or in-flight name (starts with . or _)"))
         elif not is_raw_file(rel):
             listing.skipped.append((rel, "not a log extension (" + ", ".join(RAW_EXTENSIONS) + ")"))
@@ -175,9 +175,9 @@ class TruncatedStream(Exception):
 def compression_of(fs: Any, path: str) -> str | None:
     """ "gzip" for a file that starts with the gzip magic bytes, else None, whatever its name.
 
-    Issue 19 decision: a plain text file named ``.gz`` (a log shipper that forgot to
-    compress) is read as the plain text it is, so each of its lines gets its own outcome;
-    before, the whole file was one ``truncated_file`` reject at byte 0. The reverse (gzip
+    A plain text file named ``.gz`` (a log shipper that forgot to compress) is read as
+    the plain text it is, so each of its lines gets its own outcome; trusting the name
+    would make the whole file one ``truncated_file`` reject at byte 0. The reverse (gzip
     data named ``.jsonl``) is read as gzip too."""
     with fs.open(path, "rb") as raw:
         return "gzip" if raw.read(2) == b"\x1f\x8b" else None

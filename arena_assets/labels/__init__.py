@@ -1,7 +1,7 @@
 """Topic labels and clusters (pure logic; the Dagster assets wrap these functions).
 
 Names are imported on first use so that ``arena-assets --help`` (which imports
-``arena_assets.labels.cli``) loads no polars, numpy or scikit-learn.
+``arena_assets.cli.labels``) loads no polars, numpy or scikit-learn.
 """
 
 from __future__ import annotations

@@ -76,15 +76,12 @@ SIMULATED_OWNER = "simulated-arena"  # /v1/models' owned_by of the simulated are
 
 
 def reference_reader(task) -> bool:
-    """Whether ``task``'s endpoint reads ``sha256:`` references itself: a simulated arena,
-    in this process or another (``arena-assets serve-arena``: its model list names the
-    labeller as owned by ``simulated-arena``). An endpoint that does not answer the list
-    counts as one: the batch's preflight then says what is wrong with it."""
+    """Whether ``task``'s endpoint reads ``sha256:`` references itself: the simulated arena,
+    whose model list names the labeller as owned by ``simulated-arena``. An endpoint that
+    does not answer the list counts as one: the batch's preflight then says what is wrong
+    with it."""
     from arena_assets.llm.client import list_models, make_client
-    from arena_assets.simulator.endpoint import serving
 
-    if serving(task.base_url):
-        return True
     try:
         models = list_models(make_client(task, max_retries=0, timeout=min(task.timeout, 15.0)))
     except Exception:

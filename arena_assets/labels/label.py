@@ -25,7 +25,6 @@ from functools import partial
 import numpy as np
 import polars as pl
 
-from arena_assets.clean.tokens import approx_tokens
 from arena_assets.labels import tags as T
 from arena_assets.labels.code import CODE_LABELER, CODE_VERSION, is_code
 from arena_assets.labels.images import image_ref, reference_reader, resolve_images
@@ -49,6 +48,7 @@ from arena_assets.llm import (
 from arena_assets.llm.batch import ProgressFn
 from arena_assets.llm.plan import pilots_sampled, recording
 from arena_assets.llm.sliced import identity_in_chunks, run_sliced
+from arena_assets.tokens import approx_tokens
 
 VISION_FLAT = {f"{v}_v0.1": (f"vision_{v}", v) for v in T.VISION_TAGS} | {
     "creative_writing_vision_v0.1": ("vision_creative_writing", "creative_writing")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from arena_assets.ranking.plots import _png, plt
+from arena_assets.figures import plt, png_bytes
 
 
 def topic_clusters_png(summary: pl.DataFrame, title: str, top: int = 30) -> bytes:
@@ -21,4 +21,4 @@ def topic_clusters_png(summary: pl.DataFrame, title: str, top: int = 30) -> byte
     sm = plt.cm.ScalarMappable(cmap="viridis", norm=plt.Normalize(0, 7))
     fig.colorbar(sm, ax=ax, label="mean criteria (of 7)", fraction=0.04)
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)

@@ -79,11 +79,11 @@ The requests below, each between <prompt> and </prompt>, were grouped together b
 Reply with one JSON object and nothing else: {{"name": "..."}}."""
 
 
-class _Strict(BaseModel):
+class StrictAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class CriteriaLabel(_Strict):
+class CriteriaLabel(StrictAnswer):
     specificity: StrictBool
     domain_knowledge: StrictBool
     complexity: StrictBool
@@ -96,7 +96,7 @@ class CriteriaLabel(_Strict):
     if_score: StrictInt = Field(ge=0, le=5)
 
 
-class VisionLabel(_Strict):
+class VisionLabel(StrictAnswer):
     captioning: StrictBool
     ocr: StrictBool
     entity_recognition: StrictBool
@@ -106,43 +106,43 @@ class VisionLabel(_Strict):
     creative_writing: StrictBool
 
 
-class RefusalLabel(_Strict):
+class RefusalLabel(StrictAnswer):
     refusal: StrictBool
 
 
-class ClusterName(_Strict):
+class ClusterName(StrictAnswer):
     name: str = Field(min_length=1, max_length=80)
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 
 
-def _json_object(content: str) -> str:
+def json_object(content: str) -> str:
     text = content.strip()
     fenced = _FENCE.match(text)
     return fenced.group(1) if fenced else text
 
 
 def parse_criteria(content: str) -> CriteriaLabel:
-    return CriteriaLabel.model_validate_json(_json_object(content))
+    return CriteriaLabel.model_validate_json(json_object(content))
 
 
 def parse_vision(content: str) -> VisionLabel:
-    return VisionLabel.model_validate_json(_json_object(content))
+    return VisionLabel.model_validate_json(json_object(content))
 
 
 def parse_refusal(content: str) -> RefusalLabel:
-    return RefusalLabel.model_validate_json(_json_object(content))
+    return RefusalLabel.model_validate_json(json_object(content))
 
 
 def parse_cluster_name(content: str) -> ClusterName:
-    name = ClusterName.model_validate_json(_json_object(content))
+    name = ClusterName.model_validate_json(json_object(content))
     if not name.name.strip():
         raise ValueError("cluster name is blank")
     return name
 
 
-def _block(tag: str, text: str) -> str:
+def tagged_block(tag: str, text: str) -> str:
     # the closing tag cannot appear inside, or the endpoint would cut the text short
     return f"<{tag}>\n{text.replace(f'</{tag}>', f'< /{tag}>')}\n</{tag}>"
 
@@ -150,26 +150,29 @@ def _block(tag: str, text: str) -> str:
 def criteria_messages(prompt: str) -> list[dict]:
     return [
         {"role": "system", "content": CRITERIA_SYSTEM},
-        {"role": "user", "content": _block("prompt", prompt)},
+        {"role": "user", "content": tagged_block("prompt", prompt)},
     ]
 
 
 def vision_messages(prompt: str) -> list[dict]:
     return [
         {"role": "system", "content": VISION_SYSTEM},
-        {"role": "user", "content": _block("prompt", prompt)},
+        {"role": "user", "content": tagged_block("prompt", prompt)},
     ]
 
 
 def refusal_messages(prompt: str, answer: str) -> list[dict]:
     return [
         {"role": "system", "content": REFUSAL_SYSTEM},
-        {"role": "user", "content": _block("prompt", prompt) + "\n" + _block("answer", answer)},
+        {
+            "role": "user",
+            "content": tagged_block("prompt", prompt) + "\n" + tagged_block("answer", answer),
+        },
     ]
 
 
 def cluster_name_messages(samples: list[str]) -> list[dict]:
     return [
         {"role": "system", "content": CLUSTER_NAME_SYSTEM},
-        {"role": "user", "content": "\n".join(_block("prompt", s) for s in samples)},
+        {"role": "user", "content": "\n".join(tagged_block("prompt", s) for s in samples)},
     ]

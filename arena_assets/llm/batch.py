@@ -38,7 +38,7 @@ from arena_assets.llm.client import (
     one_core,
     preflight,
 )
-from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted, concurrently, endpoint_slots
+from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted, concurrently, endpoint_slots
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import input_scale, plan_requests, recording
 from arena_assets.llm.tokens import chat_prompt_tokens
@@ -113,7 +113,7 @@ class BatchReport:
     started_at: float = 0.0
 
     def as_metadata(self) -> dict:
-        from arena_assets.llm.simulated import public_base_url
+        from arena_assets.llm.endpoints import public_base_url
 
         return {**self.__dict__, "base_url": public_base_url(self.base_url)}
 
@@ -204,7 +204,7 @@ def run_batch(
                 return
             try:
                 result = _ask(task, client, by_key[key], parse, report, lock, halted, guard, factor)
-            except _Halted:  # stopped while waiting for the endpoint: no call made
+            except Halted:  # stopped while waiting for the endpoint: no call made
                 return
             if result.status == "ok":  # only what parses: see the module docstring
                 # beside the billed input, the plan's count of the request (~50 us): their
@@ -338,9 +338,9 @@ def _ask(
         try:
             with slots:  # the endpoint's concurrency, shared with batches asked at the same time
                 if halted is not None and halted():  # stopped while waiting for the slot
-                    raise _Halted
+                    raise Halted
                 # over the budget: not sent, the batch stops; stopped while it waited for
-                # room: not sent either (_Halted)
+                # room: not sent either (Halted)
                 with Held(guard, worst, halted) as call:
                     try:
                         data = post_chat(client, body)

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator
 
 import openai
 
-from arena_assets.llm.concurrency import _Halted
+from arena_assets.llm.concurrency import Halted
 from arena_assets.llm.plan import BUDGET_SETTING, BudgetExceeded
 
 MIN_ANSWERS = 50  # calls of a batch before its cost per call projects the rest
@@ -108,7 +108,7 @@ class BatchGuard:
         in flight, wait for them to settle (near the budget fewer calls fly at once: their
         real cost is usually well under their worst case); stop when it does not fit alone,
         or when the batch's answers project the month over the budget. ``halted`` (the
-        batch's ``Halt``): once it says stop, the call is not sent (``_Halted``), however
+        batch's ``Halt``): once it says stop, the call is not sent (``Halted``), however
         long it waited; a halted batch's calls do not stop the month either."""
         s = self.spending
         with s._lock:
@@ -116,7 +116,7 @@ class BatchGuard:
                 if s.stopped is not None:
                     raise s.stopped
                 if halted is not None and halted():
-                    raise _Halted
+                    raise Halted
                 if s.spent + s.reserved + worst <= s.budget:
                     s.reserved += worst
                     s.in_flight += 1
@@ -159,7 +159,7 @@ class Held:
     (the worst case until the caller sets what the reply's ``usage`` bills; when the block
     raised, ``failed_cost``: nothing for a 4xx refusal, else the worst case). ``halted``:
     the batch's ``Halt``; a call whose batch (or a sibling) stopped while it waited for
-    room is not sent (``_Halted``)."""
+    room is not sent (``Halted``)."""
 
     def __init__(
         self, guard: BatchGuard | None, worst: float, halted: Callable[[], bool] | None = None
@@ -167,7 +167,7 @@ class Held:
         self.guard, self.worst, self.cost, self.halted = guard, worst, worst, halted
 
     def __enter__(self) -> Held:
-        if self.guard is not None:  # BudgetExceeded, _Halted: the call is not sent
+        if self.guard is not None:  # BudgetExceeded, Halted: the call is not sent
             self.guard.reserve(self.worst, self.halted)
         return self
 

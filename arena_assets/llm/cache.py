@@ -52,7 +52,13 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
-from arena_assets.llm.cache_rows import _COLUMNS, CACHE_SCHEMA, _chunk_frame, _Rows, answer_row
+from arena_assets.llm.cache_rows import (
+    CACHE_COLUMNS,
+    CACHE_SCHEMA,
+    CachedRows,
+    answer_row,
+    chunk_frame,
+)
 
 _log = logging.getLogger(__name__)
 # small chunks in a namespace before settle() merges them, and the small chunks a cache
@@ -107,22 +113,22 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._buffer: list[dict] = []
-        self._rows: _Rows | None = None  # what the chunks held when first read
-        self._added: dict[str, tuple] = {}  # answers put since, in _COLUMNS order
+        self._rows: CachedRows | None = None  # what the chunks held when first read
+        self._added: dict[str, tuple] = {}  # answers put since, in CACHE_COLUMNS order
         self.chunks_written = 0
         self._swept = False  # dead writers' temporary files (local folders)
         self._fresh: list[str] = []  # chunks this object wrote, not yet given to a merge
         self._merging: threading.Thread | None = None
 
     # -- reads -----------------------------------------------------------------------------
-    def _load(self) -> _Rows:
+    def _load(self) -> CachedRows:
         if self._rows is None:
             frame = self._read_all()
             # the newest answer of a key wins (a rerun's, or one asked again after a bad one)
             frame = frame.sort(
                 "created_at", descending=True, nulls_last=True, maintain_order=True
             ).unique("key", keep="first", maintain_order=True)
-            self._rows = _Rows(frame)
+            self._rows = CachedRows(frame)
         return self._rows
 
     def _chunk_paths(self, detail: bool = False):
@@ -176,13 +182,13 @@ class ResponseCache:
         with self._lock:
             added = self._added.get(key)
             if added is not None:
-                return dict(zip(_COLUMNS, added))
+                return dict(zip(CACHE_COLUMNS, added))
             return self._load().get(key)
 
     def values(self, keys, column: str) -> dict[str, Any]:
         """``column`` of the newest answer of each cached key among ``keys``, the lock taken
         once and no row dict made: a rerun's 236,000 vectors read with ``get`` took 1.6 s."""
-        at = _COLUMNS.index(column)
+        at = CACHE_COLUMNS.index(column)
         found: dict[str, Any] = {}
         with self._lock:
             rows = self._load()
@@ -205,7 +211,7 @@ class ResponseCache:
         with self._lock:
             rows = self._load()
             loaded = [rows.get(k) for k in rows.index if k not in self._added]
-            return loaded + [dict(zip(_COLUMNS, v)) for v in self._added.values()]
+            return loaded + [dict(zip(CACHE_COLUMNS, v)) for v in self._added.values()]
 
     def completion_tokens(self, model: str, prompt_version: str) -> tuple[int, int]:
         """(sum of completion tokens, answers) of the cached answers to ``model`` with
@@ -214,9 +220,9 @@ class ResponseCache:
             rows = self._load()
             total, n = rows.completion_tokens(model, prompt_version, skip=self._added)
             m, v, c = (
-                _COLUMNS.index("model"),
-                _COLUMNS.index("prompt_version"),
-                _COLUMNS.index("completion_tokens"),
+                CACHE_COLUMNS.index("model"),
+                CACHE_COLUMNS.index("prompt_version"),
+                CACHE_COLUMNS.index("completion_tokens"),
             )
             for row in self._added.values():
                 if row[m] == model and row[v] == prompt_version:
@@ -231,8 +237,11 @@ class ResponseCache:
         with self._lock:
             rows = self._load()
             billed, counted, n = rows.input_tokens(model, prompt_version, skip=self._added)
-            m, v = _COLUMNS.index("model"), _COLUMNS.index("prompt_version")
-            b, c = _COLUMNS.index("prompt_tokens"), _COLUMNS.index("counted_prompt_tokens")
+            m, v = CACHE_COLUMNS.index("model"), CACHE_COLUMNS.index("prompt_version")
+            b, c = (
+                CACHE_COLUMNS.index("prompt_tokens"),
+                CACHE_COLUMNS.index("counted_prompt_tokens"),
+            )
             for row in self._added.values():
                 if row[m] == model and row[v] == prompt_version and row[b] and row[c]:
                     billed, counted, n = billed + row[b], counted + row[c], n + 1
@@ -277,7 +286,7 @@ class ResponseCache:
         with self._lock:
             self._load()
             for row in rows:
-                self._added[row["key"]] = tuple(row[c] for c in _COLUMNS)
+                self._added[row["key"]] = tuple(row[c] for c in CACHE_COLUMNS)
             self._buffer.extend(rows)
             if len(self._buffer) >= self.chunk_size:
                 self._write(self._take())
@@ -380,7 +389,7 @@ class ResponseCache:
         return batch
 
     def _write(self, rows: list[dict]) -> None:
-        frame = _chunk_frame(rows)
+        frame = chunk_frame(rows)
         path = self._write_frame(frame)
         # a large chunk (wide vectors: 1,024 of 3,072 floats are 12.6 MB) is left alone, as
         # settle() leaves it; its size in memory stands for its size on disk (not smaller)

@@ -23,15 +23,15 @@ CACHE_SCHEMA = {
     # null in chunks written before it existed and for embeddings
     "counted_prompt_tokens": pl.Int64,
 }
-_COLUMNS = tuple(CACHE_SCHEMA)
+CACHE_COLUMNS = tuple(CACHE_SCHEMA)
 
 
-def _chunk_frame(rows: list[dict]) -> pl.DataFrame:
+def chunk_frame(rows: list[dict]) -> pl.DataFrame:
     """A chunk's rows as a frame, built column by column, an embeddings call's vectors
     stacked into one float32 matrix. Why: polars reading 1,024 dicts that each hold a
     vector (a float list) was ~30 % of the client's CPU in a month's prompt_embeddings,
     more than its HTTP calls."""
-    columns: dict[str, object] = {c: [r[c] for r in rows] for c in _COLUMNS}
+    columns: dict[str, object] = {c: [r[c] for r in rows] for c in CACHE_COLUMNS}
     vectors = columns["embedding"]
     if (
         vectors
@@ -74,7 +74,7 @@ def answer_row(
     }
 
 
-class _Rows:
+class CachedRows:
     """A namespace's answers as read, held column by column with a key -> row index: a
     production month's label cache holds ~700,000 answers, ~1 KB each as one dict per row
     (every field, every string its own object) and ~0.3 KB so; a row's dict is made when
@@ -82,7 +82,7 @@ class _Rows:
 
     def __init__(self, frame: pl.DataFrame) -> None:
         self.index = dict(zip(frame.get_column("key").to_list(), range(frame.height)))
-        self.columns = {c: _column(frame.get_column(c)) for c in _COLUMNS if c != "key"}
+        self.columns = {c: _column(frame.get_column(c)) for c in CACHE_COLUMNS if c != "key"}
         self._sums: dict[tuple[str, str], tuple[int, int]] = {}
         self._inputs: dict[tuple[str, str], tuple[int, int, int]] = {}
 

@@ -25,7 +25,7 @@ class BatchCancelled(RuntimeError):
     """A batch of ``concurrently`` stopped because another one failed (that error is raised)."""
 
 
-class _Halted(Exception):
+class Halted(Exception):
     """A call not made: its batch (or a sibling) stopped while it waited for a slot."""
 
 

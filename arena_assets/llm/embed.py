@@ -30,7 +30,7 @@ from arena_assets.llm.client import (
     one_core,
     preflight,
 )
-from arena_assets.llm.concurrency import BatchCancelled, Halt, _Halted
+from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import plan_embeddings, recording
 from arena_assets.llm.tokens import text_tokens_many
@@ -90,7 +90,7 @@ def embed_texts(
                 return
             try:
                 ask(batch)
-            except _Halted:
+            except Halted:
                 return
             except BaseException:
                 halted.fail()

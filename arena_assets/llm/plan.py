@@ -105,7 +105,7 @@ class BatchPlan:
         return self.output_basis.startswith(BOUND_BASIS)
 
     def __post_init__(self) -> None:
-        from arena_assets.llm.simulated import public_base_url
+        from arena_assets.llm.endpoints import public_base_url
 
         # logs and metadata name the in-process simulated arena instead of its loopback
         # port (a new one every process)

@@ -3,7 +3,7 @@
 Used twice: the plan (``llm.plan``) estimates the bill of a batch before any call, and the
 simulated arena reports ``usage`` with the same counts, so its figures look like a real
 endpoint's. A text's count is the project's cl100k approximation
-(``arena_assets.clean.tokens.TOKEN_PATTERN``: English within ~2 % of tiktoken's cl100k,
+(``arena_assets.tokens.TOKEN_PATTERN``: English within ~2 % of tiktoken's cl100k,
 other languages under-counted by up to ~20 %; see that module), through the ``regex``
 module for one text (the simulated arena's bill) and polars over a batch's texts (the
 plan): the same counts. A chat request adds OpenAI's
@@ -20,9 +20,9 @@ import numpy as np
 import polars as pl
 import regex
 
-from arena_assets.clean.tokens import TOKEN_PATTERN
+from arena_assets.tokens import TOKEN_PATTERN
 
-_TOKEN = regex.compile(TOKEN_PATTERN)
+TOKEN_REGEX = regex.compile(TOKEN_PATTERN)
 PER_MESSAGE = 3
 PER_NAME = 1
 REPLY_PRIMING = 3
@@ -39,13 +39,15 @@ def text_tokens(text: str | None) -> int:
 
 
 def _count(text: str) -> int:
-    if len(text) > _LONG:  # polars' regex engine: 5x less CPU from ~8 KB (a judge's prompt)
+    if (
+        len(text) > LONG_TEXT_CHARS
+    ):  # polars' regex engine: 5x less CPU from ~8 KB (a judge's prompt)
         try:
             return int(_count_many([text])[0])
         except UnicodeEncodeError:  # a lone surrogate: not UTF-8, polars cannot hold it
             pass
     # subn counts its matches in C: ~30 % less CPU than iterating them in Python
-    return _TOKEN.subn("", text)[1]
+    return TOKEN_REGEX.subn("", text)[1]
 
 
 # above this many characters a text is counted by polars (~80 us a call, then fast) rather
@@ -54,7 +56,7 @@ def _count(text: str) -> int:
 # 4 KB, 1,180 -> 230 us at 8 KB, 2,570 -> 360 us at 20 KB. Characters added in Unicode 17
 # are letters to the regex module and unassigned to polars' engine (each counts alone
 # there): with them the two differ, and a long text counts as the plan counts it
-_LONG = 1024
+LONG_TEXT_CHARS = 1024
 
 
 @lru_cache(maxsize=8192)

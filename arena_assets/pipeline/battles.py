@@ -1,7 +1,7 @@
 """The battles step: the month's vote events and conversations -> the lake's ``battles``.
 
 The anomaly test's crowd includes the kept votes of every earlier month in the lake, and
-its voters tell this month's fresh accounts from established ones (issue 19).
+its voters tell this month's fresh accounts from established ones.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def earlier_crowd(lake: Lake, months: list[str]) -> pl.DataFrame | None:
 
 def earlier_voters(lake: Lake, months: list[str]) -> pl.DataFrame | None:
     """Every voter of ``months`` (``voter_hash``): the established accounts; those not in
-    it are fresh this month (account age, issue 19). None without earlier months."""
+    it are fresh this month (account age). None without earlier months."""
     if not months:
         return None
     return lake.read_months("battles", months, columns=["voter_hash"]).unique().sort("voter_hash")

@@ -18,7 +18,14 @@ import polars as pl
 from arena_assets.bench.builder import Bench, BenchOptions, Relabel, build_benches
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 from arena_assets.judging.answers import CandidateModel, answer_features, split_reasoning
-from arena_assets.judging.protocol import FOLLOW_UP, V01, BenchProtocol, get_protocol
+from arena_assets.judging.protocol import (
+    FOLLOW_UP,
+    V01,
+    BenchProtocol,
+    ProtocolMismatchError,
+    get_protocol,
+    judgments_protocol,
+)
 from arena_assets.judging.summary import bias_report, single_summary
 from arena_assets.judging.verdicts import (
     JUDGMENT_SCHEMA,
@@ -476,21 +483,6 @@ def judgments_month(
     return JudgmentsMonth(
         month, frame, reports, bias, lake.write(JUDGMENTS, month, frame), proto.name
     )
-
-
-class ProtocolMismatchError(ValueError):
-    """A month's judgments were played by another protocol than the one asked to score them."""
-
-
-def judgments_protocol(judgments: pl.DataFrame) -> str | None:
-    """The protocol a judgments partition was played by (its ``protocol`` column); None for
-    a partition written before the column was kept. Two in one partition is an error."""
-    if "protocol" not in judgments.columns:
-        return None
-    found = sorted(set(judgments["protocol"].drop_nulls()))
-    if len(found) > 1:
-        raise ProtocolMismatchError(f"judgments mix protocols {found}: rematerialize the month")
-    return found[0] if found else None
 
 
 def duplicate_games(judgments: pl.DataFrame) -> int:

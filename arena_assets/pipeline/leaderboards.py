@@ -86,7 +86,7 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
 
 def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
     """Each model's rating move against the latest earlier snapshot as a z-score, and the
-    models past the alarm with the votes that moved them (`ranking/alarm.py`, issue 19)."""
+    models past the alarm with the votes that moved them (`ranking/alarm.py`)."""
     from arena_assets.ranking.alarm import alarms, max_abs_z, rating_moves
 
     earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]

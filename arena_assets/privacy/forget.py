@@ -25,7 +25,7 @@ JSON-list files are reported but not rewritten (their rows cannot be blanked in 
 without rewriting the platform's own columns); the report says so. Copilot Arena's records
 (``ARENA_COMPLETIONS_ROOT``, read by ``completion_battles``) are the platform's files too:
 the same scan and purge run over them (``completions_root``), their ``userId`` being an
-identity field (``privacy.rejects.IDENTITY_KEYS``); their files are named
+identity field (``clean.rejects.IDENTITY_KEYS``); their files are named
 ``completions:<path>`` in the report.
 """
 
@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from arena_assets.clean.rejects import blank_identities, user_of
 from arena_assets.ingest.sources import (
     TruncatedStream,
     file_kind,
@@ -54,7 +55,6 @@ from arena_assets.privacy.footprint import (
     remove_footprint,
 )
 from arena_assets.privacy.journal import ForgetEntry
-from arena_assets.privacy.rejects import blank_identities, user_of
 from arena_assets.privacy.releases import ReleaseTarget
 from arena_assets.storage import Lake
 

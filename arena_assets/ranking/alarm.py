@@ -1,5 +1,5 @@
 """Model-level rigging alarm: how far each model's rating moved this month, as a z-score,
-and which votes moved it (issue 19).
+and which votes moved it.
 
 The cumulative board of month M contains every battle of month M-1's board plus this
 month's, so the two ratings are nested estimates of one quantity. For nested efficient
@@ -12,7 +12,7 @@ or the anchor moves every rating alike) and the standard errors read back from t
 boards' intervals. The variance difference is floored at ``floor`` x se_M^2, so a model
 whose interval barely narrowed (few new votes) does not divide by almost nothing. Under
 honest traffic z is about standard normal; a planted attack moves its model by many of
-its own standard errors. Issue 19 measured max |z| 3.47 over 90 honest model-months and
+its own standard errors. Reference figures: max |z| 3.47 over 90 honest model-months and
 z >= 4.8 for target-only sybils at 500+ votes; ``benchmarks/rigging.py`` measures ours.
 """
 

@@ -49,7 +49,7 @@ BOARDS_WITHOUT_LABELS = ("multiturn",)
 LABEL_COLUMNS = ("category_tag", "code", "user_tokens", "is_vision")
 
 
-def _labels_with_tags(labels: pl.DataFrame) -> pl.DataFrame:
+def labels_with_tags(labels: pl.DataFrame) -> pl.DataFrame:
     """``topic_labels`` rows with ``category_tag`` (partitions written before the tag was
     stored get it from their flat columns) and ``user_tokens``."""
     if "category_tag" not in labels.columns:
@@ -134,7 +134,7 @@ def _attach_labels(battles: pl.DataFrame, labels: pl.DataFrame | None) -> pl.Dat
             )
         ).with_columns(labelled=pl.lit(False))
     per_conv = (
-        _labels_with_tags(labels)
+        labels_with_tags(labels)
         .unique("conv_id", keep="last")
         .select(
             "conv_id",

@@ -15,7 +15,7 @@ FastChat's ``conv_metadata`` (``sum_assistant_a_tokens``, ``header_count_a`` {h1
 ``list_count_a`` {ordered, unordered}, ``bold_count_a`` {"**", "__"}, same for b) fills the
 style columns directly, and ``num_tokens`` on every assistant message of
 ``conversation_a/_b`` gives ``sum_assistant_tokens_a/_b``; only the counts a file lacks are
-computed from the text (the cl100k approximation of ``arena_assets.clean.tokens``).
+computed from the text (the cl100k approximation of ``arena_assets.tokens``).
 
 ``category_tag`` itself is kept too (LMArena's structure, ``labels.tags``), with
 ``user_tokens`` (the user turns of ``conversation_a``: their ``num_tokens`` or the token
@@ -194,7 +194,7 @@ def _with_tags(frame: pl.DataFrame, tags: list) -> pl.DataFrame:
     if any(t is not None for t in tags):
         frame = frame.with_columns(tag_frame(tags))
     if "_user_text" in frame.columns:
-        from arena_assets.clean.tokens import approx_tokens
+        from arena_assets.tokens import approx_tokens
 
         frame = frame.with_columns(
             user_tokens=pl.col("user_tokens")

@@ -129,7 +129,7 @@ def _strongly_connected_rounds(agg: Aggregated, draw: np.ndarray) -> np.ndarray:
     return ok
 
 
-def _round_components(agg: Aggregated, draw: np.ndarray, intact: np.ndarray) -> np.ndarray:
+def round_components(agg: Aggregated, draw: np.ndarray, intact: np.ndarray) -> np.ndarray:
     """Per round (R×P×3 draws), the mask of the models it can rate (R×K): all of them when
     its own "beat or tied" graph is strongly connected, else its largest strongly connected
     part (``main_component``, ties broken by the round's battles as a board does)."""
@@ -173,8 +173,8 @@ def bootstrap_betas(
 
     Rounds are fitted in batches of the same rated set (``fit_batch``): on real arena
     months many pairs meet only a few times, so most rounds lose some "beat or tied" edge
-    of the full data, yet almost all stay strongly connected (issue 17: fitted one by one
-    they made a 1,000-round bootstrap 2-3x slower). Every round converges to its own
+    of the full data, yet almost all stay strongly connected (fitted one by one, they make
+    a 1,000-round bootstrap 2-3x slower). Every round converges to its own
     maximum-likelihood β, so batching changes nothing but the time.
     """
     counts = agg.counts.ravel()
@@ -194,7 +194,7 @@ def bootstrap_betas(
             ((draw[:, :, 0] + draw[:, :, 2] > 0) | ~has_win)
             & ((draw[:, :, 1] + draw[:, :, 2] > 0) | ~has_loss)
         ).all(axis=1)
-        masks = _round_components(agg, draw, intact)
+        masks = round_components(agg, draw, intact)
         out = np.empty((sizes[chunk], agg.n_models))
         groups, group_of = np.unique(masks, axis=0, return_inverse=True)
         for g, keep in enumerate(groups):

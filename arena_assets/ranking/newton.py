@@ -161,7 +161,7 @@ def _batch_laplacians(left: np.ndarray, right: np.ndarray, v: np.ndarray, k: int
     return out
 
 
-def _solve_rows(h: np.ndarray, grad: np.ndarray) -> np.ndarray:
+def solve_rows(h: np.ndarray, grad: np.ndarray) -> np.ndarray:
     """Newton steps of a batch (R×K×K, R×K); a row whose system is singular gets NaN."""
     try:
         return np.linalg.solve(h, grad[:, :, None])[:, :, 0]
@@ -212,7 +212,7 @@ def fit_batch(
         if c is None:  # the identifiability constant J = c·11ᵀ (any c > 0 works)
             c = max(float(np.trace(h[0])) / k, 1.0) / k
         h += c
-        step = _solve_rows(h, grad)
+        step = solve_rows(h, grad)
         size = np.abs(step).max(axis=1)
         # a row whose Hessian became singular (a thin model's first step overshot, its
         # p(1-p) underflowed to 0: seen on real months' category boards) restarts safely too

@@ -2,20 +2,9 @@
 
 from __future__ import annotations
 
-import io
-
-import matplotlib
-
-matplotlib.use("Agg")  # no display on servers; must precede pyplot
-import matplotlib.pyplot as plt
 import polars as pl
 
-
-def _png(fig) -> bytes:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(fig)
-    return buf.getvalue()
+from arena_assets.figures import plt, png_bytes
 
 
 def ratings_with_intervals(board: pl.DataFrame, title: str, top: int = 30) -> bytes:
@@ -32,7 +21,7 @@ def ratings_with_intervals(board: pl.DataFrame, title: str, top: int = 30) -> by
     ax.set_xlabel("rating (Elo scale)")
     ax.set_title(title, fontsize=9)
     ax.grid(axis="x", alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
@@ -64,4 +53,4 @@ def rating_history(history: pl.DataFrame, title: str, top: int = 10) -> bytes:
     if leaders:
         ax.legend(fontsize=6, loc="best")
     ax.grid(alpha=0.3)
-    return _png(fig)
+    return png_bytes(fig)

@@ -90,8 +90,8 @@ def true_ratings(
     return dict(zip(names, (values - values.mean() + init_rating).tolist()))
 
 
-# what a real arena month's pair graph looks like (issue 17, from one month of LMArena-like
-# traffic with 100 models): 4,801 of the 4,950 pairs met, 737 of them fewer than 5 times
+# what a real arena month's pair graph looks like (from one month of LMArena-like traffic
+# with 100 models): 4,801 of the 4,950 pairs met, 737 of them fewer than 5 times
 ARENA_SHAPE = {"absent_share": 149 / 4950, "thin_share": 737 / 4950, "popularity_ratio": 28.0}
 SHAPES = ("uniform", "arena", "rare")
 
@@ -107,7 +107,7 @@ def sample_shaped_battles(
 ) -> pl.DataFrame:
     """``n`` Bradley-Terry battles among ``k`` models whose pair graph has ``shape``.
 
-    ``uniform``: every pair equally likely (the old benchmark). ``arena``: a real month's
+    ``uniform``: every pair equally likely (a plain random benchmark). ``arena``: a real month's
     graph — popularity log-uniform over a 28x range (battles per model ~900-25,000 at
     ~360k battles; the range scales with ``n``), 3 % of pairs never met (models released
     or retired during the month) and 15 % met only 1-4 times (pairs of rarely shown
@@ -235,7 +235,7 @@ def synthetic_month(battles: int, models: int, seed: int) -> tuple[pl.DataFrame,
     reasons = [None, "identity_leak", "anomalous_voter", "daily_cap", "top_prompt_dedup"]
     removed = rng.choice(len(reasons), battles, p=[0.9, 0.02, 0.03, 0.03, 0.02])
     conv = np.arange(battles).astype(str)
-    # the columns added later draw from their own stream: the earlier ones keep their values
+    # the columns below draw from their own stream, so the ones above do not depend on them
     extra = np.random.default_rng((seed, 18))
     voters = max(1, battles // VOTES_PER_VOTER)
     frame = frame.with_columns(

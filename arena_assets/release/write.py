@@ -57,7 +57,7 @@ def bench_release_from_lake(lake: Lake, month: str) -> BenchRelease | None:
     protocol is the one the judgments record (``protocol`` column); for a partition
     written before that column, read from the question categories (v2's are hard_prompt
     and creative_writing)."""
-    from arena_assets.pipeline.bench import judgments_protocol
+    from arena_assets.judging.protocol import judgments_protocol
 
     if not lake.exists("bench_prompts", month):
         return None

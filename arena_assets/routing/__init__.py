@@ -1,7 +1,7 @@
 """Prompt-to-leaderboard (P2L) and routing (pure logic; the Dagster assets wrap it).
 
 Names load on first use so that ``arena-assets --help`` (which imports
-``arena_assets.routing.cli``) loads no numpy or scipy.
+``arena_assets.cli.routing``) loads no numpy or scipy.
 """
 
 from __future__ import annotations

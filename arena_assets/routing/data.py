@@ -12,7 +12,7 @@ import numpy as np
 import polars as pl
 
 # the boards' own reading of topic_labels (category_tag, also for partitions written before it)
-from arena_assets.ranking.boards import _labels_with_tags as labels_with_tags
+from arena_assets.ranking.boards import labels_with_tags
 from arena_assets.ranking.cells import BOTHBAD, TIE, TIES_KEPT, WINNER_CODES, aggregate_codes
 from arena_assets.ranking.identify import rankable
 from arena_assets.routing.features import LABEL_FEATURES, FeatureSpace

@@ -134,7 +134,7 @@ class Params:
         )
 
 
-class _Objective:
+class Objective:
     """Mean NLL + ridge over ``rows`` of ``coded``; ``lowrank=False`` fits b (and η₀) only."""
 
     def __init__(
@@ -258,7 +258,7 @@ class _Objective:
         return bt_terms(ba - bb, self.y)[0]
 
 
-def _fit(obj: _Objective, start: Params, cfg: P2LConfig) -> tuple[Params, dict]:
+def _fit(obj: Objective, start: Params, cfg: P2LConfig) -> tuple[Params, dict]:
     tol = {"gtol": cfg.gtol, "ftol": cfg.ftol} if obj.lowrank else {"gtol": 1e-9, "ftol": 1e-13}
     res = minimize(
         obj,
@@ -282,7 +282,7 @@ SPECTRAL_SIZE = 0.1  # ‖W‖_F of a restart
 
 
 def spectral_start(
-    obj: _Objective, prm: Params, cfg: P2LConfig, size: float = SPECTRAL_SIZE
+    obj: Objective, prm: Params, cfg: P2LConfig, size: float = SPECTRAL_SIZE
 ) -> Params:
     """U, V along the top singular directions of −∂L/∂W at W = 0 (the steepest low-rank
     descent), scaled to ‖W‖_F = ``size``: a start the optimiser cannot mistake for the
@@ -343,9 +343,9 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
     val = np.sort(val[seen[coded.a[val]] & seen[coded.b[val]]])
     mask = (coded.model_battles(search) >= cfg.min_model_battles).astype(float)
     template = start_params(k, d, cfg, init)
-    marg = _Objective(coded, search, cfg, 0.0, False, mask)
+    marg = Objective(coded, search, cfg, 0.0, False, mask)
     base, it = _fit(marg, replace(template, U=np.zeros_like(template.U)), cfg)
-    val_obj = _Objective(coded, val, cfg, 0.0, True, mask) if len(val) else None
+    val_obj = Objective(coded, val, cfg, 0.0, True, mask) if len(val) else None
     base_val = val_obj.nll(base) if val_obj else np.zeros(0)
     path = [
         {
@@ -362,7 +362,7 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
     for alpha in sorted(cfg.ridge_grid, reverse=True):
         if len(val) < cfg.min_validation_battles or not mask.any():
             break
-        obj = _Objective(coded, search, cfg, alpha, True, mask)
+        obj = Objective(coded, search, cfg, alpha, True, mask)
         # W = 0 is a stationary point of U Vᵀ and a W shrunk near it barely moves: restart
         # along the steepest low-rank direction whenever W is smaller than that start
         if np.linalg.norm(current.U @ current.V.T) < SPECTRAL_SIZE:
@@ -391,12 +391,12 @@ def fit_p2l(coded: Coded, cfg: P2LConfig, init: Params | None = None) -> P2LFit:
     n_search, n_all = len(search), coded.n
     rows = np.arange(n_all)
     mask_all = (coded.model_battles() >= cfg.min_model_battles).astype(float)
-    marginal, _ = _fit(_Objective(coded, rows, cfg, 0.0, False, mask_all), base, cfg)
+    marginal, _ = _fit(Objective(coded, rows, cfg, 0.0, False, mask_all), base, cfg)
     if chosen is None:
         final, it = marginal, {"iterations": 0, "converged": True, "objective": math.nan}
     else:  # the same total penalty on more battles: λ = α·n_search stays fixed
         final, it = _fit(
-            _Objective(coded, rows, cfg, chosen * n_search / n_all, True, mask_all), holdout, cfg
+            Objective(coded, rows, cfg, chosen * n_search / n_all, True, mask_all), holdout, cfg
         )
     info = {
         "battles": n_all,
@@ -426,7 +426,7 @@ def _one_se_choice(losses: dict[float | None, np.ndarray]) -> float | None:
 
 def battle_nll(coded: Coded, rows: np.ndarray, prm: Params, cfg: P2LConfig) -> np.ndarray:
     """Per-battle NLL of ``prm`` on ``rows`` (the same likelihood the fit minimises)."""
-    return _Objective(coded, rows, cfg, 0.0, True, np.ones(len(coded.models))).nll(prm)
+    return Objective(coded, rows, cfg, 0.0, True, np.ones(len(coded.models))).nll(prm)
 
 
 def side_a_probability(coded: Coded, rows: np.ndarray, prm: Params) -> np.ndarray:

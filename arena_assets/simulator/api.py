@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +9,7 @@ from pathlib import Path
 from arena_assets.simulator.config import WorldConfig
 from arena_assets.simulator.endpoint import ArenaEndpoint, Faults
 from arena_assets.simulator.month import MonthSummary, generate_month
-from arena_assets.simulator.truth import write_world_truth
+from arena_assets.simulator.truth import write_registry, write_world_truth
 from arena_assets.simulator.world import World, month_index, month_name
 
 
@@ -36,13 +35,6 @@ class SimulationSummary:
 def month_range(start: str, n_months: int) -> list[str]:
     first = month_index(start)
     return [month_name(first + k) for k in range(n_months)]
-
-
-def write_registry(out: str | os.PathLike, world: World) -> None:
-    """``<out>/models.json``: what the platform publishes about its models (no truth)."""
-    path = Path(out) / "models.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(world.registry(), indent=1) + "\n")
 
 
 def simulate_months(

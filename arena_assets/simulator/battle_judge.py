@@ -39,7 +39,7 @@ import polars as pl
 
 from arena_assets.evaluators.transcripts import first_answer
 from arena_assets.simulator.config import CATEGORIES, TEXT_CATEGORIES
-from arena_assets.simulator.judge import JudgeBias, _rng, judge_verdict, perceived_tokens
+from arena_assets.simulator.judge import JudgeBias, judge_verdict, keyed_rng, perceived_tokens
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.votes import ELO_LOGIT, difficulty_gain
 from arena_assets.simulator.world import World
@@ -195,9 +195,9 @@ def reward_score(
     """A reward model's scalar for one answer; an answer not in the truth scores noise."""
     side = truth.side(answer) if truth is not None else None
     u = (side.strength - truth.baseline) if side is not None and truth is not None else 0.0
-    deviation = _rng(key, "deviation", answer).normal(0.0, bias.answer_noise)
+    deviation = keyed_rng(key, "deviation", answer).normal(0.0, bias.answer_noise)
     tokens = perceived_tokens(answer)[0]
-    noise = _rng(key, "reward", bias.stream or model, question, answer).normal(0.0, bias.noise)
+    noise = keyed_rng(key, "reward", bias.stream or model, question, answer).normal(0.0, bias.noise)
     return float(u + deviation + bias.length_bias * math.tanh(tokens / bias.length_scale) + noise)
 
 

@@ -1,10 +1,17 @@
-"""`arena-assets simulate` and `arena-assets serve-arena`."""
+"""`arena-sim`: the simulated arena's own program, beside the product.
+
+``arena-sim simulate`` writes months of raw platform logs (and the hidden truth they were
+drawn from); ``arena-sim serve`` answers the OpenAI-compatible API on that same world. The
+product meets both as it meets a real platform: raw files on disk, an endpoint by URL.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -31,7 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sim.set_defaults(func=_simulate)
 
     srv = subparsers.add_parser(
-        "serve-arena", help="serve the simulated world over an OpenAI-compatible API"
+        "serve", help="serve the simulated world over an OpenAI-compatible API"
     )
     srv.add_argument("--world-seed", type=int, default=7)
     srv.add_argument("--host", default="127.0.0.1")
@@ -109,18 +116,22 @@ def _serve(args: argparse.Namespace) -> int:
     # ignored signal is inherited through exec (the demo's child arena, a test's server)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    from arena_assets.llm.simulated import world_config
+    from arena_assets.simulator.shared import world_config
+    from arena_assets.simulator.truth import TRUTH_DIR
     from arena_assets.simulator.world import World
 
-    # without --config, the world the truth root's logs were simulated with (its world.json,
-    # when it has this seed), as the in-process arena does; else the default world
-    config = (
-        _config(args.config)
-        if args.config
-        else (world_config(args.truth_root, args.world_seed) if args.truth_root else None)
-        or _config(None)
-    )
-    world = World.build(config, args.world_seed)
+    def world() -> World:
+        # without --config, the world the truth root's logs were simulated with (its
+        # world.json, when it has this seed), read at the first request: the arena may start
+        # before the logs are written; else the default world
+        config = _config(args.config) if args.config else None
+        if config is None and args.truth_root:
+            config = world_config(args.truth_root, args.world_seed)
+        return World.build(config or _config(None), args.world_seed)
+
+    # logs already written: the world now, and the truth read before the first request
+    ready = args.truth_root and (Path(args.truth_root) / TRUTH_DIR / "world.json").is_file()
+
     faults = Faults(
         rate_429=args.rate_429,
         rate_500=args.rate_500,
@@ -132,16 +143,16 @@ def _serve(args: argparse.Namespace) -> int:
         prompt_token_scale=args.prompt_token_scale,
     )
     with ArenaEndpoint(
-        world,
+        world() if ready else world,
         host=args.host,
         port=args.port,
         faults=faults,
         truth_root=args.truth_root,
         embedding_dim=args.embedding_dim,
     ) as ep:
-        # flushed: a parent reads this line to learn the port (simulator/child.py)
+        # flushed: a parent reads this line to learn the port (cli/arena_child.py)
         print(
-            f"simulated arena at {ep.base_url} ({len(world.models)} models); Ctrl-C stops",
+            f"simulated arena at {ep.base_url} (world seed {args.world_seed}); Ctrl-C stops",
             flush=True,
         )
         try:
@@ -157,3 +168,36 @@ def _serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     return 0
+
+
+def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    parser = argparse.ArgumentParser(
+        prog="arena-sim",
+        description="The simulated arena: raw platform logs with a hidden truth, and an "
+        "OpenAI-compatible endpoint on the same world.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    register(sub)
+    return parser, dict(sub.choices)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return _parser_and_commands()[0]
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser by name (the command reference)."""
+    return _parser_and_commands()[1]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

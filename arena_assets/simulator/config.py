@@ -79,7 +79,8 @@ class WorldConfig:
     cautious_fraction: float = 0.2  # share of models that refuse prompts with would_refuse
     refusal_rate: float = 0.85  # chance that a cautious model refuses such a prompt
     refusal_penalty: float = 300.0  # Elo points a refusing side loses in the vote
-    # issue 19 (simulator/rigging.py), all off by default so a seed's logs stay as they were:
+    # vote rigging (simulator/rigging.py), all off by default, so a seed's logs are the
+    # same as without them:
     # battles served without a vote logged as "served" events (in served-*.jsonl files)
     served_events: bool = False
     # every event also carries "device_id", and "ip" next to "user_id"
@@ -89,14 +90,14 @@ class WorldConfig:
     # planted vote-rigging attacks (rigging.Attack), each in its own month and file
     attacks: tuple = ()
     # per-prompt skill offsets (prompt_skill.py): sd (Elo) of a low-rank model x topic
-    # interaction (plus half as much model x language); 0 = off, every output as before
+    # interaction (plus half as much model x language); 0 = off, every output unchanged
     prompt_skill_spread: float = 0.0
     prompt_skill_rank: int = 3
     extra: dict = field(default_factory=dict)  # free-form, recorded in the truth README
 
     def to_dict(self) -> dict:
         out = asdict(self)
-        # the issue 19 knobs appear only when set: world.json of older seeds stays as it was
+        # the rigging knobs appear only when set: a seed that sets none keeps its world.json
         for key, default in (
             ("served_events", False),
             ("identity_fields", False),

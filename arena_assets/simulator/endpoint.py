@@ -34,6 +34,7 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -81,20 +82,12 @@ class _Server(ThreadingHTTPServer):
 
 # base URLs of the simulated arenas running in this process (they read sha256: image
 # references; labels.images asks before sending references instead of images)
-_SERVING: set[str] = set()
-
-
-def serving(base_url: str) -> bool:
-    """Whether ``base_url`` is a simulated arena running in this process."""
-    return base_url.rstrip("/") in _SERVING
-
-
 class ArenaEndpoint:
     """Context manager serving ``world``; ``base_url`` is ``http://HOST:PORT/v1``."""
 
     def __init__(
         self,
-        world: World,
+        world: World | Callable[[], World],
         host: str = "127.0.0.1",
         port: int = 0,
         faults: Faults | None = None,
@@ -102,9 +95,12 @@ class ArenaEndpoint:
         embedding_dim: int = 128,
         labelers: dict[str, float] | None = None,
     ) -> None:
-        self.world = world
+        # a callable world is built at the first request that needs it: a test can start
+        # the arena before it simulates the logs whose world.json says which world it is
+        self._world_source = world
+        self._world: World | None = None
+        self._world_build = threading.Lock()
         self.labelers = dict(LABELERS if labelers is None else labelers)  # model -> error rate
-        self.names = set(world.model_names)
         self.lock = threading.Lock()
         self.stats: Counter[str] = Counter()
         self.cpu_seconds = 0.0  # CPU its request handlers used (thread time)
@@ -121,15 +117,41 @@ class ArenaEndpoint:
         self._index_build = threading.Lock()  # one request reads a changed index, the others wait
         self.truth_read = threading.Event()  # set once start() has read the truth (_warm)
         self.judges = dict(JUDGES)  # judge model -> its planted biases
-        self.answer_key = world_key(world)  # reads the quality tags of candidate answers
-        # judges and reward models on arena battles find them by answer (battle_judge.py)
-        self.battles = BattleTruthCache(world, self.truth_root)
         self.reward_models = dict(REWARD_MODELS)
         self.set_faults(faults or Faults())
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = _Server((host, port), handler)
         self.server.daemon_threads = True
         self.thread: threading.Thread | None = None
+
+    @property
+    def world(self) -> World:
+        if self._world is None:
+            with self._world_build:
+                if self._world is None:
+                    source = self._world_source
+                    world = source if isinstance(source, World) else source()
+                    self._names = set(world.model_names)
+                    self._answer_key = world_key(world)  # reads candidate answers' quality tags
+                    # judges and reward models on arena battles find them by answer
+                    self._battles = BattleTruthCache(world, self.truth_root)
+                    self._world = world
+        return self._world
+
+    @property
+    def names(self) -> set[str]:
+        _ = self.world  # built on first use
+        return self._names
+
+    @property
+    def answer_key(self):
+        _ = self.world  # built on first use
+        return self._answer_key
+
+    @property
+    def battles(self) -> BattleTruthCache:
+        _ = self.world  # built on first use
+        return self._battles
 
     @property
     def base_url(self) -> str:
@@ -269,13 +291,13 @@ class ArenaEndpoint:
             daemon=True,
         )
         self.thread.start()
-        if self.truth_root is not None:
+        if self.truth_root is not None and isinstance(self._world_source, World):
             threading.Thread(target=self._warm, name="arena-truth", daemon=True).start()
-        _SERVING.add(self.base_url)
+        elif self.truth_root is not None:  # a world built on demand: its truth too
+            self.truth_read.set()
         return self
 
     def stop(self) -> None:
-        _SERVING.discard(self.base_url)
         self.server.shutdown()
         self.server.server_close()
         if self.thread:

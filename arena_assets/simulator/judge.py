@@ -112,10 +112,10 @@ def judge_replicas(judges: dict[str, JudgeBias], streams: range) -> dict[str, Ju
 
 def perceived_tokens(*texts: str) -> list[int]:
     """Approximate cl100k tokens of answers as a judge reads them (quality tag left out);
-    the project's counter (``clean.tokens``), one polars call for all of them."""
+    the project's counter (``arena_assets.tokens``), one polars call for all of them."""
     import polars as pl
 
-    from arena_assets.clean.tokens import TOKEN_PATTERN
+    from arena_assets.tokens import TOKEN_PATTERN
 
     cleaned = pl.Series([_TAG.sub("", t or "").rstrip() for t in texts], dtype=pl.String)
     return cleaned.str.count_matches(TOKEN_PATTERN).to_list()
@@ -133,7 +133,7 @@ def tag_answer(content: str, quality: float, key: bytes, model: str, prompt: str
     return f"{content}\n[ref:{encode_quality(quality, key, nonce)}]"
 
 
-def _rng(key: bytes, *parts: str) -> np.random.Generator:
+def keyed_rng(key: bytes, *parts: str) -> np.random.Generator:
     digest = hmac.new(key, "|".join(parts).encode(), hashlib.sha256).digest()
     return np.random.default_rng(int.from_bytes(digest[:8], "big"))
 
@@ -177,7 +177,7 @@ def simulate_answer(
 ) -> SimAnswer:
     """The answer ``model`` gives to ``prompt`` (deterministic in key, model and prompt);
     skill counts ``base_gap + difficulty_gain · criteria/7`` times (hard prompts separate)."""
-    rng = _rng(key, "answer", model, prompt)
+    rng = keyed_rng(key, "answer", model, prompt)
     skill = skill_elo * math.log(10) / 400.0
     gap = base_gap + difficulty_gain * criteria / 7.0
     quality = float(1.0 / (1.0 + math.exp(-(skill * gap + rng.normal(0.0, answer_noise)))))
@@ -214,10 +214,10 @@ def judge_verdict(
     the answers' strengths another way (arena battles: ``battle_judge.py``)."""
     if margin is None:
         margin = strength(answer_quality(answer_a, key)) - strength(answer_quality(answer_b, key))
-    rng = _rng(key, "judge", judge, question, answer_a, answer_b)
+    rng = keyed_rng(key, "judge", judge, question, answer_a, answer_b)
     len_a, len_b = perceived_tokens(answer_a, answer_b)
     dlen = len_a - len_b
-    deviation = _rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - _rng(
+    deviation = keyed_rng(key, "deviation", answer_a).normal(0.0, bias.answer_noise) - keyed_rng(
         key, "deviation", answer_b
     ).normal(0.0, bias.answer_noise)
     d = (
@@ -247,6 +247,6 @@ def judge_rating(
 ) -> str:
     """MT-Bench style single grade: ``Rating: [[x]]`` with x in 1..10."""
     q = strength(answer_quality(answer, key))
-    rng = _rng(key, "rating", judge, question, answer)
+    rng = keyed_rng(key, "rating", judge, question, answer)
     grade = int(np.clip(round(5.5 + 1.5 * q + rng.normal(0.0, noise)), 1, 10))
     return f"The answer is judged on correctness and helpfulness.\nRating: [[{grade}]]"

@@ -278,10 +278,10 @@ def embed_many(
     (closer for the larger embedder), other text on its character trigrams.
 
     Why the rows are built together and the noise comes from tables: a random generator
-    seeded per text and a norm per vector were half of this function's time (3.25 ms for
-    64 texts, now ~1.7), the largest part of the simulated arena's ~8.5 ms CPU for an
+    seeded per text and a norm per vector would be half of this function's time (3.25 ms
+    for 64 texts against ~1.7), the largest part of the simulated arena's ~8.5 ms CPU for an
     embeddings call, over the 4.7 ms a call that 64 calls in flight at 0.3 s latency
-    leave: the simulator, not the client, bounded a month's prompt_embeddings."""
+    leave: the simulator, not the client, would bound a month's prompt_embeddings."""
     out = np.empty((len(texts), dim))
     noisy, picks, rows = [], [], _noise_rows(dim)
     for i, text in enumerate(texts):

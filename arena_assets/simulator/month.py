@@ -10,8 +10,6 @@ written as they come, so memory stays flat whatever N is.
 from __future__ import annotations
 
 import calendar
-import gzip
-import io
 import os
 import random
 import time
@@ -23,6 +21,7 @@ import numpy as np
 import orjson
 
 from arena_assets.simulator.config import LANGUAGES, TEXT_CATEGORIES
+from arena_assets.simulator.dayfile import DayFile
 from arena_assets.simulator.malformed import MALFORMED_KINDS, JunkContext, make_junk
 from arena_assets.simulator.session import SessionMaker
 from arena_assets.simulator.truth import MONTHLY_SCHEMAS, TruthSink
@@ -51,31 +50,6 @@ class MonthSummary:
 
 def month_seed(seed: int, month: str) -> np.random.SeedSequence:
     return np.random.SeedSequence([seed, month_index(month), 0xA2E4A])
-
-
-class DayFile:
-    """One ``events-YYYY-MM-DD.jsonl[.gz]`` file, written line by line with a line counter."""
-
-    def __init__(self, path: Path, compress: bool) -> None:
-        self.raw = open(path, "wb")  # noqa: SIM115 - closed by close(), after the day's last line
-        # mtime=0 and no file name in the header, so gzip output is byte-identical
-        self.fh = (
-            gzip.GzipFile(filename="", mode="wb", fileobj=self.raw, mtime=0, compresslevel=5)
-            if compress
-            else io.BufferedWriter(self.raw, buffer_size=1 << 20)
-        )
-        self.line_no = 0
-
-    def write(self, line: bytes) -> int:
-        self.fh.write(line + b"\n")
-        self.line_no += 1
-        return self.line_no
-
-    def close(self) -> int:
-        self.fh.close()
-        if not self.raw.closed:
-            self.raw.close()
-        return os.path.getsize(self.raw.name)
 
 
 def _plan(world: World, month: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
@@ -218,7 +192,7 @@ def generate_month(
             totals["files"] += 1
             served_file[0] = None
     if world.config.attacks:
-        from arena_assets.simulator.rigging import plant_attacks  # their own random streams
+        from arena_assets.simulator.rig_plant import plant_attacks  # their own random streams
 
         plant_attacks(world, out, month, sinks, compress)
     for sink in sinks.values():

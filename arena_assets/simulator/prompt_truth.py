@@ -43,12 +43,12 @@ _END = ".。!?！？ "
 _NEWLINE = re.compile("\n")
 
 
-def _norm(text: str) -> str:
+def normalized(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
 @lru_cache(maxsize=1)
-def _index() -> dict:
+def prompt_index() -> dict:
     topics = []  # (phrase, topic), longest first
     parts: dict[str, list[tuple[re.Pattern, int]]] = {
         k: [] for k in ("constraints", "contexts", "multistep", "twist")
@@ -57,17 +57,17 @@ def _index() -> dict:
     for _lang, px in PARTS.items():
         for cat, phrases in px["topics"].items():
             for i, phrase in enumerate(phrases):
-                topics.append((_norm(phrase), TOPICS_BY_CATEGORY[cat][i]))
+                topics.append((normalized(phrase), TOPICS_BY_CATEGORY[cat][i]))
         for kind in parts:
             for j, sentence in enumerate(px[kind]):
-                pat = re.escape(_norm(sentence).rstrip(_END)).replace(r"\{n\}", r"\d+")
+                pat = re.escape(normalized(sentence).rstrip(_END)).replace(r"\{n\}", r"\d+")
                 parts[kind].append((re.compile(pat), j))
         domain.append(
-            re.compile(re.escape(_norm(px["domain"]).rstrip(_END)).replace(r"\{t\}", ".+?"))
+            re.compile(re.escape(normalized(px["domain"]).rstrip(_END)).replace(r"\{t\}", ".+?"))
         )
     topics.sort(key=lambda x: -len(x[0]))
-    greetings = {_norm(g).rstrip(_END + "!") for lx in LEX.values() for g in lx["greet"]}
-    toxic = [_norm(p) for ps in TOXIC_MARKERS.values() for p in ps]
+    greetings = {normalized(g).rstrip(_END + "!") for lx in LEX.values() for g in lx["greet"]}
+    toxic = [normalized(p) for ps in TOXIC_MARKERS.values() for p in ps]
     return {
         "topics": topics,
         "parts": parts,
@@ -80,10 +80,10 @@ def _index() -> dict:
 def _parse_topic(text: str) -> tuple[str, Topic | None]:
     """(the text as parse_prompt searches it, its topic: GREETING, one found by its phrase
     or None)."""
-    idx = _index()
+    idx = prompt_index()
     # a composed prompt may end with pasted material (simulator/paste.py), which holds no
     # part (a test checks): searching the parts' patterns through it cost most of this call
-    t = _norm(_PASTE_AT_END.sub("", text))
+    t = normalized(_PASTE_AT_END.sub("", text))
     if t.rstrip(_END + "!") in idx["greetings"]:
         return t, GREETING
     return t, next((tp for phrase, tp in idx["topics"] if phrase in t), None)
@@ -99,7 +99,7 @@ def parse_topic(text: str) -> Topic | None:
 
 def parse_prompt(text: str) -> dict | None:
     """Labels of a prompt the simulator composed (None when no topic phrase is found)."""
-    idx = _index()
+    idx = prompt_index()
     t, topic = _parse_topic(text)
     if topic is GREETING:
         return prompt_labels(GREETING)
@@ -202,7 +202,7 @@ class PromptTruthIndex:
 
     @staticmethod
     def _key(text: str) -> bytes:
-        return hashlib.blake2b(_norm(text)[:PREFIX_CHARS].encode(), digest_size=12).digest()
+        return hashlib.blake2b(normalized(text)[:PREFIX_CHARS].encode(), digest_size=12).digest()
 
     @classmethod
     def from_root(cls, root: str | os.PathLike) -> PromptTruthIndex:

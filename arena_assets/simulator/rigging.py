@@ -1,4 +1,4 @@
-"""Vote rigging, planted with its truth (issue 19), and the platform fields it needs.
+"""Vote rigging, planted with its truth, and the platform fields it needs.
 
 Attacks follow the published papers' threat model: the attacker knows which model is on
 screen (answers identify it, Huang et al. 2025; Min et al. 2025) and last month's public
@@ -11,7 +11,7 @@ board, and casts ordinary votes from accounts of its own:
 * ``strategy``: ``target_only`` (votes for ``model`` whenever it is on screen in an
   anonymous battle, leaves every other battle without a vote) or ``omnipresent`` (makes
   ``model``, the one just above the target on the board, lose whenever it appears, and
-  leaves the rest: the issue's definition).
+  leaves the rest).
 
 Every random draw of an attack comes from its own stream (world seed, month, attack
 index, attack seed), its events go to their own file ``<month>/rig-<month>-<k>.jsonl``,
@@ -26,16 +26,11 @@ look-alikes of linked accounts).
 
 from __future__ import annotations
 
-import calendar
 import hashlib
 import random
-from dataclasses import asdict, dataclass, replace
-from datetime import UTC, datetime
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 import numpy as np
-import orjson
-import polars as pl
 
 RIG_KINDS = ("rig_target_only", "rig_omnipresent")
 ACCOUNT_KINDS = ("single", "sybils", "linked_sybils")
@@ -92,7 +87,7 @@ def identity_fields(world, user: int) -> dict:
     return who
 
 
-def _device(seed: int, key: str) -> str:
+def device_id(seed: int, key: str) -> str:
     return "d-" + hashlib.blake2b(f"{seed}|{key}".encode(), digest_size=8).hexdigest()
 
 
@@ -103,7 +98,7 @@ def with_networks(users, config, seed: int):
     rng = np.random.default_rng(np.random.SeedSequence([seed, 0x4E37]))
     n = len(users)
     ips = list(users.ip)
-    devices = [_device(seed, uid) for uid in users.user_id]
+    devices = [device_id(seed, uid) for uid in users.user_id]
     if config.shared_network_share > 0:
         moved = rng.choice(n, size=round(config.shared_network_share * n), replace=False)
         n_nets = max(1, len(moved) // 40)
@@ -121,173 +116,6 @@ def with_networks(users, config, seed: int):
     return replace(users, ip=ips, device_id=tuple(devices))
 
 
-def _public_ip(rng: random.Random, net: tuple[int, int, int] | None = None) -> str:
+def public_ip(rng: random.Random, net: tuple[int, int, int] | None = None) -> str:
     a, b, c = net or (rng.randrange(11, 224), rng.randrange(256), rng.randrange(256))
     return f"{a}.{b}.{c}.{rng.randrange(2, 255)}"
-
-
-def attack_accounts(attack: Attack, rng: random.Random, seed: int) -> list[dict]:
-    """The attack's accounts: user id, address, device, group, link and vote budget."""
-    if attack.accounts == "single":
-        budgets = [attack.votes]
-    else:
-        lo, hi = attack.votes_per_account
-        budgets = []
-        while sum(budgets) < attack.votes:
-            budgets.append(min(rng.randint(lo, hi), attack.votes - sum(budgets)))
-    accounts = []
-    shared: dict[int, dict] = {}
-    for i, budget in enumerate(budgets):
-        uid = f"u-{rng.getrandbits(48):012x}"
-        row = {
-            "user_id": uid,
-            "ip": _public_ip(rng),
-            "device_id": _device(seed, uid),
-            "group": -1,
-            "link": "",
-            "votes_planned": budget,
-        }
-        if attack.accounts == "linked_sybils":
-            group = i // attack.group_size
-            link = attack.link if attack.link != "mixed" else LINKS[group % len(LINKS)]
-            if group not in shared:
-                net = (rng.randrange(11, 224), rng.randrange(256), rng.randrange(256))
-                shared[group] = {
-                    "ip": _public_ip(rng, net),
-                    "net": net,
-                    "device_id": _device(seed, f"group-{group}-{uid}"),
-                }
-            g = shared[group]
-            row.update(group=group, link=link)
-            if link == "ip":
-                row["ip"] = g["ip"]
-            elif link == "subnet":
-                row["ip"] = _public_ip(rng, g["net"])
-            else:
-                row["device_id"] = g["device_id"]
-        accounts.append(row)
-    return accounts
-
-
-def _with_accounts(world, accounts: list[dict], attack: Attack):
-    """The world with the attack's accounts appended to its users (fresh indexes)."""
-    users = world.users
-    k = len(accounts)
-    target = world.model_names.index(attack.model)
-    devices = users.device_id or tuple(_device(world.seed, u) for u in users.user_id)
-    return replace(
-        world,
-        users=replace(
-            users,
-            user_id=list(users.user_id) + [a["user_id"] for a in accounts],
-            ip=list(users.ip) + [a["ip"] for a in accounts],
-            logs_ip=np.concatenate([users.logs_ip, np.zeros(k, bool)]),  # accounts log user_id
-            language=np.concatenate([users.language, np.zeros(k, users.language.dtype)]),
-            english_mix=np.concatenate([users.english_mix, np.ones(k)]),
-            activity=np.concatenate([users.activity, np.ones(k)]),
-            vote_propensity=np.concatenate([users.vote_propensity, np.ones(k)]),
-            tie_propensity=np.concatenate([users.tie_propensity, np.ones(k)]),
-            kind=list(users.kind) + [attack.kind] * k,
-            target=np.concatenate([users.target, np.full(k, target)]),
-            burst_side=list(users.burst_side) + [None] * k,
-            device_id=tuple(devices) + tuple(a["device_id"] for a in accounts),
-        ),
-    )
-
-
-def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> int:
-    """Write every attack of ``month`` (``world.config.attacks``); returns the rigged votes
-    cast. Each account serves itself battles 80-120 s apart from a random start until its
-    votes are cast (about 15 battles a vote when its model is in 2 of 30 slots, 17 with
-    the non-anonymous ones it cannot use); one whose votes do not fit into the month at
-    that pace (a single account of thousands) goes faster."""
-    from arena_assets.simulator.month import DayFile
-    from arena_assets.simulator.session import SessionMaker
-    from arena_assets.simulator.world import month_index
-
-    attacks = [(k, a) for k, a in enumerate(world.config.attacks) if a.month == month]
-    if not attacks:
-        return 0
-    year, mon = (int(x) for x in month.split("-"))
-    base = datetime(year, mon, 1, tzinfo=UTC).timestamp()
-    month_s = calendar.monthrange(year, mon)[1] * 86400.0
-    rows, cast_total = [], 0
-    for k, attack in attacks:
-        ss = np.random.SeedSequence([world.seed, month_index(month), 0x416B, k, attack.seed])
-        state = ss.generate_state(8, np.uint64)
-        rng = random.Random(int(state[0]))
-        accounts = attack_accounts(attack, rng, world.seed)
-        rigged = _with_accounts(world, accounts, attack)
-        file = DayFile(
-            out / month / f"rig-{month}-{k:02d}.jsonl{'.gz' if compress else ''}", compress
-        )
-        write = lambda event: file.write(orjson.dumps(event))  # noqa: B023, E731
-        maker = SessionMaker(
-            rigged,
-            month,
-            world.seed,
-            rng,
-            [int(s) for s in state[1:5]],
-            sinks,
-            write,
-            write if world.config.served_events else None,
-        )
-        first = len(world.users)
-        # battles one rigged vote takes: its model in 2 of the pool's slots, anonymous only
-        per_vote = len(world.available(month)) / 2.0 / max(world.config.anony_share, 1e-9)
-        for i, account in enumerate(accounts):
-            t = rng.uniform(0.0, month_s - 86400.0) if attack.accounts != "single" else 0.0
-            # a battle every ~100 s is a person's pace; an account whose votes do not fit
-            # into the month at that pace goes as fast as it must (a script), 20 % spare
-            pace = min(
-                1.0, (month_s - 3600.0) / (1.2 * 100.0 * per_vote * account["votes_planned"])
-            )
-            cast, sessions = 0, 0
-            while (
-                cast < account["votes_planned"]
-                and t < month_s - 3600.0
-                and sessions < 500 * account["votes_planned"]
-            ):
-                before = maker.stats["votes"]
-                maker.run(first + i, base + t, True, "en", False, rng.randrange(6), 1)
-                cast += maker.stats["votes"] - before
-                sessions += 1
-                t += (rng.uniform(20.0, 60.0) + 60.0) * pace
-            rows.append(
-                {
-                    **{
-                        f"attack_{f}": v
-                        for f, v in asdict(attack).items()
-                        if f in ("month", "model", "votes", "accounts", "strategy")
-                    },
-                    "attack": k,
-                    **account,
-                    "votes_cast": cast,
-                    "battles_served": sessions,
-                }
-            )
-            cast_total += cast
-        file.close()
-    path = out / "_truth" / RIG_TRUTH / f"{month}.parquet"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame(rows).write_parquet(path)
-    return cast_total
-
-
-def simulate_attacks(out: str | Path, month: str, seed: int, config) -> int:
-    """Only the attacks of ``config`` for ``month`` (their ``rig-*`` files and truth) under
-    ``out``: the same files `simulate_months` would add to that month, without writing its
-    honest traffic again (a benchmark plants many attacks on one honest month)."""
-    from arena_assets.simulator.api import write_registry
-    from arena_assets.simulator.truth import MONTHLY_SCHEMAS, TruthSink
-    from arena_assets.simulator.world import World
-
-    out = Path(out)
-    world = World.build(config, seed)
-    write_registry(out, world)
-    (out / month).mkdir(parents=True, exist_ok=True)
-    sinks = {name: TruthSink(out, name, month) for name in MONTHLY_SCHEMAS}
-    cast = plant_attacks(world, out, month, sinks, compress=False)
-    for sink in sinks.values():
-        sink.close()
-    return cast

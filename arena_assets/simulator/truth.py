@@ -290,3 +290,10 @@ def load_truth(out: str | os.PathLike) -> dict[str, pl.DataFrame]:
         else:
             tables[name] = pl.from_arrow(schema.empty_table())
     return tables
+
+
+def write_registry(out: str | os.PathLike, world: World) -> None:
+    """``<out>/models.json``: what the platform publishes about its models (no truth)."""
+    path = Path(out) / "models.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(world.registry(), indent=1) + "\n")

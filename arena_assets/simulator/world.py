@@ -9,7 +9,7 @@ import numpy as np
 from arena_assets.simulator.config import CATEGORIES, LANGUAGE_SHARE, LANGUAGES, WorldConfig
 from arena_assets.simulator.lexicon import MODEL_BASES, MODEL_SIZES, MODEL_SUFFIXES, ORGANIZATIONS
 
-MAX_MODELS = 3 * len(MODEL_BASES)  # issue 17's production month has 120
+MAX_MODELS = 3 * len(MODEL_BASES)  # a production-size month has 120 (benchmarks/full_month.py)
 
 ABUSE_KINDS = ("always_for", "burst")
 LICENSES = (

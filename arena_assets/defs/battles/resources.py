@@ -20,8 +20,8 @@ class BattleRules(dg.ConfigurableResource):
     # the sequential test's false-alarm bound per honest voter (see battles/anomaly.py);
     # a string because Dagster's EnvVar has no float form
     anomaly_alpha: str = "0.001"
-    # issue 19's stages (linked identities, served-but-not-voted); off = the filter as it
-    # was before them, e.g. to compare in the Launchpad (battles/config.py RiggingConfig)
+    # the rigging stages (linked identities, served-but-not-voted); off = the filter
+    # without them, e.g. to compare in the Launchpad (battles/config.py RiggingConfig)
     rigging_filters: bool = True
     seed: int = 0
 

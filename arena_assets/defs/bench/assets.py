@@ -16,13 +16,12 @@ from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, with
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage
-from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.defs.resources import ArenaStorage, SiteSettings
 from arena_assets.defs.topics.resources import TopicSettings
+from arena_assets.judging.protocol import ProtocolMismatchError
 from arena_assets.llm.plan import AssetPlan
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.bench import (
-    ProtocolMismatchError,
     answer_grades_month,
     bench_leaderboard_month,
     bench_prompts_month,
@@ -75,7 +74,7 @@ def bench_prompts(
     earlier month's bench (exact and MinHash near-duplicates); each bench carries a
     `bench_version`."""
     lake = storage.lake()
-    relabel_task = bench_settings.relabel_task(labeler, storage.raw_root)
+    relabel_task = bench_settings.relabel_task(labeler)
     plans = {m: AssetPlan("bench_prompts", m) for m in months_in_window(context)}
     if relabel_task:  # only the optional second labelling pass calls an LLM
         settings = month_settings(
@@ -152,7 +151,7 @@ def model_answers(
     fields) kept apart; answer tokens, the battles' style features and whether the answer
     used the whole cap, per answer; failed calls kept as rows."""
     lake = storage.lake()
-    tasks = bench_settings.candidate_tasks(judge, storage.raw_root)
+    tasks = bench_settings.candidate_tasks(judge)
     settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
     plans = plan_run(months_in_window(context), lambda m: plan_model_answers(lake, m, settings))
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
@@ -246,7 +245,7 @@ def judgments(
     With `ARENA_BENCH_SINGLE_GRADES=true` every judge also grades each answer alone,
     MT-Bench style (`Rating: [[x]]`, -1 unparsed), into the `answer_grades` table."""
     lake = storage.lake()
-    judges = bench_settings.judge_tasks(judge, storage.raw_root)
+    judges = bench_settings.judge_tasks(judge)
     baseline = bench_settings.baselines()
     protocol = bench_settings.bench_protocol()
     settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)

@@ -18,7 +18,7 @@ from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
 from arena_assets.judging.answers import parse_candidates
 from arena_assets.judging.protocol import BenchProtocol, get_protocol, parse_baselines
 from arena_assets.llm import LLMTask
-from arena_assets.llm.simulated import SIMULATED
+from arena_assets.llm.endpoints import SIMULATED
 from arena_assets.pipeline.bench import candidate_task
 
 
@@ -102,12 +102,12 @@ class BenchSettings(dg.ConfigurableResource):
             seed=self.seed,
         )
 
-    def relabel_task(self, labeler: LLMTaskResource, raw_root: str) -> LLMTask | None:
+    def relabel_task(self, labeler: LLMTaskResource) -> LLMTask | None:
         """The strong labeler's task for the second pass, None when it is off."""
         model = self.relabel_model.strip()
-        return dataclasses.replace(labeler.task(raw_root), model=model) if model else None
+        return dataclasses.replace(labeler.task(), model=model) if model else None
 
-    def candidate_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
+    def candidate_tasks(self, judge: LLMTaskResource) -> list[tuple[str, LLMTask]]:
         """(name, task) per configured candidate; keys come from the variables they name,
         read at run time (``pipeline.bench.candidate_task``)."""
         cands = parse_candidates(self.candidates)
@@ -116,7 +116,7 @@ class BenchSettings(dg.ConfigurableResource):
         out = []
         for c in cands:
             if c.base_url.strip() == SIMULATED:  # the judge resource knows the simulated world
-                c = dataclasses.replace(c, base_url=judge.resolved_base_url(raw_root))
+                c = dataclasses.replace(c, base_url=judge.resolved_base_url())
             out.append(
                 (
                     c.name,
@@ -135,10 +135,10 @@ class BenchSettings(dg.ConfigurableResource):
         names = [c.name for c in parse_candidates(self.candidates)]
         return parse_baselines(self.baseline, self.bench_protocol(), names)
 
-    def judge_tasks(self, judge: LLMTaskResource, raw_root: str) -> list[tuple[str, LLMTask]]:
+    def judge_tasks(self, judge: LLMTaskResource) -> list[tuple[str, LLMTask]]:
         names = [j.strip() for j in self.judges.split(",") if j.strip()] or [judge.model]
         cap = self.judge_max_tokens or self.bench_protocol().judge_max_tokens
-        base = judge.task(raw_root, max_tokens=cap)
+        base = judge.task(max_tokens=cap)
         return [(n, dataclasses.replace(base, model=n)) for n in names]
 
 

@@ -96,7 +96,7 @@ def judge_human_agreement(
     published yardsticks beside. Per-battle verdicts in `judge_human_verdicts`."""
     lake = storage.lake()
     s = evaluator_settings
-    judge_task, reward_task = s.tasks(judge, reward_model, storage)
+    judge_task, reward_task = s.tasks(judge, reward_model)
     root, options = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     caches: dict[str, ResponseCache] = {}
 
@@ -233,7 +233,7 @@ def over_refusal(
     over- vs under-refusal plot. Rates per class in `over_refusal_rates`."""
     lake = storage.lake()
     s = evaluator_settings
-    task = labeler.task(storage.raw_root, max_tokens=RISK_MAX_TOKENS)
+    task = labeler.task(max_tokens=RISK_MAX_TOKENS)
     cache = llm_cache.cache(storage, OVER_REFUSAL_CACHE)
     settings = month_settings(storage, llm_cache, labeler=labeler, evaluator_settings=s)
     plans = plan_run(

@@ -13,13 +13,11 @@ import dagster as dg
 
 from arena_assets.completions.settings import fraction
 from arena_assets.defs.completions.resources import env_fields
-from arena_assets.defs.llm_resources import LLMTaskResource, _number, llm_task_resource
-from arena_assets.defs.resources import ArenaStorage
+from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
 from arena_assets.evaluators.agreement import AgreementOptions
 from arena_assets.evaluators.judges import JudgeSpec, parse_judges
 from arena_assets.evaluators.refusal import RefusalOptions
 from arena_assets.llm import LLMTask
-from arena_assets.llm.simulated import SIMULATED, simulated_endpoint
 
 # field -> (variable, kind): fractions as strings (empty = the default), as elsewhere
 ENV = {
@@ -75,25 +73,12 @@ class EvaluatorSettings(dg.ConfigurableResource):
         )
 
     def tasks(
-        self, judge: LLMTaskResource, reward: LLMTaskResource, storage: ArenaStorage
+        self, judge: LLMTaskResource, reward: LLMTaskResource
     ) -> tuple[LLMTask | None, LLMTask | None]:
         """The judge and reward tasks the listed judges need (None where none is listed)."""
         kinds = {s.kind for s in self.judges()}
-        raw_root = storage.raw_root
-        judge_task = judge.task(raw_root, max_tokens=512) if "llm" in kinds else None
-        reward_task = reward.task(raw_root) if "reward" in kinds else None
-        for resource, task in ((judge, judge_task), (reward, reward_task)):
-            if (
-                task is not None
-                and resource.base_url.strip() == SIMULATED
-                and "://" in raw_root
-                and not resource.sim_base_url.strip()
-            ):
-                # the simulated arena reads a remote raw root's truth with the lake's credentials
-                # (a local one it finds itself): the judges need the battles' truth
-                simulated_endpoint(
-                    None, resource.sim_seed, _number(resource.sim_latency, "sim_latency")
-                ).battles.use(raw_root, storage.raw_storage_options())
+        judge_task = judge.task(max_tokens=512) if "llm" in kinds else None
+        reward_task = reward.task() if "reward" in kinds else None
         return judge_task, reward_task
 
 

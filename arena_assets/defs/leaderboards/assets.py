@@ -8,18 +8,15 @@ about one month's work however many months came before. Both board assets run a 
 backfill range in one run (single-run policy) and record each month's own metadata.
 """
 
-import base64
-
 import dagster as dg
 import polars as pl
 
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
-from arena_assets.defs.metadata import table_metadata
-from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage
-from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.defs.metadata import png_markdown, table_metadata
+from arena_assets.defs.partitions import ALL_EARLIER, monthly_partitions, months_in_window
+from arena_assets.defs.resources import ArenaStorage, SiteSettings
 from arena_assets.labels.tags import board_rules_markdown
 from arena_assets.pipeline import quality
 from arena_assets.pipeline.leaderboards import (
@@ -32,11 +29,6 @@ from arena_assets.ranking.boards import board_options
 from arena_assets.ranking.schema import BOARD_SCHEMA, HISTORY_SCHEMA
 from arena_assets.report import counts_table, md_escape
 
-# every earlier month (100 years back) and this one; months before the first partition
-# simply do not exist
-ALL_EARLIER = dg.TimeWindowPartitionMapping(
-    start_offset=-1200, end_offset=0, allow_nonexistent_upstream_partitions=True
-)
 TOP_ROWS = 10
 
 BOARD_COLUMNS = {
@@ -56,10 +48,6 @@ BOARD_COLUMNS = {
     "controlled. Blank on the other boards: there is no second ranking of "
     "the same board to compare with.",
 }
-
-
-def _png_markdown(png: bytes, alt: str) -> dg.MetadataValue:
-    return dg.MetadataValue.md(f"![{alt}](data:image/png;base64,{base64.b64encode(png).decode()})")
 
 
 def _top_table(board: pl.DataFrame) -> dg.MetadataValue:
@@ -270,7 +258,7 @@ def arena_leaderboard(
                 ),
                 "category_board_rules": dg.MetadataValue.md(board_rules_markdown()),
                 "models_left_out": dg.MetadataValue.json(step.info["left_out"]),
-                "ratings_plot": _png_markdown(step.png, "ratings"),
+                "ratings_plot": png_markdown(step.png, "ratings"),
                 "ratings_png": dg.MetadataValue.path(step.png_url),
             },
             partition_key=month,
@@ -311,7 +299,7 @@ def leaderboard_history(
                 "month": month,
                 "site_page": dg.MetadataValue.url(site_settings.page_url(month) + "#history"),
                 **table_metadata(own, step.url, rows=step.history.height),
-                "history_plot": _png_markdown(step.png, "history"),
+                "history_plot": png_markdown(step.png, "history"),
                 "history_png": dg.MetadataValue.path(step.png_url),
             },
             partition_key=month,

@@ -57,14 +57,15 @@ def release_target(storage: ArenaStorage, settings: ReleaseSettings):
 
 
 def _asset_graph(context: dg.OpExecutionContext):
-    """This code location's asset graph (the run's repository; loaded when the job runs
-    outside one, e.g. ``execute_in_process``)."""
+    """This code location's asset graph: the run's repository, or, when the job runs
+    outside one (``execute_in_process``), the graph of the defs folder loaded here."""
     try:
         return context.repository_def.asset_graph
     except Exception:  # no repository on the step context (dagster's CheckError)
-        from arena_assets.definitions import defs
+        from pathlib import Path
 
-        return defs().resolve_asset_graph()
+        package = Path(__file__).resolve().parents[2]  # arena_assets/
+        return dg.load_from_defs_folder(path_within_project=package).resolve_asset_graph()
 
 
 @dg.op(tags={"kind": "privacy"})

@@ -48,7 +48,7 @@ def _embedder(
     if embedder.configured():
         from arena_assets.llm import embed_texts
 
-        task = embedder.task(storage.raw_root)
+        task = embedder.task()
         cache = llm_cache.embeddings(storage) if cache is None else cache
 
         def embed(texts):

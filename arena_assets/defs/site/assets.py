@@ -14,11 +14,9 @@ shared instance); the next build of any month sets a lost race right anyway.
 
 import dagster as dg
 
-from arena_assets.defs.leaderboards.assets import ALL_EARLIER
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
-from arena_assets.defs.partitions import monthly_partitions, months_in_window
-from arena_assets.defs.resources import ArenaStorage
-from arena_assets.defs.site.resources import SiteSettings
+from arena_assets.defs.partitions import ALL_EARLIER, monthly_partitions, months_in_window
+from arena_assets.defs.resources import ArenaStorage, SiteSettings
 from arena_assets.report import counts_table
 
 

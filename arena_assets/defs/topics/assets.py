@@ -14,16 +14,15 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
-from arena_assets.defs.leaderboards.assets import _png_markdown
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
-from arena_assets.defs.metadata import table_metadata
+from arena_assets.defs.metadata import png_markdown, table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.defs.topics.resources import TopicSettings
 from arena_assets.labels.prompts import CRITERIA
 from arena_assets.llm import BatchReport, LLMEndpointError, Progress
-from arena_assets.llm.simulated import public_base_url
+from arena_assets.llm.endpoints import public_base_url
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN, quality
 from arena_assets.pipeline.plan import plan_run, plan_topic_clusters, plan_topic_labels
 from arena_assets.pipeline.topics import (
@@ -152,7 +151,7 @@ def topic_labels(
     boards read) and as flat columns (null unless parsed). The prompts come from
     `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
     hash every row records."""
-    task = labeler.task(storage.raw_root)
+    task = labeler.task()
     settings = month_settings(storage, llm_cache, labeler=labeler, topic_settings=topic_settings)
     plans = plan_run(
         months_in_window(context), lambda m: plan_topic_labels(storage.lake(), m, settings)
@@ -272,16 +271,12 @@ def topic_clusters(
     root, opts = llm_cache.root_for(storage), llm_cache.storage_options(storage)
     reports: list[BatchReport] = []
     if embedder.configured():
-        etask = embedder.task(storage.raw_root)
+        etask = embedder.task()
         embed = _endpoint_embedder(etask, llm_cache.embeddings(storage), reports)
         source = f"{etask.model} at {public_base_url(etask.base_url)}"
     else:
         embed, source = OfflineEmbedder(), "wordllama (offline)"
-    namer = (
-        labeler.task(storage.raw_root)
-        if topic_settings.name_clusters_by_llm and labeler.configured()
-        else None
-    )
+    namer = labeler.task() if topic_settings.name_clusters_by_llm and labeler.configured() else None
     per_month: dict[str, dict] = {}
     for month in months_in_window(context):
         try:
@@ -353,6 +348,6 @@ def _clusters_metadata(
         "estimated_cost": dg.MetadataValue.float(float(cost)),
         "summary_path": dg.MetadataValue.path(step.urls[1]),
         "cluster_summary": dg.MetadataValue.md(markdown_table(shown, 40)),
-        "clusters_plot": _png_markdown(png, "topic clusters"),
+        "clusters_plot": png_markdown(png, "topic clusters"),
         "clusters_png": dg.MetadataValue.path(png_url),
     }

@@ -37,7 +37,7 @@ def _int_setting(name: str, default: int) -> int:
 
 def site_settings() -> dict:
     """The site's settings from the shell and ``.env``: the same variables the Dagster
-    resource (``defs/site/resources.py``) binds, with its defaults."""
+    resource (``defs/resources.py``) binds, with its defaults."""
     from arena_assets.envfile import setting
 
     return {
@@ -65,7 +65,7 @@ def run_site(args: argparse.Namespace) -> int:
             f"arena-assets site: --serve needs a local site root, not {root_url} "
             "(any static host serves an s3:// site as it is)"
         )
-    from arena_assets.pipeline.cli import _storage_options
+    from arena_assets.cli.common import storage_options
     from arena_assets.site.build import SiteOptions
     from arena_assets.site.publish import SiteRoot
 
@@ -75,7 +75,7 @@ def run_site(args: argparse.Namespace) -> int:
         heatmap_top=settings["heatmap_top"],
         workers=args.workers,
     )
-    root = SiteRoot(root_url, _storage_options(root_url), public_url=settings["public_url"])
+    root = SiteRoot(root_url, storage_options(root_url), public_url=settings["public_url"])
     if args.dry_run:
         return _dry_run(args, month, root, settings, options)
     if args.catalog:
@@ -90,9 +90,9 @@ def run_site(args: argparse.Namespace) -> int:
 
         lake_root = args.lake or setting("ARENA_LAKE_ROOT", "./data/lake")
         raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
-        lake = Lake(lake_root, _storage_options(lake_root))
+        lake = Lake(lake_root, storage_options(lake_root))
         try:
-            registry = registry_info(load_model_records(raw_root, _storage_options(raw_root)))
+            registry = registry_info(load_model_records(raw_root, storage_options(raw_root)))
             step = leaderboard_site_month(
                 lake,
                 month,
@@ -121,8 +121,8 @@ def run_site(args: argparse.Namespace) -> int:
 
 def _dry_run(args: argparse.Namespace, month: str, root, settings: dict, options) -> int:
     """Build the month in memory and say what publishing it would overwrite; write nothing."""
+    from arena_assets.cli.common import storage_options
     from arena_assets.envfile import setting
-    from arena_assets.pipeline.cli import _storage_options
     from arena_assets.site.build import build_month
     from arena_assets.site.publish import month_changes
 
@@ -139,9 +139,9 @@ def _dry_run(args: argparse.Namespace, month: str, root, settings: dict, options
         raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
         try:
             site, _ = read_month_site(
-                Lake(lake_root, _storage_options(lake_root)),
+                Lake(lake_root, storage_options(lake_root)),
                 month,
-                registry=registry_info(load_model_records(raw_root, _storage_options(raw_root))),
+                registry=registry_info(load_model_records(raw_root, storage_options(raw_root))),
                 min_votes=int(setting("ARENA_MIN_BATTLES", "300") or 300),
                 deprecate_after_months=settings["deprecate_after_months"],
             )

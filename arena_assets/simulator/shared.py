@@ -1,18 +1,15 @@
-"""The in-process simulated arena as the default LLM endpoint (no key, no network).
+"""Simulated arenas shared within one process: one per (raw root, world seed, latency).
 
-An LLM resource whose base URL is the special value ``simulated`` resolves it here: the
-simulated arena's OpenAI-compatible server (``arena_assets.simulator.start_endpoint``) is
-started once per process and argument set, on a free loopback port, in a daemon thread,
-and every later task of the process reuses it. So ``make demo``, ``make ui`` and the
-schedule label and judge without a manual step. No Dagster here.
+The tests and the benchmarks start the arena here (on a free loopback port, in a daemon
+thread) and hand its URL to the product as ``ARENA_SIM_BASE_URL``, as `arena-sim serve`
+does for `make demo` and `make ui`; the product itself never starts one. Every later
+request for the same arguments reuses the running arena, so its counters can be read.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import Any
-
-SIMULATED = "simulated"  # the base-URL value that selects this endpoint
 
 _lock = threading.Lock()
 _endpoints: dict[tuple, Any] = {}
@@ -28,9 +25,11 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
     """
     from pathlib import Path
 
-    from arena_assets.simulator.api import start_endpoint
+    from arena_assets.simulator.config import WorldConfig
+    from arena_assets.simulator.endpoint import ArenaEndpoint
     from arena_assets.simulator.faults import Faults
     from arena_assets.simulator.truth import TRUTH_DIR
+    from arena_assets.simulator.world import World
 
     root = None
     if truth_root and "://" not in str(truth_root):
@@ -42,13 +41,11 @@ def simulated_endpoint(truth_root: str | None, seed: int, latency: float = 0.0):
         ep = _endpoints.get(key)
         if ep is None:
             faults = Faults(latency=float(latency)) if latency else None
-            ep = start_endpoint(
-                seed=int(seed),
-                config=world_config(root, int(seed)),
-                truth_root=root,
-                faults=faults,
-                port=0,
-            )
+
+            def world() -> World:  # the world of the logs under ``root``, read at first use
+                return World.build(world_config(root, int(seed)) or WorldConfig(), int(seed))
+
+            ep = ArenaEndpoint(world, port=0, faults=faults, truth_root=root).start()
             _endpoints[key] = ep
         return ep
 
@@ -74,27 +71,3 @@ def world_config(raw_root: str | None, seed: int):
 def simulated_endpoint_url(truth_root: str | None, seed: int, latency: float = 0.0) -> str:
     """Base URL ``http://127.0.0.1:<port>/v1`` of the in-process simulated arena."""
     return simulated_endpoint(truth_root, seed, latency).base_url
-
-
-_elsewhere: dict[str, int] = {}  # base URL of a simulated arena in another process -> seed
-
-
-def served_elsewhere(url: str, seed: int) -> str:
-    """``url``, remembered as a simulated arena serving world ``seed`` in another process
-    (``ARENA_SIM_BASE_URL``: the demo's child arena), so that metadata and logs name it
-    instead of showing a port that is gone once the demo ends."""
-    with _lock:
-        _elsewhere[url] = seed
-    return url
-
-
-def public_base_url(url: str) -> str:
-    """``url`` as metadata and logs show it: a simulated arena's loopback address (a new
-    free port every process, useless once the run ends) is named, not shown."""
-    with _lock:
-        for (_, seed, _latency), ep in _endpoints.items():
-            if ep.base_url == url:
-                return f"simulated (in-process arena, world seed {seed})"
-        if url in _elsewhere:
-            return f"simulated (arena in another process, world seed {_elsewhere[url]})"
-    return url

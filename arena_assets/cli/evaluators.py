@@ -8,13 +8,15 @@ import json
 import os
 import sys
 
+from arena_assets.cli.common import add_simulated_args, simulated_url
+
 
 def _endpoint_args(p: argparse.ArgumentParser, what: str, default_model: str = "") -> None:
     p.add_argument(
         f"--{what}-base-url",
         default="",
         help=f"OpenAI-compatible /v1 root of the {what} "
-        "endpoint ('simulated' = the simulated arena of --raw-root)",
+        "endpoint ('simulated' = the simulated arena at --sim-base-url)",
     )
     p.add_argument(f"--{what}-model", default=default_model)
     p.add_argument(
@@ -39,8 +41,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     a.add_argument("--size", type=int, default=300, help="battles in the sample")
     a.add_argument("--seed", type=int, default=0)
-    a.add_argument("--raw-root", default="", help="simulated raw root (for 'simulated' endpoints)")
-    a.add_argument("--sim-seed", type=int, default=7)
+    add_simulated_args(a)
     a.add_argument("--cache", default="", help="LLM cache root (default <lake>/_llm_cache)")
     a.add_argument("--json", action="store_true", help="print every row as JSON")
     _endpoint_args(a, "judge")
@@ -55,8 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     o.add_argument("--lake", required=True)
     o.add_argument("--month", required=True)
-    o.add_argument("--raw-root", default="")
-    o.add_argument("--sim-seed", type=int, default=7)
+    add_simulated_args(o)
     o.add_argument("--cache", default="")
     o.add_argument(
         "--threshold", type=float, default=0.2, help="over-refuser: lower bound above this"
@@ -78,8 +78,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     b.add_argument("--limit", type=int, default=0, help="first N prompts of each file (0 = all)")
     b.add_argument("--out", required=True, help="Parquet of per-answer verdicts")
     b.add_argument("--cache", default="./data/lake/_llm_cache")
-    b.add_argument("--raw-root", default="")
-    b.add_argument("--sim-seed", type=int, default=7)
+    add_simulated_args(b)
     _endpoint_args(b, "judge", "sim-labeler-large")
     b.set_defaults(func=run_orbench)
 
@@ -94,8 +93,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     c.add_argument("--lake", required=True)
     c.add_argument(
         "--salt",
-        default=os.environ.get("ARENA_USER_SALT", ""),
-        help="user-id salt (ARENA_USER_SALT)",
+        default=None,
+        help="user-id salt (default: ARENA_USER_SALT)",
     )
     c.add_argument("--bootstrap", type=int, default=200)
     c.set_defaults(func=run_copilot_board)
@@ -103,15 +102,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def _task(args: argparse.Namespace, what: str, **extra):
     from arena_assets.llm import LLMTask
-    from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
+    from arena_assets.llm.endpoints import SIMULATED
 
     base = getattr(args, f"{what}_base_url").strip()
     if not base:
         return None
     if base == SIMULATED:
-        base = simulated_endpoint_url(
-            f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None, args.sim_seed
-        )
+        base = simulated_url(args.sim_base_url, args.sim_seed, f"--{what}-base-url")
     key = os.environ.get(getattr(args, f"{what}_api_key_env"), "") or "sk-no-key"
     return LLMTask(
         model=getattr(args, f"{what}_model") or "unset", base_url=base, api_key=key, **extra
@@ -178,7 +175,11 @@ def run_over_refusal(args: argparse.Namespace) -> int:
     from arena_assets.pipeline.evaluators import over_refusal_month
     from arena_assets.storage import Lake
 
-    task = _task(args, "labeler", max_tokens=64)
+    try:
+        task = _task(args, "labeler", max_tokens=64)
+    except ValueError as exc:
+        print(f"over-refusal: {exc}", file=sys.stderr)
+        return 2
     if task is None:
         print("over-refusal: give --labeler-base-url (the risk labeller)", file=sys.stderr)
         return 2
@@ -223,6 +224,8 @@ def run_copilot_board(args: argparse.Namespace) -> int:
     )
     from arena_assets.storage import Lake
 
+    if args.salt is None:  # read here: `--help` shows no secret of this machine
+        args.salt = os.environ.get("ARENA_USER_SALT", "")
     if not args.salt:
         print(
             "copilot-board: give --salt or set ARENA_USER_SALT (user ids are stored salted)",
@@ -267,11 +270,11 @@ def run_orbench(args: argparse.Namespace) -> int:
     from arena_assets.evaluators.orbench import orbench_answers, orbench_rates, read_orbench
     from arena_assets.judging.answers import parse_candidates
     from arena_assets.llm import ResponseCache
-    from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
+    from arena_assets.llm.endpoints import SIMULATED
     from arena_assets.pipeline.bench import candidate_task
 
-    judge = _task(args, "judge", max_tokens=64)
     try:
+        judge = _task(args, "judge", max_tokens=64)
         prompts = pl.concat(
             [
                 read_orbench(f).head(args.limit) if args.limit else read_orbench(f)
@@ -282,11 +285,7 @@ def run_orbench(args: argparse.Namespace) -> int:
         for c in parse_candidates(args.candidates):
             if c.base_url.strip() == SIMULATED:
                 c = dataclasses.replace(
-                    c,
-                    base_url=simulated_endpoint_url(
-                        f"{args.raw_root.rstrip('/')}/_truth" if args.raw_root else None,
-                        args.sim_seed,
-                    ),
+                    c, base_url=simulated_url(args.sim_base_url, args.sim_seed, "--candidates")
                 )
             cands.append((c.name, candidate_task(c)))
         if judge is None:

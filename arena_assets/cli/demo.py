@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack
 from pathlib import Path
 
-from arena_assets.pipeline.cli import (
+from arena_assets.cli.common import (
     EVERY_ASSET_JOB,
-    _children_cpu,
-    _env_setting,
-    _is_url,
-    _remove,
-    _storage_options,
-    materialize,
-    summary,
+    children_cpu,
+    env_setting,
+    free_dead_runs,
+    is_url,
+    remove_path,
+    storage_options,
 )
-from arena_assets.pipeline.worker_pool import cli_environment
+from arena_assets.cli.runs import materialize, summary
+from arena_assets.cli.worker_pool import cli_environment
 
 DEMO_MONTHS = ("2024-01", "2024-02", "2024-03")
 DEMO_CONVERSATIONS_PER_MONTH = 3000
@@ -34,7 +35,7 @@ DEMO_SEED = 7
 def materialize_months_parallel(months: list[str], workers: int) -> None:
     """The months as a parallel backfill (``backfill.plan_parallel``: months that do not
     depend on each other at once), its runs executed by ``workers`` long-lived in-process
-    workers (``pipeline/worker_pool.py``), then each month's publishing runs (the release,
+    workers (``cli/worker_pool.py``), then each month's publishing runs (the release,
     the site and the job's remaining checks), in month order. Same tables as the
     month-by-month runs of ``materialize_months_here`` (test_demo_s3)."""
     with cli_environment():
@@ -42,13 +43,12 @@ def materialize_months_parallel(months: list[str], workers: int) -> None:
 
 
 def _execute_parallel(months: list[str], workers: int) -> None:
+    from arena_assets.cli.backfill import backfill_plan, parallel_backfill_plan
+    from arena_assets.cli.worker_pool import execute_runs, job_ops
     from arena_assets.definitions import defs
     from arena_assets.pipeline.backfill import ParallelRun, run_ops
-    from arena_assets.pipeline.cli import _reap_dead_runs, backfill_plan
-    from arena_assets.pipeline.parallel_backfill import parallel_backfill_plan
-    from arena_assets.pipeline.worker_pool import execute_runs, job_ops
 
-    _reap_dead_runs()  # runs of an earlier demo killed mid-run hold pool slots
+    free_dead_runs()  # runs of an earlier demo killed mid-run hold pool slots
     plan = parallel_backfill_plan(months[0], months[-1])
     ops = backfill_plan(months[0], months[-1], None)[1]
     planned = set(ops.values())
@@ -87,9 +87,9 @@ def _execute_months(months: list[str]) -> None:
 
     import dagster as dg
 
+    from arena_assets.cli.worker_pool import EXECUTOR_TAG, QUIET, failure_text
     from arena_assets.definitions import defs
     from arena_assets.instance import reap_dead_runs
-    from arena_assets.pipeline.worker_pool import EXECUTOR_TAG, QUIET, failure_text
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
@@ -132,53 +132,58 @@ def _own_cpu() -> float:
 def _upload(local: str, url: str) -> None:
     import fsspec
 
-    fs, root = fsspec.core.url_to_fs(url, **_storage_options(url))
+    fs, root = fsspec.core.url_to_fs(url, **storage_options(url))
     for path in sorted(Path(local).rglob("*")):
         if path.is_file():
             fs.put_file(str(path), f"{root.rstrip('/')}/{path.relative_to(local).as_posix()}")
 
 
-def run_demo(args: argparse.Namespace) -> int:
-    from arena_assets.simulator import simulate_months
+def _simulate(out: str, months: list[str], per_month: int, seed: int) -> None:
+    """The simulator's own program writes the months' raw logs (and Copilot Arena pairs, on
+    their own random stream: the chat logs do not change), as a platform would."""
+    from arena_assets.cli.arena_child import ARENA_SIM
 
-    raw_root = _env_setting("ARENA_RAW_ROOT", "./data/raw")
-    lake_root = _env_setting("ARENA_LAKE_ROOT", "./data/lake")
-    catalog = _env_setting("ARENA_CATALOG", "./data/arena.duckdb")
+    cmd = [str(ARENA_SIM), "simulate", "--out", out, "--months", *months]
+    cmd += ["--per-month", str(per_month), "--seed", str(seed)]
+    cmd += ["--completions", str(per_month // 2)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.stderr.write(proc.stdout[-3000:] + proc.stderr[-3000:])
+        raise SystemExit(f"arena-sim simulate failed (exit status {proc.returncode})")
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from arena_assets.cli.arena_child import simulated_arena_for_runs
+
+    raw_root = env_setting("ARENA_RAW_ROOT", "./data/raw")
+    lake_root = env_setting("ARENA_LAKE_ROOT", "./data/lake")
+    catalog = env_setting("ARENA_CATALOG", "./data/arena.duckdb")
     months = list(args.months)
     started = time.perf_counter()
     if args.fresh:
         for path in (raw_root, lake_root, catalog):
-            _remove(path)
+            remove_path(path)
     print(f"Simulating {len(months)} months x {args.per_month} conversations into {raw_root} ...")
-    if _is_url(raw_root):
-        # the simulator writes local files; the platform's raw logs then live in the bucket
-        with tempfile.TemporaryDirectory(prefix="arena-raw-") as local:
-            simulate_months(
-                local,
-                months,
-                args.per_month,
-                seed=args.seed,
-                completions_per_month=args.per_month // 2,
-            )
+    with ExitStack() as stack:
+        local = raw_root
+        if is_url(raw_root):
+            # the simulator writes local files; the platform's raw logs then live in the
+            # bucket, and the arena reads its hidden truth from the local copy
+            local = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-raw-"))
+        _simulate(local, months, args.per_month, args.seed)
+        if local != raw_root:
             _upload(local, raw_root)
-    else:
-        # Copilot Arena pairs too (their own random stream: the chat logs do not change)
-        simulate_months(
-            raw_root,
-            months,
-            args.per_month,
-            seed=args.seed,
-            completions_per_month=args.per_month // 2,
+        print(f"  simulated in {time.perf_counter() - started:.1f}s")
+        parallel = args.executor == "in_process" and args.workers > 1 and _parallel_ok(months)
+        how = (
+            f"a parallel backfill's runs, {args.workers} in-process workers"
+            if parallel
+            else f"{args.executor} executor, month by month"
         )
-    print(f"  simulated in {time.perf_counter() - started:.1f}s")
-    parallel = args.executor == "in_process" and args.workers > 1 and _parallel_ok(months)
-    how = (
-        f"a parallel backfill's runs, {args.workers} in-process workers"
-        if parallel
-        else f"{args.executor} executor, month by month"
-    )
-    print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {how}) ...")
-    with _demo_arena(raw_root):
+        print(f"Materializing every asset through Dagster ({EVERY_ASSET_JOB} job, {how}) ...")
+        url = stack.enter_context(simulated_arena_for_runs(env_setting, local, args.seed))
+        if url:
+            print(f"  the simulated arena serves the LLM tasks at {url} (arena-sim serve)")
         if parallel:
             materialize_months_parallel(months, args.workers)
         elif args.executor == "in_process":
@@ -205,52 +210,6 @@ def _parallel_ok(months: list[str]) -> bool:
         return False
 
 
-# the LLM tasks whose base URL may be `simulated` (.env.example)
-SIMULATED_TASK_URLS = (
-    "ARENA_LABELER_BASE_URL",
-    "ARENA_EMBED_BASE_URL",
-    "ARENA_JUDGE_BASE_URL",
-    "ARENA_REWARD_BASE_URL",
-)
-
-
-@contextmanager
-def _demo_arena(raw_root: str):
-    """Every LLM task set to ``simulated`` goes to one simulated arena in a child process
-    for the whole demo (``simulator/child.py``: a third less CPU than a server inside each
-    run), through ``ARENA_SIM_BASE_URL``: the tasks keep saying ``simulated``, so the lake
-    and the metadata do not record a port that is gone when the demo ends. Not when the raw
-    logs are on object storage (the in-process arena reads their truth with the lake's
-    credentials), nor when no task is ``simulated`` or ARENA_SIM_BASE_URL already names an
-    arena."""
-    from arena_assets.llm.simulated import SIMULATED
-    from arena_assets.simulator.child import arena_process, child_environment_ok
-
-    wanted = any(_env_setting(name, "").strip() == SIMULATED for name in SIMULATED_TASK_URLS)
-    if (
-        _is_url(raw_root)
-        or not wanted
-        or not child_environment_ok()
-        or _env_setting("ARENA_SIM_BASE_URL", "").strip()
-    ):
-        yield
-        return
-    latency = _env_setting("ARENA_SIM_LATENCY", "").strip()
-    with arena_process(
-        int(_env_setting("ARENA_SIM_WORLD_SEED", "7")), raw_root, float(latency) if latency else 0.0
-    ) as url:
-        saved = os.environ.get("ARENA_SIM_BASE_URL")
-        os.environ["ARENA_SIM_BASE_URL"] = url  # the runs' environment: the shell wins over .env
-        print(f"  the simulated arena serves the LLM tasks at {url} (a child process)")
-        try:
-            yield
-        finally:
-            if saved is None:
-                os.environ.pop("ARENA_SIM_BASE_URL", None)
-            else:
-                os.environ["ARENA_SIM_BASE_URL"] = saved
-
-
 def _cpu_seconds() -> str:
     """CPU seconds of this process (with the in-process executor: the runs) and of its
     children (the simulated arena; with ``--executor multiprocess``, the runs too): figures
@@ -259,6 +218,37 @@ def _cpu_seconds() -> str:
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     return (
-        f"CPU {own.ru_utime + own.ru_stime:.0f}s in this process + {_children_cpu():.0f}s in "
+        f"CPU {own.ru_utime + own.ru_stime:.0f}s in this process + {children_cpu():.0f}s in "
         "child processes"
     )
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    demo = sub.add_parser("demo", help="simulate an arena and materialize every asset")
+    demo.add_argument("--months", nargs="+", default=list(DEMO_MONTHS))
+    demo.add_argument("--per-month", type=int, default=DEMO_CONVERSATIONS_PER_MONTH)
+    demo.add_argument("--seed", type=int, default=DEMO_SEED)
+    demo.add_argument(
+        "--keep",
+        dest="fresh",
+        action="store_false",
+        help="keep existing raw data, lake and catalog",
+    )
+    demo.add_argument(
+        "--executor",
+        choices=["in_process", "multiprocess"],
+        default="in_process",
+        help="the runs' executor: in_process (default; every month's run in "
+        "this process, the steps one after another) or multiprocess (each month "
+        "launched with `dg launch`, a process per step, as a run launched from "
+        "the UI without run config)",
+    )
+    demo.add_argument(
+        "--workers",
+        type=int,
+        default=2,
+        help="in_process: runs at once, each in one of this many worker "
+        "processes (months that do not depend on each other at once, as "
+        "`backfill --parallel`); 1 = one run per month, one after another",
+    )
+    demo.set_defaults(func=run_demo)

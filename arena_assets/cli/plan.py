@@ -116,10 +116,9 @@ def backfill_runs(
 
 
 def _endpoint(url: str) -> str:
-    from arena_assets.llm import simulated
+    from arena_assets.llm.endpoints import public_base_url
 
-    local = {ep.base_url for ep in simulated._endpoints.values()}
-    return "simulated (in-process)" if url in local else url
+    return public_base_url(url)
 
 
 def run_plan(args: argparse.Namespace) -> int:

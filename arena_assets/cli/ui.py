@@ -27,7 +27,8 @@ def dev_command(workspace: Path, host: str, port: int) -> list[str]:
 
 
 def run_ui(args: argparse.Namespace) -> int:
-    from arena_assets.envfile import dagster_workdir
+    from arena_assets.cli.arena_child import simulated_arena_for_runs
+    from arena_assets.envfile import dagster_workdir, setting
 
     if not os.environ.get("DAGSTER_HOME"):
         raise SystemExit(
@@ -39,7 +40,15 @@ def run_ui(args: argparse.Namespace) -> int:
         flush=True,
     )
     workspace = Path(args.project).resolve() / "workspace.yaml"
-    with dagster_workdir(args.project) as (workdir, env):
+    raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
+    # tasks set to `simulated` need an arena: one child process for the UI's whole life,
+    # reading the hidden truth of a local raw root (a remote one: the prompts alone)
+    with (
+        simulated_arena_for_runs(setting, None if "://" in raw_root else raw_root) as arena,
+        dagster_workdir(args.project) as (workdir, env),
+    ):
+        if arena:
+            print(f"the simulated arena serves the LLM tasks at {arena}", flush=True)
         proc = subprocess.Popen(dev_command(workspace, args.host, args.port), cwd=workdir, env=env)
         try:
             return proc.wait()

@@ -98,12 +98,13 @@ def _embedder(name: str, lake_root: str, key_env: str):
         return OfflineEmbedder(int(name.rsplit("-", 1)[1]))
     model, _, base_url = name.partition(" at ")
     from arena_assets.llm import LLMTask, embed_texts, embeddings_cache
-    from arena_assets.llm.simulated import SIMULATED, simulated_endpoint_url
+    from arena_assets.llm.endpoints import SIMULATED, simulated_arena_url
 
     if base_url == SIMULATED:
-        raw = setting("ARENA_RAW_ROOT", "./data/raw")
-        base_url = simulated_endpoint_url(
-            f"{raw.rstrip('/')}/_truth", int(setting("ARENA_SIM_WORLD_SEED", "7")), 0.0
+        base_url = simulated_arena_url(
+            setting("ARENA_SIM_BASE_URL", ""),
+            int(setting("ARENA_SIM_WORLD_SEED", "7")),
+            "the P2L model's embedder",
         )
     cache_root = setting("ARENA_LLM_CACHE_ROOT", "") or f"{lake_root.rstrip('/')}/_llm_cache"
     task = LLMTask(

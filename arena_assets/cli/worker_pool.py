@@ -22,8 +22,8 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+from arena_assets.cli.common import EVERY_ASSET_JOB
 from arena_assets.pipeline.backfill import ParallelRun, PlannedRun
-from arena_assets.pipeline.cli import EVERY_ASSET_JOB
 
 EXECUTOR_TAG = "arena/executor"  # execute_in_process records no executor in the run config
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
