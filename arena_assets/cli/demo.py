@@ -93,7 +93,7 @@ def _execute_months(months: list[str]) -> None:
 
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
-    job = defs().get_job_def(EVERY_ASSET_JOB)
+    job = defs().resolve_job_def(EVERY_ASSET_JOB)
     instance = (
         dg.DagsterInstance.get()
         if os.environ.get("DAGSTER_HOME")

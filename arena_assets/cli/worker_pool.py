@@ -53,7 +53,7 @@ def _start_worker() -> None:
     warnings.filterwarnings("ignore", category=dg.BetaWarning)
     warnings.filterwarnings("ignore", category=dg.PreviewWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="dagster")
-    _job = defs().get_job_def(EVERY_ASSET_JOB)
+    _job = defs().resolve_job_def(EVERY_ASSET_JOB)
     # without DAGSTER_HOME the runs still write the lake, unrecorded (as `dagster job execute`)
     _instance = (
         dg.DagsterInstance.get()
@@ -122,7 +122,7 @@ def cli_environment():
 
 def job_ops(definitions) -> list[str]:
     """Every op of the every-asset job (assets, their checks, the freshness checks)."""
-    return list(definitions.get_job_def(EVERY_ASSET_JOB).graph.node_dict)
+    return list(definitions.resolve_job_def(EVERY_ASSET_JOB).graph.node_dict)
 
 
 def execute_runs(
