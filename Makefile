@@ -6,7 +6,7 @@ export DAGSTER_HOME := $(CURDIR)/.dagster_home
 # pytest workers: both cores by default
 TEST_WORKERS ?= 2
 
-.PHONY: install demo test test-slow lint docs ui bench clean lock
+.PHONY: install demo test test-slow lint docs screenshots ui bench clean lock
 
 # Python writes bytecode caches as it imports (the default): an environment that sets
 # PYTHONDONTWRITEBYTECODE would make every process of the demo and the tests compile
@@ -73,6 +73,11 @@ lint: install
 ## the documentation site, built strictly (a broken link or a stale reference fails it)
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict -d site
+
+## the documentation's pictures of the UI and the site, taken in headless Chromium from the
+## demo's data (run `make demo` first; Debian's chromium at /usr/bin/chromium)
+screenshots: install
+	$(BIN)/python docs/screenshots.py
 
 ## the Dagster UI on http://127.0.0.1:3000 over the demo's instance and data (`dg dev`
 ## run from a folder holding the merged .env: see arena_assets/cli/ui.py)
