@@ -930,6 +930,18 @@ _AFTER_TASKS = (
         "Completions",
         "true = unaccepted pairs enter the fit as ties (Copilot Arena's board: false).",
     ),
+    _s(
+        "ARENA_COPILOT_FIT",
+        "str",
+        "copilot-arena",
+        "Completions",
+        "The Copilot board's fit. copilot-arena: Copilot Arena's own (server/src/scores.py), "
+        "an L2-penalised logistic regression (sklearn's C=1) whose ratings are the numbers "
+        "its code gives for the same pairs, pulled towards 1000 by the penalty. bt: the "
+        "unpenalised Bradley-Terry fit of the arena boards. Per-user boards "
+        "(copilot_user_boards) are always Copilot Arena's.",
+        choices=("copilot-arena", "bt"),
+    ),
     # Routing
     _s(
         "ARENA_P2L_LOSS",
