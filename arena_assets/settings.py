@@ -670,13 +670,35 @@ _AFTER_TASKS = (
     _s(
         "ARENA_BENCH_PROTOCOL",
         "str",
-        "arena-hard-v0.1",
+        "arena-assets-pairwise",
         "Judging",
-        "Arena-Hard-Auto version the judging follows: its token caps (judge 4,096 / 16,000), "
-        "verdict rule, re-ask, dropping of unparsed games, bootstrap interval (95 % / 90 %), "
-        "style control and per-category baselines (v2). arena-hard-v2.0 is read as "
-        "arena-hard-v2.",
-        choices=("arena-hard-v0.1", "arena-hard-v2", "arena-hard-v2.0"),
+        "The judging protocol: Arena-Hard-Auto's rules by version (token caps, judge 4,096 / "
+        "16,000; verdict rule, re-ask, dropping of unparsed games, bootstrap interval, 95 % / "
+        "90 %; style control; v2's per-category baselines) and the judge's text. "
+        "arena-hard-v0.1 and arena-hard-v2 send Arena-Hard-Auto's own prompts, read from "
+        "ARENA_ARENA_HARD_DIR (required for them): the numbers comparable with the anchor's. "
+        "arena-assets-pairwise (v0.1's rules) and arena-assets-pairwise-v2 (v2's rules) send "
+        "the project's own wording and need no checkout; the simulated judge reads only "
+        "these. arena-hard-v2.0 is read as arena-hard-v2.",
+        choices=(
+            "arena-assets-pairwise",
+            "arena-assets-pairwise-v2",
+            "arena-hard-v0.1",
+            "arena-hard-v2",
+            "arena-hard-v2.0",
+        ),
+    ),
+    _s(
+        "ARENA_ARENA_HARD_DIR",
+        "path",
+        "",
+        "Judging",
+        "Your arena-hard-auto checkout, read (never imported or run) when ARENA_BENCH_PROTOCOL "
+        "is arena-hard-v0.1 (config/judge_config.yaml and gen_judgment.py of a v0.1-era "
+        "commit such as 0489bf3) or arena-hard-v2 (utils/judge_utils.py and "
+        "config/arena-hard-v2.0.yaml): the judge receives their text byte for byte, and an "
+        "empty ARENA_BENCH_BASELINE takes their baselines. Empty = no checkout: those two "
+        "protocols then fail in one line naming this setting.",
     ),
     _s(
         "ARENA_BENCH_JUDGES",
@@ -907,6 +929,18 @@ _AFTER_TASKS = (
         "false",
         "Completions",
         "true = unaccepted pairs enter the fit as ties (Copilot Arena's board: false).",
+    ),
+    _s(
+        "ARENA_COPILOT_FIT",
+        "str",
+        "copilot-arena",
+        "Completions",
+        "The Copilot board's fit. copilot-arena: Copilot Arena's own (server/src/scores.py), "
+        "an L2-penalised logistic regression (sklearn's C=1) whose ratings are the numbers "
+        "its code gives for the same pairs, pulled towards 1000 by the penalty. bt: the "
+        "unpenalised Bradley-Terry fit of the arena boards. Per-user boards "
+        "(copilot_user_boards) are always Copilot Arena's.",
+        choices=("copilot-arena", "bt"),
     ),
     # Routing
     _s(

@@ -334,6 +334,16 @@ EXPECTED = {
         "kinds": ["numpy", "parquet"],
         "automation": FOLLOW,
     },
+    # each user's own board (Copilot Arena's per-user scores): user data, not on the site
+    "copilot_user_boards": {
+        "group": "completions",
+        "deps": {"completion_battles": "every earlier month"},
+        "checks": [],
+        "backfill": "SINGLE_RUN",
+        "pool": None,
+        "kinds": ["numpy", "parquet"],
+        "automation": FOLLOW,
+    },
 }
 
 

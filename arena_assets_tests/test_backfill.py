@@ -109,7 +109,7 @@ def test_cli_plan_from_the_code_location(arena_env):
     # depend on nothing else, so they are a stage of their own instead of splitting the
     # chat chain wherever the topological order lists them
     assert runs == [
-        "run 1/9: completion_battles,copilot_leaderboard for 2024-01..2024-02",
+        "run 1/9: completion_battles,copilot_leaderboard,copilot_user_boards for 2024-01..2024-02",
         "run 2/9: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-01",
         "run 3/9: raw_logs,raw_rejects,conversations,battles,battle_cells for 2024-02",
         "run 4/9: prompt_embeddings,topic_labels,judge_human_agreement,topic_clusters for 2024-01..2024-02",

@@ -113,12 +113,19 @@ def test_bench_assets_two_months_and_cached_reruns(arena_env, monkeypatch):
             m["board"].startswith("| category | model |") and "data:image/png;base64," in m["plot"]
         )
         assert "single_score" in m["board"] and "sc_win_rate" in m["board"]
-        assert m["protocol"] == "arena-hard-v0.1" and m["interval_level"] == 0.95
+        # the default protocol: v0.1's rules in the project's own wording (no checkout)
+        assert m["protocol"] == "arena-assets-pairwise" and m["interval_level"] == 0.95
         assert (
             board["sc_win_rate"].is_between(0, 1).all()
             and (board["category"] == "arena-hard-v0.1").all()
         )
-        assert set(judged["protocol"]) == {"arena-hard-v0.1"}  # each game names its protocol
+        assert set(judged["protocol"]) == {"arena-assets-pairwise"}  # each game names its protocol
+        described = meta["judgments"][month]["judge_prompts"]
+        assert set(judged["prompt_sha256"]) == {described["sha256"]}
+        assert (
+            described["protocol"] == "arena-assets-pairwise"
+            and "own wording" in described["source"]
+        )
         assert m["models_without_win_rate"] == 0 and m["without_win_rate"] == {}
         style = m["style_control"]["arena-hard-v0.1"]
         assert (

@@ -1,6 +1,7 @@
 """The bench in Arena-Hard-Auto's file layout, both ways: the published v0.1 files read and
-written back field for field; a month of ours (simulated arena, both protocols) exported and
-imported to the same frames and the same board; the release's bench dataset in that layout."""
+written back field for field; a month of ours (simulated arena, the own wording under both
+versions' rules) exported and imported to the same frames and the same board; the
+release's bench dataset in that layout."""
 
 from __future__ import annotations
 
@@ -55,8 +56,9 @@ def test_published_v01_files_read_and_written_back(real_data, tmp_path) -> None:
     ]
 
 
-@pytest.mark.parametrize("protocol", ["arena-hard-v0.1", "arena-hard-v2"])
+@pytest.mark.parametrize("protocol", ["arena-assets-pairwise", "arena-assets-pairwise-v2"])
 def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
+    from arena_assets.judging.protocol import get_protocol
     from arena_assets.pipeline.bench import bench_leaderboard_month, judgments_month
     from arena_assets.simulator import start_endpoint
     from arena_assets.simulator.endpoint import Faults
@@ -106,6 +108,7 @@ def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
     assert not back_judged["parsed"].all()  # the unparsed games travel as null scores
     # the same board from the exported folder as from the lake
     board = bench_leaderboard_month(lake, MONTH, protocol=protocol, rounds=30).board
+    rules = get_protocol(protocol).rules  # a file is read by its version's rules
     assert (
         main(
             [
@@ -116,7 +119,7 @@ def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
                 "--format",
                 "csv",
                 "--protocol",
-                protocol,
+                rules,
             ]
         )
         == 0
@@ -130,9 +133,7 @@ def test_a_month_of_ours_round_trips(protocol, tmp_path, capsys) -> None:
     )
     # the folder itself: style control from its answers, as the board
     assert (
-        main(
-            ["judge-summary", str(out), "--rounds", "30", "--format", "csv", "--protocol", protocol]
-        )
+        main(["judge-summary", str(out), "--rounds", "30", "--format", "csv", "--protocol", rules])
         == 0
     )
     table = pl.read_csv(capsys.readouterr().out.encode())

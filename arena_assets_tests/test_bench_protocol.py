@@ -1,7 +1,8 @@
 """The judgments step by protocol, through the real `openai` client against the simulated
-arena: v0.1 continues a conversation whose reply had no label, v2 does not; token caps are
-the anchor's and their hits are counted; v2 judges each question category against its own
-baseline; an empty baseline setting is an error that says what to set."""
+arena (which reads the project's own wording, so the protocols of v0.1's and v2's rules in
+that wording): v0.1's rules continue a conversation whose reply had no label, v2's do not;
+token caps are the anchor's and their hits are counted; v2 judges each question category
+against its own baseline; an empty baseline setting is an error that says what to set."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import polars as pl
 import pytest
 
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
-from arena_assets.judging.protocol import FOLLOW_UP, PROTOCOLS, get_protocol, parse_baselines
+from arena_assets.judging.protocol import (
+    FOLLOW_UP,
+    OWN,
+    OWN_PROTOCOLS,
+    OWN_V2,
+    PROTOCOLS,
+    get_protocol,
+    parse_baselines,
+)
 from arena_assets.llm import LLMTask
 from arena_assets.pipeline.bench import (
     bench_leaderboard_month,
@@ -75,7 +84,7 @@ def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_
     judge = [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=4096))]
     games = 12 * 2 * 2
     steps = {}
-    for name in PROTOCOLS:
+    for name in OWN_PROTOCOLS:
         endpoint.set_faults(Faults(rate_garbage=0.3, seed=4))  # replies without a label
         endpoint.reset_counts()
         try:
@@ -90,7 +99,7 @@ def test_v01_continues_a_reply_without_label_once_and_v2_does_not(endpoint, tmp_
         finally:
             endpoint.set_faults(Faults())
         steps[name].calls = endpoint.call_count(route="chat/completions")
-    v01, v2 = steps["arena-hard-v0.1"], steps["arena-hard-v2"]
+    v01, v2 = steps[OWN], steps[OWN_V2]
     continued = v01.judgments.filter(pl.col("attempts") == 2)
     assert v01.judgments.height == v2.judgments.height == games
     assert continued.height > 0 and v01.calls == games + continued.height
@@ -116,7 +125,7 @@ def test_follow_up_is_the_same_conversation(endpoint) -> None:
     first = (
         client.chat.completions.create(model="sim-judge", messages=msgs).choices[0].message.content
     )
-    label = get_protocol("arena-hard-v0.1").parse(first)[0]
+    label = get_protocol(OWN).parse(first)[0]
     again = client.chat.completions.create(
         model="sim-judge",
         messages=[
@@ -147,8 +156,10 @@ def test_token_caps_are_counted(endpoint, tmp_path) -> None:
     assert tight.cap_hits() == {"sim-judge": 1.0} and set(tight.judgments["attempts"]) == {2}
     assert tight.judgments["parsed"].all()
     assert (
-        PROTOCOLS["arena-hard-v0.1"].judge_max_tokens == 4096
-        and PROTOCOLS["arena-hard-v2"].judge_max_tokens == 16000
+        PROTOCOLS["arena-hard-v0.1"].judge_max_tokens == PROTOCOLS[OWN].judge_max_tokens == 4096
+        and PROTOCOLS["arena-hard-v2"].judge_max_tokens
+        == PROTOCOLS[OWN_V2].judge_max_tokens
+        == 16000
     )
 
 
@@ -158,7 +169,7 @@ def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> Non
     answers_frame(lake, endpoint, tmp_path, max_tokens=4096)
     bases = parse_baselines(
         "hard_prompt=atlas-8b-preview,creative_writing=kelp-34b-pro",
-        get_protocol("arena-hard-v2"),
+        get_protocol(OWN_V2),
         list(MODELS),
     )
     step = judgments_month(
@@ -167,14 +178,14 @@ def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> Non
         [("sim-judge", sim_task(endpoint, "sim-judge", max_tokens=16000))],
         bases,
         cache_root=str(tmp_path / "j"),
-        protocol="arena-hard-v2",
+        protocol=OWN_V2,
     )
     per = step.judgments.group_by("category").agg(pl.col("baseline").unique()).sort("category")
     assert per.rows() == [
         ("creative_writing", ["kelp-34b-pro"]),
         ("hard_prompt", ["atlas-8b-preview"]),
     ]
-    board = bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=20).board
+    board = bench_leaderboard_month(lake, MONTH, protocol=OWN_V2, rounds=20).board
     blocks = {c: set(b["model"]) for (c,), b in board.group_by("category")}
     assert blocks == {"creative_writing": set(MODELS), "hard_prompt": set(MODELS)}
     base_rows = board.filter(pl.col("model") == pl.col("baseline"))
@@ -182,7 +193,7 @@ def test_v2_judges_each_category_against_its_baseline(endpoint, tmp_path) -> Non
         ("creative_writing", "kelp-34b-pro"),
         ("hard_prompt", "atlas-8b-preview"),
     ]
-    assert (board["level"] == 0.9).all() and (board["protocol"] == "arena-hard-v2").all()
+    assert (board["level"] == 0.9).all() and (board["protocol"] == OWN_V2).all()
 
 
 def test_baseline_setting_errors_say_what_to_set() -> None:
@@ -224,24 +235,26 @@ def test_judgments_record_their_protocol_and_the_board_refuses_another(endpoint,
         judge,
         "atlas-8b-preview",
         cache_root=str(tmp_path / "j"),
-        protocol="arena-hard-v0.1",
+        protocol=OWN,
     )
     stored = lake.read("judgments", MONTH)
-    assert stored["protocol"].unique().to_list() == ["arena-hard-v0.1"]
+    assert stored["protocol"].unique().to_list() == [OWN]
     with pytest.raises(
         ValueError,
-        match=r"judgments of 2024-03 were played by arena-hard-v0.1, "
-        r"ARENA_BENCH_PROTOCOL is arena-hard-v2: .*",
-    ):
-        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v2", rounds=5)
-    assert (
-        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5).board.height == 3
-    )
-    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v0.1"
+        match=rf"judgments of 2024-03 were played by {OWN}, "
+        r"ARENA_BENCH_PROTOCOL is arena-hard-v0.1: .*",
+    ):  # the same rules in other words: not the anchor's numbers
+        bench_leaderboard_month(lake, MONTH, protocol="arena-hard-v0.1", rounds=5)
+    assert bench_leaderboard_month(lake, MONTH, protocol=OWN, rounds=5).board.height == 3
+    assert bench_release_from_lake(lake, MONTH).protocol == OWN
     # a v2 month whose categories would not tell (one question category): the column does
-    v2 = stored.with_columns(protocol=pl.lit("arena-hard-v2"), category=pl.lit("hard_prompt"))
+    v2 = stored.with_columns(protocol=pl.lit(OWN_V2), category=pl.lit("hard_prompt"))
     lake.write("judgments", MONTH, v2.with_columns(category=pl.lit(None, pl.String)))
-    assert bench_release_from_lake(lake, MONTH).protocol == "arena-hard-v2"
+    assert bench_release_from_lake(lake, MONTH).protocol == OWN_V2
+    # judged before the texts' hash was kept: the project's wording, whatever rules it names
+    legacy = stored.drop("prompt_sha256").with_columns(protocol=pl.lit("arena-hard-v0.1"))
+    lake.write("judgments", MONTH, legacy)
+    assert bench_release_from_lake(lake, MONTH).protocol == OWN
 
 
 def test_every_bench_setting_comes_from_its_variable(arena_env, monkeypatch) -> None:

@@ -415,7 +415,7 @@ def test_completion_assets_through_dagster(arena_env) -> None:
     raw = Path(arena_env["ARENA_RAW_ROOT"])
     world = World.build(seed=int(arena_env["ARENA_SIM_WORLD_SEED"]))
     summary = generate_completions(world, raw, "2024-01", 1500)
-    result = materialize("2024-01", "completion_battles,copilot_leaderboard")
+    result = materialize("2024-01", "completion_battles,copilot_leaderboard,copilot_user_boards")
     assert result.success
     checks = {c.check_name: c.passed for c in result.get_asset_check_evaluations()}
     assert checks == {
@@ -439,6 +439,12 @@ def test_completion_assets_through_dagster(arena_env) -> None:
     site = json.loads(Path(meta["site_data"].value).read_text())
     assert site["month"] == "2024-01" and site["boards"]["overall"][0]["rank"] == 1
     assert {"overall", "latency_controlled"} <= set(site["boards"])
+    # Copilot Arena's own fit by default; each user's board keyed by the salted hash only
+    assert meta["fit"].value == "copilot-arena" and site["figures"]["fit"] == "copilot-arena"
+    users = result.asset_materializations_for_node("copilot_user_boards")[0].metadata
+    boards = lake.read("copilot_user_boards", "2024-01")
+    assert users["users_with_a_board"].value == boards["user_hash"].n_unique()
+    assert set(boards["user_hash"]) <= set(battles["user_hash"])
 
 
 @pytest.mark.skipif(not MIRROR.is_dir(), reason="no fetched copy of lmarena/copilot-arena")

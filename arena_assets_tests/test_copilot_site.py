@@ -87,6 +87,12 @@ def test_copilot_page_shows_the_lake_board(tmp_path: Path) -> None:
         assert [r[5] for r in rows] == [f"{v:.1%}" for v in want["acceptance_rate"]]
         assert [r[0] for r in rows] == [str(v) for v in want["rank_ub"]]
     assert "exploratory" in page and "90% bootstrap intervals" in page  # the board's own level
+    assert "Copilot Arena's own scores" in page  # the fit the board was made with
+    bt = data | {"figures": data["figures"] | {"fit": "bt"}}
+    assert (
+        "Bradley-Terry scores"
+        in build_month(MonthSite(month=MONTH, boards=[], copilot=bt)).files["copilot.html"].decode()
+    )
     assert json.loads(built.files["downloads/copilot_leaderboard.json"]) == data
     assert built.files["plots/copilot-intervals.svg"].startswith(b"<?xml")
     assert "copilot.html" in Tables(built.files["index.html"].decode()).links

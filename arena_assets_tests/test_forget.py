@@ -235,7 +235,13 @@ def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
     assert plan["battles"] == ["2024-02", "2024-03"]  # the later month's anomaly crowd
     assert plan["arena_leaderboard"] == ["2024-02", "2024-03"]
     assert plan["leaderboard_site"] == ["2024-02", "2024-03"]
-    assert not {"raw_logs", "raw_rejects", "completion_battles", "copilot_leaderboard"} & set(plan)
+    assert not {
+        "raw_logs",
+        "raw_rejects",
+        "completion_battles",
+        "copilot_leaderboard",
+        "copilot_user_boards",
+    } & set(plan)
     both = rebuild_plan(
         graph,
         ["2024-02"],
@@ -247,10 +253,13 @@ def test_rebuild_plan_follows_every_edited_table_through_the_graph() -> None:
         },
     )  # not an asset: ignored
     assert both["copilot_leaderboard"] == ["2024-01", "2024-02", "2024-03"]
+    assert both["copilot_user_boards"] == ["2024-01", "2024-02", "2024-03"]
     assert "completion_battles" not in both
     assert both["leaderboard_site"] == ["2024-01", "2024-02", "2024-03"]  # shows the Copilot board
     assert {
-        k: v for k, v in both.items() if k not in ("copilot_leaderboard", "leaderboard_site")
+        k: v
+        for k, v in both.items()
+        if k not in ("copilot_leaderboard", "copilot_user_boards", "leaderboard_site")
     } == {k: v for k, v in plan.items() if k != "leaderboard_site"}
     only = lambda asset: {"2024-01", "2024-02"} if asset == "copilot_leaderboard" else set()
     assert rebuild_plan(graph, [], only, {"completion_battles": ["2024-01"]}) == {

@@ -107,12 +107,20 @@ def test_settings_are_bound_to_documented_variables(
     monkeypatch.setenv("ARENA_COPILOT_CI_LEVEL", "0.9")
     monkeypatch.setenv("ARENA_COPILOT_INCLUDE_UNACCEPTED", "true")
     monkeypatch.setenv("ARENA_REFUSAL_THRESHOLD", "0.35")
+    monkeypatch.setenv("ARENA_COPILOT_FIT", "bt")
     board = (
         completions.CompletionSettings(**completions.env_fields(completions.ENV))
         .process_config_and_initialize()
         .board_options()
     )
-    assert (board.level, board.include_unaccepted) == (0.9, True)
+    assert (board.level, board.include_unaccepted, board.fit) == (0.9, True, "bt")
+    monkeypatch.setenv("ARENA_COPILOT_FIT", "ridge")
+    with pytest.raises(
+        ValueError, match="ARENA_COPILOT_FIT must be one of copilot-arena, bt, got 'ridge'"
+    ):
+        board_options_from(setting)
+    monkeypatch.setenv("ARENA_COPILOT_FIT", "")  # empty: Copilot Arena's own fit
+    assert board_options_from(setting).fit == "copilot-arena"
     settings = evaluators.EvaluatorSettings(
         **completions.env_fields(evaluators.ENV)
     ).process_config_and_initialize()

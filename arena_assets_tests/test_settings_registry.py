@@ -272,7 +272,11 @@ def test_get_names_an_unknown_setting():
         ("ARENA_LABELER_MAX_CONCURRENCY", "-1", "a whole number >= 1"),
         ("ARENA_JUDGE_PRICE_INPUT_PER_1M", "cheap", "a number >= 0"),
         ("ARENA_PARTITIONS_START", "2024-13", "a month, YYYY-MM"),
-        ("ARENA_BENCH_PROTOCOL", "arena-hard-v3", "one of arena-hard-v0.1, arena-hard-v2"),
+        (
+            "ARENA_BENCH_PROTOCOL",
+            "arena-hard-v3",
+            "one of arena-assets-pairwise, arena-assets-pairwise-v2",
+        ),
         ("ARENA_P2L_LOSS", "logit", "one of bt, grk"),
         ("ARENA_EVALUATORS_CI_LEVEL", "1.5", "a number in 0.5..0.999"),
         ("ARENA_ALLOW_EMPTY_MONTH", "maybe", "true or false"),

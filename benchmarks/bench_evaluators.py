@@ -7,7 +7,8 @@
    timed), then the month step with an LLM judge and a reward model on the simulated arena
    at ``--latency`` seconds a call and ``--concurrency`` parallel calls, fresh cache: wall
    time against the ideal (calls x latency / concurrency), then a cached rerun (0 calls).
-2. completion_battles + copilot_leaderboard on ``--pairs`` simulated Copilot Arena pairs:
+2. completion_battles, copilot_leaderboard (both fits) and copilot_user_boards on
+   ``--pairs`` simulated Copilot Arena pairs:
    wall and CPU seconds of each step, pairs per CPU-second.
 
 Prints ``uptime``'s load beside the figures (the machine is shared).
@@ -109,6 +110,7 @@ def bench_completions(tmp: Path, args: argparse.Namespace) -> None:
     from arena_assets.pipeline.completions import (
         completion_battles_month,
         copilot_leaderboard_month,
+        copilot_user_boards_month,
     )
     from arena_assets.simulator import World
     from arena_assets.simulator.completions import generate_completions
@@ -130,11 +132,20 @@ def bench_completions(tmp: Path, args: argparse.Namespace) -> None:
         f"{step.rejects.height} rejects in {wall:.1f} s wall, {used:.1f} CPU-s "
         f"({step.battles.height / used:,.0f} pairs per CPU-s); load {load()}"
     )
+    for fit in ("copilot-arena", "bt"):
+        t0, c0 = time.perf_counter(), cpu()
+        options = CopilotBoardOptions(bootstrap_rounds=200, fit=fit)
+        board = copilot_leaderboard_month(lake, "2024-01", options)
+        print(
+            f"copilot_leaderboard, fit {fit} (200 bootstrap rounds, "
+            f"{board.figures['accepted_pairs']} accepted pairs, {len(board.figures['boards'])} "
+            f"boards): {time.perf_counter() - t0:.1f} s wall, {cpu() - c0:.1f} CPU-s"
+        )
     t0, c0 = time.perf_counter(), cpu()
-    board = copilot_leaderboard_month(lake, "2024-01", CopilotBoardOptions(bootstrap_rounds=200))
+    users = copilot_user_boards_month(lake, "2024-01")
     print(
-        f"copilot_leaderboard (200 bootstrap rounds, {board.figures['accepted_pairs']} accepted pairs, "
-        f"{len(board.figures['boards'])} boards): {time.perf_counter() - t0:.1f} s wall, {cpu() - c0:.1f} CPU-s"
+        f"copilot_user_boards: {users.users} boards of {users.users_seen} users: "
+        f"{time.perf_counter() - t0:.1f} s wall, {cpu() - c0:.1f} CPU-s; load {load()}"
     )
 
 

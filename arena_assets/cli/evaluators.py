@@ -86,7 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "copilot-board",
         help="Copilot Arena completion battles and their leaderboard for a month",
         description="Reads ROOT/<MONTH>/ (Copilot Arena log records or its release CSV), writes "
-        "completion_battles, completion_rejects and copilot_leaderboard (+ JSON) into LAKE.",
+        "completion_battles, completion_rejects, copilot_leaderboard (+ JSON) and "
+        "copilot_user_boards into LAKE.",
     )
     c.add_argument("root", help="folder with one sub-folder per month")
     c.add_argument("--month", required=True)
@@ -97,6 +98,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="user-id salt (default: ARENA_USER_SALT)",
     )
     c.add_argument("--bootstrap", type=int, default=200)
+    c.add_argument(
+        "--fit",
+        choices=("copilot-arena", "bt"),
+        default=None,
+        help="copilot-arena: Copilot Arena's own penalised fit; bt: Bradley-Terry "
+        "(default: ARENA_COPILOT_FIT, else copilot-arena)",
+    )
     c.set_defaults(func=run_copilot_board)
 
 
@@ -218,9 +226,11 @@ def run_copilot_board(args: argparse.Namespace) -> int:
     import polars as pl
 
     from arena_assets.completions.board import CopilotBoardOptions
+    from arena_assets.envfile import setting
     from arena_assets.pipeline.completions import (
         completion_battles_month,
         copilot_leaderboard_month,
+        copilot_user_boards_month,
     )
     from arena_assets.storage import Lake
 
@@ -238,9 +248,14 @@ def run_copilot_board(args: argparse.Namespace) -> int:
         f"{step.records_read} records: {step.battles.height} pairs, {step.rejects.height} rejected "
         f"({step.listing.describe()})"
     )
-    board = copilot_leaderboard_month(
-        lake, args.month, CopilotBoardOptions(bootstrap_rounds=args.bootstrap)
-    )
+    fit = args.fit or setting("ARENA_COPILOT_FIT", "").strip() or "copilot-arena"
+    try:
+        options = CopilotBoardOptions(bootstrap_rounds=args.bootstrap, fit=fit)
+    except ValueError as exc:
+        print(f"copilot-board: {exc}", file=sys.stderr)
+        return 2
+    board = copilot_leaderboard_month(lake, args.month, options)
+    users = copilot_user_boards_month(lake, args.month, options)
     with pl.Config(tbl_rows=80, tbl_cols=12, tbl_width_chars=200):
         print(
             board.board.filter(pl.col("board").is_in(["overall", "latency_controlled"]))
@@ -254,6 +269,7 @@ def run_copilot_board(args: argparse.Namespace) -> int:
             {
                 "latency_control": board.latency,
                 "figures": board.figures,
+                "user_boards": {"users": users.users, "lambdas": users.lambdas()},
                 "site_data": board.urls[1],
             },
             default=str,

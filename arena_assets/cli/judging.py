@@ -1,4 +1,5 @@
-"""`arena-assets judge-summary FILE` and `arena-assets bench-metrics BENCH HUMAN`."""
+"""`arena-assets judge-summary FILE`, `arena-assets bench-metrics BENCH HUMAN` and
+`arena-assets judge-prompts`."""
 
 from __future__ import annotations
 
@@ -59,6 +60,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="layout version (default: the judgments' own)",
     )
     e.set_defaults(func=run_bench_export)
+
+    j = subparsers.add_parser(
+        "judge-prompts",
+        help="the texts a bench judge receives under a protocol: their source and hash",
+        description="Reads the judge's texts as the judgments asset would: the project's own "
+        "wording (arena-assets-pairwise, -v2), or Arena-Hard-Auto's own (arena-hard-v0.1, "
+        "arena-hard-v2) from an arena-hard-auto checkout, never imported or run. Prints the "
+        "protocol, the files read, the SHA-256 recorded in each judgment row, and one "
+        "request rendered per question category; exits 1 in one line when the texts cannot "
+        "be read.",
+    )
+    j.add_argument(
+        "--protocol",
+        default=None,
+        help="a judging protocol (default: ARENA_BENCH_PROTOCOL, else arena-assets-pairwise)",
+    )
+    j.add_argument(
+        "--arena-hard-dir",
+        default=None,
+        help="your arena-hard-auto checkout (default: ARENA_ARENA_HARD_DIR)",
+    )
+    j.add_argument("--json", action="store_true", help="print the whole prompt set as JSON")
+    j.set_defaults(func=run_judge_prompts)
 
     m = subparsers.add_parser(
         "bench-metrics",
@@ -160,8 +184,39 @@ def run_bench_export(args: argparse.Namespace) -> int:
         release.judgments,
         protocol=args.protocol or release.protocol,
         month=args.month,
+        judge_prompts=release.judge_prompts,
     )
     print(f"{len(paths)} files ({args.protocol or release.protocol}) written under {args.out}")
+    return 0
+
+
+def run_judge_prompts(args: argparse.Namespace) -> int:
+    from arena_assets.envfile import setting
+    from arena_assets.judging.judge_prompts import judge_prompts
+
+    protocol = args.protocol or setting("ARENA_BENCH_PROTOCOL", "") or "arena-assets-pairwise"
+    folder = args.arena_hard_dir
+    if folder is None:
+        folder = setting("ARENA_ARENA_HARD_DIR", "")
+    try:
+        prompts = judge_prompts(protocol, folder)
+    except ValueError as exc:
+        print(f"judge-prompts: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        sys.stdout.write(prompts.to_json().decode() + "\n")
+        return 0
+    for key, value in prompts.describe().items():
+        print(f"{key}: {value}")
+    if prompts.baselines:
+        print("baselines: " + ", ".join(f"{c}={m}" for c, m in prompts.baselines.items()))
+    sample = ("<the question>", "<answer of side A>", "<answer of side B>")
+    for category in prompts.systems:
+        print(f"\n--- request, question category {category} ---")
+        for message in prompts.messages(*sample, category):
+            print(f"[{message['role']}]\n{message['content']}")
+    if prompts.follow_up:
+        print(f"\n--- after a reply without a label ---\n[user]\n{prompts.follow_up}")
     return 0
 
 

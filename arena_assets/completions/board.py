@@ -1,5 +1,14 @@
-"""Copilot Arena's leaderboard: Bradley-Terry on the accepted completions, with intervals,
-and the same board with latency controlled.
+"""Copilot Arena's leaderboard: its own fit of the accepted completions (or Bradley-Terry),
+with intervals, the same board with latency controlled, and every user's own board.
+
+The fit (``fit``): ``copilot-arena`` (the default) is Copilot Arena's own, the
+L2-penalised logistic regression of its ``server/src/scores.py``
+(``completions.anchor_fit``), so the ratings are the numbers its code gives for the same
+pairs; ``bt`` is the unpenalised Bradley-Terry fit of the arena boards (``ranking``), which
+spreads ratings further (the anchor's penalty pulls them towards 1000). Either way the
+interval is ours: a percentile bootstrap (Copilot Arena's scores have none). Per-user
+boards (``copilot_user_boards``) are always the anchor's: every user with 20 or more
+accepted pairs, their battles mixed with everyone's by the anchor's weight λ.
 
 Battles: the pairs where the user accepted one completion (the accepted side wins);
 pairs shown and left unaccepted are counted (``acceptance_rate``) but, as in Copilot
@@ -38,7 +47,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from arena_assets.completions.schema import COPILOT_BOARD_SCHEMA
+from arena_assets.completions.schema import COPILOT_BOARD_SCHEMA, COPILOT_USER_BOARD_SCHEMA
 from arena_assets.ranking import FitOptions, RankingInputError, fit_bt, fit_style_controlled
 from arena_assets.ranking.newton import NoMaximumLikelihood
 
@@ -53,6 +62,17 @@ class CopilotBoardOptions:
     min_battles: int = 20  # per model on a board
     min_file_type_battles: int = 300  # a language board needs this many accepted pairs
     include_unaccepted: bool = False
+    fit: str = "copilot-arena"  # or "bt" (see the module docstring)
+
+    def __post_init__(self) -> None:
+        if self.fit not in FITS:
+            raise ValueError(
+                f"ARENA_COPILOT_FIT must be one of {', '.join(FITS)}, got {self.fit!r}"
+            )
+
+
+COPILOT_FIT, BT_FIT = "copilot-arena", "bt"
+FITS = (COPILOT_FIT, BT_FIT)
 
 
 @dataclass
@@ -136,6 +156,23 @@ def _table(board: pl.DataFrame, name: str, facts: pl.DataFrame) -> pl.DataFrame:
     return board.join(facts, on="model", how="left").with_columns(board=pl.lit(name))
 
 
+def _board(battles: pl.DataFrame, options: CopilotBoardOptions) -> tuple[pl.DataFrame, dict]:
+    """(table, models left out) of one board by the configured fit."""
+    if options.fit == COPILOT_FIT:
+        from arena_assets.completions.anchor_fit import fit_board
+        from arena_assets.ranking.newton import single_threaded_blas
+
+        with single_threaded_blas():
+            return fit_board(
+                battles, options.min_battles, options.bootstrap_rounds, options.level, options.seed
+            )
+    board = fit_bt(battles, _fit_options(options))
+    return board.table, board.left_out
+
+
+_NO_BOARD = (RankingInputError, NoMaximumLikelihood, ValueError)
+
+
 def copilot_leaderboard(
     battles: pl.DataFrame, month: str, options: CopilotBoardOptions = CopilotBoardOptions()
 ) -> CopilotBoard:
@@ -152,17 +189,19 @@ def copilot_leaderboard(
         "acceptance_by_wait": acceptance_by_wait(battles),
         "top_share": float((accepted["winner"] == "model_a").mean()) if accepted.height else None,
     }
+    figures["fit"] = options.fit
     opts = _fit_options(options)
     tables, left_out, latency = [], {}, {}
     try:
-        plain = fit_bt(fitted, opts)
-    except (RankingInputError, NoMaximumLikelihood) as exc:
+        overall, left_out["overall"] = _board(fitted, options)
+    except _NO_BOARD as exc:
         figures["board_error"] = str(exc)[:200]
         return CopilotBoard(pl.DataFrame(schema=COPILOT_BOARD_SCHEMA), {}, figures, {})
-    tables.append(_table(plain.table, "overall", facts))
-    left_out["overall"] = plain.left_out
+    tables.append(_table(overall, "overall", facts))
     timed = fitted.filter(pl.col("latency_a").is_not_null() & pl.col("latency_b").is_not_null())
     try:
+        # exploratory, Bradley-Terry beside the unadjusted Bradley-Terry rating, whatever the fit
+        plain = fit_bt(fitted, opts)
         styled = fit_style_controlled(timed, opts, style_features=(LATENCY,), style_norm="ratio")
         tables.append(
             _table(
@@ -180,7 +219,7 @@ def copilot_leaderboard(
         latency["pairs"] = timed.height
         latency["status"] = "exploratory"  # not a Copilot Arena figure: see the module docstring
         left_out["latency_controlled"] = styled.left_out or {}
-    except (RankingInputError, NoMaximumLikelihood, np.linalg.LinAlgError) as exc:
+    except (*_NO_BOARD, np.linalg.LinAlgError) as exc:
         latency = {"error": str(exc)[:200], "pairs": timed.height}
     for (ftype,), part in sorted(
         fitted.drop_nulls("file_type").group_by("file_type"), key=lambda kv: kv[0][0]
@@ -188,11 +227,11 @@ def copilot_leaderboard(
         if part.height < options.min_file_type_battles:
             continue
         try:
-            lang = fit_bt(part, opts)
-        except (RankingInputError, NoMaximumLikelihood):
+            lang, lang_left_out = _board(part, options)
+        except _NO_BOARD:
             continue
-        tables.append(_table(lang.table, f"file_type:{ftype}", facts))
-        left_out[f"file_type:{ftype}"] = lang.left_out
+        tables.append(_table(lang, f"file_type:{ftype}", facts))
+        left_out[f"file_type:{ftype}"] = lang_left_out
     frame = pl.concat(
         [
             t.with_columns(month=pl.lit(month)).select(
@@ -208,6 +247,27 @@ def copilot_leaderboard(
     )
     figures["boards"] = dict(frame.group_by("board").len().sort("board").iter_rows())
     return CopilotBoard(frame, latency, figures, left_out)
+
+
+def copilot_user_boards(battles: pl.DataFrame, options: CopilotBoardOptions) -> pl.DataFrame:
+    """Every user's board as Copilot Arena's ``get_scores`` computes it: the accepted pairs
+    (``model_a, model_b, winner, accepted, user_hash, tstamp, pair_id``) of the models the
+    overall board rates (``min_battles``), each user with 20 or more of them and both
+    sides accepted at least once. One row per (user, model): ``user_hash, model, rating,
+    rank, votes, lam, user_battles``."""
+    from arena_assets.completions.anchor_fit import board_models, user_boards
+    from arena_assets.ranking.newton import single_threaded_blas
+
+    accepted = battles.filter(pl.col("accepted"))
+    models, _ = board_models(accepted, options.min_battles)
+    kept = accepted.filter(pl.col("model_a").is_in(models) & pl.col("model_b").is_in(models))
+    with single_threaded_blas():
+        boards = user_boards(kept, kept, models) if len(models) > 1 else None
+    if boards is None or boards.height == 0:
+        return pl.DataFrame(schema=COPILOT_USER_BOARD_SCHEMA)
+    return boards.with_columns(
+        rank=pl.col("rating").rank("min", descending=True).over("user_hash").cast(pl.Int64)
+    ).sort("user_hash", "rank", "model")
 
 
 def board_data(board: pl.DataFrame, latency: dict, figures: dict, month: str) -> dict:

@@ -95,3 +95,16 @@ COPILOT_BOARD_SCHEMA = {
     "median_pair_latency": pl.Float64,
     "rating_unadjusted": pl.Float64,  # latency_controlled: the overall rating beside it
 }
+
+# copilot_user_boards: each user's board as Copilot Arena's get_scores computes it (its
+# extension shows a user their own): every user's accepted pairs mixed with this user's
+COPILOT_USER_BOARD_SCHEMA = {
+    "month": pl.String,
+    "user_hash": pl.String,  # salted hash of Copilot Arena's userId
+    "model": pl.String,
+    "rating": pl.Float64,
+    "rank": pl.Int64,
+    "votes": pl.Int64,  # the user's accepted pairs the model took part in
+    "lam": pl.Float64,  # weight of every user's pairs; 1 - lam: this user's (chosen per user)
+    "user_battles": pl.Int64,  # the user's accepted pairs of the rated models
+}

@@ -21,6 +21,7 @@ BOARD_VARIABLES = {
     "min_battles": ("ARENA_COPILOT_MIN_BATTLES", "20"),
     "min_file_type_battles": ("ARENA_COPILOT_MIN_FILE_TYPE_BATTLES", "300"),
     "include_unaccepted": ("ARENA_COPILOT_INCLUDE_UNACCEPTED", "false"),
+    "fit": ("ARENA_COPILOT_FIT", "copilot-arena"),
 }
 ROOT_VARIABLE = "ARENA_COMPLETIONS_ROOT"
 
@@ -65,6 +66,7 @@ def board_options(values: dict[str, object]) -> CopilotBoardOptions:
             values["min_file_type_battles"], var["min_file_type_battles"]
         ),
         include_unaccepted=switch(values["include_unaccepted"], var["include_unaccepted"]),
+        fit=str(values["fit"]).strip() or "copilot-arena",
     )
 
 

@@ -76,6 +76,7 @@ def month_settings(
             s.judges = bench_settings.judge_tasks(judge)
             s.baseline = bench_settings.baselines()
             s.protocol = bench_settings.bench_protocol()
+            s.judge_prompts = bench_settings.judge_prompts()
             s.single_grades = bench_settings.grades_on()
     return s
 

@@ -73,7 +73,7 @@ def expanded_rows(
     # the anchor's row order (its bootstrap draws index into it): judges as listed, each
     # judge's files by model name, records in file order; v0.1 writes a record's game 1
     # before game 2, v2's load_judgments game 2 before game 1
-    game_key = pl.col("game") if proto.name == V01 else -pl.col("game")
+    game_key = pl.col("game") if proto.rules == V01 else -pl.col("game")
     rows = (
         kept.with_columns(
             _judge=pl.col("_order").min().over("judge"),
@@ -133,7 +133,7 @@ def win_rates(
         rng = np.random.RandomState(seed)
         boot = np.full((rounds, len(models)), np.nan)
         for r in range(rounds):
-            if proto.name == V01:
+            if proto.rules == V01:
                 idx = rng.choice(len(score), size=len(score), replace=True)
                 n = np.bincount(code[idx], minlength=len(models))
                 s = np.bincount(code[idx], score[idx], len(models))
@@ -144,7 +144,7 @@ def win_rates(
                     boot[r, m] = own[rng.choice(len(own), size=len(own), replace=True)].mean()
         for m, model in enumerate(models):
             col = boot[:, m]
-            if proto.name == V01:
+            if proto.rules == V01:
                 point = float(means[m])
                 bounds = (
                     [float(expit(x)) for x in _quantiles(_logit(col), (lo, hi))]
@@ -230,7 +230,7 @@ def _style_matrix(
     m = {f: joined[f].to_numpy().astype(np.float64) for f in STYLE_INPUTS}
     b = {f: joined[f"{f}_base"].to_numpy().astype(np.float64) for f in STYLE_INPUTS}
     names, cols = list(STYLE_INPUTS), []
-    if proto.name == V01:  # baseline is side A: (a - b) / (a + b + 1) on every raw count
+    if proto.rules == V01:  # baseline is side A: (a - b) / (a + b + 1) on every raw count
         cols = [(b[f] - m[f]) / (b[f] + m[f] + 1) for f in STYLE_INPUTS]
         x = np.column_stack(cols)
         mean, sd = x.mean(axis=0), x.std(axis=0)
@@ -328,7 +328,7 @@ def style_win_rates(
         score = joined["score"].to_numpy().astype(np.float64)
         onehot = np.zeros((len(score), len(models)))
         onehot[np.arange(len(score)), code] = 1.0
-        if proto.name == V01:  # columns: models, baseline (+ln 10 on side A), style
+        if proto.rules == V01:  # columns: models, baseline (+ln 10 on side A), style
             x = np.column_stack([-LN10 * onehot, np.full(len(score), LN10), style])
             s, scale, ridge = 1.0 - score, 2.0, 1.0
 
@@ -343,7 +343,7 @@ def style_win_rates(
 
         full = _fit(x, s, np.ones(len(score)), scale, ridge)
         rng = np.random.RandomState(seed)
-        idx = rng.randint(0, len(score), size=(rounds, len(score))) if proto.name != V01 else None
+        idx = rng.randint(0, len(score), size=(rounds, len(score))) if proto.rules != V01 else None
         boot = np.empty((rounds, len(models)))
         for r in range(rounds):
             draw = rng.choice(len(score), size=len(score), replace=True) if idx is None else idx[r]
@@ -355,7 +355,7 @@ def style_win_rates(
         )
         point = rate(full)
         for m, model in enumerate(models):
-            if proto.name == V01:
+            if proto.rules == V01:
                 value = float(point[m])
                 bounds = (
                     [float(expit(v)) for v in _quantiles(_logit(boot[:, m]), (lo, hi))]

@@ -37,8 +37,8 @@ from arena_assets.battles.style import (
     ORDERED_ITEM,
     UNORDERED_ITEM,
 )
-from arena_assets.judging.protocol import V01, get_protocol
-from arena_assets.judging.verdicts import pairwise_messages
+from arena_assets.judging.judge_prompts import JudgePrompts, own_prompts
+from arena_assets.judging.protocol import OWN, OWN_V2, V01, get_protocol
 
 # battles.style's patterns are Rust regex with inline flags: restated for Python's re
 _HEADERS = {k: re.compile(p[4:], re.M) for k, p in HEADER_LEVEL.items()}
@@ -74,7 +74,7 @@ def question_records(prompts: pl.DataFrame, protocol: str = V01) -> list[dict]:
     out = []
     for r in prompts.iter_rows(named=True):
         cat = proto.question_category(r.get("category"))
-        if proto.name == V01:
+        if proto.rules == V01:
             cluster = r.get("cluster") if r.get("cluster") is not None else r.get("cluster_id")
             out.append(
                 {
@@ -114,7 +114,7 @@ def answer_records(
         )
         aid = r.get("answer_id") or _id("answer", r["model"], r["question_id"])
         tstamp = r["tstamp"] if r.get("tstamp") is not None else tstamp
-        if proto.name == V01:
+        if proto.rules == V01:
             rec = {
                 "question_id": r["question_id"],
                 "answer_id": aid,
@@ -149,13 +149,25 @@ def answer_records(
 
 def judgment_records(
     judgments: pl.DataFrame,
-    prompts: dict[str, str],
+    texts: dict[str, str],
     answers: dict[tuple[str, str], str],
     protocol: str = V01,
+    judge_prompts: JudgePrompts | None = None,
 ) -> dict[tuple[str, str], list[dict]]:
     """{(judge, model): records}, one per (question, model, judge) with its two games;
-    questions never played (a missing answer) are left out, as the anchor skips them."""
+    questions never played (a missing answer) are left out, as the anchor skips them. Each
+    game's request is rendered from ``judge_prompts``, the texts the games were judged with
+    (default: the project's own wording); judgments recording another set's hash
+    (``prompt_sha256``) are refused in one line."""
     proto = get_protocol(protocol)
+    prompts = judge_prompts or own_prompts(OWN if proto.rules == V01 else OWN_V2)
+    if "prompt_sha256" in judgments.columns:
+        used = sorted(set(judgments["prompt_sha256"].drop_nulls()))
+        if used and used != [prompts.sha256]:
+            raise ValueError(
+                f"the judgments were judged with prompt set {', '.join(u[:12] for u in used)}, "
+                f"not {prompts.sha256[:12]} ({prompts.protocol}): give the month's own set"
+            )
     played = (
         judgments.filter(pl.col("status") != "no_answer")
         if "status" in judgments.columns
@@ -167,13 +179,13 @@ def judgment_records(
     ):
         games = []
         for g in part.sort("game").iter_rows(named=True):
-            msgs = pairwise_messages(
-                prompts.get(qid, ""),
+            msgs = prompts.messages(
+                texts.get(qid, ""),
                 answers.get((qid, g["model_a"]), ""),
                 answers.get((qid, g["model_b"]), ""),
-                proto.own_answer_first(g.get("category") or ""),
+                g.get("category") or proto.question_category(None),
             )
-            if proto.name == V01:
+            if proto.rules == V01:
                 games.append(
                     {
                         "user_prompt": msgs[1]["content"],
@@ -186,7 +198,7 @@ def judgment_records(
                     {"score": g["verdict"], "judgment": {"answer": g["judgment"]}, "prompt": msgs}
                 )
         first = part.row(0, named=True)
-        if proto.name == V01:
+        if proto.rules == V01:
             rec = {"question_id": qid, "model": model, "judge": judge, "games": games}
         else:
             rec = {
@@ -215,9 +227,11 @@ def write_layout(
     protocol: str = V01,
     month: str | None = None,
     storage_options: dict | None = None,
+    judge_prompts: JudgePrompts | None = None,
 ) -> list[str]:
     """Write the layout under ``root`` (replacing files of the same name); the paths written.
-    Records are sorted as their table, so a rerun writes the same bytes."""
+    Records are sorted as their table, so a rerun writes the same bytes. ``judge_prompts``:
+    the texts the judgments were played with (``judgment_records``)."""
     fs, base = fsspec.core.url_to_fs(root, **(storage_options or {}))
     tstamp = datetime.strptime(month, "%Y-%m").replace(tzinfo=UTC).timestamp() if month else 0.0
     pid = "prompt_id" if "prompt_id" in prompts.columns else "question_id"
@@ -230,7 +244,8 @@ def write_layout(
         good = answers.filter(pl.col("status") == "ok") if "status" in answers.columns else answers
         ok = {(q, m): a for q, m, a in good.select("question_id", "model", "answer").iter_rows()}
     if judgments is not None:
-        for (judge, model), recs in judgment_records(judgments, text, ok, protocol).items():
+        records = judgment_records(judgments, text, ok, protocol, judge_prompts)
+        for (judge, model), recs in records.items():
             files[f"model_judgment/{_safe(judge)}/{_safe(model)}.jsonl"] = recs
     written = []
     for name, recs in files.items():

@@ -35,15 +35,24 @@ style control              (a-b)/(a+b+1) on raw counts,        length (a-b)/(a+b
 
 A "strong" verdict (``>>``) counts ``weight`` (3) times in both. Labels outside each
 version's set are unparsed here (v0.1 drops them silently; v2 would raise a KeyError).
+
+A protocol is those rules and the judge's text. Under ``arena-hard-v0.1`` and
+``arena-hard-v2`` the judge receives the anchor's own text, read from the user's
+arena-hard-auto checkout (``judging.judge_prompts``); ``arena-assets-pairwise`` (v0.1's
+rules) and ``arena-assets-pairwise-v2`` (v2's rules) send the project's own wording and need
+no checkout. With a real judge different words give different verdicts, so only the first
+two give numbers comparable with Arena-Hard-Auto's.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 V01 = "arena-hard-v0.1"
 V2 = "arena-hard-v2"
+OWN = "arena-assets-pairwise"  # v0.1's rules, the project's own wording
+OWN_V2 = "arena-assets-pairwise-v2"  # v2's rules, the project's own wording
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
 # v2's label_to_score spellings, each restated as one of VERDICTS
 _V2_LABELS = {
@@ -75,36 +84,42 @@ class BenchProtocol:
     weight: int = 3  # copies of a strong verdict
     drop_question_on_unparsed: bool = False  # v2: both games go when one is unparsed
     categories: tuple[str, ...] = ()  # question categories with their own baseline
+    rules: str = V01  # the Arena-Hard-Auto version whose rules and arithmetic apply
+    anchor_text: bool = True  # the judge receives the anchor's own text (from a checkout)
 
     def parse(self, text: str | None) -> tuple[str | None, bool]:
         """(verdict or None, whether the anchor would ask again)."""
-        return parse_v01(text) if self.name == V01 else (parse_v2(text), False)
+        return parse_v01(text) if self.rules == V01 else (parse_v2(text), False)
 
     def question_category(self, category: str | None) -> str:
         """The anchor's question category of one of our bench categories: v0.1 has one
         (``arena-hard-v0.1``); v2 judges creative writing apart from everything else."""
-        if self.name == V01:
+        if self.rules == V01:
             return V01
         return "creative_writing" if category == "creative_writing" else "hard_prompt"
 
-    def own_answer_first(self, question_category: str) -> bool:
-        """Whether the judge writes its own answer before judging (v2's creative-writing
-        judge does not)."""
-        return not (self.name == V2 and question_category == "creative_writing")
 
-
+_V01_RULES = BenchProtocol(
+    V01, judge_max_tokens=4096, answer_max_tokens=4096, attempts=2, level=0.95
+)
+_V2_RULES = BenchProtocol(
+    V2,
+    judge_max_tokens=16000,
+    answer_max_tokens=16000,
+    attempts=1,
+    level=0.90,
+    drop_question_on_unparsed=True,
+    categories=("hard_prompt", "creative_writing"),
+    rules=V2,
+)
 PROTOCOLS = {
-    V01: BenchProtocol(V01, judge_max_tokens=4096, answer_max_tokens=4096, attempts=2, level=0.95),
-    V2: BenchProtocol(
-        V2,
-        judge_max_tokens=16000,
-        answer_max_tokens=16000,
-        attempts=1,
-        level=0.90,
-        drop_question_on_unparsed=True,
-        categories=("hard_prompt", "creative_writing"),
-    ),
+    OWN: replace(_V01_RULES, name=OWN, anchor_text=False),
+    OWN_V2: replace(_V2_RULES, name=OWN_V2, anchor_text=False),
+    V01: _V01_RULES,
+    V2: _V2_RULES,
 }
+# the protocols that need no checkout: the simulated judge and the demo use these
+OWN_PROTOCOLS = (OWN, OWN_V2)
 
 
 def get_protocol(name: str | BenchProtocol) -> BenchProtocol:
@@ -194,11 +209,15 @@ class ProtocolMismatchError(ValueError):
 
 def judgments_protocol(judgments) -> str | None:
     """The protocol a judgments partition (a polars frame) was played by (its ``protocol``
-    column); None for a partition written before the column was kept. Two in one partition
-    is an error."""
+    column); None for a partition written before the column was kept. A partition without
+    ``prompt_sha256`` was judged in the project's own wording, whatever rules it names, so
+    it reads as the own protocol of those rules. Two in one partition is an error."""
     if "protocol" not in judgments.columns:
         return None
     found = sorted(set(judgments["protocol"].drop_nulls()))
     if len(found) > 1:
         raise ProtocolMismatchError(f"judgments mix protocols {found}: rematerialize the month")
-    return found[0] if found else None
+    name = found[0] if found else None
+    if name in (V01, V2) and "prompt_sha256" not in judgments.columns:
+        return OWN if name == V01 else OWN_V2
+    return name

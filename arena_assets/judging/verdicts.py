@@ -10,7 +10,9 @@ win 1, tie 0.5, loss 0; a strong verdict (``>>``) counts ``weight`` times (3).
 The judge prompt is ours, with the anchor's meaning and output format: the judge writes
 its own answer first (v2's creative-writing judge does not), then compares both answers
 for mistakes, helpfulness, relevance, concision and missing information, and ends with one
-of the five labels. Files of other projects are read by ``judging.readers``.
+of the five labels. It is sent under the ``arena-assets-pairwise`` protocols; under
+Arena-Hard-Auto's names the judge receives the anchor's own text (``judging.judge_prompts``).
+Files of other projects are read by ``judging.readers``.
 
 Judgment frame (one row per game), the common shape of our judgments and of imports:
 ``question_id, category, model, baseline, judge, game, model_a, model_b, judgment,
@@ -231,7 +233,9 @@ JUDGMENT_SCHEMA = {
 def judgment_frame(rows: list[dict], protocol: str | None = None) -> pl.DataFrame:
     """Rows -> the judgment frame; verdicts read as ``protocol`` reads a stored label (v0.1:
     the five labels only; v2 or None: the ten spellings), ``parsed`` derived."""
-    strict = protocol == "arena-hard-v0.1"
+    from arena_assets.judging.protocol import V01, get_protocol
+
+    strict = protocol is not None and get_protocol(protocol).rules == V01
     out = []
     for r in rows:
         label = r.get("verdict")

@@ -18,9 +18,9 @@ import polars as pl
 from arena_assets.bench.builder import Bench, BenchOptions, Relabel, build_benches
 from arena_assets.bench.schema import BENCH_PROMPTS, CRITERIA
 from arena_assets.judging.answers import CandidateModel, answer_features, split_reasoning
+from arena_assets.judging.judge_prompts import JudgePrompts, judge_prompts, keep_prompts
 from arena_assets.judging.protocol import (
-    FOLLOW_UP,
-    V01,
+    OWN,
     BenchProtocol,
     ProtocolMismatchError,
     get_protocol,
@@ -29,10 +29,8 @@ from arena_assets.judging.protocol import (
 from arena_assets.judging.summary import bias_report, single_summary
 from arena_assets.judging.verdicts import (
     JUDGMENT_SCHEMA,
-    PROMPT_VERSION,
     SINGLE_PROMPT_VERSION,
     SINGLE_SCHEMA,
-    pairwise_messages,
     parse_rating,
     plan_games,
     single_messages,
@@ -289,7 +287,8 @@ class JudgmentsMonth:
     reports: dict[str, BatchReport]
     bias: dict[str, dict]  # per judge: bias_report
     url: str = ""
-    protocol: str = V01
+    protocol: str = OWN
+    prompts: JudgePrompts | None = None  # the texts the judge received
 
     def cap_hits(self) -> dict[str, float]:
         """Per judge, the share of judged games whose judge reply used the whole token cap."""
@@ -311,26 +310,32 @@ class JudgmentsMonth:
         }
 
 
-# ``protocol``: the Arena-Hard-Auto version each game was played by (its caps, verdict rule
-# and re-ask); the board and the release read it instead of the current setting
+# ``protocol``: the protocol each game was played by (its caps, verdict rule, re-ask and
+# text); the board and the release read it instead of the current setting.
+# ``prompt_sha256``: the hash of the judge's texts (``judging.judge_prompts``)
 JUDGMENTS_TABLE = JUDGMENT_SCHEMA | {
     "status": pl.String,
     "attempts": pl.Int8,
     "hit_token_cap": pl.Boolean,
     "protocol": pl.String,
+    "prompt_sha256": pl.String,
 }
 
 
 def _judge_games(
-    task: LLMTask, messages: dict[str, list[dict]], proto: BenchProtocol, cache: ResponseCache
+    task: LLMTask,
+    messages: dict[str, list[dict]],
+    proto: BenchProtocol,
+    cache: ResponseCache,
+    prompts: JudgePrompts,
 ) -> tuple[dict[str, dict], BatchReport]:
     """Every game's judge call; the games without a label (v0.1) continue the same
-    conversation once more: the judge's reply, then the follow-up asking for the label.
+    conversation once more: the judge's reply, then the prompt set's follow-up turn.
     -> {game id: {judgment, verdict, status, attempts, hit_token_cap}}."""
     task = replace(task, parse_retries=0)  # a re-ask is the continued conversation, not a resend
     ids = list(messages)
     first, report = run_batch(
-        task, [LLMRequest(i, messages[i], PROMPT_VERSION) for i in ids], cache, proto.parse
+        task, [LLMRequest(i, messages[i], prompts.version) for i in ids], cache, proto.parse
     )
     out = {}
     again = []
@@ -350,9 +355,9 @@ def _judge_games(
                     [
                         *messages[r.item_id],
                         {"role": "assistant", "content": r.content or ""},
-                        {"role": "user", "content": FOLLOW_UP},
+                        {"role": "user", "content": prompts.follow_up},
                     ],
-                    f"{PROMPT_VERSION}+follow-up",
+                    f"{prompts.version}+follow-up",
                 )
             )
     if again:
@@ -396,22 +401,31 @@ def judgments_month(
     *,
     cache_root: str,
     storage_options: dict | None = None,
-    protocol: str | BenchProtocol = V01,
+    protocol: str | BenchProtocol = OWN,
+    prompts: JudgePrompts | None = None,
 ) -> JudgmentsMonth:
     """Two games per (prompt, candidate, judge) against the baseline, positions swapped,
-    by Arena-Hard-Auto ``protocol`` (``judging.protocol``): its verdict rule, its
-    follow-up (v0.1: a game without a label continues the conversation once), and in v2 a
+    by ``protocol`` (``judging.protocol``): its verdict rule, its follow-up (v0.1's rules:
+    a game without a label continues the conversation once), and under v2's rules a
     baseline per question category (``baseline`` a {category: model} mapping; one name
-    serves every category). What stays unparsed is kept (``parsed`` false, ``status``
-    parse_failed); a call that failed after the client's retries is recorded as
-    ``failed``; prompts where the baseline or the candidate has no answer as ``no_answer``.
-    The judges' tasks carry their own ``max_tokens`` (the protocol's cap, set by the asset)."""
+    serves every category). ``prompts``: the texts the judge receives
+    (``judging.judge_prompts``; default: the protocol's own wording, an error for an
+    Arena-Hard-Auto protocol, whose texts come from a checkout). What stays unparsed is
+    kept (``parsed`` false, ``status`` parse_failed); a call that failed after the
+    client's retries is recorded as ``failed``; prompts where the baseline or the candidate
+    has no answer as ``no_answer``. The judges' tasks carry their own ``max_tokens`` (the
+    protocol's cap, set by the asset)."""
     proto = get_protocol(protocol)
+    prompts = prompts or judge_prompts(proto.name)
+    if prompts.protocol != proto.name:
+        raise ValueError(f"the prompt set is {prompts.protocol}'s, the protocol {proto.name}")
     bench = lake.read(BENCH_PROMPTS_ASSET, month, columns=["prompt_id", "prompt", "category"])
     answers = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer", "status"])
     if bench.height == 0:  # an empty bench (a tiny month): an empty, well-typed table
         frame = pl.DataFrame(schema=JUDGMENTS_TABLE)
-        return JudgmentsMonth(month, frame, {}, {}, lake.write(JUDGMENTS, month, frame), proto.name)
+        url = lake.write(JUDGMENTS, month, frame)
+        keep_prompts(lake, JUDGMENTS, month, prompts)
+        return JudgmentsMonth(month, frame, {}, {}, url, proto.name, prompts)
     categories = [proto.question_category(c) for c in bench["category"]]
     bases = (
         dict.fromkeys(set(categories), baseline) if isinstance(baseline, str) else dict(baseline)
@@ -435,11 +449,11 @@ def judgments_month(
             if (g["question_id"], g["model_a"]) in ok and (g["question_id"], g["model_b"]) in ok
         }
         messages = {
-            i: pairwise_messages(
+            i: prompts.messages(
                 text[g["question_id"]],
                 ok[g["question_id"], g["model_a"]],
                 ok[g["question_id"], g["model_b"]],
-                proto.own_answer_first(g["category"]),
+                g["category"],
             )
             for i, g in playable.items()
         }
@@ -447,7 +461,7 @@ def judgments_month(
             cache_root, f"judgments/{name}", storage_options=storage_options or {}
         )
         try:
-            return _judge_games(task, messages, proto, cache)
+            return _judge_games(task, messages, proto, cache, prompts)
         finally:
             cache.flush()
 
@@ -473,16 +487,20 @@ def judgments_month(
                         "hit_token_cap": False,
                     }
                 )
-                | {"parsed": bool(r and r["verdict"]), "protocol": proto.name}
+                | {
+                    "parsed": bool(r and r["verdict"]),
+                    "protocol": proto.name,
+                    "prompt_sha256": prompts.sha256,
+                }
             )
     frame = pl.DataFrame(rows, schema=JUDGMENTS_TABLE)
     feats = lake.read(MODEL_ANSWERS, month, columns=["question_id", "model", "answer_tokens"])
     lengths = feats.rename({"answer_tokens": "tokens"})
     for (name,), part in frame.group_by("judge", maintain_order=True):
         bias[name] = bias_report(part.filter(pl.col("status") != "no_answer"), lengths)
-    return JudgmentsMonth(
-        month, frame, reports, bias, lake.write(JUDGMENTS, month, frame), proto.name
-    )
+    url = lake.write(JUDGMENTS, month, frame)
+    keep_prompts(lake, JUDGMENTS, month, prompts)
+    return JudgmentsMonth(month, frame, reports, bias, url, proto.name, prompts)
 
 
 def duplicate_games(judgments: pl.DataFrame) -> int:
@@ -581,7 +599,7 @@ def bench_leaderboard_month(
     lake: Lake,
     month: str,
     *,
-    protocol: str | BenchProtocol = V01,
+    protocol: str | BenchProtocol = OWN,
     weight: int | None = None,
     rounds: int | None = None,
     seed: int = 42,

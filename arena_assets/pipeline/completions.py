@@ -1,5 +1,6 @@
 """The completions stage's month steps: ``completion_battles`` (Copilot Arena's records of
-the month, cleaned, with their rejects) and ``copilot_leaderboard`` (cumulative board)."""
+the month, cleaned, with their rejects), ``copilot_leaderboard`` (cumulative board) and
+``copilot_user_boards`` (cumulative, each user's own board)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,20 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.completions.adapters import clean_battles, merge_pairs, parse_files, reject_frame
-from arena_assets.completions.board import CopilotBoardOptions, board_data, copilot_leaderboard
-from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA
+from arena_assets.completions.board import (
+    CopilotBoardOptions,
+    board_data,
+    copilot_leaderboard,
+    copilot_user_boards,
+)
+from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA, COPILOT_USER_BOARD_SCHEMA
 from arena_assets.ingest.sources import MonthListing
 from arena_assets.storage import Lake
 
 COMPLETION_BATTLES = "completion_battles"
 COMPLETION_REJECTS = "completion_rejects"
 COPILOT_LEADERBOARD = "copilot_leaderboard"
+COPILOT_USER_BOARDS = "copilot_user_boards"
 _BOARD_COLUMNS = (
     "model_a",
     "model_b",
@@ -101,6 +108,39 @@ def copilot_leaderboard_month(
         lake.write_blob(COPILOT_LEADERBOARD, f"{month}.json", json.dumps(data, indent=1).encode()),
     )
     return CopilotBoardMonth(month, result.board, result.latency, figures, result.left_out, urls)
+
+
+@dataclass
+class CopilotUserBoardsMonth:
+    month: str
+    boards: pl.DataFrame  # COPILOT_USER_BOARD_SCHEMA
+    users: int  # users with a board
+    users_seen: int  # users with an accepted pair
+    url: str = ""
+
+    def lambdas(self) -> dict[str, int]:
+        """Users per chosen λ (the weight of everyone's pairs)."""
+        per_user = self.boards.unique("user_hash").group_by("lam").len().sort("lam")
+        return {f"{lam:g}": int(n) for lam, n in per_user.iter_rows()}
+
+
+def copilot_user_boards_month(
+    lake: Lake, month: str, options: CopilotBoardOptions = CopilotBoardOptions()
+) -> CopilotUserBoardsMonth:
+    """Every user's board over every completion battle up to ``month`` (cumulative, like
+    the board): Copilot Arena's per-user scores (``completions.anchor_fit``)."""
+    cols = ["model_a", "model_b", "winner", "accepted", "user_hash", "tstamp", "pair_id"]
+    months = lake.months(COMPLETION_BATTLES, upto=month)
+    battles = (
+        lake.read_months(COMPLETION_BATTLES, months, columns=cols)
+        if months
+        else pl.DataFrame(schema={k: COMPLETION_BATTLES_SCHEMA[k] for k in cols})
+    )
+    boards = copilot_user_boards(battles, options).with_columns(month=pl.lit(month))
+    boards = boards.select([pl.col(c).cast(t) for c, t in COPILOT_USER_BOARD_SCHEMA.items()])
+    seen = battles.filter(pl.col("accepted"))["user_hash"].n_unique()
+    url = lake.write(COPILOT_USER_BOARDS, month, boards, empty_ok=True)
+    return CopilotUserBoardsMonth(month, boards, boards["user_hash"].n_unique(), seen, url)
 
 
 def read_board_data(lake: Lake, month: str) -> dict | None:

@@ -68,6 +68,7 @@ class MonthSettings:
     judges: Sequence[tuple[str, LLMTask]] = ()
     baseline: str | dict = ""  # the baseline model, or {question category: baseline}
     protocol: object = None  # judging.protocol's BenchProtocol (None: judgments_month's default)
+    judge_prompts: object = None  # judging.judge_prompts' JudgePrompts (None: the protocol's own)
     relabel_prompt_set: object = None  # labels' PromptSet of the second pass (None: the default)
     relabel_reask: bool = False
     single_grades: bool = False
@@ -320,18 +321,17 @@ def _answer_tokens(s: MonthSettings) -> float:
 
 
 def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
-    from arena_assets.judging.verdicts import (
-        PROMPT_VERSION,
-        SINGLE_PROMPT_VERSION,
-        pairwise_messages,
-        single_messages,
-    )
+    from arena_assets.judging.judge_prompts import judge_prompts
+    from arena_assets.judging.protocol import OWN
+    from arena_assets.judging.verdicts import SINGLE_PROMPT_VERSION, single_messages
     from arena_assets.pipeline.bench import answer_grades_month, judgments_month
 
     if lake.exists("model_answers", month) and lake.exists("bench_prompts", month):
 
         def step() -> None:
             extra = {"protocol": s.protocol} if s.protocol is not None else {}
+            if s.judge_prompts is not None:
+                extra["prompts"] = s.judge_prompts
             judgments_month(
                 PlanLake(lake),
                 month,
@@ -360,7 +360,9 @@ def plan_judgments(lake: Lake, month: str, s: MonthSettings) -> AssetPlan:
         note=f"answers {month} not there yet: {n} prompts ({how}), "
         f"{others} candidates against the baseline, answers ~{answer:.0f} tokens",
     )
-    kinds = [(PROMPT_VERSION, 2 * n * others, pairwise_messages("", "", ""), 2, "judgments")]
+    prompts = s.judge_prompts or judge_prompts(getattr(s.protocol, "name", OWN))
+    first = next(iter(prompts.systems))  # the request's size: one category's system prompt
+    kinds = [(prompts.version, 2 * n * others, prompts.messages("", "", "", first), 2, "judgments")]
     if s.single_grades:
         kinds.append(
             (SINGLE_PROMPT_VERSION, n * len(s.candidates), single_messages("", ""), 1, "grades")

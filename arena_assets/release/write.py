@@ -50,13 +50,16 @@ class BenchRelease:
     answers: pl.DataFrame | None = None
     judgments: pl.DataFrame | None = None
     protocol: str = "arena-hard-v0.1"
+    judge_prompts: object = None  # judging.judge_prompts.JudgePrompts the games were judged with
 
 
 def bench_release_from_lake(lake: Lake, month: str) -> BenchRelease | None:
     """The month's bench tables from the lake (None without ``bench_prompts``); the
     protocol is the one the judgments record (``protocol`` column); for a partition
     written before that column, read from the question categories (v2's are hard_prompt
-    and creative_writing)."""
+    and creative_writing), in the project's own wording. The prompt set kept beside the
+    judgments renders each game's request in the layout."""
+    from arena_assets.judging.judge_prompts import read_kept_prompts
     from arena_assets.judging.protocol import judgments_protocol
 
     if not lake.exists("bench_prompts", month):
@@ -70,8 +73,9 @@ def bench_release_from_lake(lake: Lake, month: str) -> BenchRelease | None:
             and "category" in judgments.columns
             and bool(set(judgments["category"].drop_nulls()) & {"hard_prompt", "creative_writing"})
         )
-        protocol = "arena-hard-v2" if v2 else "arena-hard-v0.1"
-    return BenchRelease(lake.read("bench_prompts", month), answers, judgments, protocol)
+        protocol = "arena-assets-pairwise-v2" if v2 else "arena-assets-pairwise"
+    prompts = read_kept_prompts(lake, "judgments", month) if judgments is not None else None
+    return BenchRelease(lake.read("bench_prompts", month), answers, judgments, protocol, prompts)
 
 
 def _fs(url: str, storage_options: dict | None):
@@ -179,6 +183,7 @@ def write_bench_dataset(
         protocol=release.protocol,
         month=month,
         storage_options=storage_options,
+        judge_prompts=release.judge_prompts,
     )
     card = bench_card(
         prompts,

@@ -148,6 +148,7 @@ def copilot_files(data: dict | None, common: dict) -> dict[str, bytes]:
         latency_error=latency.get("error"),
         months=" to ".join(months[:1] + months[-1:]) if len(months) > 1 else "",
         unaccepted_as_ties=bool(figures.get("include_unaccepted")),
+        copilot_fit=figures.get("fit", "bt"),  # a board written without it was Bradley-Terry
         notes=data.get("notes", {}),
     )
     files["downloads/copilot_leaderboard.json"] = json.dumps(

@@ -236,8 +236,11 @@ def judgments(
     llm_cache: LLMCache,
     judge: LLMTaskResource,
 ):
-    """Pairwise LLM-judge games as Arena-Hard-Auto plays them (`ARENA_BENCH_PROTOCOL`,
-    arena-hard-v0.1 or arena-hard-v2): two per prompt and candidate with the positions
+    """Pairwise LLM-judge games as Arena-Hard-Auto plays them (`ARENA_BENCH_PROTOCOL`:
+    arena-hard-v0.1 or arena-hard-v2 send the anchor's own judge text, read from the
+    checkout at `ARENA_ARENA_HARD_DIR`; arena-assets-pairwise and arena-assets-pairwise-v2
+    the project's own wording under v0.1's or v2's rules; each row records the texts' hash,
+    the metadata their source): two per prompt and candidate with the positions
     swapped against `ARENA_BENCH_BASELINE` (v2: one per question category), for each judge
     of `ARENA_BENCH_JUDGES`, capped at the protocol's judge tokens; the protocol's verdict
     rule, and in v0.1 a reply without a label continued once in the same conversation; what
@@ -248,6 +251,7 @@ def judgments(
     judges = bench_settings.judge_tasks(judge)
     baseline = bench_settings.baselines()
     protocol = bench_settings.bench_protocol()
+    prompts = bench_settings.judge_prompts()
     settings = month_settings(storage, llm_cache, judge=judge, bench_settings=bench_settings)
     plans = plan_run(months_in_window(context), lambda m: plan_judgments(lake, m, settings))
     gate(context, list(plans.values()), judge.budget())  # the bill first, before any call
@@ -263,6 +267,7 @@ def judgments(
                 cache_root=cache_root,
                 storage_options=options,
                 protocol=protocol,
+                prompts=prompts,
             )
             graded = (
                 answer_grades_month(
@@ -286,6 +291,8 @@ def judgments(
             ),
             "bias_report": dg.MetadataValue.json(rounded(step.bias)),
             "protocol": protocol.name,
+            # the judge's texts: where they came from and their hash (each row has the hash)
+            "judge_prompts": dg.MetadataValue.json(prompts.describe()),
             "baselines": dg.MetadataValue.json(baseline),
             "max_tokens": dg.MetadataValue.json({n: t.max_tokens for n, t in judges}),
             "cap_hit_share": dg.MetadataValue.json(hits),

@@ -16,7 +16,8 @@ from arena_assets.bench.builder import BenchOptions
 from arena_assets.bench.schema import CRITERIA
 from arena_assets.defs.llm_resources import LLMTaskResource, llm_task_resource
 from arena_assets.judging.answers import parse_candidates
-from arena_assets.judging.protocol import BenchProtocol, get_protocol, parse_baselines
+from arena_assets.judging.judge_prompts import JudgePrompts, judge_prompts
+from arena_assets.judging.protocol import OWN, BenchProtocol, get_protocol, parse_baselines
 from arena_assets.llm import LLMTask
 from arena_assets.llm.endpoints import SIMULATED
 from arena_assets.pipeline.bench import candidate_task
@@ -33,8 +34,11 @@ def _number(value: str, name: str, default: float) -> float:
 class BenchSettings(dg.ConfigurableResource):
     """BenchBuilder sizes and thresholds, candidates, baseline, judges, board settings."""
 
-    # Arena-Hard-Auto version whose judging rules, caps and arithmetic apply (judging.protocol)
-    protocol: str = "arena-hard-v0.1"
+    # the judging protocol (judging.protocol): Arena-Hard-Auto's rules, caps and arithmetic
+    # by version, and the judge's text: arena-hard-v0.1 / arena-hard-v2 send the anchor's
+    # own, read from the checkout at arena_hard_dir; arena-assets-pairwise[-v2] our wording
+    protocol: str = OWN
+    arena_hard_dir: str = ""
     size: int = 500
     vision_size: int = 100
     # BenchBuilder's passes (the anchor's thresholds): the cheap labels keep prompts meeting
@@ -71,6 +75,11 @@ class BenchSettings(dg.ConfigurableResource):
 
     def bench_protocol(self) -> BenchProtocol:
         return get_protocol(self.protocol)
+
+    def judge_prompts(self) -> JudgePrompts:
+        """The texts the judge receives (read from the checkout for an Arena-Hard-Auto
+        protocol; one line naming ARENA_ARENA_HARD_DIR when it is needed and empty)."""
+        return judge_prompts(self.protocol, self.arena_hard_dir)
 
     def cap_hit_limit(self) -> float:
         return _number(self.max_cap_hit_share, "ARENA_BENCH_MAX_CAP_HIT_SHARE", 0.01)
@@ -130,10 +139,18 @@ class BenchSettings(dg.ConfigurableResource):
         return out
 
     def baselines(self) -> dict[str, str]:
-        """{question category: baseline model}; an empty ARENA_BENCH_BASELINE is an error
+        """{question category: baseline model}. An empty ARENA_BENCH_BASELINE takes the
+        anchor's own baselines under an Arena-Hard-Auto protocol (v0.1's baseline_model,
+        v2's per category), which must be candidates; under our own protocols it is an error
         that says what to set (it never falls back to a candidate silently)."""
         names = [c.name for c in parse_candidates(self.candidates)]
-        return parse_baselines(self.baseline, self.bench_protocol(), names)
+        text = self.baseline
+        if not text.strip() and self.bench_protocol().anchor_text:
+            anchor = self.judge_prompts().baselines
+            text = ",".join(f"{c}={m}" for c, m in anchor.items())
+            if len(set(anchor.values())) == 1:
+                text = next(iter(anchor.values()))
+        return parse_baselines(text, self.bench_protocol(), names)
 
     def judge_tasks(self, judge: LLMTaskResource) -> list[tuple[str, LLMTask]]:
         names = [j.strip() for j in self.judges.split(",") if j.strip()] or [judge.model]
@@ -149,6 +166,7 @@ def resources() -> dg.Definitions:
             "judge": llm_task_resource("JUDGE"),
             "bench_settings": BenchSettings(
                 protocol=dg.EnvVar("ARENA_BENCH_PROTOCOL"),
+                arena_hard_dir=dg.EnvVar("ARENA_ARENA_HARD_DIR"),
                 size=dg.EnvVar.int("ARENA_BENCH_SIZE"),
                 vision_size=dg.EnvVar.int("ARENA_BENCH_VISION_SIZE"),
                 min_quality=dg.EnvVar.int("ARENA_BENCH_MIN_QUALITY"),

@@ -3,7 +3,9 @@
 ``completion_battles`` reads the month's Copilot Arena records (its server log or its
 public release) and keeps one cleaned row per pair shown; ``copilot_leaderboard`` fits the
 cumulative board with intervals and a latency control, and writes it as JSON for a site
-page too. SQL / polars over the lake, no LLM: they follow new data on their own.
+page too; ``copilot_user_boards`` holds each user's own board, as Copilot Arena's
+extension shows it. SQL / polars / numpy over the lake, no LLM: they follow new data on
+their own.
 """
 
 import dagster as dg
@@ -20,6 +22,7 @@ from arena_assets.pipeline.completions import (
     COMPLETION_REJECTS,
     completion_battles_month,
     copilot_leaderboard_month,
+    copilot_user_boards_month,
 )
 from arena_assets.report import counts_table, markdown_table
 
@@ -126,8 +129,9 @@ def copilot_leaderboard(
     storage: ArenaStorage,
     completion_settings: CompletionSettings,
 ):
-    """Copilot Arena's leaderboard, cumulative up to the month: Bradley-Terry on the
-    accepted completions with bootstrap intervals (`overall`), the same net of latency
+    """Copilot Arena's leaderboard, cumulative up to the month: its own fit of the accepted
+    completions (`ARENA_COPILOT_FIT`: copilot-arena, the L2-penalised logistic regression
+    of its scores.py, or bt, Bradley-Terry) with bootstrap intervals (`overall`), the same net of latency
     (`latency_controlled`, a covariate on the normalised latency difference, as style
     control does for length), per-language boards with enough pairs; acceptance rate and
     median latency per model; the board as JSON beside the Parquet file for a site page."""
@@ -161,6 +165,7 @@ def copilot_leaderboard(
                     markdown_table(overall.with_columns(pl.col(pl.Float64).round(2)), 40)
                 ),
                 "latency_control": dg.MetadataValue.json(step.latency),
+                "fit": step.figures.get("fit", ""),
                 "figures": dg.MetadataValue.json(step.figures),
                 "models_left_out": dg.MetadataValue.json(step.left_out),
                 "site_data": dg.MetadataValue.path(step.urls[1]),
@@ -175,3 +180,41 @@ def copilot_leaderboard(
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"bad_rows": bad},
     )
+
+
+@dg.asset(
+    partitions_def=monthly_partitions,
+    group_name="completions",
+    kinds={"numpy", "parquet"},
+    deps=[dg.AssetDep(completion_battles, partition_mapping=EVERY_EARLIER_MONTH)],
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    automation_condition=follow_upstream,
+)
+def copilot_user_boards(
+    context: dg.AssetExecutionContext,
+    storage: ArenaStorage,
+    completion_settings: CompletionSettings,
+):
+    """Each user's own board, cumulative up to the month, as Copilot Arena's scores.py
+    computes the one its extension shows a user: everyone's accepted pairs mixed with the
+    user's by a weight λ chosen per user on the user's held-out pairs, the L2-penalised
+    logistic regression, for every user with 20 or more accepted pairs of the rated models
+    and both sides accepted at least once. Keyed by the salted user hash (forget removes a
+    user's rows); not published on the site."""
+    lake = storage.lake()
+    per_month = {}
+    for month in months_in_window(context):
+        step = copilot_user_boards_month(lake, month, completion_settings.board_options())
+        per_month[month] = step.users
+        context.add_asset_metadata(
+            {
+                **table_metadata(step.boards, step.url),
+                "month": month,
+                "users_with_a_board": step.users,
+                "users_with_accepted_pairs": step.users_seen,
+                "users_per_lambda": dg.MetadataValue.json(step.lambdas()),
+            },
+            partition_key=month,
+        )
+    storage.publish("copilot_user_boards", context.log)
+    return dg.MaterializeResult(metadata={"months_in_run": dg.MetadataValue.json(per_month)})

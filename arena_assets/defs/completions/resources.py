@@ -16,7 +16,7 @@ from arena_assets.completions.board import CopilotBoardOptions
 ENV = {
     "root": (settings.ROOT_VARIABLE, str),
     **{
-        f: (var, str if f in ("ci_level", "include_unaccepted") else int)
+        f: (var, str if f in ("ci_level", "include_unaccepted", "fit") else int)
         for f, (var, _) in settings.BOARD_VARIABLES.items()
     },
 }
@@ -35,7 +35,8 @@ class CompletionSettings(dg.ConfigurableResource):
     root's ``_completions`` folder, where the simulator writes them (the underscore keeps
     the chat ingest from reading them). The board: bootstrap rounds and interval level,
     seed, the accepted pairs a model needs on a board and a language board needs at all,
-    and whether unaccepted pairs enter the fit as ties (Copilot Arena's board: no)."""
+    whether unaccepted pairs enter the fit as ties (Copilot Arena's board: no), and the fit:
+    Copilot Arena's own penalised one (``copilot-arena``) or Bradley-Terry (``bt``)."""
 
     root: str = ""
     bootstrap_rounds: int = 200
@@ -44,6 +45,7 @@ class CompletionSettings(dg.ConfigurableResource):
     min_battles: int = 20
     min_file_type_battles: int = 300
     include_unaccepted: str = "false"
+    fit: str = "copilot-arena"
 
     def root_for(self, raw_root: str) -> str:
         return self.root.strip() or f"{raw_root.rstrip('/')}/_completions"
