@@ -20,9 +20,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from arena_assets.ingest.sources import RAW_EXTENSIONS, is_skipped, open_root
+from arena_assets.ingest.sources import file_version, is_raw_file, is_skipped, open_root
 
 CURSOR_VERSION = 1
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -33,17 +32,6 @@ class RawFile:
     name: str  # path relative to the raw root, e.g. "2024-02/events-2024-02-01.jsonl.gz"
     size: int
     version: str  # S3 ETag, or the local modification time
-
-
-def _version(info: dict[str, Any]) -> str:
-    etag = info.get("ETag") or info.get("etag")
-    if etag:
-        return str(etag).strip('"')
-    for key in ("mtime", "LastModified", "last_modified", "created"):
-        if info.get(key) is not None:
-            value = info[key]
-            return value.isoformat() if hasattr(value, "isoformat") else repr(value)
-    return ""
 
 
 def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[str, list[RawFile]]:
@@ -66,9 +54,9 @@ def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[st
         month, _, inside = rel.partition("/")
         if month not in months or not inside or info.get("type") == "directory":
             continue
-        if is_skipped(inside) or not rel.endswith(RAW_EXTENSIONS):
+        if is_skipped(inside) or not is_raw_file(inside):
             continue
-        months[month].append(RawFile(rel, int(info.get("size") or 0), _version(info)))
+        months[month].append(RawFile(rel, int(info.get("size") or 0), file_version(info)))
     return {m: sorted(files) for m, files in sorted(months.items())}
 
 
