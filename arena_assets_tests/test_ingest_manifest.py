@@ -1,6 +1,8 @@
 """Each ingested month keeps the list of raw files it was built from (sizes, versions,
 SHA-256, line counts) beside its partition, on a local lake and on S3 (moto's server over
-HTTP); a rerun writes the same manifest."""
+HTTP); a rerun writes the same manifest; and the raw-root sensor compares the raw files
+with what each month was built from, so a sensor that never ticked while the months were
+built still sees a month that grew, and asks for nothing when nothing changed."""
 
 from __future__ import annotations
 
@@ -10,8 +12,11 @@ import uuid
 from pathlib import Path
 
 import boto3
+import dagster as dg
 import pytest
 
+from arena_assets.definitions import defs as load_defs
+from arena_assets.defs.ingest.sensors import raw_root_sensor
 from arena_assets.ingest.manifest import (
     built_fingerprints,
     manifest_path,
@@ -23,6 +28,7 @@ from arena_assets.ingest.watch import list_raw_root, month_fingerprint
 from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
+from arena_assets_tests.harness import materialize
 
 MONTH = "2024-02"
 
@@ -140,3 +146,55 @@ def test_manifest_and_guard_on_s3(s3, tmp_path: Path) -> None:
     manifest.files = manifest.files[:2]
     write_manifest(lake, manifest)
     assert read_manifest(lake, MONTH) == manifest
+
+
+def _tick(instance: dg.DagsterInstance, cursor: str | None = None):
+    with dg.build_sensor_context(
+        instance=instance,
+        cursor=cursor,
+        resources=load_defs().resources,
+        sensor_name="raw_root_sensor",
+    ) as context:
+        result = raw_root_sensor(context)
+    return sorted(r.partition_key for r in result.run_requests), result
+
+
+def test_sensor_compares_raw_files_with_what_each_month_was_built_from(
+    arena_env: dict[str, str],
+) -> None:
+    raw = Path(arena_env["ARENA_RAW_ROOT"])
+    simulate_months(raw, ["2024-01", MONTH], 30, seed=4)
+    lake = Lake(arena_env["ARENA_LAKE_ROOT"])
+    with dg.DagsterInstance.ephemeral() as demo, dg.DagsterInstance.ephemeral() as fresh:
+        for month in ("2024-01", MONTH):  # the demo's build; the sensor never ticked
+            assert materialize(month, "raw_logs,raw_rejects", instance=demo).success
+        # nothing changed: nothing asked, on the demo's instance or on a new one
+        assert _tick(demo)[0] == [] and _tick(fresh)[0] == []
+
+        day = sorted((raw / MONTH).iterdir())[5]
+        lines = day.read_bytes().splitlines(keepends=True)
+        day.write_bytes(b"".join(lines) + lines[0])  # a line appended to a built month
+        for instance in (demo, fresh):
+            requested, result = _tick(instance)
+            assert requested == [MONTH]
+            assert result.run_requests[0].run_key == (
+                f"{MONTH}:{month_fingerprint(list_raw_root(str(raw))[MONTH])}"
+            )
+        # once asked, not again for the same files while the run is queued or failed
+        again, result = _tick(demo, result.cursor)
+        assert again == []
+        assert f"requested on an earlier tick (see that run): {MONTH}" in (
+            result.skip_reason.skip_message
+        )
+        assert materialize(MONTH, "raw_logs,raw_rejects", instance=demo).success
+        assert _tick(demo, result.cursor)[0] == [] and _tick(fresh)[0] == []
+
+        # a month without manifest (built before they were kept): the cursor decides, and
+        # the first tick adopts what the instance has ingested
+        Path(manifest_path(lake, "2024-01")).unlink()
+        assert _tick(fresh)[0] == ["2024-01"]
+        requested, result = _tick(demo)
+        assert requested == []
+        assert "already ingested before the sensor's first tick (no manifest to compare " in (
+            result.skip_reason.skip_message
+        )
