@@ -169,3 +169,25 @@ def test_a_month_without_manifest_is_compared_by_its_lines(
     monkeypatch.setenv("ARENA_SHRINK_MAX_FRACTION", "half")
     (line,) = failure_lines(materialize(MONTH, SELECTION, raise_on_error=False))
     assert "ARENA_SHRINK_MAX_FRACTION='half' is not allowed: expected a number" in line
+
+
+def test_ingest_command_refuses_a_shrink_unless_allowed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from arena_assets.cli import main as cli_main
+
+    raw, out = tmp_path / "raw", tmp_path / "out"
+    simulate_months(raw, [MONTH], 30, seed=2)
+    command = ["ingest", str(raw), "--month", MONTH, "--out", str(out), "--salt", "s"]
+    assert cli_main(command) == 0
+    written = Path(out, "raw_logs", f"{MONTH}.parquet").read_bytes()
+    gone = _remove_all_but_first(raw / MONTH, tmp_path / "aside")
+    capsys.readouterr()
+    assert cli_main(command) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"source files are gone ({gone[0]}, " in line and "rerun with --allow-shrink" in line
+    assert Path(out, "raw_logs", f"{MONTH}.parquet").read_bytes() == written
+    assert cli_main([*command, "--allow-shrink"]) == 0
+    assert "allowed by --allow-shrink" in capsys.readouterr().err
+    kept = [f"{MONTH}/{p.name}" for p in (raw / MONTH).iterdir()]
+    assert [f.name for f in read_manifest(Lake(str(out)), MONTH).files] == kept

@@ -42,15 +42,15 @@ MANIFEST_ASSET = "raw_logs"
 MANIFEST_FOLDER = "_manifests"
 # The content hash: SHA-256 over the bytes as stored (a gzipped file hashed compressed, 3-10x
 # fewer bytes than it decompresses to), in one streaming pass (hashlib.file_digest: a
-# buffer at a time, constant memory). SHA-256 runs on the CPU's SHA instructions: 835 MB per
-# CPU-second on the project's shared 2-core machine, where ingest parses about 44 MB of
-# JSONL per CPU-second (954 MB in 21.9 CPU-s, docs/performance.md): hashing a plain month
-# adds about 5 % to its ingest, a gzipped one less, so a multi-GB month hashes in seconds
-# against minutes of parsing. A separate pass rather than a tee of the parser's reads:
-# Parquet is read by range (footer first), and the hash then depends on no reader. The
-# size comes free with the listing and already tells most changes (an append, a
-# truncation). Files are hashed before they are parsed: a file that changes in between
-# shows as changed on the next look and is ingested again, never the reverse.
+# buffer at a time, constant memory). SHA-256 runs on the CPU's SHA instructions, about
+# 1 GB per CPU-second, 30-40x faster than ingest parses: on a 20,000-session month the
+# hash is 2.9 % of the ingest step's CPU for plain JSONL and 0.4 % gzipped
+# (benchmarks/bench_source_hash.py), so a multi-GB month hashes in seconds against minutes
+# of parsing. A separate pass rather than a tee of the parser's reads: Parquet is read by
+# range (footer first), and the hash then depends on no reader. The size comes free with
+# the listing and already tells most changes (an append, a truncation). Files are hashed
+# before they are parsed: a file that changes in between shows as changed on the next look
+# and is ingested again, never the reverse.
 HASH_NAME = "sha256"
 
 
