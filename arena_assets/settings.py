@@ -362,6 +362,27 @@ _BEFORE_TASKS = (
         "rest a truncated_file reject); false = the blocking no_partial_files check fails "
         "the run.",
     ),
+    _s(
+        "ARENA_ALLOW_SHRINK",
+        "bool",
+        "false",
+        "Ingest",
+        "true = a new build of a month may replace a bigger one in the lake (an intended "
+        "shrink); false = such a run fails with one line before writing, and the month stays "
+        "as it was. A build is smaller when a raw file the month was built from is gone or "
+        "cut short, or when it has more than ARENA_SHRINK_MAX_FRACTION fewer accepted lines. "
+        "The run tag arena/allow_shrink=true allows it for one run.",
+    ),
+    _s(
+        "ARENA_SHRINK_MAX_FRACTION",
+        "float",
+        "0.2",
+        "Ingest",
+        "The share of a month's accepted lines a new build may lose before the shrink guard "
+        "refuses it (0 = not one line; 1 = any number, files gone still refused).",
+        minimum=0,
+        maximum=1,
+    ),
     # Privacy
     _s(
         "ARENA_USER_SALT",

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -210,9 +210,12 @@ class Lake:
             )
 
     @contextlib.contextmanager
-    def _atomic_target(self, asset: str, month: str, empty_ok: bool) -> Iterator[list]:
+    def _atomic_target(
+        self, asset: str, month: str, empty_ok: bool, guard: Callable[[int], None] | None = None
+    ) -> Iterator[list]:
         """Yields ``[tmp path, rows]``: the body writes the file and sets the rows; it is
-        renamed into place unless that would empty a partition that had rows."""
+        renamed into place unless that would empty a partition that had rows, or ``guard``
+        (called with the rows) raises."""
         final = self._path(asset, month)
         tmp_dir = f"{self._root_path}/{asset}/_tmp"
         self.fs.makedirs(tmp_dir, exist_ok=True)
@@ -231,6 +234,8 @@ class Lake:
                     f"{target[0]} (lake {self.root})",
                 ) from exc
             self._check_not_emptied(asset, month, target[1], empty_ok)
+            if guard is not None:
+                guard(target[1])
             self.fs.mv(target[0], final)
         finally:
             if self.fs.exists(target[0]):
@@ -273,10 +278,13 @@ class Lake:
         batches: Iterable[pl.DataFrame | pa.Table],
         *,
         empty_ok: bool = False,
+        guard: Callable[[int], None] | None = None,
     ) -> int:
-        """Stream batches into the partition file without holding them all; returns rows."""
+        """Stream batches into the partition file without holding them all; returns rows.
+        ``guard(rows)``: the caller's last word before the file replaces the partition (it
+        raises to keep the partition as it was)."""
         with (
-            self._atomic_target(asset, month, empty_ok) as target,
+            self._atomic_target(asset, month, empty_ok, guard) as target,
             self.fs.open(target[0], "wb") as fh,
             pq.ParquetWriter(
                 fh,

@@ -8,10 +8,17 @@ from arena_assets.definitions import defs as load_defs
 
 
 def materialize(
-    month: str, selection: str = "*", raise_on_error: bool = True
+    month: str,
+    selection: str = "*",
+    raise_on_error: bool = True,
+    *,
+    tags: dict[str, str] | None = None,
+    instance: dg.DagsterInstance | None = None,
 ) -> dg.ExecuteInProcessResult:
     """Materialize ``selection`` ("*" or comma-separated asset names) for one partition,
-    with its asset checks, the code location's resources and the current environment."""
+    with its asset checks, the code location's resources and the current environment
+    (``tags``: the run's tags; ``instance``: where the run is recorded, default a new
+    ephemeral one)."""
     defs = load_defs()
     chosen = (
         dg.AssetSelection.all()
@@ -24,6 +31,8 @@ def materialize(
         partition_key=month,
         selection=chosen,
         raise_on_error=raise_on_error,
+        tags=tags,
+        instance=instance,
     )
 
 

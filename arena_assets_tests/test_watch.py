@@ -136,3 +136,15 @@ def test_s3_root_across_ticks_uses_etags(s3):
     months, cursor, skipped = _tick(cursor, root, options)
     assert (months, skipped) == (["2024-01", "2024-03"], ["2024-02"])
     assert _tick(cursor, root, options)[0] == []
+
+
+def test_extensions_in_any_letter_case_count_as_ingest_reads_them(tmp_path):
+    # ingest takes `.JSONL` and `.Parquet` files; a watcher that did not would see a
+    # month's files differ from the manifest of what it was built from, forever
+    root = tmp_path / "raw"
+    (root / "2024-01").mkdir(parents=True)
+    (root / "2024-01" / "DAY1.JSONL").write_text('{"type": "chat"}\n')
+    (root / "2024-01" / "day2.Jsonl.GZ").write_bytes(gzip.compress(b"{}\n"))
+    (root / "2024-01" / "notes.TXT").write_text("not raw data")
+    listing = list_raw_root(str(root))
+    assert [f.name for f in listing["2024-01"]] == ["2024-01/DAY1.JSONL", "2024-01/day2.Jsonl.GZ"]

@@ -11,8 +11,9 @@ Cases: kills (SIGKILL) at four points of `conversations` and of `topic_labels`, 
 `arena-assets recover` and the same run again; four months ingested at once; the labeller
 behind a simulated endpoint with ~30 % faults, then healed; a forget with --recompute
 against a forget followed by a Dagster rematerialization of everything downstream; and
-configuration mistakes (a raw root without the month or with an empty month folder, the
-partitions ending before they start, an s3:// lake with no server, raw_logs without
+configuration mistakes (a raw root without the month, with an empty month folder, or with
+a month folder that holds one of its files, refused, then allowed for one run by its tag on
+a copy of the lake; the partitions ending before they start, an s3:// lake with no server, raw_logs without
 raw_rejects, a held or unwritable catalog, a full disk, the shell's settings against
 .env). Per case it prints the rows lost (must be 0), what
 the user is told (one line naming what to fix) and the seconds until things work again.
@@ -22,6 +23,7 @@ The machine is shared: `uptime` is printed with the figures.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -237,6 +239,14 @@ class Week:
         from arena_assets.simulator import simulate_months
 
         simulate_months(self.env["ARENA_RAW_ROOT"], [*MONTHS, "2024-04"], self.per_month, seed=7)
+        # the LLM stages meet the simulated arena by URL, as `make demo` hands one to its
+        # runs; it lives as long as the week (and dies with this process)
+        from arena_assets.cli.arena_child import arena_process
+
+        self.arena = contextlib.ExitStack()
+        self.env["ARENA_SIM_BASE_URL"] = self.arena.enter_context(
+            arena_process(7, self.env["ARENA_RAW_ROOT"])
+        )
         for month in MONTHS:
             rc, out, s = run(materialize("*", month), self.env, self.work, 1800)
             assert rc == 0, out[-3000:]
@@ -561,6 +571,51 @@ class Week:
             took,
         )
 
+    def partial_month(self) -> None:
+        """The month folder holds one of its day files (a sync cut short): the run must be
+        refused in one line naming the run tag, with no row lost; then the documented
+        one-run allowance (`dagster job execute` with the tag) shrinks a copy of the lake."""
+        src, partial = Path(self.env["ARENA_RAW_ROOT"]), self.base / "partial-raw"
+        days = sorted((src / TARGET).glob("events-*"))
+        (partial / TARGET).mkdir(parents=True)
+        shutil.copy(src / "models.json", partial / "models.json")
+        shutil.copy(days[0], partial / TARGET / days[0].name)
+        tables = ("raw_logs", "raw_rejects", "conversations")
+        self.mistake(
+            f"month folder holds 1 of its {len(days)} files",
+            {"ARENA_RAW_ROOT": str(partial)},
+            ",".join(tables),
+            setting="arena/allow_shrink=true",
+            tables=tables,
+        )
+        copy = self.base / "lake-shrunk"
+        shutil.copytree(self.env["ARENA_LAKE_ROOT"], copy)
+        env = {
+            **self.env,
+            "ARENA_RAW_ROOT": str(partial),
+            "ARENA_LAKE_ROOT": str(copy),
+            "ARENA_CATALOG": str(self.base / "shrunk.duckdb"),
+        }
+        tags = {"dagster/partition": TARGET, "arena/allow_shrink": "true"}
+        before = digest(copy, {"raw_logs"})[f"raw_logs/{TARGET}"][0]
+        rc, out, took = run(
+            dagster(
+                "job", "execute", "-m", "arena_assets.definitions", "-j", "monthly_refresh",
+                "-o", "raw_logs", "--tags", json.dumps(tags),
+            ),
+            env,
+            self.work,
+            900,
+        )  # fmt: skip
+        after = digest(copy, {"raw_logs"})[f"raw_logs/{TARGET}"][0]
+        told = f"raw_logs {TARGET} {before:,} -> {after:,} rows, as asked"
+        self.say(
+            "  ...allowed for one run by its tag (a copy)",
+            "n/a",
+            f"rc {rc}: " + (told if rc == 0 else " | ".join(ours(out)[-3:])),
+            took,
+        )
+
     def partitions_range(self) -> None:
         rc, out, took = run(
             materialize("raw_logs,raw_rejects", TARGET),
@@ -659,6 +714,7 @@ def main() -> None:
         week.forget()
     if "mistakes" in cases:
         mistakes(week)
+    week.arena.close()
     (args.out / "results.json").write_text(json.dumps(week.results, indent=2))
     print(f"uptime after: {os.getloadavg()}; results in {args.out / 'results.json'}")
 
@@ -675,6 +731,7 @@ def mistakes(week: Week) -> None:
         {"ARENA_RAW_ROOT": str(week.base / "empty-raw")},
         setting="ARENA_ALLOW_EMPTY_MONTH",
     )
+    week.partial_month()
     week.partitions_range()
     week.mistake(
         "s3:// lake with no server",

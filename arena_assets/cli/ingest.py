@@ -4,7 +4,10 @@ Runs the same month step as the ``raw_logs`` asset (``arena_assets.pipeline.inge
 DIR as the lake: it writes ``DIR/raw_logs/<month>.parquet`` and
 ``DIR/raw_rejects/<month>.parquet`` part by part (bounded memory), each under a temporary
 name renamed at the end, so an interrupted run leaves the previous files intact. Prints
-counts per file and reason.
+counts per file and reason. A build smaller than the month already in DIR (a raw file it
+was built from gone or cut short, or more than ARENA_SHRINK_MAX_FRACTION fewer accepted
+lines) is refused in one line and nothing is written, unless --allow-shrink or
+ARENA_ALLOW_SHRINK=true.
 """
 
 from __future__ import annotations
@@ -40,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     cmd.add_argument("--workers", type=int, default=1, help="processes parsing files")
     cmd.add_argument(
+        "--allow-shrink",
+        action="store_true",
+        help="replace a month in DIR with a smaller build (default: $ARENA_ALLOW_SHRINK)",
+    )
+    cmd.add_argument(
         "--no-registry",
         action="store_true",
         help="ignore RAW_ROOT/models.json (accept any model name)",
@@ -48,9 +56,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from arena_assets.ingest.shrink import ShrinkError
     from arena_assets.ingest.sources import load_model_registry
     from arena_assets.pipeline.ingest import MissingMonthError, ingest_month
     from arena_assets.storage import EmptyPartitionError, Lake
+
+    try:
+        rule = _shrink_rule(args.allow_shrink)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     salt = args.salt or os.environ.get(DEFAULT_SALT_ENV)
     if not salt:
@@ -64,9 +79,15 @@ def run_ingest(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     try:
         stats = ingest_month(
-            lake, args.raw_root, args.month, salt=salt, known_models=known, workers=args.workers
+            lake,
+            args.raw_root,
+            args.month,
+            salt=salt,
+            known_models=known,
+            workers=args.workers,
+            shrink=rule,
         )
-    except (MissingMonthError, EmptyPartitionError) as exc:  # nothing was written
+    except (MissingMonthError, EmptyPartitionError, ShrinkError) as exc:  # nothing was written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     listing = stats.listing
@@ -79,7 +100,35 @@ def run_ingest(args: argparse.Namespace) -> int:
     )
     for message in stats.partial_files:
         print(f"warning: partial file: {message}", file=sys.stderr)
+    if stats.shrink_allowed_by:
+        print(
+            f"warning: replaced by a smaller build, allowed by {stats.shrink_allowed_by}: "
+            + stats.comparison.losses(rule.max_fraction),
+            file=sys.stderr,
+        )
     return 0
+
+
+def _shrink_rule(allow: bool):
+    """The shrink guard's rule from the flag and the settings (shell, then .env)."""
+    from arena_assets import settings
+    from arena_assets.envfile import setting
+    from arena_assets.ingest.shrink import ShrinkRule
+
+    limit = setting("ARENA_SHRINK_MAX_FRACTION", "0.2")
+    allowed = setting("ARENA_ALLOW_SHRINK", "false")
+    problem = settings.check("ARENA_SHRINK_MAX_FRACTION", limit)
+    problem = problem or settings.check("ARENA_ALLOW_SHRINK", allowed)
+    if problem:
+        raise ValueError(problem)
+    by = "--allow-shrink" if allow else ""
+    if not by and allowed.strip().lower() in ("1", "true", "yes", "on"):
+        by = "ARENA_ALLOW_SHRINK=true"
+    return ShrinkRule(
+        max_fraction=float(limit),
+        allowed_by=by,
+        how_to_allow="rerun with --allow-shrink or set ARENA_ALLOW_SHRINK=true",
+    )
 
 
 def _report(stats, elapsed: float, written: list[str]) -> None:

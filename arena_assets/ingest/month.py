@@ -26,9 +26,13 @@ def iter_parsed_files(
     storage_options: dict | None = None,
     workers: int = 1,
     chunk_lines: int = DEFAULT_CHUNK_LINES,
+    urls: list[str] | None = None,
 ) -> Iterator[ParsedPart]:
-    """Parts of every file of the month, in file order (see module doc for memory)."""
-    urls = sources.list_month_files(raw_root, month, storage_options)
+    """Parts of every file of the month, in file order (see module doc for memory).
+    ``urls``: the month's files as already listed (so that what is parsed is exactly what
+    was listed and hashed); None lists them here."""
+    if urls is None:
+        urls = sources.list_month_files(raw_root, month, storage_options)
     names = [sources.relative_name(raw_root, u, storage_options) for u in urls]
     seen: set[str] = set()
     if workers <= 1 or len(urls) <= 1:

@@ -83,6 +83,19 @@ def is_raw_file(name: str) -> bool:
     return name.lower().endswith(RAW_EXTENSIONS)
 
 
+def file_version(info: dict[str, Any]) -> str:
+    """What changes when a file is rewritten, from an fsspec listing entry: the ETag on S3
+    (a rewritten object gets a new one), else the modification time."""
+    etag = info.get("ETag") or info.get("etag")
+    if etag:
+        return str(etag).strip('"')
+    for key in ("mtime", "LastModified", "last_modified", "created"):
+        if info.get(key) is not None:
+            value = info[key]
+            return value.isoformat() if hasattr(value, "isoformat") else repr(value)
+    return ""
+
+
 @dataclass
 class MonthListing:
     """What was looked at for one month: the root as read (absolute for a local path, so a
@@ -94,6 +107,8 @@ class MonthListing:
     folder_exists: bool
     files: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path in month, why)
+    # per file taken (URL): (size in bytes, version) as listed, see file_version
+    stats: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def describe(self) -> str:
         if not self.folder_exists:
@@ -116,10 +131,11 @@ def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -
     fs, root = open_root(raw_root, storage_options)
     folder = f"{root}/{month}"
     listing = MonthListing(_to_url(fs, root) or "/", _to_url(fs, folder), False)
+    fs.invalidate_cache(folder)  # s3fs keeps listings per filesystem object: see it as it is
     try:
         if not fs.isdir(folder):
             return listing
-        found = fs.find(folder)
+        found = fs.find(folder, detail=True)
     except FileNotFoundError:
         return listing
     listing.folder_exists = True
@@ -133,6 +149,9 @@ def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -
         else:
             keep.append(path)
     listing.files = [_to_url(fs, p) for p in keep]
+    listing.stats = {
+        _to_url(fs, p): (int(found[p].get("size") or 0), file_version(found[p])) for p in keep
+    }
     return listing
 
 

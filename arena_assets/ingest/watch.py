@@ -1,9 +1,14 @@
-"""Noticing new raw data: which months of the raw root changed since the last look.
+"""Noticing new raw data: which months of the raw root differ from what was ingested.
 
 A sensor (wired in the Dagster definitions) calls `list_raw_root` on every tick and
-`changed_months` with the cursor it stored last time. A month counts as changed when its
-set of raw files differs in any name, size or version: the ETag on S3 (a rewritten object
-gets a new one), the modification time on a local disk. The cursor keeps one short
+`plan_ticks` with the cursor it stored last time and the fingerprints of the files each
+month was built from (its manifest in the lake, ``manifest.built_fingerprints``). A month's
+fingerprint covers every raw file's name, size and version: the ETag on S3 (a rewritten
+object gets a new one), the modification time on a local disk. A month whose files differ
+from its manifest (added, gone, grown, rewritten) is requested, whatever the sensor saw
+before: a sensor that never ticked while a month was built, or a new instance over an old
+lake, still sees a change. A month without a manifest (built before manifests were kept, or
+never) is compared with the cursor instead (`changed_months`). The cursor keeps one short
 fingerprint per month, so it stays small whatever the number of files, and it is plain
 JSON (what a Dagster sensor cursor stores as a string; `dumps_cursor` / `loads_cursor`).
 
@@ -20,9 +25,8 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
-from arena_assets.ingest.sources import RAW_EXTENSIONS, is_skipped, open_root
+from arena_assets.ingest.sources import file_version, is_raw_file, is_skipped, open_root
 
 CURSOR_VERSION = 1
 _MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
@@ -33,17 +37,6 @@ class RawFile:
     name: str  # path relative to the raw root, e.g. "2024-02/events-2024-02-01.jsonl.gz"
     size: int
     version: str  # S3 ETag, or the local modification time
-
-
-def _version(info: dict[str, Any]) -> str:
-    etag = info.get("ETag") or info.get("etag")
-    if etag:
-        return str(etag).strip('"')
-    for key in ("mtime", "LastModified", "last_modified", "created"):
-        if info.get(key) is not None:
-            value = info[key]
-            return value.isoformat() if hasattr(value, "isoformat") else repr(value)
-    return ""
 
 
 def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[str, list[RawFile]]:
@@ -66,9 +59,9 @@ def list_raw_root(raw_root: str, storage_options: dict | None = None) -> dict[st
         month, _, inside = rel.partition("/")
         if month not in months or not inside or info.get("type") == "directory":
             continue
-        if is_skipped(inside) or not rel.endswith(RAW_EXTENSIONS):
+        if is_skipped(inside) or not is_raw_file(inside):
             continue
-        months[month].append(RawFile(rel, int(info.get("size") or 0), _version(info)))
+        months[month].append(RawFile(rel, int(info.get("size") or 0), file_version(info)))
     return {m: sorted(files) for m, files in sorted(months.items())}
 
 
@@ -110,3 +103,45 @@ def changed_months(
     changed = sorted(m for m, fp in fingerprints.items() if seen.get(m) != fp)
     skipped = sorted(m for m, files in listing.items() if not files)
     return changed, {"version": CURSOR_VERSION, "months": fingerprints}, skipped
+
+
+@dataclass
+class TickPlan:
+    requested: list[str]  # months to ingest
+    cursor: dict  # the cursor to store
+    empty: list[str]  # month folders without raw files (never requested)
+    adopted: list[str]  # no manifest; already ingested when the sensor first ticked
+    pending: list[str]  # differ from their manifest; requested on an earlier tick
+
+
+def plan_ticks(
+    previous_cursor: str | dict | None,
+    listing: dict[str, list[RawFile]],
+    valid: set[str],
+    already_ingested: set[str],
+    built: dict[str, str],
+) -> TickPlan:
+    """What one tick requests, for the months of ``listing`` in ``valid`` (the partition
+    range; months outside it never enter the cursor, so widening the range later still
+    triggers them). ``built``: {month: fingerprint of the files its manifest lists}.
+
+    With a manifest, a month is requested when its files differ from it, once per state of
+    its files (the cursor remembers the state requested; the run key repeats it): a run
+    that fails, e.g. on the shrink guard, is not requested again until the files change.
+    Without one, a month is requested when its files differ from the cursor's; on the very
+    first tick (no cursor) months already ingested in this instance are adopted as they
+    are, not re-run: turning the sensor on after `make demo` must not redo the demo.
+    """
+    seen = loads_cursor(previous_cursor)["months"]
+    _, cursor, empty = changed_months(previous_cursor, listing)
+    cursor["months"] = {m: fp for m, fp in cursor["months"].items() if m in valid}
+    plan = TickPlan([], cursor, empty, [], [])
+    for month, fingerprint in sorted(cursor["months"].items()):
+        if month in built:
+            if fingerprint == built[month]:
+                continue
+            (plan.pending if seen.get(month) == fingerprint else plan.requested).append(month)
+        elif seen.get(month) != fingerprint:
+            ingested = not previous_cursor and month in already_ingested
+            (plan.adopted if ingested else plan.requested).append(month)
+    return plan

@@ -9,6 +9,13 @@ written (``MissingMonthError``, one line naming the folder and ``ARENA_RAW_ROOT`
 wrong root must not turn a month that had data into an empty one. A folder that exists but
 holds no raw file gives empty tables only where the lake had none (``Lake`` refuses to
 empty a partition that has rows); ``raw_rejects`` may be empty when lines were read.
+
+A month that had data is not replaced by a shrunken build either: the files are listed and
+hashed first, parsed into a temporary file, and compared with the lake's month (its rows and
+its manifest, ``arena_assets.ingest.shrink``) before anything is renamed into place; a
+refused build raises ``ShrinkError`` and leaves both tables and the manifest as they were.
+After both tables, the month's manifest (``arena_assets.ingest.manifest``) records the
+files they were built from.
 """
 
 from __future__ import annotations
@@ -25,7 +32,16 @@ from arena_assets.ingest import (
     reason_counts,
     scan_month,
 )
+from arena_assets.ingest.manifest import (
+    Manifest,
+    ManifestError,
+    build_manifest,
+    hash_files,
+    read_manifest,
+    write_manifest,
+)
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
+from arena_assets.ingest.shrink import BuildComparison, ShrinkError, ShrinkRule, compare_builds
 from arena_assets.storage import Lake
 
 RAW_LOGS_ARROW = pl.DataFrame(schema=RAW_LOGS_SCHEMA).to_arrow().schema
@@ -52,6 +68,12 @@ class IngestStats:
     listing: MonthListing | None = None
     # files whose compressed stream broke (their complete lines were kept)
     partial_files: list[str] = field(default_factory=list)
+    # what the month was built from (written beside the partition) and where it was written
+    manifest: Manifest | None = None
+    manifest_url: str = ""
+    # this build against the month the lake held, and who allowed a shrink ("" = none)
+    comparison: BuildComparison | None = None
+    shrink_allowed_by: str = ""
 
     @property
     def conserved(self) -> bool:
@@ -67,14 +89,21 @@ def ingest_month(
     known_models: set[str] | None,
     storage_options: dict | None = None,
     workers: int = 1,
+    shrink: ShrinkRule | None = None,
 ) -> IngestStats:
-    """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``."""
+    """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``, then
+    write its manifest; ``shrink``: the rule a new build must pass to replace the lake's
+    month (None = the default rule, nobody allowing a shrink)."""
+    rule = shrink or ShrinkRule()
     stats = IngestStats(month, listing=scan_month(raw_root, month, storage_options))
     if not stats.listing.folder_exists:
         raise MissingMonthError(
             f"raw_logs {month}: {stats.listing.describe()}; nothing was "
             "written (the lake keeps what it had)"
         )
+    lines_before = lake.rows("raw_logs", month) if lake.exists("raw_logs", month) else None
+    before, unreadable = _previous_manifest(lake, month)
+    hashes = hash_files(stats.listing, storage_options, threads=workers)
     reject_parts: list[pl.DataFrame] = []
 
     def accepted_parts():
@@ -85,6 +114,7 @@ def ingest_month(
             known_models=known_models,
             storage_options=storage_options,
             workers=workers,
+            urls=stats.listing.files,
         ):
             stats.files.add(part.source_file)
             counts = stats.per_file.setdefault(part.source_file, [0, 0, 0])
@@ -98,12 +128,44 @@ def ingest_month(
                 stats.preview = part.raw_logs.head(5)
             yield part.raw_logs
 
-    stats.accepted = lake.write_batches("raw_logs", month, RAW_LOGS_ARROW, accepted_parts())
+    def guard(accepted: int) -> None:
+        """Runs once the new raw_logs is written to its temporary file, before it replaces
+        the month: a refusal leaves both tables and the manifest as they were."""
+        stats.manifest = build_manifest(
+            month, raw_root, stats.listing, hashes, stats.per_file, storage_options
+        )
+        stats.comparison = compare_builds(
+            month, lines_before, before, stats.manifest.files, accepted, unreadable
+        )
+        if not stats.comparison.shrinks(rule.max_fraction):
+            return
+        if rule.allowed_by:
+            stats.shrink_allowed_by = rule.allowed_by
+        elif accepted == 0 and lake.allow_empty:  # emptied on purpose is a shrink allowed
+            stats.shrink_allowed_by = "ARENA_ALLOW_EMPTY_MONTH"
+        else:
+            raise ShrinkError(stats.comparison.refusal(rule), stats.comparison)
+
+    stats.accepted = lake.write_batches(
+        "raw_logs", month, RAW_LOGS_ARROW, accepted_parts(), guard=guard
+    )
     if reject_parts:
         stats.rejects = pl.concat(reject_parts)
     stats.rejected = stats.rejects.height
     # no rejected line is a normal month, once lines were read at all
     lake.write("raw_rejects", month, stats.rejects, empty_ok=stats.lines_read > 0)
+    # last: a crash before this line leaves the previous manifest, which only makes the
+    # sensor ask for the month again (see arena_assets.ingest.manifest)
+    stats.manifest_url = write_manifest(lake, stats.manifest)
     stats.rejects_by_reason = reason_counts(stats.rejects)
     stats.partial_files = partial_files(stats.rejects)
     return stats
+
+
+def _previous_manifest(lake: Lake, month: str) -> tuple[Manifest | None, str]:
+    """The lake's manifest of the month, or None and why (one line) when it cannot be read:
+    the guard then compares line counts only, and says so."""
+    try:
+        return read_manifest(lake, month), ""
+    except ManifestError as exc:
+        return None, str(exc)

@@ -7,7 +7,8 @@ from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_registry
-from arena_assets.pipeline.ingest import ingest_month
+from arena_assets.ingest.shrink import ShrinkError
+from arena_assets.pipeline.ingest import IngestStats, ingest_month
 from arena_assets.privacy.retention import apply_retention, current_month
 from arena_assets.report import counts_table
 
@@ -60,7 +61,12 @@ from arena_assets.report import counts_table
 def raw_logs(
     context: dg.AssetExecutionContext, storage: ArenaStorage, ingest_settings: IngestSettings
 ):
-    """Parse the month's files (JSONL, JSONL.gz, Parquet, FastChat/LMSYS releases)."""
+    """Parse the month's files (JSONL, JSONL.gz, Parquet, FastChat/LMSYS releases).
+
+    A build smaller than the month in the lake (a raw file it was built from gone or cut
+    short, or more than ARENA_SHRINK_MAX_FRACTION fewer accepted lines) fails before
+    anything is written, unless ARENA_ALLOW_SHRINK=true or the run tag
+    arena/allow_shrink=true allows it."""
     both = {dg.AssetKey("raw_logs"), dg.AssetKey("raw_rejects")}
     missing = both - set(context.selected_asset_keys)
     if missing:
@@ -72,15 +78,26 @@ def raw_logs(
         )
     (month,) = months_in_window(context)
     lake = storage.lake()
-    stats = ingest_month(
-        lake,
-        storage.raw_root,
-        month,
-        salt=ingest_settings.user_salt,
-        known_models=load_model_registry(storage.raw_root, storage.raw_storage_options()),
-        storage_options=storage.raw_storage_options(),
-        workers=ingest_settings.workers,
-    )
+    try:
+        rule = ingest_settings.shrink_rule(context.run.tags)
+    except ValueError as exc:
+        raise dg.Failure(description=str(exc)) from None
+    try:
+        stats = ingest_month(
+            lake,
+            storage.raw_root,
+            month,
+            salt=ingest_settings.user_salt,
+            known_models=load_model_registry(storage.raw_root, storage.raw_storage_options()),
+            storage_options=storage.raw_storage_options(),
+            workers=ingest_settings.workers,
+            shrink=rule,
+        )
+    except ShrinkError as exc:  # nothing was written: the month and downstream stay
+        raise dg.Failure(
+            description=str(exc),
+            metadata={"previous_build": dg.MetadataValue.json(exc.comparison.as_metadata())},
+        ) from None
     storage.publish("raw_logs", context.log)
     storage.publish("raw_rejects", context.log)
     listing = stats.listing
@@ -90,6 +107,11 @@ def raw_logs(
         context.log.warning(f"{month}: {listing.describe()}")
     for message in stats.partial_files:
         context.log.warning(f"partial file: {message}")
+    if stats.shrink_allowed_by:
+        context.log.warning(
+            f"raw_logs {month} replaced by a smaller build, allowed by "
+            f"{stats.shrink_allowed_by}: {stats.comparison.losses(rule.max_fraction)}"
+        )
     retention = apply_retention(
         lake, ingest_settings.raw_logs_retention_months, current_month(), protect=month
     )
@@ -115,6 +137,7 @@ def raw_logs(
             "retention_deleted_months": dg.MetadataValue.json(
                 retention.deleted.get("raw_logs", [])
             ),
+            **source_metadata(stats),
         },
     )
     yield dg.MaterializeResult(
@@ -144,3 +167,25 @@ def raw_logs(
             "allowed": ingest_settings.partial_files_allowed,
         },
     )
+
+
+FILES_IN_METADATA = 100  # the manifest lists them all
+
+
+def source_metadata(stats: IngestStats) -> dict:
+    """What the month was built from (its manifest) and how it compares with the build the
+    lake held before."""
+    manifest, comparison = stats.manifest, stats.comparison
+    return {
+        "source_bytes": manifest.bytes,
+        "source_manifest": dg.MetadataValue.path(stats.manifest_url),
+        "source_file_list": dg.MetadataValue.json(
+            [
+                {"file": f.name, "bytes": f.size, "lines": f.lines, "sha256": f.sha256}
+                for f in manifest.files[:FILES_IN_METADATA]
+            ]
+        ),
+        "previous_build": dg.MetadataValue.json(comparison.as_metadata()),
+        "compared_with_previous": comparison.compared,
+        "shrink_allowed_by": stats.shrink_allowed_by or "-",
+    }
