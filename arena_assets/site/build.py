@@ -194,12 +194,12 @@ def _figure_jobs(site: MonthSite, tables, options: SiteOptions) -> tuple[list, d
             },
             {
                 "src": f"plots/{name}-winfraction.svg",
-                "cls": "",
+                "cls": "wide",
                 "caption": "Figure 3: fraction of model A wins for all non-tied A vs. B battles",
             },
             {
                 "src": f"plots/{name}-counts.svg",
-                "cls": "",
+                "cls": "wide",
                 "caption": "Figure 4: battle count for each combination of models (without ties)",
             },
         ]
