@@ -290,7 +290,8 @@ def test_board_metadata_leads_with_the_rounded_board_and_links_the_site(simulate
     keys = list(meta["arena_leaderboard"])
     assert keys.index("top: overall") < keys.index("preview")
     pages = _page_links(meta["arena_leaderboard"]["site_pages"].value)
-    assert pages and all(Path(p[7:]).exists() for p in pages), pages
+    assert pages and all(Path(p[7:].split("#")[0]).exists() for p in pages), pages
+    assert sum(p.endswith("/index.html#style") for p in pages) == 1  # style control's view
     assert meta["bench_leaderboard"]["site_page"].value.endswith(f"/{month}/index.html#bench")
     preview = meta["leaderboard_history"]["preview"].value
     assert month in preview and MONTHS[0] not in preview
