@@ -1056,6 +1056,19 @@ _AFTER_TASKS = (
         "folder).",
     ),
     _s(
+        "ARENA_SITE_SERVE_PORT",
+        "int",
+        "3001",
+        "Site",
+        "With ARENA_SITE_PUBLIC_URL empty and a local ARENA_SITE_ROOT, `arena-assets ui` "
+        "(`make ui`) and `arena-assets demo` serve the site root on http://127.0.0.1:PORT "
+        "and set ARENA_SITE_PUBLIC_URL to it for their runs, so the links in Dagster metadata "
+        "open from the UI (a fixed port: links recorded by the demo work whenever the UI "
+        "runs); 0 = serve nothing (links are file:// paths).",
+        minimum=0,
+        maximum=65535,
+    ),
+    _s(
         "ARENA_SITE_DEPRECATE_AFTER_MONTHS",
         "int",
         "2",

@@ -56,6 +56,9 @@ TEST_SETTINGS = {
     "ARENA_P2L_RANK": "4",
     "ARENA_P2L_MIN_MODEL_BATTLES": "20",
     "ARENA_P2L_BOOTSTRAP_ROUNDS": "20",
+    # a UI or demo started by a test serves no site on the shared machine's fixed port;
+    # test_site_server.py serves one on a free port
+    "ARENA_SITE_SERVE_PORT": "0",
 }
 # Settings the fixture leaves to the shell and the code: the partition bounds are read once
 # per process (when arena_assets.defs.partitions is first imported), the Celery URLs only

@@ -23,6 +23,7 @@ class BoardPage(HTMLParser):
     def __init__(self, html: str) -> None:
         super().__init__()
         self.rows: dict[str, list[dict]] = {}
+        self.votes: dict[str, int] = {}  # variant -> the board's votes ("N votes on this board")
         self.variant: str | None = None
         self.row: dict | None = None
         self.cell: str | None = None
@@ -35,6 +36,8 @@ class BoardPage(HTMLParser):
         if tag == "section" and any(c.startswith("variant-") for c in classes):
             self.variant = next(c for c in classes if c.startswith("variant-"))[8:]
             self.rows.setdefault(self.variant, [])
+        elif tag == "p" and "votes-note" in classes and self.variant:
+            self.votes[self.variant] = int(a["data-votes"])
         elif tag == "tr" and "data-model" in a and self.variant:
             self.row = {"model": a["data-model"], "classes": classes, "cells": {}, "reason": None}
         elif tag == "td" and self.row is not None:
@@ -119,3 +122,65 @@ def assert_catalog_layout(data: dict, path) -> None:
         for model, entry in models.items():
             assert list(entry) == ["rating", "rating_q975", "rating_q025"], (path, model)
             assert all(isinstance(v, float) and math.isfinite(v) for v in entry.values())
+
+
+def assert_votes_reconcile(site_month: Path, catalog, lake_root) -> int:
+    """One count of votes on every board of a site month, everywhere it is written: the
+    page ("N votes on this board" and each model's Votes cell), ``boards.csv`` (every
+    model's votes, the hidden and unranked ones with their reason), ``summary.json``, the
+    pair files (decisive and tied votes among the ranked models) and the lake's boards as
+    the DuckDB ``catalog`` (a connection) serves them (``arena_leaderboard.battles``, the
+    leaderboard's left-out models). Returns the number of boards compared."""
+    from arena_assets.pipeline.leaderboards import read_info
+    from arena_assets.site.downloads import lake_board
+    from arena_assets.site.names import board_slug
+    from arena_assets.storage import Lake
+
+    month = site_month.name
+    csv = pl.read_csv(site_month / "downloads" / "boards.csv")
+    summary = json.loads((site_month / "summary.json").read_text())
+    left_out = read_info(Lake(str(lake_root)), month)["left_out"]
+    boards = csv.select("board", "style_control").unique().sort("board", "style_control").rows()
+    assert boards and set(summary["board_votes"]) == {lake_board(b, s) for b, s in boards}
+    for board, style in boards:
+        name = lake_board(board, style)
+        rows = csv.filter((pl.col("board") == board) & (pl.col("style_control") == style))
+        fitted = dict(
+            catalog.execute(
+                "select model, battles from arena_leaderboard where month = ? and board = ?",
+                [month, name],
+            ).fetchall()
+        )
+        ranked = rows.filter(pl.col("status") == "ranked")
+        unranked = rows.filter(pl.col("status") == "unranked")
+        # the models: ranked as the catalog ranks them, every other one with its reason
+        assert dict(zip(ranked["model"], ranked["votes"])) == fitted, name
+        assert dict(zip(unranked["model"], unranked["reason"])) == left_out[name], name
+        assert (unranked["votes"] == 0).all() and unranked["rank_ub_all"].null_count() == (
+            unranked.height
+        )
+        hidden = unranked.filter(pl.col("reason").is_in(["under_min_battles", "no_battles"]))
+        assert set(hidden["model"]) == set(rows.filter(~pl.col("shown"))["model"]), name
+        # the board's votes, each counted once, the same in all four places
+        votes = summary["board_votes"][name]
+        assert sum(fitted.values()) == 2 * votes == rows["votes"].sum(), name
+        html = (site_month / f"{board_slug(board)}.html").read_text()
+        page = BoardPage(html)
+        variant = "style" if style else "plain"
+        if variant not in page.rows:  # a style board alone is the page's default view
+            variant = "plain"
+        assert page.votes[variant] == votes, name
+        assert f"{votes:,} votes on this board" in html
+        cells = {r["model"]: r["cells"]["votes"]["v"] for r in page.rows[variant]}
+        shown = rows.filter("shown")
+        assert cells == {m: str(v) for m, v in zip(shown["model"], shown["votes"])}, name
+        for model, off in hidden.select("model", "votes_off_board").rows():
+            assert f"{model} ({off:,} kept votes here)" in html, (name, model)
+        if not style:
+            pairs = json.loads(
+                (site_month / "downloads/pairs" / f"{board_slug(board)}.json").read_text()
+            )
+            assert pairs["votes"] == votes, name
+            decisive = sum(map(sum, pairs["battle_counts"]))
+            assert decisive + sum(map(sum, pairs["tie_counts"])) == 2 * votes, name
+    return len(boards)

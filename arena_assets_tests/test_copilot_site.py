@@ -80,12 +80,17 @@ def test_copilot_page_shows_the_lake_board(tmp_path: Path) -> None:
     board = lake.read("copilot_leaderboard", MONTH)
     for name in ("overall", "latency_controlled"):
         rows = parsed.tables[f"copilot-{name}"]
-        want = board.filter(pl.col("board") == name).sort("rank", "model")
+        # ordered as the chat arena's board: Rank (UB), then score
+        want = board.filter(pl.col("board") == name).sort(
+            ["rank_ub", "rating", "model"], descending=[False, True, False]
+        )
         assert [r[1] for r in rows] == want["model"].to_list()
         assert [r[2] for r in rows] == [f"{v:,.0f}" for v in want["rating"]]
         assert [r[4] for r in rows] == [f"{v:,}" for v in want["battles"]]
         assert [r[5] for r in rows] == [f"{v:.1%}" for v in want["acceptance_rate"]]
         assert [r[0] for r in rows] == [str(v) for v in want["rank_ub"]]
+        # one precision per column: every latency to the millisecond
+        assert [r[6] for r in rows] == [f"{v:,.3f}" for v in want["median_latency"]]
     assert "exploratory" in page and "90% bootstrap intervals" in page  # the board's own level
     assert "Copilot Arena's own scores" in page  # the fit the board was made with
     bt = data | {"figures": data["figures"] | {"fit": "bt"}}

@@ -24,6 +24,7 @@ from arena_assets_tests.site_pages import (
     assert_catalog_layout,
     assert_pairs_match,
     assert_ranks_match,
+    assert_votes_reconcile,
 )
 
 MONTHS = ("2024-01", "2024-02")
@@ -81,6 +82,19 @@ def test_site_figures_and_ranks_equal_fastchat_on_a_simulated_month(simulated):
         code = path.stem.split("-", 1)[1]
         assert_pairs_match(path, kept_battles(env["ARENA_LAKE_ROOT"], MONTHS, language=code))
         assert_ranks_match(month, path.with_suffix(".html").name, f"language:{code}")
+
+
+def test_every_board_counts_its_votes_alike_in_pages_downloads_and_catalog(simulated):
+    """The votes of every board of each month (and of every model on it) are the same on
+    the page, in boards.csv, summary.json, the pair files and the DuckDB catalog the runs
+    published (``site_pages.assert_votes_reconcile``)."""
+    import duckdb
+
+    env, _ = simulated
+    with duckdb.connect(env["ARENA_CATALOG"], read_only=True) as catalog:
+        for month in MONTHS:
+            site = Path(env["ARENA_SITE_ROOT"]) / month
+            assert assert_votes_reconcile(site, catalog, env["ARENA_LAKE_ROOT"]) >= 3
 
 
 def test_style_rank_and_deltas_follow_fastchat(simulated):
@@ -276,7 +290,8 @@ def test_board_metadata_leads_with_the_rounded_board_and_links_the_site(simulate
     keys = list(meta["arena_leaderboard"])
     assert keys.index("top: overall") < keys.index("preview")
     pages = _page_links(meta["arena_leaderboard"]["site_pages"].value)
-    assert pages and all(Path(p[7:]).exists() for p in pages), pages
+    assert pages and all(Path(p[7:].split("#")[0]).exists() for p in pages), pages
+    assert sum(p.endswith("/index.html#style") for p in pages) == 1  # style control's view
     assert meta["bench_leaderboard"]["site_page"].value.endswith(f"/{month}/index.html#bench")
     preview = meta["leaderboard_history"]["preview"].value
     assert month in preview and MONTHS[0] not in preview

@@ -1,9 +1,11 @@
 """The leaderboard site in a real browser (Debian's headless Chromium through Playwright, no
 browser download): two months shaped like real traffic (30 boards) through the boards'
 month steps, the site built by `arena-assets site` and served by `arena-assets site
---serve` on loopback; then, as a reader: switch categories, both toggles, column sorts,
-the four figures, a model page, no console error, the tables with JavaScript off, and the
-same page from file://.
+--serve` on loopback, with a Copilot Arena board and a bench; then, as a reader: switch
+categories, both toggles, column sorts, the four figures, a model page, no console error,
+the tables with JavaScript off, and the same page from file://; and what a reader compares
+on screen: the months' range, the votes, one precision per column, the bench's baseline,
+heatmap numbers readable unzoomed, the Copilot board in rank order, the history's intervals.
 
 Screenshots go to ``artifacts/site/`` (or ``$ARENA_SITE_ARTIFACTS``). Needs /usr/bin/chromium
 (`.ci/run` installs it; skipped with the reason where it is absent).
@@ -22,10 +24,12 @@ from pathlib import Path
 
 import pytest
 
+from arena_assets_tests.site_months import copilot_and_bench
 from arena_assets_tests.test_ui import CHROMIUM, CHROMIUM_FLAGS, PROJECT
 
 MONTHS = ("2024-05", "2024-06")
 DEPRECATED = "model-03"
+BASELINE = "model-00"  # the bench's baseline
 
 pytestmark = [
     pytest.mark.slow,
@@ -63,6 +67,7 @@ def built(tmp_path_factory):
         )
         leaderboard_history_month(lake, month)
     (root / "raw").mkdir()
+    copilot_and_bench(lake, root / "raw", MONTHS[1], BASELINE)
     (root / "raw" / "models.json").write_text(
         json.dumps(
             [
@@ -193,20 +198,29 @@ def test_site_in_a_real_browser(built):
         page.screenshot(path=artifacts / "04_style_control.png")
         page.locator("#style-control").uncheck()
 
-        # column sorts (numbers and names), unranked rows stay below the ranked ones
+        # column sorts: a number's first click puts the highest first, a name's the first
+        # in the alphabet, a second click turns it round; unranked rows stay below
         table = page.locator("#board-plain table.board")
         page.locator("#board-plain th", has_text="Score").click()
         scores = _column(table, "td.score")
-        assert scores == sorted(scores) and len(scores) >= 10
+        assert scores == sorted(scores, reverse=True) and len(scores) >= 10
         page.locator("#board-plain th", has_text="Score").click()
-        assert _column(table, "td.score") == sorted(scores, reverse=True)
+        assert _column(table, "td.score") == sorted(scores)
         page.locator("#board-plain th", has_text="Model").click()
         names = table.locator("tr.ranked:not(.deprecated) td.model a").all_inner_texts()
         assert names == sorted(names)
         page.locator("#board-plain th", has_text="Votes").click()
         votes = _column(table, "td.votes")
-        assert votes == sorted(votes)
+        assert votes == sorted(votes, reverse=True) and votes[0] > votes[-1]
+        expect(page.locator("#board-plain th", has_text="Votes")).to_have_attribute(
+            "aria-sort", "descending"
+        )
         page.screenshot(path=artifacts / "05_sorted_by_votes.png")
+        page.locator("#board-plain th", has_text="Votes").click()
+        assert _column(table, "td.votes") == sorted(votes)
+        page.locator("#board-plain th", has_text="Rank (UB)").click()
+        ranks = _column(table, "td.rank")
+        assert ranks == sorted(ranks) and ranks[0] == 1
 
         # the category selector: every board, its own page, the style state carried along
         options = page.locator("#category-select option").evaluate_all(
@@ -275,3 +289,103 @@ def _column(table, cell: str) -> list[float]:
             "cells => cells.map(c => c.getAttribute('data-v'))"
         )
     ]
+
+
+def test_site_numbers_read_alike_in_a_real_browser(built):
+    """What a reader compares on screen: the subtitle names the range of months, the Copilot
+    board runs down by Rank (UB), a column keeps one precision, the bench's baseline says
+    so, the heatmaps' numbers are large enough to read unzoomed, and the history gives
+    each score its interval."""
+    from playwright.sync_api import expect, sync_playwright
+
+    _, base = built
+    artifacts = Path(os.environ.get("ARENA_SITE_ARTIFACTS", PROJECT / "artifacts" / "site"))
+    artifacts.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        page = browser.new_page(viewport={"width": 1500, "height": 1000})
+        page.set_default_timeout(60_000)
+        expect.set_options(timeout=60_000)
+        page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+        page.on(
+            "console",
+            lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
+        )
+        page.goto(f"{base}/{MONTHS[1]}/index.html")
+
+        # the subtitle: the range of months the scores cover, not two months of it
+        intro = page.locator("main > p.note").first
+        expect(intro).to_contain_text(f"({MONTHS[0]} to {MONTHS[1]})")
+
+        # the votes on the board, said above the table and summed by its Votes column
+        note = page.locator("#board-plain p.votes-note")
+        expect(note).to_contain_text("votes on this board")
+        total = int(note.get_attribute("data-votes"))
+        page.locator("#show-deprecated").check()
+        cells = page.locator("#board-plain td.votes").evaluate_all(
+            "cells => cells.map(c => Number(c.getAttribute('data-v')))"
+        )
+        assert sum(cells) == 2 * total > 0
+        page.locator("#show-deprecated").uncheck()
+
+        # style coefficients: one precision for the coefficients and their intervals
+        style = page.locator("h2#style + p + table.plain tbody tr")
+        expect(style.first).to_be_visible()
+        for row in style.evaluate_all("rows => rows.map(r => [...r.cells].map(c => c.innerText))"):
+            assert re.fullmatch(r"-?\d+\.\d{3}", row[1]), row
+            assert re.fullmatch(r"-?\d+\.\d{3} to -?\d+\.\d{3}", row[2]), row
+            assert re.fullmatch(r"-?[\d,]+\.\d", row[3]), row
+
+        # the bench: the baseline's row says it is the baseline, and only that row
+        bench = page.locator("h2#bench ~ table.plain").first
+        baseline = bench.locator("tr", has=page.locator(".badge", has_text="baseline"))
+        expect(baseline).to_have_count(1)
+        expect(baseline).to_contain_text(BASELINE)
+        expect(baseline).to_contain_text("baseline: 50 by definition")
+        baseline.scroll_into_view_if_needed()
+        page.screenshot(path=artifacts / "10_bench_baseline.png")
+
+        # the heatmaps: every cell's number at least 9 CSS pixels tall at this width
+        for name in ("index-winfraction.svg", "index-counts.svg"):
+            image = page.locator(f"img[src='plots/{name}']")
+            image.scroll_into_view_if_needed()
+            expect(image).to_be_visible()
+            shown = image.evaluate(
+                "img => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width"
+            )
+            svg = page.request.get(f"{base}/{MONTHS[1]}/plots/{name}").text()
+            view_width = float(re.search(r'viewBox="0 0 ([\d.]+) ', svg).group(1))
+            labels = svg.split('<g class="labels"', 1)[1]
+            sizes = {float(v) for v in re.findall(r'font-size="([\d.]+)"', labels)}
+            assert sizes and shown, name
+            assert min(sizes) * shown / view_width >= 9, (name, sizes, shown, view_width)
+        page.screenshot(path=artifacts / "11_heatmap.png")
+
+        # the Copilot board: Rank (UB) never goes back up the table, ties by score; each
+        # latency to the millisecond
+        page.get_by_role("link", name="Copilot Arena").click()
+        expect(page.locator("h1")).to_contain_text("Copilot Arena")
+        rows = page.locator("#copilot-overall tbody tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].map(c => c.innerText))"
+        )
+        assert len(rows) >= 3
+        keys = [(int(r[0]), -float(r[2].replace(",", ""))) for r in rows]
+        assert keys == sorted(keys), rows
+        for r in rows:
+            assert all(re.fullmatch(r"\d+\.\d{3}", v) for v in r[6:8]), r
+        page.screenshot(path=artifacts / "12_copilot.png", full_page=True)
+
+        # the history across months: each score with its interval and rank
+        page.goto(f"{base}/history.html")
+        history = page.locator("table.plain tbody tr").evaluate_all(
+            "rows => rows.map(r => [...r.cells].slice(1).map(c => c.innerText))"
+        )
+        scores = [c for row in history for c in row if c != "—"]
+        assert len(scores) >= 20
+        assert all(re.fullmatch(r"\d+ \+\d+/-\d+ \(#\d+\)", c) for c in scores), scores[:5]
+        page.screenshot(path=artifacts / "13_history.png")
+        browser.close()
+    assert problems == []

@@ -143,7 +143,7 @@ def test_a_model_the_data_cannot_rank_is_unranked_with_its_reason(tmp_path):
     limit) and another has 6 votes (under the board's minimum of 50): the first is shown
     "unranked, because it never won or tied" with no rank and no score, in the page, its
     model page and the CSV; the second is hidden, as LMArena hides them; both models' votes
-    are in the data card's "kept, with a model the board leaves out"."""
+    are in the data card's "kept, with a model the board leaves out", none on the board."""
     from arena_assets.pipeline.leaderboards import arena_leaderboard_month, battle_cells_month
     from arena_assets.pipeline.site import leaderboard_site_month
     from arena_assets.ranking.boards import board_options
@@ -191,15 +191,18 @@ def test_a_model_the_data_cannot_rank_is_unranked_with_its_reason(tmp_path):
     overall = pl.read_csv(site / "downloads/boards.csv").filter(
         (pl.col("board") == "overall") & ~pl.col("style_control")
     )
-    unranked = overall.filter(pl.col("status") == "unranked")
-    assert unranked["model"].to_list() == ["always-loses"]
-    assert unranked["rank_ub"].null_count() == unranked["rating"].null_count() == 1
-    assert "rare-model" not in overall["model"].to_list()
+    unranked = overall.filter(pl.col("status") == "unranked").sort("model")
+    assert unranked.select("model", "reason", "shown", "votes", "votes_off_board").rows() == [
+        ("always-loses", "lost_all", True, 0, 240),
+        ("rare-model", "under_min_battles", False, 0, 6),
+    ]
+    assert unranked["rank_ub"].null_count() == unranked["rating"].null_count() == 2
     rows = {r["model"]: r for r in BoardPage((site / "index.html").read_text()).rows["plain"]}
     loser = rows["always-loses"]
     assert "unranked" in loser["classes"] and loser["cells"]["rank"]["text"] == "unranked"
     assert loser["reason"].startswith("unranked, because it never won or tied a vote here")
-    assert loser["cells"]["score"]["text"] == "—"
+    assert "(240 kept votes here, none on the board)" in loser["reason"], loser["reason"]
+    assert loser["cells"]["score"]["text"] == "—" and loser["cells"]["votes"]["text"] == "0"
     assert "rare-model" not in rows and len(rows) == 9
     assert all(r["cells"]["rank"]["v"].isdigit() for m, r in rows.items() if m != "always-loses")
     from arena_assets.site.names import slug
@@ -291,12 +294,13 @@ def test_site_equals_fastchat_on_the_real_battles(real_data, name, min_votes, tm
     left_out = read_info(lake, months[-1])["left_out"]["overall"]
     hidden = {m for m, why in left_out.items() if why in ("under_min_battles", "no_battles")}
     models = {m for a, b, _ in battles for m in (a, b)}
-    # every model with a kept vote is ranked, unranked with a reason, or hidden as too rare
-    assert listed == set(csv["model"]) and listed | hidden == models and not listed & hidden
-    assert set(csv.filter(pl.col("status") == "unranked")["model"]) == set(left_out) - hidden
+    # every model with a kept vote is ranked, unranked with a reason, or hidden (not shown)
+    assert listed == set(csv.filter("shown")["model"]) and listed | hidden == models
+    assert not listed & hidden and set(csv.filter(~pl.col("shown"))["model"]) == hidden
+    assert set(csv.filter(pl.col("status") == "unranked")["model"]) == set(left_out)
     assert (
         sum(r["reason"] is not None for r in page.rows["plain"])
-        == csv.filter(pl.col("status") == "unranked").height
+        == csv.filter((pl.col("status") == "unranked") & pl.col("shown")).height
     )
 
 

@@ -154,6 +154,7 @@ def _simulate(out: str, months: list[str], per_month: int, seed: int) -> None:
 
 def run_demo(args: argparse.Namespace) -> int:
     from arena_assets.cli.arena_child import simulated_arena_for_runs
+    from arena_assets.cli.site_server import site_for_runs
 
     raw_root = env_setting("ARENA_RAW_ROOT", "./data/raw")
     lake_root = env_setting("ARENA_LAKE_ROOT", "./data/lake")
@@ -184,6 +185,10 @@ def run_demo(args: argparse.Namespace) -> int:
         url = stack.enter_context(simulated_arena_for_runs(env_setting, local, args.seed))
         if url:
             print(f"  the simulated arena serves the LLM tasks at {url} (arena-sim serve)")
+        # the site's links in the runs' metadata: the address `arena-assets ui` serves it at
+        site = stack.enter_context(site_for_runs(env_setting))
+        if site:
+            print(f"  the leaderboard site is served at {site}/ (`make ui` serves it afterwards)")
         if parallel:
             materialize_months_parallel(months, args.workers)
         elif args.executor == "in_process":

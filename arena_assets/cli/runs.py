@@ -113,15 +113,25 @@ def summary(catalog_path: str, lake_root: str, raw_root: str) -> str:
     site_root = env_setting("ARENA_SITE_ROOT", "./data/site")
     release_root = env_setting("ARENA_RELEASE_ROOT", "./data/release")
     if is_url(site_root) or os.path.exists(os.path.join(site_root, "index.html")):
-        out.append(
-            f"Leaderboard site: {site_root.rstrip('/')}/index.html   "
-            "(arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000)"
-        )
+        out.append(f"Leaderboard site: {site_root.rstrip('/')}/index.html   ({_site_where()})")
     if is_url(release_root) or os.path.isdir(release_root):
         out.append(
             f"Release:          {release_root}   (the month's public datasets, month_release)"
         )
     return "\n".join(out)
+
+
+def _site_where() -> str:
+    """Where a reader opens the site, as the runs' metadata links it."""
+    from arena_assets.cli.site_server import PUBLIC_URL_SETTING, local_root, serve_port
+
+    public = env_setting(PUBLIC_URL_SETTING, "").strip()
+    if public:
+        return f"published at {public.rstrip('/')}/"
+    port = serve_port(env_setting)
+    if port and local_root(env_setting("ARENA_SITE_ROOT", "./data/site")) is not None:
+        return f"`make ui` serves it on http://127.0.0.1:{port}/, where the runs link it"
+    return "arena-assets site --month YYYY-MM --serve: on http://127.0.0.1:8000"
 
 
 def run_summary(args: argparse.Namespace) -> int:

@@ -5,6 +5,9 @@ Why a command rather than `dg dev` in the project folder:
 - settings: Dagster's CLI loads ``.env`` from its working directory *over* the shell's
   variables; this runs it from a folder whose ``.env`` holds the merged values with the
   shell winning (``envfile.dagster_workdir``), as `arena-assets demo` does;
+- the site: the runs' metadata links the leaderboard site's pages; with no public URL
+  set, the site root is served on loopback for the UI's life (``site_server.py``) so the
+  links open from the UI;
 - the instance: `dg dev` warns that a ``dagster.yaml`` in the working directory is ignored
   when DAGSTER_HOME is elsewhere. The project's ``dagster.yaml`` is the template `make`
   copies into DAGSTER_HOME, so from that other folder there is nothing to warn about.
@@ -28,6 +31,7 @@ def dev_command(workspace: Path, host: str, port: int) -> list[str]:
 
 def run_ui(args: argparse.Namespace) -> int:
     from arena_assets.cli.arena_child import simulated_arena_for_runs
+    from arena_assets.cli.site_server import site_for_runs
     from arena_assets.envfile import dagster_workdir, setting
 
     if not os.environ.get("DAGSTER_HOME"):
@@ -43,12 +47,16 @@ def run_ui(args: argparse.Namespace) -> int:
     raw_root = setting("ARENA_RAW_ROOT", "./data/raw")
     # tasks set to `simulated` need an arena: one child process for the UI's whole life,
     # reading the hidden truth of a local raw root (a remote one: the prompts alone)
+    # the site's pages, linked from the runs' metadata, served where the UI can open them
     with (
         simulated_arena_for_runs(setting, None if "://" in raw_root else raw_root) as arena,
+        site_for_runs(setting, args.project) as site,
         dagster_workdir(args.project) as (workdir, env),
     ):
         if arena:
             print(f"the simulated arena serves the LLM tasks at {arena}", flush=True)
+        if site:
+            print(f"the leaderboard site is served at {site}/", flush=True)
         proc = subprocess.Popen(dev_command(workspace, args.host, args.port), cwd=workdir, env=env)
         try:
             return proc.wait()

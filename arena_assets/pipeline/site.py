@@ -28,9 +28,11 @@ from arena_assets.ranking.boards import (
 from arena_assets.ranking.cells import encode_battles
 from arena_assets.ranking.identify import rankable
 from arena_assets.site.build import MonthSite, SiteOptions, build_month
+from arena_assets.site.card import VoteLines, card_conserved, data_card
 from arena_assets.site.matrices import PairCounts
 from arena_assets.site.publish import SiteRoot, publish_month
-from arena_assets.site.tables import Board, ModelInfo, VoteLines, card_conserved, data_card
+from arena_assets.site.render import month_span
+from arena_assets.site.tables import Board, ModelInfo
 from arena_assets.storage import Lake
 
 TIE_MODE = "half"  # the boards' (ranking.options.FitOptions default)
@@ -174,9 +176,8 @@ def read_month_site(
             style=key == "style_control",
         )
         used = info.get("boards", {}).get(key)
-        on_board = _votes_among(p, set(ranked["model"])) if p is not None else None
-        if isinstance(used, int) and on_board is not None and used != on_board:
-            mismatched[key] = (on_board, used)
+        if isinstance(used, int) and p is not None and _stale(board, used):
+            mismatched[key] = (board.total_votes(), used)
         boards.append(board)
     prev = previous_month(month)
     has_prev = lake.exists("arena_leaderboard", prev)
@@ -216,7 +217,7 @@ def read_month_site(
         min_votes=min_votes,
         source=(
             f"Bradley-Terry scores from every kept vote up to the end of {month} "
-            f"({', '.join(months[:1] + months[-1:]) if len(months) > 1 else month}); "
+            f"({month_span(months or [month])}); "
             f"{frame['ci_method'][0] if frame.height else 'bootstrap'} intervals."
         ),
         history=history,
@@ -288,10 +289,14 @@ def _left_out(pairs: PairCounts, min_votes: int, ranked: set[str]) -> dict[str, 
     return {m: r for m, r in left.items() if m not in ranked}
 
 
-def _votes_among(pairs: PairCounts, models: set[str]) -> int:
-    idx = pairs.index(sorted(models & set(pairs.models)))
-    sub = pairs.decisive[:, idx][idx, :].sum() / 2 + pairs.ties[:, idx][idx, :].sum() / 2
-    return int(sub)
+def _stale(board: Board, used: int) -> bool:
+    """Whether the votes the site counts on ``board`` differ from those its fit used, in
+    total (``used``) or for a model (the board's ``battles``): a board older than its
+    battles."""
+    if board.total_votes() != used:
+        return True
+    fitted = dict(zip(board.ranked["model"], board.ranked["battles"]))
+    return any(n is not None and board.votes(m) != n for m, n in fitted.items())
 
 
 def _vs_human(bench: pl.DataFrame | None, boards: pl.DataFrame) -> dict | None:

@@ -8,21 +8,27 @@ and the history from the summaries of every month present. Same input, same byte
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 
 import polars as pl
 
-from arena_assets.site.catalog import catalog_files
 from arena_assets.site.copilot import copilot_files, copilot_summary
+from arena_assets.site.downloads import lake_board, month_downloads
 from arena_assets.site.draw import draw_all
 from arena_assets.site.extras import month_extras
 from arena_assets.site.matrices import average_win_rate, decisive_counts, win_fraction
 from arena_assets.site.models import model_pages
 from arena_assets.site.names import board_group, board_order, board_slug, board_title, slug
-from arena_assets.site.render import page, static_files, table_rows
-from arena_assets.site.tables import Board, BoardTable, ModelInfo, board_table, top_models
+from arena_assets.site.render import page, static_files, table_rows, votes_note
+from arena_assets.site.tables import (
+    VOTES_DEFINITION,
+    Board,
+    BoardTable,
+    ModelInfo,
+    board_table,
+    top_models,
+)
 
 
 @dataclass
@@ -188,12 +194,12 @@ def _figure_jobs(site: MonthSite, tables, options: SiteOptions) -> tuple[list, d
             },
             {
                 "src": f"plots/{name}-winfraction.svg",
-                "cls": "",
+                "cls": "wide",
                 "caption": "Figure 3: fraction of model A wins for all non-tied A vs. B battles",
             },
             {
                 "src": f"plots/{name}-counts.svg",
-                "cls": "",
+                "cls": "wide",
                 "caption": "Figure 4: battle count for each combination of models (without ties)",
             },
         ]
@@ -213,7 +219,7 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
     options = options or SiteOptions()
     tables = board_tables(site)
     jobs, figures = _figure_jobs(site, tables, options)
-    downloads = _downloads(site, tables)
+    downloads = month_downloads(site, tables)
     extras, extra_jobs = month_extras(site, tables, list(downloads))
     extras["copilot"] = copilot_summary(site.copilot)  # a link to copilot.html when built
     pages, model_jobs = model_pages(site, tables, options)
@@ -246,12 +252,12 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
                     "min_votes": common["min_votes"],
                     "level_pct": common["level_pct"],
                     "heading": f"{board_title(key)}{' with style control' if style else ''}",
+                    "votes": table.board.total_votes(),
+                    "votes_note": votes_note(table.board),
                 }
             )
         if views[0]["variant"] == "style":  # a style board alone still needs a default view
             views[0]["variant"] = "plain"
-        board = variants[0][1].board
-        votes = int(board.pairs.battles().sum() // 2) if board.pairs is not None else None
         context = {
             **common,
             "title": board_title(key),
@@ -262,7 +268,7 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
             "plots_top": options.plot_top,
             "intro": site.source,
             "category_note": site.notes.get(key, ""),
-            "battles_note": f"{votes:,} votes on this board" if votes is not None else "",
+            "votes_definition": VOTES_DEFINITION,
         }
         if key == "overall":
             files["index.html"] = page("month.html", **context, **extras)
@@ -282,91 +288,13 @@ def build_month(site: MonthSite, options: SiteOptions | None = None) -> BuiltMon
             plots_top=0,
             intro=site.source,
             category_note=f"No overall board for {site.month}: {why}.",
-            battles_note="",
+            votes_definition=VOTES_DEFINITION,
         )
     files.update(pages)
     files.update(copilot_files(site.copilot, common))
     summary = _summary(site, tables, keys)
     files["summary.json"] = json.dumps(summary, indent=1, sort_keys=True).encode()
     return BuiltMonth(files, tables, summary)
-
-
-def _downloads(site: MonthSite, tables) -> dict[str, bytes]:
-    out = {
-        f"downloads/{name}": data
-        for name, data in catalog_files(
-            [(t.board.key, style, t.board.ranked) for (_, style), t in tables.items()],
-            exclude=site.deprecated,
-        ).items()
-    }
-    frame = (
-        pl.concat(
-            [
-                t.rows.select(
-                    pl.lit(site.month).alias("month"),
-                    pl.lit(key).alias("board"),
-                    pl.lit(style).alias("style_control"),
-                    "model",
-                    "status",
-                    "reason",
-                    "deprecated",
-                    "rating",
-                    "lower",
-                    "upper",
-                    "votes",
-                    pl.col("rank").alias("rank_ub"),
-                    pl.col("rank_all").alias("rank_ub_all"),
-                    "organization",
-                    "license",
-                    "knowledge_cutoff",
-                )
-                for (key, style), t in tables.items()
-            ]
-        )
-        if tables
-        else pl.DataFrame()
-    )
-    out.update(_pair_downloads(tables))
-    buf = io.BytesIO()
-    frame.write_parquet(buf, compression="zstd", statistics=False)
-    out["downloads/boards.parquet"] = buf.getvalue()
-    out["downloads/boards.csv"] = frame.write_csv().encode()
-    if site.data_card is not None:
-        out["downloads/data_card.json"] = json.dumps(
-            site.data_card, indent=1, sort_keys=True
-        ).encode()
-    if site.history is not None and not site.history.is_empty():
-        out["downloads/history.csv"] = site.history.write_csv().encode()
-    return out
-
-
-def _pair_downloads(tables) -> dict[str, bytes]:
-    """The numbers behind each board's pair figures, for every ranked model (best first):
-    FastChat's win fraction and battle count without ties, and every model's average win
-    rate (null where undefined)."""
-    out = {}
-    for (key, style), table in sorted(tables.items()):
-        pairs = table.board.pairs
-        if style or pairs is None:
-            continue
-        ranked = table.rows.filter(pl.col("status") == "ranked")["model"].to_list()
-        order = [m for m in ranked if m in pairs.models]
-
-        def clean(matrix):
-            return [[None if v != v else v for v in row] for row in matrix.tolist()]
-
-        rate = average_win_rate(pairs)
-        out[f"downloads/pairs/{board_slug(key)}.json"] = json.dumps(
-            {
-                "board": key,
-                "models": order,
-                "win_fraction": clean(win_fraction(pairs, order)),
-                "battle_counts": decisive_counts(pairs, order).tolist(),
-                "average_win_rate": {m: (None if v != v else v) for m, v in sorted(rate.items())},
-            },
-            sort_keys=True,
-        ).encode()
-    return out
 
 
 def _summary(site: MonthSite, tables, keys) -> dict:
@@ -389,13 +317,16 @@ def _summary(site: MonthSite, tables, keys) -> dict:
         ]
     )
     leader = top_models(overall, 1) if overall is not None else []
-    votes = overall.board.pairs.battles().sum() // 2 if overall and overall.board.pairs else None
     return {
         "month": site.month,
         "boards": len(keys),
         "leader": leader[0] if leader else None,
         "ranked_models": len(rows),
-        "votes": None if votes is None else int(votes),
+        "votes": None if overall is None else overall.board.total_votes(),
+        # every board's votes, by its name in the lake (``arena_leaderboard.board``)
+        "board_votes": {
+            lake_board(key, style): t.board.total_votes() for (key, style), t in tables.items()
+        },
         "overall": rows,
         "slugs": {r["model"]: slug(r["model"]) for r in rows},
     }

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 
 from arena_assets.site.draw import draw_all
-from arena_assets.site.render import missing, num, page, sig
+from arena_assets.site.render import missing, num, page
 
 PAGE = "copilot.html"
 FIGURE = "plots/copilot-intervals.svg"
@@ -41,6 +41,25 @@ def _interval(row: dict) -> str:
     return f"+{round(row['upper'] - row['rating'])}/-{round(row['rating'] - row['lower'])}"
 
 
+LATENCY_DIGITS = 3  # seconds to the millisecond, every latency cell alike
+
+
+def by_rank(rows: list[dict]) -> list[dict]:
+    """A board's rows as the chat arena's board orders them: Rank (UB), then score, then
+    name (a row without a rank or score last)."""
+
+    def key(r: dict) -> tuple:
+        rank, rating = r.get("rank_ub"), r.get("rating")
+        return (
+            rank is None,
+            rank if rank is not None else 0,
+            -rating if not missing(rating) else float("inf"),
+            r["model"],
+        )
+
+    return sorted(rows, key=key)
+
+
 def _rows(rows: list[dict]) -> list[tuple]:
     return [
         (
@@ -50,10 +69,10 @@ def _rows(rows: list[dict]) -> list[tuple]:
             _interval(r),
             num(r.get("battles")),
             _pct(r.get("acceptance_rate")),
-            sig(r.get("median_latency"), 3),
-            sig(r.get("median_pair_latency"), 3),
+            num(r.get("median_latency"), LATENCY_DIGITS),
+            num(r.get("median_pair_latency"), LATENCY_DIGITS),
         )
-        for r in rows
+        for r in by_rank(rows)
     ]
 
 
@@ -69,7 +88,7 @@ def copilot_summary(data: dict | None) -> dict | None:
     """What the month page says about the Copilot board (None: no board this month)."""
     if not data or not data.get("boards", {}).get("overall"):
         return None
-    top = data["boards"]["overall"][0]
+    top = by_rank(data["boards"]["overall"])[0]
     return {
         "href": PAGE,
         "leader": top["model"],
@@ -89,7 +108,7 @@ def copilot_files(data: dict | None, common: dict) -> dict[str, bytes]:
         "latency_controlled",
         *sorted(k for k in boards if k.startswith("file_type:")),
     ]
-    overall = boards["overall"]
+    overall = by_rank(boards["overall"])
     files = draw_all(
         [
             (
@@ -126,8 +145,8 @@ def copilot_files(data: dict | None, common: dict) -> dict[str, bytes]:
     coef = (
         "—"
         if "coef" not in latency
-        else f"{sig(latency['coef'], 3)} ({sig(latency.get('lower'), 3)} to {sig(latency.get('upper'), 3)}), "
-        f"{num(latency.get('pairs'))} pairs with both latencies"
+        else f"{num(latency['coef'], 3)} ({num(latency.get('lower'), 3)} to "
+        f"{num(latency.get('upper'), 3)}), {num(latency.get('pairs'))} pairs with both latencies"
     )
     level = figures.get("ci_level")
     files[PAGE] = page(

@@ -4,12 +4,15 @@ coefficients, the bench and its agreement with the votes, the data card, downloa
 from __future__ import annotations
 
 import polars as pl
+from markupsafe import Markup
 
 from arena_assets.site.names import board_title
-from arena_assets.site.render import link, missing, num, sig, slug
+from arena_assets.site.render import link, missing, num, slug
 from arena_assets.site.tables import movers
 
 HISTORY_TOP = 10
+BASELINE_CELL = Markup('{} <span class="badge">baseline</span>')
+COEF_DIGITS = 3  # style coefficients and their intervals (logit per standard deviation)
 
 AGREEMENT = (  # bench_vs_human key -> (name, what it says)
     ("n_models", "Shared models", "models on both boards"),
@@ -100,11 +103,13 @@ def _style(site, jobs) -> dict:
     coef = site.style_coefficients
     if coef is None or coef.is_empty():
         return {"style_rows": [], "style_note": "No style-controlled board this month."}
-    rows = [
+    rows = [  # one precision per column: coefficients to 3 decimals, score points to 1
         (
             r["feature"],
-            sig(r["coef"]),
-            "—" if missing(r["lower"]) else f"{sig(r['lower'])} to {sig(r['upper'])}",
+            num(r["coef"], COEF_DIGITS),
+            "—"
+            if missing(r["lower"])
+            else f"{num(r['lower'], COEF_DIGITS)} to {num(r['upper'], COEF_DIGITS)}",
             num(r.get("coef_rating"), 1),
         )
         for r in coef.iter_rows(named=True)
@@ -135,8 +140,12 @@ def _bench(site, jobs) -> dict:
     b = site.bench
     if b is None or b.is_empty():
         return {"bench_rows": [], "bench_note": f"No bench leaderboard for {site.month}."}
-    b = b.sort(["win_rate", "model"], descending=[True, False])
+    b = b.sort(["win_rate", "model"], descending=[True, False], nulls_last=True)
+    several = "category" in b.columns and b["category"].n_unique() > 1
+    if several:  # one block per question category (Arena-Hard v2), each with its baseline
+        b = b.sort(["category", "win_rate", "model"], descending=[False, True, False])
     cols = [
+        ("Category", "category"),
         ("Model", "model"),
         ("Score (win rate %)", "win_rate"),
         ("Interval", "lower"),
@@ -144,21 +153,27 @@ def _bench(site, jobs) -> dict:
         ("Style-controlled", "style_rating"),
         ("Avg tokens", "avg_tokens"),
     ]
-    cols = [(h, c) for h, c in cols if c in b.columns]
+    cols = [(h, c) for h, c in cols if c in b.columns and (c != "category" or several)]
+    baselines = sorted(set(b["baseline"].drop_nulls())) if "baseline" in b.columns else []
     rows = []
     for r in b.iter_rows(named=True):
+        is_baseline = r["model"] == r.get("baseline")
         row = []
         for _, c in cols:
             if c == "model":
-                row.append(r["model"])
+                row.append(BASELINE_CELL.format(r["model"]) if is_baseline else r["model"])
             elif c == "win_rate":
-                row.append(num(100 * r["win_rate"], 1))
+                row.append(num(None if missing(r["win_rate"]) else 100 * r["win_rate"], 1))
             elif c == "lower":
                 row.append(
-                    "—"
-                    if missing(r["lower"])
+                    "baseline: 50 by definition"
+                    if is_baseline
+                    else "—"
+                    if missing(r["lower"]) or missing(r["upper"])
                     else f"{100 * r['lower']:.1f} to {100 * r['upper']:.1f}"
                 )
+            elif c == "category":
+                row.append(r["category"])
             else:
                 row.append(num(r[c]))
         rows.append(row)
@@ -178,10 +193,12 @@ def _bench(site, jobs) -> dict:
     ctx = {
         "bench_headers": [h for h, _ in cols],
         "bench_rows": rows,
-        "bench_nums": tuple(range(1, len(cols))),
+        "bench_nums": tuple(i for i, (_, c) in enumerate(cols) if c not in ("category", "model")),
         "bench_plot": "plots/bench.svg",
-        "bench_note": "Answers of the candidate models to the month's bench prompts, "
-        "judged pairwise against the baseline (both orders).",
+        "bench_note": "Answers of the candidate models to the month's bench prompts, judged "
+        f"pairwise against the baseline{'s' if len(baselines) > 1 else ''}"
+        f"{' (' + ', '.join(baselines) + ')' if baselines else ''} in both orders"
+        + ("; a baseline's row is marked, its score 50 by definition." if baselines else "."),
         "agreement_rows": [],
         "agreement_plot": None,
         "agreement_note": "",
@@ -193,7 +210,8 @@ def _bench(site, jobs) -> dict:
     for key, name, what in AGREEMENT:
         value = vs.get(key)
         value = value.get("value") if isinstance(value, dict) else value
-        ctx["agreement_rows"].append((name, sig(value), what))
+        # a count as a whole number, every metric to 3 decimals
+        ctx["agreement_rows"].append((name, num(value, 0 if key == "n_models" else 3), what))
     overall = site.plain().get("overall")
     if overall is not None and "bt_rating" in b.columns:
         shared = b.join(overall.ranked.select("model", human="rating"), on="model").drop_nulls(

@@ -32,10 +32,13 @@ def _overall_text(tables, rows: dict[str, dict], model: str) -> str:
     if r is None:
         hidden = dict(table.hidden)
         if model in hidden:
-            return f"not shown: {num(hidden[model])} votes, under the board's minimum"
+            return f"not shown: {num(hidden[model])} kept votes, under the board's minimum"
         return "not on the overall board"
     if r["status"] != "ranked":
-        return f"unranked, because {reason_sentence(r['reason'])} ({num(r['votes'])} votes)"
+        return (
+            f"unranked, because {reason_sentence(r['reason'])} "
+            f"({num(r['votes_off_board'])} kept votes, none on the board)"
+        )
     rank = r["rank_all"] if r["deprecated"] else r["rank"]
     return (
         f"Rank (UB) {rank} · score {num(r['rating'])} "
@@ -69,7 +72,10 @@ def model_pages(site, tables, options) -> tuple[dict[str, bytes], list]:
             categories.append(
                 (
                     board_link(r["board"], "../"),
-                    r["rank"] if ranked else f"unranked: {reason_sentence(r['reason'])}",
+                    r["rank"]
+                    if ranked
+                    else f"unranked: {reason_sentence(r['reason'])} "
+                    f"({num(r['votes_off_board'])} kept votes here)",
                     signed(r["delta"])[0],
                     num(r["rating"]),
                     ci(r["rating"], r["lower"], r["upper"]),

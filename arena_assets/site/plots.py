@@ -32,6 +32,11 @@ STYLE = {
     "font.family": "DejaVu Sans",
 }
 CHAR_IN = 0.062  # inches per character of a 7-point label
+# the heatmaps are read cell by cell: cells of half an inch with 8-point values, drawn at
+# their natural size (the page scrolls them rather than shrink them), ~11 px on screen
+HEATMAP_CELL_IN = 0.5
+HEATMAP_VALUE_SIZE = 8.0
+HEATMAP_LABEL_SIZE = 8.0
 
 
 def _svg(fig: Figure) -> bytes:
@@ -113,8 +118,8 @@ def _errors(centre, lower, upper) -> tuple[np.ndarray, list[np.ndarray]]:
     return c, [below, above]
 
 
-def _label_room(labels: list[str]) -> float:
-    return 0.25 + CHAR_IN * max((len(s) for s in labels), default=4)
+def _label_room(labels: list[str], size: float = 7.0) -> float:
+    return 0.25 + CHAR_IN * size / 7.0 * max((len(s) for s in labels), default=4)
 
 
 def intervals(
@@ -174,8 +179,8 @@ def heatmap(
     (FastChat's win-fraction and battle-count heatmaps, column labels on top)."""
     matrix = np.asarray(matrix, dtype=float)
     n = len(models)
-    room = _label_room(models)
-    cell = 0.36
+    room = _label_room(models, HEATMAP_LABEL_SIZE)
+    cell = HEATMAP_CELL_IN
     fig, ax = _figure(
         cell * n + room + 1.3, cell * n + room + 0.6, room + 0.2, 0.4, right=1.1, top=room + 0.4
     )
@@ -194,19 +199,25 @@ def heatmap(
     fig.colorbar(image, ax=ax, fraction=0.04, pad=0.02).ax.tick_params(labelsize=7)
     labels = Overlay(fig, ax)
     for i, name in enumerate(models):
-        labels.add(-0.5, i, name, anchor="end", dx=-4, size=7)
-        labels.add(i, -0.5, name, anchor="start", dy=-4, rotate=True, size=7)
-    low, high = image.get_clim()
+        labels.add(-0.5, i, name, anchor="end", dx=-4, size=HEATMAP_LABEL_SIZE)
+        labels.add(i, -0.5, name, anchor="start", dy=-4, rotate=True, size=HEATMAP_LABEL_SIZE)
     for i, j in zip(*np.nonzero(~np.isnan(matrix))):
-        share = (matrix[i, j] - low) / (high - low) if high > low else 0.5
         labels.add(
             j,
             i,
             fmt.format(matrix[i, j]),
-            size=5.5,
-            fill="#ffffff" if abs(share - 0.5) > 0.3 else "#000000",
+            size=HEATMAP_VALUE_SIZE,
+            fill=text_colour(image.to_rgba(matrix[i, j])),
         )
     return labels.svg()
+
+
+def text_colour(rgba) -> str:
+    """Black on a light cell, white on a dark one (the cell's relative luminance, as WCAG
+    computes it, against the middle grey where both contrast the same)."""
+    channels = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgba[:3]]
+    luminance = 0.2126 * channels[0] + 0.7152 * channels[1] + 0.0722 * channels[2]
+    return "#000000" if luminance > 0.179 else "#ffffff"
 
 
 def _draw_history(ax, series, months: list[str]) -> None:

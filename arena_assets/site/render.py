@@ -15,7 +15,7 @@ import jinja2
 from markupsafe import Markup
 
 from arena_assets.site.names import board_slug, board_title, reason_sentence, slug
-from arena_assets.site.tables import BoardTable
+from arena_assets.site.tables import Board, BoardTable
 
 
 @lru_cache(maxsize=1)
@@ -86,6 +86,7 @@ def table_rows(table: BoardTable) -> list[dict]:
             "ci": ci(r["rating"], r["lower"], r["upper"]),
             "votes_v": "" if r["votes"] is None else r["votes"],
             "votes_text": num(r["votes"]),
+            "off_text": num(r["votes_off_board"]),
             "rank_v": "" if r["rank"] is None else r["rank"],
             "rank_text": "—" if r["rank"] is None else r["rank"],
             "reason_text": reason_sentence(r["reason"]) if r["reason"] else "",
@@ -114,3 +115,29 @@ def table_rows(table: BoardTable) -> list[dict]:
 
 def board_link(key: str, up: str = "") -> Markup:
     return link(f"{up}{board_slug(key)}.html", board_title(key))
+
+
+def votes_note(board: Board) -> str:
+    """The board's votes in a line ("" for a board without counts, like a published one)."""
+    total = board.total_votes()
+    if total is None:
+        return ""
+    off = board.total_votes_off_board()
+    more = f"; {off:,} more kept votes involve a model it leaves out" if off else ""
+    return f"{total:,} votes on this board{more}"
+
+
+def month_span(months: list[str]) -> str:
+    """Sorted ``YYYY-MM`` months as a range: "2024-01 to 2024-03", with the months inside it
+    that are missing named ("2024-01 to 2024-04, without 2024-02")."""
+    if len(months) == 1:
+        return months[0]
+    first, last = months[0], months[-1]
+    year, mon = (int(p) for p in first.split("-"))
+    inside, missing_months = set(months), []
+    while (current := f"{year:04d}-{mon:02d}") < last:
+        if current not in inside:
+            missing_months.append(current)
+        year, mon = (year + 1, 1) if mon == 12 else (year, mon + 1)
+    gap = f", without {', '.join(missing_months)}" if missing_months else ""
+    return f"{first} to {last}{gap}"

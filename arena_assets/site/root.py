@@ -5,7 +5,7 @@ rewrites these two pages and nothing under any other month's folder."""
 from __future__ import annotations
 
 from arena_assets.site.draw import draw_all
-from arena_assets.site.render import link, num, page, static_files
+from arena_assets.site.render import ci, link, num, page, static_files
 
 HISTORY_TOP = 10
 
@@ -41,7 +41,12 @@ def build_root(
         cells = []
         for m in months:
             r = by_model[model].get(m)
-            cells.append("—" if r is None else f"{r['rating']:.0f} (#{r['rank_ub']})")
+            cells.append(
+                "—"
+                if r is None
+                else f"{r['rating']:.0f} {ci(r['rating'], r['lower'], r['upper'])} "
+                f"(#{r['rank_ub']})"
+            )
         slug_month = next((m for m in reversed(months) if model in summaries[m]["slugs"]), None)
         name = (
             link(f"{slug_month}/models/{summaries[slug_month]['slugs'][model]}.html", model)

@@ -9,11 +9,19 @@ style-controlled board; on every other board the difference to its overall rank 
 recomputed over the models the two boards share, so the difference is about the category,
 not about who is missing). Models under the vote minimum are hidden and listed; every
 other model the data cannot rank is a row saying why, never a number.
+
+A vote on a board (``VOTES_DEFINITION``) is a kept vote with a winner (a tie or both-bad
+vote counted once) in the board's category between two models the board ranks: exactly
+the votes its Bradley-Terry fit used. The page's count, every Votes cell, ``boards.csv``,
+``summary.json``, the pair files and the lake's ``arena_leaderboard.battles`` all count
+that; a model's kept votes in the category against (or as) a model the board leaves out
+are counted apart, as ``votes_off_board``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import polars as pl
@@ -35,6 +43,12 @@ class ModelInfo:
     link: str | None = None
 
 
+VOTES_DEFINITION = (
+    "a kept vote with a winner (a tie counted once) in the board's category between two "
+    "models the board ranks: the votes its scores are fitted on"
+)
+
+
 @dataclass
 class Board:
     """One board of a month: the ranked models (``model, rating, lower, upper`` and
@@ -50,11 +64,48 @@ class Board:
     def ratings(self) -> dict[str, float]:
         return dict(zip(self.ranked["model"].to_list(), self.ranked["rating"].to_list()))
 
+    @cached_property
+    def _on_board(self) -> dict[str, int] | None:
+        """Model -> its votes on the board (``VOTES_DEFINITION``), ranked models only:
+        from the pair counts among the ranked models, else the board's own ``battles``."""
+        ranked = self.ranked["model"].to_list()
+        if self.pairs is not None:
+            among = [m for m in ranked if m in self.pairs.models]
+            idx = self.pairs.index(among)
+            sub = (self.pairs.decisive + self.pairs.ties)[np.ix_(idx, idx)]
+            counts = dict(zip(among, sub.sum(axis=1).astype(int).tolist()))
+            return {m: counts.get(m, 0) for m in ranked}
+        if "battles" not in self.ranked.columns or self.ranked["battles"].null_count():
+            return None
+        return dict(zip(ranked, self.ranked["battles"].cast(pl.Int64).to_list()))
+
     def votes(self, model: str) -> int | None:
-        if self.pairs is not None and model in self.pairs.models:
-            return int(self.pairs.battles()[self.pairs.models.index(model)])
-        row = self.ranked.filter(pl.col("model") == model)
-        return None if row.is_empty() or row["battles"][0] is None else int(row["battles"][0])
+        """The model's votes on the board (0 for a model the board leaves out; None when
+        the board carries no counts, like a published one)."""
+        counts = self._on_board
+        return None if counts is None else counts.get(model, 0)
+
+    def votes_off_board(self, model: str) -> int | None:
+        """The model's kept votes in the board's category that the board does not count:
+        those against (or, for a model left out, as) a model the board leaves out."""
+        if self.pairs is None:
+            return None
+        if model not in self.pairs.models:
+            return 0
+        every = int(self.pairs.per_model[self.pairs.models.index(model)])
+        return every - (self.votes(model) or 0)
+
+    def total_votes(self) -> int | None:
+        """The votes on the board: each counted once (half the sum of the models' votes)."""
+        counts = self._on_board
+        return None if counts is None else sum(counts.values()) // 2
+
+    def total_votes_off_board(self) -> int | None:
+        """Kept votes in the board's category with a model the board leaves out, each
+        counted once (None without pair counts)."""
+        if self.pairs is None:
+            return None
+        return int(self.pairs.per_model.sum()) // 2 - (self.total_votes() or 0)
 
 
 def ranks_over(board: pl.DataFrame, models: set[str]) -> dict[str, int]:
@@ -84,6 +135,7 @@ TABLE_SCHEMA = {
     "lower": pl.Float64,
     "upper": pl.Float64,
     "votes": pl.Int64,
+    "votes_off_board": pl.Int64,
     "rank": pl.Int64,
     "rank_all": pl.Int64,
     "second": pl.Int64,
@@ -101,8 +153,23 @@ class BoardTable:
 
     board: Board
     rows: pl.DataFrame  # TABLE_SCHEMA, ranked rows first in rank order, then unranked
-    hidden: list[tuple[str, int | None]]  # under the vote minimum: (model, votes)
+    hidden_rows: pl.DataFrame  # TABLE_SCHEMA: unranked, under the vote minimum (not shown)
     second: str | None
+
+    @property
+    def hidden(self) -> list[tuple[str, int | None]]:
+        """(model, kept votes in the category) of the models under the vote minimum."""
+        return list(zip(self.hidden_rows["model"], self.hidden_rows["votes_off_board"]))
+
+    def every_row(self) -> pl.DataFrame:
+        """Every model of the board, ranked, unranked and hidden, with ``shown``: whether
+        its row is in the page's table (the hidden ones are listed under it)."""
+        return pl.concat(
+            [
+                self.rows.with_columns(shown=pl.lit(True)),
+                self.hidden_rows.with_columns(shown=pl.lit(False)),
+            ]
+        )
 
 
 def board_table(
@@ -152,32 +219,18 @@ def board_table(
                 second[1].get(m),
             )
         )
-    hidden = []
-    unranked = []
+    hidden, unranked = [], []
     for m, reason in board.left_out.items():
-        if reason in HIDDEN_REASONS:
-            hidden.append((m, board.votes(m)))
-        else:
-            unranked.append(
-                _row(
-                    m,
-                    "unranked",
-                    reason,
-                    m in deprecated,
-                    None,
-                    board,
-                    registry,
-                    None,
-                    None,
-                    None,
-                    None,
-                )
-            )
+        row = _row(m, "unranked", reason, m in deprecated, None, board, registry, *[None] * 4)
+        (hidden if reason in HIDDEN_REASONS else unranked).append(row)
     rows.sort(key=lambda r: (r["rank_all"], -r["rating"], r["model"]))
-    unranked.sort(key=lambda r: (-(r["votes"] or 0), r["model"]))
-    hidden.sort(key=lambda h: (-(h[1] or 0), h[0]))
+    for group in (unranked, hidden):
+        group.sort(key=lambda r: (-(r["votes_off_board"] or 0), r["model"]))
     return BoardTable(
-        board, pl.DataFrame(rows + unranked, schema=TABLE_SCHEMA), hidden, second_kind
+        board,
+        pl.DataFrame(rows + unranked, schema=TABLE_SCHEMA),
+        pl.DataFrame(hidden, schema=TABLE_SCHEMA),
+        second_kind,
     )
 
 
@@ -195,6 +248,7 @@ def _row(
         "lower": r["lower"] if r else None,
         "upper": r["upper"] if r else None,
         "votes": votes,
+        "votes_off_board": board.votes_off_board(model),
         "rank": None if is_deprecated else rank,
         "rank_all": rank_all,
         "second": None if is_deprecated else second,
@@ -246,13 +300,14 @@ def movers(
 
 
 def category_ranks(tables: dict[str, BoardTable]) -> dict[str, list[dict]]:
-    """Every model's row on every plain board it appears on (ranked or not), in one pass:
+    """Every model's row on every plain board it appears on (ranked, unranked or hidden
+    under the vote minimum), in one pass:
     ``rank`` of the default view, or among every model for a deprecated one."""
     out: dict[str, list[dict]] = {}
     for key, table in tables.items():
         if table.board.style:
             continue
-        for r in table.rows.iter_rows(named=True):
+        for r in table.every_row().iter_rows(named=True):
             use_all = r["deprecated"]
             out.setdefault(r["model"], []).append(
                 {
@@ -264,100 +319,10 @@ def category_ranks(tables: dict[str, BoardTable]) -> dict[str, list[dict]]:
                     "lower": r["lower"],
                     "upper": r["upper"],
                     "votes": r["votes"],
+                    "votes_off_board": r["votes_off_board"],
                     "delta": (r["second_all"] if use_all else r["second"])
                     if table.second == "delta"
                     else None,
                 }
             )
     return out
-
-
-@dataclass
-class VoteLines:
-    """Vote lines of the raw files as ingest saw them: ``read`` vote events it accepted
-    (from ``raw_logs``, or the battles' own count where that partition is gone, e.g. past
-    its retention: ``source`` says which; None: unknown, the battles' count is used) and
-    ``rejected`` lines it turned away that were votes (``raw_rejects``)."""
-
-    read: int | None = None
-    rejected: int = 0
-    source: str = "raw_logs"
-
-
-def data_card(
-    cells_upto: pl.DataFrame,
-    cells_month: pl.DataFrame,
-    overall: Board,
-    *,
-    used: int | None = None,
-    lines_upto: VoteLines | None = None,
-    lines_month: VoteLines | None = None,
-) -> dict:
-    """Votes in = ingest rejects + votes on the overall board + votes filtered (per filter)
-    + kept votes the board cannot use, up to the month and in the month, every term counted
-    on its own, so the sum is a check, not a definition:
-
-    - votes in: the vote lines ingest read (accepted + rejected); the battles' own count
-      where ``raw_logs`` is gone;
-    - shown: kept votes with a winner whose two models the board ranks; up to the month it
-      must also equal ``used``, the votes the leaderboard says it fitted;
-    - kept off board: kept votes with a winner and a model the board left out (with its
-      reason); a vote with a model the board neither ranks nor lists (a board older than
-      its battles) is in no term, and the card does not add up.
-
-    ``cells_*``: ``battle_cells`` rows (keep, removed_reason, model_a, model_b, winner, n).
-    ``conserved`` is True, False, or None where nothing could be compared."""
-    ranked = sorted(set(overall.ranked["model"].to_list()))
-    left_out = sorted(overall.left_out)
-
-    def split(cells: pl.DataFrame, lines: VoteLines | None, used: int | None) -> dict:
-        battles = int(cells["n"].sum()) if cells.height else 0
-        lines = lines or VoteLines()
-        removed = (
-            cells.filter(~pl.col("keep"))
-            .group_by("removed_reason")
-            .agg(pl.col("n").sum())
-            .sort(["n", "removed_reason"], descending=[True, False])
-        )
-        kept = cells.filter(pl.col("keep"))
-        usable = kept.filter(pl.col("winner").is_not_null())
-        both_ranked = pl.col("model_a").is_in(ranked) & pl.col("model_b").is_in(ranked)
-        one_left_out = pl.col("model_a").is_in(left_out) | pl.col("model_b").is_in(left_out)
-        part = {
-            "votes_in": (battles if lines.read is None else lines.read) + lines.rejected,
-            "votes_in_from": "battles" if lines.read is None else lines.source,
-            "ingest_rejects": lines.rejected,
-            "shown": int(usable.filter(both_ranked)["n"].sum()),
-            "filtered": {str(r): int(n) for r, n in removed.iter_rows()},
-            "kept_without_winner": int(kept.filter(pl.col("winner").is_null())["n"].sum()),
-            "kept_off_board": int(usable.filter(one_left_out)["n"].sum()),
-            "board_used": used,
-        }
-        total = (
-            part["ingest_rejects"]
-            + part["shown"]
-            + sum(part["filtered"].values())
-            + part["kept_without_winner"]
-            + part["kept_off_board"]
-        )
-        part["accounted"] = total
-        part["conserved"] = part["votes_in"] == total and (used is None or used == part["shown"])
-        return part
-
-    upto = split(cells_upto, lines_upto, used)
-    month = split(cells_month, lines_month, None)
-    return {"up_to_month": upto, "month": month, "models_left_out": dict(overall.left_out)}
-
-
-def card_conserved(card: dict | None) -> bool | None:
-    """Whether the data card adds up: None (not checked) without a card."""
-    if card is None:
-        return None
-    return all(card[p]["conserved"] for p in ("month", "up_to_month"))
-
-
-def rounded(value: float | None, digits: int = 0) -> str:
-    """A rating as the page shows it ("—" for none)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "—"
-    return f"{value:.{digits}f}"

@@ -33,7 +33,8 @@ TOP_ROWS = 10
 
 BOARD_COLUMNS = {
     "month": "The snapshot: every kept battle up to the end of this month.",
-    "board": "overall, style_control (length and markdown effects removed) or language:<code>.",
+    "board": "overall, style_control (length and markdown effects removed), language:<code> "
+    "or a category (hard_6, coding, if, long_user, ...).",
     "model": "The model as voted on (aliases resolved).",
     "rating": "Bradley-Terry rating on the Elo scale (mean 1000, or the anchor model's value).",
     "lower": "Lower end of the confidence interval of the rating.",
@@ -41,7 +42,9 @@ BOARD_COLUMNS = {
     "rank": "Position by rating (1 = best).",
     "rank_ub": "Rank upper bound: 1 + models whose interval lies wholly above this one's "
     "(LMArena's published rank).",
-    "battles": "Kept battles this model took part in on this board.",
+    "battles": "The model's votes on this board: kept votes with a winner (a tie counted "
+    "once) in the board's category against another model the board ranks, the votes its "
+    "rating is fitted on; the board's own count is half their sum.",
     "ci_method": "How the interval was computed (bootstrap or sandwich).",
     "ci_level": "The interval's coverage (e.g. 0.95).",
     "rank_change": "style_control board only: places gained (+) or lost (-) once style is "
@@ -51,24 +54,18 @@ BOARD_COLUMNS = {
 
 
 def _top_table(board: pl.DataFrame) -> dg.MetadataValue:
-    """The top of one board as a table shown inline in the UI, ratings rounded."""
+    """The top of one board as a table shown inline in the UI, ratings as whole points (the
+    site's and LMArena's precision): one precision for every row. A float column would not
+    do, the UI writes 1067.0 as 1067 beside 1162.9."""
     cols = ["rank", "rank_ub", "model", "rating", "lower", "upper", "battles", "rank_change"]
     top = (
         board.sort("rank", "model")
         .head(TOP_ROWS)
-        .with_columns(pl.col("rating", "lower", "upper").round(1))
+        .with_columns(pl.col("rating", "lower", "upper").round(0).cast(pl.Int64))
     )
     schema = dg.TableSchema(
         columns=[
-            dg.TableColumn(
-                c,
-                "float"
-                if c in ("rating", "lower", "upper")
-                else "string"
-                if c == "model"
-                else "int",
-                md_escape(BOARD_COLUMNS[c]),
-            )
+            dg.TableColumn(c, "string" if c == "model" else "int", md_escape(BOARD_COLUMNS[c]))
             for c in cols
         ]
     )
@@ -87,7 +84,9 @@ def _site_pages(site: SiteSettings, month: str, boards: pl.DataFrame) -> dg.Meta
     rows = []
     for board in sorted(boards["board"].unique().to_list()):
         key = "overall" if board == "style_control" else board
-        url = site.page_url(month, f"{board_slug(key)}.html")
+        # the style-controlled board is the overall page's other view, opened by its anchor
+        anchor = "#style" if board == "style_control" else ""
+        url = site.page_url(month, f"{board_slug(key)}.html") + anchor
         rows.append(f"| {md_escape(board)} | [{md_escape(board_title(key))}]({url}) |")
     return dg.MetadataValue.md("| board | page |\n| --- | --- |\n" + "\n".join(rows))
 
@@ -245,6 +244,7 @@ def arena_leaderboard(
             {
                 "month": month,
                 **tops,
+                "site_page": dg.MetadataValue.url(site_settings.page_url(month)),
                 "site_pages": _site_pages(site_settings, month, step.boards),
                 **table_metadata(step.boards, step.url, descriptions=BOARD_COLUMNS),
                 "months_covered": f"{step.months[0]}..{step.months[-1]}",

@@ -51,9 +51,10 @@ from arena_assets.report import counts_table
         dg.AssetCheckSpec(
             "pages_match_boards",
             asset="leaderboard_site",
-            description="Every board's votes counted by the site equal the "
-            "votes its leaderboard used (else the board is older "
-            "than its battles: rematerialize arena_leaderboard).",
+            description="Every board's votes counted by the site (each model's "
+            "and the board's) equal the votes its leaderboard used "
+            "(else the board is older than its battles: "
+            "rematerialize arena_leaderboard).",
         ),
     ],
 )

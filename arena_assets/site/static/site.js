@@ -44,7 +44,10 @@
   function sortTable(th) {
     var table = th.closest("table");
     var index = Array.prototype.indexOf.call(th.parentNode.children, th);
-    var descending = th.getAttribute("aria-sort") === "ascending";
+    // a click on the sorted column turns it round; on another, its own first direction:
+    // numbers high to low (score, votes, delta), ranks and text from the top
+    var current = th.getAttribute("aria-sort");
+    var descending = current ? current === "ascending" : th.getAttribute("data-first") === "desc";
     var showAll = !!(document.getElementById(boxes.deprecated) || {}).checked;
     var body = table.tBodies[0];
     var rows = Array.prototype.slice.call(body.rows);
