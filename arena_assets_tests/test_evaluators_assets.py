@@ -75,6 +75,8 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     assert llm["game1"].is_not_null().all() and llm["game2"].is_not_null().all()
     meta = result.asset_materializations_for_node("judge_human_agreement")[0].metadata
     assert "PPE" in meta["yardsticks"].value and "0.686" in meta["yardsticks"].value
+    assert "| hard prompts |" in meta["yardsticks"].value  # PPE's slice, beside our `hard`
+    assert "project's rule" in meta["tie_rule"].value
     assert sum(meta["sample_strata"].value.values()) == 120
     board = lake.read("over_refusal", MONTH)
     assert board["rank"].to_list() == list(range(1, board.height + 1))

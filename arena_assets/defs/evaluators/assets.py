@@ -16,6 +16,7 @@ from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.evaluators.agreement import TIE_RULE
 from arena_assets.llm import ResponseCache
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.evaluators import (
@@ -93,7 +94,10 @@ def judge_human_agreement(
     MT-Bench's agreement with and without ties, Cohen's kappa, position flips, length
     preference, and the judge's implied board against the human one (row-wise Pearson,
     separability, agreement with confidence, Spearman, Kendall, Brier), with the
-    published yardsticks beside. Per-battle verdicts in `judge_human_verdicts`."""
+    published yardsticks beside, each on the slice it was measured on (PPE's 68.59 % and
+    59.81 % on the `hard` slice, as PPE's hard-prompt subset). A judge tie on a decided
+    vote is a miss in `accuracy`: the project's rule (PPE states none), with
+    `accuracy_tie_half` beside. Per-battle verdicts in `judge_human_verdicts`."""
     lake = storage.lake()
     s = evaluator_settings
     judge_task, reward_task = s.tasks(judge, reward_model)
@@ -153,9 +157,12 @@ def judge_human_agreement(
                         max_rows=50,
                     )
                 ),
+                # each published figure beside our figure on the slice it was measured on
+                # (PPE's two: its hard-prompt subset, our `hard` slice)
                 "yardsticks": dg.MetadataValue.md(
                     markdown_table(_rounded(pl.DataFrame(step.yardsticks)), 10)
                 ),
+                "tie_rule": TIE_RULE,
                 "sample_strata": dg.MetadataValue.json(step.strata),
                 "battles_in_month": step.population,
                 "calls": dg.MetadataValue.json(step.reports),
