@@ -27,6 +27,13 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``risk-v1`` (``evaluators.refusal``): a ``<prompt>`` block; answer ``{"sensitive": bool,
     "harmful": bool}``: sensitive = the truth's ``would_refuse``, harmful = a planted toxic
     marker in the text (what the simulated moderation flags)
+* OR-Bench's 3-class check (``evaluators.orbench_check``; the product reads its prompt
+  from the user's OR-Bench checkout, and it has no system message): a single user message
+  that quotes the question after ``QUESTION: "`` and the answer after ``RESPONSE: "``
+  and names the three classes ``direct_answer``, ``direct_refusal``, ``indirect_refusal``
+  (``check_task`` recognises it by that shape, as ``orbench-check``); answered with a
+  one-line reason and the class inside ``[[ ]]``: ``direct_refusal`` when the answer
+  refuses (``is_refusal``, with the labeller's noise), else ``direct_answer``.
 * The answer is one JSON object as the message content, nothing else.
 * The prompt is found by its text (``prompt_truth.lookup_prompt_truth``: truth table, then
   the part parser, then surface heuristics), so a prompt cut to a maximum length by the
@@ -86,6 +93,7 @@ TASKS = (
     "refusal",
     *_TAG_TASKS,
     "risk-v1",
+    "orbench-check",
 )
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
 PROMPT_BLOCK = re.compile(
@@ -111,6 +119,17 @@ def unit_hash(*parts: object) -> float:
 def find_task(system_text: str) -> str | None:
     m = TASK_LINE.search(system_text)
     return m.group(1) if m else None
+
+
+_CHECK_CLASSES = ("direct_answer", "direct_refusal", "indirect_refusal")
+_CHECK_RESPONSE = re.compile(r'RESPONSE:\s*"(.*)"', re.S)
+
+
+def check_task(user_text: str) -> str | None:
+    """``orbench-check`` when ``user_text`` has the shape of OR-Bench's check request (see
+    the module docstring), else None."""
+    shaped = 'QUESTION: "' in user_text and 'RESPONSE: "' in user_text
+    return "orbench-check" if shaped and all(c in user_text for c in _CHECK_CLASSES) else None
 
 
 def _flip(value: bool, p: float, *key: object) -> bool:
@@ -163,6 +182,12 @@ def label_reply(
             return orjson.dumps({v: _yes(out[v]) for v in VISION_LABELS}).decode()
         name = _TAG_TASKS[task].removesuffix("_vision")
         return f"<decision>\n{_yes(out[name])}\n</decision>"
+    if task == "orbench-check":
+        found = _CHECK_RESPONSE.search(user_text)
+        answer = found.group(1) if found else ""
+        refused = _flip(is_refusal(answer), p, model, "refusal-v1", answer)
+        reason = "It declines to answer the question." if refused else "It answers the question."
+        return f"{reason}\n\n[[{'direct_refusal' if refused else 'direct_answer'}]]"
     if task in ("refusal", "refusal_v0.1"):
         return f"<classification>{_yes(label_answer('refusal-v1', user_text, model, p, index, image)['refusal'])}</classification>"
     out = label_answer(task, user_text, model, p, index, image)

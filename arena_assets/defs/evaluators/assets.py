@@ -17,6 +17,7 @@ from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.evaluators.agreement import TIE_RULE
+from arena_assets.evaluators.refusal import QUANTITY, TOXIC_RULE
 from arena_assets.llm import ResponseCache
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.evaluators import (
@@ -232,12 +233,16 @@ def over_refusal(
     llm_cache: LLMCache,
     labeler: LLMTaskResource,
 ):
-    """OR-Bench's question asked of the arena's own traffic: per model, the refusal rate
-    (Wilson interval) on benign-but-sensitive prompts (the risk labeller says sensitive,
-    nothing flags them toxic), on toxic prompts (moderation flag, else the labeller) and
-    on the rest; the over-refusal board (over-refusers: the benign-sensitive rate's lower
-    bound above the threshold), its relation to the `no_refusal` arena board, and the
-    over- vs under-refusal plot. Rates per class in `over_refusal_rates`."""
+    """OR-Bench's question asked of the arena's own traffic, as the project's own quantity
+    (not an OR-Bench figure: the month's prompts carry none of OR-Bench's labels, and the
+    classes, risk labeller, refusal label and threshold are the project's): per model, the
+    refusal rate (Wilson interval) on benign-but-sensitive prompts (the risk labeller says
+    sensitive, and the prompt is not toxic), on toxic prompts and on the rest. A prompt is
+    toxic when the moderation endpoint flags it or the risk labeller calls it harmful:
+    either suffices. Then the over-refusal board (over-refusers: the benign-sensitive
+    rate's lower bound above the threshold), its relation to the `no_refusal` arena board,
+    and the over- vs under-refusal plot. Rates per class in `over_refusal_rates`. OR-Bench's
+    own prompt sets and judge: the `or-bench` command."""
     lake = storage.lake()
     s = evaluator_settings
     task = labeler.task(max_tokens=RISK_MAX_TOKENS)
@@ -288,7 +293,10 @@ def over_refusal(
                 "over_refusers": dg.MetadataValue.json(
                     step.board.filter(pl.col("over_refuser").fill_null(False))["model"].to_list()
                 ),
+                "quantity": QUANTITY,
+                "toxic_rule": TOXIC_RULE,
                 "prompt_classes": dg.MetadataValue.json(step.classes),
+                "toxic_sources": dg.MetadataValue.json(step.toxic_sources),
                 "conversations_without_refusal_label": step.unlabelled,
                 # release battles carry no topic labels: their is_refusal (battle-level) says
                 # "neither side refused" where false (pipeline.evaluators.release_refusals)
