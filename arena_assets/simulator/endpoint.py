@@ -509,6 +509,7 @@ class _Handler(
                     ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE),
                     ep.truth_index(),
                     any(has_image(m) for m in user),
+                    names[0][1] if names else None,
                 )
                 finish = "stop"
             else:

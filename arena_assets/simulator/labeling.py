@@ -9,9 +9,17 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``prompt-tags``: ``{"criteria": [numbers 1-7 met], "if_score": 0-5, "math": "yes"|"no",
     "creative_writing": "yes"|"no"}``; ``vision-tags``: ``{"captioning": "yes"|"no", ...}``;
     ``refusal``: ``<classification>yes|no</classification>``;
+  - the vision tags split as LMArena's classifier shows them: ``vision-text-tags``
+    (``captioning``, ``entity_recognition``, ``creative_writing``: the request's text
+    alone), ``vision-image-tags`` (``ocr``, ``humor``: the text and the image),
+    ``vision-image-only-tags`` (``homework``, ``diagram``: the image alone), each a JSON
+    object of ``"yes"|"no"``;
   - one tag each (the anchor's shape): ``criteria_v0.1`` ``[1, 3, 4]`` (``[]`` for none),
     ``if_v0.1`` ``<score>N</score>``, ``math_v0.1`` / ``creative_writing_v0.1`` and the
     vision tags ``<decision>yes|no</decision>``, ``refusal_v0.1`` ``<classification>``.
+  A vision request without text (the image alone) is answered from what the image shows:
+  the truth's ``images`` table, by the image's sha256 (the ``sha256:`` reference, or the
+  bytes of a data URL); an image the truth does not hold shows none of the tags.
   A label's noise does not depend on the format it is asked in (both shapes give the same
   labels). The JSON tasks of the first contract version remain:
   - ``criteria-v1``: user message has the prompt between ``<prompt>`` and ``</prompt>``;
@@ -83,13 +91,20 @@ _TAG_TASKS = {
     **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
     "creative_writing_vision_v0.1": "creative_writing_vision",
 }
+# the JSON vision tasks and the fields each answers
+VISION_TASKS = {
+    "vision-tags": VISION_LABELS,
+    "vision-text-tags": ("captioning", "entity_recognition", "creative_writing"),
+    "vision-image-tags": ("ocr", "humor"),
+    "vision-image-only-tags": ("homework", "diagram"),
+}
 TASKS = (
     "criteria-v1",
     "vision-v1",
     "refusal-v1",
     "cluster-name-v1",
     "prompt-tags",
-    "vision-tags",
+    *VISION_TASKS,
     "refusal",
     *_TAG_TASKS,
     "risk-v1",
@@ -153,10 +168,35 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def vision_labels(
+    user_text: str,
+    model: str,
+    p: float,
+    index: PromptTruthIndex | None,
+    image_name: str | None = None,
+) -> dict:
+    """Every vision tag a labeller with error rate ``p`` gives: from the request's text
+    (``vision-v1``), or, for the image alone (no text), from what the image shows."""
+    if user_text.strip() or not image_name:
+        return label_answer("vision-v1", user_text, model, p, index, True)
+    shows = (index.image_labels(image_name) if index is not None else None) or {}
+    return {
+        v: _flip(bool(shows.get(f"vision_{v}")), p, model, "vision-v1", v, image_name)
+        for v in VISION_LABELS
+    }
+
+
 def label_reply(
-    task: str, user_text: str, model: str, p: float, index: PromptTruthIndex | None, image: bool
+    task: str,
+    user_text: str,
+    model: str,
+    p: float,
+    index: PromptTruthIndex | None,
+    image: bool,
+    image_name: str | None = None,
 ) -> str | None:
-    """The reply text of a labeller with error rate ``p`` (None: unknown task)."""
+    """The reply text of a labeller with error rate ``p`` (None: unknown task);
+    ``image_name``: the sha256 of the first image sent, if any."""
     if task in ("prompt-tags", "criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"):
         out = label_answer("criteria-v1", user_text, model, p, index, image)
         crit = [i for i, c in enumerate(CRITERIA, start=1) if out[c]]
@@ -176,10 +216,10 @@ def label_reply(
                 f"<decision>\n{_yes(out['creative_writing'])}\n</decision>"
             ),
         }[task]()
-    if task == "vision-tags" or (task in _TAG_TASKS and task != "refusal_v0.1"):
-        out = label_answer("vision-v1", user_text, model, p, index, True)
-        if task == "vision-tags":
-            return orjson.dumps({v: _yes(out[v]) for v in VISION_LABELS}).decode()
+    if task in VISION_TASKS or (task in _TAG_TASKS and task != "refusal_v0.1"):
+        out = vision_labels(user_text, model, p, index, image_name)
+        if task in VISION_TASKS:
+            return orjson.dumps({v: _yes(out[v]) for v in VISION_TASKS[task]}).decode()
         name = _TAG_TASKS[task].removesuffix("_vision")
         return f"<decision>\n{_yes(out[name])}\n</decision>"
     if task == "orbench-check":
