@@ -900,6 +900,16 @@ _AFTER_TASKS = (
         "Prompts are cut to this many characters for over_refusal's risk labeller.",
         minimum=1,
     ),
+    _s(
+        "ARENA_ORBENCH_DIR",
+        "path",
+        "",
+        "Evaluators",
+        "Your checkout of OR-Bench (github.com/justincui03/or-bench): `arena-assets or-bench` "
+        "reads OR-Bench's check prompt from its response_checker/check_response.py (parsed as "
+        "data, never run) and judges every answer with it too; empty = OR-Bench's 3-class "
+        "judge is not run (`--orbench-dir` overrides).",
+    ),
     # Completions
     _s(
         "ARENA_COMPLETIONS_ROOT",

@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             battles=battles,
             bench=bench,
             salt=release_salt(secret, args.name or args.month),
+            release_name=args.name or args.month,
             license=args.license,
             rows_per_shard=args.rows_per_shard,
         )

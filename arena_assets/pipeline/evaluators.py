@@ -156,6 +156,9 @@ class OverRefusalMonth:
     png: bytes
     urls: tuple[str, str, str] = ("", "", "")
     from_release: int = 0  # conversations whose refusal came from a release's is_refusal
+    # toxic conversations by what made them toxic (refusal.TOXIC_RULE): moderation, the
+    # risk labeller, or both
+    toxic_sources: dict[str, int] = field(default_factory=dict)
 
 
 def risk_prompts(conv: pl.DataFrame, max_prompt_chars: int) -> pl.DataFrame:
@@ -271,6 +274,8 @@ def over_refusal_month(
         lake.write_blob(OVER_REFUSAL, f"{month}.png", png),
     )
     classes = dict(classified.group_by("prompt_class").len().sort("prompt_class").iter_rows())
+    sources = classified.filter(pl.col("toxic_source").is_not_null()).group_by("toxic_source")
+    toxic_sources = dict(sources.len().sort("toxic_source").iter_rows())
     return OverRefusalMonth(
         month,
         board,
@@ -282,4 +287,5 @@ def over_refusal_month(
         png,
         urls,
         from_release,
+        toxic_sources,
     )

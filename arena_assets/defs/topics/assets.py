@@ -146,7 +146,9 @@ def topic_labels(
     input for the 7 hard-prompt criteria (`hard` = at least 6), math and creative writing
     (yes / no) and how well the prompt tests instruction following (0-5; the `if` board
     takes >= 4); each answer classified as a refusal (yes / no / maybe); the vision
-    categories of image prompts, the image attached where LMArena's labeller looks at it;
+    categories of image prompts, each shown what LMArena's labeller shows it (captioning,
+    entity recognition, creative writing: the text; ocr, humor: text and image; homework,
+    diagram: the image alone);
     code by a heuristic. Stored in LMArena's `category_tag` structure (what the category
     boards read) and as flat columns (null unless parsed). The prompts come from
     `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
