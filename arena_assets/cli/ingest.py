@@ -48,6 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from arena_assets.ingest.forgotten import ForgetListSaltError
     from arena_assets.ingest.sources import load_model_registry
     from arena_assets.pipeline.ingest import MissingMonthError, ingest_month
     from arena_assets.storage import EmptyPartitionError, Lake
@@ -66,7 +67,7 @@ def run_ingest(args: argparse.Namespace) -> int:
         stats = ingest_month(
             lake, args.raw_root, args.month, salt=salt, known_models=known, workers=args.workers
         )
-    except (MissingMonthError, EmptyPartitionError) as exc:  # nothing was written
+    except (MissingMonthError, EmptyPartitionError, ForgetListSaltError) as exc:  # nothing written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     listing = stats.listing

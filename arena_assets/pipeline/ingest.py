@@ -9,6 +9,11 @@ written (``MissingMonthError``, one line naming the folder and ``ARENA_RAW_ROOT`
 wrong root must not turn a month that had data into an empty one. A folder that exists but
 holds no raw file gives empty tables only where the lake had none (``Lake`` refuses to
 empty a partition that has rows); ``raw_rejects`` may be empty when lines were read.
+
+Forgotten users stay out: the lake's forget list (``ingest/forgotten.py``) is read first,
+under the salt in use (another salt stops the step with one line, before anything is
+written), and their lines become ``forgotten_user`` rejects with no text
+(``forgotten_lines``).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from arena_assets.contracts import FORGOTTEN_USER
 from arena_assets.ingest import (
     MonthListing,
     iter_parsed_files,
@@ -25,6 +31,7 @@ from arena_assets.ingest import (
     reason_counts,
     scan_month,
 )
+from arena_assets.ingest.forgotten import load_forgotten
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA, RAW_REJECTS_SCHEMA
 from arena_assets.storage import Lake
 
@@ -57,6 +64,11 @@ class IngestStats:
     def conserved(self) -> bool:
         return self.lines_read == self.accepted + self.rejected
 
+    @property
+    def forgotten_lines(self) -> int:
+        """Lines of users on the forget list (rejected, no text kept)."""
+        return self.rejects_by_reason.get(FORGOTTEN_USER, 0)
+
 
 def ingest_month(
     lake: Lake,
@@ -75,6 +87,7 @@ def ingest_month(
             f"raw_logs {month}: {stats.listing.describe()}; nothing was "
             "written (the lake keeps what it had)"
         )
+    forgotten = load_forgotten(lake, salt)  # ForgetListSaltError: before anything is written
     reject_parts: list[pl.DataFrame] = []
 
     def accepted_parts():
@@ -85,6 +98,7 @@ def ingest_month(
             known_models=known_models,
             storage_options=storage_options,
             workers=workers,
+            forgotten=forgotten,
         ):
             stats.files.add(part.source_file)
             counts = stats.per_file.setdefault(part.source_file, [0, 0, 0])
