@@ -148,3 +148,60 @@ def test_forget_deletes_the_cached_answers_of_the_users_prompts(
     assert _cached(cache_root, own_rows) == set()
     assert _index(lake).filter(pl.col("user_hash") == target).height == 0
     assert _index(lake).filter(pl.col("user_hash") == theirs).height > 0
+
+
+def test_removing_keys_rewrites_only_the_chunks_that_hold_them(tmp_path: Path) -> None:
+    cache = ResponseCache(str(tmp_path), "labels/x", chunk_size=2)
+    for key in ("a", "b", "c", "d", "e"):
+        cache.put(key, model="m", prompt_version="v", content=f"answer {key}")
+    cache.flush()
+    chunks = sorted(Path(cache.dir).glob("chunk-*.parquet"))
+    assert len(chunks) == 3
+    assert cache.remove(["b", "zz"], dry_run=True) == 1  # counted, nothing changed
+    assert sorted(Path(cache.dir).glob("chunk-*.parquet")) == chunks
+    holds = {c: set(pl.read_parquet(c)["key"]) for c in chunks}
+    assert cache.remove(["b", "e", "zz"]) == 2
+    fresh = ResponseCache(str(tmp_path), "labels/x")
+    assert {k: (fresh.get(k) or {}).get("content") for k in "abcde"} == {
+        "a": "answer a",
+        "b": None,
+        "c": "answer c",
+        "d": "answer d",
+        "e": None,
+    }
+    left = set(Path(cache.dir).glob("chunk-*.parquet"))
+    untouched = {c for c, keys in holds.items() if keys == {"c", "d"}}
+    assert len(untouched) == 1 and untouched <= left  # the chunk without b or e stays
+    assert not (set(chunks) - untouched) & left  # the others were replaced
+    assert cache.get("b") is None and cache.remove(["b"]) == 0
+
+
+def test_item_ids_name_their_owner_by_their_head() -> None:
+    from arena_assets.privacy.cache_keys import key_index
+
+    log = pl.DataFrame(
+        {
+            "namespace": ["judge", "judge", "reward", "labels", "answers", "names"],
+            "item_id": ["b1|1", "b1|2", "b1|a", "c9\x1f0", "q7|m|2", "orphan"],
+            "key": ["k1", "k2", "k3", "k4", "k5", "k6"],
+        }
+    )
+    owners = pl.DataFrame(
+        {
+            "item": ["b1", "b1", "c9", "q7", "q7"],
+            "conv_id": ["c1a", "c1b", "c9", "c7", "c8"],
+            "user_hash": ["u1", "u1", "u9", "u7", "u8"],
+        }
+    )
+    index = key_index(log, owners)
+    assert set(index.select("key", "conv_id").rows()) == {
+        ("k1", "c1a"),
+        ("k1", "c1b"),
+        ("k2", "c1a"),
+        ("k2", "c1b"),
+        ("k3", "c1a"),
+        ("k3", "c1b"),
+        ("k4", "c9"),
+        ("k5", "c7"),
+        ("k5", "c8"),
+    }  # an item nobody owns (k6) is not indexed

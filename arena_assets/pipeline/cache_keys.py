@@ -35,12 +35,25 @@ from arena_assets.privacy.cache_keys import (
 from arena_assets.storage import Lake
 
 
+def _columns(lake: Lake, asset: str, month: str, names: list[str]) -> pl.DataFrame:
+    """``names`` of a partition as strings, a column it lacks as nulls (a hand-made or
+    imported partition: its rows then name no user); empty when the partition is absent."""
+    import pyarrow.parquet as pq
+
+    schema = dict.fromkeys(names, pl.String)
+    if not lake.exists(asset, month):
+        return pl.DataFrame(schema=schema)
+    with lake.fs.open(lake.partition_path(asset, month), "rb") as fh:
+        present = set(pq.read_schema(fh).names)
+    frame = lake.read(asset, month, columns=[c for c in names if c in present])
+    return frame.with_columns(
+        pl.lit(None, pl.String).alias(c) for c in names if c not in present
+    ).select([pl.col(c).cast(pl.String) for c in names])
+
+
 def month_conversations(lake: Lake, month: str) -> pl.DataFrame:
-    """conv_id, user_hash, dedup_key of the month's conversations (empty when none)."""
-    columns = ["conv_id", "user_hash", "dedup_key"]
-    if not lake.exists("conversations", month):
-        return pl.DataFrame(schema=dict.fromkeys(columns, pl.String))
-    return lake.read("conversations", month, columns=columns)
+    """conv_id, user_hash, dedup_key of the month's conversations."""
+    return _columns(lake, "conversations", month, ["conv_id", "user_hash", "dedup_key"])
 
 
 def by_conversation(conv: pl.DataFrame) -> pl.DataFrame:
@@ -122,9 +135,7 @@ def prompt_owners(lake: Lake, month: str) -> list[pl.DataFrame]:
 def battle_owners(lake: Lake, month: str) -> list[pl.DataFrame]:
     """Owners of items named by a battle (the agreement's judges)."""
     columns = ["battle_id", "voter_hash", "conv_id_a", "conv_id_b"]
-    if not lake.exists("battles", month):
-        return []
-    return [by_battle(lake.read("battles", month, columns=columns))]
+    return [by_battle(_columns(lake, "battles", month, columns))]
 
 
 Step = TypeVar("Step", bound=Callable)
