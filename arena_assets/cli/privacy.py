@@ -8,17 +8,16 @@ from their prompts alone, then prints what it removed per table and month, the r
 (with a warning for published ones), the cache entries, and the raw files of every month
 folder that hold the user's lines (blanked with ``--purge-raw``; Copilot Arena's records
 under ``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise). The
-forget is recorded in the lake's journal
-with the partitions to rebuild; ``--recompute`` rebuilds them here through the code
-location's own assets and resources (exactly what a Dagster rematerialization computes),
-and finishes the rebuild of any earlier forget that did not complete. ``--resume``: only
-that. Without ``--recompute`` it says what is left; the Dagster ``forget_user`` job does the
-rebuild through the instance instead.
+forget is recorded in the lake's journal with the partitions to rebuild; ``--recompute``
+rebuilds them here through the code location's own assets and resources (exactly what a
+Dagster rematerialization computes), and finishes the rebuild of any earlier forget that
+did not complete. ``--resume``: only that. Without ``--recompute`` it says what is left;
+the Dagster ``forget_user`` job does the rebuild through the instance instead.
 
 Settings: the shell's, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
 ``ARENA_USER_SALT``, ``ARENA_LLM_CACHE_ROOT``, ``ARENA_RELEASE_*``, and for ``--recompute``
-every variable the code
-location reads); the options override them. Runs are recorded in ``$DAGSTER_HOME`` when set.
+every variable the code location reads); the options override them. Runs are recorded in
+``$DAGSTER_HOME`` when set.
 """
 
 from __future__ import annotations

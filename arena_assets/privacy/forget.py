@@ -91,12 +91,11 @@ class ForgetReport:
         """A readable account (what the CLI prints)."""
         verb = "would remove" if self.dry_run else "removed"
         out = [f"user_hash {self.user_hash}: {verb} {self.total_removed} rows"]
-        if not self.dry_run:
-            out.append(
-                "  forget list: "
-                + ("added; " if self.newly_listed else "already listed; ")
-                + "every later ingest of any month and source keeps the user out"
-            )
+        listed = "would add" if self.dry_run else "added" if self.newly_listed else "already on it"
+        out.append(
+            f"  forget list: {listed}; every later ingest of any month and source keeps "
+            "the user out"
+        )
         for table in self.tables_scanned:
             months = {m: n for m, n in self.removed.get(table, {}).items() if n}
             strings = {m: n for m, n in self.strings.get(table, {}).items() if n}
