@@ -334,6 +334,41 @@ class ResponseCache:
             )
             return 0
 
+    def remove(self, keys, *, dry_run: bool = False) -> int:
+        """Delete every answer of ``keys`` (a forgotten user's: ``privacy/cache_keys.py``);
+        returns the keys that had one. Each chunk holding one is rewritten without it,
+        the new chunk in place before the old one goes, so a crash loses nothing else.
+        A merge running at the same time may write a removed answer back from a chunk it
+        had read: the chunks are listed again until none holds a key (at most 3 rounds)."""
+        wanted = sorted(set(keys))
+        found: set[str] = set()
+        self.flush()
+        for _ in range(3):
+            holding = [p for p in self._chunk_paths() if self._has_any(p, wanted)]
+            if not holding:
+                break
+            frame = self._read(holding, missing_ok=True)
+            hit = pl.col("key").is_in(wanted)
+            found.update(frame.filter(hit)["key"].to_list())
+            if dry_run:
+                break
+            rest = frame.filter(~hit)
+            if rest.height:
+                self._write_frame(rest)
+            self.fs.rm(holding)
+        with self._lock:
+            self._rows = None  # read again, without them
+            self._added = {k: v for k, v in self._added.items() if k not in set(wanted)}
+        return len(found)
+
+    def _has_any(self, path: str, keys: list[str]) -> bool:
+        try:
+            with self.fs.open(path, "rb") as fh:
+                present = pl.read_parquet(fh, columns=["key"])["key"]
+        except FileNotFoundError:
+            return False  # merged away meanwhile: the merged chunk is listed too
+        return bool(present.is_in(keys).any())
+
     def _merge_later(self, paths: list[str]) -> None:
         """Merge ``paths`` (chunks this object wrote) in a thread of its own while calls go
         on: polars reads, sorts and writes outside the interpreter lock, on every CPU (the

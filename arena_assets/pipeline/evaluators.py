@@ -2,7 +2,8 @@
 
 Each reads what the graph already has (battles, conversations, topic labels, the arena
 board), makes its LLM calls first (cached: a rerun makes none) and writes its partitions
-last, so a failure leaves the previous ones intact.
+last, so a failure leaves the previous ones intact. Their requests' cache keys are
+indexed by the battles and prompts they were asked about (``pipeline/cache_keys.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from arena_assets.evaluators.refusal import (
 from arena_assets.evaluators.sample import FLAGS, battle_population, stratified_sample, with_texts
 from arena_assets.evaluators.yardsticks import yardstick_rows
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.pipeline.cache_keys import battle_owners, indexed, prompt_owners
 from arena_assets.storage import Lake
 
 JUDGE_HUMAN_AGREEMENT = "judge_human_agreement"
@@ -66,6 +68,7 @@ class AgreementMonth:
     urls: tuple[str, str] = ("", "")
 
 
+@indexed(JUDGE_HUMAN_AGREEMENT, battle_owners)  # the judges see the battle's conversations
 def judge_human_agreement_month(
     lake: Lake,
     month: str,
@@ -227,6 +230,7 @@ def release_refusals(lake: Lake, month: str) -> pl.DataFrame:
     )
 
 
+@indexed(OVER_REFUSAL, prompt_owners)  # the risk labeller reads first prompts
 def over_refusal_month(
     lake: Lake,
     month: str,

@@ -3,7 +3,8 @@
 
 Each step computes everything first (every LLM call, cached) and only then replaces the
 month's partition file(s): an ``LLMEndpointError`` or a crash leaves the previous
-partition intact.
+partition intact. The requests' cache keys are indexed by the conversations they came
+from (``pipeline/cache_keys.py``), so a forgotten user's answers can be deleted.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ from arena_assets.labels.schema import (
 )
 from arena_assets.llm import BatchReport, LLMTask
 from arena_assets.llm.batch import ProgressFn
+from arena_assets.llm.keylog import recording_keys
+from arena_assets.llm.plan import recording
+from arena_assets.pipeline.cache_keys import (
+    by_cluster,
+    by_conversation,
+    by_label_key,
+    by_position,
+    embedded,
+    index_rows,
+    month_conversations,
+    write_index,
+)
 from arena_assets.storage import Lake
 
 TOPIC_LABELS = "topic_labels"
@@ -97,17 +110,25 @@ def topic_labels_month(
     if conv.is_empty():  # a month without traffic: empty tables, no call
         labels = pl.DataFrame(schema=TOPIC_LABELS_SCHEMA)
         url = lake.write(TOPIC_LABELS, month, labels)
+        if recording() is None:
+            write_index(lake, TOPIC_LABELS, month)
         return TopicLabelsMonth(month, labels, LabelReport(), {}, {}, url)
-    labels, report = label_conversations(
-        conv,
-        task,
-        month=month,
-        cache_root=cache_root,
-        cfg=cfg,
-        storage_options=storage_options,
-        progress=progress,
-    )
+    with recording_keys() as log:
+        labels, report = label_conversations(
+            conv,
+            task,
+            month=month,
+            cache_root=cache_root,
+            cfg=cfg,
+            storage_options=storage_options,
+            progress=progress,
+        )
     url = lake.write(TOPIC_LABELS, month, labels)
+    if recording() is None:  # a plan asks nothing
+        users = month_conversations(lake, month)
+        # prompt labels are asked per label input, an answer's per "<conv_id>\x1f<n>"
+        owners = (by_label_key(labels, users), by_conversation(users))
+        write_index(lake, TOPIC_LABELS, month, index_rows(log.frame(), *owners))
     return TopicLabelsMonth(
         month, labels, report, parse_failure_rate(labels), out_of_range(labels), url
     )
@@ -152,19 +173,33 @@ def topic_clusters_month(
             lake.write(TOPIC_CLUSTERS, month, assign),
             lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
         )
+        if recording() is None:
+            write_index(lake, TOPIC_CLUSTERS, month)
         return TopicClustersMonth(month, assign, summary, None, urls)
-    assign, summary, naming = build_topic_clusters(
-        distinct_prompts(conv),
-        labels,
-        embedder,
-        month=month,
-        cfg=cfg,
-        namer=namer,
-        cache_root=cache_root,
-        storage_options=storage_options,
-    )
+    prompts = distinct_prompts(conv)
+    with recording_keys() as log:
+        assign, summary, naming = build_topic_clusters(
+            prompts,
+            labels,
+            embedder,
+            month=month,
+            cfg=cfg,
+            namer=namer,
+            cache_root=cache_root,
+            storage_options=storage_options,
+        )
     urls = (
         lake.write(TOPIC_CLUSTERS, month, assign),
         lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
     )
+    if recording() is None:  # a plan asks nothing
+        users = month_conversations(lake, month)
+        vectors, names = embedded(log)  # the texts embedded are the prompts, in order
+        write_index(
+            lake,
+            TOPIC_CLUSTERS,
+            month,
+            index_rows(vectors, by_position(prompts["dedup_key"].to_list(), users)),
+            index_rows(names, by_cluster(assign, users)),
+        )
     return TopicClustersMonth(month, assign, summary, naming, urls)

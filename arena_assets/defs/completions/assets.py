@@ -17,6 +17,7 @@ from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.ingest.forgotten import ForgetListSaltError
 from arena_assets.ingest.parse import reason_counts
 from arena_assets.pipeline.completions import (
     COMPLETION_REJECTS,
@@ -67,13 +68,16 @@ def completion_battles(
     root = completion_settings.root_for(storage.raw_root)
     lost, leaked, per_month = 0, 0, {}
     for month in months_in_window(context):
-        step = completion_battles_month(
-            lake,
-            root,
-            month,
-            salt=ingest_settings.user_salt,
-            storage_options=storage.storage_options() if root.startswith("s3://") else None,
-        )
+        try:
+            step = completion_battles_month(
+                lake,
+                root,
+                month,
+                salt=ingest_settings.user_salt,
+                storage_options=storage.storage_options() if root.startswith("s3://") else None,
+            )
+        except ForgetListSaltError as exc:  # one line, not a traceback: nothing was written
+            raise dg.Failure(description=str(exc)) from exc
         b = step.battles
         lost += 0 if step.conserved else 1
         leaked += b.filter(
@@ -89,6 +93,8 @@ def completion_battles(
                 **table_metadata(b, step.urls[0]),
                 "month": month,
                 "records_read": step.records_read,
+                # records of users on the forget list: rejected, no text kept
+                "forgotten_records": step.forgotten_records,
                 "folder": step.listing.describe(),
                 "accepted": int(b["accepted"].sum()) if b.height else 0,
                 "secrets_redacted": int(b["secrets_redacted"].sum()) if b.height else 0,
