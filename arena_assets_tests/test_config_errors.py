@@ -9,7 +9,7 @@ never stalls a run.
 - a catalog held by another process's write lock: the run warns within about a second and
   goes on (it waited ~103 s);
 - catalog views name the lake relative to the project, so a copied checkout reads its own;
-- a write that runs out of space names the file and the lake.
+- a write that runs out of space names the partition, the file and ARENA_LAKE_ROOT.
 """
 
 from __future__ import annotations
@@ -218,5 +218,6 @@ def test_a_full_disk_names_the_file_and_the_lake(tmp_path):
     )
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode != 0 and "File too large" in last, proc.stderr[-2000:]
-    assert f"writing t {MONTH} at {lake}/t/_tmp/{MONTH}." in last and f"(lake {lake})" in last
+    assert f"t {MONTH} ({lake}/t/{MONTH}.parquet) not written" in last, last
+    assert f"at {lake}/t/_tmp/{MONTH}." in last and f"(ARENA_LAKE_ROOT={lake})" in last, last
     assert pl.read_parquet(lake / "t" / f"{MONTH}.parquet")["x"].to_list() == ["old"]

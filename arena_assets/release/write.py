@@ -21,6 +21,7 @@ import fsspec
 import orjson
 import polars as pl
 
+from arena_assets.errors import storage_errors
 from arena_assets.release.card import battle_card, bench_card, chat_card, language_codes, sft_card
 from arena_assets.release.frames import battle_frame, bench_frame, chat_frame, redacted_texts
 
@@ -210,6 +211,38 @@ def write_month_release(
     """Chat, Battle (when `battles` is given), Bench (when `bench` is given: the prompts, or a
     ``BenchRelease`` with answers and judgments, written in Arena-Hard-Auto's layout) and the
     SFT export of one month under `release_root`; every user hash re-keyed with `salt`."""
+    with storage_errors(
+        what=f"release {month}",
+        writing=True,
+        path=release_root,
+        root=release_root,
+        setting="ARENA_RELEASE_ROOT",
+    ):
+        return _write_month_release(
+            month,
+            release_root,
+            conversations=conversations,
+            battles=battles,
+            bench=bench,
+            salt=salt,
+            license=license,
+            rows_per_shard=rows_per_shard,
+            storage_options=storage_options,
+        )
+
+
+def _write_month_release(
+    month: str,
+    release_root: str,
+    *,
+    conversations: pl.DataFrame,
+    battles: pl.DataFrame | None,
+    bench: pl.DataFrame | BenchRelease | None,
+    salt: bytes,
+    license: str = "other",
+    rows_per_shard: int = ROWS_PER_SHARD,
+    storage_options: dict | None = None,
+) -> ReleaseSummary:
     root = release_root.rstrip("/")
     summary = ReleaseSummary(month)
     chat = chat_frame(conversations, salt)
