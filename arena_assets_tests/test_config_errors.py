@@ -74,7 +74,11 @@ def _cli_lines(env: dict[str, str], cwd: Path) -> list[str]:
             "2023-06",
             "ARENA_PARTITIONS_END=2023-06 is before ARENA_PARTITIONS_START=2024-01",
         ),
-        ("ARENA_PARTITIONS_START", "2024-13", "ARENA_PARTITIONS_START='2024-13' is not a month"),
+        (
+            "ARENA_PARTITIONS_START",
+            "2024-13",
+            "ARENA_PARTITIONS_START='2024-13' is not allowed: expected a month, YYYY-MM",
+        ),
     ],
 )
 def test_partition_range_mistake_is_one_line(arena_env, tmp_path, name, value, says):
