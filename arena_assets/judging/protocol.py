@@ -42,6 +42,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from arena_assets.errors import ArenaError
+
 V01 = "arena-hard-v0.1"
 V2 = "arena-hard-v2"
 VERDICTS = ("A>>B", "A>B", "A=B", "B>A", "B>>A")
@@ -188,7 +190,7 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
     return out
 
 
-class ProtocolMismatchError(ValueError):
+class ProtocolMismatchError(ArenaError, ValueError):
     """A month's judgments were played by another protocol than the one asked to score them."""
 
 
