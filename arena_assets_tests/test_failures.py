@@ -198,3 +198,29 @@ def test_an_unreachable_base_url_fails_labels_with_its_headline(
     else:
         assert description == headline
     assert not month.exists("topic_labels", MONTH)
+
+
+def test_the_lake_speaks_only_for_its_own_files(tmp_path):
+    """Damaged is said of a file whose bytes are wrong, not of a column the caller asked
+    for; a streamed write whose input fails keeps the input's own error."""
+    import polars as pl
+    import pyarrow as pa
+
+    from arena_assets.storage import DamagedPartitionError
+
+    lake = Lake(str(tmp_path / "lake"))
+    lake.write("t", MONTH, pl.DataFrame({"x": [1, 2]}))
+    with pytest.raises(pl.exceptions.ColumnNotFoundError):
+        lake.read("t", MONTH, columns=["y"])
+    path = Path(lake.partition_path("t", MONTH))
+    path.write_bytes(path.read_bytes()[:-20])
+    with pytest.raises(DamagedPartitionError, match=f"t {MONTH} is damaged: {path}"):
+        lake.schema("t", MONTH)
+
+    def batches():
+        (tmp_path / "raw-file-that-vanished.jsonl").read_bytes()
+        yield pl.DataFrame({"x": [3]})
+
+    with pytest.raises(FileNotFoundError) as gone:
+        lake.write_batches("u", MONTH, pa.schema([("x", pa.int64())]), batches())
+    assert type(gone.value) is FileNotFoundError  # not said as the lake's

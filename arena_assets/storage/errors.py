@@ -109,10 +109,14 @@ def read_error(
 
 
 def write_error(lake: Lake, what: str, path: str, exc: BaseException) -> BaseException:
-    """The error to raise for a failed write: an I/O failure (an ``OSError``, or a writer's
-    error quoting an errno) as one line naming ``what``, the file and the setting; the
-    lake's own errors and anything else as they are."""
+    """The error to raise for a failed write: an I/O failure on the lake (an ``OSError``
+    about a file under its root, or a writer's error quoting an errno) as one line naming
+    ``what``, the file and the setting; the lake's own errors, an I/O failure on another
+    file (a raw file a streamed write reads) and anything else as they are."""
     if isinstance(exc, ArenaError) or not is_io_failure(exc):
+        return exc
+    filename = getattr(exc, "filename", None)
+    if filename and not _on_the_way(str(filename).rstrip("/"), lake.folder("").rstrip("/")):
         return exc
     return storage_error(
         exc,
@@ -122,3 +126,9 @@ def write_error(lake: Lake, what: str, path: str, exc: BaseException) -> BaseExc
         root=lake.root,
         setting=lake.setting,
     )
+
+
+def _on_the_way(name: str, root: str) -> bool:
+    """``name`` is the root, a file or folder under it, or a folder above it (a parent the
+    lake had to create)."""
+    return name == root or name.startswith(root + "/") or root.startswith(name + "/")
