@@ -10,6 +10,9 @@ runs each step in a process of its own. The run process is killed with SIGKILL w
 - with the parent-death signal off, the step wakes after the kill and tries to rename: the
   lake's write guard refuses (the run's process is gone), the step fails with that line,
   and the partition is the one from before the run.
+
+And in process: a run marked failed while its step still runs has that step's write
+refused (the guard asks the instance for the run's status).
 """
 
 from __future__ import annotations
@@ -25,9 +28,12 @@ import time
 from pathlib import Path
 
 import dagster as dg
+import polars as pl
 import psutil
 import pytest
+from dagster_duckdb import DuckDBResource
 
+from arena_assets.defs.resources import ArenaStorage
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
 from arena_assets_tests.harness import materialize
@@ -163,3 +169,27 @@ def test_the_write_guard_refuses_a_step_that_outlived_its_run(killed_mid_step):
     assert len(failures) == 1, failures
     assert failures[0].startswith(f"conversations {MONTH} not written: the process that started")
     assert "is left as it was" in failures[0] and "\n" not in failures[0]
+
+
+def test_a_run_marked_ended_cannot_write(tmp_path):
+    """The guard's other half, in a real run: once the run is marked failed (as run
+    monitoring, Cancel or `arena-assets recover` leave a run whose worker they think dead)
+    a step still running is refused its write."""
+
+    @dg.asset
+    def probe(context, storage: ArenaStorage) -> None:
+        context.instance.report_run_failed(context.run)
+        storage.lake().write("probe", MONTH, pl.DataFrame({"x": [1]}))
+
+    storage = ArenaStorage(
+        catalog=DuckDBResource(database=str(tmp_path / "catalog.duckdb")),
+        lake_root=str(tmp_path / "lake"),
+    )
+    with dg.DagsterInstance.ephemeral() as instance:
+        result = dg.materialize(
+            [probe], resources={"storage": storage}, instance=instance, raise_on_error=False
+        )
+    (event,) = result.get_step_failure_events()
+    said = event.step_failure_data.error.cause.message
+    assert f"probe {MONTH} not written: its run {result.run_id} is FAILURE" in said, said
+    assert not Lake(str(tmp_path / "lake")).exists("probe", MONTH)
