@@ -155,7 +155,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     try:
         specs = parse_judges(args.judges)
         step = judge_human_agreement_month(
-            Lake(args.lake),
+            Lake(args.lake, setting="--lake"),
             args.month,
             specs,
             size=args.size,
@@ -208,7 +208,7 @@ def run_over_refusal(args: argparse.Namespace) -> int:
         return 2
     try:
         step = over_refusal_month(
-            Lake(args.lake),
+            Lake(args.lake, setting="--lake"),
             args.month,
             task,
             cache=_cache_of(args)("over_refusal/risk"),

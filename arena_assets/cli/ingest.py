@@ -76,7 +76,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     known = None if args.no_registry else load_model_registry(args.raw_root)
-    lake = Lake(str(args.out))
+    lake = Lake(str(args.out), setting="--out")
     started = time.perf_counter()
     try:
         stats = ingest_month(

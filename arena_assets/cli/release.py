@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if not secret:
         print(f"error: set {args.secret_env} to the release secret", file=sys.stderr)
         return 2
-    lake = Lake(args.lake)
+    lake = Lake(args.lake, setting="LAKE")
     if args.month not in lake.months("conversations"):
         print(f"error: no conversations for {args.month} under {args.lake}", file=sys.stderr)
         return 2

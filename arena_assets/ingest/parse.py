@@ -45,6 +45,7 @@ from arena_assets.clean.rejects import (
 )
 from arena_assets.contracts import FORGOTTEN_USER as FORGOTTEN_REASON
 from arena_assets.contracts import MAX_LINE_BYTES
+from arena_assets.errors import ArenaError
 
 from . import sources
 from .adapters import NATIVE, detect_format, matches_no_layout, row_function, unknown_layout_detail
@@ -53,7 +54,7 @@ from .frames import RowBuffer
 from .validate import Checker, Reject, Row, short, tname
 
 
-class UnreadableFileError(RuntimeError):
+class UnreadableFileError(ArenaError, RuntimeError):
     """A file that cannot be read as a whole (corrupt Parquet, I/O error).
 
     Lines are rejected one by one, but a file whose bytes cannot be decompressed or

@@ -52,6 +52,7 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
+from arena_assets.errors import storage_errors
 from arena_assets.llm.cache_rows import (
     CACHE_COLUMNS,
     CACHE_SCHEMA,
@@ -434,7 +435,19 @@ class ResponseCache:
     def _write_frame(self, frame: pl.DataFrame) -> str:
         """Write one chunk; its path. Two writes of one object may run at once (a call
         thread's chunk and a background merge): each has its own name, and the lock only
-        guards the sweep and the count."""
+        guards the sweep and the count. An I/O failure is one line naming the folder and
+        ARENA_LLM_CACHE_ROOT."""
+        with storage_errors(
+            what=f"LLM answer cache {self.namespace}",
+            writing=True,
+            path=self.dir,
+            root=self.root,
+            setting="ARENA_LLM_CACHE_ROOT",
+            where=f"the cache at {self.root}: ARENA_LLM_CACHE_ROOT, empty = under ARENA_LAKE_ROOT",
+        ):
+            return self._write_chunk(frame)
+
+    def _write_chunk(self, frame: pl.DataFrame) -> str:
         name = f"chunk-{uuid.uuid4().hex}"
         final = f"{self.dir}/{name}.parquet"
         local = isinstance(self.fs, LocalFileSystem)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from arena_assets.contracts import FORGOTTEN_USER
+from arena_assets.errors import ArenaError
 from arena_assets.ingest import (
     MonthListing,
     iter_parsed_files,
@@ -53,7 +54,7 @@ from arena_assets.storage import Lake
 RAW_LOGS_ARROW = pl.DataFrame(schema=RAW_LOGS_SCHEMA).to_arrow().schema
 
 
-class MissingMonthError(FileNotFoundError):
+class MissingMonthError(ArenaError, FileNotFoundError):
     """The month's folder is not under the raw root."""
 
 

@@ -56,13 +56,11 @@ def prompt_conversations(lake: Lake, month: str, columns: list[str]) -> pl.DataF
     which reads as none). Why: a production month's messages are GBs and about one
     conversation in ten has an image (500,000 conversations: 3.1 s / 2.05 GB -> 2.2 s /
     1.65 GB, the same prompts). A partition written without ``n_images``: every message."""
-    import pyarrow.parquet as pq
 
     if "conv_id" not in columns:
         raise ValueError("prompt_conversations: conv_id must be among the columns")
     lake.require("conversations", month)  # the lake's own error for a month not there yet
-    with lake.fs.open(lake.partition_path("conversations", month), "rb") as fh:
-        counted = "n_images" in pq.read_schema(fh).names
+    counted = "n_images" in lake.schema("conversations", month).names
     conv = lake.read("conversations", month, columns=[*columns, *(["n_images"] if counted else [])])
     imaged = [("n_images", ">", 0)] if counted else None
     messages = lake.read("conversations", month, columns=["conv_id", "messages"], filters=imaged)
@@ -137,13 +135,11 @@ def topic_labels_month(
 def release_tagged_conversations(lake: Lake, month: str) -> list[str]:
     """Conversation ids of the month's votes whose release carried a ``category_tag``
     (``raw_logs.category_tag``, ``ingest/releases.py``; none in lakes from before it)."""
-    import pyarrow.parquet as pq
 
     if not lake.exists("raw_logs", month):
         return []
-    with lake.fs.open(lake.partition_path("raw_logs", month), "rb") as fh:
-        if "category_tag" not in pq.read_schema(fh).names:
-            return []
+    if "category_tag" not in lake.schema("raw_logs", month).names:
+        return []
     tagged = lake.read(
         "raw_logs",
         month,

@@ -21,6 +21,7 @@ import fsspec
 import orjson
 import polars as pl
 
+from arena_assets.errors import storage_errors
 from arena_assets.release.bench_card import BENCH_CONFIGS, bench_card
 from arena_assets.release.card import UserKeys, battle_card, chat_card, language_codes, sft_card
 from arena_assets.release.frames import battle_frame, bench_frame, chat_frame, redacted_texts
@@ -230,6 +231,40 @@ def write_month_release(
     SFT export of one month under `release_root`; every user hash re-keyed with `salt`, the
     salt of ``release_name`` (by default the month: what the chat and battle cards say of
     their keys follows from it)."""
+    with storage_errors(
+        what=f"release {month}",
+        writing=True,
+        path=release_root,
+        root=release_root,
+        setting="ARENA_RELEASE_ROOT",
+    ):
+        return _write_month_release(
+            month,
+            release_root,
+            conversations=conversations,
+            battles=battles,
+            bench=bench,
+            salt=salt,
+            license=license,
+            rows_per_shard=rows_per_shard,
+            storage_options=storage_options,
+            release_name=release_name,
+        )
+
+
+def _write_month_release(
+    month: str,
+    release_root: str,
+    *,
+    conversations: pl.DataFrame,
+    battles: pl.DataFrame | None,
+    bench: pl.DataFrame | BenchRelease | None,
+    salt: bytes,
+    license: str = "other",
+    rows_per_shard: int = ROWS_PER_SHARD,
+    storage_options: dict | None = None,
+    release_name: str | None = None,
+) -> ReleaseSummary:
     root = release_root.rstrip("/")
     summary = ReleaseSummary(month)
     chat = chat_frame(conversations, salt)

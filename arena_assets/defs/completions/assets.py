@@ -13,6 +13,7 @@ import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.completions.resources import CompletionSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -53,6 +54,7 @@ EVERY_EARLIER_MONTH = dg.TimeWindowPartitionMapping(
         ),
     ],
 )
+@one_line_failures
 def completion_battles(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -130,6 +132,7 @@ def completion_battles(
         )
     ],
 )
+@one_line_failures
 def copilot_leaderboard(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,

@@ -11,6 +11,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.evaluators.resources import EvaluatorSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
@@ -80,6 +81,7 @@ def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
         ),
     ],
 )
+@one_line_failures
 def judge_human_agreement(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -226,6 +228,7 @@ def _out_of_range(table: pl.DataFrame) -> int:
         )
     ],
 )
+@one_line_failures
 def over_refusal(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,

@@ -2,6 +2,7 @@
 
 import dagster as dg
 
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
@@ -59,6 +60,7 @@ from arena_assets.report import counts_table
     # the other (Dagster's own error is a multi-asset traceback)
     can_subset=True,
 )
+@one_line_failures
 def raw_logs(
     context: dg.AssetExecutionContext, storage: ArenaStorage, ingest_settings: IngestSettings
 ):

@@ -18,6 +18,7 @@ boards behind is not done.
 import dagster as dg
 
 from arena_assets.defs.completions.resources import CompletionSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.llm_resources import LLMCache
 from arena_assets.defs.privacy.rebuild import (
@@ -73,6 +74,7 @@ def _asset_graph(context: dg.OpExecutionContext):
 
 
 @dg.op(tags={"kind": "privacy"})
+@one_line_failures
 def forget_user_rows(
     context: dg.OpExecutionContext,
     config: ForgetConfig,

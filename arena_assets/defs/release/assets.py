@@ -6,6 +6,7 @@ backfill) once the month's checks are green.
 
 import dagster as dg
 
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.release.resources import ReleaseSettings
 from arena_assets.defs.resources import ArenaStorage
@@ -20,6 +21,7 @@ from arena_assets.defs.resources import ArenaStorage
     kinds={"parquet", "huggingface"},
     backfill_policy=dg.BackfillPolicy.single_run(),
 )
+@one_line_failures
 def month_release(
     context: dg.AssetExecutionContext, storage: ArenaStorage, release_settings: ReleaseSettings
 ):

@@ -14,6 +14,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import png_markdown, table_metadata
@@ -134,6 +135,7 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         ),
     ],
 )
+@one_line_failures
 def topic_labels(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -248,6 +250,7 @@ def _endpoint_embedder(task, cache, reports: list[BatchReport]):
     # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
     automation_condition=follow_upstream,
 )
+@one_line_failures
 def topic_clusters(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
