@@ -176,15 +176,18 @@ GATED = "address:gated"
 
 
 def address_spans(
-    text: str, cores: bool = True, cased: bool = True
+    text: str, cores: bool = True, cased: bool = True, stop: int | None = None
 ) -> Iterator[tuple[str, int, int]]:
     """("street_address", start, end) of each address, its city and postcode included.
 
-    ``cores`` / ``cased``: False when the pattern's gate (above) ruled it out."""
+    ``cores`` / ``cased``: False when the pattern's gate (above) ruled it out. ``stop``:
+    only the addresses that start before it."""
     for pattern, wanted in ((ADDRESS_CORES, cores), (ADDRESS_CORES_CASED, cased)):
         if not wanted:
             continue
         for m in pattern.finditer(text):
+            if stop is not None and m.start() >= stop:
+                break
             yield "street_address", m.start(), m.end() + _tail(text, m.end())
 
 
