@@ -23,6 +23,8 @@ of this: it is the independent scanner of `arena_assets.clean.pii_check`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from arena_assets.clean.pii_address import GATED as ADDRESS_GATED
@@ -30,6 +32,9 @@ from arena_assets.clean.pii_address import GATES as ADDRESS_GATES
 from arena_assets.clean.pii_check import has_raw_pii
 from arena_assets.clean.pii_detect import detect_spans, spans_before
 from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
+
+if TYPE_CHECKING:
+    from arena_assets.clean.pii_json import View
 
 _B = r"(?-u:\b)"  # ASCII word boundary: keeps the Rust lazy DFA usable on non-ASCII text
 _STREET_WORDS = (
@@ -233,7 +238,7 @@ def scrub_raw_prefixes(texts: list[str], keep: int) -> list[str]:
     return out
 
 
-def _redact_prefix(raw: str, view, groups: frozenset[str], keep: int) -> str:
+def _redact_prefix(raw: str, view: View | None, groups: frozenset[str], keep: int) -> str:
     from arena_assets.clean.pii_json import redact_escaped
 
     text = raw if view is None else view[0]

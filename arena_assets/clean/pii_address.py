@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from arena_assets.clean.pii_reach import matches_before
+
 _NO = r"\d{1,5}(?:\s?[a-zA-Z](?![\w]))?(?:\s?(?:bis|ter))?"  # house number: 12, 12a, 221B, 5 bis
 _WORD = r"[^\W\d_][\w'’.-]*"
 # words that never name a street: keep "3 apples on the way" and "2 by 2 square" prose
@@ -185,9 +187,7 @@ def address_spans(
     for pattern, wanted in ((ADDRESS_CORES, cores), (ADDRESS_CORES_CASED, cased)):
         if not wanted:
             continue
-        for m in pattern.finditer(text):
-            if stop is not None and m.start() >= stop:
-                break
+        for m in matches_before(pattern, text, stop):
             yield "street_address", m.start(), m.end() + _tail(text, m.end())
 
 

@@ -5,8 +5,10 @@ texts that a vectorised polars prefilter (`PREFILTER`) flags, a few percent of t
 
 Validators, not hand-written checks: Google's `phonenumbers` (numbering plans of every
 country), `python-stdnum` (Luhn, IBAN mod 97, national ids), `ipaddress`. Each detector
-below says what it accepts and why it leaves look-alikes alone (the precision rules:
-versions, barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs).
+says what it accepts and why it leaves look-alikes alone (the precision rules: versions,
+barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs); IP addresses are
+judged in `arena_assets.clean.pii_ip`, phone numbers in `arena_assets.clean.pii_phone`,
+street addresses in `arena_assets.clean.pii_address`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import heapq
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from stdnum import iban as std_iban
 from stdnum import isbn, luhn
@@ -27,20 +29,18 @@ from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.us import ssn
 
-from arena_assets.clean.pii_address import GATED, address_spans
+from arena_assets.clean.pii_address import (
+    ADDRESS_CORES,
+    ADDRESS_CORES_CASED,
+    GATED,
+    address_spans,
+)
+from arena_assets.clean.pii_ip import PATTERNS as IP_PATTERNS
 from arena_assets.clean.pii_ip import ip_spans
 from arena_assets.clean.pii_phone import is_phone
+from arena_assets.clean.pii_reach import matches_before
 
 Span = tuple[str, int, int]
-
-
-def _before(matches: Iterable[re.Match], stop: int | None) -> Iterator[re.Match]:
-    """The matches that start before ``stop`` (all when None): a regex scans left to right,
-    so these are exactly the matches the whole text gives there, however far one runs."""
-    for m in matches:
-        if stop is not None and m.start() >= stop:
-            return
-        yield m
 
 
 # ---------------------------------------------------------------- e-mail
@@ -59,7 +59,7 @@ _SPELLED_EMAIL = re.compile(
 
 
 def _emails(text: str, stop: int | None = None) -> Iterator[Span]:
-    for m in _before(_EMAIL.finditer(text), stop):
+    for m in matches_before(_EMAIL, text, stop):
         if _IN_URL.search(text, max(0, m.start() - 80), m.start()):
             continue  # user:password@host of a URL: a secret (below), the host stays
         start, local = m.start(), m.group().split("@", 1)[0]
@@ -74,7 +74,7 @@ def _emails(text: str, stop: int | None = None) -> Iterator[Span]:
     if any(
         w in lower for w in (" at ", "(at)", "[at]", "{at}", "<at>", "arroba")
     ):  # gate the slow one
-        for m in _before(_SPELLED_EMAIL.finditer(text), stop):
+        for m in matches_before(_SPELLED_EMAIL, text, stop):
             yield "email", m.start(), m.end()
 
 
@@ -101,11 +101,11 @@ _ASSIGNED_SECRET = re.compile(
 
 
 def _secrets(text: str, stop: int | None = None) -> Iterator[Span]:
-    for m in _before(_SECRET.finditer(text), stop):
+    for m in matches_before(_SECRET, text, stop):
         yield "secret", m.start(), m.end()
-    for m in _before(_URL_CREDENTIALS.finditer(text), stop):
+    for m in matches_before(_URL_CREDENTIALS, text, stop):
         yield "secret", m.start(1), m.end(1)
-    for m in _before(_ASSIGNED_SECRET.finditer(text), stop):
+    for m in matches_before(_ASSIGNED_SECRET, text, stop):
         value = m.group(1)
         if re.search(r"[0-9]", value) and re.search(r"[A-Za-z]", value):
             yield "secret", m.start(1), m.end(1)
@@ -217,12 +217,10 @@ def _national_id(raw: str, digits: str, before: str) -> bool:
 
 def _candidates(text: str, stop: int | None) -> Iterator[tuple[int, str, bool]]:
     """(start, raw, glued) of each digit-run candidate, by start, each span once."""
-    runs = ((m.start(), m.group(), False) for m in _RUN.finditer(text))
-    glued = ((m.start(), m.group(), True) for m in _GLUED.finditer(text))
+    runs = ((m.start(), m.group(), False) for m in matches_before(_RUN, text, stop))
+    glued = ((m.start(), m.group(), True) for m in matches_before(_GLUED, text, stop))
     seen: set[tuple[int, int]] = set()
     for start, raw, is_glued in heapq.merge(runs, glued):
-        if stop is not None and start >= stop:
-            return
         if (start, len(raw)) not in seen:
             seen.add((start, len(raw)))
             yield start, raw, is_glued
@@ -255,7 +253,7 @@ def _digit_runs(text: str, stop: int | None = None) -> Iterator[Span]:
 
 
 def _letter_ids(text: str, stop: int | None = None) -> Iterator[Span]:
-    for m in _before(_ID_WITH_LETTERS.finditer(text), stop):
+    for m in matches_before(_ID_WITH_LETTERS, text, stop):
         value = m.group().upper()
         if value[0].isalpha() and value[1].isalpha():
             ok = codicefiscale.is_valid(value)
@@ -282,7 +280,7 @@ _PASSPORT = re.compile(
 
 
 def _passports(text: str, stop: int | None = None) -> Iterator[Span]:
-    for m in _before(_PASSPORT.finditer(text), stop):
+    for m in matches_before(_PASSPORT, text, stop):
         if sum(c.isdigit() for c in m.group(1)) >= 4:
             yield "national_id", m.start(1), m.end(1)
 
@@ -294,7 +292,7 @@ _IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2} ?|[A-Za-z]{2})\d{2}(?:[ -]?[A-Z
 
 
 def _ibans(text: str, stop: int | None = None) -> Iterator[Span]:
-    for m in _before(_IBAN.finditer(text), stop):
+    for m in matches_before(_IBAN, text, stop):
         pieces = list(re.finditer(r"[A-Za-z0-9]+", m.group()))
         for k in range(len(pieces), 0, -1):  # the longest prefix of groups that validates
             compact = "".join(p.group() for p in pieces[:k])
@@ -306,6 +304,22 @@ def _ibans(text: str, stop: int | None = None) -> Iterator[Span]:
 
 
 # ---------------------------------------------------------------- all together
+# every regex the detectors scan a text with: `pii_reach` bounds the scan of each
+PATTERNS = (
+    _EMAIL,
+    _SPELLED_EMAIL,
+    _SECRET,
+    _URL_CREDENTIALS,
+    _ASSIGNED_SECRET,
+    _RUN,
+    _GLUED,
+    _ID_WITH_LETTERS,
+    _PASSPORT,
+    _IBAN,
+    *IP_PATTERNS,
+    ADDRESS_CORES,
+    ADDRESS_CORES_CASED,
+)
 # detectors by the prefilter group (arena_assets.clean.pii) that lets a text reach them
 DETECTORS = {
     "secret": (_secrets,),

@@ -23,6 +23,8 @@ import ipaddress
 import re
 from collections.abc import Iterator
 
+from arena_assets.clean.pii_reach import matches_before
+
 Span = tuple[str, int, int]
 
 _V4 = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_]|\.\d)")
@@ -36,6 +38,7 @@ _V6_AFTER_LABEL = re.compile(
     r"(?<=:)[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?![0-9A-Za-z_:]|\.\d)"
 )
 _FULL_V6 = re.compile(r"[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}")
+PATTERNS = (_V4, _V6, _V6_AFTER_LABEL)  # what ip_spans scans a text with
 _LABEL_BEFORE = re.compile(r"[\w.-]*$")
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{0,4}")
 # never assigned to anyone, so an address there is an example, not a user
@@ -75,9 +78,7 @@ def _personal_full_v6(token: str, addr: ipaddress.IPv6Address) -> bool:
 
 def ip_spans(text: str, stop: int | None = None) -> Iterator[Span]:
     """("ip_address", start, end) of each personal address starting before ``stop``."""
-    for m in _V4.finditer(text):
-        if stop is not None and m.start() >= stop:
-            break
+    for m in matches_before(_V4, text, stop):
         try:
             addr = ipaddress.IPv4Address(m.group())
         except ValueError:
@@ -91,9 +92,7 @@ def ip_spans(text: str, stop: int | None = None) -> Iterator[Span]:
             continue  # a network (CIDR) names no one
         if _personal_ip(addr):
             yield "ip_address", m.start(), m.end()
-    for m in _V6.finditer(text):
-        if stop is not None and m.start() >= stop:
-            break
+    for m in matches_before(_V6, text, stop):
         token = m.group()
         groups = [g for g in re.split(r"[:.]", token) if g]
         if len(groups) < 2 or sum(len(g) for g in groups) < 6:
@@ -108,9 +107,7 @@ def ip_spans(text: str, stop: int | None = None) -> Iterator[Span]:
             personal = _personal_ip(addr.ipv4_mapped or addr)
         if personal:
             yield "ip_address", m.start(), m.end()
-    for m in _V6_AFTER_LABEL.finditer(text):
-        if stop is not None and m.start() >= stop:
-            break
+    for m in matches_before(_V6_AFTER_LABEL, text, stop):
         label = _LABEL_BEFORE.search(text, 0, m.start() - 1).group()
         if not label or _HEX_GROUP.fullmatch(label):
             continue  # the colon belongs to a longer hex run, not to a label
