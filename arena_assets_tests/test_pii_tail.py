@@ -45,6 +45,7 @@ from arena_assets.ingest import parse_lines
         ("Is 775-3905 a scam number?", "775-3905", "phone"),  # the phone word after it
         ("Who owns 629-4417? They keep texting me.", "629-4417", "phone"),
         ("Мне звонили с 775-3905, это мошенники?", "775-3905", "phone"),
+        ("Is 775-3905 part of a scam?", "775-3905", "phone"),  # "part": no id word here
         ("WhatsApp+44 20 7946 0958 is my work line", "+44 20 7946 0958", "phone"),  # glued
         ("pay with card4024 0071 2239 1021 tonight", "4024 0071 2239 1021", "card_number"),
         ("call me at 538-2701 tonight", "538-2701", "phone"),

@@ -52,18 +52,20 @@ _WORDS_AFTER = re.compile(
 # the rest of the number's sentence and the next one ("Who owns 629-4417? They keep texting")
 _SENTENCES = re.compile(r"[^.!?。！？\n]*[.!?。！？]*[^.!?。！？\n]*")
 # an id word labelling the number: an order, ticket, customer, booking or contract number
+# (Latin-script words from a word start: "part" is no id word inside "apartment")
 _ID_WORD = (
-    r"order|invoice|ticket|case|claim|reference|ref|account|customer|client|booking|"
-    r"reservation|confirmation|tracking|sku|item|part|serial|policy|member|bestell|kunden|"
-    r"auftrags|rechnungs|vertrags|buchungs|sendungs|commande|facture|référence|dossier|"
-    r"pedido|factura|cliente|reserva|referencia|заказ\w*|договор\w*|сч[её]т\w*|订单|单号|"
-    r"编号|注文|予約|受付|伝票"
+    r"\b(?:order|invoice|ticket|claim|reference|account|customer|client|booking|"
+    r"reservation|confirmation|tracking|bestell|kunden|auftrags|rechnungs|vertrags|buchungs|"
+    r"sendungs|commande|facture|référence|dossier|pedido|factura|cliente|reserva|referencia|"
+    r"заказ|договор|сч[её]т)|订单|单号|编号|注文|予約|受付|伝票"
 )
+# also labels when right before the number ("part 775-3905"), too common to veto after it
+_ID_WORD_NEAR = r"\b(?:case|ref|item|part|serial|policy|member|sku)"
 _ID_LABEL = re.compile(
-    rf"(?i)(?:{_ID_WORD})(?:\W|number|no|nr|num|nummer|numéro|numero|número|id|is|es|est|ist|"
-    r"de|del|du|de la|号|番号|номер)*$"
+    rf"(?i)(?:{_ID_WORD}|{_ID_WORD_NEAR})\w*(?:\W|number|no|nr|num|nummer|numéro|numero|"
+    r"número|id|is|es|est|ist|de|del|du|de la|号|番号|номер)*$"
 )
-_ID_AFTER = re.compile(rf"(?i)(?:{_ID_WORD})")
+_ID_AFTER = re.compile(rf"(?i){_ID_WORD}")
 _LOCAL = re.compile(r"[2-9]\d{2}[ .\-]\d{4}")
 # without a phone word these shapes are quantities and codes, not numbers to dial: digits
 # grouped in thousands ("299 792 458 m/s", "125 000 000 рублей"), a US ZIP+4 code
