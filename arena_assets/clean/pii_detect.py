@@ -13,7 +13,6 @@ street addresses in `arena_assets.clean.pii_address`.
 
 from __future__ import annotations
 
-import heapq
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -217,13 +216,11 @@ def _national_id(raw: str, digits: str, before: str) -> bool:
 
 def _candidates(text: str, stop: int | None) -> Iterator[tuple[int, str, bool]]:
     """(start, raw, glued) of each digit-run candidate, by start, each span once."""
-    runs = ((m.start(), m.group(), False) for m in matches_before(_RUN, text, stop))
-    glued = ((m.start(), m.group(), True) for m in matches_before(_GLUED, text, stop))
-    seen: set[tuple[int, int]] = set()
-    for start, raw, is_glued in heapq.merge(runs, glued):
-        if (start, len(raw)) not in seen:
-            seen.add((start, len(raw)))
-            yield start, raw, is_glued
+    runs = {(m.start(), m.group()): False for m in matches_before(_RUN, text, stop)}
+    for m in matches_before(_GLUED, text, stop):
+        runs.setdefault((m.start(), m.group()), True)
+    for (start, raw), glued in sorted(runs.items()):
+        yield start, raw, glued
 
 
 def _digit_runs(text: str, stop: int | None = None) -> Iterator[Span]:

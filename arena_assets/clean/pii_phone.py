@@ -94,17 +94,16 @@ def local_number(text: str, before: str, after: str) -> bool:
     the module doc for the evidence it needs."""
     if not _LOCAL.fullmatch(text) or text[1:3] == "11" or _labelled_as_id(before):
         return False
+    if not (PHONE_WORDS.search(before) or _VERB_BEFORE.search(before)):
+        sentence = _SENTENCES.match(after).group()[:60]
+        said = _WORDS_AFTER.search(sentence)
+        if not said or _ID_AFTER.search(sentence, 0, said.start()):
+            return False
     number = phonenumbers.parse(re.sub(r"\D", "", text), "US")
-    if (
+    return (
         phonenumbers.is_possible_number_with_reason(number)
-        != phonenumbers.ValidationResult.IS_POSSIBLE_LOCAL_ONLY
-    ):
-        return False
-    if PHONE_WORDS.search(before) or _VERB_BEFORE.search(before):
-        return True
-    sentence = _SENTENCES.match(after).group()[:60]
-    said = _WORDS_AFTER.search(sentence)
-    return bool(said) and not _ID_AFTER.search(sentence, 0, said.start())
+        == phonenumbers.ValidationResult.IS_POSSIBLE_LOCAL_ONLY
+    )
 
 
 def is_phone(raw: str, digits: str, before: str, after: str) -> bool:
