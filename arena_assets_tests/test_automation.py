@@ -13,6 +13,7 @@ import pytest
 from arena_assets.definitions import defs as load_defs
 from arena_assets.defs.ingest.sensors import raw_root_sensor
 from arena_assets.defs.schedules import month_before, monthly_refresh_schedule
+from arena_assets.errors import SettingError
 
 
 def _write(raw: Path, rel: str, text: str) -> Path:
@@ -205,5 +206,5 @@ def test_partition_range_ends_where_configured(end):
         "2024-02",
         "2024-03",
     ]
-    with pytest.raises(ValueError, match="before"):
+    with pytest.raises(SettingError, match="ARENA_PARTITIONS_END=2024-03 is before"):
         monthly_partitions_between("2024-05", "2024-03")

@@ -12,6 +12,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from arena_assets.errors import SettingError
 from arena_assets.ingest.manifest import manifest_path, read_manifest
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake
@@ -167,8 +168,9 @@ def test_a_month_without_manifest_is_compared_by_its_lines(
     assert lake.rows("raw_logs", MONTH) == rows and len(after) == 1
 
     monkeypatch.setenv("ARENA_SHRINK_MAX_FRACTION", "half")
-    (line,) = failure_lines(materialize(MONTH, SELECTION, raise_on_error=False))
-    assert "ARENA_SHRINK_MAX_FRACTION='half' is not allowed: expected a number" in line
+    with pytest.raises(SettingError, match="ARENA_SHRINK_MAX_FRACTION='half' is not allowed"):
+        materialize(MONTH, SELECTION, raise_on_error=False)  # refused before any step runs
+    assert lake.rows("raw_logs", MONTH) == rows
 
 
 def test_ingest_command_refuses_a_shrink_unless_allowed(

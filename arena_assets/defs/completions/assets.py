@@ -199,6 +199,7 @@ def copilot_leaderboard(
     backfill_policy=dg.BackfillPolicy.single_run(),
     automation_condition=follow_upstream,
 )
+@one_line_failures
 def copilot_user_boards(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
