@@ -144,7 +144,8 @@ def candidate_task(
     max_tokens: int = 4096,
 ) -> LLMTask:
     """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras
-    (``max_tokens`` otherwise: the protocol's answer cap, 4,096 in Arena-Hard v0.1).
+    (``max_tokens`` otherwise: the protocol's answer cap, 4,096 in Arena-Hard v0.1), its
+    prices, and ``mode`` (``online``, the default, or ``batch``) with its batch prices.
     The key is ``api_key``, else the variable ``c.api_key_env`` names, read now (run time)."""
     if api_key is None:
         api_key = os.environ.get(c.api_key_env, "") if c.api_key_env else ""
@@ -159,6 +160,9 @@ def candidate_task(
             "timeout",
             "price_input_per_1m",
             "price_output_per_1m",
+            "mode",
+            "price_input_per_1m_batch",
+            "price_output_per_1m_batch",
         )
         if k in params
     }
@@ -177,6 +181,7 @@ def candidate_task(
         api_key=api_key or "sk-no-key",
         **(defaults | {"max_tokens": max_tokens} | known),
         extra_params=params,
+        setting="CANDIDATES",
     )
 
 
