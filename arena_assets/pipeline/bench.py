@@ -44,6 +44,7 @@ from arena_assets.llm import (
     concurrently,
     run_batch,
 )
+from arena_assets.llm.results import add_report
 from arena_assets.storage import Lake
 
 BENCH_PROMPTS_ASSET = "bench_prompts"
@@ -367,19 +368,7 @@ def _judge_games(
             )
     if again:
         second, more = run_batch(task, again, cache, proto.parse)
-        for name in (
-            "items",
-            "unique_requests",
-            "cache_hits",
-            "calls",
-            "prompt_tokens",
-            "completion_tokens",
-            "cost",
-        ):
-            setattr(report, name, getattr(report, name) + getattr(more, name))
-        report.statuses = {
-            k: report.statuses.get(k, 0) + more.statuses.get(k, 0) for k in report.statuses
-        }
+        add_report(report, more)
         report.elapsed_s = (
             more.started_at + more.elapsed_s - report.started_at
         )  # the follow-ups included

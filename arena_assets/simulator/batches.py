@@ -81,9 +81,16 @@ class BatchStore:
     def __init__(self, endpoint) -> None:
         self.ep = endpoint
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)  # a job created (wait_created)
         self.files: dict[str, File] = {}
         self.jobs: dict[str, Job] = {}
         self.created = 0  # jobs created: a test's count of submissions
+
+    def wait_created(self, n: int, timeout: float) -> bool:
+        """Whether ``n`` jobs have been created within ``timeout`` seconds (a test's wait
+        for a client to submit, without polling)."""
+        with self.changed:
+            return self.changed.wait_for(lambda: self.created >= n, timeout)
 
     # -- files -------------------------------------------------------------------------
     def add_file(self, filename: str, purpose: str, data: bytes) -> File:
@@ -112,6 +119,7 @@ class BatchStore:
         with self.lock:
             self.created += 1
             n = self.created
+            self.changed.notify_all()
         job = Job(
             f"batch_{uuid.uuid4().hex[:24]}",
             endpoint,

@@ -196,6 +196,8 @@ class ArenaEndpoint:
             self.stats.clear()
             self.cpu_seconds = 0.0
             self.images.clear()
+        with self.batches.lock:
+            self.batches.created = 0
 
     def add_cpu(self, seconds: float) -> None:
         with self.lock:
