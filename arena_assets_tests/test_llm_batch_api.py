@@ -17,8 +17,8 @@ import pytest
 
 from arena_assets.labels.prompts import CRITERIA_VERSION, criteria_messages, parse_criteria
 from arena_assets.llm import LLMRequest, LLMTask, ResponseCache, embed_texts, run_batch
-from arena_assets.llm.batch_api import BatchesPending
 from arena_assets.llm.batch_files import METADATA_KEY, JobRecord, JobRecords, request_set
+from arena_assets.llm.batch_jobs import BatchesPending
 from arena_assets.llm.budget import spending
 from arena_assets.llm.plan import BudgetExceeded
 from arena_assets.simulator.api import start_endpoint

@@ -31,6 +31,7 @@ from typing import Any
 
 import openai
 
+from arena_assets.llm.ahead import ahead_run
 from arena_assets.llm.budget import batch_guard
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, make_client, preflight
@@ -69,6 +70,8 @@ def run_batch(
         plans.append(plan_requests(task, requests, cache, what, parse))
         if (offline := offline_run()) is not None:  # export-batch / import-batch (llm.offline)
             offline.chat(task, requests, cache, parse)
+        if task.batch and (ahead := ahead_run()) is not None:  # jobs submitted ahead (llm.ahead)
+            ahead.chat(task, requests, cache, parse)
         return (
             [LLMResult(r.item_id, "failed", error="planned") for r in requests],
             BatchReport(model=task.model, base_url=task.base_url, items=len(requests)),

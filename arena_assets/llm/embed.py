@@ -20,6 +20,7 @@ import numpy as np
 import openai
 import orjson
 
+from arena_assets.llm.ahead import ahead_run
 from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
@@ -60,6 +61,8 @@ def embed_texts(
         plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
         if (offline := offline_run()) is not None:  # export-batch / import-batch (llm.offline)
             offline.embeddings(task, keys, texts, cache)
+        if task.batch and (ahead := ahead_run()) is not None:  # jobs submitted ahead (llm.ahead)
+            ahead.embeddings(task, keys, texts, cache)
         return np.zeros((len(texts), 1), dtype=np.float32), report
     report.started_at, started = time.time(), time.monotonic()
     # one row per distinct key (in first-seen order), filled from the cache and by each

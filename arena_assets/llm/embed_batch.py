@@ -13,8 +13,9 @@ from collections.abc import Sequence
 import numpy as np
 import openai
 
-from arena_assets.llm.batch_api import MAX_ROUNDS, ONLINE_MIN, ONLINE_SHARE, Answer, log, run_jobs
+from arena_assets.llm.batch_api import MAX_ROUNDS, ONLINE_MIN, ONLINE_SHARE
 from arena_assets.llm.batch_files import EMBEDDINGS_URL, JobRecord, request_line
+from arena_assets.llm.batch_jobs import Answer, log, run_jobs
 from arena_assets.llm.budget import BatchGuard
 from arena_assets.llm.cache import ResponseCache, answer_row
 from arena_assets.llm.client import LLMEndpointError

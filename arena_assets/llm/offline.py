@@ -34,11 +34,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from arena_assets.llm.batch_files import CHAT_URL, EMBEDDINGS_URL, read_output, request_line
+from arena_assets.llm.ahead import answered
+from arena_assets.llm.batch_api import chat_line
+from arena_assets.llm.batch_files import EMBEDDINGS_URL, read_output, request_line
 from arena_assets.llm.cache import ResponseCache, answer_row, request_key
 from arena_assets.llm.config import LLMTask
-from arena_assets.llm.online import cache_answer, chat_body
-from arena_assets.llm.results import parsed_result, reply_result
+from arena_assets.llm.online import cache_answer
+from arena_assets.llm.results import reply_result
 
 OUTCOMES = ("accepted", "parse_failed", "failed", "unknown", "duplicate", "unreadable")
 
@@ -76,16 +78,14 @@ class OfflineRun:
         params = task.generation_params()
         for r in requests:
             k = request_key(task.model, r.messages, params, r.prompt_version)
-            if k in self.pending or _answered(cache, k, parse):
+            if k in self.pending or answered(cache, k, parse):
                 continue
             self.pending.add(k)
             if self.responses is None:
                 try:
-                    messages = r.prepare(r.messages) if r.prepare else r.messages
+                    self.lines[k] = chat_line(task, k, r)[0]
                 except (OSError, ValueError) as exc:
                     self.not_exported[k] = f"{type(exc).__name__}: {exc}"
-                    continue
-                self.lines[k] = request_line(k, CHAT_URL, chat_body(task, messages))
             elif k in self.responses:
                 body, error = self.responses[k]
                 if body is None:
@@ -143,14 +143,6 @@ class OfflineRun:
         """The imported answers on disk."""
         for cache in self._caches.values():
             cache.flush()
-
-
-def _answered(cache: ResponseCache, key: str, parse: Callable[[str], Any]) -> bool:
-    """As ``run_batch`` decides: cached, and its parser still accepts it."""
-    hit = cache.get(key)
-    return hit is not None and (
-        parsed_result(key, hit["content"], parse, 0, 0, cached=True).status == "ok"
-    )
 
 
 def offline_run() -> OfflineRun | None:

@@ -138,6 +138,14 @@ class AssetPlan:
     month: str
     batches: list[BatchPlan] = field(default_factory=list)
     note: str = ""  # why figures are projected, or why there is no plan
+    # makes the plan of its run again (every month of it): inside ``llm.ahead.submitting``
+    # that submits its batch-mode jobs before the run waits for any (``defs.llm_plan.gate``)
+    replay: Callable[[], object] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def batch_calls(self) -> int:
+        """Calls of its batches whose task runs in batch mode."""
+        return sum(b.calls for b in self.batches if b.mode == "batch")
 
     @property
     def calls(self) -> int:
