@@ -161,9 +161,7 @@ def test_a_killed_run_resumes_its_job_without_submitting_again(fresh, tmp_path):
     assert child.returncode == -signal.SIGKILL
     fresh.set_faults(Faults())  # the job may end now
     task = _task(fresh, mode="batch")
-    _, rep = run_batch(
-        task, child_requests(), ResponseCache(str(root), "kill"), parse_criteria
-    )
+    _, rep = run_batch(task, child_requests(), ResponseCache(str(root), "kill"), parse_criteria)
     assert rep.statuses["ok"] == 40 and (rep.batches_resumed, rep.batches_submitted) == (1, 0)
     assert fresh.call_count(route="batches") == 1 and fresh.batches.created == 1
     assert JobRecords(ResponseCache(str(root), "kill")).all() == []
@@ -238,3 +236,19 @@ def _key(task: LLMTask, req: LLMRequest) -> str:
     from arena_assets.llm.cache import request_key
 
     return request_key(task.model, req.messages, task.generation_params(), req.prompt_version)
+
+
+def test_a_job_the_endpoint_refuses_fails_the_run_and_is_not_waited_for_again(fresh, tmp_path):
+    """A job that fails whole (its file refused: here a line for another route) is an
+    error naming the job and its reason; its record goes, so a rerun submits anew."""
+    from arena_assets.llm.batch_files import request_line
+    from arena_assets.llm.batch_jobs import run_jobs
+    from arena_assets.llm.client import LLMEndpointError, make_client
+
+    task = _task(fresh, mode="batch")
+    cache = ResponseCache(str(tmp_path), "refused")
+    line_of = lambda k: request_line(k, "/v1/embeddings", {"model": task.model, "input": k})
+    with pytest.raises(LLMEndpointError, match=r"refused batch .* invalid_request"):
+        run_jobs(task, "/v1/chat/completions", ["a", "b"], line_of, cache, make_client(task),
+                 lambda job, got: 0.0, what="refused")  # fmt: skip
+    assert fresh.batches.created == 1 and JobRecords(cache).all() == []

@@ -34,6 +34,10 @@ from arena_assets.llm.concurrency import BatchCancelled, Halt
 from arena_assets.llm.config import LLMTask
 
 TERMINAL = ("completed", "failed", "expired", "cancelled")
+# the first looks at a job come sooner than task.batch_poll_s: 0.5 s after the first, then
+# twice as long each time up to it (a small job that ends in seconds is not waited for
+# half a minute; a day-long one is looked at every batch_poll_s)
+FIRST_POLL_S = 0.5
 COMPLETION_WINDOW = "24h"
 
 log = logging.getLogger("dagster.builtin.arena_assets.batches")
@@ -191,7 +195,8 @@ def _job_of(client: openai.OpenAI, name: str, task: LLMTask):
 
 def _wait(task, jobs, held, records, wanted, cache, client, collect, what, guard, halted) -> None:
     """Until every job has ended, each collected as it ends (module docstring, 3-4)."""
-    started = time.monotonic()
+    started, looks = time.monotonic(), 0
+    halted = halted if halted is not None else Halt()
     seen: dict[str, tuple] = {}
     pending = {r.batch_id: r for r in jobs}
     while pending:
@@ -212,6 +217,8 @@ def _wait(task, jobs, held, records, wanted, cache, client, collect, what, guard
                 )
             if job.status not in TERMINAL:
                 continue
+            if job.status == "failed":  # never to run: a rerun submits its requests anew
+                records.delete(record)
             answers = _answers(task, client, job, record)
             cost = collect(record, answers)
             if guard is not None:
@@ -230,7 +237,9 @@ def _wait(task, jobs, held, records, wanted, cache, client, collect, what, guard
                 "(ARENA_LLM_BATCH_MAX_WAIT_SECONDS); it stays recorded with the cache, and "
                 "the next run of this month collects it instead of submitting it again"
             )
-        if halted is not None and halted.wait(task.batch_poll_s):
+        pause = min(task.batch_poll_s, FIRST_POLL_S * 2**looks)
+        looks += 1
+        if halted.wait(pause):
             raise BatchCancelled(f"{task.model}: stopped, a batch asked at the same time failed")
 
 
