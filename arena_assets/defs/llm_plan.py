@@ -98,8 +98,11 @@ def gate(context: dg.AssetExecutionContext, plans: list[AssetPlan], budget: floa
             raise dg.Failure(description=str(exc)) from exc
     batch = [p for p in plans if p.batch_calls and p.replay is not None]
     if batch:  # every job of the run submitted before it waits for the first (llm.ahead)
-        with submitting() as ahead:
-            batch[0].replay()
+        with submitting(budget, batch[0].asset) as ahead:
+            try:
+                batch[0].replay()
+            except BudgetExceeded as exc:  # the jobs submitted so far stay recorded
+                raise dg.Failure(description=str(exc)) from exc
         if ahead.submitted or ahead.resumed:
             context.log.info(ahead.line())
 

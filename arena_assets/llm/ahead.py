@@ -26,25 +26,40 @@ from typing import Any
 import openai
 
 from arena_assets.llm.batch_api import chat_line
-from arena_assets.llm.batch_files import EMBEDDINGS_URL, request_line
+from arena_assets.llm.batch_files import CHAT_URL, EMBEDDINGS_URL, request_line
 from arena_assets.llm.batch_jobs import submit_jobs
+from arena_assets.llm.budget import BatchGuard, Spending
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import make_client, preflight
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.plan import input_scale, output_estimate, run_month
 from arena_assets.llm.results import parsed_result
+from arena_assets.llm.tokens import text_tokens_many
 
 _AHEAD: contextvars.ContextVar[Ahead | None] = contextvars.ContextVar("llm_ahead", default=None)
 
 
 @dataclass
 class Ahead:
-    """The jobs submitted (and found in flight) by one pass."""
+    """The jobs submitted (and found in flight) by one pass; under ``budget`` (per month:
+    ``label`` and the month planned name it), each job held as the run would hold it
+    (``BatchGuard.hold_job``): the month stops before a job whose input alone is over."""
 
+    budget: float | None = None
+    label: str = ""
     submitted: int = 0
     resumed: int = 0
     requests: int = 0
     failed: int = 0  # requests whose line could not be made (asked, and failed, in the step)
     _clients: dict[tuple, openai.OpenAI] = field(default_factory=dict)
+    _spent: dict[str, Spending] = field(default_factory=dict)
+
+    def guard(self, requests: int) -> BatchGuard | None:
+        if self.budget is None:
+            return None
+        month = run_month()
+        held = self._spent.setdefault(month, Spending(self.budget, f"{self.label} {month}".strip()))
+        return held.batch(requests)
 
     def client(self, task: LLMTask) -> openai.OpenAI:
         key = (task.base_url, task.api_key, task.model)
@@ -64,9 +79,23 @@ class Ahead:
             k = request_key(task.model, r.messages, params, r.prompt_version)
             if k not in by_key and not answered(cache, k, parse):
                 by_key[k] = r
-        if by_key:
-            versions = ", ".join(dict.fromkeys(r.prompt_version for r in by_key.values()))
-            self._submit(task, "/v1/chat/completions", list(by_key), lambda k: chat_line(task, k, by_key[k])[0], cache, f"{task.model} {versions}")  # fmt: skip
+        if not by_key:
+            return
+        versions = list(dict.fromkeys(r.prompt_version for r in by_key.values()))
+        per_call = output_estimate(task, cache, versions)[0]
+        scale = max(1.0, input_scale(task, cache, versions)[0])
+        counted: dict[str, int] = {}
+
+        def line_of(key: str) -> bytes:
+            line, counted[key] = chat_line(task, key, by_key[key])
+            return line
+
+        def estimate(keys: list[str]) -> tuple[float, float]:
+            tokens = scale * sum(counted[k] for k in keys)
+            return task.cost(tokens, per_call * len(keys)), task.cost(tokens, 0)
+
+        what = f"{task.model} {', '.join(versions)}"
+        self._submit(task, CHAT_URL, list(by_key), line_of, cache, what, estimate)
 
     def embeddings(
         self, task: LLMTask, keys: Sequence[str], texts: Sequence[str], cache: ResponseCache
@@ -80,11 +109,17 @@ class Ahead:
             body = {"model": task.model, "input": text_of[key], "encoding_format": "base64"}
             return request_line(key, EMBEDDINGS_URL, body)
 
-        if todo:
-            self._submit(task, EMBEDDINGS_URL, todo, line_of, cache, f"{task.model} embeddings")
+        def estimate(keys: list[str]) -> tuple[float, float]:
+            cost = task.cost(sum(text_tokens_many([text_of[k] for k in keys])), 0)
+            return cost, cost
 
-    def _submit(self, task, url, keys, line_of, cache, what) -> None:
-        out = submit_jobs(task, url, keys, line_of, cache, self.client(task), what=what)
+        if todo:
+            what = f"{task.model} embeddings"
+            self._submit(task, EMBEDDINGS_URL, todo, line_of, cache, what, estimate)
+
+    def _submit(self, task, url, keys, line_of, cache, what, estimate) -> None:
+        out = submit_jobs(task, url, keys, line_of, cache, self.client(task), what=what,
+                          estimate=estimate, guard=self.guard(len(keys)))  # fmt: skip
         self.submitted += out.submitted
         self.resumed += out.resumed
         self.requests += len(keys)
@@ -112,9 +147,10 @@ def ahead_run() -> Ahead | None:
 
 
 @contextlib.contextmanager
-def submitting() -> Iterator[Ahead]:
-    """Plans made inside submit the jobs of their tasks in batch mode (module docstring)."""
-    ahead = Ahead()
+def submitting(budget: float | None = None, label: str = "") -> Iterator[Ahead]:
+    """Plans made inside submit the jobs of their tasks in batch mode (module docstring),
+    each month's under ``budget`` (``ARENA_LLM_BUDGET_USD``; ``label``: the asset)."""
+    ahead = Ahead(budget, label)
     token = _AHEAD.set(ahead)
     try:
         yield ahead

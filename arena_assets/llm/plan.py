@@ -370,6 +370,12 @@ def one_run() -> Iterator[OneRun]:
         _RUN.reset(token)
 
 
+def run_month() -> str:
+    """The month being planned in a run's plans (``one_run``), "" outside one."""
+    run = _RUN.get()
+    return run.month if run is not None else ""
+
+
 def asked_before(cache: ResponseCache, keys: Iterable[str]) -> set[str]:
     """Of ``keys`` (requests ``cache`` does not answer now), those an earlier month of this
     run asks first (``one_run``; empty outside it); the others are recorded as this
