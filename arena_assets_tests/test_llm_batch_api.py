@@ -252,3 +252,29 @@ def test_a_job_the_endpoint_refuses_fails_the_run_and_is_not_waited_for_again(fr
         run_jobs(task, "/v1/chat/completions", ["a", "b"], line_of, cache, make_client(task),
                  lambda job, got: 0.0, what="refused")  # fmt: skip
     assert fresh.batches.created == 1 and JobRecords(cache).all() == []
+
+
+def test_batch_prices_default_to_half_at_openai_and_to_the_online_ones_elsewhere():
+    from arena_assets.defs.llm_resources import LLMTaskResource
+
+    prices = dict(price_input_per_1m=2.0, price_output_per_1m=8.0)
+    at_openai = LLMTask("gpt-x", "https://api.openai.com/v1", mode="batch", **prices)
+    assert at_openai.batch_prices() == (1.0, 4.0) and at_openai.cost(1e6, 1e6) == 5.0
+    assert at_openai.online().cost(1e6, 1e6) == 10.0  # a re-ask online: the online price
+    assert LLMTask("m", "http://gpu-box:8000/v1", **prices).batch_prices() == (2.0, 8.0)
+    set_ = LLMTask("m", "https://api.openai.com/v1", price_input_per_1m_batch=0.3, **prices)
+    assert set_.batch_prices() == (0.3, 4.0)  # the one set; the other half at OpenAI
+    reward = LLMTask("r", "https://api.openai.com/v1", batchable=False, **prices)
+    assert reward.batch_prices() == (2.0, 8.0)
+    with pytest.raises(ValueError, match="no Batch-API form"):
+        replace(reward, mode="batch")
+    resource = LLMTaskResource(model="m", base_url="http://x/v1", env_prefix="JUDGE", mode="later")
+    with pytest.raises(ValueError, match="ARENA_JUDGE_MODE must be one of online, batch"):
+        resource.task()
+    bad = LLMTaskResource(model="m", base_url="http://x/v1", env_prefix="JUDGE", mode="batch",
+                          price_input_per_1m_batch="half")  # fmt: skip
+    with pytest.raises(ValueError, match="ARENA_JUDGE_PRICE_INPUT_PER_1M_BATCH must be a number"):
+        bad.task()
+    ok = LLMTaskResource(model="m", base_url="http://x/v1", env_prefix="JUDGE", mode="batch")
+    task = ok.task()
+    assert (task.mode, task.setting, task.batch_poll_s, task.batch_wait_s) == ("batch", "JUDGE", 30.0, None)  # fmt: skip

@@ -75,6 +75,8 @@ class LLMTaskResource(dg.ConfigurableResource):
     # (empty = until they end)
     batch_poll_seconds: str = "30"
     batch_max_wait_seconds: str = ""
+    # False: the task's route has no Batch-API form (the reward model's Pooling API)
+    batchable: bool = True
 
     def budget(self) -> float | None:
         from arena_assets.llm.plan import parse_budget
@@ -130,9 +132,10 @@ class LLMTaskResource(dg.ConfigurableResource):
             max_retries=self.max_retries,
             price_input_per_1m=_number(self.price_input_per_1m, names[1]),
             price_output_per_1m=_number(self.price_output_per_1m, names[2]),
+            batchable=self.batchable,
             **(
                 {
-                    "mode": mode,
+                    "mode": mode if self.batchable else "online",
                     "price_input_per_1m_batch": _optional(self.price_input_per_1m_batch, names[3]),
                     "price_output_per_1m_batch": _optional(
                         self.price_output_per_1m_batch, names[4]
@@ -180,7 +183,7 @@ def llm_task_resource(prefix: str, batch: bool = True) -> LLMTaskResource:
             "batch_max_wait_seconds": dg.EnvVar("ARENA_LLM_BATCH_MAX_WAIT_SECONDS"),
         }
         if batch
-        else {}
+        else {"batchable": False}
     )
     return LLMTaskResource(
         base_url=dg.EnvVar(f"ARENA_{prefix}_BASE_URL"),

@@ -55,6 +55,9 @@ class LLMTask:
     # the online prices elsewhere (batch_prices)
     price_input_per_1m_batch: float | None = None
     price_output_per_1m_batch: float | None = None
+    # whether its route has a Batch-API form (a reward model's Pooling API has none): where
+    # not, batch mode is refused and the plan's batch figures are its online ones
+    batchable: bool = True
     batch_poll_s: float = 30.0  # seconds between two looks at a batch in flight
     batch_wait_s: float | None = None  # the most a run waits for its batches (None: until they end)
     # the settings this task is bound to (ARENA_<setting>_*, "CANDIDATES" for a candidate):
@@ -70,6 +73,8 @@ class LLMTask:
             raise ValueError("LLMTask.max_concurrency must be >= 1")
         if self.mode not in MODES:
             raise ValueError(f"LLMTask.mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if self.batch and not self.batchable:
+            raise ValueError(f"{self.model}: this task's route has no Batch-API form (mode online)")
 
     @property
     def batch(self) -> bool:
@@ -78,6 +83,8 @@ class LLMTask:
     def batch_prices(self) -> tuple[float, float]:
         """(input, output) per 1M tokens of a batch request: the batch prices where set,
         else half the online ones at OpenAI, else the online ones."""
+        if not self.batchable:
+            return self.price_input_per_1m, self.price_output_per_1m
         share = OPENAI_BATCH_SHARE if is_openai(self.base_url) else 1.0
         return (
             self.price_input_per_1m * share

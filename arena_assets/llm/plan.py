@@ -111,7 +111,7 @@ class BatchPlan:
         self.cost_online = task.online_cost(self.prompt_tokens, self.completion_tokens)
         self.cost_batch = task.batch_cost(self.prompt_tokens, self.completion_tokens)
         self.requests = self.requests or self.calls
-        self.batch_jobs = -(-self.requests // MAX_LINES)
+        self.batch_jobs = -(-self.requests // MAX_LINES) if task.batchable else 0
         return self
 
     @property
