@@ -278,3 +278,34 @@ def test_batch_prices_default_to_half_at_openai_and_to_the_online_ones_elsewhere
     ok = LLMTaskResource(model="m", base_url="http://x/v1", env_prefix="JUDGE", mode="batch")
     task = ok.task()
     assert (task.mode, task.setting, task.batch_poll_s, task.batch_wait_s) == ("batch", "JUDGE", 30.0, None)  # fmt: skip
+
+
+def test_a_job_cancelled_by_an_operator_is_collected_and_what_it_left_asked_again(fresh, tmp_path):
+    """Cancelled at the endpoint while the run waits (an operator's dashboard): the run
+    collects what the job answered, asks the rest, and loses nothing."""
+    import threading
+
+    import openai
+
+    fresh.set_faults(Faults(batch_hold=True))
+    task = _task(fresh, mode="batch")
+    reqs = _reqs(30, tag=" cancel")
+    out: dict = {}
+
+    def ask() -> None:
+        out["results"], out["report"] = run_batch(
+            task, reqs, ResponseCache(str(tmp_path), "c"), parse_criteria
+        )
+
+    run = threading.Thread(target=ask)
+    run.start()
+    assert fresh.batches.wait_created(1, timeout=30)
+    client = openai.OpenAI(base_url=fresh.base_url, api_key="x")
+    (job,) = list(client.batches.list())
+    assert client.batches.cancel(job.id).status in ("cancelling", "cancelled")
+    run.join(timeout=60)
+    assert not run.is_alive()
+    assert client.batches.retrieve(job.id).status == "cancelled"
+    rep = out["report"]
+    assert rep.statuses == {"ok": 30, "parse_failed": 0, "failed": 0}
+    assert rep.batch_requests + rep.calls == 30 and fresh.batches.created == 1
