@@ -3,7 +3,8 @@ rate limits, answers within 24 hours), or any server with its ``/v1/files`` and
 ``/v1/batches`` routes (the simulated arena's, a proxy's in front of vLLM).
 
 A task in batch mode (``LLMTask.mode``) reaches here from ``run_batch`` with the requests
-the cache does not answer. One round:
+the cache does not answer (an asset's run has usually submitted their jobs already, before
+its first wait: ``llm.ahead``). One round (``llm.batch_jobs``):
 
 1. **Find before submitting.** Every job recorded for this cache namespace, endpoint,
    model and route (``llm.batch_files``) whose requests this run wants is waited for, not
@@ -14,8 +15,8 @@ the cache does not answer. One round:
 2. **Submit the rest**: request lines with ``custom_id`` = the cache key, split at
    OpenAI's limits, each job held under the month's budget (``BatchGuard.hold_job``),
    recorded, uploaded, created.
-3. **Wait** in the step, looking every ``task.batch_poll_s`` seconds, each change of a
-   job's counts a line of the run's log; past ``task.batch_wait_s`` the step fails with
+3. **Wait** in the step, looking 0.5 s after, then twice as long each time up to
+   ``task.batch_poll_s`` seconds, each change of a job's counts a line of the run's log; past ``task.batch_wait_s`` the step fails with
    the jobs' ids, still recorded: a rerun picks them up where they are.
 4. **Collect**: the output and error files read line by line; each answer parsed as an
    online reply is (``llm.results.reply_result``) and cached when it parses; a line with

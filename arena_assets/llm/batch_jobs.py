@@ -166,7 +166,7 @@ def run_jobs(
 def _find(
     records: JobRecords, task: LLMTask, url: str, wanted: set[str], client: openai.OpenAI
 ) -> list[JobRecord]:
-    """The recorded jobs this round waits for instead of submitting (module docstring, 1)."""
+    """The recorded jobs this round waits for instead of submitting (``llm.batch_api``, 1)."""
     found = []
     for record in records.all():
         if not record.matches(task.base_url, task.model, url) or wanted.isdisjoint(record.keys):
@@ -194,7 +194,7 @@ def _job_of(client: openai.OpenAI, name: str, task: LLMTask):
 
 
 def _wait(task, jobs, held, records, wanted, cache, client, collect, what, guard, halted) -> None:
-    """Until every job has ended, each collected as it ends (module docstring, 3-4)."""
+    """Until every job has ended, each collected as it ends (``llm.batch_api``, 3-4)."""
     started, looks = time.monotonic(), 0
     halted = halted if halted is not None else Halt()
     seen: dict[str, tuple] = {}
