@@ -37,6 +37,7 @@ from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.client import LLMEndpointError, make_client, preflight
 from arena_assets.llm.concurrency import BatchCancelled, Halt, concurrently, endpoint_slots
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.keylog import record_keys
 from arena_assets.llm.offline import offline_run
 from arena_assets.llm.online import ask_online, billed, chat_body, post_chat, worst_output
 from arena_assets.llm.plan import input_scale, plan_requests, recording
@@ -86,6 +87,7 @@ def run_batch(
     started = time.monotonic()
     params = task.generation_params()
     keys = [request_key(task.model, r.messages, params, r.prompt_version) for r in requests]
+    record_keys(cache.namespace, ids, keys)  # whose prompts these answers come from (llm.keylog)
     by_key: dict[str, LLMRequest] = {}
     for k, r in zip(keys, requests):
         by_key.setdefault(k, r)

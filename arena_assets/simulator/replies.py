@@ -17,6 +17,7 @@ from arena_assets.simulator.labeling import (
     EMBEDDERS,
     TASKS,
     WORLD_MODEL_LABEL_NOISE,
+    check_task,
     embed_many,
     find_task,
     label_reply,
@@ -69,6 +70,8 @@ def chat_reply(ep, body: dict, fault: str) -> tuple[int, dict]:
         message_text(m) for m in messages if m.get("role") in ("system", "developer")
     )
     task = find_task(system)
+    if task is None and not system:  # OR-Bench's check: one user message, no system
+        task = check_task(" ".join(message_text(m) for m in messages if m.get("role") == "user"))
     if labeler and task not in TASKS:
         return error_body(
             400,
@@ -88,6 +91,7 @@ def chat_reply(ep, body: dict, fault: str) -> tuple[int, dict]:
                 ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE),
                 ep.truth_index(),
                 any(has_image(m) for m in user),
+                names[0][1] if names else None,
             )
             finish = "stop"
         else:
