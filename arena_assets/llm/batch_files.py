@@ -113,6 +113,10 @@ def read_output(data: bytes) -> Iterator[tuple[str | None, dict | None, str | No
 
 
 def _error_text(error: object) -> str:
+    # vLLM's run-batch writes its ErrorResponse as the line's error: {object, message, type,
+    # code} in older releases, {"error": {message, type, param, code}} in newer ones
+    if isinstance(error, dict) and isinstance(error.get("error"), dict):
+        error = error["error"]
     if isinstance(error, dict):
         code, message = error.get("code"), error.get("message")
         return ": ".join(str(p) for p in (code, message) if p) or orjson.dumps(error).decode()
