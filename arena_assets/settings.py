@@ -13,8 +13,9 @@ The code still reads each setting where it always did (``dg.EnvVar`` in the reso
 says in one line why a value is not one its kind allows.
 
 Per-task LLM settings (``ARENA_<TASK>_BASE_URL``, ``_API_KEY``, ``_MODEL``,
-``_MAX_CONCURRENCY``, ``_PRICE_INPUT_PER_1M``, ``_PRICE_OUTPUT_PER_1M``) come from one
-template per suffix and one line per task (``_LLM_TASKS``), as
+``_MAX_CONCURRENCY``, ``_PRICE_INPUT_PER_1M``, ``_PRICE_OUTPUT_PER_1M``, and for a task with a
+Batch-API form ``_MODE``, ``_PRICE_INPUT_PER_1M_BATCH``, ``_PRICE_OUTPUT_PER_1M_BATCH``) come
+from one template per suffix and one line per task (``_LLM_TASKS``), as
 ``defs.llm_resources.llm_task_resource(prefix)`` binds them.
 
 Base layer: the standard library only (no Dagster, no other ``arena_assets`` module).
@@ -165,6 +166,9 @@ class _Task:
     purpose: str
     notes: tuple[tuple[str, str], ...] = ()  # (suffix, sentence appended to its help)
     empty_base_url: bool = False  # an empty base URL is a configuration of its own
+    # its requests have a Batch-API form (chat completions, embeddings): the BATCH_SUFFIXES
+    # settings; the reward model's Pooling API has none at OpenAI or in vLLM's run-batch
+    batch: bool = True
 
 
 # fmt: off
@@ -172,7 +176,7 @@ _LLM_TASKS = (
     _Task("LABELER", "labeller", "sim-labeler-large", "topic labels, cluster names, the bench's optional second labelling pass and over_refusal's risk labels"),
     _Task("EMBED", "embedding", "sim-embed-large", "the prompt embeddings of topic_clusters and prompt_embeddings", (("BASE_URL", "Empty = the offline wordllama model (no calls)."),), empty_base_url=True),
     _Task("JUDGE", "judge", "sim-judge", "the bench's LLM judges (ARENA_BENCH_JUDGES) and the LLM judges of judge_human_agreement", (("MODEL", "The judge when ARENA_BENCH_JUDGES is empty."),)),
-    _Task("REWARD", "reward", "sim-reward", "the reward:<model> judges of judge_human_agreement", (("BASE_URL", "A vLLM server started with a reward model (`vllm serve MODEL`, pooling runner) answers POST <server>/pooling: give its /v1 root; `simulated` serves sim-reward and sim-reward-verbose."),)),
+    _Task("REWARD", "reward", "sim-reward", "the reward:<model> judges of judge_human_agreement", (("BASE_URL", "A vLLM server started with a reward model (`vllm serve MODEL`, pooling runner) answers POST <server>/pooling: give its /v1 root; `simulated` serves sim-reward and sim-reward-verbose."),), batch=False),
 )
 # fmt: on
 LLM_TASK_PREFIXES = tuple(t.prefix for t in _LLM_TASKS)
@@ -220,13 +224,41 @@ LLM_TASK_SUFFIXES = {
         "US dollars per 1M completion tokens of the {label} model (empty = 0), as the input price.",
         {"minimum": 0},
     ),
+    "MODE": (
+        "str",
+        "online",
+        "How the {label} requests the cache does not answer are sent: `online`, one call "
+        "each; `batch`, as Batch-API jobs (/v1/files, /v1/batches: half price at OpenAI, "
+        "answered within 24 hours), waited for in the run, resumed by a rerun, their "
+        "failures asked again.",
+        {"choices": ("online", "batch")},
+    ),
+    "PRICE_INPUT_PER_1M_BATCH": (
+        "float",
+        "",
+        "US dollars per 1M prompt tokens of the {label} model in batch mode; empty = half "
+        "ARENA_{prefix}_PRICE_INPUT_PER_1M where ARENA_{prefix}_BASE_URL is OpenAI's "
+        "(api.openai.com), else the same price. `arena-assets plan` shows both modes.",
+        {"minimum": 0},
+    ),
+    "PRICE_OUTPUT_PER_1M_BATCH": (
+        "float",
+        "",
+        "US dollars per 1M completion tokens of the {label} model in batch mode, as the input "
+        "price.",
+        {"minimum": 0},
+    ),
 }
+# the suffixes of a task with a Batch-API form only (``_Task.batch``)
+BATCH_SUFFIXES = ("MODE", "PRICE_INPUT_PER_1M_BATCH", "PRICE_OUTPUT_PER_1M_BATCH")
 
 
 def _task_settings(task: _Task) -> list[Setting]:
     notes = dict(task.notes)
     out = []
     for suffix, (kind, default, template, options) in LLM_TASK_SUFFIXES.items():
+        if suffix in BATCH_SUFFIXES and not task.batch:
+            continue
         text = template.format(prefix=task.prefix, label=task.label, purpose=task.purpose)
         if suffix in notes:
             text += " " + notes[suffix]
@@ -527,6 +559,25 @@ _AFTER_TASKS = (
         "--month M`) is over it is refused before any call; while a run calls, each call "
         "holds its worst case, so the spending stays under it as far as the endpoint bills "
         "as the plan counts. Empty = no limit.",
+        minimum=0,
+    ),
+    _s(
+        "ARENA_LLM_BATCH_POLL_SECONDS",
+        "float",
+        "30",
+        "LLM endpoints",
+        "Seconds between two looks at a Batch-API job in flight (a task in batch mode); each "
+        "change of its counts is a line of the run's log.",
+        minimum=0,
+    ),
+    _s(
+        "ARENA_LLM_BATCH_MAX_WAIT_SECONDS",
+        "float",
+        "",
+        "LLM endpoints",
+        "The most a run waits for its Batch-API jobs; past it the run fails naming them, they "
+        "stay recorded with the cache, and the next run of the month collects them instead of "
+        "submitting them again. Empty = until they end (OpenAI: within 24 hours).",
         minimum=0,
     ),
     # Simulated arena
@@ -1341,7 +1392,9 @@ def reference_markdown() -> str:
         + "`, `".join(LLM_TASK_PREFIXES)
         + "`) follow one pattern: `ARENA_<TASK>_"
         + "`, `_".join(LLM_TASK_SUFFIXES)
-        + "`.",
+        + "` (the last three, "
+        + ", ".join(f"`_{x}`" for x in BATCH_SUFFIXES)
+        + ", for the tasks with a Batch-API form: every one but `REWARD`).",
         "",
         "Types: "
         + "; ".join(f"**{k}**: {_cell(v)}" for k, v in KINDS.items())

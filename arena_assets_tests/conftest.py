@@ -47,6 +47,8 @@ TEST_SETTINGS = {
     "ARENA_RELEASE_SECRET": "test-release-secret",
     "ARENA_LABELER_PRICE_INPUT_PER_1M": "0.15",
     "ARENA_LABELER_PRICE_OUTPUT_PER_1M": "0.6",
+    # a batch job in flight is looked at every 50 ms (the simulated arena's end at once)
+    "ARENA_LLM_BATCH_POLL_SECONDS": "0.05",
     "ARENA_CANDIDATES": '[{"name": "kelp-34b-pro", "base_url": "simulated"}, '
     '{"name": "atlas-8b-preview", "base_url": "simulated"}]',
     "ARENA_BENCH_SIZE": "20",

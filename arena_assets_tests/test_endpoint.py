@@ -164,7 +164,7 @@ def test_latency_is_from_arrival_to_reply_and_calls_overlap(world, monkeypatch):
     import time
     from concurrent.futures import ThreadPoolExecutor
 
-    import arena_assets.simulator.endpoint as endpoint_module
+    import arena_assets.simulator.replies as endpoint_module
 
     work = 0.2  # the simulator's work for an embedding, made slow on purpose
     real_embed = endpoint_module.embed_many

@@ -253,8 +253,15 @@ def test_every_default_passes_its_own_check():
 def test_per_task_settings_come_from_one_template():
     for prefix in settings.LLM_TASK_PREFIXES:
         for suffix in settings.LLM_TASK_SUFFIXES:
+            if prefix == "REWARD" and suffix in settings.BATCH_SUFFIXES:
+                # the reward model's Pooling API has no Batch-API form: no mode to choose
+                with pytest.raises(KeyError):
+                    settings.get(f"ARENA_{prefix}_{suffix}")
+                continue
             setting = settings.get(f"ARENA_{prefix}_{suffix}")
             assert setting.group == "LLM endpoints"
+    assert settings.check("ARENA_JUDGE_MODE", "batch") is None
+    assert settings.check("ARENA_JUDGE_MODE", "offline") is not None
     assert settings.get("ARENA_JUDGE_API_KEY").secret
     assert settings.get("ARENA_LABELER_MODEL").default == "sim-labeler-large"
     assert settings.check("ARENA_EMBED_BASE_URL", "") is None  # the offline embedder

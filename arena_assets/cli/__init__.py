@@ -27,6 +27,7 @@ COMMAND_MODULES = (
     "arena_assets.cli.privacy",
     "arena_assets.cli.labels",
     "arena_assets.cli.plan",
+    "arena_assets.cli.llm",
     "arena_assets.cli.site",
     "arena_assets.cli.evaluators",
     "arena_assets.cli.routing",

@@ -66,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_plan)
 
 
-def _resources() -> tuple[dict, dict]:
+def code_location_resources() -> tuple[dict, dict]:
     """The code location's resources, their variables resolved (the shell over .env), and
     each asset's backfill policy: (kind, months per run)."""
     import os
@@ -158,7 +158,7 @@ def run_plan(args: argparse.Namespace) -> int:
         return 2
     pilot_failures: list[str] = []  # assets whose pilot stopped: the plan printed, exit 1
     try:
-        r, policies = _resources()
+        r, policies = code_location_resources()
         budget = r["labeler"].budget()
         settings = month_settings(
             r["storage"],
@@ -275,9 +275,12 @@ def _print_month(month: str, plans: list, budget: float | None):
         f"{'unset' if budget is None else f'{budget:g}'} per asset and month)"
     )
     w = max(len(a) for a in LLM_ASSETS)  # judge_human_agreement
+    # both modes side by side: the cost online, the cost as Batch-API requests, and the
+    # mode the task is set to (ARENA_<TASK>_MODE), whose cost is the run's and the budget's
     head = (
         f"{'asset':{w}} {'endpoint / model':42} {'items':>9} {'distinct':>9} {'cached':>8} "
-        f"{'calls':>9} {'in tokens':>12} {'out tokens':>11} {'cost $':>10}"
+        f"{'calls':>9} {'in tokens':>12} {'out tokens':>11} {'online $':>10} {'batch $':>10} "
+        f"{'mode':6}"
     )
     print(head + "\n" + "-" * len(head))
     for p in plans:
@@ -287,7 +290,7 @@ def _print_month(month: str, plans: list, budget: float | None):
             print(
                 f"{p.asset:{w}} {where:42} {b.items:>9,} {b.distinct:>9,} {b.cached:>8,} "
                 f"{b.calls:>9,} {b.prompt_tokens:>12,} {b.completion_tokens:>11,} "
-                f"{b.cost:>10.4f}{mark}"
+                f"{b.cost_online:>10.4f} {b.cost_batch:>10.4f} {b.mode:6}{mark}"
             )
         try:
             state = (
@@ -300,7 +303,8 @@ def _print_month(month: str, plans: list, budget: float | None):
         if p.batches:
             print(
                 f"{'':{w}} {'= ' + p.asset:42} {'':>9} {'':>9} {'':>8} {p.calls:>9,} "
-                f"{p.prompt_tokens:>12,} {p.completion_tokens:>11,} {p.cost:>10.4f} {state}"
+                f"{p.prompt_tokens:>12,} {p.completion_tokens:>11,} {p.cost_online:>10.4f} "
+                f"{p.cost_batch:>10.4f} ${p.cost:.4f} as set {state}".rstrip()
             )
         if p.note:  # under the asset's total, or on a line of its own where it calls nothing
             print(f"{'' if p.batches else p.asset:{w}} note: {p.note}")
@@ -313,7 +317,11 @@ def _print_month(month: str, plans: list, budget: float | None):
         if total.shared_calls
         else ""
     )
-    print(f"month total: {total.calls:,} calls, estimated ${total.cost:,.4f}{shared}")
+    print(
+        f"month total: {total.calls:,} calls, estimated ${total.cost:,.4f} in the modes set{shared}; "
+        f"every task online ${total.cost_online:,.4f}, every task in batch mode "
+        f"${total.cost_batch:,.4f} ({total.batch_jobs:,} Batch-API jobs)"
+    )
     bases = {f"{b.model} {b.what}: {b.output_basis}" for p in plans for b in p.batches}
     print("output tokens: " + "; ".join(sorted(bases)) if bases else "")
     scaled = {

@@ -41,6 +41,11 @@ def command_markdown(commands: dict[str, argparse.ArgumentParser], program: str)
         for name, parser in commands.items():
             text = parser.format_help().rstrip()
             out += [f"### `{program} {name}`", "", "```text", text, "```", ""]
+            for action in parser._actions:  # a command of commands (`arena-assets llm`)
+                if isinstance(action, argparse._SubParsersAction):
+                    for sub, child in action.choices.items():
+                        text = child.format_help().rstrip()
+                        out += [f"### `{program} {name} {sub}`", "", "```text", text, "```", ""]
     return "\n".join(out)
 
 

@@ -4,7 +4,8 @@
 ``gate`` writes each month's plan as the run's first log line, attaches it to the run, and
 refuses the run, before any call, when a month is known to be over
 ``ARENA_LLM_BUDGET_USD`` (per asset and month; ``llm.plan.check_budget``: its estimate from
-history, or its least cost, is over);
+history, or its least cost, is over), and, where a task runs in batch mode, submits every
+Batch-API job of the run before the run waits for the first (``llm.ahead``);
 ``within_budget`` holds each month's calls under it while they run (``llm.budget``). ``arena-assets plan`` builds the same
 settings from every resource (``cli/plan.py``).
 """
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 
 import dagster as dg
 
+from arena_assets.llm.ahead import submitting
 from arena_assets.llm.budget import spending
 from arena_assets.llm.plan import AssetPlan, BudgetExceeded, check_budget
 from arena_assets.pipeline.plan import MonthSettings
@@ -94,6 +96,15 @@ def gate(context: dg.AssetExecutionContext, plans: list[AssetPlan], budget: floa
                 context.log.warning(note)
         except BudgetExceeded as exc:
             raise dg.Failure(description=str(exc)) from exc
+    batch = [p for p in plans if p.batch_calls and p.replay is not None]
+    if batch:  # every job of the run submitted before it waits for the first (llm.ahead)
+        with submitting(budget, batch[0].asset) as ahead:
+            try:
+                batch[0].replay()
+            except BudgetExceeded as exc:  # the jobs submitted so far stay recorded
+                raise dg.Failure(description=str(exc)) from exc
+        if ahead.submitted or ahead.resumed:
+            context.log.info(ahead.line())
 
 
 @contextlib.contextmanager

@@ -18,17 +18,25 @@ import dagster as dg
 
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.llm.cache import ResponseCache
-from arena_assets.llm.config import LLMTask
+from arena_assets.llm.config import MODES, LLMTask
 from arena_assets.llm.embed import embeddings_cache
 from arena_assets.llm.endpoints import SIMULATED, simulated_arena_url
 
 
 def _number(value: str, name: str) -> float:
     """Optional numeric settings arrive as strings (an unset variable must mean "default")."""
+    return _optional(value, name) or 0.0
+
+
+def _optional(value: str, name: str) -> float | None:
+    """A numeric setting as a string; empty = None (its default is worked out elsewhere)."""
     try:
-        return float(value) if str(value).strip() else 0.0
+        number = float(value) if str(value).strip() else None
     except ValueError:
         raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if number is not None and not number >= 0:
+        raise ValueError(f"{name} must be a number >= 0, got {value!r}")
+    return number
 
 
 class LLMTaskResource(dg.ConfigurableResource):
@@ -58,11 +66,33 @@ class LLMTaskResource(dg.ConfigurableResource):
     # US dollars an LLM asset may spend per month: its plan refused over it, its calls held
     # under it while they run (llm.plan.check_budget, llm.budget); empty = no limit
     budget_usd: str = ""
+    # "online" or "batch" (Batch-API jobs: llm.batch_api); batch prices as strings, empty =
+    # half the online ones at OpenAI, the online ones elsewhere (LLMTask.batch_prices)
+    mode: str = "online"
+    price_input_per_1m_batch: str = ""
+    price_output_per_1m_batch: str = ""
+    # seconds between two looks at a job in flight; the most a run waits for its jobs
+    # (empty = until they end)
+    batch_poll_seconds: str = "30"
+    batch_max_wait_seconds: str = ""
+    # False: the task's route has no Batch-API form (the reward model's Pooling API)
+    batchable: bool = True
 
     def budget(self) -> float | None:
         from arena_assets.llm.plan import parse_budget
 
         return parse_budget(self.budget_usd)
+
+    def batch_waits(self) -> dict:
+        """The LLMTask fields of the shared batch settings (poll interval, longest wait)."""
+        return {
+            "batch_poll_s": _number(
+                self.batch_poll_seconds or "30", "ARENA_LLM_BATCH_POLL_SECONDS"
+            ),
+            "batch_wait_s": _optional(
+                self.batch_max_wait_seconds, "ARENA_LLM_BATCH_MAX_WAIT_SECONDS"
+            ),
+        }
 
     def configured(self) -> bool:
         return bool(self.base_url.strip()) and bool(self.model.strip())
@@ -82,6 +112,17 @@ class LLMTaskResource(dg.ConfigurableResource):
                 "this LLM task has no base URL or model: set its ARENA_*_BASE_URL "
                 "and ARENA_*_MODEL variables (see .env.example)"
             )
+        p = self.env_prefix
+        names = (  # the variables named in a configuration error
+            (f"ARENA_{p}_MODE", f"ARENA_{p}_PRICE_INPUT_PER_1M", f"ARENA_{p}_PRICE_OUTPUT_PER_1M",
+             f"ARENA_{p}_PRICE_INPUT_PER_1M_BATCH", f"ARENA_{p}_PRICE_OUTPUT_PER_1M_BATCH")
+            if p
+            else ("mode", "price_input_per_1m", "price_output_per_1m",
+                  "price_input_per_1m_batch", "price_output_per_1m_batch")
+        )  # fmt: skip
+        mode = (self.mode or "online").strip().lower()
+        if mode not in MODES:
+            raise ValueError(f"{names[0]} must be one of {', '.join(MODES)}, got {self.mode!r}")
         return LLMTask(
             model=self.model.strip(),
             base_url=self.resolved_base_url(),
@@ -89,9 +130,21 @@ class LLMTaskResource(dg.ConfigurableResource):
             max_concurrency=self.max_concurrency,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            price_input_per_1m=_number(self.price_input_per_1m, "price_input_per_1m"),
-            price_output_per_1m=_number(self.price_output_per_1m, "price_output_per_1m"),
-            **overrides,
+            price_input_per_1m=_number(self.price_input_per_1m, names[1]),
+            price_output_per_1m=_number(self.price_output_per_1m, names[2]),
+            batchable=self.batchable,
+            **(
+                {
+                    "mode": mode if self.batchable else "online",
+                    "price_input_per_1m_batch": _optional(self.price_input_per_1m_batch, names[3]),
+                    "price_output_per_1m_batch": _optional(
+                        self.price_output_per_1m_batch, names[4]
+                    ),
+                    **self.batch_waits(),
+                    "setting": self.env_prefix,
+                }
+                | overrides
+            ),
         )
 
 
@@ -115,10 +168,23 @@ class LLMCache(dg.ConfigurableResource):
         return embeddings_cache(self.root_for(storage), self.storage_options(storage))
 
 
-def llm_task_resource(prefix: str) -> LLMTaskResource:
+def llm_task_resource(prefix: str, batch: bool = True) -> LLMTaskResource:
     """An ``LLMTaskResource`` bound to ``ARENA_<PREFIX>_*`` (BASE_URL, API_KEY, MODEL,
-    MAX_CONCURRENCY, PRICE_INPUT_PER_1M, PRICE_OUTPUT_PER_1M) and the shared simulator
-    settings; later LLM stages (answers, judge) bind theirs the same way."""
+    MAX_CONCURRENCY, PRICE_INPUT_PER_1M, PRICE_OUTPUT_PER_1M; with ``batch``, MODE and the
+    PRICE_*_BATCH prices) and the shared simulator and batch settings; later LLM stages
+    (answers, judge) bind theirs the same way. ``batch`` False: a task whose route has no
+    Batch-API form (the reward model's Pooling API), always online."""
+    modes = (
+        {
+            "mode": dg.EnvVar(f"ARENA_{prefix}_MODE"),
+            "price_input_per_1m_batch": dg.EnvVar(f"ARENA_{prefix}_PRICE_INPUT_PER_1M_BATCH"),
+            "price_output_per_1m_batch": dg.EnvVar(f"ARENA_{prefix}_PRICE_OUTPUT_PER_1M_BATCH"),
+            "batch_poll_seconds": dg.EnvVar("ARENA_LLM_BATCH_POLL_SECONDS"),
+            "batch_max_wait_seconds": dg.EnvVar("ARENA_LLM_BATCH_MAX_WAIT_SECONDS"),
+        }
+        if batch
+        else {"batchable": False}
+    )
     return LLMTaskResource(
         base_url=dg.EnvVar(f"ARENA_{prefix}_BASE_URL"),
         api_key=dg.EnvVar(f"ARENA_{prefix}_API_KEY"),
@@ -130,6 +196,7 @@ def llm_task_resource(prefix: str) -> LLMTaskResource:
         sim_base_url=dg.EnvVar("ARENA_SIM_BASE_URL"),
         budget_usd=dg.EnvVar("ARENA_LLM_BUDGET_USD"),
         env_prefix=prefix,
+        **modes,
     )
 
 

@@ -141,6 +141,39 @@ class BatchGuard:
                 self._project()
             s._lock.notify_all()
 
+    def hold_job(self, estimate: float, least: float, requests: int) -> float:
+        """Reserve for a Batch-API job of ``requests`` requests about to be submitted: all
+        of them at once, and no stopping it halfway. Its ``estimate`` (input and the
+        plan's output per request) where that fits beside what is spent and held, else its
+        ``least`` (its input: the rule that lets a run start, ``llm.plan.check_budget``);
+        the month stops when not even that fits. Returns what it holds (``settle_job``)."""
+        s = self.spending
+        with s._lock:
+            if s.stopped is not None:
+                raise s.stopped
+            for amount in (estimate, least):
+                if s.spent + s.reserved + amount <= s.budget:
+                    s.reserved += amount
+                    s.in_flight += 1
+                    return amount
+            raise s._stop(
+                f"a batch of {requests:,} requests costs at least ${least:,.4f} (its input), "
+                "more than is left"
+            )
+
+    def settle_job(self, held: float | None, cost: float, requests: int) -> None:
+        """A job's answers are in: its billed ``cost`` spent, what it held (``hold_job``;
+        None for a job an earlier run submitted, held by nobody) given back."""
+        s = self.spending
+        with s._lock:
+            if held is not None:
+                s.in_flight -= 1
+                s.reserved = s.reserved - held if s.in_flight else 0.0
+            s.spent += cost
+            s.calls += requests
+            self.left = max(self.left - requests, 0)
+            s._lock.notify_all()
+
     def _project(self) -> None:
         """(Under the lock.) Stop the month when the spending so far and the calls left at
         the low end of their cost per call (the mean less ``SPREADS`` errors) pass it."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TypeVar
@@ -56,6 +57,19 @@ class Halt:
     def stop(self) -> None:
         """The caller was interrupted: this batch's workers stop after their call."""
         self._own.set()
+
+    def wait(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` (a batch job's next look), returning early, True, once
+        this batch or a sibling is stopped."""
+        if self._shared is None:
+            return self._own.wait(seconds)
+        end = time.monotonic() + seconds
+        while not self():
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            self._own.wait(min(left, 0.5))
+        return True
 
 
 _CANCEL: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar(

@@ -4,11 +4,12 @@ Texts are sent in batches of ``batch_size`` over ``task.max_concurrency`` thread
 vector is cached under a key of (model, text, ``EMBED_VERSION``), so a rerun sends nothing.
 Embedding is all-or-nothing (clustering needs every vector): a batch that still fails after
 the client's retries raises, and the vectors already received stay cached for the rerun.
+A task in batch mode asks its texts as Batch-API jobs first (``llm.embed_batch``), and only
+what they leave online.
 """
 
 from __future__ import annotations
 
-import base64
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ import numpy as np
 import openai
 import orjson
 
+from arena_assets.llm.ahead import ahead_run
 from arena_assets.llm.batch import BatchReport
 from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import ResponseCache, answer_row, text_request_keys
@@ -32,11 +34,12 @@ from arena_assets.llm.client import (
 )
 from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.embed_batch import EMBED_VERSION, decode_embeddings, embed_in_batches
 from arena_assets.llm.keylog import record_keys
+from arena_assets.llm.offline import offline_run
 from arena_assets.llm.plan import plan_embeddings, recording
 from arena_assets.llm.tokens import text_tokens_many
 
-EMBED_VERSION = "embed-v1"
 EMBEDDINGS_NAMESPACE = "embeddings"  # the cache namespace of every embedding stage
 # vectors per cache chunk: a chunk per call (64 vectors) was a Parquet file written under
 # the cache's lock per call, ~20 ms each, 3,688 of them in a 500,000-conversation month's
@@ -54,10 +57,14 @@ def embed_texts(
     task: LLMTask, texts: Sequence[str], cache: ResponseCache, *, batch_size: int = 64
 ) -> tuple[np.ndarray, BatchReport]:
     """float32 matrix (len(texts) x dim), rows L2-normalised, in the order of ``texts``."""
-    report = BatchReport(model=task.model, base_url=task.base_url, items=len(texts))
+    report = BatchReport(model=task.model, base_url=task.base_url, items=len(texts), mode=task.mode)
     keys = text_request_keys(task.model, list(texts), {}, EMBED_VERSION)
     if (plans := recording()) is not None:  # llm.plan.planning(): count, do not call
         plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
+        if (offline := offline_run()) is not None:  # export-batch / import-batch (llm.offline)
+            offline.embeddings(task, keys, texts, cache)
+        if task.batch and (ahead := ahead_run()) is not None:  # jobs submitted ahead (llm.ahead)
+            ahead.embeddings(task, keys, texts, cache)
         return np.zeros((len(texts), 1), dtype=np.float32), report
     report.started_at, started = time.time(), time.monotonic()
     # item ids are the texts' positions: the caller knows which prompt each one is
@@ -82,9 +89,24 @@ def embed_texts(
     replies: list[tuple[list[int], np.ndarray]] = []  # (rows, the call's vectors)
     # the vectors' size, once known, and where it was learnt
     dim = [len(next(iter(hits.values()))), "the cached vectors"] if hits else []
-    if todo:
+    client = None
+    if todo and task.batch:  # as jobs first; what they leave, online below
         client = make_client(task)
         preflight(task, client)
+        guard = batch_guard(len(todo))
+        try:
+            got = embed_in_batches(task, todo, text_of, cache, client, report, dim, guard)
+        finally:
+            cache.flush()
+        hits.update(got)
+        todo = [k for k in todo if k not in got]
+        task = task.online()
+        if not todo:
+            cache.settle()
+    if todo:
+        if client is None:
+            client = make_client(task)
+            preflight(task, client)
 
         guard = batch_guard(-(-len(todo) // batch_size))  # the month's budget, if set (llm.budget)
         halted = Halt()  # a failed call: the calls waiting for budget room are not sent
@@ -189,21 +211,4 @@ def post_embeddings(client: openai.OpenAI, model: str, texts: list[str]) -> tupl
     of a 500,000-conversation month's embedding step in a profile."""
     body = {"model": model, "input": texts, "encoding_format": "base64"}
     resp = client.post("/embeddings", cast_to=httpx.Response, content=orjson.dumps(body))
-    data = orjson.loads(resp.content)
-    items = sorted(data["data"], key=lambda d: d["index"])
-    vectors = [
-        np.frombuffer(base64.b64decode(e), dtype="<f4")
-        if isinstance(e, str)
-        else np.asarray(e, np.float32)
-        for e in (item["embedding"] for item in items)
-    ]
-    if any(v.ndim != 1 for v in vectors):  # null, a number, a vector per token
-        raise ValueError("an embedding that is not one list of numbers")
-    if len(sizes := {len(v) for v in vectors}) > 1:
-        raise ValueError(f"vectors of {len(sizes)} sizes in one reply")
-    matrix = (
-        np.stack(vectors).astype(np.float32, copy=False)
-        if vectors
-        else np.zeros((0, 0), np.float32)
-    )
-    return matrix, int((data.get("usage") or {}).get("prompt_tokens") or 0)
+    return decode_embeddings(orjson.loads(resp.content))

@@ -171,7 +171,11 @@ def _pilot_batches(
         known = sum(p.cache.completion_tokens(p.task.model, v)[1] for v in versions)
         if known >= answers:  # a pilot of another month of the range asked them
             continue
-        results, report = run_batch(p.task, p.requests[: answers - known], p.cache, p.parse)
+        # online even where the task runs in batch mode: a pilot's few answers are wanted
+        # now, not within a batch's day, and cost little at the online price
+        results, report = run_batch(
+            p.task.online(), p.requests[: answers - known], p.cache, p.parse
+        )
         asked.add(where)  # once it is done: a stopped one is tried again in a later month
         tokens = [r.completion_tokens for r in results if r.status == "ok"]  # cached ones too
         n = len(tokens)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from arena_assets.errors import ArenaError
+from arena_assets.llm.batch_files import MAX_LINES
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.tokens import chat_prompt_tokens_many, text_tokens_many
@@ -92,12 +93,26 @@ class BatchPlan:
     # runs first calls, so a month's total counts such a batch once
     requests_digest: str = ""
     input_cost: float = 0.0  # the input tokens' share of cost (what the calls cost at least)
+    # both modes side by side: the task's mode (``cost`` is at its prices), the same tokens
+    # as online calls and as Batch-API requests, the requests (a line each in batch mode;
+    # embeddings: a text each, where online sends 64 a call) and the jobs they make
+    mode: str = "online"
+    cost_online: float = 0.0
+    cost_batch: float = 0.0
+    requests: int = 0
+    batch_jobs: int = 0
     pilot: PilotSample | None = field(default=None, repr=False, compare=False)  # not in as_dict
 
     def price(self, task: LLMTask) -> BatchPlan:
-        """Cost (and its input share) of the planned tokens at ``task``'s prices."""
+        """Cost (and its input share) of the planned tokens at ``task``'s prices, in its
+        mode and in both."""
+        self.mode = task.mode
         self.cost = task.cost(self.prompt_tokens, self.completion_tokens)
         self.input_cost = task.cost(self.prompt_tokens, 0)
+        self.cost_online = task.online_cost(self.prompt_tokens, self.completion_tokens)
+        self.cost_batch = task.batch_cost(self.prompt_tokens, self.completion_tokens)
+        self.requests = self.requests or self.calls
+        self.batch_jobs = -(-self.requests // MAX_LINES) if task.batchable else 0
         return self
 
     @property
@@ -124,6 +139,14 @@ class AssetPlan:
     month: str
     batches: list[BatchPlan] = field(default_factory=list)
     note: str = ""  # why figures are projected, or why there is no plan
+    # makes the plan of its run again (every month of it): inside ``llm.ahead.submitting``
+    # that submits its batch-mode jobs before the run waits for any (``defs.llm_plan.gate``)
+    replay: Callable[[], object] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def batch_calls(self) -> int:
+        """Calls of its batches whose task runs in batch mode."""
+        return sum(b.calls for b in self.batches if b.mode == "batch")
 
     @property
     def calls(self) -> int:
@@ -140,6 +163,14 @@ class AssetPlan:
     @property
     def completion_tokens(self) -> int:
         return sum(b.completion_tokens for b in self.batches)
+
+    @property
+    def cost_online(self) -> float:
+        return sum(b.cost_online for b in self.batches)
+
+    @property
+    def cost_batch(self) -> float:
+        return sum(b.cost_batch for b in self.batches)
 
     @property
     def exact(self) -> bool:
@@ -166,9 +197,18 @@ class AssetPlan:
             or "no batch"
         )
         kind = "" if self.exact else " (projected)"
+        modes = {b.mode for b in self.batches}
+        jobs = sum(b.batch_jobs for b in self.batches if b.mode == "batch")
+        how = (
+            f" (batch mode: {jobs:,} Batch-API jobs; online ${self.cost_online:,.4f})"
+            if "batch" in modes
+            else f" (batch mode would be ${self.cost_batch:,.4f})"
+            if self.cost_batch != self.cost_online
+            else ""
+        )
         return (
             f"plan {self.asset} {self.month}{kind}: {self.calls:,} calls, ~{self.prompt_tokens:,} "
-            f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f} — {per}"
+            f"in / ~{self.completion_tokens:,} out tokens, estimated cost ${self.cost:,.4f}{how} — {per}"
         )
 
     def as_metadata(self) -> dict:
@@ -177,6 +217,8 @@ class AssetPlan:
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cost": round(self.cost, 6),
+            "cost_online": round(self.cost_online, 6),
+            "cost_batch": round(self.cost_batch, 6),
             "exact": self.exact,
             "batches": [b.as_dict() for b in self.batches],
         }
@@ -283,7 +325,15 @@ def merged_plans(task: LLMTask) -> Iterator[None]:
         asked = [p for p in parts if p.calls] or [p for p in parts if p.items] or parts
         total = {
             name: sum(getattr(p, name) for p in parts)
-            for name in ("items", "distinct", "cached", "earlier", "calls", "prompt_tokens")
+            for name in (
+                "items",
+                "distinct",
+                "cached",
+                "earlier",
+                "calls",
+                "prompt_tokens",
+                "requests",
+            )
         }
         per_call = asked[0].completion_per_call  # the same for every slice (one history)
         merged = replace(
@@ -319,6 +369,12 @@ def one_run() -> Iterator[OneRun]:
         yield run
     finally:
         _RUN.reset(token)
+
+
+def run_month() -> str:
+    """The month being planned in a run's plans (``one_run``), "" outside one."""
+    run = _RUN.get()
+    return run.month if run is not None else ""
 
 
 def asked_before(cache: ResponseCache, keys: Iterable[str]) -> set[str]:
@@ -457,6 +513,7 @@ def plan_embeddings(
         cached=len(text_of) - len(todo),
         earlier=len(before),
         calls=-(-len(todo) // batch_size),
+        requests=len(todo),  # a line per text in batch mode
         prompt_tokens=sum(text_tokens_many([text_of[k] for k in todo])),
         output_basis="embeddings: no output tokens",
         requests_digest=_digest([task.base_url, str(batch_size), *sorted(todo)]) if todo else "",
@@ -471,15 +528,18 @@ def _digest(parts: Sequence[str]) -> str:
 @dataclass(frozen=True)
 class MonthTotal:
     calls: int
-    cost: float
+    cost: float  # each asset at its task's mode
     shared_calls: int  # calls two assets' plans both list (one cache): counted once above
+    cost_online: float = 0.0  # every batch online
+    cost_batch: float = 0.0  # every batch as Batch-API requests
+    batch_jobs: int = 0  # the jobs every batch in batch mode makes
 
 
 def month_total(plans: Sequence[AssetPlan]) -> MonthTotal:
     """What a month's LLM assets call and cost together: a batch two assets would both
     send (the same ``requests_digest``) is counted once, as only the first to run calls."""
     seen: set[str] = set()
-    calls, cost, shared = 0, 0.0, 0
+    calls, cost, shared, online, batch, jobs = 0, 0.0, 0, 0.0, 0.0, 0
     for b in (b for p in plans for b in p.batches):
         if b.requests_digest:
             if b.requests_digest in seen:
@@ -487,4 +547,5 @@ def month_total(plans: Sequence[AssetPlan]) -> MonthTotal:
                 continue
             seen.add(b.requests_digest)
         calls, cost = calls + b.calls, cost + b.cost
-    return MonthTotal(calls, cost, shared)
+        online, batch, jobs = online + b.cost_online, batch + b.cost_batch, jobs + b.batch_jobs
+    return MonthTotal(calls, cost, shared, online, batch, jobs)

@@ -33,6 +33,7 @@ from arena_assets.llm.cache import ResponseCache
 from arena_assets.llm.client import make_client
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.plan import merged_plans, recording
+from arena_assets.llm.results import add_report
 
 SLICE = 50_000  # requests built and asked at once
 
@@ -56,7 +57,9 @@ def run_sliced(
     slice_of = (
         (identity.hash(seed=0) % parts).to_numpy() if parts > 1 else np.zeros(n, dtype=np.int64)
     )
-    report = BatchReport(model=task.model, base_url=task.base_url, started_at=time.time())
+    report = BatchReport(
+        model=task.model, base_url=task.base_url, started_at=time.time(), mode=task.mode
+    )
     started, distinct = time.monotonic(), identity.n_unique() if n else 0
     client = make_client(task) if parts > 1 and recording() is None else None
     with merged_plans(task), one_batch(distinct):  # one budget projection for the whole batch
@@ -72,24 +75,9 @@ def run_sliced(
             )
             take(rows, results)
             results = None
-            _add(report, done)
+            add_report(report, done)
     report.elapsed_s = time.monotonic() - started
     return report
-
-
-def _add(total: BatchReport, part: BatchReport) -> None:
-    for name in (
-        "items",
-        "unique_requests",
-        "cache_hits",
-        "calls",
-        "prompt_tokens",
-        "completion_tokens",
-        "cost",
-    ):
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-    for status, count in part.statuses.items():
-        total.statuses[status] = total.statuses.get(status, 0) + count
 
 
 def _offset(

@@ -46,6 +46,7 @@ from arena_assets.llm import (
     concurrently,
     run_batch,
 )
+from arena_assets.llm.results import add_report
 from arena_assets.pipeline.cache_keys import indexed, prompt_owners
 from arena_assets.storage import Lake
 
@@ -148,7 +149,8 @@ def candidate_task(
     max_tokens: int = 4096,
 ) -> LLMTask:
     """The LLM task of a candidate; ``params`` may set temperature/max_tokens and extras
-    (``max_tokens`` otherwise: the protocol's answer cap, 4,096 in Arena-Hard v0.1).
+    (``max_tokens`` otherwise: the protocol's answer cap, 4,096 in Arena-Hard v0.1), its
+    prices, and ``mode`` (``online``, the default, or ``batch``) with its batch prices.
     The key is ``api_key``, else the variable ``c.api_key_env`` names, read now (run time)."""
     if api_key is None:
         api_key = os.environ.get(c.api_key_env, "") if c.api_key_env else ""
@@ -163,6 +165,9 @@ def candidate_task(
             "timeout",
             "price_input_per_1m",
             "price_output_per_1m",
+            "mode",
+            "price_input_per_1m_batch",
+            "price_output_per_1m_batch",
         )
         if k in params
     }
@@ -181,6 +186,7 @@ def candidate_task(
         api_key=api_key or "sk-no-key",
         **(defaults | {"max_tokens": max_tokens} | known),
         extra_params=params,
+        setting="CANDIDATES",
     )
 
 
@@ -367,19 +373,7 @@ def _judge_games(
             )
     if again:
         second, more = run_batch(task, again, cache, proto.parse)
-        for name in (
-            "items",
-            "unique_requests",
-            "cache_hits",
-            "calls",
-            "prompt_tokens",
-            "completion_tokens",
-            "cost",
-        ):
-            setattr(report, name, getattr(report, name) + getattr(more, name))
-        report.statuses = {
-            k: report.statuses.get(k, 0) + more.statuses.get(k, 0) for k in report.statuses
-        }
+        add_report(report, more)
         report.elapsed_s = (
             more.started_at + more.elapsed_s - report.started_at
         )  # the follow-ups included

@@ -492,9 +492,12 @@ def plan_run(months: Iterable[str], plan_one: Callable[[str], AssetPlan]) -> dic
     """Each month's plan (``plan_one(month)``) for one run over ``months``, in the order the
     run takes them: a request an earlier month will ask is cached by the time a later
     month runs (``llm.plan.one_run``), so it is planned once, in the first month."""
+    months = list(months)
     plans = {}
     with one_run() as run:
         for month in months:
             run.month = month
             plans[month] = plan_one(month)
+    for plan in plans.values():
+        plan.replay = lambda: plan_run(months, plan_one)
     return plans

@@ -69,6 +69,30 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="bill prompt tokens at this multiple of the plan's approximate count, as an "
         "endpoint whose model has another tokenizer (try the plan's calibration)",
     )
+    srv.add_argument(
+        "--batch-delay",
+        type=float,
+        default=0.0,
+        help="seconds from a Batch-API job's creation to its end (its lines answered first)",
+    )
+    srv.add_argument(
+        "--batch-expire",
+        type=float,
+        default=0.0,
+        help="share of Batch-API jobs that expire, half their lines answered",
+    )
+    srv.add_argument(
+        "--batch-error-rate",
+        type=float,
+        default=0.0,
+        help="share of a job's lines answered with an error (in its error file)",
+    )
+    srv.add_argument(
+        "--batch-missing-rate",
+        type=float,
+        default=0.0,
+        help="share of a job's lines in neither its output nor its error file",
+    )
     srv.set_defaults(func=_serve)
 
 
@@ -141,6 +165,10 @@ def _serve(args: argparse.Namespace) -> int:
         rate_truncated=args.rate_truncated,
         latency=args.latency,
         prompt_token_scale=args.prompt_token_scale,
+        batch_delay=args.batch_delay,
+        batch_expire=args.batch_expire,
+        batch_error_rate=args.batch_error_rate,
+        batch_missing_rate=args.batch_missing_rate,
     )
     with ArenaEndpoint(
         world() if ready else world,

@@ -2,7 +2,9 @@
 
 Stdlib only (``ThreadingHTTPServer`` in a background thread). Routes:
 ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/embeddings``,
-``POST /v1/moderations`` and vLLM's ``POST /pooling`` (``scoring_routes.py``), and the admin calls ``GET|POST /_faults`` (read / replace the fault
+``POST /v1/moderations`` and vLLM's ``POST /pooling`` (``scoring_routes.py``), the Batch
+API's ``/v1/files`` and ``/v1/batches`` (``batch_routes.py``, ``batches.py``: the same
+answers, as jobs), and the admin calls ``GET|POST /_faults`` (read / replace the fault
 settings), ``GET /_stats`` (responses by route and status) and ``GET /_calls`` (alias
 ``GET /v1/_stats``: calls by route, model and status; ``ArenaEndpoint.call_count`` in
 process).
@@ -26,7 +28,6 @@ Faults (``faults.py`` says what each does) apply to the POST /v1 routes.
 
 from __future__ import annotations
 
-import base64
 import logging
 import math
 import os
@@ -39,35 +40,20 @@ from dataclasses import asdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import numpy as np
 import orjson
 
-from arena_assets.llm.tokens import chat_prompt_tokens, text_tokens, text_tokens_many
+from arena_assets.simulator.batch_routes import PATHS as BATCH_PATHS
+from arena_assets.simulator.batch_routes import BatchRoutes
+from arena_assets.simulator.batches import BatchStore
 from arena_assets.simulator.battle_judge import REWARD_MODELS, BattleTruthCache
 from arena_assets.simulator.faults import FAULT_KINDS, Faults  # noqa: F401 - re-exported
 from arena_assets.simulator.http_parse import FastRequestParsing
-from arena_assets.simulator.images import image_name, image_urls
 from arena_assets.simulator.judge import JUDGES
 from arena_assets.simulator.judge import answer_quality as tag_quality
-from arena_assets.simulator.labeling import (
-    EMBEDDERS,
-    LABELERS,
-    TASKS,
-    WORLD_MODEL_LABEL_NOISE,
-    check_task,
-    embed_many,
-    find_task,
-    label_reply,
-)
+from arena_assets.simulator.labeling import EMBEDDERS, LABELERS
 from arena_assets.simulator.prompt_truth import PromptTruthIndex
-from arena_assets.simulator.responder import (
-    chat_completion,
-    garbage,
-    has_image,
-    message_text,
-    request_seed,
-    world_key,
-)
+from arena_assets.simulator.replies import chat_reply, embeddings_reply, error_body
+from arena_assets.simulator.responder import world_key
 from arena_assets.simulator.scoring_routes import ScoringRoutes
 from arena_assets.simulator.truth import TRUTH_DIR
 from arena_assets.simulator.world import World
@@ -120,6 +106,7 @@ class ArenaEndpoint:
         self.judges = dict(JUDGES)  # judge model -> its planted biases
         self.reward_models = dict(REWARD_MODELS)
         self.set_faults(faults or Faults())
+        self.batches = BatchStore(self)  # the Batch API's files and jobs (batches.py)
         handler = type("ArenaHandler", (_Handler,), {"endpoint": self})
         self.server = _Server((host, port), handler)
         self.server.daemon_threads = True
@@ -209,6 +196,8 @@ class ArenaEndpoint:
             self.stats.clear()
             self.cpu_seconds = 0.0
             self.images.clear()
+        with self.batches.lock:
+            self.batches.created = 0
 
     def add_cpu(self, seconds: float) -> None:
         with self.lock:
@@ -312,8 +301,8 @@ class ArenaEndpoint:
 
 
 class _Handler(
-    FastRequestParsing, ScoringRoutes, BaseHTTPRequestHandler
-):  # moderations, pooling: scoring_routes.py
+    FastRequestParsing, ScoringRoutes, BatchRoutes, BaseHTTPRequestHandler
+):  # moderations, pooling: scoring_routes.py; files, batches: batch_routes.py
     endpoint: ArenaEndpoint
     protocol_version = "HTTP/1.1"  # keep-alive, as the openai client expects
     # headers and body leave in one segment: with Nagle and delayed ACKs, two small writes
@@ -356,12 +345,7 @@ class _Handler(
         self.wfile.write(data)
 
     def _error(self, status: int, message: str, code: str, headers: dict | None = None) -> None:
-        kind = {429: "rate_limit_error", 500: "server_error"}.get(status, "invalid_request_error")
-        self._send(
-            status,
-            {"error": {"message": message, "type": kind, "param": None, "code": code}},
-            headers,
-        )
+        self._send(*error_body(status, message, code), headers)
 
     def _body(self) -> dict | None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -376,7 +360,9 @@ class _Handler(
         ep = self.endpoint
         self._call = self._due = None
         path = self.path.split("?")[0].rstrip("/")
-        if path == "/v1/models":
+        if path.startswith(BATCH_PATHS):
+            self._batch_get(path)
+        elif path == "/v1/models":
             data = [
                 {"id": m.name, "object": "model", "created": 0, "owned_by": m.organization}
                 for m in ep.world.models
@@ -405,6 +391,9 @@ class _Handler(
         self._call = self._due = None
         path = self.path.split("?")[0].rstrip("/")
         arrived = time.monotonic()
+        if path.startswith(BATCH_PATHS):  # multipart uploads, jobs: not one JSON call
+            self._batch_post(path)
+            return
         body = self._body()
         if body is None:
             self._error(400, "body is not a JSON object", "invalid_json")
@@ -451,173 +440,11 @@ class _Handler(
         ROUTES[path](self, body, fault)
 
     def _chat(self, body: dict, fault: str) -> None:
-        ep = self.endpoint
-        model, messages = body.get("model"), body.get("messages")
-        labeler = model in self.endpoint.labelers
-        if model not in ep.names and not labeler and model not in ep.judges:
-            self._error(404, f"The model `{model}` does not exist", "model_not_found")
-            return
-        if (
-            not isinstance(messages, list)
-            or not messages
-            or not all(isinstance(m, dict) for m in messages)
-        ):
-            self._error(400, "messages must be a non-empty list of objects", "invalid_messages")
-            return
-        if body.get("stream"):
-            self._error(400, "streaming is not supported by the simulated arena", "unsupported")
-            return
-        try:  # image parts as a real vision endpoint takes them
-            names = [n for n in map(image_name, image_urls(messages)) if n]
-        except ValueError as exc:
-            self._error(400, str(exc), "invalid_image_url")
-            return
-        with ep.lock:
-            ep.images.update(names)
-        params = {
-            k: body[k]
-            for k in ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed")
-            if k in body
-        }
-        n = int(body.get("n") or 1)
-        seed = request_seed(model, messages, params)
-        system = "\n".join(
-            message_text(m) for m in messages if m.get("role") in ("system", "developer")
-        )
-        task = find_task(system)
-        if task is None and not system:  # OR-Bench's check: one user message, no system
-            task = check_task(
-                " ".join(message_text(m) for m in messages if m.get("role") == "user")
-            )
-        if labeler and task not in TASKS:
-            self._error(
-                400,
-                f"a labeller model needs a system line 'task: <name>' with name in {TASKS}",
-                "unknown_task",
-            )
-            return
-        choices = []
-        for i in range(n):
-            if fault == "garbage":
-                content, finish = garbage(random.Random(seed + i)), "stop"
-            elif task in TASKS:
-                user = [m for m in messages if m.get("role") == "user"]
-                content = label_reply(
-                    task,
-                    message_text(user[-1]) if user else "",
-                    model,
-                    ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE),
-                    ep.truth_index(),
-                    any(has_image(m) for m in user),
-                    names[0][1] if names else None,
-                )
-                finish = "stop"
-            else:
-                content, finish, _ = chat_completion(
-                    ep.world,
-                    model,
-                    messages,
-                    params | {"choice": i} if i else params,
-                    ep.truth_index(),
-                    ep.judges,
-                    ep.battles.get(),
-                )
-            if fault == "empty":
-                content = ""
-            elif fault == "truncated":
-                content, finish = content[: len(content) // 2], "length"
-            choices.append(
-                {
-                    "index": i,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": finish,
-                    "logprobs": None,
-                }
-            )
-        # billed like an OpenAI endpoint (approximate cl100k + per-message framing), the
-        # counts the plan (arena_assets.llm.plan) estimates before a run
-        prompt_tokens = round(chat_prompt_tokens(messages) * ep.faults.prompt_token_scale)
-        # a reply cut at the cap used all of it, as a real endpoint's finish_reason "length"
-        # says (callers tell a cut answer by completion_tokens >= max_tokens)
-        cap = params.get("max_tokens") or params.get("max_completion_tokens")
-        completion_tokens = sum(
-            cap
-            if c["finish_reason"] == "length" and isinstance(cap, int) and cap > 0
-            else text_tokens(c["message"]["content"])
-            for c in choices
-        )
-        self._send(
-            200,
-            {
-                "id": f"chatcmpl-{seed:016x}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": choices,
-                "system_fingerprint": "simulated-arena",
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            },
-        )
+        self._send(*chat_reply(self.endpoint, body, fault))
 
     def _embeddings(self, body: dict, fault: str) -> None:
-        ep = self.endpoint
-        model, raw = body.get("model"), body.get("input")
-        if model not in EMBEDDERS:
-            self._error(
-                404,
-                f"The model `{model}` does not exist (embedding models: {sorted(EMBEDDERS)})",
-                "model_not_found",
-            )
-            return
-        texts = raw if isinstance(raw, list) else [raw]
-        if not texts or not all(isinstance(t, str) for t in texts):
-            self._error(
-                400, "input must be a string or a non-empty list of strings", "invalid_input"
-            )
-            return
-        dim = body.get("dimensions") or ep.embedding_dim
-        if not isinstance(dim, int) or not 8 <= dim <= 4096:
-            self._error(400, "dimensions must be an integer in [8, 4096]", "invalid_dimensions")
-            return
-        encoding = body.get("encoding_format") or "float"
-        if encoding not in ("float", "base64"):
-            self._error(400, "encoding_format must be float or base64", "unsupported")
-            return
-        index = ep.truth_index()
-        matrix = embed_many(texts, model, dim, index) if fault != "empty" else np.empty((0, dim))
-        if fault == "garbage":
-            matrix = matrix[:, :3]
-        # one polars pass: 64 texts of ~1,000 characters
-        tokens = round(sum(text_tokens_many(texts)) * ep.faults.prompt_token_scale)
-        self._send(
-            200,
-            {
-                "object": "list",
-                "model": model,
-                "data": [
-                    {"object": "embedding", "index": i, "embedding": v}
-                    for i, v in enumerate(_encode(matrix, encoding))
-                ],
-                "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-            },
-            cut=fault == "truncated",
-        )
-
-
-def _encode(matrix: np.ndarray, encoding: str) -> list[list[float]] | list[str]:
-    """A call's vectors (a row each) rounded to 6 places, as servers print them, then as
-    float lists or, as the openai client asks by default, base64 of little-endian float32.
-    The matrix rounded and cast at once: per vector, numpy's call overhead was ~10 % of the
-    simulated arena's CPU for an embeddings call (per float in Python, once, ~40 %)."""
-    rounded = np.round(matrix, 6)
-    if encoding == "base64":
-        raw = rounded.astype("<f4")
-        return [base64.b64encode(row.tobytes()).decode() for row in raw]
-    return rounded.tolist()
+        status, payload = embeddings_reply(self.endpoint, body, fault)
+        self._send(status, payload, cut=status == 200 and fault == "truncated")
 
 
 ROUTES = {

@@ -11,6 +11,14 @@ wrong size); "empty" returns empty content (embeddings / moderations: an empty l
 "truncated" cuts the content in half with ``finish_reason="length"`` (other routes: the
 HTTP body itself is cut). ``prompt_token_scale`` is not a fault: it bills prompt tokens as
 an endpoint with another tokenizer would.
+
+The Batch API's jobs (``batches.py``) end ``batch_delay`` seconds after their creation, or
+once ``batch_hold`` is cleared (a test holds a job in flight for as long as it needs, then
+lets it end); each line of a job draws the faults above like a call (a 429 or 500 is an
+error line), and, from its own seeded draw, ``batch_error_rate`` of the lines end in the
+error file and ``batch_missing_rate`` in neither file (a server that lost them). A share
+``batch_expire`` of the jobs expires, ``batch_expire_done`` of its lines answered first and
+the others in the error file as ``batch_expired``.
 """
 
 from __future__ import annotations
@@ -37,6 +45,13 @@ class Faults:
     # makes: an endpoint whose model has another tokenizer (the plan learns the ratio from
     # its usage, ``llm.plan.input_scale``); 1 bills exactly what the plan counts
     prompt_token_scale: float = 1.0
+    # the Batch API (see the module docstring)
+    batch_delay: float = 0.0
+    batch_hold: bool = False
+    batch_expire: float = 0.0
+    batch_expire_done: float = 0.5
+    batch_error_rate: float = 0.0
+    batch_missing_rate: float = 0.0
 
     def __post_init__(self) -> None:
         scale = self.prompt_token_scale

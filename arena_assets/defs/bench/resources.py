@@ -129,10 +129,13 @@ class BenchSettings(dg.ConfigurableResource):
             out.append(
                 (
                     c.name,
-                    candidate_task(
-                        c,
-                        max_tokens=self.answer_max_tokens
-                        or self.bench_protocol().answer_max_tokens,
+                    dataclasses.replace(
+                        candidate_task(
+                            c,
+                            max_tokens=self.answer_max_tokens
+                            or self.bench_protocol().answer_max_tokens,
+                        ),
+                        **judge.batch_waits(),  # the shared batch settings
                     ),
                 )
             )

@@ -86,7 +86,7 @@ class EvaluatorSettings(dg.ConfigurableResource):
 def resources() -> dg.Definitions:
     return dg.Definitions(
         resources={
-            "reward_model": llm_task_resource("REWARD"),
+            "reward_model": llm_task_resource("REWARD", batch=False),
             "evaluator_settings": EvaluatorSettings(**env_fields(ENV)),
         }
     )

@@ -79,6 +79,12 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
             {k: b.calls for k, b in step.report.batches.items()}
         ),
         "cache_hits": hits,
+        # batch mode (ARENA_LABELER_MODE=batch): requests answered by Batch-API jobs, and
+        # the jobs submitted by this run or picked up from an earlier one
+        "batch_requests": sum(b.batch_requests for b in step.report.batches.values()),
+        "batch_jobs": sum(
+            b.batches_submitted + b.batches_resumed for b in step.report.batches.values()
+        ),
         "calls_avoided_by_dedup": rep["calls_avoided_by_dedup"],
         "prompt_tokens": rep["prompt_tokens"],
         "completion_tokens": rep["completion_tokens"],
