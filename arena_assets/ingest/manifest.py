@@ -32,7 +32,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from arena_assets import inflight
 from arena_assets.ingest.sources import MonthListing, open_root, relative_name
 from arena_assets.ingest.watch import RawFile, month_fingerprint
 from arena_assets.storage import Lake
@@ -176,20 +175,13 @@ def manifest_url(lake: Lake, month: str) -> str:
 
 
 def write_manifest(lake: Lake, manifest: Manifest) -> str:
-    """Replace the month's manifest (temporary name, then rename); returns its URL."""
-    folder = f"{lake.folder(MANIFEST_ASSET)}/{MANIFEST_FOLDER}"
-    tmp_dir = f"{lake.folder(MANIFEST_ASSET)}/_tmp"
-    lake.fs.makedirs(folder, exist_ok=True)
-    lake.fs.makedirs(tmp_dir, exist_ok=True)
-    tmp = f"{tmp_dir}/{inflight.temp_name(manifest.month + '.json')}"
-    try:
-        with lake.fs.open(tmp, "wb") as fh:
-            fh.write(manifest.to_json())
-        lake.fs.mv(tmp, manifest_path(lake, manifest.month))
-    finally:
-        if lake.fs.exists(tmp):
-            lake.fs.rm(tmp)
-    return manifest_url(lake, manifest.month)
+    """Replace the month's manifest (temporary name, then rename, through the lake: refused
+    when the writer's run has ended, an I/O failure in one line); returns its URL."""
+    return lake.write_file(
+        f"{MANIFEST_ASSET}/{MANIFEST_FOLDER}/{manifest.month}.json",
+        manifest.to_json(),
+        what=f"{MANIFEST_ASSET} {manifest.month} manifest",
+    )
 
 
 def read_manifest(lake: Lake, month: str) -> Manifest | None:

@@ -12,7 +12,9 @@ the lost days from every table downstream, silently. So before ``raw_logs`` and
 
 Files added, grown or rewritten are fine: a month grows as its logs arrive. A month built
 before manifests were kept has no file list: only the line counts are compared, and the
-comparison says so. An operator allows an intended shrink explicitly (a setting, or a run
+comparison says so. A month whose ``raw_logs`` partition is gone (retention deletes it and
+keeps the manifest) is still compared: its files with the manifest's, and the new accepted
+lines with the manifest's total; only a month with neither is a first build. An operator allows an intended shrink explicitly (a setting, or a run
 tag for one run); the comparison is kept in the metadata either way.
 """
 
@@ -140,7 +142,10 @@ def compare_builds(
         None if before is None else before.bytes,
         sum(f.size for f in files),
     )
-    if lines_before is None:
+    gone_partition = lines_before is None and before is not None
+    if gone_partition:  # raw_logs deleted (retention), its manifest kept: what it was built from
+        out.lines_before = before.accepted
+    if out.lines_before is None:
         out.compared = "first build: the lake had no such month"
         return out
     if before is None:
@@ -158,4 +163,6 @@ def compare_builds(
         elif (old.size, old.sha256) != (new.size, new.sha256):
             out.changed.append(name)
     out.compared = "source files (names, sizes, SHA-256, lines) and accepted lines"
+    if gone_partition:
+        out.compared += " of the manifest: the month's raw_logs partition is gone (retention?)"
     return out
