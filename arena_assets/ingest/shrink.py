@@ -64,6 +64,7 @@ class BuildComparison:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # same name, other content
     compared: str = ""  # what was compared, in words
+    asset: str = "raw_logs"  # the table the build replaces
 
     @property
     def lost_fraction(self) -> float:
@@ -97,7 +98,7 @@ class BuildComparison:
         """The one line that refuses the build: the month, what went missing, the counts,
         and how to allow it."""
         return (
-            f"raw_logs {self.month}: refused to replace the month with a smaller build "
+            f"{self.asset} {self.month}: refused to replace the month with a smaller build "
             f"(nothing written, the lake keeps it): {self.losses(rule.max_fraction)}. If the "
             f"shrink is intended, {rule.how_to_allow}"
         )
@@ -129,6 +130,7 @@ def compare_builds(
     files: list[SourceFile],
     lines_after: int,
     no_manifest_why: str = "",
+    asset: str = "raw_logs",
 ) -> BuildComparison:
     """The new build (``files``, ``lines_after`` accepted lines) against the lake's month
     (``lines_before`` accepted rows, None when it has none; ``before``: its manifest).
@@ -141,6 +143,7 @@ def compare_builds(
         len(files),
         None if before is None else before.bytes,
         sum(f.size for f in files),
+        asset=asset,
     )
     gone_partition = lines_before is None and before is not None
     if gone_partition:  # raw_logs deleted (retention), its manifest kept: what it was built from
@@ -164,5 +167,5 @@ def compare_builds(
             out.changed.append(name)
     out.compared = "source files (names, sizes, SHA-256, lines) and accepted lines"
     if gone_partition:
-        out.compared += " of the manifest: the month's raw_logs partition is gone (retention?)"
+        out.compared += f" of the manifest: the month's {asset} partition is gone (retention?)"
     return out
