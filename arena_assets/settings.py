@@ -406,7 +406,8 @@ _BEFORE_TASKS = (
         "shrink); false = such a run fails with one line before writing, and the month stays "
         "as it was. A build is smaller when a raw file the month was built from is gone or "
         "cut short, or when it has more than ARENA_SHRINK_MAX_FRACTION fewer accepted lines. "
-        "The run tag arena/allow_shrink=true allows it for one run.",
+        "The run tag arena/allow_shrink=true allows it for one run. Guards raw_logs and "
+        "completion_battles alike.",
     ),
     _s(
         "ARENA_SHRINK_MAX_FRACTION",

@@ -11,6 +11,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 import pytest
+from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets.cli import main as cli_main
 from arena_assets.ingest import load_model_registry
@@ -205,3 +206,62 @@ def test_item_ids_name_their_owner_by_their_head() -> None:
         ("k5", "c7"),
         ("k5", "c8"),
     }  # an item nobody owns (k6) is not indexed
+
+
+class _Racing(LocalFileSystem):
+    """The cache's own local filesystem, with another process's work done at the moment it
+    matters: ``before_rm`` runs once before the first delete, ``after_glob`` after every
+    listing but the first (a real second ``ResponseCache`` on the same folder does it)."""
+
+    def __init__(self, before_rm=None, after_glob=None) -> None:
+        super().__init__()
+        self.before_rm, self.after_glob, self.globs = before_rm, after_glob, 0
+
+    def rm(self, path, *args, **kwargs):
+        if self.before_rm is not None:
+            run, self.before_rm = self.before_rm, None
+            run()
+        return super().rm(path, *args, **kwargs)
+
+    def glob(self, path, *args, **kwargs):
+        self.globs += 1
+        if self.after_glob is not None and self.globs > 1:
+            self.after_glob()
+        return super().glob(path, *args, **kwargs)
+
+
+def _two_chunks(root: Path) -> ResponseCache:
+    cache = ResponseCache(str(root), "labels/x", chunk_size=2)
+    for key in ("a", "b", "c", "d"):
+        cache.put(key, model="m", prompt_version="v", content=f"answer {key}")
+    cache.flush()
+    return cache
+
+
+def test_removing_keys_tolerates_a_chunk_merged_away_meanwhile(tmp_path: Path) -> None:
+    cache = _two_chunks(tmp_path)
+    other = ResponseCache(str(tmp_path), "labels/x")
+    cache.fs = _Racing(before_rm=other.compact)  # both chunks merged into one, "b" in it
+    assert cache.remove(["b"]) == 1
+    fresh = ResponseCache(str(tmp_path), "labels/x")
+    assert {k: (fresh.get(k) or {}).get("content") for k in "abcd"} == {
+        "a": "answer a",
+        "b": None,
+        "c": "answer c",
+        "d": "answer d",
+    }
+
+
+def test_removing_keys_that_keep_coming_back_fails_in_one_line(tmp_path: Path) -> None:
+    from arena_assets.llm.cache import CacheRemoveError
+
+    cache = _two_chunks(tmp_path)
+    writer = ResponseCache(str(tmp_path), "labels/x")
+
+    def write_back() -> None:  # a run answering the same request again, each round
+        writer.put("b", model="m", prompt_version="v", content="answer b")
+        writer.flush()
+
+    cache.fs = _Racing(after_glob=write_back)
+    with pytest.raises(CacheRemoveError, match=r"1 of the 1 answers to delete are still there"):
+        cache.remove(["b"])

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from arena_assets.cli import main as cli_main
-from arena_assets.ingest.forgotten import ForgetListSaltError, forget_list_path, load_forgotten
+from arena_assets.ingest.forgotten import ForgetListSaltError, list_files, load_forgotten
 from arena_assets.pipeline.completions import completion_battles_month
 from arena_assets.pipeline.ingest import ingest_month
 from arena_assets.privacy.forget import forget_user, user_hash_of
@@ -111,9 +111,9 @@ def test_a_forgotten_user_stays_out_of_a_rematerialized_month(
     theirs = logs.height + rejects.height
 
     assert cli_main(["forget", "--user", identity]) == 0
-    listed = Path(forget_list_path(lake))
     assert target in load_forgotten(lake, arena_env["ARENA_USER_SALT"])
-    assert identity.encode() not in listed.read_bytes()  # the hash only
+    listed = [Path(p).read_bytes() for p in list_files(lake)]
+    assert listed and not any(identity.encode() in data for data in listed)  # the hash only
 
     # the same raw files again, through Dagster: nothing of the user comes back
     again = materialize(MONTH, INGEST)
@@ -201,3 +201,44 @@ def test_a_changed_salt_with_a_forget_list_fails_with_one_line(
     # with the salt they were forgotten under, ingest goes on
     monkeypatch.setenv("ARENA_USER_SALT", arena_env["ARENA_USER_SALT"])
     assert materialize(MONTH, "raw_logs,raw_rejects").success
+
+
+def test_the_ingest_command_keeps_out_the_users_of_the_configured_lake(
+    simulated: Path,
+    arena_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys,
+) -> None:
+    raw = Path(arena_env["ARENA_RAW_ROOT"])
+    shutil.copytree(simulated, raw)
+    identity = _busiest_voter(raw)
+    salt = arena_env["ARENA_USER_SALT"]
+    target = user_hash_of(identity, salt)
+    forget_user(Lake(arena_env["ARENA_LAKE_ROOT"]), user_hash=target, salt=salt)
+    # the salt and the lake set only in the .env of the folder the command runs in
+    project = tmp_path / "project"
+    project.mkdir()
+    env = f"ARENA_USER_SALT={salt}\nARENA_LAKE_ROOT={arena_env['ARENA_LAKE_ROOT']}\n"
+    (project / ".env").write_text(env)
+    monkeypatch.chdir(project)
+    monkeypatch.delenv("ARENA_USER_SALT")
+    monkeypatch.delenv("ARENA_LAKE_ROOT")
+
+    other = Lake(str(tmp_path / "other"))
+    assert cli_main(["ingest", str(raw), "--month", MONTH, "--out", other.root]) == 0
+    assert "public default salt" not in capsys.readouterr().err
+    assert _of(other, "raw_logs", target).height == 0
+    gone = _of(other, "raw_rejects", target)
+    assert gone.height > 0 and set(gone["reason"]) == {"forgotten_user"}
+    assert set(gone["raw"]) == {""}
+
+    # --lake names the lake whose list counts: one that never forgot them lets them in
+    elsewhere = Lake(str(tmp_path / "elsewhere"))
+    args = ["ingest", str(raw), "--month", MONTH, "--out", elsewhere.root]
+    assert cli_main([*args, "--lake", str(tmp_path / "a-new-lake")]) == 0
+    assert _of(elsewhere, "raw_logs", target).height > 0
+    # and DIR's own list keeps them out whatever --lake says
+    forget_user(elsewhere, user_hash=target, salt=salt)
+    assert cli_main([*args, "--lake", str(tmp_path / "a-new-lake"), "--allow-shrink"]) == 0
+    assert _of(elsewhere, "raw_logs", target).height == 0

@@ -151,3 +151,36 @@ def test_pii_inside_rejected_lines(content: str, secret: str) -> None:
 def test_conversation_text_is_not_unescaped() -> None:
     # a literal backslash-n in a message is text: the cleaning stage redacts text as it is
     assert redact_text(r"see C:\new\4111 1111 1111 1111")[0].endswith("<CARD_NUMBER>")
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        # words that stand before hosts as often as before versions
+        ("ssh to node 10.244.1.17 fails", "10.244.1.17"),
+        ("the firewall rule 192.168.1.105 blocks port 22", "192.168.1.105"),
+        ("please update 81.2.69.142 in the allowlist", "81.2.69.142"),
+        ("node 10.24.1.17 is down", "10.24.1.17"),  # two-digit parts, a private address
+        ("the build server 172.16.254.3 is unreachable", "172.16.254.3"),
+        ("upgrade from 192.168.0.12 to the new box", "192.168.0.12"),
+        ("python script posts to 185.199.108.153", "185.199.108.153"),
+    ],
+)
+def test_addresses_after_version_like_words_are_redacted(text: str, value: str) -> None:
+    assert [(k, text[s:e]) for k, s, e in find_pii(text)] == [("ip_address", value)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "python 3.11.4.1 crashes on import",
+        "java 1.8.0.31 is end of life",
+        "kernel 5.15.0.91 panics at boot",
+        "firmware 2.10.4.7 bricked my router",
+        "node 12.22.9.1 and npm 6",
+        "version 10.24.1.17 of the package",  # a version word: any figures
+        "see section 12.3.4.5",
+    ],
+)
+def test_versions_after_the_same_words_stay(text: str) -> None:
+    assert find_pii(text) == []

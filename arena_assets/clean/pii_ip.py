@@ -3,7 +3,9 @@
 Kept readable on purpose: loopback, unspecified and multicast addresses, the documentation
 ranges (RFC 5737, RFC 3849, RFC 9637: assigned to nobody, common in code and examples),
 a network written with its prefix length (10.0.0.0/8 names no one), versions and section
-numbers written as dotted quads ("version 2.4.1.0", "1.2.3.4"), and colon-joined bytes
+numbers written as dotted quads ("version 2.4.1.0", "1.2.3.4"; after a word that also
+stands before hosts, "node", "rule", "update", "python", only one whose parts are one or two
+digits and that is not a private address), and colon-joined bytes
 (MAC addresses, disk WWNs, key dumps: every group one or two hex digits).
 
 IPv6 is judged by how it is written:
@@ -46,11 +48,24 @@ _DOCUMENTATION = [
     ipaddress.ip_network(n)
     for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20")
 ]
+# words a dotted quad after which is a version or section number, whatever its figures
 _VERSION_WORDS = re.compile(
-    r"(?i)(?<![a-z])(?:version|ver\.?|v|release|rel\.?|build|section|sect?\.|§|chapter|rule|upgrade|update|"
-    r"python|node|java|kernel|firmware|версия|バージョン|版本|versão|versione|versión|abschnitt)"
+    r"(?i)(?<![a-z])(?:version|ver\.?|v|release|rel\.?|section|sect?\.|§|chapter|"
+    r"версия|バージョン|版本|versão|versione|versión|abschnitt)"
     r"\W{0,3}(?:from\W{1,3})?$"
 )
+# words that stand before versions and hosts alike ("python 3.11.4.1", "ssh to node
+# 10.244.1.17"): after them a dotted quad is a version only when it looks like one
+_HOST_OR_VERSION_WORDS = re.compile(
+    r"(?i)(?<![a-z])(?:build|rule|upgrade|update|python|node|java|kernel|firmware)"
+    r"\W{0,3}(?:from\W{1,3})?$"
+)
+
+
+def _version_like(octets: list[str], addr: ipaddress.IPv4Address) -> bool:
+    """Every part one or two digits ("3.11.4.1", "1.8.0.31") and not a private address
+    (10.24.1.17 is a host on a private network far more often than a version)."""
+    return all(len(o) <= 2 for o in octets) and not addr.is_private
 
 
 def _documentation(addr: ipaddress._BaseAddress) -> bool:
@@ -84,8 +99,11 @@ def ip_spans(text: str, stop: int | None = None) -> Iterator[Span]:
         except ValueError:
             continue
         octets = m.group().split(".")
-        if all(len(o) == 1 for o in octets) or _VERSION_WORDS.search(
-            text[max(0, m.start() - 24) : m.start()]
+        before = text[max(0, m.start() - 24) : m.start()]
+        if (
+            all(len(o) == 1 for o in octets)
+            or _VERSION_WORDS.search(before)
+            or (_HOST_OR_VERSION_WORDS.search(before) and _version_like(octets, addr))
         ):
             continue  # 1.2.3.4 / "version 2.4.1.0": a version or section number, not a host
         if text.startswith("/", m.end()) and octets[-1] == "0":

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from arena_assets.cli.common import add_simulated_args, simulated_url
+from arena_assets.envfile import setting
 
 
 def _endpoint_args(p: argparse.ArgumentParser, what: str, default_model: str = "") -> None:
@@ -132,7 +132,7 @@ def _task(args: argparse.Namespace, what: str, **extra):
         return None
     if base == SIMULATED:
         base = simulated_url(args.sim_base_url, args.sim_seed, f"--{what}-base-url")
-    key = os.environ.get(getattr(args, f"{what}_api_key_env"), "") or "sk-no-key"
+    key = setting(getattr(args, f"{what}_api_key_env"), "") or "sk-no-key"
     return LLMTask(
         model=getattr(args, f"{what}_model") or "unset", base_url=base, api_key=key, **extra
     )
@@ -241,7 +241,6 @@ def run_copilot_board(args: argparse.Namespace) -> int:
     import polars as pl
 
     from arena_assets.completions.board import CopilotBoardOptions
-    from arena_assets.envfile import setting
     from arena_assets.pipeline.completions import (
         completion_battles_month,
         copilot_leaderboard_month,
@@ -250,7 +249,7 @@ def run_copilot_board(args: argparse.Namespace) -> int:
     from arena_assets.storage import Lake
 
     if args.salt is None:  # read here: `--help` shows no secret of this machine
-        args.salt = os.environ.get("ARENA_USER_SALT", "")
+        args.salt = setting("ARENA_USER_SALT", "")
     if not args.salt:
         print(
             "copilot-board: give --salt or set ARENA_USER_SALT (user ids are stored salted)",
@@ -307,9 +306,7 @@ def run_orbench(args: argparse.Namespace) -> int:
 
     # read when the command runs: --help shows no path of this machine
     orbench_dir = (
-        args.orbench_dir
-        if args.orbench_dir is not None
-        else os.environ.get("ARENA_ORBENCH_DIR", "")
+        args.orbench_dir if args.orbench_dir is not None else setting("ARENA_ORBENCH_DIR", "")
     ).strip()
     try:
         judge = _task(args, "judge", max_tokens=64)

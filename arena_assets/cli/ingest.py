@@ -8,12 +8,16 @@ counts per file and reason. A build smaller than the month already in DIR (a raw
 was built from gone or cut short, or more than ARENA_SHRINK_MAX_FRACTION fewer accepted
 lines) is refused in one line and nothing is written, unless --allow-shrink or
 ARENA_ALLOW_SHRINK=true.
+
+Forgotten users stay out: the forget lists of the configured lake (--lake, else
+ARENA_LAKE_ROOT) and of DIR are read, under the salt in use (--salt, else
+ARENA_USER_SALT from the shell, then .env); another salt than the lists' stops with one
+line before anything is written.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -39,7 +43,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--salt",
         default=None,
-        help=f"salt for user hashes (default: ${DEFAULT_SALT_ENV}, else 'arena')",
+        help=f"salt for user hashes (default: ${DEFAULT_SALT_ENV} from the shell, then .env)",
+    )
+    cmd.add_argument(
+        "--lake",
+        default=None,
+        help="the lake whose forget list keeps forgotten users out, besides DIR's own "
+        "(default: $ARENA_LAKE_ROOT from the shell, then .env)",
     )
     cmd.add_argument("--workers", type=int, default=1, help="processes parsing files")
     cmd.add_argument(
@@ -56,6 +66,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from arena_assets import settings
+    from arena_assets.defs.resources import ArenaStorage
+    from arena_assets.envfile import setting
     from arena_assets.ingest.forgotten import ForgetListSaltError
     from arena_assets.ingest.shrink import ShrinkError
     from arena_assets.ingest.sources import load_model_registry
@@ -68,15 +81,21 @@ def run_ingest(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    salt = args.salt or os.environ.get(DEFAULT_SALT_ENV)
+    salt = args.salt or setting(DEFAULT_SALT_ENV, "")
     if not salt:
-        salt = "arena"
+        salt = settings.get(DEFAULT_SALT_ENV).default
         print(
-            f"warning: no --salt and no ${DEFAULT_SALT_ENV}: user hashes use a public salt",
+            f"warning: no --salt and no ${DEFAULT_SALT_ENV}: user hashes use the public "
+            "default salt",
             file=sys.stderr,
         )
     known = None if args.no_registry else load_model_registry(args.raw_root)
     lake = Lake(str(args.out), setting="--out")
+    storage = ArenaStorage.from_settings()
+    listed = args.lake or storage.lake_root
+    configured = Lake(
+        listed, storage._options_for(listed), setting="--lake" if args.lake else "ARENA_LAKE_ROOT"
+    )
     started = time.perf_counter()
     try:
         stats = ingest_month(
@@ -87,6 +106,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             known_models=known,
             workers=args.workers,
             shrink=rule,
+            forget_lakes=[configured, lake],
         )
     except (
         MissingMonthError,

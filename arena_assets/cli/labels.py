@@ -6,9 +6,10 @@ Topic labels (and optionally clusters) for a conversations Parquet file, without
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
+
+from arena_assets.envfile import setting
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     conv = pl.read_parquet(args.conversations)
     month = args.month or (conv["month"][0] if "month" in conv.columns and conv.height else "")
-    key = os.environ.get(args.api_key_env, "") or "sk-no-key"
+    key = setting(args.api_key_env, "") or "sk-no-key"
     task = LLMTask(
         model=args.model, base_url=args.base_url, api_key=key, max_concurrency=args.concurrency
     )

@@ -11,7 +11,8 @@ under ``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise)
 forget is recorded in the lake's journal with the partitions to rebuild; ``--recompute``
 rebuilds them here through the code location's own assets and resources (exactly what a
 Dagster rematerialization computes), and finishes the rebuild of any earlier forget that
-did not complete. ``--resume``: only that. Without ``--recompute`` it says what is left;
+did not complete. ``--resume``: only that, after deleting again the LLM answers of the
+users of unfinished forgets (a forget that stopped before its cache step). Without ``--recompute`` it says what is left;
 the Dagster ``forget_user`` job does the rebuild through the instance instead.
 
 Settings: the shell's, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
@@ -178,6 +179,16 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
                 "out (the forget list), but their text stays there until purged "
                 "(--purge-raw) or the files are replaced on the platform's side"
             )
+    elif not args.dry_run:  # the cache step of forgets that stopped before or after it
+        from arena_assets.privacy.forget import forget_unfinished_cached_answers
+
+        redone = forget_unfinished_cached_answers(
+            lake, cache_root, storage_options=storage._options_for(cache_root)
+        )
+        for user_hash, done in redone.items():
+            print(f"forget {user_hash}: the LLM answer cache again")
+            for text in done.lines(dry_run=False):
+                print(text)
     if args.dry_run:
         return 0
     pending = pending_by_month(journal.unfinished(lake))

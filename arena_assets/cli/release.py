@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
+
+from arena_assets.envfile import setting
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     from arena_assets.release import UnsafeReleaseError, release_salt, write_month_release
     from arena_assets.storage import Lake
 
-    secret = os.environ.get(args.secret_env, "")
+    secret = setting(args.secret_env, "")
     if not secret:
         print(f"error: set {args.secret_env} to the release secret", file=sys.stderr)
         return 2

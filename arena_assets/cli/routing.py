@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
+
+from arena_assets.envfile import setting
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -90,7 +91,6 @@ def read_prompts(path: Path):
 
 def _embedder(name: str, lake_root: str, key_env: str):
     """The model's embedder from its recorded name."""
-    from arena_assets.envfile import setting
 
     if name.startswith("wordllama-"):
         from arena_assets.labels.clusters import OfflineEmbedder
@@ -107,9 +107,7 @@ def _embedder(name: str, lake_root: str, key_env: str):
             "the P2L model's embedder",
         )
     cache_root = setting("ARENA_LLM_CACHE_ROOT", "") or f"{lake_root.rstrip('/')}/_llm_cache"
-    task = LLMTask(
-        model=model, base_url=base_url, api_key=os.environ.get(key_env, "") or "sk-no-key"
-    )
+    task = LLMTask(model=model, base_url=base_url, api_key=setting(key_env, "") or "sk-no-key")
     cache = embeddings_cache(cache_root)
     return lambda texts: embed_texts(task, texts, cache)[0]
 
@@ -119,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from arena_assets.clean.language import detect_languages
-    from arena_assets.envfile import setting
     from arena_assets.pipeline.routing import P2L_MODEL, load_model
     from arena_assets.ranking.leaderboard import rank_upper_bounds, ranks
     from arena_assets.routing.boards import BoardOptions, set_board

@@ -66,6 +66,7 @@ class ParsedCompletions:
     halves: list[Half] = field(default_factory=list)
     rejects: list[dict] = field(default_factory=list)
     records_read: int = 0
+    per_file: dict[str, int] = field(default_factory=dict)  # records read per source file
 
 
 def _reject(
@@ -160,6 +161,7 @@ def parse_files(
         source = sources.relative_name(root, url, storage_options)
         for line_no, (rec, raw) in enumerate(_records(url, storage_options), start=1):
             out.records_read += 1
+            out.per_file[source] = out.per_file.get(source, 0) + 1
             try:
                 if isinstance(rec, Reject):
                     raise rec

@@ -32,7 +32,6 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
-from arena_assets import inflight
 from arena_assets.ingest.sources import MonthListing, open_root, relative_name
 from arena_assets.ingest.watch import RawFile, month_fingerprint
 from arena_assets.storage import Lake
@@ -166,43 +165,38 @@ def build_manifest(
     return Manifest(month, listing.root, files)
 
 
-def manifest_path(lake: Lake, month: str) -> str:
-    """The manifest's path on ``lake.fs`` (no protocol)."""
-    return f"{lake.folder(MANIFEST_ASSET)}/{MANIFEST_FOLDER}/{month}.json"
+def manifest_path(lake: Lake, month: str, asset: str = MANIFEST_ASSET) -> str:
+    """The manifest's path on ``lake.fs`` (no protocol); ``asset``: the table built from
+    the files (``completion_battles`` keeps one too)."""
+    return f"{lake.folder(asset)}/{MANIFEST_FOLDER}/{month}.json"
 
 
-def manifest_url(lake: Lake, month: str) -> str:
-    return f"{lake.root}/{MANIFEST_ASSET}/{MANIFEST_FOLDER}/{month}.json"
+def manifest_url(lake: Lake, month: str, asset: str = MANIFEST_ASSET) -> str:
+    return f"{lake.root}/{asset}/{MANIFEST_FOLDER}/{month}.json"
 
 
-def write_manifest(lake: Lake, manifest: Manifest) -> str:
-    """Replace the month's manifest (temporary name, then rename); returns its URL."""
-    folder = f"{lake.folder(MANIFEST_ASSET)}/{MANIFEST_FOLDER}"
-    tmp_dir = f"{lake.folder(MANIFEST_ASSET)}/_tmp"
-    lake.fs.makedirs(folder, exist_ok=True)
-    lake.fs.makedirs(tmp_dir, exist_ok=True)
-    tmp = f"{tmp_dir}/{inflight.temp_name(manifest.month + '.json')}"
-    try:
-        with lake.fs.open(tmp, "wb") as fh:
-            fh.write(manifest.to_json())
-        lake.fs.mv(tmp, manifest_path(lake, manifest.month))
-    finally:
-        if lake.fs.exists(tmp):
-            lake.fs.rm(tmp)
-    return manifest_url(lake, manifest.month)
+def write_manifest(lake: Lake, manifest: Manifest, asset: str = MANIFEST_ASSET) -> str:
+    """Replace the month's manifest (temporary name, then rename, through the lake: refused
+    when the writer's run has ended, an I/O failure in one line); returns its URL."""
+    return lake.write_file(
+        f"{asset}/{MANIFEST_FOLDER}/{manifest.month}.json",
+        manifest.to_json(),
+        what=f"{asset} {manifest.month} manifest",
+    )
 
 
-def read_manifest(lake: Lake, month: str) -> Manifest | None:
+def read_manifest(lake: Lake, month: str, asset: str = MANIFEST_ASSET) -> Manifest | None:
     """The month's manifest; None when it has none (a month built before manifests were
     kept, or never built). ``ManifestError`` when the file is not one."""
     try:
-        with lake.fs.open(manifest_path(lake, month), "rb") as fh:
+        with lake.fs.open(manifest_path(lake, month, asset), "rb") as fh:
             data = fh.read()
     except FileNotFoundError:
         return None
-    manifest = Manifest.from_json(data, manifest_url(lake, month))
+    where = manifest_url(lake, month, asset)
+    manifest = Manifest.from_json(data, where)
     if manifest.month != month:
-        raise ManifestError(f"{manifest_url(lake, month)} describes {manifest.month}, not {month}")
+        raise ManifestError(f"{where} describes {manifest.month}, not {month}")
     return manifest
 
 

@@ -12,7 +12,9 @@ the lost days from every table downstream, silently. So before ``raw_logs`` and
 
 Files added, grown or rewritten are fine: a month grows as its logs arrive. A month built
 before manifests were kept has no file list: only the line counts are compared, and the
-comparison says so. An operator allows an intended shrink explicitly (a setting, or a run
+comparison says so. A month whose ``raw_logs`` partition is gone (retention deletes it and
+keeps the manifest) is still compared: its files with the manifest's, and the new accepted
+lines with the manifest's total; only a month with neither is a first build. An operator allows an intended shrink explicitly (a setting, or a run
 tag for one run); the comparison is kept in the metadata either way.
 """
 
@@ -62,6 +64,7 @@ class BuildComparison:
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # same name, other content
     compared: str = ""  # what was compared, in words
+    asset: str = "raw_logs"  # the table the build replaces
 
     @property
     def lost_fraction(self) -> float:
@@ -95,7 +98,7 @@ class BuildComparison:
         """The one line that refuses the build: the month, what went missing, the counts,
         and how to allow it."""
         return (
-            f"raw_logs {self.month}: refused to replace the month with a smaller build "
+            f"{self.asset} {self.month}: refused to replace the month with a smaller build "
             f"(nothing written, the lake keeps it): {self.losses(rule.max_fraction)}. If the "
             f"shrink is intended, {rule.how_to_allow}"
         )
@@ -127,6 +130,7 @@ def compare_builds(
     files: list[SourceFile],
     lines_after: int,
     no_manifest_why: str = "",
+    asset: str = "raw_logs",
 ) -> BuildComparison:
     """The new build (``files``, ``lines_after`` accepted lines) against the lake's month
     (``lines_before`` accepted rows, None when it has none; ``before``: its manifest).
@@ -139,8 +143,12 @@ def compare_builds(
         len(files),
         None if before is None else before.bytes,
         sum(f.size for f in files),
+        asset=asset,
     )
-    if lines_before is None:
+    gone_partition = lines_before is None and before is not None
+    if gone_partition:  # raw_logs deleted (retention), its manifest kept: what it was built from
+        out.lines_before = before.accepted
+    if out.lines_before is None:
         out.compared = "first build: the lake had no such month"
         return out
     if before is None:
@@ -158,4 +166,6 @@ def compare_builds(
         elif (old.size, old.sha256) != (new.size, new.sha256):
             out.changed.append(name)
     out.compared = "source files (names, sizes, SHA-256, lines) and accepted lines"
+    if gone_partition:
+        out.compared += f" of the manifest: the month's {asset} partition is gone (retention?)"
     return out

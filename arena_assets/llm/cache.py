@@ -36,6 +36,7 @@ warning: the answers are already written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import logging
@@ -52,7 +53,7 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
-from arena_assets.errors import storage_errors
+from arena_assets.errors import ArenaError, storage_errors
 from arena_assets.llm.cache_rows import (
     CACHE_COLUMNS,
     CACHE_SCHEMA,
@@ -65,6 +66,7 @@ _log = logging.getLogger(__name__)
 # small chunks in a namespace before settle() merges them, and the small chunks a cache
 # object writes that a background merge takes at once
 MERGE_AT = 32
+REMOVE_ROUNDS = 3  # listings of the chunks while deleting keys (see ResponseCache.remove)
 SMALL_CHUNK_BYTES = 8 << 20  # a chunk this large is left alone (merging it gains little)
 
 
@@ -95,6 +97,10 @@ def text_request_keys(model: str, texts: list[str], params: dict, prompt_version
     return [
         blake(b'{"messages":' + dumps(text) + tail, digest_size=16).hexdigest() for text in texts
     ]
+
+
+class CacheRemoveError(ArenaError, RuntimeError):
+    """Answers to delete that a chunk still holds after every round of ``remove``."""
 
 
 @dataclass
@@ -340,11 +346,13 @@ class ResponseCache:
         returns the keys that had one. Each chunk holding one is rewritten without it,
         the new chunk in place before the old one goes, so a crash loses nothing else.
         A merge running at the same time may write a removed answer back from a chunk it
-        had read: the chunks are listed again until none holds a key (at most 3 rounds)."""
+        had read, or merge a chunk away between the listing and its deletion (nothing to
+        delete then): the chunks are listed again until none holds a key, at most
+        ``REMOVE_ROUNDS`` times; keys still there after that raise ``CacheRemoveError``."""
         wanted = sorted(set(keys))
         found: set[str] = set()
         self.flush()
-        for _ in range(3):
+        for _ in range(REMOVE_ROUNDS):
             holding = [p for p in self._chunk_paths() if self._has_any(p, wanted)]
             if not holding:
                 break
@@ -356,11 +364,33 @@ class ResponseCache:
             rest = frame.filter(~hit)
             if rest.height:
                 self._write_frame(rest)
-            self.fs.rm(holding)
+            for path in holding:
+                with contextlib.suppress(FileNotFoundError):  # merged away meanwhile
+                    self.fs.rm(path)
+        else:
+            self._raise_if_left(wanted)
         with self._lock:
             self._rows = None  # read again, without them
             self._added = {k: v for k, v in self._added.items() if k not in set(wanted)}
         return len(found)
+
+    def _raise_if_left(self, wanted: list[str]) -> None:
+        """After the last round: the keys some chunk still holds, as one line."""
+        self.fs.invalidate_cache(self.dir)
+        left: set[str] = set()
+        for path in self._chunk_paths():
+            try:
+                with self.fs.open(path, "rb") as fh:
+                    present = pl.read_parquet(fh, columns=["key"])["key"]
+            except FileNotFoundError:
+                continue
+            left.update(present.filter(present.is_in(wanted)).to_list())
+        if left:
+            raise CacheRemoveError(
+                f"LLM cache {self.dir}: {len(left)} of the {len(wanted)} answers to delete "
+                f"are still there after {REMOVE_ROUNDS} rounds (a run writing this namespace "
+                "at the same time?); run forget again once it has finished"
+            )
 
     def _has_any(self, path: str, keys: list[str]) -> bool:
         try:

@@ -18,6 +18,7 @@ own tables, by what the step's item ids name:
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -121,7 +122,7 @@ def embedded(log: KeyLog) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def write_index(lake: Lake, stage: str, month: str, *rows: pl.DataFrame) -> int:
-    """Write the stage's month of the key index; returns its rows."""
+    """Add ``rows`` to the stage's month of the key index; returns how many were given."""
     table = pl.concat(rows).unique() if rows else pl.DataFrame(schema=KEY_INDEX_SCHEMA)
     write_key_index(lake, stage, month, table)
     return table.height
@@ -139,17 +140,44 @@ def battle_owners(lake: Lake, month: str) -> list[pl.DataFrame]:
 
 
 Step = TypeVar("Step", bound=Callable)
+_log = logging.getLogger(__name__)
+
+
+def index_after_failure(
+    lake: Lake, stage: str, month: str, rows: Callable[[], pl.DataFrame]
+) -> None:
+    """A step failed after some calls: their answers are cached, so index them (``rows()``)
+    before the failure goes on; a failure to index is logged, never hides the step's own."""
+    if recording() is not None:  # a plan asks nothing
+        return
+    try:
+        write_index(lake, stage, month, rows())
+    except Exception as exc:
+        _log.warning(
+            "%s %s: the LLM key index of the failed step was not written (%s); forget may not "
+            "find its cached answers",
+            stage,
+            month,
+            exc,
+        )
 
 
 def indexed(stage: str, owners: Callable[[Lake, str], list[pl.DataFrame]]) -> Callable:
-    """A month step ``step(lake, month, ...)`` whose LLM requests are recorded and written
-    to the stage's key index once it returned (not in a plan: it asks nothing)."""
+    """A month step ``step(lake, month, ...)`` whose LLM requests are recorded and added to
+    the stage's key index once it returned, or failed (what it asked before is cached); not
+    in a plan: it asks nothing."""
 
     def wrap(step: Step) -> Step:
         @functools.wraps(step)
         def run(lake: Lake, month: str, *args, **kwargs):
             with recording_keys() as log:
-                result = step(lake, month, *args, **kwargs)
+                try:
+                    result = step(lake, month, *args, **kwargs)
+                except BaseException:
+                    index_after_failure(
+                        lake, stage, month, lambda: index_rows(log.frame(), *owners(lake, month))
+                    )
+                    raise
             if recording() is None:
                 write_index(lake, stage, month, index_rows(log.frame(), *owners(lake, month)))
             return result

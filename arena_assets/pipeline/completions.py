@@ -5,6 +5,7 @@ the month, cleaned, with their rejects), ``copilot_leaderboard`` (cumulative boa
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -19,6 +20,15 @@ from arena_assets.completions.board import (
 from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA, COPILOT_USER_BOARD_SCHEMA
 from arena_assets.contracts import FORGOTTEN_USER
 from arena_assets.ingest.forgotten import load_forgotten
+from arena_assets.ingest.manifest import (
+    Manifest,
+    ManifestError,
+    build_manifest,
+    hash_files,
+    read_manifest,
+    write_manifest,
+)
+from arena_assets.ingest.shrink import BuildComparison, ShrinkError, ShrinkRule, compare_builds
 from arena_assets.ingest.sources import MonthListing
 from arena_assets.storage import Lake
 
@@ -46,6 +56,8 @@ class CompletionBattlesMonth:
     records_read: int
     listing: MonthListing
     urls: tuple[str, str] = ("", "")
+    comparison: BuildComparison | None = None  # this build against the lake's month
+    shrink_allowed_by: str = ""  # who allowed a smaller build ("" = none was)
 
     @property
     def conserved(self) -> bool:
@@ -66,11 +78,18 @@ def completion_battles_month(
     salt: str,
     known_models: set[str] | None = None,
     storage_options: dict | None = None,
+    shrink: ShrinkRule | None = None,
 ) -> CompletionBattlesMonth:
-    """The month's records -> ``completion_battles`` and ``completion_rejects``; users on
-    the lake's forget list stay out (another salt than theirs: ``ForgetListSaltError``,
-    before anything is written)."""
+    """The month's records -> ``completion_battles`` and ``completion_rejects``, then the
+    month's manifest (``completion_battles/_manifests/<month>.json``); users on the lake's
+    forget list stay out (another salt than theirs: ``ForgetListSaltError``, before
+    anything is written). A build that lost source files, cut one short or has more than
+    ``shrink.max_fraction`` fewer accepted records than the month it would replace raises
+    ``ShrinkError`` before anything is written, as ``raw_logs`` does (``ingest/shrink.py``),
+    unless ``shrink`` says who allowed it."""
+    rule = shrink or ShrinkRule()
     forgotten = load_forgotten(lake, salt)
+    before, unreadable = _previous_manifest(lake, month)
     parsed, listing = parse_files(
         root,
         month,
@@ -79,16 +98,61 @@ def completion_battles_month(
         storage_options=storage_options,
         forgotten=forgotten,
     )
+    # hashed after the parse (parse_files lists the folder itself): a file that changed in
+    # between is compared by what it holds now
+    hashes = hash_files(listing, storage_options)
     battles = merge_pairs(parsed, month)
     battles = (
         clean_battles(battles) if battles.height else pl.DataFrame(schema=COMPLETION_BATTLES_SCHEMA)
     )
     rejects = reject_frame(parsed.rejects)
+    rejected = Counter(rejects["source_file"].to_list()) if rejects.height else Counter()
+    per_file = {
+        name: [n, n - rejected[name], rejected[name]] for name, n in parsed.per_file.items()
+    }
+    manifest = build_manifest(month, root, listing, hashes, per_file, storage_options)
+    accepted = int(battles["records"].sum() or 0) if battles.height else 0
+    comparison = compare_builds(
+        month,
+        _records_before(lake, month),
+        before,
+        manifest.files,
+        accepted,
+        unreadable,
+        asset=COMPLETION_BATTLES,
+    )
+    allowed_by = ""
+    if comparison.shrinks(rule.max_fraction):
+        if rule.allowed_by:
+            allowed_by = rule.allowed_by
+        elif accepted == 0 and lake.allow_empty:  # emptied on purpose is a shrink allowed
+            allowed_by = "ARENA_ALLOW_EMPTY_MONTH"
+        else:
+            raise ShrinkError(comparison.refusal(rule), comparison)
     urls = (
         lake.write(COMPLETION_BATTLES, month, battles),
-        lake.write(COMPLETION_REJECTS, month, rejects),
+        # no rejected record is a normal month, once records were read at all
+        lake.write(COMPLETION_REJECTS, month, rejects, empty_ok=parsed.records_read > 0),
     )
-    return CompletionBattlesMonth(month, battles, rejects, parsed.records_read, listing, urls)
+    # last: a manifest may lag its partitions, never lead them (ingest/manifest.py)
+    write_manifest(lake, manifest, asset=COMPLETION_BATTLES)
+    return CompletionBattlesMonth(
+        month, battles, rejects, parsed.records_read, listing, urls, comparison, allowed_by
+    )
+
+
+def _records_before(lake: Lake, month: str) -> int | None:
+    """Records in the lake's battles of the month (None when it has no such partition)."""
+    if not lake.exists(COMPLETION_BATTLES, month):
+        return None
+    return int(lake.read(COMPLETION_BATTLES, month, columns=["records"])["records"].sum() or 0)
+
+
+def _previous_manifest(lake: Lake, month: str) -> tuple[Manifest | None, str]:
+    try:
+        return read_manifest(lake, month, COMPLETION_BATTLES), ""
+    except ManifestError as exc:
+        return None, str(exc)
 
 
 @dataclass

@@ -16,6 +16,7 @@ from arena_assets.llm.plan import recording
 from arena_assets.pipeline.cache_keys import (
     by_position,
     embedded,
+    index_after_failure,
     index_rows,
     month_conversations,
     write_index,
@@ -82,12 +83,19 @@ def prompt_embeddings_month(
         frame = pl.DataFrame(schema=PROMPT_EMBEDDINGS_SCHEMA)
         return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)
     prompts, texts = inputs.prompts, inputs.texts
-    with recording_keys() as log:
-        vectors = np.asarray(embed(texts), dtype=np.float32)
-    if recording() is None:  # the texts' cache keys, by prompt (pipeline/cache_keys.py)
+
+    def rows() -> pl.DataFrame:  # the texts' cache keys, by prompt (pipeline/cache_keys.py)
         users = month_conversations(lake, month)
-        rows = index_rows(embedded(log)[0], by_position(prompts["dedup_key"].to_list(), users))
-        write_index(lake, PROMPT_EMBEDDINGS, month, rows)
+        return index_rows(embedded(log)[0], by_position(prompts["dedup_key"].to_list(), users))
+
+    with recording_keys() as log:
+        try:
+            vectors = np.asarray(embed(texts), dtype=np.float32)
+        except BaseException:  # the vectors asked before are cached: index them
+            index_after_failure(lake, PROMPT_EMBEDDINGS, month, rows)
+            raise
+    if recording() is None:
+        write_index(lake, PROMPT_EMBEDDINGS, month, rows())
     frame = prompts.select(
         pl.lit(month).alias("month"),
         "dedup_key",

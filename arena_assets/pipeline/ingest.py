@@ -25,6 +25,7 @@ written), and their lines become ``forgotten_user`` rejects with no text
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -102,10 +103,13 @@ def ingest_month(
     storage_options: dict | None = None,
     workers: int = 1,
     shrink: ShrinkRule | None = None,
+    forget_lakes: Sequence[Lake] | None = None,
 ) -> IngestStats:
     """Parse the month's raw files into the lake's ``raw_logs`` and ``raw_rejects``, then
     write its manifest; ``shrink``: the rule a new build must pass to replace the lake's
-    month (None = the default rule, nobody allowing a shrink)."""
+    month (None = the default rule, nobody allowing a shrink); ``forget_lakes``: the lakes
+    whose forget lists keep users out (None = ``lake``'s; ``arena-assets ingest`` writes
+    to another folder and reads the configured lake's too)."""
     rule = shrink or ShrinkRule()
     stats = IngestStats(month, listing=scan_month(raw_root, month, storage_options))
     if not stats.listing.folder_exists:
@@ -113,7 +117,8 @@ def ingest_month(
             f"raw_logs {month}: {stats.listing.describe()}; nothing was "
             "written (the lake keeps what it had)"
         )
-    forgotten = load_forgotten(lake, salt)  # ForgetListSaltError: before anything is written
+    # ForgetListSaltError: before anything is written
+    forgotten = frozenset().union(*(load_forgotten(k, salt) for k in forget_lakes or [lake]))
     lines_before = lake.rows("raw_logs", month) if lake.exists("raw_logs", month) else None
     before, unreadable = _previous_manifest(lake, month)
     hashes = hash_files(stats.listing, storage_options, threads=workers)

@@ -50,6 +50,9 @@ class PlanLake:
     def write_blob(self, asset: str, name: str, data: bytes) -> str:
         return f"(planned) {asset}/{name}"
 
+    def write_file(self, relpath: str, data: bytes, *, what: str = "") -> str:
+        return f"(planned) {relpath}"
+
 
 @dataclass
 class MonthSettings:

@@ -3,8 +3,9 @@
 
 Each step computes everything first (every LLM call, cached) and only then replaces the
 month's partition file(s): an ``LLMEndpointError`` or a crash leaves the previous
-partition intact. The requests' cache keys are indexed by the conversations they came
-from (``pipeline/cache_keys.py``), so a forgotten user's answers can be deleted.
+partition intact. The requests' cache keys are added to the index of the conversations
+they came from (``pipeline/cache_keys.py``), also when the step fails after some calls, so
+a forgotten user's answers can be deleted.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from arena_assets.labels.label import (
     LabelReport,
     distinct_prompts,
     label_conversations,
+    label_inputs,
     out_of_range,
     parse_failure_rate,
 )
@@ -37,6 +39,7 @@ from arena_assets.pipeline.cache_keys import (
     by_label_key,
     by_position,
     embedded,
+    index_after_failure,
     index_rows,
     month_conversations,
     write_index,
@@ -112,15 +115,29 @@ def topic_labels_month(
             write_index(lake, TOPIC_LABELS, month)
         return TopicLabelsMonth(month, labels, LabelReport(), {}, {}, url)
     with recording_keys() as log:
-        labels, report = label_conversations(
-            conv,
-            task,
-            month=month,
-            cache_root=cache_root,
-            cfg=cfg,
-            storage_options=storage_options,
-            progress=progress,
-        )
+        try:
+            labels, report = label_conversations(
+                conv,
+                task,
+                month=month,
+                cache_root=cache_root,
+                cfg=cfg,
+                storage_options=storage_options,
+                progress=progress,
+            )
+        except BaseException:  # what was asked before is cached: index it by the inputs
+            inputs = label_inputs(conv, cfg.max_prompt_chars).select("conv_id", "label_key")
+            index_after_failure(
+                lake,
+                TOPIC_LABELS,
+                month,
+                lambda: index_rows(
+                    log.frame(),
+                    by_label_key(inputs, users := month_conversations(lake, month)),
+                    by_conversation(users),
+                ),
+            )
+            raise
     url = lake.write(TOPIC_LABELS, month, labels)
     if recording() is None:  # a plan asks nothing
         users = month_conversations(lake, month)
@@ -174,16 +191,29 @@ def topic_clusters_month(
         return TopicClustersMonth(month, assign, summary, None, urls)
     prompts = distinct_prompts(conv)
     with recording_keys() as log:
-        assign, summary, naming = build_topic_clusters(
-            prompts,
-            labels,
-            embedder,
-            month=month,
-            cfg=cfg,
-            namer=namer,
-            cache_root=cache_root,
-            storage_options=storage_options,
-        )
+        try:
+            assign, summary, naming = build_topic_clusters(
+                prompts,
+                labels,
+                embedder,
+                month=month,
+                cfg=cfg,
+                namer=namer,
+                cache_root=cache_root,
+                storage_options=storage_options,
+            )
+        except BaseException:  # the embeddings asked are cached: index them by prompt (the
+            # clusters a name was asked for are not known without the step's result)
+            index_after_failure(
+                lake,
+                TOPIC_CLUSTERS,
+                month,
+                lambda: index_rows(
+                    embedded(log)[0],
+                    by_position(prompts["dedup_key"].to_list(), month_conversations(lake, month)),
+                ),
+            )
+            raise
     urls = (
         lake.write(TOPIC_CLUSTERS, month, assign),
         lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),

@@ -7,15 +7,18 @@ records the keys it asked for (``llm/keylog.py``) and keeps, beside the lake, an
 ``(conv_id, user_hash, namespace, key)``: one row per conversation a request was made
 from (a label asked once for a prompt many typed has a row per conversation). It lives at
 ``<lake>/_llm_keys/<stage>/<YYYY-MM>.parquet`` (an underscore folder: the lake's own file,
-not an asset), rewritten with the stage's month; it holds hashes and ids only.
+not an asset); each run of the stage's month adds its rows, also when it fails halfway
+(the answers it cached stay in the cache), and keeps the rows of earlier runs (a bench
+rebuilt with other prompts leaves the old answers cached). It holds hashes and ids only.
 
 ``forget`` then deletes the cache entries of the user's rows, except a **shared** one: a
 key that a row of another user who is not forgotten also names (the same prompt typed by
 someone else, a cluster name asked from several users' prompts, a battle judged that way
 for both). Such an answer is theirs as well, exactly as ``footprint`` keeps a prompt others
 typed too; deleting it would leak nothing less and only make the next run ask again. The
-user's index rows are removed after their entries, so a forget that stops in between is
-finished by running it again.
+user's index rows are removed after their entries, and ``forget`` does this before its
+journal says the user is removed, so a forget that stops in between is finished by running
+it again (or ``forget --resume``, which redoes this step for every unfinished forget).
 """
 
 from __future__ import annotations
@@ -57,10 +60,20 @@ def key_index(log: pl.DataFrame, owners: pl.DataFrame) -> pl.DataFrame:
 
 
 def write_key_index(lake: Lake, stage: str, month: str, index: pl.DataFrame) -> str:
-    """Replace the stage's month of the index (atomic, as every lake write; a plan's lake
-    writes nothing)."""
+    """Add ``index``'s rows to the stage's month of the index (atomic, as every lake write;
+    a plan's lake writes nothing). Rows are added, never dropped here: the cache keeps the
+    answers of an earlier run (other prompts, another bench, a run that failed halfway), so
+    their rows must stay findable; only ``forget_cached_answers`` removes rows, a forgotten
+    user's, after deleting their entries."""
     frame = index.select([pl.col(c).cast(t) for c, t in KEY_INDEX_SCHEMA.items()])
-    return lake.write(index_table(stage), month, frame, empty_ok=True)
+    table = index_table(stage)
+    if lake.exists(table, month):
+        kept = lake.read(table, month).select(
+            [pl.col(c).cast(t) for c, t in KEY_INDEX_SCHEMA.items()]
+        )
+        frame = pl.concat([kept, frame])
+    frame = frame.unique().sort("namespace", "key", "conv_id", "user_hash", nulls_last=True)
+    return lake.write(table, month, frame, empty_ok=True)
 
 
 def index_partitions(lake: Lake) -> list[tuple[str, str]]:

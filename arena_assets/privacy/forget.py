@@ -224,6 +224,16 @@ def forget_user(
         )
     report.published = [m for m in released if release.is_published(m)]
     forget_in_lake(lake, user_hash, dry_run=dry_run, report=report, found=(schemas, fp))
+    if cache_root:  # before the journal says "removed": a forget that stops here is redone
+        report.cache = forget_cached_answers(
+            lake,
+            user_hash,
+            cache_root,
+            # rows of users on the list make no answer shared, whatever salt listed them
+            forgotten=frozenset(read_forget_list(lake)["user_hash"].to_list()),
+            storage_options=cache_storage_options,
+            dry_run=dry_run,
+        )
     if entry is not None:
         for table, by_month in (*report.removed.items(), *report.strings.items()):
             edited = {m for m, n in by_month.items() if n}
@@ -237,16 +247,6 @@ def forget_user(
         entry.state = "removed" if entry.pending() else "done"
         journal.save(lake, entry)
         report.journal = entry
-    if cache_root:
-        report.cache = forget_cached_answers(
-            lake,
-            user_hash,
-            cache_root,
-            # rows of users on the list make no answer shared, whatever salt listed them
-            forgotten=frozenset(read_forget_list(lake)["user_hash"].to_list()),
-            storage_options=cache_storage_options,
-            dry_run=dry_run,
-        )
     roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
     for root, prefix in roots if salt else []:
         search = find_raw_lines(
@@ -261,3 +261,21 @@ def forget_user(
                 hit.purged = True
             report.raw.append(hit)
     return report
+
+
+def forget_unfinished_cached_answers(
+    lake: Lake, cache_root: str, *, storage_options: dict | None = None
+) -> dict[str, CacheForget]:
+    """The cache step again for every unfinished forget (``forget --resume``): a forget
+    that stopped before it, or whose rebuild ran since, leaves the user's entries and index
+    rows; done again it deletes what is left (nothing when it had finished). Returns
+    {user hash: what it did}, for the users it found something of."""
+    forgotten = frozenset(read_forget_list(lake)["user_hash"].to_list())
+    out = {}
+    for user_hash in dict.fromkeys(e.user_hash for e in journal.unfinished(lake)):
+        done = forget_cached_answers(
+            lake, user_hash, cache_root, forgotten=forgotten, storage_options=storage_options
+        )
+        if done.index_rows:
+            out[user_hash] = done
+    return out

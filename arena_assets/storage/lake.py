@@ -191,19 +191,29 @@ class Lake:
 
     def write_blob(self, asset: str, name: str, data: bytes) -> str:
         """A side file of an asset (a figure, a card) under ``<asset>/_files/``; atomic."""
-        folder = f"{self._root_path}/{asset}/_files"
-        tmp_dir = f"{self._root_path}/{asset}/_tmp"
+        return self.write_file(f"{asset}/_files/{name}", data, what=f"{asset} file {name}")
+
+    def write_file(self, relpath: str, data: bytes, *, what: str = "") -> str:
+        """Replace the file ``relpath`` (under the root, e.g. ``raw_logs/_manifests/2024-03.json``)
+        with ``data``; returns its URL. Atomic (a temporary file in ``<first folder>/_tmp``,
+        then a rename), refused like a partition when the writer's run has ended, and an
+        I/O failure is one line naming ``what``, the file and the setting."""
+        relpath = relpath.strip("/")
+        folder, _, name = relpath.rpartition("/")
+        top = relpath.split("/", 1)[0]
+        tmp_dir = f"{self._root_path}/{top}/_tmp"
         tmp = f"{tmp_dir}/{inflight.temp_name(name)}"
-        url = f"{self.root}/{asset}/_files/{name}"
+        url = f"{self.root}/{relpath}"
+        what = what or relpath
         try:
-            self.fs.makedirs(folder, exist_ok=True)
+            self.fs.makedirs(f"{self._root_path}/{folder}", exist_ok=True)
             self.fs.makedirs(tmp_dir, exist_ok=True)
             with self.fs.open(tmp, "wb") as fh:
                 fh.write(data)
-            self._refuse_if_stale(f"{asset} file {name}", url)
-            self.fs.mv(tmp, f"{folder}/{name}")
+            self._refuse_if_stale(what, url)
+            self.fs.mv(tmp, f"{self._root_path}/{relpath}")
         except Exception as exc:
-            said = errors.write_error(self, f"{asset} file {name}", tmp, exc)
+            said = errors.write_error(self, what, tmp, exc)
             if said is exc:
                 raise
             raise said from exc

@@ -20,6 +20,7 @@ from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest.forgotten import ForgetListSaltError
 from arena_assets.ingest.parse import reason_counts
+from arena_assets.ingest.shrink import ShrinkError
 from arena_assets.pipeline.completions import (
     COMPLETION_REJECTS,
     completion_battles_month,
@@ -69,6 +70,10 @@ def completion_battles(
     lake = storage.lake()
     root = completion_settings.root_for(storage.raw_root)
     lost, leaked, per_month = 0, 0, {}
+    try:
+        rule = ingest_settings.shrink_rule(context.run.tags)
+    except ValueError as exc:
+        raise dg.Failure(description=str(exc)) from None
     for month in months_in_window(context):
         try:
             step = completion_battles_month(
@@ -77,9 +82,20 @@ def completion_battles(
                 month,
                 salt=ingest_settings.user_salt,
                 storage_options=storage.storage_options() if root.startswith("s3://") else None,
+                shrink=rule,
             )
+        except ShrinkError as exc:  # nothing was written: the month and downstream stay
+            raise dg.Failure(
+                description=str(exc),
+                metadata={"previous_build": dg.MetadataValue.json(exc.comparison.as_metadata())},
+            ) from None
         except ForgetListSaltError as exc:  # one line, not a traceback: nothing was written
             raise dg.Failure(description=str(exc)) from exc
+        if step.shrink_allowed_by:
+            context.log.warning(
+                f"completion_battles {month} replaced by a smaller build, allowed by "
+                f"{step.shrink_allowed_by}: {step.comparison.losses(rule.max_fraction)}"
+            )
         b = step.battles
         lost += 0 if step.conserved else 1
         leaked += b.filter(

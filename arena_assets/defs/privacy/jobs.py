@@ -128,6 +128,16 @@ def forget_user_rows(
         for line in report.lines():
             if line.startswith("warning:"):
                 context.log.warning(line)
+    elif not config.dry_run:  # the cache step of forgets that stopped before or after it
+        from arena_assets.privacy.forget import forget_unfinished_cached_answers
+
+        redone = forget_unfinished_cached_answers(
+            lake,
+            llm_cache.root_for(storage),
+            storage_options=llm_cache.storage_options(storage),
+        )
+        for user_hash, done in redone.items():
+            context.log.info("\n".join([f"forget {user_hash}:", *done.lines(dry_run=False)]))
     months = [] if config.dry_run else list(pending_by_month(journal.unfinished(lake)))
     context.instance.add_run_tags(context.run_id, {AFFECTED_TAG: ",".join(months)})
     return months
