@@ -389,6 +389,7 @@ def test_release_command(month_tables, tmp_path, monkeypatch):
         lake.write(table, MONTH, month_tables[table])
     args = ["release", str(tmp_path / "lake"), "--month", MONTH, "--out", str(tmp_path / "rel")]
     monkeypatch.delenv("ARENA_RELEASE_SECRET", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env here either: the secret is nowhere
     assert main(args) == 2  # no secret, no release
     monkeypatch.setenv("ARENA_RELEASE_SECRET", "operator-secret")
     assert main(args) == 0

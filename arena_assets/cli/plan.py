@@ -68,37 +68,37 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def code_location_resources() -> tuple[dict, dict]:
     """The code location's resources, their variables resolved (the shell over .env), and
-    each asset's backfill policy: (kind, months per run)."""
-    import os
-
+    each asset's backfill policy: (kind, months per run). ``.env`` is applied to the
+    environment only while they are built, so a caller in a longer-lived process (a test
+    worker, a notebook) is left with the environment it had."""
     import dagster as dg
 
     from arena_assets.definitions import defs as load_defs
-    from arena_assets.envfile import effective_env
+    from arena_assets.envfile import applied_to_environ
     from arena_assets.pipeline.backfill import policy_of
 
-    os.environ.update(effective_env())
-    defs = load_defs()
-    graph = defs.resolve_asset_graph()
-    policies = {
-        key.to_user_string(): policy_of(graph.get(key).backfill_policy)
-        for key in graph.get_all_asset_keys()
-    }
-    with dg.build_resources(defs.resources) as res:
-        return {
-            name: getattr(res, name)
-            for name in (
-                "storage",
-                "llm_cache",
-                "labeler",
-                "embedder",
-                "judge",
-                "reward_model",
-                "topic_settings",
-                "bench_settings",
-                "evaluator_settings",
-            )
-        }, policies
+    with applied_to_environ():
+        defs = load_defs()
+        graph = defs.resolve_asset_graph()
+        policies = {
+            key.to_user_string(): policy_of(graph.get(key).backfill_policy)
+            for key in graph.get_all_asset_keys()
+        }
+        with dg.build_resources(defs.resources) as res:
+            return {
+                name: getattr(res, name)
+                for name in (
+                    "storage",
+                    "llm_cache",
+                    "labeler",
+                    "embedder",
+                    "judge",
+                    "reward_model",
+                    "topic_settings",
+                    "bench_settings",
+                    "evaluator_settings",
+                )
+            }, policies
 
 
 def backfill_runs(
