@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from arena_assets.labels.tags import CRITERIA, VISION_TAGS
-from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
+from arena_assets.ranking.battle_cells import CELL_COLUMNS, battle_cells, style_columns
 from arena_assets.ranking.boards import CATEGORY_ROW_COLUMNS, LABEL_COLUMNS, boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
@@ -79,7 +79,7 @@ class CellsMonth:
 
 def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
     """The month's battles counted per cell -> the lake's ``battle_cells``."""
-    battles = lake.read("battles", month, columns=list(CELL_KEYS))
+    battles = read_present(lake, "battles", month, CELL_COLUMNS)
     cells = battle_cells(battles, month)
     return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
 
@@ -127,9 +127,10 @@ def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
         [
             lake.read("battle_cells", m)
             if m in counted
-            else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
+            else battle_cells(read_present(lake, "battles", m, CELL_COLUMNS), m)
             for m in months
-        ]
+        ],
+        how="diagonal_relaxed",  # cells counted before weights have no ``w``
     )
 
 
@@ -168,7 +169,10 @@ def arena_leaderboard_month(
     if not months:
         raise FileNotFoundError(f"no battles up to {month} in the lake")
     cells = cells_of(lake, months)
-    style_rows = lake.read_months("battles", months, columns=style_columns(options))
+    style_rows = pl.concat(
+        [read_present(lake, "battles", m, style_columns(options)) for m in months],
+        how="diagonal_relaxed",
+    )
     # category boards: the rows' few columns joined to the topic labels of those months
     category_rows = pl.concat(
         [read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],
