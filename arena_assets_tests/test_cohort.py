@@ -167,3 +167,69 @@ def test_threshold_is_bonferroni_over_every_test_of_the_month() -> None:
     # 3 cohorts x 30 models x 2 directions at 1 %: one-sided 1e-2 / 180
     assert threshold(30, 0.01) == pytest.approx(3.865, abs=1e-3)
     assert threshold(12, 0.01) < threshold(30, 0.01) < threshold(30, 0.001)
+
+
+def _board(ratings: dict[str, float], se: float) -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "board": "overall",
+            "model": list(ratings),
+            "rating": list(ratings.values()),
+            "lower": [r - 1.96 * se for r in ratings.values()],
+            "upper": [r + 1.96 * se for r in ratings.values()],
+            "ci_level": 0.95,
+        }
+    )
+
+
+def test_a_move_driven_by_accounts_without_history_warns_before_the_alarm() -> None:
+    from arena_assets.ranking.alarm import Z_ALARM, alarms, cohort_warnings, rating_moves
+
+    before = _board({"a": 1000.0, "b": 1000.0, "c": 1000.0, "d": 1000.0}, se=10.0)
+    after = _board({"a": 1018.0, "b": 994.0, "c": 994.0, "d": 994.0}, se=8.0)  # z(a) = 4
+    moves = rating_moves(after, before)
+    assert 1.96 < moves.filter(pl.col("model") == "a")["z"][0] < Z_ALARM
+    assert alarms(moves, None) == []
+    rng = np.random.default_rng(1)
+    n = 600
+
+    def votes(fresh_wins: float) -> pl.DataFrame:
+        fresh = rng.random(n) < 0.2
+        p = np.where(fresh, fresh_wins, 0.5)
+        return pl.DataFrame(
+            {
+                "battle_id": [f"x{i}" for i in range(n)],
+                "model_a": "a",
+                "model_b": rng.choice(["b", "c", "d"], n),
+                "winner": np.where(rng.random(n) < p, "model_a", "model_b"),
+                "keep": True,
+                "voter_hash": [f"v{i}" for i in range(n)],
+                "voter_fresh": fresh,
+            }
+        )
+
+    driven = cohort_warnings(moves, votes(0.95))
+    assert [w["model"] for w in driven] == ["a"]
+    assert driven[0]["fresh_z"] >= 3 and driven[0]["fresh_votes"] > 0
+    assert "without history" in driven[0]["reason"]
+    assert cohort_warnings(moves, votes(0.5)) == []  # the same move, the crowd's doing
+
+
+def test_the_alarm_lists_the_filters_cohort_down_weights() -> None:
+    from arena_assets.ranking.alarm import downweighted_cohorts
+
+    battles = pl.DataFrame(
+        {
+            "keep": [True, True, True, False],
+            "weight": [0.01, 0.02, 0.25, 1.0],
+            "weight_reason": [
+                "no_history; cohort:fresh:for:a z=9.1",
+                "cohort:selective:for:a z=6.0",
+                "no_history",
+                None,
+            ],
+        }
+    )
+    listed = downweighted_cohorts(battles)
+    assert {c["cohort"] for c in listed} == {"cohort:fresh:for:a", "cohort:selective:for:a"}
+    assert next(c for c in listed if c["cohort"] == "cohort:fresh:for:a")["z"] == 9.1

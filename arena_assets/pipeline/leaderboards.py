@@ -87,7 +87,13 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
 def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
     """Each model's rating move against the latest earlier snapshot as a z-score, and the
     models past the alarm with the votes that moved them (`ranking/alarm.py`)."""
-    from arena_assets.ranking.alarm import alarms, max_abs_z, rating_moves
+    from arena_assets.ranking.alarm import (
+        alarms,
+        cohort_warnings,
+        downweighted_cohorts,
+        max_abs_z,
+        rating_moves,
+    )
 
     earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
     previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
@@ -106,6 +112,8 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
                 "voter_hash",
                 "link_cluster",
                 "voter_fresh",
+                "weight",
+                "weight_reason",
             ],
         )
         if lake.exists("battles", month)
@@ -115,6 +123,8 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
         "rating_moves_vs": earlier[-1] if earlier else None,
         "max_abs_z": max_abs_z(moves),
         "rating_alarms": alarms(moves, battles),
+        "cohort_warnings": cohort_warnings(moves, battles),
+        "downweighted_cohorts": downweighted_cohorts(battles),
     }
 
 
