@@ -67,6 +67,9 @@ MAX_MESSAGES = 200
 REJECT_RAW_CHARS = 2_000
 
 # Every reason a raw line can be rejected with. Tests assert each planted kind maps here.
+# the reject reason of a line whose user was forgotten (``ingest/forgotten.py``): no text
+# of it is kept, in raw_rejects as in completion_rejects
+FORGOTTEN_USER = "forgotten_user"
 REJECT_REASONS = {
     "empty_line": "blank line",
     "invalid_utf8": "line is not valid UTF-8",
@@ -99,6 +102,7 @@ REJECT_REASONS = {
     "shared_conv_id": "both sides of a vote carry the same conv_id",
     "duplicate_key": "a JSON object repeats a key with different values",
     "truncated_file": "the rest of a file after a broken compressed stream (detail: byte offset)",
+    FORGOTTEN_USER: "a line of a user on the forget list (no text kept: only file, line and user hash)",
 }
 
 MESSAGE_TYPE = pl.Struct({"role": pl.String, "content": pl.String, "images": pl.List(pl.String)})

@@ -1,4 +1,5 @@
-"""One machine's Dagster instance: noticing runs whose process died, and freeing what they held.
+"""One machine's Dagster instance: noticing runs whose process died, freeing what they held,
+and stopping the steps they left running.
 
 A run killed mid-step (SIGKILL, OOM, a closed terminal, a reboot) never writes its failure:
 it stays STARTED and keeps the pool slots its steps claimed, so the next run of the stage
@@ -17,9 +18,15 @@ in one call: ``arena-assets recover`` runs it, and so does every run ``arena-ass
 starts. Only for one host: on an instance shared by several hosts a pid means nothing
 elsewhere, so ``deploy/dagster.yaml`` keeps a launcher that checks its own workers (the
 Kubernetes one) and this class is not used there.
+
+A run's steps in processes of their own (the multiprocess executor) must not outlive it:
+:func:`die_with_parent_process` (armed by every step, ``defs/failures.py``) and
+:func:`stale_writer` (asked by the lake before each rename) see to it, on any host.
 """
 
 from __future__ import annotations
+
+import os
 
 from dagster import DagsterInstance, DagsterRunStatus
 from dagster._core.events import DagsterEventType
@@ -118,3 +125,64 @@ def reap_dead_runs(instance: DagsterInstance) -> list[str]:
             ):
                 reaped.append(run_id)
     return sorted(set(reaped))
+
+
+# -- a step process whose run died --------------------------------------------------------
+# The multiprocess executor runs each step in a process of its own, started by the run's
+# process. A run process killed with SIGKILL cannot stop them: they were reparented and
+# went on writing the lake after the kill. Two guards: the step process dies with the
+# process that started it (the kernel's parent-death signal, Linux), and a lake write
+# asks, just before its rename, whether its run may still write (``stale_writer``).
+
+_PR_SET_PDEATHSIG = 1
+_armed: list[int] = []  # the pid this process armed its parent-death signal in
+
+
+def _prctl():
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+def die_with_parent_process() -> None:
+    """In a step's own process (one the multiprocess executor, or a worker pool, started
+    with ``multiprocessing``): have the kernel SIGKILL it the moment the process that
+    started it dies, and die now if that process is already gone (it may have died before
+    the signal was armed). In the run's own process (the in-process executor) there is
+    nothing to do: the step is the run. Once per process; Linux only (elsewhere the
+    write guard, ``stale_writer``, is what stops the writes)."""
+    import multiprocessing
+    import signal
+
+    parent = multiprocessing.parent_process()
+    if parent is None or os.getpid() in _armed:
+        return
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        _armed.append(os.getpid())
+    if not parent.is_alive():  # the sentinel: closed when the starting process is gone
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def stale_writer(instance: DagsterInstance | None, run_id: str | None) -> str | None:
+    """Why a step may no longer write (the process that started its process is gone, or
+    its run has ended or is being cancelled), or None when it may. Asked by the lake just
+    before a write is renamed into place (``storage.Lake.guard``)."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is not None and not parent.is_alive():
+        return (
+            f"the process that started this step (pid {parent.pid}, its run's) is gone, "
+            "so the run was killed"
+        )
+    if instance is None or not run_id:
+        return None
+    run = instance.get_run_by_id(run_id)
+    if run is not None and (run.is_finished or run.status == DagsterRunStatus.CANCELING):
+        return f"its run {run_id} is {run.status.value}: it ended while this step went on"
+    return None

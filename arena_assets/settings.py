@@ -27,7 +27,7 @@ import json
 import math
 import re
 import textwrap
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 # kind -> what a value of that kind is (the documentation's "type" column explains them)
 KINDS = {
@@ -146,6 +146,7 @@ GROUPS = (
     ("Site", "the public leaderboard site (`arena-assets site`)"),
     ("Release", "the public monthly snapshots (Hugging Face dataset layout)"),
     ("Deployment", "options of a deployment beyond one machine"),
+    ("Diagnostics", "what a failure shows"),
 )
 _GROUP_NAMES = frozenset(g for g, _ in GROUPS)
 
@@ -259,7 +260,9 @@ _BEFORE_TASKS = (
         "month",
         "2024-01",
         "Partitions",
-        "First monthly partition (YYYY-MM). Read when the code location is imported.",
+        "First monthly partition (YYYY-MM); empty = 2024-01. Read when the code location "
+        "is imported.",
+        empty_ok=True,
     ),
     _s(
         "ARENA_PARTITIONS_END",
@@ -920,6 +923,16 @@ _AFTER_TASKS = (
         "Prompts are cut to this many characters for over_refusal's risk labeller.",
         minimum=1,
     ),
+    _s(
+        "ARENA_ORBENCH_DIR",
+        "path",
+        "",
+        "Evaluators",
+        "Your checkout of OR-Bench (github.com/justincui03/or-bench): `arena-assets or-bench` "
+        "reads OR-Bench's check prompt from its response_checker/check_response.py (parsed as "
+        "data, never run) and judges every answer with it too; empty = OR-Bench's 3-class "
+        "judge is not run (`--orbench-dir` overrides).",
+    ),
     # Completions
     _s(
         "ARENA_COMPLETIONS_ROOT",
@@ -1156,6 +1169,16 @@ _AFTER_TASKS = (
         "Result backend of arena_assets.celery_location's Celery executor; it may hold a password.",
         secret=True,
     ),
+    # Diagnostics
+    _s(
+        "ARENA_DEBUG",
+        "bool",
+        "false",
+        "Diagnostics",
+        "true = a step or command that fails on a known error (a lake file, an endpoint, a "
+        "setting: one line naming what to fix) also shows the traceback behind that line, "
+        "in the failure's description and on the terminal; false = the line alone.",
+    ),
 )
 
 
@@ -1199,6 +1222,31 @@ def check(name: str, value: str) -> str | None:
     if _valid(s, text):
         return None
     return f"{name}={value!r} is not allowed: expected {s.allowed}"
+
+
+def partition_problems(start: str, end: str) -> list[str]:
+    """The partition range's lines: each bound a month, the last not before the first (an
+    empty first month is the default, as ``defs/partitions.py`` reads it)."""
+    start_name, end_name = "ARENA_PARTITIONS_START", "ARENA_PARTITIONS_END"
+    out = [p for name, v in ((start_name, start), (end_name, end)) if (p := check(name, v))]
+    first, last = start.strip() or get(start_name).default, end.strip()
+    if not out and last and last < first:
+        out.append(f"{end_name}={last} is before {start_name}={first}")
+    return out
+
+
+def problems(environ: Mapping[str, str]) -> list[str]:
+    """One line per registered setting in ``environ`` whose value is not allowed (display
+    order), then the partition range's own rule; [] when every value can work. Names that
+    are not registered are not judged here (the registry test finds those in the code)."""
+    bounds = ("ARENA_PARTITIONS_START", "ARENA_PARTITIONS_END")
+    out = partition_problems(*(environ.get(name, "") for name in bounds))
+    out += [
+        line
+        for s in SETTINGS
+        if s.name in environ and s.name not in bounds and (line := check(s.name, environ[s.name]))
+    ]
+    return out
 
 
 def _in_range(s: Setting, number: float) -> bool:

@@ -37,10 +37,15 @@ def materialize(
 
 
 def failure_lines(result: dg.ExecuteInProcessResult) -> list[str]:
-    """Per failed step, the first line of the error that caused it (Dagster's wrapper
-    "Error occurred while executing op" unwrapped): what the UI shows as the headline."""
+    """Per failed step, what the UI shows as the headline: the failure's description (a
+    known error's one line), else the first line of the error that caused it (Dagster's
+    wrapper "Error occurred while executing op" unwrapped)."""
     out = []
     for event in result.get_step_failure_events():
+        said = event.step_failure_data.user_failure_data
+        if said is not None and said.description:
+            out.append(said.description.strip().splitlines()[0])
+            continue
         error = event.step_failure_data.error
         while error.cause is not None and (error.cls_name or "").startswith("Dagster"):
             error = error.cause

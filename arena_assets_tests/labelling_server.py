@@ -7,8 +7,8 @@ answers the same protocol from its prompt truth; this second, much smaller serve
 on purpose so the client layer's tests do not depend on the simulator they help to score,
 and so their answers are a function a test can compute (``expected_answer``).
 
-Answers are a pure function of the prompt text (``expected_answer``), so tests can check
-what came back. Faults (429 with Retry-After, 500, garbage, empty, truncated JSON) are drawn
+Answers are a pure function of the prompt text (``expected_answer``; for a request that
+holds an image alone, of the image's URL), so tests can check what came back. Faults (429 with Retry-After, 500, garbage, empty, truncated JSON) are drawn
 from a seeded generator; ``latency_s`` delays every POST; ``calls`` counts answered POSTs
 and ``wait_calls(n)`` blocks until n were answered (for kill-at-N tests, no sleeps).
 """
@@ -44,6 +44,13 @@ VISION = (
     "creative_writing",
 )
 FAULTS = ("429", "500", "garbage", "empty", "truncated")
+# the default prompt set's vision tasks, as LMArena's classifier splits the tags: the text
+# alone, the text and the image, the image alone (answered from the image's URL)
+VISION_SPLIT = {
+    "vision-text-tags": ("captioning", "entity_recognition", "creative_writing"),
+    "vision-image-tags": ("ocr", "humor"),
+    "vision-image-only-tags": ("homework", "diagram"),
+}
 
 
 def _bits(text: str) -> int:
@@ -78,8 +85,23 @@ def expected_answer(task: str, prompt: str, answer: str = "") -> dict:
         }
     if task == "vision-tags":
         return {k: yes(v) for k, v in expected_answer("vision-v1", prompt).items()}
-    if task == "refusal":
+    if task in VISION_SPLIT:  # ``prompt``: the request's text, or the image's URL alone
+        out = expected_answer("vision-v1", prompt)
+        return {k: yes(out[k]) for k in VISION_SPLIT[task]}
+    if task in ("refusal", "refusal_v0.1"):
         return f"<classification>{yes(expected_answer('refusal-v1', prompt, answer)['refusal'])}</classification>"
+    # the anchor-style set: one tag a call, in FastChat's output formats
+    if task == "criteria_v0.1":
+        out = expected_answer("criteria-v1", prompt)
+        return str([i for i, c in enumerate(CRITERIA, start=1) if out[c]])
+    if task == "if_v0.1":
+        return f"<score>{expected_answer('criteria-v1', prompt)['if_score']}</score>"
+    if task in ("math_v0.1", "creative_writing_v0.1"):
+        name = task.removesuffix("_v0.1")
+        return f"<decision>{yes(expected_answer('criteria-v1', prompt)[name])}</decision>"
+    vision = {f"{v}_v0.1": v for v in VISION} | {"creative_writing_vision_v0.1": "creative_writing"}
+    if task in vision:
+        return f"<decision>{yes(expected_answer('vision-v1', prompt)[vision[task]])}</decision>"
     raise ValueError(task)
 
 
@@ -100,6 +122,7 @@ class LabellingServer:
         self.fault_rate, self.rng = fault_rate, random.Random(seed)
         self.lock, self.cond = threading.Lock(), threading.Condition()
         self.calls = 0  # answered POSTs, faults included
+        self.bodies: list[dict] = []  # every chat request's JSON body, as received
         # POSTs being answered now, per model; the most at once, and the models seen in flight together
         self.in_flight: dict[str, int] = {}
         self.peak_in_flight = 0
@@ -233,12 +256,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._embeddings(body)
             return
         msgs = body.get("messages") or []
+        with self.srv.lock:
+            self.srv.bodies.append(body)
         system = next((m["content"] for m in msgs if m.get("role") == "system"), "")
         user = next((m["content"] for m in msgs if m.get("role") == "user"), "")
+        urls = []
         if isinstance(user, list):  # text and image parts
+            urls = [p["image_url"]["url"] for p in user if p.get("type") == "image_url"]
             user = " ".join(p.get("text", "") for p in user if isinstance(p, dict))
         task = re.search(r"^task: (\S+)", system, re.M)
         prompts = re.findall(r"<prompt>\n?(.*?)\n?</prompt>", user, re.S)
+        if task and not user.strip() and urls:  # the image alone: answered from its URL
+            prompts = urls[:1]
         answer = re.search(r"<answer>\n?(.*?)\n?</answer>", user, re.S)
         if task and prompts:
             said = expected_answer(task.group(1), prompts[0], answer.group(1) if answer else "")

@@ -23,7 +23,13 @@ from arena_assets.evaluators.agreement import (
     slice_metrics,
 )
 from arena_assets.evaluators.judges import baseline_verdicts, combine, parse_judges
-from arena_assets.evaluators.refusal import classify, over_refusal_board, refusal_rates, wilson
+from arena_assets.evaluators.refusal import (
+    TOXIC_RULE,
+    classify,
+    over_refusal_board,
+    refusal_rates,
+    wilson,
+)
 from arena_assets.evaluators.sample import allocate, judged_battles, stratified_sample, tag_labels
 from arena_assets.evaluators.transcripts import REPLY_BREAK, TURN_BREAK, first_answer, side_text
 
@@ -566,6 +572,49 @@ def test_over_refusal_classes_rates_and_board() -> None:
     board = over_refusal_board(rates)
     assert board["model"].to_list() == ["careful", "bold"]
     assert board["over_refuser"].to_list() == [None, None]  # too few conversations to say
+
+
+def _toxic_rule_reference(flagged, sensitive, harmful) -> tuple[str, str | None]:
+    """The documented rule, written out: toxic when moderation flags it or the labeller
+    calls it harmful (either suffices); unknown when the risk label is unread and
+    moderation did not flag it; then sensitive or not."""
+    if flagged is True or harmful is True:
+        source = "+".join(s for s, on in (("moderation", flagged), ("labeller", harmful)) if on)
+        return "toxic", source
+    if sensitive is None or harmful is None:
+        return "unknown", None
+    return ("benign_sensitive" if sensitive else "other"), None
+
+
+def test_a_prompt_the_labeller_calls_harmful_is_toxic_even_when_moderation_passes_it() -> None:
+    """Every combination of moderation flag (true, false, no endpoint) and risk label
+    (sensitive, harmful, unread) against the rule written out above; in particular a
+    harmful prompt moderation did not flag is toxic, not benign-but-sensitive."""
+    flags = [True, False, None]
+    risks = [(True, True), (True, False), (False, True), (False, False), (None, None)]
+    combos = [(f, sv, hm) for f in flags for sv, hm in risks]
+    conv = pl.DataFrame(
+        {
+            "conv_id": [f"c{i}" for i in range(len(combos))],
+            "model": ["m"] * len(combos),
+            "dedup_key": [f"k{i}" for i in range(len(combos))],
+            "moderation_flagged": [f for f, _, _ in combos],
+        },
+        schema_overrides={"moderation_flagged": pl.Boolean},
+    )
+    risk = pl.DataFrame(
+        {
+            "dedup_key": [f"k{i}" for i in range(len(combos))],
+            "sensitive": [sv for _, sv, _ in combos],
+            "harmful": [hm for _, _, hm in combos],
+        },
+        schema={"dedup_key": pl.String, "sensitive": pl.Boolean, "harmful": pl.Boolean},
+    )
+    got = classify(conv, risk).select("prompt_class", "toxic_source").rows()
+    assert got == [_toxic_rule_reference(*c) for c in combos]
+    # the case the rule is for: sensitive and harmful, moderation ran and passed it
+    assert got[combos.index((False, True, True))] == ("toxic", "labeller")
+    assert TOXIC_RULE.startswith("toxic = the moderation endpoint flagged the prompt OR")
 
 
 def test_baselines_on_real_battles_match_a_hand_count(real_data: Path) -> None:

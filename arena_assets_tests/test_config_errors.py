@@ -9,7 +9,7 @@ never stalls a run.
 - a catalog held by another process's write lock: the run warns within about a second and
   goes on (it waited ~103 s);
 - catalog views name the lake relative to the project, so a copied checkout reads its own;
-- a write that runs out of space names the file and the lake.
+- a write that runs out of space names the partition, the file and ARENA_LAKE_ROOT.
 """
 
 from __future__ import annotations
@@ -74,7 +74,11 @@ def _cli_lines(env: dict[str, str], cwd: Path) -> list[str]:
             "2023-06",
             "ARENA_PARTITIONS_END=2023-06 is before ARENA_PARTITIONS_START=2024-01",
         ),
-        ("ARENA_PARTITIONS_START", "2024-13", "ARENA_PARTITIONS_START='2024-13' is not a month"),
+        (
+            "ARENA_PARTITIONS_START",
+            "2024-13",
+            "ARENA_PARTITIONS_START='2024-13' is not allowed: expected a month, YYYY-MM",
+        ),
     ],
 )
 def test_partition_range_mistake_is_one_line(arena_env, tmp_path, name, value, says):
@@ -218,5 +222,6 @@ def test_a_full_disk_names_the_file_and_the_lake(tmp_path):
     )
     last = proc.stderr.strip().splitlines()[-1]
     assert proc.returncode != 0 and "File too large" in last, proc.stderr[-2000:]
-    assert f"writing t {MONTH} at {lake}/t/_tmp/{MONTH}." in last and f"(lake {lake})" in last
+    assert f"t {MONTH} ({lake}/t/{MONTH}.parquet) not written" in last, last
+    assert f"at {lake}/t/_tmp/{MONTH}." in last and f"(ARENA_LAKE_ROOT={lake})" in last, last
     assert pl.read_parquet(lake / "t" / f"{MONTH}.parquet")["x"].to_list() == ["old"]

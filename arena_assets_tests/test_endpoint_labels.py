@@ -461,17 +461,38 @@ def test_prompt_sets_in_lmarena_formats_give_the_same_labels(client, raw, sample
             assert tags["if_v0.1"] == {"if": old["if_score"] >= 4, "score": old["if_score"]}
             assert tags["math_v0.1"]["math"] == old["math"]
             assert tags["creative_writing_v0.1"]["creative_writing"] == old["creative_writing"]
-    images = read_prompt_truth(raw, MONTH).filter("image").unique("text").head(15)
-    for text in images["text"]:
+    # each image prompt with the image its user sent: the tags asked with the text follow
+    # the text (as the first contract's JSON), homework and diagram (asked of the image
+    # alone, in both sets) what the image shows
+    shown = pl.read_parquet(raw / "_truth" / "images" / f"{MONTH}.parquet")
+    images = (
+        read_prompt_truth(raw, MONTH)
+        .filter("image")
+        .join(shown.select("prompt_id", "sha256"), on="prompt_id")
+        .unique("text", keep="first", maintain_order=True)
+        .head(15)
+    )
+    alone = ("homework", "diagram")
+    from_image = []
+    for text, sha in images.select("text", "sha256").iter_rows():
         old = ask(client, "sim-labeler-large", "vision-v1", f"<prompt>{text}</prompt>")
+        both = []
         for ps in (default, anchor):
-            tags = ask_set(ps, "image", text, images=("sha256:" + "0" * 64,))
-            assert {v: tags[f"{v}_v0.1"][v] for v in VISION_LABELS if v != "creative_writing"} == {
-                v: old[v] for v in VISION_LABELS if v != "creative_writing"
-            }
+            tags = ask_set(ps, "image", text, images=(f"sha256:{sha}",))
+            with_text = [v for v in VISION_LABELS if v not in (*alone, "creative_writing")]
+            assert {v: tags[f"{v}_v0.1"][v] for v in with_text} == {v: old[v] for v in with_text}
             assert (
                 tags["creative_writing_vision_v0.1"]["creative_writing"] == old["creative_writing"]
             )
+            both.append({v: tags[f"{v}_v0.1"][v] for v in alone})
+        assert both[0] == both[1]  # the same image, the same labels, in either format
+        from_image.append(both[0])
+    truth = images.select([f"vision_{v}" for v in alone]).rows()
+    agree = sum(
+        got == dict(zip(alone, want, strict=True))
+        for got, want in zip(from_image, truth, strict=True)
+    )
+    assert agree >= 13 and any(g["homework"] or g["diagram"] for g in from_image), agree
     for answer, want in (
         ("I'm sorry, but I can't help with that request.", "yes"),
         ("Sure: here it is.", "no"),

@@ -75,6 +75,8 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     assert llm["game1"].is_not_null().all() and llm["game2"].is_not_null().all()
     meta = result.asset_materializations_for_node("judge_human_agreement")[0].metadata
     assert "PPE" in meta["yardsticks"].value and "0.686" in meta["yardsticks"].value
+    assert "| hard prompts |" in meta["yardsticks"].value  # PPE's slice, beside our `hard`
+    assert "project's rule" in meta["tie_rule"].value
     assert sum(meta["sample_strata"].value.values()) == 120
     board = lake.read("over_refusal", MONTH)
     assert board["rank"].to_list() == list(range(1, board.height + 1))
@@ -83,6 +85,11 @@ def test_evaluator_assets_and_cached_rerun(arena_env, monkeypatch, tmp_path) -> 
     ometa = result.asset_materializations_for_node("over_refusal")[0].metadata
     assert ometa["plot"].value.startswith("![over- vs under-refusal](data:image/png;base64,")
     assert sum(ometa["prompt_classes"].value.values()) == lake.read("conversations", MONTH).height
+    # what the rates are and how a prompt counts as toxic, said in the metadata
+    assert "project's own quantity" in ometa["quantity"].value
+    assert "OR the risk labeller" in ometa["toxic_rule"].value
+    toxic = ometa["prompt_classes"].value.get("toxic", 0)
+    assert toxic > 0 and sum(ometa["toxic_sources"].value.values()) == toxic
     # each run's plan (its first log line, its metadata) against what the run counted: the
     # judge's two games and the reward model's two sides per battle, one risk call per prompt
     judged = dict(meta["calls"].value.items())
@@ -149,12 +156,15 @@ def _plan_is_the_run(plan: dict, reports: list[dict]) -> None:
 
 def test_or_bench_import_through_the_cli(tmp_path) -> None:
     """Prompt sets in OR-Bench's published layout (prompt, category), answered by a
-    planted over-refuser and by a model that never refuses, through the CLI."""
+    planted over-refuser and by a model that never refuses, through the CLI, judged by
+    OR-Bench's 3-class check (its prompt read from an OR-Bench-like checkout; the simulated
+    arena answers that request's shape) and by the project's binary judge."""
     import csv
 
     from arena_assets.cli import main
     from arena_assets.simulator import read_prompt_truth
     from arena_assets.simulator.shared import simulated_endpoint_url
+    from arena_assets_tests.test_orbench_check import STAND_IN, orbench_checkout
 
     raw = tmp_path / "raw"
     simulate_months(raw, [MONTH], 600, seed=7)
@@ -190,18 +200,21 @@ def test_or_bench_import_through_the_cli(tmp_path) -> None:
             str(out),
             "--cache",
             str(tmp_path / "cache"),
+            "--orbench-dir",
+            str(orbench_checkout(tmp_path, tmp_path / "ran.txt")),
         ]
     )
-    assert code == 0
+    assert code == 0 and not (tmp_path / "ran.txt").exists()
     from arena_assets.evaluators.orbench import orbench_rates
 
-    rates = {
-        (m, s): r
-        for m, s, r in orbench_rates(pl.read_parquet(out))
-        .select("model", "set", "rate")
-        .iter_rows()
-    }
-    assert rates[cautious, "or-bench-hard-1k"] > 0.6 and rates[candid, "or-bench-hard-1k"] < 0.1
+    answers = pl.read_parquet(out)
+    assert set(answers["orbench_status"]) == {"ok"} and set(answers["keyword_rule"]) == {"open"}
+    table = orbench_rates(answers)
+    for col in ("rate", "orbench_rate"):  # the project's judge, and OR-Bench's own
+        rates = {(m, s): r for m, s, r in table.select("model", "set", col).iter_rows()}
+        assert rates[cautious, "or-bench-hard-1k"] > 0.6, col
+        assert rates[candid, "or-bench-hard-1k"] < 0.1, col
+    assert STAND_IN.startswith("\n")  # the checkout's prompt, as the anchor's file lays it out
     assert (
         main(
             [

@@ -215,9 +215,10 @@ def test_recompute_equals_a_dagster_rematerialization_and_resumes(
     _rematerialize()
     expected = _tables(ref)
 
-    # forget --recompute, first with a setting that makes the boards fail
+    # forget --recompute, first with a setting that makes the boards fail (a valid name,
+    # so the code location loads, of a model that never played)
     env = _copy(built, tmp_path / "cli", monkeypatch)
-    monkeypatch.setenv("ARENA_BOOTSTRAP_ROUNDS", "-5")
+    monkeypatch.setenv("ARENA_ANCHOR_MODEL", "no-such-model")
     assert cli_main(["forget", "--user", identity, "--recompute"]) == 1
     captured = capsys.readouterr()
     errors = [line for line in captured.out.splitlines() if line.startswith("error:")]
@@ -227,7 +228,7 @@ def test_recompute_equals_a_dagster_rematerialization_and_resumes(
     (entry,) = journal.unfinished(lake)
     assert entry.pending() and entry.last_error
     # the second forget finds nothing left to remove, and finishes the rebuild
-    monkeypatch.setenv("ARENA_BOOTSTRAP_ROUNDS", ref["ARENA_BOOTSTRAP_ROUNDS"])
+    monkeypatch.setenv("ARENA_ANCHOR_MODEL", ref["ARENA_ANCHOR_MODEL"])
     assert cli_main(["forget", "--user", identity, "--recompute"]) == 0
     out = capsys.readouterr().out
     assert f"user_hash {target}: removed 0 rows" in out and "rebuilt " in out

@@ -186,6 +186,7 @@ def test_reason_table_covers_every_native_reason() -> None:
     # these reasons have their own hand-written lines in test_bad_input.py
     covered |= {"truncated_file", "models_mismatch", "shared_conv_id", "duplicate_key"}
     covered |= {"no_user_turn"}  # test_bad_input.py too
+    covered |= {"forgotten_user"}  # a user on the forget list: test_forget_list.py
     # unparseable_record belongs to the adapters (test_adapters.py)
     assert covered == set(REJECT_REASONS) - {"unparseable_record"}
 
@@ -501,7 +502,8 @@ def test_simulated_month_rejects_exactly_the_planted_lines(tmp_path: Path) -> No
         "shared_conv_id",
         "duplicate_key",
         "no_user_turn",
-    }  # the last: hand-written lines only, not planted
+        "forgotten_user",
+    }  # the last two: hand-written lines only, not planted
 
 
 def test_any_fsspec_url_works_like_a_folder() -> None:

@@ -83,9 +83,10 @@ def test_a_real_png_reaches_the_endpoint_as_a_data_url(endpoint, tmp_path) -> No
     by = {r["conv_id"]: r for r in labels.iter_rows(named=True)}
     assert by["c1"]["vision_status"] == "ok" and by["c1"]["vision_error"] is None
     assert by["c2"]["vision_status"] == "not_applicable"
-    # the task that looks at the image (the default set asks every vision tag at once) got
-    # the file's own bytes, as a data URL; the anchor-style set's four image tasks likewise
-    assert endpoint.images_seen() == {("data", sha): 1}
+    # the tasks that look at the image (the default set's two: ocr and humor with the
+    # text, homework and diagram alone) got the file's own bytes, as a data URL; the
+    # anchor-style set's four image tasks likewise
+    assert endpoint.images_seen() == {("data", sha): 2}
     endpoint.reset_counts()
     anchor = LabelConfig(image_root=str(root), prompt_set=load_prompt_set(ANCHOR_STYLE))
     labels, _ = label_conversations(
@@ -125,10 +126,15 @@ def test_a_missing_image_fails_that_conversation_only(endpoint, tmp_path) -> Non
     assert sha_gone in by["c2"]["vision_error"] and "ARENA_IMAGE_ROOT" in by["c2"]["vision_error"]
     assert by["c2"]["criteria_status"] == "ok"  # its text labels do not need the image
     assert by["c2"]["vision_ocr"] is None and by["c2"]["category_tag"]["ocr_v0.1"] is None
-    # no call for the image that is not there (one call: c1's); failed is not cached, so
-    # the next run asks again once the image is uploaded
-    vision = report.batches["vision-tags"]
-    assert vision.statuses == {"ok": 1, "parse_failed": 0, "failed": 1} and vision.calls == 1
+    # no call for the image that is not there (one call per image task: c1's); failed is
+    # not cached, so the next run asks again once the image is uploaded. The task shown
+    # the text alone needs no image: both answered
+    for name in ("vision-image-tags", "vision-image-only-tags"):
+        vision = report.batches[name]
+        assert vision.statuses == {"ok": 1, "parse_failed": 0, "failed": 1}, name
+        assert vision.calls == 1, name
+    text = report.batches["vision-text-tags"]
+    assert text.statuses == {"ok": 2, "parse_failed": 0, "failed": 0} and text.calls == 2
 
 
 def test_no_image_root_for_an_endpoint_that_cannot_read_references_is_one_line(

@@ -190,8 +190,9 @@ def test_label_conversations_once_per_prompt(tmp_path):
         assert out["conv_id"].to_list() == [r[0] for r in ROWS]
         by = {r["conv_id"]: r for r in out.iter_rows(named=True)}
         # inputs: c4 ("Tell me a joke" + its second turn) differs from c6; c1 and c2 differ
-        # in case: 7 distinct, 6 with text (prompt tags), 2 with an image, 7 answers
-        assert report.distinct_prompts == 7 and srv.calls == 6 + 2 + 7
+        # in case: 7 distinct, 6 with text (prompt tags), 2 with an image (three vision
+        # calls each: text alone, text and image, image alone), 7 answers
+        assert report.distinct_prompts == 7 and srv.calls == 6 + 2 * 3 + 7
         inputs = {"c4": "Tell me a joke\nand then? (1)", "c5": "x" * 100}
         assert by["c7"]["criteria_status"] == "not_applicable" and by["c7"]["vision_status"] == "ok"
         assert by["c7"]["hard"] is None and by["c7"]["refusal"] is False
@@ -215,9 +216,12 @@ def test_label_conversations_once_per_prompt(tmp_path):
             and not by["c1"]["prompt_cut"]
         )
         assert by["c3"]["vision_status"] == "ok" and by["c1"]["vision_status"] == "not_applicable"
-        assert {
-            c: by["c3"][f"vision_{c}"] for c in expected_answer("vision-v1", "")
-        } == expected_answer("vision-v1", "Describe this picture")
+        # homework and diagram from the image alone (its reference), the rest from the text
+        from_text = expected_answer("vision-v1", "Describe this picture")
+        from_image = expected_answer("vision-v1", "sha256:img1")
+        assert {c: by["c3"][f"vision_{c}"] for c in from_text} == from_text | {
+            c: from_image[c] for c in ("homework", "diagram")
+        }
         assert by["c3"]["category_tag"]["ocr_v0.1"] == {"ocr": by["c3"]["vision_ocr"]}
         assert (
             by["c1"]["vision_captioning"] is None and by["c1"]["category_tag"]["ocr_v0.1"] is None
@@ -236,7 +240,7 @@ def test_label_conversations_once_per_prompt(tmp_path):
         again, _report2 = label_conversations(
             conv, task, month="2024-01", cache_root=str(tmp_path), cfg=cfg
         )
-        assert srv.calls == 15 and again.equals(out)
+        assert srv.calls == 19 and again.equals(out)
     assert set(out_of_range(out).values()) == {0}
     assert parse_failure_rate(out) == {"criteria": 0.0, "vision": 0.0, "refusal": 0.0}
     broken = out.with_columns(

@@ -5,14 +5,11 @@ the detail. Lines are hand-written."""
 
 from __future__ import annotations
 
-from arena_assets.clean.rejects import (
-    REDACT_WINDOW_CHARS,
-    blank_reject_line,
-    redact_rejects,
-    scrub_reject_line,
-)
+from arena_assets.clean.rejects import blank_reject_line, redact_rejects, scrub_reject_line
 from arena_assets.contracts import REJECT_RAW_CHARS
 from arena_assets.ingest import parse_lines
+
+LONG = 10 * REJECT_RAW_CHARS
 
 IP = "81.2.69.160"
 EMAIL = "jane.roe@example.org"
@@ -39,8 +36,7 @@ LINES = [
     (b'\xff\xfe{"ip":"' + IP.encode() + b'"}', "byte 0: invalid start byte"),
     (b"", ""),
     (b'{"judge":"u-judge-99","content":"nothing personal"}', "missing_type"),
-    # longer than the redaction window: an e-mail across the kept length, a phone past
-    # the window (never kept, never read)
+    # long: an e-mail across the kept length, a phone far past it (never kept)
     (
         b'{"type":"chat","ip":"'
         + IP.encode()
@@ -48,7 +44,7 @@ LINES = [
         + b"y " * (REJECT_RAW_CHARS // 2 - 30)
         + EMAIL.encode()
         + b" "
-        + b"z " * REDACT_WINDOW_CHARS
+        + b"z " * LONG
         + PHONE.encode()
         + b'"}',
         "absurd_length",
@@ -69,11 +65,8 @@ def test_batched_scrub_equals_one_at_a_time() -> None:
     assert hashed[6] == f"h({IP})" and "<EMAIL>" in raws[6] and len(raws[6]) == REJECT_RAW_CHARS
 
 
-def test_redaction_reads_a_window_that_covers_what_is_kept() -> None:
-    """PII is redacted in the first REDACT_WINDOW_CHARS of a rejected line, then the text
-    is cut: a value straddling the kept length is caught whole however long the line."""
-    assert REDACT_WINDOW_CHARS >= 5 * REJECT_RAW_CHARS
-    for tail in (0, 10, 10 * REDACT_WINDOW_CHARS):
+def test_a_value_straddling_the_kept_length_is_redacted_whole_however_long_the_line() -> None:
+    for tail in (0, 10, 10 * LONG):
         text = ("w " * (REJECT_RAW_CHARS // 2 - 4) + EMAIL + " " + "q" * tail).encode()
         _detail, raw, _ = scrub_reject_line(text, "line_too_long")
         assert "<EMAIL>" in raw and "jane" not in raw and "example" not in raw
@@ -90,15 +83,14 @@ def test_parsed_rejects_hold_no_identity_or_pii() -> None:
     assert redact_rejects([], []) == ([], [])
 
 
-def test_a_window_that_shrinks_under_redaction_never_keeps_half_a_value() -> None:
-    """Placeholders are shorter than the values they replace: a window full of long
-    e-mails shrinks, and its cut end (here inside an e-mail) could fall inside the kept
-    text. Such lines are redacted whole, batched or not."""
+def test_a_line_that_shrinks_under_redaction_never_keeps_half_a_value() -> None:
+    """Placeholders are shorter than the values they replace: a line full of long e-mails
+    shrinks, so the kept characters come from far past the first REJECT_RAW_CHARS of the
+    line, here from inside an e-mail that starts 20,000 characters in."""
     long_mail = "a" * 980 + "@example.org"
     head = " ".join([long_mail] * 19) + " "
-    pad = "w" * (REDACT_WINDOW_CHARS - len(head) - len("mail jane.roe@exa"))
+    pad = "w" * (10 * REJECT_RAW_CHARS - len(head) - len("mail jane.roe@exa"))
     text = head + pad + "mail " + EMAIL + " and more"
-    assert text[:REDACT_WINDOW_CHARS].endswith("mail jane.roe@exa")  # the window cuts the e-mail
     _, raw, _ = scrub_reject_line(text.encode(), "line_too_long")
-    assert "jane.roe" not in raw and "aaaa@" not in raw
+    assert "jane.roe" not in raw and "aaaa@" not in raw and raw.count("<EMAIL>") == 20
     assert raw == redact_rejects([""], [text])[1][0]

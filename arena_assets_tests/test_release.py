@@ -191,8 +191,33 @@ def test_cards_parse_with_the_right_counts(month_tables, tmp_path):
         assert f"- {reason}: {n:,}" in body
     header, body = parse_card((Path(summary.datasets["bench"]) / "README.md").read_text())
     assert "- prompts: 25" in body and "- categories: 2" in body
+    # a bench of prompts alone offers the questions alone
+    assert [c["config_name"] for c in header["configs"]] == ["default"]
     header, _ = parse_card((Path(summary.datasets["sft"]) / "README.md").read_text())
     assert header["configs"][0]["data_files"][0]["path"] == "data/train.jsonl"
+
+
+def test_cards_name_their_licence_and_say_only_what_is_true_of_their_keys(month_tables, tmp_path):
+    """Every card names its licence in its text; the chat and battle cards say their keys
+    were re-keyed, the bench and SFT cards (which hold no user identifier) say that
+    instead, and none of the four claims a re-keying it did not do."""
+    summary = _release(month_tables, tmp_path / "rel")
+    cards = {
+        kind: parse_card((Path(url) / "README.md").read_text())
+        for kind, url in summary.datasets.items()
+    }
+    assert set(cards) == {"chat", "battle", "bench", "sft"}
+    for kind, (header, body) in cards.items():
+        assert header["license"] == "cc-by-4.0"
+        assert "## Licence" in body and "licence `cc-by-4.0`" in body, kind
+    for kind, column in (("chat", "user_id"), ("battle", "judge")):
+        body = cards[kind][1]
+        assert f"`{column}` is the lake's salted user hash re-keyed" in body, kind
+        assert "HMAC-SHA256" in body and "No key joins two months" in body, kind
+    for kind in ("bench", "sft"):
+        body = cards[kind][1]
+        assert "This dataset holds no user identifier" in body, kind
+        assert "re-keyed" not in body and "HMAC" not in body and "user_id" not in body, kind
 
 
 def test_user_hashes_join_nothing_outside_their_release(month_tables, tmp_path):
@@ -370,6 +395,58 @@ def test_release_command(month_tables, tmp_path, monkeypatch):
     chat = pl.read_parquet(tmp_path / "rel" / f"arena-chat-{MONTH}" / "data" / "*.parquet")
     assert chat.height == month_tables["conversations"].height
     assert main([*args[:2], "--month", "2030-01", *args[4:]]) == 2  # no such month
+
+
+def test_chat_and_battle_share_a_key_within_a_month_and_no_key_joins_two_months(
+    month_tables, tmp_path, monkeypatch
+):
+    """What the chat and battle cards say of their keys, checked on the files: within one
+    month's release every battle `judge` is a chat `user_id` (the card gives the count),
+    and the same people in two months (the lake's hashes shared by both) get keys that
+    join nothing across the two releases."""
+    from arena_assets.cli import main
+
+    months = (MONTH, "2024-03")
+    lake = Lake(str(tmp_path / "lake"))
+    for month in months:  # the same people active in both months
+        for table in ("conversations", "battles"):
+            lake.write(table, month, month_tables[table])
+    monkeypatch.setenv("ARENA_RELEASE_SECRET", "operator-secret")
+    out, keys = tmp_path / "rel", {}
+    for month in months:
+        assert main(["release", str(tmp_path / "lake"), "--month", month, "--out", str(out)]) == 0
+        chat = pl.read_parquet(out / f"arena-chat-{month}" / "data" / "*.parquet")
+        battle = pl.read_parquet(out / f"arena-battle-{month}" / "data" / "*.parquet")
+        users, judges = set(chat["user_id"]), set(battle["judge"])
+        assert len(judges) > 20 and judges <= users, month
+        for kind in ("chat", "battle"):
+            _, body = parse_card((out / f"arena-{kind}-{month}" / "README.md").read_text())
+            assert f"all the {len(judges):,} judges of {month} appear as chat users" in body
+            assert "No key joins two months" in body
+        keys[month] = users | judges
+    lake_users = set(month_tables["conversations"]["user_hash"])
+    assert len(lake_users) == len(keys[MONTH]) == len(keys["2024-03"])  # one key per person
+    assert not keys[MONTH] & keys["2024-03"]
+    # a release named alike for two months would share keys: the card says so
+    assert (
+        main(
+            [
+                "release",
+                str(tmp_path / "lake"),
+                "--month",
+                "2024-03",
+                "--out",
+                str(tmp_path / "n"),
+                "--name",
+                MONTH,
+            ]
+        )
+        == 0
+    )
+    chat = pl.read_parquet(tmp_path / "n" / "arena-chat-2024-03" / "data" / "*.parquet")
+    assert set(chat["user_id"]) == keys[MONTH]
+    _, body = parse_card((tmp_path / "n" / "arena-chat-2024-03" / "README.md").read_text())
+    assert "No key joins two months" not in body and f"release name `{MONTH}`" in body
 
 
 def test_release_on_s3_is_configuration_only(month_tables, tmp_path, s3_endpoint):

@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from arena_assets.errors import SettingError
 from arena_assets.pipeline.routing import load_model, read_blob
 from arena_assets.routing.schema import (
     P2L_BOARDS_SCHEMA,
@@ -161,15 +162,21 @@ def test_router_eval_and_router_with_prices(routed):
 def test_bad_prices_are_one_clear_line(routed):
     _, lake, _, mp = routed
     before = lake.read("router", MONTHS[0])
-    mp.setenv("ARENA_ROUTER_PRICES", "{not json")
+    mp.setenv("ARENA_ROUTER_PRICES", "{not json")  # not JSON at all: the load stops
     try:
+        with pytest.raises(SettingError) as refused:
+            materialize(MONTHS[0], "router", raise_on_error=False)
+        mp.setenv("ARENA_ROUTER_PRICES", '{"kelp-34b-pro": -1}')  # JSON, but no price: the step
         result = materialize(MONTHS[0], "router", raise_on_error=False)
     finally:
         mp.setenv("ARENA_ROUTER_PRICES", "")
+    assert str(refused.value).startswith(
+        "error: ARENA_ROUTER_PRICES='{not json' is not allowed: expected a JSON object"
+    )
     assert not result.success
-    (failure,) = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
-    text = str(failure.event_specific_data.error)
-    assert "ARENA_ROUTER_PRICES must be a JSON object" in text and "nothing was written" in text
+    (failure,) = result.get_step_failure_events()
+    text = failure.step_failure_data.user_failure_data.description
+    assert text == ("ARENA_ROUTER_PRICES must map each model to a price >= 0 (nothing was written)")
     assert lake.read("router", MONTHS[0]).equals(before)
 
 

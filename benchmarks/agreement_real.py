@@ -1,7 +1,9 @@
 """Baselines against real human votes: "longer wins" and "more markdown wins" on the real
 2024 arena battles of ../shared/real (FastChat clean_battle layout, 100 battles), through
 the project's own path (ingest adapter -> conversations -> battles -> the agreement
-metrics), printed beside PPE's published "longer wins" accuracy (59.8 %).
+metrics), overall and on the `hard` slice (battles whose category_tag meets 6 or more of
+the 7 hard-prompt criteria), printed beside PPE's published "longer wins" accuracy (59.81 %),
+a figure of PPE's hard-prompt subset: the `hard` row is the one to read beside it.
 
     .venv/bin/python benchmarks/agreement_real.py [--real ../shared/real]
 
@@ -77,8 +79,8 @@ def main() -> int:
             ]
         )
         table = agreement_table(
-            verdicts, sample, AgreementOptions(rounds=1000, min_slice_battles=1000)
-        )
+            verdicts, sample, AgreementOptions(rounds=1000, min_slice_battles=1)
+        ).filter(pl.col("slice").is_in(["overall", "hard"]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(
@@ -87,13 +89,17 @@ def main() -> int:
     )
     for row in table.iter_rows(named=True):
         print(
-            f"{row['judge']:>9}: PPE accuracy {row['accuracy']:.3f} [{row['accuracy_lower']:.3f}, "
+            f"{row['judge']:>9} {row['slice']:>7} ({row['decisive_votes']} decided): "
+            f"PPE accuracy {row['accuracy']:.3f} [{row['accuracy_lower']:.3f}, "
             f"{row['accuracy_upper']:.3f}], agreement w/o ties {row['agreement_without_ties']:.3f}, "
             f"kappa {row['kappa']:.3f}"
         )
     print(
         "published:",
-        "; ".join(f"{y['source']} {y['judge']} {y['value']:.3f}" for y in AGREEMENT_YARDSTICKS),
+        "; ".join(
+            f"{y['source']} {y['judge']} {y['value']:.4f} ({y['slice']})"
+            for y in AGREEMENT_YARDSTICKS
+        ),
     )
     return 0
 

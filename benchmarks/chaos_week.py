@@ -13,9 +13,10 @@ behind a simulated endpoint with ~30 % faults, then healed; a forget with --reco
 against a forget followed by a Dagster rematerialization of everything downstream; and
 configuration mistakes (a raw root without the month, with an empty month folder, or with
 a month folder that holds one of its files, refused, then allowed for one run by its tag on
-a copy of the lake; the partitions ending before they start, an s3:// lake with no server, raw_logs without
-raw_rejects, a held or unwritable catalog, a full disk, the shell's settings against
-.env). Per case it prints the rows lost (must be 0), what
+a copy of the lake; the partitions ending before they start, a setting the registry
+refuses, a truncated partition, a read-only lake folder, an unreachable labeller, an s3://
+lake with no server, raw_logs without raw_rejects, a held or unwritable catalog, a full
+disk, the shell's settings against .env). Per case it prints the rows lost (must be 0), what
 the user is told (one line naming what to fix) and the seconds until things work again.
 The machine is shared: `uptime` is printed with the figures.
 """
@@ -165,7 +166,11 @@ def headline(home: Path) -> str:
             for record in instance.get_records_for_run(
                 run.run_id, of_type=dg.DagsterEventType.STEP_FAILURE
             ).records:
-                error = record.event_log_entry.dagster_event.step_failure_data.error
+                data = record.event_log_entry.dagster_event.step_failure_data
+                said = data.user_failure_data.description if data.user_failure_data else ""
+                if said:  # a failure with its one line: the UI's headline is that line
+                    return said.strip().splitlines()[0]
+                error = data.error
                 while error.cause is not None and (error.cls_name or "").startswith("Dagster"):
                     error = error.cause
                 return (error.message or "").strip().splitlines()[0]
@@ -658,6 +663,37 @@ class Week:
         finally:
             subprocess.run(["umount", str(mount)], capture_output=True)
 
+    def damaged_partition(self) -> None:
+        """conversations 2024-02 cut to half its bytes while battles, which reads it, runs;
+        the file is put back afterwards."""
+        path = Path(self.env["ARENA_LAKE_ROOT"]) / "conversations" / f"{TARGET}.parquet"
+        whole = path.read_bytes()
+        path.write_bytes(whole[: len(whole) // 2])
+        try:
+            self.mistake(
+                "conversations partition truncated, battles reads it",
+                {},
+                "battles",
+                "ARENA_LAKE_ROOT",
+                ("battles",),
+            )
+        finally:
+            path.write_bytes(whole)
+
+    def read_only_lake(self) -> None:
+        """The lake's conversations folder mounted read-only while conversations runs."""
+        folder = Path(self.env["ARENA_LAKE_ROOT"]) / "conversations"
+        case = "lake folder read-only, conversations writes it"
+        bind = ["mount", "--bind", str(folder), str(folder)]
+        if subprocess.run(bind, capture_output=True).returncode:
+            self.say(case, "n/a", "skipped: cannot mount here", 0.0)
+            return
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+            self.mistake(case, {}, "conversations", "ARENA_LAKE_ROOT", ("conversations",))
+        finally:
+            subprocess.run(["umount", str(folder)], capture_output=True)
+
     def settings_rule(self) -> None:
         project = self.base / "settings-project"
         project.mkdir()
@@ -733,6 +769,24 @@ def mistakes(week: Week) -> None:
     )
     week.partial_month()
     week.partitions_range()
+    week.mistake(
+        "a setting the registry refuses (labeller concurrency -3)",
+        {"ARENA_LABELER_MAX_CONCURRENCY": "-3"},
+        setting="ARENA_LABELER_MAX_CONCURRENCY",
+    )
+    week.damaged_partition()
+    week.read_only_lake()
+    unreachable = f"http://127.0.0.1:{free_port()}/v1"
+    week.mistake(
+        "labeller base URL unreachable",
+        {
+            "ARENA_LABELER_BASE_URL": unreachable,
+            "ARENA_LLM_CACHE_ROOT": str(week.base / "cache-unreachable"),
+        },
+        "topic_labels",
+        setting=unreachable,
+        tables=("topic_labels",),
+    )
     week.mistake(
         "s3:// lake with no server",
         {

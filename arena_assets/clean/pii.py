@@ -23,13 +23,18 @@ of this: it is the independent scanner of `arena_assets.clean.pii_check`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import polars as pl
 
 from arena_assets.clean.pii_address import GATED as ADDRESS_GATED
 from arena_assets.clean.pii_address import GATES as ADDRESS_GATES
 from arena_assets.clean.pii_check import has_raw_pii
-from arena_assets.clean.pii_detect import detect_spans
+from arena_assets.clean.pii_detect import detect_spans, spans_before
 from arena_assets.contracts import PII_PLACEHOLDERS, PII_TYPES
+
+if TYPE_CHECKING:
+    from arena_assets.clean.pii_json import View
 
 _B = r"(?-u:\b)"  # ASCII word boundary: keeps the Rust lazy DFA usable on non-ASCII text
 _STREET_WORDS = (
@@ -95,9 +100,13 @@ def redact_text(text: str, groups: frozenset[str] | None = None) -> tuple[str, d
     """`text` with each PII span replaced by its placeholder, and the count per type.
 
     ``groups``: the prefilter groups the text matched (None: run every detector)."""
+    return _replace(text, detect_spans(text, groups))
+
+
+def _replace(text: str, spans: list[tuple[str, int, int]]) -> tuple[str, dict[str, int]]:
     counts = dict.fromkeys(PII_TYPES, 0)
     pieces, cursor = [], 0
-    for kind, start, end in detect_spans(text, groups):
+    for kind, start, end in spans:
         pieces += [text[cursor:start], PII_PLACEHOLDERS[kind]]
         counts[kind] += 1
         cursor = end
@@ -198,6 +207,52 @@ def _redact_raw_strings(texts: pl.Series) -> pl.Series:
 def scrub_raw_text(text: str) -> str:
     """`scrub_raw_line` for one string (rejected lines are few: one small polars call each)."""
     return pl.select(scrub_raw_line(pl.lit(text, pl.String))).item()
+
+
+def scrub_raw_prefixes(texts: list[str], keep: int) -> list[str]:
+    """``scrub_raw_text(t)[:keep]`` for each text, exactly, at the cost of validating only
+    the PII candidates that can reach the first ``keep`` characters.
+
+    A rejected line may run to a megabyte and hold thousands of candidates (a message
+    repeated to absurd length); only its first ``keep`` characters are stored. The
+    identity fields are blanked, the prefilter run and the JSON escapes decoded over the
+    whole line, and every detector scans the whole decoded text (`pii_detect.spans_before`),
+    so a value that crosses the cut, or only matches with what follows it, is found as
+    the whole line would find it; validation stops where the redacted text is known to
+    cover ``keep`` characters. Placeholders are longer or shorter than what they replace,
+    so that point is found by doubling a limit until the redaction before it is long
+    enough."""
+    from arena_assets.clean.pii_json import unescaped_view
+
+    values = (
+        pl.Series(texts, dtype=pl.String).str.replace_all(_RAW_USER_FIELD, '${1}"<USER>"').to_list()
+    )
+    views = [unescaped_view(t) if "\\" in t else None for t in values]
+    plain = pl.Series(
+        [t if v is None else v[0] for t, v in zip(values, views, strict=True)], dtype=pl.String
+    )
+    hit = plain.str.contains(PREFILTER).fill_null(False).arg_true().to_list()
+    out = [t[:keep] for t in values]
+    for i, groups in zip(hit, _matched_groups(plain.gather(hit)), strict=True):
+        out[i] = _redact_prefix(values[i], views[i], groups, keep)
+    return out
+
+
+def _redact_prefix(raw: str, view: View | None, groups: frozenset[str], keep: int) -> str:
+    from arena_assets.clean.pii_json import redact_escaped
+
+    text = raw if view is None else view[0]
+    stop = 2 * keep  # placeholders rarely shrink a text to half: one round, nearly always
+    while True:
+        spans, stop = spans_before(text, groups, stop)
+        if view is None:
+            redacted, boundary = _replace(raw, spans)[0], min(stop, len(raw))
+        else:
+            redacted, boundary = redact_escaped(raw, view, spans), view[1][min(stop, len(text))]
+        # every span ends before `boundary`: the output up to it is final
+        if boundary + len(redacted) - len(raw) >= keep or stop >= len(text):
+            return redacted[:keep]
+        stop *= 2
 
 
 def redact_frame(frame: pl.DataFrame, column: str) -> pl.DataFrame:

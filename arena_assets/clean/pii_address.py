@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from arena_assets.clean.pii_reach import matches_before
+
 _NO = r"\d{1,5}(?:\s?[a-zA-Z](?![\w]))?(?:\s?(?:bis|ter))?"  # house number: 12, 12a, 221B, 5 bis
 _WORD = r"[^\W\d_][\w'’.-]*"
 # words that never name a street: keep "3 apples on the way" and "2 by 2 square" prose
@@ -176,15 +178,16 @@ GATED = "address:gated"
 
 
 def address_spans(
-    text: str, cores: bool = True, cased: bool = True
+    text: str, cores: bool = True, cased: bool = True, stop: int | None = None
 ) -> Iterator[tuple[str, int, int]]:
     """("street_address", start, end) of each address, its city and postcode included.
 
-    ``cores`` / ``cased``: False when the pattern's gate (above) ruled it out."""
+    ``cores`` / ``cased``: False when the pattern's gate (above) ruled it out. ``stop``:
+    only the addresses that start before it."""
     for pattern, wanted in ((ADDRESS_CORES, cores), (ADDRESS_CORES_CASED, cased)):
         if not wanted:
             continue
-        for m in pattern.finditer(text):
+        for m in matches_before(pattern, text, stop):
             yield "street_address", m.start(), m.end() + _tail(text, m.end())
 
 

@@ -101,7 +101,7 @@ _LINK_WORDS = {"and", "or", "the", "of", "in", "on", "to", "a", "an", "und", "et
 _STREET_SUFFIXES = ("straße", "strasse", "str.", "gasse", "allee", "straat", "gracht")
 _NOT_PERSONAL = [
     ipaddress.ip_network(n)
-    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32", "3fff::/20")
 ]
 # international notation anywhere, plus the national notations the matcher reads without
 # false alarms on timestamps and netmasks (a wider list flags 1715941800 as a German mobile)

@@ -5,18 +5,18 @@ texts that a vectorised polars prefilter (`PREFILTER`) flags, a few percent of t
 
 Validators, not hand-written checks: Google's `phonenumbers` (numbering plans of every
 country), `python-stdnum` (Luhn, IBAN mod 97, national ids), `ipaddress`. Each detector
-below says what it accepts and why it leaves look-alikes alone (the precision rules:
-versions, barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs).
+says what it accepts and why it leaves look-alikes alone (the precision rules: versions,
+barcodes, math, order numbers, dates, UUIDs, hashes, documentation IPs); IP addresses are
+judged in `arena_assets.clean.pii_ip`, phone numbers in `arena_assets.clean.pii_phone`,
+street addresses in `arena_assets.clean.pii_address`.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import unicodedata
 from collections.abc import Iterator
 
-import phonenumbers
 from stdnum import iban as std_iban
 from stdnum import isbn, luhn
 from stdnum.br import cpf
@@ -28,9 +28,19 @@ from stdnum.in_ import aadhaar
 from stdnum.it import codicefiscale
 from stdnum.us import ssn
 
-from arena_assets.clean.pii_address import GATED, address_spans
+from arena_assets.clean.pii_address import (
+    ADDRESS_CORES,
+    ADDRESS_CORES_CASED,
+    GATED,
+    address_spans,
+)
+from arena_assets.clean.pii_ip import PATTERNS as IP_PATTERNS
+from arena_assets.clean.pii_ip import ip_spans
+from arena_assets.clean.pii_phone import is_phone
+from arena_assets.clean.pii_reach import matches_before
 
 Span = tuple[str, int, int]
+
 
 # ---------------------------------------------------------------- e-mail
 _IN_URL = re.compile(r"://[^\s/@]*$")
@@ -47,8 +57,8 @@ _SPELLED_EMAIL = re.compile(
 )
 
 
-def _emails(text: str) -> Iterator[Span]:
-    for m in _EMAIL.finditer(text):
+def _emails(text: str, stop: int | None = None) -> Iterator[Span]:
+    for m in matches_before(_EMAIL, text, stop):
         if _IN_URL.search(text, max(0, m.start() - 80), m.start()):
             continue  # user:password@host of a URL: a secret (below), the host stays
         start, local = m.start(), m.group().split("@", 1)[0]
@@ -63,7 +73,7 @@ def _emails(text: str) -> Iterator[Span]:
     if any(
         w in lower for w in (" at ", "(at)", "[at]", "{at}", "<at>", "arroba")
     ):  # gate the slow one
-        for m in _SPELLED_EMAIL.finditer(text):
+        for m in matches_before(_SPELLED_EMAIL, text, stop):
             yield "email", m.start(), m.end()
 
 
@@ -89,94 +99,41 @@ _ASSIGNED_SECRET = re.compile(
 )
 
 
-def _secrets(text: str) -> Iterator[Span]:
-    for m in _SECRET.finditer(text):
+def _secrets(text: str, stop: int | None = None) -> Iterator[Span]:
+    for m in matches_before(_SECRET, text, stop):
         yield "secret", m.start(), m.end()
-    for m in _URL_CREDENTIALS.finditer(text):
+    for m in matches_before(_URL_CREDENTIALS, text, stop):
         yield "secret", m.start(1), m.end(1)
-    for m in _ASSIGNED_SECRET.finditer(text):
+    for m in matches_before(_ASSIGNED_SECRET, text, stop):
         value = m.group(1)
         if re.search(r"[0-9]", value) and re.search(r"[A-Za-z]", value):
             yield "secret", m.start(1), m.end(1)
-
-
-# ---------------------------------------------------------------- IP addresses
-_V4 = re.compile(r"(?<![A-Za-z0-9_.])(?:\d{1,3}\.){3}\d{1,3}(?![A-Za-z0-9_]|\.\d)")
-_V6 = re.compile(
-    r"(?<![A-Za-z0-9_:.])[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?<=:)(?:\d{1,3}\.){3}\d{1,3})?(?![A-Za-z0-9_:]|\.\d)"
-)
-# a fully written address (8 groups) right after a label and a colon ("IPv6:2a02:...",
-# "ip:fe80:..."): _V6 cannot start after a colon (it would start inside an address)
-_V6_AFTER_LABEL = re.compile(
-    r"(?<=:)[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){7}(?![0-9A-Za-z_:]|\.\d)"
-)
-_LABEL_BEFORE = re.compile(r"[\w.-]*$")
-_HEX_GROUP = re.compile(r"[0-9A-Fa-f]{0,4}")
-# RFC 5737 / RFC 3849: never assigned to anyone, so an address there is an example, not a user
-_DOCUMENTATION = [
-    ipaddress.ip_network(n)
-    for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
-]
-_VERSION_WORDS = re.compile(
-    r"(?i)(?<![a-z])(?:version|ver\.?|v|release|rel\.?|build|section|sect?\.|§|chapter|rule|upgrade|update|"
-    r"python|node|java|kernel|firmware|версия|バージョン|版本|versão|versione|versión|abschnitt)"
-    r"\W{0,3}(?:from\W{1,3})?$"
-)
-
-
-def _personal_ip(addr: ipaddress._BaseAddress) -> bool:
-    if addr.is_loopback or addr.is_unspecified or addr.is_multicast or addr.is_reserved:
-        return False
-    return not any(addr in net for net in _DOCUMENTATION if net.version == addr.version)
-
-
-def _ips(text: str) -> Iterator[Span]:
-    for m in _V4.finditer(text):
-        try:
-            addr = ipaddress.IPv4Address(m.group())
-        except ValueError:
-            continue
-        octets = m.group().split(".")
-        if all(len(o) == 1 for o in octets) or _VERSION_WORDS.search(
-            text[max(0, m.start() - 24) : m.start()]
-        ):
-            continue  # 1.2.3.4 / "version 2.4.1.0": a version or section number, not a host
-        if text.startswith("/", m.end()) and octets[-1] == "0":
-            continue  # a network (CIDR) names no one
-        if _personal_ip(addr):
-            yield "ip_address", m.start(), m.end()
-    for m in _V6.finditer(text):
-        token = m.group()
-        groups = [g for g in re.split(r"[:.]", token) if g]
-        if len(groups) < 2 or sum(len(g) for g in groups) < 6:
-            continue  # "std::", "a::b": code, not addresses
-        try:
-            addr = ipaddress.IPv6Address(token)
-        except ValueError:
-            continue
-        if _personal_ip(addr.ipv4_mapped or addr):  # ::ffff:a.b.c.d is judged as a.b.c.d
-            yield "ip_address", m.start(), m.end()
-    for m in _V6_AFTER_LABEL.finditer(text):
-        label = _LABEL_BEFORE.search(text, 0, m.start() - 1).group()
-        if not label or _HEX_GROUP.fullmatch(label):
-            continue  # the colon belongs to a longer hex run, not to a label
-        if _personal_ip(ipaddress.IPv6Address(m.group())):
-            yield "ip_address", m.start(), m.end()
 
 
 # ---------------------------------------------------------------- digit runs
 # A run of digits (ASCII or full-width) joined by at most 3 separator characters, with an
 # optional leading "+" / "(": one candidate for cards, national ids and phones alike.
 _D = "0-9\uff10-\uff19"
+# a separator inside a number; a dot before a space ends a sentence ("... 555-0147. 1. Next")
+_SEP = "(?:(?!\\.[ \u00a0])[ \u00a0.\\-/()\u2010-\u2013\uff0d\uff0e\uff08\uff09])"
 _RUN = re.compile(
     # a run may follow "No." / "Nr." / "Tel." glued on ("No.4736150721484000"): an
     # abbreviation's dot, not a decimal point or a version's
     rf"(?:(?<=\b[Nn][OoRr]\.)|(?<=\b[Tt]el\.)|(?<![A-Za-z0-9_\uff10-\uff19.,#/-]))"
     rf"(?:[+\uff0b]\s?)?[(\uff08]?[{_D}]"
-    rf"(?:[{_D}]|[ \u00a0.\-/()\u2010-\u2013\uff0d\uff0e\uff08\uff09]{{1,3}}(?=[{_D}]))*"
+    rf"(?:[{_D}]|{_SEP}{{1,3}}(?=[{_D}]))*"
     rf"(?![A-Za-z0-9_\uff10-\uff19])"
 )
-_MATH = re.compile(r"[=*^×÷<>]\s*$|^\s*(?:[=*^×÷<>]|[+\-/]\s+\d)")
+# Numbers glued to the text around them, which _RUN leaves (its boundaries keep codes such
+# as "AB12345678" out): a "+" number after anything ("WhatsApp+44 20 7946 0958",
+# "xxxx+44 20 5555 0199", "0000+44 20 ..."), in groups (a "+" in base64 is never followed
+# by a spaced group, nor is arithmetic in prose: "3+4"), and a card grouped in fours
+# after anything but a digit ("card4024 0071 2239 1021", "...1021exp").
+_GLUED = re.compile(
+    rf"(?<![+\uff0b])[+\uff0b]\s?[(\uff08]?[{_D}]+(?:{_SEP}{{1,3}}[{_D}]+)+"
+    r"|(?<![0-9])(?:[0-9]{4}([ -])[0-9]{4}\1[0-9]{4}\1[0-9]{1,7}|[0-9]{4}([ -])[0-9]{6}\2[0-9]{5})"
+    r"(?![0-9]|[ -][0-9])"
+)
 _ID_WITH_LETTERS = re.compile(
     r"(?<![A-Za-z0-9])(?:\d{17}[0-9Xx]"  # China resident id
     r"|\d{8}[- ]?[A-Za-z]|[XYZxyz][- ]?\d{7}[- ]?[A-Za-z]"  # Spain DNI / NIE
@@ -189,19 +146,16 @@ _ID_KEYWORDS = {
     "cpf": re.compile(r"(?i)\bcpf\b"),
     "nir": re.compile(r"(?i)(?:sécu|secu|nir\b|insee|sécurité sociale|securite sociale)"),
 }
-_PHONE_WORDS = re.compile(
-    r"(?i)(?:tel|phone|call|mobile|cell|whatsapp|fax|handy|ruf|anruf|appel|portable|móvil|movil|"
-    r"my number(?!s)|number is|reach me|text me|ring me|contact me|nummer|numéro|número|tlf|sms|"
-    r"llam|celular|telefone|cellulare|chiam|телефон|звон|номер|电话|手机|電話|携帯|नंबर|फ़ोन|फोन|कॉल)"
-)
 _SSN_SHAPE = re.compile(r"^\d{3}([- ])\d{2}\1\d{4}$")
 _CPF_SHAPE = re.compile(r"^\d{3}\.\d{3}\.\d{3}-\d{2}$")
 _NIR_SHAPE = re.compile(r"^[12] ?\d{2} ?\d{2} ?\d{2} ?\d{3} ?\d{3} ?\d{2}$")
 _AADHAAR_SHAPE = re.compile(r"^\d{4}([ -])\d{4}\1\d{4}$")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}([./-])\d{1,2}\2\d{1,2}")
-_DOTTED_PHONE = re.compile(
-    r"\(?\d{3}\)?\.\d{3}\.\d{4}|0\d(?:\.\d{2}){4}|\+?[\d ]+(?:\.\d{2}){4}|\d{3}\.\d{4}"
-)
+# a date and the hour of a time after it ("2023-01-20 12:34:56" stops at the colon)
+_DATE_HOUR = re.compile(rf"(?:{_DATE.pattern})(?:[ T]\d{{1,2}})?")
+# two spaces or more inside a run: aligned columns of a table ("0  2497  202305"), several
+# numbers, not one grouped number
+_COLUMNS = re.compile("[ \u00a0]{2,}")
 _BOOK_WORDS = re.compile(r"(?i)(?:isbn|issn|ean|gtin|upc|doi|arxiv)\W{0,3}$")
 _UUID_OR_HASH = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-|[0-9a-fA-F]{24,}")
 
@@ -260,90 +214,43 @@ def _national_id(raw: str, digits: str, before: str) -> bool:
     return False
 
 
-def _phone(raw: str, digits: str, before: str, after: str) -> bool:
-    if not 7 <= len(digits) <= 15 or _MATH.search(before) or _MATH.search(after):
-        return False
-    text = raw.strip()
-    if "." in text and not _DOTTED_PHONE.fullmatch(text):
-        return False  # dots join versions, IPs and decimals; phones only in 3.3.4 / 2.2.2.2.2
-    groups = re.findall(r"\d+", text)
-    if sum(len(g) == 1 for g in groups) > 2:
-        return False  # "6 8 4 2 4 6 3 1": a digit sequence (real arena prompt), not a phone
-    if len(groups) == 2 and "-" in text and groups[0].endswith("00") and groups[1].endswith("00"):
-        return False  # "20000-30000": a range
-    separated = bool(re.search(r"[ .\-/()]", text.lstrip("+")))
-    if text.startswith("+") or (digits.startswith("00") and not digits.startswith("000")):
-        try:
-            number = phonenumbers.parse(
-                "+" + digits[2:] if not text.startswith("+") else text, None
-            )
-        except phonenumbers.NumberParseException:
-            return False
-        return phonenumbers.is_possible_number(number)
-    keyword = bool(_PHONE_WORDS.search(before))
-    small = all(len(g) <= 2 for g in groups) and not text.startswith(("+", "("))
-    if small and (any(len(g) == 1 for g in groups) or not (keyword or groups[0].startswith("0"))):
-        return False  # "42 17 8 99 23": a list of small numbers (spaced pairs need a trunk 0)
-    if keyword and len(digits) == 7 and re.fullmatch(r"\d{3}[ .\-]\d{4}", text):
-        return True  # "call me at 538-2701": a local number, dialled without its area code
-    if len(digits) < 9 and not keyword:
-        return False  # national numbers are 9+ digits nearly everywhere; shorter ones need a word
-    if (
-        not separated
-        and not keyword
-        and not (re.fullmatch(r"1[3-9]\d{9}", digits) or re.fullmatch(r"0\d{9,11}", digits))
-    ):
-        return False  # a bare digit run needs a phone word, or the shape of a CN mobile / trunk-0 number
-    if re.fullmatch(r"\(?\d{3}\)?[ .\-]?\d{3}[ .\-]\d{4}", text) or re.fullmatch(
-        r"1[ .\-]\d{3}[ .\-]\d{3}[ .\-]\d{4}", text
-    ):
-        number = phonenumbers.parse(digits[-10:], "US")  # NANP shape, area code not checked
-        return phonenumbers.is_possible_number(number)
-    for region in _regions(digits):
-        try:
-            if phonenumbers.is_valid_number(phonenumbers.parse(digits, region)):
-                return True
-        except phonenumbers.NumberParseException:
-            continue
-    return False
+def _candidates(text: str, stop: int | None) -> Iterator[tuple[int, str, bool]]:
+    """(start, raw, glued) of each digit-run candidate, by start, each span once."""
+    runs = {(m.start(), m.group()): False for m in matches_before(_RUN, text, stop)}
+    for m in matches_before(_GLUED, text, stop):
+        runs.setdefault((m.start(), m.group()), True)
+    for (start, raw), glued in sorted(runs.items()):
+        yield start, raw, glued
 
 
-def _regions(digits: str) -> tuple[str, ...]:
-    """Regions whose national notation a digit string could be written in."""
-    if digits.startswith("0"):
-        return ("DE", "GB", "FR", "JP", "IN", "IT", "NL", "AT", "CH", "BR", "KR", "AU", "TR")
-    if digits.startswith("8") and len(digits) == 11:
-        return ("RU",)
-    return ("CN", "US", "IN", "ES", "IT", "BR", "MX", "PL", "PT")
-
-
-def _digit_runs(text: str) -> Iterator[Span]:
-    for m in _RUN.finditer(text):
-        raw = m.group().rstrip(" .-/(")
+def _digit_runs(text: str, stop: int | None = None) -> Iterator[Span]:
+    for start, found, glued in _candidates(text, stop):
+        raw = found.rstrip(" .-/(")
         norm = unicodedata.normalize("NFKC", raw)  # full-width digits / "＋" / "－"
         digits = re.sub(r"\D", "", norm)
         if len(digits) < 7:
             continue
-        start, end = m.start(), m.start() + len(raw)
-        token_start = text.rfind(" ", 0, start) + 1
+        end = start + len(raw)
+        # a run inside a hash or UUID is part of it; a glued candidate starts its own token
+        token_start = start if glued else text.rfind(" ", 0, start) + 1
         if _UUID_OR_HASH.search(text[token_start : end + 40].split(" ")[0]):
             continue
-        before, after = text[max(0, start - 40) : start], text[end : end + 8]
+        before, after = text[max(0, start - 40) : start], text[end : end + 80]
         core = norm.lstrip("+(").rstrip(")")
-        if _DATE.fullmatch(core) or _BOOK_WORDS.search(before):
-            continue  # dates; ISBN / ISSN / EAN codes (named so in the text)
+        if _DATE_HOUR.fullmatch(core) or _COLUMNS.search(core) or _BOOK_WORDS.search(before):
+            continue  # dates; table columns; ISBN / ISSN / EAN codes (named so in the text)
         if core.count("-") >= 3 and isbn.is_valid(digits):  # the cheap test first
             continue  # a hyphenated ISBN (0-306-40615-2)
         if _card(core, digits):
             yield "card_number", start, end
         elif _national_id(core, digits, before):
             yield "national_id", start, end
-        elif _phone(norm, digits, before, after):
+        elif is_phone(norm, digits, before, after):
             yield "phone", start, end
 
 
-def _letter_ids(text: str) -> Iterator[Span]:
-    for m in _ID_WITH_LETTERS.finditer(text):
+def _letter_ids(text: str, stop: int | None = None) -> Iterator[Span]:
+    for m in matches_before(_ID_WITH_LETTERS, text, stop):
         value = m.group().upper()
         if value[0].isalpha() and value[1].isalpha():
             ok = codicefiscale.is_valid(value)
@@ -369,8 +276,8 @@ _PASSPORT = re.compile(
 )
 
 
-def _passports(text: str) -> Iterator[Span]:
-    for m in _PASSPORT.finditer(text):
+def _passports(text: str, stop: int | None = None) -> Iterator[Span]:
+    for m in matches_before(_PASSPORT, text, stop):
         if sum(c.isdigit() for c in m.group(1)) >= 4:
             yield "national_id", m.start(1), m.end(1)
 
@@ -381,8 +288,8 @@ def _passports(text: str) -> Iterator[Span]:
 _IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2} ?|[A-Za-z]{2})\d{2}(?:[ -]?[A-Za-z0-9]{1,5}){3,9}")
 
 
-def _ibans(text: str) -> Iterator[Span]:
-    for m in _IBAN.finditer(text):
+def _ibans(text: str, stop: int | None = None) -> Iterator[Span]:
+    for m in matches_before(_IBAN, text, stop):
         pieces = list(re.finditer(r"[A-Za-z0-9]+", m.group()))
         for k in range(len(pieces), 0, -1):  # the longest prefix of groups that validates
             compact = "".join(p.group() for p in pieces[:k])
@@ -394,11 +301,27 @@ def _ibans(text: str) -> Iterator[Span]:
 
 
 # ---------------------------------------------------------------- all together
+# every regex the detectors scan a text with: `pii_reach` bounds the scan of each
+PATTERNS = (
+    _EMAIL,
+    _SPELLED_EMAIL,
+    _SECRET,
+    _URL_CREDENTIALS,
+    _ASSIGNED_SECRET,
+    _RUN,
+    _GLUED,
+    _ID_WITH_LETTERS,
+    _PASSPORT,
+    _IBAN,
+    *IP_PATTERNS,
+    ADDRESS_CORES,
+    ADDRESS_CORES_CASED,
+)
 # detectors by the prefilter group (arena_assets.clean.pii) that lets a text reach them
 DETECTORS = {
     "secret": (_secrets,),
     "email": (_emails,),
-    "number": (_ibans, _letter_ids, _ips, _digit_runs),
+    "number": (_ibans, _letter_ids, ip_spans, _digit_runs),
     "address": (address_spans,),
     "passport": (_passports,),
 }
@@ -420,20 +343,29 @@ _PRIORITY = {
 }
 
 
-def detect_spans(text: str, groups: frozenset[str] | None = None) -> list[Span]:
+def detect_spans(
+    text: str, groups: frozenset[str] | None = None, stop: int | None = None
+) -> list[Span]:
     """Non-overlapping (type, start, end) PII spans of `text`, sorted by start; ``groups``
     limits the detectors to those of the prefilter groups the text matched.
 
     Overlapping finds merge into one span (an address that holds a phone number is
     redacted whole), typed as the longer of the two.
+
+    ``stop``: only the spans that start before it, exactly as the whole text gives them,
+    validating only the candidates that start there (see `spans_before`).
     """
     found: list[Span] = []
     for g in DETECTORS if groups is None else groups:
         if g == "address" and groups is not None and GATED in groups:
             # the gates were run and may have ruled out an address pattern (see pii_address)
-            found += address_spans(text, "address:cores" in groups, "address:cased" in groups)
+            found += address_spans(
+                text, "address:cores" in groups, "address:cased" in groups, stop=stop
+            )
         elif g in DETECTORS:  # "address:..." gate names are no detectors of their own
-            found += [span for detector in DETECTORS[g] for span in detector(text)]
+            found += [span for detector in DETECTORS[g] for span in detector(text, stop=stop)]
+    if stop is not None:
+        found = [s for s in found if s[1] < stop]
     found.sort(key=lambda s: (s[1], -(s[2] - s[1]), _PRIORITY[s[0]]))
     kept: list[Span] = []
     for kind, start, end in found:
@@ -445,3 +377,23 @@ def detect_spans(text: str, groups: frozenset[str] | None = None) -> list[Span]:
             continue
         kept.append((kind, start, end))
     return kept
+
+
+def spans_before(text: str, groups: frozenset[str] | None, stop: int) -> tuple[list[Span], int]:
+    """(spans, stop'): the spans of ``detect_spans(text, groups)`` that start before stop',
+    exactly, for some stop' >= ``stop``, at the cost of validating only the candidates that
+    start before stop'.
+
+    Why exact: every detector scans the whole text left to right (the candidates, and the
+    context each is judged in, are those of the whole text) and only stops validating at
+    ``stop``; each span starts at or after its candidate. What the whole text adds beyond
+    ``stop`` is spans that start there, which can change a span before it only by
+    overlapping it (a merge). So while a span found ends past ``stop``, ``stop`` moves to
+    its end; once none does, no later span can touch one before ``stop``.
+    """
+    while True:
+        spans = detect_spans(text, groups, stop)
+        end = max((e for _, _, e in spans), default=0)
+        if end <= stop or stop >= len(text):
+            return spans, stop
+        stop = end

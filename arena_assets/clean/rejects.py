@@ -9,21 +9,20 @@ any case) and their values of any JSON type (string, number, array, object, or a
 cut off by the end of the line) are blanked to ``"<USER>"``. The identity strings found
 are also blanked wherever else they occur in the line or in the detail (an address
 repeated inside a message, a wrong value quoted in the detail). Then the PII redaction
-of the cleaning stage runs over the line's first ``REDACT_WINDOW_CHARS`` (ten times what is
-kept), and only then is it cut to ``REJECT_RAW_CHARS``: a value cut in half at the kept
-boundary would no longer match any pattern, so cutting there first would let its first
-half through; the window leaves 18,000 characters of context after the kept part. Why a
-window and not the whole line: the lines rejected as ``line_too_long`` / ``absurd_length``
-run to hundreds of kilobytes, and redacting them whole was 15 % of a month's ingest CPU
-(140 such lines in a 200,000-session month, profiled). The kept text differs from a
-whole-line redaction only when one PII candidate runs on for more than the window's
-18,000 characters of context (e.g. a 20,000-character "word" ending in an e-mail domain).
-Placeholders are shorter than what they replace, so a window full of long values could
-shrink until its cut end falls inside the kept part: when the redacted window is shorter
-than ``REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS``, the whole line is redacted instead.
+of the cleaning stage runs over the whole line, and only then is the line cut to
+``REJECT_RAW_CHARS``: a value cut in half at the kept boundary would no longer match any
+pattern ("+44 20 5" of a phone number, "4599 5872" of a card), so cutting first would let
+its first half through.
 
-Cost: this runs only on rejected lines (well under 1 % of real traffic); the hot path
-of accepted lines never reaches it.
+Cost: the lines rejected as ``line_too_long`` / ``absurd_length`` run to hundreds of
+kilobytes, often one message repeated, with thousands of PII candidates; validating
+them all (``phonenumbers``, checksums) was most of the cost of a rejected line. Only
+the first ``REJECT_RAW_CHARS`` are kept, so `arena_assets.clean.pii.scrub_raw_prefixes`
+scans the whole line but validates only the candidates that can reach the kept part,
+which gives exactly the whole line's redaction cut to length (the argument is in
+`arena_assets.clean.pii_detect.spans_before`; `test_reject_batch.py` compares both on
+values placed across the cut). This runs only on rejected lines (well under 1 % of real
+traffic); the hot path of accepted lines never reaches it.
 """
 
 from __future__ import annotations
@@ -34,22 +33,8 @@ from collections.abc import Callable
 
 import polars as pl
 
-from arena_assets.clean.pii import scrub_raw_line, scrub_raw_text
+from arena_assets.clean.pii import scrub_raw_line, scrub_raw_prefixes, scrub_raw_text
 from arena_assets.contracts import REJECT_RAW_CHARS
-
-# what PII redaction reads of a rejected line (see the module doc)
-REDACT_WINDOW_CHARS = 10 * REJECT_RAW_CHARS
-# what must be left after the kept part of a redacted window, or the line is redacted whole
-WINDOW_MARGIN_CHARS = 4 * REJECT_RAW_CHARS
-
-
-def _window_kept_enough(raw: str, redacted_window: str) -> bool:
-    """Whether the window's cut end stays far enough behind the kept part."""
-    return (
-        len(raw) <= REDACT_WINDOW_CHARS
-        or len(redacted_window) >= REJECT_RAW_CHARS + WINDOW_MARGIN_CHARS
-    )
-
 
 # the fields that name a user in the native format and the adapters' formats, in the
 # order the validators prefer them (user_id, then judge, then ip); Copilot Arena's userId
@@ -188,27 +173,15 @@ def blank_reject(
 
 def redact_rejects(details: list[str], raws: list[str]) -> tuple[list[str], list[str]]:
     """The second half of :func:`scrub_reject` for many rejects: PII redaction of the
-    blanked details (empty ones stay as they are) and texts, then the cut of each text to
-    ``REJECT_RAW_CHARS``. Row-wise the same as ``scrub_raw_text`` on each string."""
+    blanked details (empty ones stay as they are) and of the whole texts, each text then
+    cut to ``REJECT_RAW_CHARS``. Row-wise the same as :func:`scrub_reject`."""
     if not raws:
         return details, raws
-    window = [r[:REDACT_WINDOW_CHARS] for r in raws]
-    texts = pl.Series("text", [*window, *details], dtype=pl.String)
-    done = texts.to_frame().select(scrub_raw_line(pl.col("text"))).to_series().to_list()
-    n = len(raws)
-    kept = done[:n]
-    whole = [
-        i for i, (r, s) in enumerate(zip(raws, kept, strict=True)) if not _window_kept_enough(r, s)
-    ]
-    if whole:  # rare: windows that shrank too much under redaction (see the module doc)
-        again = pl.Series("text", [raws[i] for i in whole], dtype=pl.String).to_frame()
-        for i, s in zip(
-            whole, again.select(scrub_raw_line(pl.col("text"))).to_series(), strict=True
-        ):
-            kept[i] = s
+    texts = pl.Series("text", details, dtype=pl.String).to_frame()
+    done = texts.select(scrub_raw_line(pl.col("text"))).to_series().to_list()
     return (
-        [d if not d else s for d, s in zip(details, done[n:], strict=True)],
-        [s[:REJECT_RAW_CHARS] for s in kept],
+        [d if not d else s for d, s in zip(details, done, strict=True)],
+        scrub_raw_prefixes(raws, REJECT_RAW_CHARS),
     )
 
 
@@ -221,10 +194,7 @@ def scrub_reject(
     None. ``raw`` is at most ``REJECT_RAW_CHARS`` characters.
     """
     safe_detail, blanked, user_hash = blank_reject(text, detail, hash_user)
-    raw = scrub_raw_text(blanked[:REDACT_WINDOW_CHARS])
-    if not _window_kept_enough(blanked, raw):
-        raw = scrub_raw_text(blanked)
-    raw = raw[:REJECT_RAW_CHARS]
+    raw = scrub_raw_prefixes([blanked], REJECT_RAW_CHARS)[0]
     return (scrub_raw_text(safe_detail) if safe_detail else safe_detail), raw, user_hash
 
 

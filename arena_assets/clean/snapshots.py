@@ -296,9 +296,7 @@ def iter_latest_snapshots(
     """
     with contextlib.ExitStack() as stack:
         spill = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-snapshots-"))
-        pf = pq.ParquetFile(
-            stack.enter_context(lake.fs.open(lake.partition_path("raw_logs", month), "rb"))
-        )
+        pf = stack.enter_context(lake.open_parquet("raw_logs", month))
         keys = [
             "conv_id_a",
             "conv_id_b",

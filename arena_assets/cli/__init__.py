@@ -1,7 +1,8 @@
 """`arena-assets` command line: the library's entry points without Dagster.
 
 Each sub-package that offers a command exposes ``register(subparsers)``; the command's
-function receives the parsed ``argparse.Namespace`` and returns an exit code.
+function receives the parsed ``argparse.Namespace`` and returns an exit code. A known
+error it raises (``errors.ArenaError``) is printed as one line, exit status 2 (``main``).
 """
 
 from __future__ import annotations
@@ -55,12 +56,32 @@ def commands() -> dict[str, argparse.ArgumentParser]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. The settings are judged first (``environment.check_settings``),
+    and a known error (``errors.ArenaError``: a setting, a lake file, an endpoint, a month)
+    ends the command with its one line on stderr and exit status 2; with
+    ``ARENA_DEBUG=true`` the traceback comes first. Other errors keep their traceback."""
+    import traceback
+
+    from arena_assets.environment import check_settings, debug
+    from arena_assets.errors import ArenaError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    return int(args.func(args) or 0)
+    try:
+        check_settings()
+        return int(args.func(args) or 0)
+    except ArenaError as exc:
+        if debug():
+            traceback.print_exc()
+        for line in str(exc).splitlines():  # a SettingError has a line per setting
+            print(
+                f"arena-assets {args.command}: error: {line.removeprefix('error: ')}",
+                file=sys.stderr,
+            )
+        return 2
 
 
 if __name__ == "__main__":

@@ -68,11 +68,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "or-bench",
         help="OR-Bench's prompt sets answered by candidate models: rejection rates",
         description="Every candidate answers every prompt of the OR-Bench CSV files (prompt, category; "
-        "80k / hard-1k over-refusal sets, toxic set); rejections judged by the refusal labeller "
-        "(--judge-*) and by OR-Bench's keywords. Writes the answers' verdicts and prints the rates.",
+        "80k / hard-1k over-refusal sets, toxic set). Each answer is judged by OR-Bench's own "
+        "3-class check prompt (direct answer, direct refusal, indirect refusal), read from your "
+        "OR-Bench checkout (--orbench-dir, else ARENA_ORBENCH_DIR), by the project's binary "
+        "refusal judge, and by OR-Bench's keyword rule of the candidate's model family; both "
+        "judges go to --judge-*. Writes the answers' verdicts and prints the rates side by side.",
     )
     b.add_argument(
         "files", nargs="+", help="or-bench-80k.csv, or-bench-hard-1k.csv, or-bench-toxic.csv"
+    )
+    b.add_argument(
+        "--orbench-dir",
+        default=None,
+        help="your OR-Bench checkout (its response_checker/check_response.py holds the check "
+        "prompt, read as data); default ARENA_ORBENCH_DIR; empty: OR-Bench's judge is not run",
+    )
+    b.add_argument(
+        "--keyword-families",
+        default="",
+        help="JSON object candidate -> OR-Bench keyword family (gpt-3.5, gpt-4, claude, gemini, "
+        "mistral, open, qwen) where the endpoint's model name does not say it",
     )
     b.add_argument("--candidates", required=True, help="JSON/YAML list as ARENA_CANDIDATES")
     b.add_argument("--limit", type=int, default=0, help="first N prompts of each file (0 = all)")
@@ -140,7 +155,7 @@ def run_agreement(args: argparse.Namespace) -> int:
     try:
         specs = parse_judges(args.judges)
         step = judge_human_agreement_month(
-            Lake(args.lake),
+            Lake(args.lake, setting="--lake"),
             args.month,
             specs,
             size=args.size,
@@ -193,7 +208,7 @@ def run_over_refusal(args: argparse.Namespace) -> int:
         return 2
     try:
         step = over_refusal_month(
-            Lake(args.lake),
+            Lake(args.lake, setting="--lake"),
             args.month,
             task,
             cache=_cache_of(args)("over_refusal/risk"),
@@ -284,13 +299,26 @@ def run_orbench(args: argparse.Namespace) -> int:
     import polars as pl
 
     from arena_assets.evaluators.orbench import orbench_answers, orbench_rates, read_orbench
+    from arena_assets.evaluators.orbench_check import KEYWORD_RULES, CheckPrompt
     from arena_assets.judging.answers import parse_candidates
     from arena_assets.llm import ResponseCache
     from arena_assets.llm.endpoints import SIMULATED
     from arena_assets.pipeline.bench import candidate_task
 
+    # read when the command runs: --help shows no path of this machine
+    orbench_dir = (
+        args.orbench_dir
+        if args.orbench_dir is not None
+        else os.environ.get("ARENA_ORBENCH_DIR", "")
+    ).strip()
     try:
         judge = _task(args, "judge", max_tokens=64)
+        check = CheckPrompt.from_checkout(orbench_dir) if orbench_dir else None
+        families = json.loads(args.keyword_families) if args.keyword_families.strip() else {}
+        if not isinstance(families, dict) or set(families.values()) - set(KEYWORD_RULES):
+            raise ValueError(
+                f"--keyword-families: a JSON object of candidate -> one of {sorted(KEYWORD_RULES)}"
+            )
         prompts = pl.concat(
             [
                 read_orbench(f).head(args.limit) if args.limit else read_orbench(f)
@@ -305,12 +333,32 @@ def run_orbench(args: argparse.Namespace) -> int:
                 )
             cands.append((c.name, candidate_task(c)))
         if judge is None:
-            raise ValueError("give --judge-base-url (the refusal labeller)")
+            raise ValueError("give --judge-base-url (the refusal judges' endpoint)")
     except (ValueError, OSError) as exc:
         print(f"or-bench: {exc}", file=sys.stderr)
         return 2
-    answers = orbench_answers(prompts, cands, judge, lambda ns: ResponseCache(args.cache, ns))
+    # OR-Bench's check as its script calls it: temperature 0, no token cap of its own (a
+    # generous one here: the prompt asks for a brief reason before the class), read once
+    check_judge = dataclasses.replace(judge, temperature=0.0, max_tokens=1024, parse_retries=0)
+    answers = orbench_answers(
+        prompts,
+        cands,
+        judge,
+        lambda ns: ResponseCache(args.cache, ns),
+        check=check,
+        check_judge=check_judge,
+        families=families,
+    )
     answers.write_parquet(args.out)
-    with pl.Config(tbl_rows=80, tbl_width_chars=200):
+    if check is None:
+        print(
+            "or-bench: OR-Bench's own 3-class judge not run (give --orbench-dir or set "
+            "ARENA_ORBENCH_DIR to your OR-Bench checkout); the project's judge and the "
+            "keyword rule only",
+            file=sys.stderr,
+        )
+    else:
+        print(f"or-bench: OR-Bench's check prompt from {check.source} ({check.version})")
+    with pl.Config(tbl_rows=80, tbl_cols=20, tbl_width_chars=240):
         print(orbench_rates(answers).with_columns(pl.col(pl.Float64).round(3)))
     return 0

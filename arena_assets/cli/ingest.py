@@ -56,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run_ingest(args: argparse.Namespace) -> int:
+    from arena_assets.ingest.forgotten import ForgetListSaltError
     from arena_assets.ingest.shrink import ShrinkError
     from arena_assets.ingest.sources import load_model_registry
     from arena_assets.pipeline.ingest import MissingMonthError, ingest_month
@@ -75,7 +76,7 @@ def run_ingest(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     known = None if args.no_registry else load_model_registry(args.raw_root)
-    lake = Lake(str(args.out))
+    lake = Lake(str(args.out), setting="--out")
     started = time.perf_counter()
     try:
         stats = ingest_month(
@@ -87,7 +88,12 @@ def run_ingest(args: argparse.Namespace) -> int:
             workers=args.workers,
             shrink=rule,
         )
-    except (MissingMonthError, EmptyPartitionError, ShrinkError) as exc:  # nothing was written
+    except (
+        MissingMonthError,
+        EmptyPartitionError,
+        ShrinkError,
+        ForgetListSaltError,
+    ) as exc:  # nothing was written
         print(f"error: {exc}", file=sys.stderr)
         return 2
     listing = stats.listing

@@ -173,7 +173,7 @@ def run_bench_export(args: argparse.Namespace) -> int:
     from arena_assets.release.write import bench_release_from_lake
     from arena_assets.storage import Lake
 
-    release = bench_release_from_lake(Lake(args.lake), args.month)
+    release = bench_release_from_lake(Lake(args.lake, setting="--lake"), args.month)
     if release is None:
         print(f"bench-export: no bench_prompts for {args.month} in {args.lake}", file=sys.stderr)
         return 1

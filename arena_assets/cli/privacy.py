@@ -1,20 +1,23 @@
 """``arena-assets forget (--user USER_ID_OR_IP | --hash H | --resume) [--dry-run] [--purge-raw]
 [--recompute]``.
 
-Removes one user from every lake table (by hash, conversation id and the prompts only they
-typed) and rewrites the month releases, then prints what it removed per table and month,
-the releases (with a warning for published ones) and the raw files that still hold the
-user's lines (blanked with ``--purge-raw``; Copilot Arena's records under
-``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise). The forget is recorded in the lake's journal
-with the partitions to rebuild; ``--recompute`` rebuilds them here through the code
-location's own assets and resources (exactly what a Dagster rematerialization computes),
-and finishes the rebuild of any earlier forget that did not complete. ``--resume``: only
-that. Without ``--recompute`` it says what is left; the Dagster ``forget_user`` job does the
-rebuild through the instance instead.
+Puts the user on the lake's forget list first (every later ingest of any month and source
+keeps them out), removes them from every lake table (by hash, conversation id and the
+prompts only they typed), rewrites the month releases and deletes the LLM answers computed
+from their prompts alone, then prints what it removed per table and month, the releases
+(with a warning for published ones), the cache entries, and the raw files of every month
+folder that hold the user's lines (blanked with ``--purge-raw``; Copilot Arena's records
+under ``ARENA_COMPLETIONS_ROOT``, default ``<raw root>/_completions``, likewise). The
+forget is recorded in the lake's journal with the partitions to rebuild; ``--recompute``
+rebuilds them here through the code location's own assets and resources (exactly what a
+Dagster rematerialization computes), and finishes the rebuild of any earlier forget that
+did not complete. ``--resume``: only that. Without ``--recompute`` it says what is left;
+the Dagster ``forget_user`` job does the rebuild through the instance instead.
 
 Settings: the shell's, else ``.env`` (``ARENA_LAKE_ROOT``, ``ARENA_RAW_ROOT``,
-``ARENA_USER_SALT``, ``ARENA_RELEASE_*``, and for ``--recompute`` every variable the code
-location reads); the options override them. Runs are recorded in ``$DAGSTER_HOME`` when set.
+``ARENA_USER_SALT``, ``ARENA_LLM_CACHE_ROOT``, ``ARENA_RELEASE_*``, and for ``--recompute``
+every variable the code location reads); the options override them. Runs are recorded in
+``$DAGSTER_HOME`` when set.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument(
         "--purge-raw",
         action="store_true",
-        help="also blank the user's lines in the raw JSON-lines files",
+        help="also blank the user's lines in the raw files of every month folder",
     )
     cmd.add_argument(
         "--recompute",
@@ -63,14 +66,21 @@ def run_forget(args: argparse.Namespace) -> int:
         "ARENA_USER_SALT": args.salt,
     }
     with applied_to_environ(overrides=options):
+        from arena_assets.ingest.forgotten import ForgetListSaltError
+
         salt = setting("ARENA_USER_SALT", "")
-        if args.user is not None and not salt:
+        if not args.resume and not salt and (args.user is not None or not args.dry_run):
             print(
-                "error: --user needs the salt ingest used (--salt or $ARENA_USER_SALT)",
+                "error: forget needs the salt ingest used (--salt or $ARENA_USER_SALT): it "
+                "hashes --user, and the forget list is kept under it",
                 file=sys.stderr,
             )
             return 2
-        return _forget(args, salt)
+        try:
+            return _forget(args, salt)
+        except ForgetListSaltError as exc:  # nothing was removed
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
 
 
 def _storage():
@@ -107,6 +117,9 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
 
     storage = _storage()
     lake = storage.lake()
+    cache_root = (
+        setting("ARENA_LLM_CACHE_ROOT", "") or f"{storage.lake_root.rstrip('/')}/_llm_cache"
+    )
     root = setting("ARENA_RELEASE_ROOT", "./data/release")
     target = ReleaseTarget(
         root,
@@ -143,8 +156,10 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
             storage_options=storage.raw_storage_options(),
             release=target if target.secret else None,
             plan_rebuild=plan,
-            completions_root=completions_root_for(storage.raw_root),
-        )  # Copilot Arena's records
+            completions_root=completions_root_for(storage.raw_root),  # Copilot Arena's records
+            cache_root=cache_root,
+            cache_storage_options=storage._options_for(cache_root),
+        )
         for text in report.lines():
             print(text)
         if plan is not None and report.journal is not None:
@@ -159,13 +174,9 @@ def _forget(args: argparse.Namespace, salt: str) -> int:
         left = [h for h in report.raw if h.line_nos and not h.purged]
         if left and not args.dry_run:
             print(
-                "warning: the raw files above still hold the user's lines; rematerializing "
-                "raw_logs of those months would bring them back (use --purge-raw)"
-            )
-        if report.affected_months:
-            print(
-                "note: LLM answers and embeddings computed from the user's prompts stay in "
-                "the answer cache (keyed by a hash of the request, not by user)"
+                "note: the raw files above still hold the user's lines: ingest keeps them "
+                "out (the forget list), but their text stays there until purged "
+                "(--purge-raw) or the files are replaced on the platform's side"
             )
     if args.dry_run:
         return 0

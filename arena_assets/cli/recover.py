@@ -59,7 +59,10 @@ def run_recover(args: argparse.Namespace) -> int:
                 )
     else:
         print("no DAGSTER_HOME: runs not checked")
-    lake = Lake(args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"))
+    lake = Lake(
+        args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"),
+        setting="--lake" if args.lake else "ARENA_LAKE_ROOT",
+    )
     for path in sweep_lake(lake):
         print(f"deleted orphaned temporary file {path}")
     for entry in journal.unfinished(lake):

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     if not secret:
         print(f"error: set {args.secret_env} to the release secret", file=sys.stderr)
         return 2
-    lake = Lake(args.lake)
+    lake = Lake(args.lake, setting="LAKE")
     if args.month not in lake.months("conversations"):
         print(f"error: no conversations for {args.month} under {args.lake}", file=sys.stderr)
         return 2
@@ -73,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
             battles=battles,
             bench=bench,
             salt=release_salt(secret, args.name or args.month),
+            release_name=args.name or args.month,
             license=args.license,
             rows_per_shard=args.rows_per_shard,
         )

@@ -127,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
     from arena_assets.storage import Lake
 
     try:
-        lake = Lake(args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"))
+        lake = Lake(
+            args.lake or setting("ARENA_LAKE_ROOT", "./data/lake"),
+            setting="--lake" if args.lake else "ARENA_LAKE_ROOT",
+        )
         months = lake.months(P2L_MODEL)
         month = args.month or (months[-1] if months else "")
         if month not in months:

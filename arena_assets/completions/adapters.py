@@ -18,6 +18,8 @@ the top completion's ``completionId`` and merged into one battle per pair:
   (models, ids) are ``bad_items``; a repeated record is ``duplicate_pair``.
 
 Every record ends in a battle or in a reject with a reason (``COMPLETION_REJECT_REASONS``).
+A record of a user on the lake's forget list (``ingest/forgotten.py``) is a
+``forgotten_user`` reject that keeps no text, only its file, line and user hash.
 
 Cleaning: the code text is kept only where Copilot Arena's release keeps it, i.e. for
 users whose privacy setting is ``Research`` (the release's rows are published, so they
@@ -53,7 +55,7 @@ from arena_assets.completions.records import (
     detect,
 )
 from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA, COMPLETION_REJECTS_SCHEMA
-from arena_assets.contracts import REJECT_RAW_CHARS
+from arena_assets.contracts import FORGOTTEN_USER, REJECT_RAW_CHARS
 from arena_assets.ingest import sources
 from arena_assets.ingest.releases import loads_lenient
 from arena_assets.ingest.validate import Checker, Reject, short, tname
@@ -77,6 +79,8 @@ def _reject(
     checker: Checker,
 ) -> None:
     detail2, text, user = blank_reject(blank_sensitive(raw), detail, checker.user_hash)
+    if user is not None and user in checker.forgotten:
+        reason, detail2, text = FORGOTTEN_USER, "", ""
     out.rejects.append(
         {
             "month": month,
@@ -145,10 +149,12 @@ def parse_files(
     salt: str,
     known_models: set[str] | None = None,
     storage_options: dict | None = None,
+    forgotten: frozenset[str] = frozenset(),
 ) -> tuple[ParsedCompletions, sources.MonthListing]:
-    """Every record of the month's files under ``root`` as a Half or a reject."""
+    """Every record of the month's files under ``root`` as a Half or a reject; the
+    records of ``forgotten`` user hashes as ``forgotten_user`` rejects without text."""
     listing = sources.scan_month(root, month, storage_options)
-    checker = Checker(month, salt, known_models)
+    checker = Checker(month, salt, known_models, forgotten)
     out = ParsedCompletions()
     for url in listing.files:
         source = sources.relative_name(root, url, storage_options)
@@ -169,6 +175,19 @@ def parse_files(
                         "release row (" + ", ".join(RELEASE_FIELDS) + ")",
                     )
                 kind, key, fields = PARSERS[fmt](checker, rec)
+                if fields["user"] in checker.forgotten:
+                    out.rejects.append(
+                        {
+                            "month": month,
+                            "source_file": source,
+                            "line_no": line_no,
+                            "reason": FORGOTTEN_USER,
+                            "detail": "",
+                            "raw": "",
+                            "user_hash": fields["user"],
+                        }
+                    )
+                    continue
                 source_format = COPILOT_RELEASE if fmt == COPILOT_RELEASE else COPILOT_LOG
                 out.halves.append(Half(kind, key, fields, line_no, source, source_format))
             except Reject as rej:

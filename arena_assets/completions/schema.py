@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from arena_assets.contracts import FORGOTTEN_USER
+
 # completion_battles: one row per pair of completions shown side by side. Side a is the
 # completion shown on top (pairIndex 0), b below; Tab accepts the top one, Shift-Tab the
 # bottom one.
@@ -74,6 +76,7 @@ COMPLETION_REJECT_REASONS = {
     "wrong_type": "a field has the wrong type (detail names it)",
     "unknown_model": "a model that is not in models.json",
     "duplicate_pair": "an earlier record of the month is the same completion or outcome of the same pair",
+    FORGOTTEN_USER: "a record of a user on the forget list (no text kept: only file, line and user hash)",
 }
 
 COPILOT_BOARD_SCHEMA = {

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import dagster as dg
 
-from arena_assets.errors import SettingError
+from arena_assets import settings
+from arena_assets.errors import FIX_SETTING, SettingError
 
 # Partition definitions are static structure, known when the code location loads, so the
 # first and last month are read here, through dg.EnvVar, rather than in a resource.
-PARTITIONS_START = dg.EnvVar("ARENA_PARTITIONS_START").get_value("2024-01") or "2024-01"
-# The last month (inclusive). Empty = up to the month that just ended (Dagster's default for
-# monthly partitions). A bound keeps "All" in the UI from launching months without data.
+# Empty first month = the registry's default (2024-01); empty last month (inclusive) = up
+# to the month that just ended (Dagster's default for monthly partitions). A bound keeps
+# "All" in the UI from launching months without data.
+PARTITIONS_START = dg.EnvVar("ARENA_PARTITIONS_START").get_value("") or ""
 PARTITIONS_END = dg.EnvVar("ARENA_PARTITIONS_END").get_value("") or ""
-
 
 # every earlier month (100 years back) and this one; months before the first partition
 # simply do not exist
@@ -34,27 +34,21 @@ def month_after(month: str) -> str:
     return f"{year + mon // 12:04d}-{mon % 12 + 1:02d}"
 
 
-def _month(name: str, value: str) -> str:
-    if not re.fullmatch(r"\d{4}-(0[1-9]|1[0-2])", value):
-        raise ValueError(f"{name}={value!r} is not a month (YYYY-MM)")
-    return value
-
-
 def monthly_partitions_between(start: str, end: str) -> dg.MonthlyPartitionsDefinition:
-    _month("ARENA_PARTITIONS_START", start)
-    if end:
-        _month("ARENA_PARTITIONS_END", end)
-    if end and end < start:
-        raise ValueError(f"ARENA_PARTITIONS_END={end} is before ARENA_PARTITIONS_START={start}")
+    """Months ``start``..``end`` (inclusive; empty ``end`` = up to the month that just
+    ended); a ``SettingError`` naming the variable when the registry's rule refuses them."""
+    problems = settings.partition_problems(start, end)
+    if problems:  # one line each, not a traceback of the code location's import
+        raise SettingError(*(f"{p}: {FIX_SETTING}" for p in problems))
     return dg.MonthlyPartitionsDefinition(
-        start_date=start, end_date=month_after(end) if end else None, fmt="%Y-%m", timezone="UTC"
+        start_date=start.strip() or settings.get("ARENA_PARTITIONS_START").default,
+        end_date=month_after(end.strip()) if end.strip() else None,
+        fmt="%Y-%m",
+        timezone="UTC",
     )
 
 
-try:
-    monthly_partitions = monthly_partitions_between(PARTITIONS_START, PARTITIONS_END)
-except ValueError as exc:  # one line, not a traceback of the code location's import
-    raise SettingError(f"{exc}: fix it in .env or the shell") from None
+monthly_partitions = monthly_partitions_between(PARTITIONS_START, PARTITIONS_END)
 
 
 def months_in_window(context: dg.AssetExecutionContext) -> list[str]:

@@ -16,11 +16,13 @@ from typing import Any
 import dagster as dg
 import duckdb
 from dagster_duckdb import DuckDBResource
+from pydantic import PrivateAttr
 
+from arena_assets.errors import ArenaError
 from arena_assets.storage import Lake, create_view, sql_literal
 
 
-class StorageUnreachable(OSError):
+class StorageUnreachable(ArenaError, OSError):
     """An ``s3://`` root whose endpoint, bucket or credentials do not answer."""
 
 
@@ -50,10 +52,31 @@ class ArenaStorage(dg.ConfigurableResource):
     # then reads its own lake. `arena-assets ui/demo` set it for the Dagster processes they
     # start from another folder (envfile.dagster_workdir)
     project_dir: str = ""
+    # "true": a step failing on a known error shows the traceback behind its one line
+    # (defs/failures.py); a string, as allow_empty_month
+    debug: str = "false"
+    # the run a step's writes belong to (its instance and id), set in setup_for_execution:
+    # the lake refuses a write once that run has ended or its process died
+    _run: tuple[Any, str] | None = PrivateAttr(default=None)
 
     @property
     def empty_month_allowed(self) -> bool:
         return self.allow_empty_month.strip().lower() in ("1", "true", "yes", "on")
+
+    @property
+    def debug_enabled(self) -> bool:
+        return self.debug.strip().lower() in ("1", "true", "yes", "on")
+
+    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
+        run = context.run
+        if context.instance is not None and run is not None:
+            self._run = (context.instance, run.run_id)
+
+    def _write_guard(self) -> str | None:
+        from arena_assets.instance import stale_writer
+
+        instance, run_id = self._run or (None, None)
+        return stale_writer(instance, run_id)
 
     def storage_options(self) -> dict[str, Any]:
         """fsspec/s3fs options; applied only to s3:// URLs."""
@@ -138,6 +161,7 @@ class ArenaStorage(dg.ConfigurableResource):
             self._options_for(self.lake_root),
             allow_empty=self.empty_month_allowed,
             relative_to=self.project_dir or (os.getcwd() if relative else None),
+            guard=self._write_guard,
         )
 
     def publish(self, asset: str, log=None) -> None:
@@ -245,6 +269,7 @@ def resources() -> dg.Definitions:
                 s3_region=dg.EnvVar("ARENA_S3_REGION"),
                 allow_empty_month=dg.EnvVar("ARENA_ALLOW_EMPTY_MONTH"),
                 project_dir=dg.EnvVar("ARENA_PROJECT_DIR"),
+                debug=dg.EnvVar("ARENA_DEBUG"),
             ),
             # the site stage writes it; the boards and the bench link their pages in metadata
             "site_settings": SiteSettings(

@@ -4,11 +4,12 @@ Per judge and slice of battles (overall, each category, each language, hard prom
 
 * ``accuracy`` (PPE, Frick et al. 2024): over the battles the human decided (model_a or
   model_b; ``tie`` and ``tie (bothbad)`` votes left out), the share where the judge picked
-  the human's side: PPE's documented "accuracy in selecting the human-preferred
-  response", so a judge tie (it selects neither) is a miss. PPE's own code could not be
-  read here (no snapshot of ``lmarena/PPE``); ``accuracy_tie_half`` scores a judge tie
-  0.5 instead (the expected score of breaking it with a coin), our variant, reported
-  beside. A two-game judge's pick for both is the strength rule of ``judges.combine``.
+  the human's side: PPE's "accuracy in selecting the human-preferred response". PPE's
+  post and paper state no rule for a judge that ties, and its code could not be read
+  here (no snapshot of ``lmarena/PPE``): counting a judge tie as a miss is this
+  project's rule (``TIE_RULE``), and ``accuracy_tie_half`` scores it 0.5 instead (the
+  expected score of breaking it with a coin), reported beside. A two-game judge's pick
+  for both is the strength rule of ``judges.combine``.
   Interval: percentile bootstrap over prompt clusters (battles sharing a first prompt,
   ``dedup_key``, are drawn together), ``rounds`` seeded draws.
 * ``agreement_with_ties`` / ``agreement_without_ties`` (MT-Bench, FastChat
@@ -42,6 +43,11 @@ import numpy as np
 import polars as pl
 
 SIDE_OF_WINNER = {"model_a": "a", "model_b": "b", "tie": "tie", "tie (bothbad)": "tie"}
+# the project's rule, not PPE's: PPE states none for a judge that ties
+TIE_RULE = (
+    "a judge tie on a decided vote counts as a miss in `accuracy` (the project's rule: PPE "
+    "states no tie rule); `accuracy_tie_half` counts it as 0.5"
+)
 
 
 @dataclass(frozen=True)
@@ -56,7 +62,8 @@ class AgreementOptions:
 
 def _score(human: str, pick: str | None, tie: float = 0.0) -> float | None:
     """A decided vote's score: 1 when the judge picked the human's side, ``tie`` when it
-    tied, 0 otherwise; None for a human tie or no verdict."""
+    tied (0 by the project's rule, ``TIE_RULE``: PPE states none), 0 otherwise; None for a
+    human tie or no verdict."""
     if human == "tie" or pick is None:
         return None
     return 1.0 if pick == human else tie if pick == "tie" else 0.0

@@ -52,6 +52,7 @@ from arena_assets.llm.budget import Held, batch_guard
 from arena_assets.llm.cache import request_key
 from arena_assets.llm.client import calls_in_flight, endpoint_error, make_client, one_core
 from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted, endpoint_slots
+from arena_assets.llm.keylog import record_keys
 from arena_assets.llm.plan import APPROX_BASIS, BatchPlan, asked_before, input_scale, recording
 from arena_assets.llm.tokens import chat_prompt_tokens, chat_prompt_tokens_many
 
@@ -260,6 +261,12 @@ def reward_verdicts(
         return _placeholders(sample), BatchReport(
             model=task.model, base_url=task.base_url, items=2 * sample.height
         )
+    sides = sample.select("battle_id", "conversation_a", "conversation_b").rows()
+    record_keys(  # each side's score, by battle (llm.keylog)
+        cache.namespace,
+        [f"{bid}|{side}" for bid, _, _ in sides for side in "ab"],
+        [_reward_key(task, conv) for _, a, b in sides for conv in (a, b)],
+    )
     lock = threading.Lock()
     if todo:
         client = make_client(task, base_url=pooling_root(task.base_url))

@@ -27,16 +27,18 @@ def iter_parsed_files(
     workers: int = 1,
     chunk_lines: int = DEFAULT_CHUNK_LINES,
     urls: list[str] | None = None,
+    forgotten: frozenset[str] = frozenset(),
 ) -> Iterator[ParsedPart]:
     """Parts of every file of the month, in file order (see module doc for memory).
     ``urls``: the month's files as already listed (so that what is parsed is exactly what
-    was listed and hashed); None lists them here."""
+    was listed and hashed); None lists them here. Lines of the ``forgotten`` user hashes
+    become ``forgotten_user`` rejects."""
     if urls is None:
         urls = sources.list_month_files(raw_root, month, storage_options)
     names = [sources.relative_name(raw_root, u, storage_options) for u in urls]
     seen: set[str] = set()
     if workers <= 1 or len(urls) <= 1:
-        checker = Checker(month, salt, known_models)
+        checker = Checker(month, salt, known_models, forgotten)
         for url, name in zip(urls, names, strict=True):
             yield from iter_file_parts(
                 url, name, checker, seen, storage_options=storage_options, chunk_lines=chunk_lines
@@ -51,6 +53,7 @@ def iter_parsed_files(
         storage_options=storage_options,
         workers=workers,
         chunk_lines=chunk_lines,
+        forgotten=forgotten,
     )
 
 
@@ -62,6 +65,7 @@ def parse_month(
     known_models: set[str] | None,
     storage_options: dict | None = None,
     workers: int = 1,
+    forgotten: frozenset[str] = frozenset(),
 ) -> ParsedMonth:
     """The whole month in memory (use :func:`iter_parsed_files` for very large months)."""
     logs: list[pl.DataFrame] = []
@@ -74,6 +78,7 @@ def parse_month(
         known_models=known_models,
         storage_options=storage_options,
         workers=workers,
+        forgotten=forgotten,
     ):
         counts = files.setdefault(
             part.source_file, FileCounts(part.source_file, part.source_format)

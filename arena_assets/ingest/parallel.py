@@ -42,6 +42,7 @@ def _parse_file_task(
     known_models: set[str] | None,
     storage_options: dict | None,
     chunk_lines: int,
+    forgotten: frozenset[str] = frozenset(),
 ) -> list[tuple]:
     """One whole file in a worker process (top-level so that spawn can pickle it).
 
@@ -60,7 +61,7 @@ def _parse_file_task(
         for p in iter_file_parts(
             url,
             source_file,
-            Checker(month, salt, known_models),
+            Checker(month, salt, known_models, forgotten),
             set(),
             storage_options=storage_options,
             chunk_lines=chunk_lines,
@@ -140,6 +141,7 @@ def iter_pooled_parts(
     storage_options: dict | None,
     workers: int,
     chunk_lines: int,
+    forgotten: frozenset[str] = frozenset(),
 ) -> Iterator[ParsedPart]:
     """Parts of ``urls`` parsed by ``workers`` processes, in file order."""
     seen: set[str] = set()
@@ -163,6 +165,7 @@ def iter_pooled_parts(
                             known_models,
                             storage_options,
                             chunk_lines,
+                            forgotten,
                         ),
                     )
                 )

@@ -43,7 +43,9 @@ from arena_assets.clean.rejects import (
     scrub_reject,
     scrub_reject_line,
 )
+from arena_assets.contracts import FORGOTTEN_USER as FORGOTTEN_REASON
 from arena_assets.contracts import MAX_LINE_BYTES
+from arena_assets.errors import ArenaError
 
 from . import sources
 from .adapters import NATIVE, detect_format, matches_no_layout, row_function, unknown_layout_detail
@@ -52,7 +54,7 @@ from .frames import RowBuffer
 from .validate import Checker, Reject, Row, short, tname
 
 
-class UnreadableFileError(RuntimeError):
+class UnreadableFileError(ArenaError, RuntimeError):
     """A file that cannot be read as a whole (corrupt Parquet, I/O error).
 
     Lines are rejected one by one, but a file whose bytes cannot be decompressed or
@@ -138,6 +140,10 @@ def raw_text(line: bytes) -> str:
     return scrub_reject_line(line, "")[1]
 
 
+def _decoded(line: bytes) -> str:
+    return line.decode("utf-8", "replace")  # invalid UTF-8 too: what blank_reject_line reads
+
+
 def _record_json(record: Any) -> str:
     try:
         return orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode(
@@ -214,10 +220,19 @@ class FileParser:
         self.seen.add(eid)
         self.buf.add(line_no, row)
 
+    def _reject_text(self, line_no: int, reason: str, text: str, detail: str) -> None:
+        """A reject of ``text`` (a line decoded, a record as JSON): its identities blanked;
+        a forgotten user's line keeps no text at all (``forgotten_user``)."""
+        detail, raw, user = blank_reject(text, detail, self.checker.user_hash)
+        if user is not None and user in self.checker.forgotten:
+            self.buf.reject(line_no, FORGOTTEN_REASON, "", "", user)
+        else:
+            self.buf.reject(line_no, reason, detail, raw, user)
+
     def feed_lines(self, lines: Iterable[bytes]) -> None:
         loads, decode_error = orjson.loads, orjson.JSONDecodeError
         buf = self.buf
-        hash_user = self.checker.user_hash
+        forgotten = self.checker.forgotten
         line_no = self.next_no - 1
         for line in lines:
             line_no += 1
@@ -233,6 +248,9 @@ class FileParser:
                 if type(obj) is not dict:
                     raise Reject("not_an_object", f"JSON {tname(obj)}")
                 row = self.row_of(obj)
+                if forgotten and row[4] in forgotten:
+                    buf.reject(line_no, FORGOTTEN_REASON, "", "", row[4])
+                    continue
                 dup = conflicting_key(line, obj)
                 if dup is not None:
                     raise Reject(
@@ -242,14 +260,13 @@ class FileParser:
                     )
                 self._accept(line_no, row)
             except Reject as rej:
-                buf.reject(line_no, rej.reason, *blank_reject_line(line, rej.detail, hash_user))
+                self._reject_text(line_no, rej.reason, _decoded(line), rej.detail)
             except Exception as exc:
-                buf.reject(
+                self._reject_text(
                     line_no,
                     "wrong_type",
-                    *blank_reject_line(
-                        line, f"internal error {type(exc).__name__}: {exc}"[:200], hash_user
-                    ),
+                    _decoded(line),
+                    f"internal error {type(exc).__name__}: {exc}"[:200],
                 )
         self.next_no = line_no + 1
 
@@ -261,14 +278,15 @@ class FileParser:
             f"({type(cut.cause).__name__}: {cut.cause}); lines 1..{line_no - 1} before "
             f"it were kept, the rest of the file is lost"
         )
-        self.buf.reject(
-            line_no, "truncated_file", *blank_reject_line(cut.tail, detail, self.checker.user_hash)
-        )
+        detail, raw, user = blank_reject_line(cut.tail, detail, self.checker.user_hash)
+        # the reason stays: it says the file broke (a blocking check reads it), not who
+        # wrote the tail; a forgotten user's tail keeps no text
+        raw = "" if user is not None and user in self.checker.forgotten else raw
+        self.buf.reject(line_no, "truncated_file", detail, raw, user)
         self.next_no = line_no + 1
 
     def feed_records(self, records: Iterable[Any], nested_json: bool = False) -> None:
-        buf = self.buf
-        hash_user = self.checker.user_hash
+        forgotten = self.checker.forgotten
         rec_no = self.next_no - 1
         for record in records:
             rec_no += 1
@@ -277,20 +295,19 @@ class FileParser:
                     raise Reject("not_an_object", f"record is {tname(record)}")
                 if nested_json:
                     record = _decode_nested(record)
-                self._accept(rec_no, self.row_of(record))
+                row = self.row_of(record)
+                if forgotten and row[4] in forgotten:
+                    self.buf.reject(rec_no, FORGOTTEN_REASON, "", "", row[4])
+                    continue
+                self._accept(rec_no, row)
             except Reject as rej:
-                buf.reject(
-                    rec_no, rej.reason, *blank_reject(_record_json(record), rej.detail, hash_user)
-                )
+                self._reject_text(rec_no, rej.reason, _record_json(record), rej.detail)
             except Exception as exc:
-                buf.reject(
+                self._reject_text(
                     rec_no,
                     "wrong_type",
-                    *blank_reject(
-                        _record_json(record),
-                        f"internal error {type(exc).__name__}: {exc}"[:200],
-                        hash_user,
-                    ),
+                    _record_json(record),
+                    f"internal error {type(exc).__name__}: {exc}"[:200],
                 )
         self.next_no = rec_no + 1
 
@@ -419,9 +436,12 @@ def parse_lines(
     salt: str,
     known_models: set[str] | None = None,
     source_format: str | None = None,
+    forgotten: frozenset[str] = frozenset(),
 ) -> ParsedPart:
     """Parse in-memory lines (tests, small tools); the format is detected unless given."""
-    parser = FileParser(Checker(month, salt, known_models), source_file, set(), source_format)
+    parser = FileParser(
+        Checker(month, salt, known_models, forgotten), source_file, set(), source_format
+    )
     with gc_paused():
         parser.feed_lines(lines)
         return parser.take()

@@ -18,6 +18,7 @@ import csv
 import datetime as dt
 import gzip
 import io
+import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ SALVAGE_READ_BYTES = 1 << 16
 # enough that a few blocks in flight stay far below the memory budget
 BLOCK_BYTES = 16 << 20
 PARQUET_BATCH_ROWS = 50_000
+MONTH_NAME = re.compile(r"\d{4}-(0[1-9]|1[0-2])")
 
 
 def month_bounds_us(month: str) -> tuple[int, int]:
@@ -153,6 +155,17 @@ def scan_month(raw_root: str, month: str, storage_options: dict | None = None) -
         _to_url(fs, p): (int(found[p].get("size") or 0), file_version(found[p])) for p in keep
     }
     return listing
+
+
+def month_folders(raw_root: str, storage_options: dict | None = None) -> list[str]:
+    """The ``YYYY-MM`` folders directly under the raw root, sorted (whatever the lake holds:
+    what a re-ingest could read)."""
+    fs, root = open_root(raw_root, storage_options)
+    try:
+        names = [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(root, detail=False)]
+    except FileNotFoundError:
+        return []
+    return sorted(n for n in names if MONTH_NAME.fullmatch(n) and fs.isdir(f"{root}/{n}"))
 
 
 def list_month_files(raw_root: str, month: str, storage_options: dict | None = None) -> list[str]:

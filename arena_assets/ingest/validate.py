@@ -133,12 +133,20 @@ def salt_key(salt: str) -> bytes:
 
 
 class Checker:
-    """Month-bound validation context: bounds, registry, salted user hashing."""
+    """Month-bound validation context: bounds, registry, salted user hashing, and the
+    hashes of forgotten users (``forgotten.py``), whose lines the parsers reject."""
 
-    def __init__(self, month: str, salt: str, known_models: set[str] | None) -> None:
+    def __init__(
+        self,
+        month: str,
+        salt: str,
+        known_models: set[str] | None,
+        forgotten: frozenset[str] = frozenset(),
+    ) -> None:
         self.month = month
         self.lo_us, self.hi_us = month_bounds_us(month)
         self.known_models = known_models
+        self.forgotten = forgotten
         self._key = salt_key(salt)
         self._user_cache: dict[str, str] = {}
         self._ip_cache: dict[str, tuple[str, str | None]] = {}

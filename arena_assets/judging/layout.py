@@ -213,6 +213,39 @@ def judgment_records(
     return out
 
 
+def _fields(**types) -> list[dict]:
+    """Hub card features (the YAML form of ``datasets.Features``): a type is a dtype
+    name, a list ``[fields]`` (a list of structs) or a dict (a struct)."""
+    out = []
+    for name, t in types.items():
+        if isinstance(t, list):
+            out.append({"name": name, "list": t[0]})
+        elif isinstance(t, dict):
+            out.append({"name": name, "struct": _fields(**t)})
+        else:
+            out.append({"name": name, "dtype": t})
+    return out
+
+
+def card_features(protocol: str = V01) -> dict[str, list[dict]]:
+    """The fields of ``question.jsonl`` and of the judgment files, as a dataset card
+    declares them (``default`` and ``judgments`` configurations). Declared rather than
+    inferred: a judgment file whose games were all unparsed holds only null scores, from
+    which a reader would infer a null type that the next file's verdicts cannot fill. The
+    answers' counts may come from an imported file's own metadata, so they are left to
+    the reader."""
+    s = "string"
+    if get_protocol(protocol).name == V01:
+        question = _fields(uid=s, category=s, cluster=s, prompt=s)
+        game = _fields(user_prompt=s, judgment=s, score=s)
+        judgment = _fields(question_id=s, model=s, judge=s, games=[game])
+    else:
+        question = _fields(uid=s, category=s, subcategory=s, prompt=s)
+        game = _fields(score=s, judgment={"answer": s}, prompt=[_fields(role=s, content=s)])
+        judgment = _fields(uid=s, category=s, judge=s, model=s, baseline=s, games=[game])
+    return {"default": question, "judgments": judgment}
+
+
 def _safe(name: str) -> str:
     """A model or judge name as a file name (the anchor uses the name itself)."""
     return name.replace("/", "_")

@@ -49,6 +49,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from arena_assets.errors import ArenaError
+
 V01 = "arena-hard-v0.1"
 V2 = "arena-hard-v2"
 OWN = "arena-assets-pairwise"  # v0.1's rules, the project's own wording
@@ -203,7 +205,7 @@ def parse_baselines(text: str, protocol: BenchProtocol, candidates: list[str]) -
     return out
 
 
-class ProtocolMismatchError(ValueError):
+class ProtocolMismatchError(ArenaError, ValueError):
     """A month's judgments were played by another protocol than the one asked to score them."""
 
 

@@ -3,8 +3,10 @@
 What is asked, as LMArena's labeller asks it (``fastchat/serve/monitor/classify``): the
 conversation's user turns joined by newlines and cut at ``max_prompt_chars`` (12,500) is
 the input of the prompt tags (criteria, instruction following, math, creative writing);
-identical inputs share one call. Image inputs also get the vision tags (the first image
-of the first turn attached where the task says so). Every assistant answer, with the user
+identical inputs share one call. Image inputs also get the vision tags, each task shown
+what the anchor shows its tags: the user's text alone, the text and the first image of the
+first turn, or that image alone (an empty user text), as the task says. Every assistant
+answer, with the user
 turn before it, gets the refusal classifier (identical pairs share one call). The prompts
 and output formats come from a prompt set (``labels.prompt_sets``, ``ARENA_LABEL_PROMPTS``);
 replies are read by the anchor's rules (``labels.tags``).

@@ -8,13 +8,15 @@ A prompt set is a YAML file: ``name`` and a list of ``tasks``, each with
   12,500 characters, as LMArena's labeller), ``image`` (each distinct input with images)
   or ``answer`` (each assistant answer, with the user turn before it);
 * ``image``: attach the first image of the first turn (the anchor does for ocr, humor,
-  homework, diagram);
+  homework, diagram); with an empty ``user`` (``user: ""``) the request holds the image
+  alone, an empty text part then the image, as the anchor sends homework and diagram;
 * ``output``: how the reply is read: ``criteria_list``, ``score_tag``, ``decision``,
   ``classification`` (the anchor's formats, ``labels.tags``) or ``json`` (one object
   answering several tags: ``criteria`` a list of numbers, ``if_score`` 0-5, ``math``,
   ``creative_writing``, a vision tag's name or ``refusal`` as yes / no / maybe);
 * ``tags``: the ``category_tag`` entries it fills;
-* ``system`` and ``user``: the messages; ``{PROMPT}`` and ``{ANSWER}`` are filled in.
+* ``system`` and ``user``: the messages; ``{PROMPT}`` and ``{ANSWER}`` are filled in
+  (``user`` absent: ``{PROMPT}``).
 
 Every label records the set's name and a hash of its content (``prompt_set``,
 ``prompt_set_hash``), so a changed prompt never passes for the old one (the hash is also
@@ -194,6 +196,9 @@ def load_prompt_set(path: str | Path | None = None) -> PromptSet:
                 f"{where}: tags {unknown or t['tags']} (one known tag per non-json task: "
                 f"{sorted(_JSON_FIELD)})"
             )
+        user = t.get("user")
+        if user is not None and not str(user) and not (t.get("image") and t["scope"] == "image"):
+            raise ValueError(f"{where}: an empty user message is for an image task (image: true)")
         if set(t["tags"]) & filled:
             raise ValueError(f"{where}: a tag is filled by two tasks")
         filled |= set(t["tags"])
@@ -204,7 +209,7 @@ def load_prompt_set(path: str | Path | None = None) -> PromptSet:
                 t["output"],
                 tuple(t["tags"]),
                 str(t["system"]),
-                str(t.get("user") or "{PROMPT}"),
+                "{PROMPT}" if user is None else str(user),
                 bool(t.get("image", False)),
             )
         )

@@ -40,6 +40,7 @@ from arena_assets.llm.client import (
 )
 from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted, concurrently, endpoint_slots
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.keylog import record_keys
 from arena_assets.llm.plan import input_scale, plan_requests, recording
 from arena_assets.llm.tokens import chat_prompt_tokens
 
@@ -148,6 +149,7 @@ def run_batch(
     started = time.monotonic()
     params = task.generation_params()
     keys = [request_key(task.model, r.messages, params, r.prompt_version) for r in requests]
+    record_keys(cache.namespace, ids, keys)  # whose prompts these answers come from (llm.keylog)
     by_key: dict[str, LLMRequest] = {}
     for k, r in zip(keys, requests):
         by_key.setdefault(k, r)

@@ -52,6 +52,7 @@ import polars as pl
 from fsspec.implementations.local import LocalFileSystem
 
 from arena_assets import inflight
+from arena_assets.errors import storage_errors
 from arena_assets.llm.cache_rows import (
     CACHE_COLUMNS,
     CACHE_SCHEMA,
@@ -334,6 +335,41 @@ class ResponseCache:
             )
             return 0
 
+    def remove(self, keys, *, dry_run: bool = False) -> int:
+        """Delete every answer of ``keys`` (a forgotten user's: ``privacy/cache_keys.py``);
+        returns the keys that had one. Each chunk holding one is rewritten without it,
+        the new chunk in place before the old one goes, so a crash loses nothing else.
+        A merge running at the same time may write a removed answer back from a chunk it
+        had read: the chunks are listed again until none holds a key (at most 3 rounds)."""
+        wanted = sorted(set(keys))
+        found: set[str] = set()
+        self.flush()
+        for _ in range(3):
+            holding = [p for p in self._chunk_paths() if self._has_any(p, wanted)]
+            if not holding:
+                break
+            frame = self._read(holding, missing_ok=True)
+            hit = pl.col("key").is_in(wanted)
+            found.update(frame.filter(hit)["key"].to_list())
+            if dry_run:
+                break
+            rest = frame.filter(~hit)
+            if rest.height:
+                self._write_frame(rest)
+            self.fs.rm(holding)
+        with self._lock:
+            self._rows = None  # read again, without them
+            self._added = {k: v for k, v in self._added.items() if k not in set(wanted)}
+        return len(found)
+
+    def _has_any(self, path: str, keys: list[str]) -> bool:
+        try:
+            with self.fs.open(path, "rb") as fh:
+                present = pl.read_parquet(fh, columns=["key"])["key"]
+        except FileNotFoundError:
+            return False  # merged away meanwhile: the merged chunk is listed too
+        return bool(present.is_in(keys).any())
+
     def _merge_later(self, paths: list[str]) -> None:
         """Merge ``paths`` (chunks this object wrote) in a thread of its own while calls go
         on: polars reads, sorts and writes outside the interpreter lock, on every CPU (the
@@ -399,7 +435,19 @@ class ResponseCache:
     def _write_frame(self, frame: pl.DataFrame) -> str:
         """Write one chunk; its path. Two writes of one object may run at once (a call
         thread's chunk and a background merge): each has its own name, and the lock only
-        guards the sweep and the count."""
+        guards the sweep and the count. An I/O failure is one line naming the folder and
+        ARENA_LLM_CACHE_ROOT."""
+        with storage_errors(
+            what=f"LLM answer cache {self.namespace}",
+            writing=True,
+            path=self.dir,
+            root=self.root,
+            setting="ARENA_LLM_CACHE_ROOT",
+            where=f"the cache at {self.root}: ARENA_LLM_CACHE_ROOT, empty = under ARENA_LAKE_ROOT",
+        ):
+            return self._write_chunk(frame)
+
+    def _write_chunk(self, frame: pl.DataFrame) -> str:
         name = f"chunk-{uuid.uuid4().hex}"
         final = f"{self.dir}/{name}.parquet"
         local = isinstance(self.fs, LocalFileSystem)

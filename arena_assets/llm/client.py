@@ -33,10 +33,11 @@ import httpx
 import openai
 import orjson
 
+from arena_assets.errors import ArenaError
 from arena_assets.llm.config import LLMTask
 
 
-class LLMEndpointError(RuntimeError):
+class LLMEndpointError(ArenaError, RuntimeError):
     """The endpoint cannot serve this task at all (unreachable, key refused, model unknown).
 
     Raised before any output is written; the message names the base URL and what to fix.

@@ -32,10 +32,12 @@ from arena_assets.llm.client import (
 )
 from arena_assets.llm.concurrency import BatchCancelled, Halt, Halted
 from arena_assets.llm.config import LLMTask
+from arena_assets.llm.keylog import record_keys
 from arena_assets.llm.plan import plan_embeddings, recording
 from arena_assets.llm.tokens import text_tokens_many
 
 EMBED_VERSION = "embed-v1"
+EMBEDDINGS_NAMESPACE = "embeddings"  # the cache namespace of every embedding stage
 # vectors per cache chunk: a chunk per call (64 vectors) was a Parquet file written under
 # the cache's lock per call, ~20 ms each, 3,688 of them in a 500,000-conversation month's
 # prompt_embeddings; a killed run loses at most this many vectors, cheap to ask again
@@ -45,7 +47,7 @@ EMBED_CACHE_CHUNK = 1024
 def embeddings_cache(root: str, storage_options: dict | None = None) -> ResponseCache:
     """The embeddings' cache under ``root``: one namespace for every embedding stage (the
     clusters and the P2L features reuse each other's vectors), chunks of EMBED_CACHE_CHUNK."""
-    return ResponseCache(root, "embeddings", EMBED_CACHE_CHUNK, storage_options or {})
+    return ResponseCache(root, EMBEDDINGS_NAMESPACE, EMBED_CACHE_CHUNK, storage_options or {})
 
 
 def embed_texts(
@@ -58,6 +60,8 @@ def embed_texts(
         plans.append(plan_embeddings(task, keys, texts, cache, batch_size))
         return np.zeros((len(texts), 1), dtype=np.float32), report
     report.started_at, started = time.time(), time.monotonic()
+    # item ids are the texts' positions: the caller knows which prompt each one is
+    record_keys(cache.namespace, [str(i) for i in range(len(keys))], keys)
     # one row per distinct key (in first-seen order), filled from the cache and by each
     # call's reply matrix; a key's texts are all its row. Why not a dict of vectors stacked
     # at the end: stacking a production month's 236,000 rows took ~0.3 s after the last call

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import threading
 
+from arena_assets.errors import ArenaError
+
 SIMULATED = "simulated"  # the base-URL value that selects the simulated arena
 
 _lock = threading.Lock()
 _named: dict[str, int] = {}  # base URL of a simulated arena -> its world seed
 
 
-class SimulatedArenaUnset(ValueError):
+class SimulatedArenaUnset(ArenaError, ValueError):
     """A task set to ``simulated`` while no simulated arena URL is configured."""
 
 

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from arena_assets.errors import ArenaError
 from arena_assets.llm.cache import ResponseCache, request_key
 from arena_assets.llm.config import LLMTask
 from arena_assets.llm.tokens import chat_prompt_tokens_many, text_tokens_many
@@ -181,7 +182,7 @@ class AssetPlan:
         }
 
 
-class BudgetExceeded(RuntimeError):
+class BudgetExceeded(ArenaError, RuntimeError):
     """Over ``ARENA_LLM_BUDGET_USD``: a plan refused before any call (``check_budget``), or a
     month stopped while its calls run (``llm.budget``)."""
 

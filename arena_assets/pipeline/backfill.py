@@ -17,10 +17,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from arena_assets.errors import ArenaError
+
 SINGLE_RUN = "single_run"
 
 
-class MonthError(ValueError):
+class MonthError(ArenaError, ValueError):
     """A month argument that is not a real YYYY-MM month, or a range the plan refuses."""
 
 

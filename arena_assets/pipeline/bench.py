@@ -3,7 +3,9 @@
 
 Each step reads its inputs from the lake, makes every LLM call first (cached: a rerun
 makes none, and a new month only asks about its own bench) and writes the month's
-partition last, so a failure leaves the previous partition intact.
+partition last, so a failure leaves the previous partition intact. The requests' cache
+keys are indexed by the prompts they were asked about (``pipeline/cache_keys.py``), so a
+forgotten user's answers can be deleted from the cache.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from arena_assets.llm import (
     concurrently,
     run_batch,
 )
+from arena_assets.pipeline.cache_keys import indexed, prompt_owners
 from arena_assets.storage import Lake
 
 BENCH_PROMPTS_ASSET = "bench_prompts"
@@ -110,6 +113,7 @@ class BenchPromptsMonth:
     url: str
 
 
+@indexed("bench_prompts", prompt_owners)  # the second labelling pass asks about prompts
 def bench_prompts_month(
     lake: Lake, month: str, options: BenchOptions = BenchOptions(), relabel: Relabel | None = None
 ) -> BenchPromptsMonth:
@@ -209,6 +213,7 @@ class ModelAnswersMonth:
         }
 
 
+@indexed("model_answers", prompt_owners)
 def model_answers_month(
     lake: Lake,
     month: str,
@@ -393,6 +398,7 @@ def _judge_games(
     return out, report
 
 
+@indexed("judgments", prompt_owners)
 def judgments_month(
     lake: Lake,
     month: str,
@@ -524,6 +530,7 @@ class AnswerGradesMonth:
     url: str = ""
 
 
+@indexed("answer_grades", prompt_owners)
 def answer_grades_month(
     lake: Lake,
     month: str,

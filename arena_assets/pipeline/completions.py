@@ -17,6 +17,8 @@ from arena_assets.completions.board import (
     copilot_user_boards,
 )
 from arena_assets.completions.schema import COMPLETION_BATTLES_SCHEMA, COPILOT_USER_BOARD_SCHEMA
+from arena_assets.contracts import FORGOTTEN_USER
+from arena_assets.ingest.forgotten import load_forgotten
 from arena_assets.ingest.sources import MonthListing
 from arena_assets.storage import Lake
 
@@ -50,6 +52,11 @@ class CompletionBattlesMonth:
         """Every record is in a battle (``records`` counts them) or is a reject."""
         return self.records_read == int(self.battles["records"].sum() or 0) + self.rejects.height
 
+    @property
+    def forgotten_records(self) -> int:
+        """Records of users on the forget list (rejected, no text kept)."""
+        return self.rejects.filter(pl.col("reason") == FORGOTTEN_USER).height
+
 
 def completion_battles_month(
     lake: Lake,
@@ -60,8 +67,17 @@ def completion_battles_month(
     known_models: set[str] | None = None,
     storage_options: dict | None = None,
 ) -> CompletionBattlesMonth:
+    """The month's records -> ``completion_battles`` and ``completion_rejects``; users on
+    the lake's forget list stay out (another salt than theirs: ``ForgetListSaltError``,
+    before anything is written)."""
+    forgotten = load_forgotten(lake, salt)
     parsed, listing = parse_files(
-        root, month, salt=salt, known_models=known_models, storage_options=storage_options
+        root,
+        month,
+        salt=salt,
+        known_models=known_models,
+        storage_options=storage_options,
+        forgotten=forgotten,
     )
     battles = merge_pairs(parsed, month)
     battles = (

@@ -11,6 +11,15 @@ import polars as pl
 
 from arena_assets.labels.clusters import IMAGE_ONLY
 from arena_assets.labels.label import distinct_prompts
+from arena_assets.llm.keylog import recording_keys
+from arena_assets.llm.plan import recording
+from arena_assets.pipeline.cache_keys import (
+    by_position,
+    embedded,
+    index_rows,
+    month_conversations,
+    write_index,
+)
 from arena_assets.pipeline.topics import prompt_conversations
 from arena_assets.routing.schema import PROMPT_EMBEDDINGS_SCHEMA
 from arena_assets.storage import Lake
@@ -68,10 +77,17 @@ def prompt_embeddings_month(
     ``embedding_inputs`` of the month, read here when not given)."""
     inputs = inputs or embedding_inputs(lake, month)
     if inputs.prompts is None:
+        if recording() is None:
+            write_index(lake, PROMPT_EMBEDDINGS, month)
         frame = pl.DataFrame(schema=PROMPT_EMBEDDINGS_SCHEMA)
         return EmbeddingsMonth(month, frame, lake.write(PROMPT_EMBEDDINGS, month, frame), embedder)
     prompts, texts = inputs.prompts, inputs.texts
-    vectors = np.asarray(embed(texts), dtype=np.float32)
+    with recording_keys() as log:
+        vectors = np.asarray(embed(texts), dtype=np.float32)
+    if recording() is None:  # the texts' cache keys, by prompt (pipeline/cache_keys.py)
+        users = month_conversations(lake, month)
+        rows = index_rows(embedded(log)[0], by_position(prompts["dedup_key"].to_list(), users))
+        write_index(lake, PROMPT_EMBEDDINGS, month, rows)
     frame = prompts.select(
         pl.lit(month).alias("month"),
         "dedup_key",

@@ -2,7 +2,8 @@
 
 Each reads what the graph already has (battles, conversations, topic labels, the arena
 board), makes its LLM calls first (cached: a rerun makes none) and writes its partitions
-last, so a failure leaves the previous ones intact.
+last, so a failure leaves the previous ones intact. Their requests' cache keys are
+indexed by the battles and prompts they were asked about (``pipeline/cache_keys.py``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from arena_assets.evaluators.refusal import (
 from arena_assets.evaluators.sample import FLAGS, battle_population, stratified_sample, with_texts
 from arena_assets.evaluators.yardsticks import yardstick_rows
 from arena_assets.llm import BatchReport, LLMRequest, LLMTask, ResponseCache, run_batch
+from arena_assets.pipeline.cache_keys import battle_owners, indexed, prompt_owners
 from arena_assets.storage import Lake
 
 JUDGE_HUMAN_AGREEMENT = "judge_human_agreement"
@@ -66,6 +68,7 @@ class AgreementMonth:
     urls: tuple[str, str] = ("", "")
 
 
+@indexed(JUDGE_HUMAN_AGREEMENT, battle_owners)  # the judges see the battle's conversations
 def judge_human_agreement_month(
     lake: Lake,
     month: str,
@@ -156,6 +159,9 @@ class OverRefusalMonth:
     png: bytes
     urls: tuple[str, str, str] = ("", "", "")
     from_release: int = 0  # conversations whose refusal came from a release's is_refusal
+    # toxic conversations by what made them toxic (refusal.TOXIC_RULE): moderation, the
+    # risk labeller, or both
+    toxic_sources: dict[str, int] = field(default_factory=dict)
 
 
 def risk_prompts(conv: pl.DataFrame, max_prompt_chars: int) -> pl.DataFrame:
@@ -224,6 +230,7 @@ def release_refusals(lake: Lake, month: str) -> pl.DataFrame:
     )
 
 
+@indexed(OVER_REFUSAL, prompt_owners)  # the risk labeller reads first prompts
 def over_refusal_month(
     lake: Lake,
     month: str,
@@ -271,6 +278,8 @@ def over_refusal_month(
         lake.write_blob(OVER_REFUSAL, f"{month}.png", png),
     )
     classes = dict(classified.group_by("prompt_class").len().sort("prompt_class").iter_rows())
+    sources = classified.filter(pl.col("toxic_source").is_not_null()).group_by("toxic_source")
+    toxic_sources = dict(sources.len().sort("toxic_source").iter_rows())
     return OverRefusalMonth(
         month,
         board,
@@ -282,4 +291,5 @@ def over_refusal_month(
         png,
         urls,
         from_release,
+        toxic_sources,
     )

@@ -16,6 +16,10 @@ its manifest, ``arena_assets.ingest.shrink``) before anything is renamed into pl
 refused build raises ``ShrinkError`` and leaves both tables and the manifest as they were.
 After both tables, the month's manifest (``arena_assets.ingest.manifest``) records the
 files they were built from.
+Forgotten users stay out: the lake's forget list (``ingest/forgotten.py``) is read first,
+under the salt in use (another salt stops the step with one line, before anything is
+written), and their lines become ``forgotten_user`` rejects with no text
+(``forgotten_lines``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from arena_assets.contracts import FORGOTTEN_USER
+from arena_assets.errors import ArenaError
 from arena_assets.ingest import (
     MonthListing,
     iter_parsed_files,
@@ -32,6 +38,7 @@ from arena_assets.ingest import (
     reason_counts,
     scan_month,
 )
+from arena_assets.ingest.forgotten import load_forgotten
 from arena_assets.ingest.manifest import (
     Manifest,
     ManifestError,
@@ -47,7 +54,7 @@ from arena_assets.storage import Lake
 RAW_LOGS_ARROW = pl.DataFrame(schema=RAW_LOGS_SCHEMA).to_arrow().schema
 
 
-class MissingMonthError(FileNotFoundError):
+class MissingMonthError(ArenaError, FileNotFoundError):
     """The month's folder is not under the raw root."""
 
 
@@ -79,6 +86,11 @@ class IngestStats:
     def conserved(self) -> bool:
         return self.lines_read == self.accepted + self.rejected
 
+    @property
+    def forgotten_lines(self) -> int:
+        """Lines of users on the forget list (rejected, no text kept)."""
+        return self.rejects_by_reason.get(FORGOTTEN_USER, 0)
+
 
 def ingest_month(
     lake: Lake,
@@ -101,6 +113,7 @@ def ingest_month(
             f"raw_logs {month}: {stats.listing.describe()}; nothing was "
             "written (the lake keeps what it had)"
         )
+    forgotten = load_forgotten(lake, salt)  # ForgetListSaltError: before anything is written
     lines_before = lake.rows("raw_logs", month) if lake.exists("raw_logs", month) else None
     before, unreadable = _previous_manifest(lake, month)
     hashes = hash_files(stats.listing, storage_options, threads=workers)
@@ -115,6 +128,7 @@ def ingest_month(
             storage_options=storage_options,
             workers=workers,
             urls=stats.listing.files,
+            forgotten=forgotten,
         ):
             stats.files.add(part.source_file)
             counts = stats.per_file.setdefault(part.source_file, [0, 0, 0])

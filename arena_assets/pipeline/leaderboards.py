@@ -147,10 +147,8 @@ def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
 def read_present(lake: Lake, asset: str, month: str, wanted) -> pl.DataFrame:
     """The ``wanted`` columns a partition has (battles imported from other formats may lack
     conversation ids or turns; the boards then treat them as unlabelled)."""
-    import pyarrow.parquet as pq
 
-    with lake.fs.open(lake.partition_path(asset, month), "rb") as fh:
-        names = set(pq.read_schema(fh).names)
+    names = set(lake.schema(asset, month).names)
     return lake.read(asset, month, columns=[c for c in wanted if c in names])
 
 

@@ -3,7 +3,8 @@
 
 Each step computes everything first (every LLM call, cached) and only then replaces the
 month's partition file(s): an ``LLMEndpointError`` or a crash leaves the previous
-partition intact.
+partition intact. The requests' cache keys are indexed by the conversations they came
+from (``pipeline/cache_keys.py``), so a forgotten user's answers can be deleted.
 """
 
 from __future__ import annotations
@@ -28,6 +29,18 @@ from arena_assets.labels.schema import (
 )
 from arena_assets.llm import BatchReport, LLMTask
 from arena_assets.llm.batch import ProgressFn
+from arena_assets.llm.keylog import recording_keys
+from arena_assets.llm.plan import recording
+from arena_assets.pipeline.cache_keys import (
+    by_cluster,
+    by_conversation,
+    by_label_key,
+    by_position,
+    embedded,
+    index_rows,
+    month_conversations,
+    write_index,
+)
 from arena_assets.storage import Lake
 
 TOPIC_LABELS = "topic_labels"
@@ -43,13 +56,11 @@ def prompt_conversations(lake: Lake, month: str, columns: list[str]) -> pl.DataF
     which reads as none). Why: a production month's messages are GBs and about one
     conversation in ten has an image (500,000 conversations: 3.1 s / 2.05 GB -> 2.2 s /
     1.65 GB, the same prompts). A partition written without ``n_images``: every message."""
-    import pyarrow.parquet as pq
 
     if "conv_id" not in columns:
         raise ValueError("prompt_conversations: conv_id must be among the columns")
     lake.require("conversations", month)  # the lake's own error for a month not there yet
-    with lake.fs.open(lake.partition_path("conversations", month), "rb") as fh:
-        counted = "n_images" in pq.read_schema(fh).names
+    counted = "n_images" in lake.schema("conversations", month).names
     conv = lake.read("conversations", month, columns=[*columns, *(["n_images"] if counted else [])])
     imaged = [("n_images", ">", 0)] if counted else None
     messages = lake.read("conversations", month, columns=["conv_id", "messages"], filters=imaged)
@@ -97,17 +108,25 @@ def topic_labels_month(
     if conv.is_empty():  # a month without traffic: empty tables, no call
         labels = pl.DataFrame(schema=TOPIC_LABELS_SCHEMA)
         url = lake.write(TOPIC_LABELS, month, labels)
+        if recording() is None:
+            write_index(lake, TOPIC_LABELS, month)
         return TopicLabelsMonth(month, labels, LabelReport(), {}, {}, url)
-    labels, report = label_conversations(
-        conv,
-        task,
-        month=month,
-        cache_root=cache_root,
-        cfg=cfg,
-        storage_options=storage_options,
-        progress=progress,
-    )
+    with recording_keys() as log:
+        labels, report = label_conversations(
+            conv,
+            task,
+            month=month,
+            cache_root=cache_root,
+            cfg=cfg,
+            storage_options=storage_options,
+            progress=progress,
+        )
     url = lake.write(TOPIC_LABELS, month, labels)
+    if recording() is None:  # a plan asks nothing
+        users = month_conversations(lake, month)
+        # prompt labels are asked per label input, an answer's per "<conv_id>\x1f<n>"
+        owners = (by_label_key(labels, users), by_conversation(users))
+        write_index(lake, TOPIC_LABELS, month, index_rows(log.frame(), *owners))
     return TopicLabelsMonth(
         month, labels, report, parse_failure_rate(labels), out_of_range(labels), url
     )
@@ -116,13 +135,11 @@ def topic_labels_month(
 def release_tagged_conversations(lake: Lake, month: str) -> list[str]:
     """Conversation ids of the month's votes whose release carried a ``category_tag``
     (``raw_logs.category_tag``, ``ingest/releases.py``; none in lakes from before it)."""
-    import pyarrow.parquet as pq
 
     if not lake.exists("raw_logs", month):
         return []
-    with lake.fs.open(lake.partition_path("raw_logs", month), "rb") as fh:
-        if "category_tag" not in pq.read_schema(fh).names:
-            return []
+    if "category_tag" not in lake.schema("raw_logs", month).names:
+        return []
     tagged = lake.read(
         "raw_logs",
         month,
@@ -152,19 +169,33 @@ def topic_clusters_month(
             lake.write(TOPIC_CLUSTERS, month, assign),
             lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
         )
+        if recording() is None:
+            write_index(lake, TOPIC_CLUSTERS, month)
         return TopicClustersMonth(month, assign, summary, None, urls)
-    assign, summary, naming = build_topic_clusters(
-        distinct_prompts(conv),
-        labels,
-        embedder,
-        month=month,
-        cfg=cfg,
-        namer=namer,
-        cache_root=cache_root,
-        storage_options=storage_options,
-    )
+    prompts = distinct_prompts(conv)
+    with recording_keys() as log:
+        assign, summary, naming = build_topic_clusters(
+            prompts,
+            labels,
+            embedder,
+            month=month,
+            cfg=cfg,
+            namer=namer,
+            cache_root=cache_root,
+            storage_options=storage_options,
+        )
     urls = (
         lake.write(TOPIC_CLUSTERS, month, assign),
         lake.write(TOPIC_CLUSTER_SUMMARY, month, summary),
     )
+    if recording() is None:  # a plan asks nothing
+        users = month_conversations(lake, month)
+        vectors, names = embedded(log)  # the texts embedded are the prompts, in order
+        write_index(
+            lake,
+            TOPIC_CLUSTERS,
+            month,
+            index_rows(vectors, by_position(prompts["dedup_key"].to_list(), users)),
+            index_rows(names, by_cluster(assign, users)),
+        )
     return TopicClustersMonth(month, assign, summary, naming, urls)

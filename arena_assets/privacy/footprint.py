@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import polars as pl
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from arena_assets.storage import Lake
 
@@ -63,8 +62,7 @@ class Schema:
 
 
 def partition_schema(lake: Lake, table: str, month: str) -> Schema:
-    with lake.fs.open(lake.partition_path(table, month), "rb") as fh:
-        schema = pq.read_schema(fh)
+    schema = lake.schema(table, month)
     names = schema.names
 
     def is_list_of_strings(t: pa.DataType) -> bool:

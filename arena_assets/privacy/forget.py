@@ -1,8 +1,16 @@
-"""The right to be forgotten: remove one user from every table of the lake and the releases.
+"""The right to be forgotten: remove one user from every table of the lake and the releases,
+and keep them out of every later ingest.
 
 Who: a user is named by their user id or IP address as the platform logs it (hashed here
 with the salt exactly as ingest hashes it, ``Checker.user_hash``), or directly by their
 salted ``user_hash``. Tables store only that hash, never the identity itself.
+
+First, before anything is removed, the hash goes on the lake's forget list
+(``ingest/forgotten.py``): every later ingest of any month and any source (native logs,
+release files, Copilot Arena's records) rejects the user's lines as ``forgotten_user``
+without their text, so a crash in the middle of a forget, or a re-ingest of raw files that
+still hold the user, does not bring them back. The list is tied to the salt: a forget under
+another salt than the list's stops there with one line (``ForgetListSaltError``).
 
 What: every partition of every lake table, found from its Parquet schema (``footprint``):
 rows with the user's hash, rows naming one of their conversations, rows of a prompt only
@@ -15,38 +23,28 @@ that rebuild is done. Each rewritten partition goes through ``Lake.write`` (temp
 then rename), so a crash leaves either the old or the new partition, and running forget
 again finishes it.
 
-The platform's raw files: they are the platform's copy, outside the lake, and ingest
-reads them again whenever ``raw_logs`` is rematerialized, which would bring the user
-back. So :func:`find_raw_lines` reports every raw line of the user (file and line
-numbers), and with ``purge_raw`` the lines of JSON-lines files (plain or gzipped) are
-replaced by empty lines, rewritten atomically: the other lines keep their numbers, and a
-re-ingest rejects the blanks as ``empty_line`` with nothing left of the user. Parquet and
-JSON-list files are reported but not rewritten (their rows cannot be blanked in place
-without rewriting the platform's own columns); the report says so. Copilot Arena's records
+The LLM answer cache: the answers computed from the user's prompts alone are deleted,
+found through the key index the LLM steps keep beside the lake (``cache_keys``); an
+answer to a request another user made too is kept.
+
+The platform's raw files (``raw_files``): every month folder of the raw root is searched,
+whatever the lake holds, and with ``purge_raw`` the user's lines are blanked, each file
+rewritten atomically, and reported per file. Copilot Arena's records
 (``ARENA_COMPLETIONS_ROOT``, read by ``completion_battles``) are the platform's files too:
-the same scan and purge run over them (``completions_root``), their ``userId`` being an
+the same search and purge run over them (``completions_root``), their ``userId`` being an
 identity field (``clean.rejects.IDENTITY_KEYS``); their files are named
 ``completions:<path>`` in the report.
 """
 
 from __future__ import annotations
 
-import gzip
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from arena_assets.clean.rejects import blank_identities, user_of
-from arena_assets.ingest.sources import (
-    TruncatedStream,
-    file_kind,
-    iter_line_blocks,
-    open_root,
-    relative_name,
-    scan_month,
-)
+from arena_assets.ingest.forgotten import add_forgotten, load_forgotten, read_forget_list
 from arena_assets.ingest.validate import Checker
 from arena_assets.privacy import journal, releases
+from arena_assets.privacy.cache_keys import CacheForget, forget_cached_answers
 from arena_assets.privacy.footprint import (
     USER_COLUMNS,
     Footprint,
@@ -55,18 +53,11 @@ from arena_assets.privacy.footprint import (
     remove_footprint,
 )
 from arena_assets.privacy.journal import ForgetEntry
+from arena_assets.privacy.raw_files import RawHit, blank_raw_file, find_raw_lines, rewritable
 from arena_assets.privacy.releases import ReleaseTarget
 from arena_assets.storage import Lake
 
 __all__ = ["USER_COLUMNS", "ForgetReport", "RawHit", "forget_user", "user_hash_of", "user_tables"]
-
-
-@dataclass
-class RawHit:
-    source_file: str  # relative to the raw root, as raw_logs.source_file
-    line_nos: list[int]
-    purged: bool = False
-    note: str = ""
 
 
 @dataclass
@@ -80,6 +71,10 @@ class ForgetReport:
     releases: dict[str, dict[str, int]] = field(default_factory=dict)  # month -> kind -> rows
     published: list[str] = field(default_factory=list)  # months released AND published
     journal: ForgetEntry | None = None
+    newly_listed: bool = False  # put on the forget list by this forget (not already there)
+    # raw root ("" or "completions:") -> (month folders, files searched, files holding the user)
+    raw_searched: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    cache: CacheForget | None = None
 
     @property
     def affected_months(self) -> list[str]:
@@ -96,6 +91,11 @@ class ForgetReport:
         """A readable account (what the CLI prints)."""
         verb = "would remove" if self.dry_run else "removed"
         out = [f"user_hash {self.user_hash}: {verb} {self.total_removed} rows"]
+        listed = "would add" if self.dry_run else "added" if self.newly_listed else "already on it"
+        out.append(
+            f"  forget list: {listed}; every later ingest of any month and source keeps "
+            "the user out"
+        )
         for table in self.tables_scanned:
             months = {m: n for m, n in self.removed.get(table, {}).items() if n}
             strings = {m: n for m, n in self.strings.get(table, {}).items() if n}
@@ -113,6 +113,13 @@ class ForgetReport:
                 f"warning: the {month} release was PUBLISHED (ARENA_RELEASE_PUBLISHED): the "
                 f"published copy still holds {releases.describe(self.releases[month])} "
                 "of the user's rows; replace it with the rewritten local folder"
+            )
+        if self.cache is not None:
+            out.extend(self.cache.lines(self.dry_run))
+        for root, (months, files, found) in self.raw_searched.items():
+            out.append(
+                f"  raw files{' (' + root.rstrip(':') + ')' if root else ''}: searched {files} "
+                f"files in {months} month folders, {found} hold the user's lines"
             )
         for hit in self.raw:
             state = "blanked" if hit.purged else "NOT purged"
@@ -167,90 +174,6 @@ def forget_in_lake(
     return report, fp
 
 
-def _line_user_hash(line: bytes, checker: Checker) -> str | None:
-    user = user_of(blank_identities(line.decode("utf-8", "replace"))[1])
-    return None if user is None else checker.user_hash(user)
-
-
-def find_raw_lines(
-    raw_root: str,
-    months: list[str],
-    user_hash: str,
-    salt: str,
-    *,
-    identity: str | None = None,
-    storage_options: dict | None = None,
-) -> list[tuple[str, str, list[int], str]]:
-    """(url, source_file, line numbers, note) of the raw lines of the user in ``months``.
-
-    Lines are matched by hashing the identity field found in their text (as for rejects:
-    escaped keys and broken JSON included). When the identity itself is known, lines that
-    contain neither it nor a JSON escape are skipped without decoding (the common case).
-    """
-    checker = Checker("2000-01", salt, None)
-    needle = identity.encode() if identity else None
-    out = []
-    for month in months:
-        for url in scan_month(raw_root, month, storage_options).files:
-            name = relative_name(raw_root, url, storage_options)
-            if file_kind(url) != "jsonl":
-                out.append(
-                    (
-                        url,
-                        name,
-                        [],
-                        "Parquet / JSON list: not searched or rewritten; check it by hand",
-                    )
-                )
-                continue
-            found: list[int] = []
-            note = ""
-            no = 0
-            try:
-                for block in iter_line_blocks(url, storage_options):
-                    for line in block:
-                        no += 1
-                        if needle is not None and needle not in line and b"\\u" not in line:
-                            continue
-                        if _line_user_hash(line, checker) == user_hash:
-                            found.append(no)
-            except TruncatedStream as cut:
-                if _line_user_hash(cut.tail, checker) == user_hash:
-                    found.append(no + 1)
-                note = f"broken stream at byte {cut.offset}: the part after it cannot be read"
-            if found or note:
-                out.append((url, name, found, note))
-    return out
-
-
-def blank_raw_lines(url: str, line_nos: list[int], storage_options: dict | None = None) -> None:
-    """Rewrite a JSON-lines file (plain or .gz) with those lines emptied; atomic rename."""
-    wanted = set(line_nos)
-    fs, path = open_root(url, storage_options)
-    tmp = f"{path.rsplit('/', 1)[0]}/.forget-{uuid.uuid4().hex}"
-    gz = path.lower().endswith(".gz")
-    no = 0
-    try:
-        with fs.open(tmp, "wb") as raw_out:
-            out = gzip.GzipFile(fileobj=raw_out, mode="wb", mtime=0) if gz else raw_out
-            first = True
-            for block in iter_line_blocks(url, storage_options):
-                for line in block:
-                    no += 1
-                    if not first:
-                        out.write(b"\n")
-                    first = False
-                    if no not in wanted:
-                        out.write(line)
-            out.write(b"\n")
-            if gz:
-                out.close()
-        fs.mv(tmp, path)
-    finally:
-        if fs.exists(tmp):
-            fs.rm(tmp)
-
-
 def forget_user(
     lake: Lake,
     *,
@@ -264,15 +187,23 @@ def forget_user(
     release: ReleaseTarget | None = None,
     plan_rebuild: Callable[[list[str], dict[str, list[str]]], dict[str, list[str]]] | None = None,
     completions_root: str | None = None,
+    cache_root: str | None = None,
+    cache_storage_options: dict | None = None,
 ) -> ForgetReport:
-    """Forget one user in the lake and the releases, then find (and with ``purge_raw``
-    blank) their raw lines in the affected months. ``salt`` is needed to recognise raw
-    lines (hash them). Unless ``dry_run``, the forget is recorded in the lake's journal;
+    """Forget one user: on the forget list first (under ``salt``, the salt ingest hashes
+    with), then out of the lake and the releases, out of the LLM answer cache under
+    ``cache_root``, and their raw lines found in every month folder of ``raw_root`` and
+    Copilot Arena's ``completions_root`` (named ``completions:<path>``), blanked with
+    ``purge_raw``. Unless ``dry_run``, the forget is recorded in the lake's journal;
     ``plan_rebuild(months, edited)`` gives the partitions to rebuild (asset -> months) from
     the user's months and the tables edited (table -> months), stored in the journal for the
-    recompute (without it nothing is planned). Raw lines are looked for under the raw root
-    and Copilot Arena's ``completions_root`` (named ``completions:<path>``)."""
+    recompute (without it nothing is planned)."""
     report = ForgetReport(user_hash, dry_run)
+    if dry_run:
+        if salt:  # the same one line as a real forget under another salt
+            load_forgotten(lake, salt)
+    else:  # before anything is removed: from here on no ingest lets the user back in
+        report.newly_listed = add_forgotten(lake, [user_hash], salt) > 0
     entry = None if dry_run else journal.for_user(lake, user_hash)
     schemas = lake_schemas(lake)
     fp = find_footprint(lake, schemas, user_hash)
@@ -306,19 +237,27 @@ def forget_user(
         entry.state = "removed" if entry.pending() else "done"
         journal.save(lake, entry)
         report.journal = entry
+    if cache_root:
+        report.cache = forget_cached_answers(
+            lake,
+            user_hash,
+            cache_root,
+            # rows of users on the list make no answer shared, whatever salt listed them
+            forgotten=frozenset(read_forget_list(lake)["user_hash"].to_list()),
+            storage_options=cache_storage_options,
+            dry_run=dry_run,
+        )
     roots = [(r, p) for r, p in ((raw_root, ""), (completions_root, "completions:")) if r]
     for root, prefix in roots if salt else []:
-        for url, name, line_nos, note in find_raw_lines(
-            root,
-            report.affected_months,
-            user_hash,
-            salt,
-            identity=identity,
-            storage_options=storage_options,
-        ):
-            hit = RawHit(prefix + name, line_nos, note=note)
-            if purge_raw and line_nos and not dry_run and not note:
-                blank_raw_lines(url, line_nos, storage_options)
+        search = find_raw_lines(
+            root, user_hash, salt, identity=identity, storage_options=storage_options
+        )
+        holding = sum(1 for _, hit in search.hits if hit.line_nos)
+        report.raw_searched[prefix] = (len(search.months), search.files, holding)
+        for url, hit in search.hits:
+            hit.source_file = prefix + hit.source_file
+            if purge_raw and not dry_run and rewritable(hit):
+                blank_raw_file(url, hit.line_nos, storage_options)
                 hit.purged = True
             report.raw.append(hit)
     return report

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from arena_assets.errors import ArenaError
+
 CI_METHODS = ("sandwich", "bootstrap")
 TIE_MODES = ("half", "drop_bothbad", "drop")
 STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_count")
@@ -12,7 +14,7 @@ STYLE_FEATURES = ("sum_assistant_tokens", "header_count", "list_count", "bold_co
 STYLE_NORMS = ("ratio", "ratio_plus_one")
 
 
-class RankingInputError(ValueError):
+class RankingInputError(ArenaError, ValueError):
     """Input that cannot give a board (unknown winner, missing anchor, too few models, …);
     the CLI prints it as one line and exits with status 2."""
 

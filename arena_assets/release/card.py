@@ -2,13 +2,17 @@
 
 The header carries what the Hub indexes (configs with their data files, licence, language
 codes, size category, task categories, pretty name, tags); the body gives the counts, the
-languages, categories and models with their shares, and how the rows were cleaned and
-redacted. Every figure is computed from the frame that was written.
+languages, categories and models with their shares, the licence, how the rows were cleaned
+and redacted, and, for the datasets that hold user keys (chat and battle), how those keys
+join. Each card says only what is true of its own dataset: the bench and SFT exports hold
+no user identifier, so their cards say that. Every figure is computed from the frame that
+was written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import polars as pl
 import yaml
@@ -46,7 +50,7 @@ def language_codes(frame: pl.DataFrame) -> list[str]:
     return counts["language"].to_list()
 
 
-def _table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str:
+def share_table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str:
     if column not in frame.columns or frame.height == 0:
         return ""
     values = frame[column]
@@ -66,7 +70,7 @@ def _table(frame: pl.DataFrame, column: str, title: str, limit: int = 30) -> str
     return "\n".join(lines) + "\n"
 
 
-def _header(
+def card_header(
     *,
     pretty_name: str,
     license: str,
@@ -75,7 +79,14 @@ def _header(
     task_categories: list[str],
     data_files: str,
     tags: list[str],
+    configs: Mapping[str, str] | None = None,
+    features: Mapping[str, list[dict]] | None = None,
 ) -> str:
+    """The YAML header; ``configs`` maps each configuration name to its data files (the
+    first is the one ``load_dataset(folder)`` reads); by default one ``default`` config.
+    ``features``: configuration name -> its declared fields (``dataset_info``), for the
+    configurations whose types a reader must not infer."""
+    configs = configs or {"default": data_files}
     meta = {
         "pretty_name": pretty_name,
         "license": license,
@@ -84,29 +95,104 @@ def _header(
         "task_categories": task_categories,
         "tags": tags,
         "configs": [
-            {"config_name": "default", "data_files": [{"split": "train", "path": data_files}]}
+            {"config_name": name, "data_files": [{"split": "train", "path": path}]}
+            for name, path in configs.items()
         ],
     }
+    if features:
+        meta["dataset_info"] = [
+            {"config_name": name, "features": list(fields)}
+            for name, fields in features.items()
+            if name in configs
+        ]
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
 
-_REDACTION = (
+REDACTION = (
     "Text was redacted before it reached this release: email addresses, phone numbers, IP "
-    "addresses, card numbers and street addresses are replaced by typed placeholders ("
+    "addresses, card numbers, IBANs, national identity numbers, street addresses and "
+    "secrets (keys, tokens) are replaced by typed placeholders ("
     + ", ".join(f"`<{t.upper()}>`" for t in PII_TYPES)
-    + "), and the release refuses any text on which the same detector still fires. User "
-    "identifiers are keyed hashes re-keyed for this release alone (HMAC-SHA256 under a "
-    "per-release salt): they are consistent inside the release and cannot be joined with "
-    "another release or with the operator's tables. Raw logs are never part of a release."
+    + "), and the release refuses any text on which the same detector still fires. Raw logs "
+    "are never part of a release."
 )
 
 
+def licence_section(license: str) -> str:
+    """The licence in the card's text, the same identifier as the header's ``license``."""
+    text = f"## Licence\n\nThis dataset is released under the licence `{license}`"
+    if license == "other":
+        text += " (a licence outside the Hub's list: the publisher's own terms apply)"
+    return text + ".\n"
+
+
+@dataclass(frozen=True)
+class UserKeys:
+    """How the user keys of one month's chat and battle datasets join, counted on the
+    frames written: ``voters`` distinct battle judges, ``voters_in_chat`` of them also a
+    chat ``user_id``; ``release`` the name the salt was derived from (by default the
+    month), ``battles`` whether the month has a battle dataset."""
+
+    month: str
+    release: str
+    users: int
+    voters: int = 0
+    voters_in_chat: int = 0
+    battles: bool = False
+
+    @classmethod
+    def of(cls, month: str, release: str, chat: pl.DataFrame, battle: pl.DataFrame | None):
+        users = set(chat["user_id"].drop_nulls())
+        if battle is None:
+            return cls(month, release, len(users))
+        voters = set(battle["judge"].drop_nulls())
+        return cls(month, release, len(users), len(voters), len(voters & users), True)
+
+
+def user_keys_section(keys: UserKeys, column: str) -> str:
+    """What a chat or battle card says about its keys: re-keyed for this release, shared
+    between the month's chat ``user_id`` and battle ``judge`` (with the count of voters
+    found among the chat users), and joined with no other month."""
+    lines = [
+        "## User keys\n",
+        f"`{column}` is the lake's salted user hash re-keyed for this release alone "
+        "(HMAC-SHA256 under a salt derived from the release's name and an operator secret); "
+        "no key matches the operator's tables.",
+    ]
+    if keys.battles:
+        share = "all" if keys.voters_in_chat == keys.voters else f"{keys.voters_in_chat:,} of"
+        lines.append(
+            f"Within this month's release the chat `user_id` (arena-chat-{keys.month}) and "
+            f"the battle `judge` (arena-battle-{keys.month}) are one key for one person: "
+            f"{share} the {keys.voters:,} judges of {keys.month} appear as chat users."
+        )
+    if keys.release == keys.month:
+        lines.append(
+            "No key joins two months: each month's release has its own salt, so a person "
+            "active in two months has two unrelated keys."
+        )
+    else:
+        lines.append(
+            f"The salt is that of release name `{keys.release}`: releases of another name "
+            "(by default each month's own) share no key with this one; releases written "
+            "under this same name share its keys."
+        )
+    return "\n".join(lines) + "\n"
+
+
 def chat_card(
-    chat: pl.DataFrame, *, name: str, month: str, license: str, data_files: str = "data/train-*"
+    chat: pl.DataFrame,
+    *,
+    name: str,
+    month: str,
+    license: str,
+    keys: UserKeys | None = None,
+    data_files: str = "data/train-*",
 ) -> str:
+    keys = keys or UserKeys.of(month, month, chat, None)
     langs = language_codes(chat)
     flagged = chat["moderation_flagged"].sum() if chat.height else 0
-    header = _header(
+    header = card_header(
         pretty_name=f"Arena chats {month}",
         license=license,
         languages=langs,
@@ -134,16 +220,18 @@ def chat_card(
         ),
         "",
         "## Languages\n",
-        _table(chat, "language", "language"),
+        share_table(chat, "language", "language"),
         "## Models\n",
-        _table(chat, "model", "model"),
+        share_table(chat, "model", "model"),
         "## How it was cleaned\n",
         "One row per conversation id (its latest logged snapshot); malformed log lines were "
         "rejected with a reason and are not here; the language is fastText lid.176 on the "
         "user turns with code and URLs removed.\n",
         "## Redaction\n",
-        _REDACTION,
+        REDACTION,
         "",
+        user_keys_section(keys, "user_id"),
+        licence_section(license),
     ]
     return header + "\n" + "\n".join(body)
 
@@ -155,10 +243,11 @@ def battle_card(
     name: str,
     month: str,
     license: str,
+    keys: UserKeys,
     data_files: str = "data/train-*",
 ) -> str:
     langs = language_codes(battle)
-    header = _header(
+    header = card_header(
         pretty_name=f"Arena battles {month}",
         license=license,
         languages=langs,
@@ -182,11 +271,11 @@ def battle_card(
         f"- models: {len(set(battle['model_a']) | set(battle['model_b'])):,}",
         "",
         "## Outcomes\n",
-        _table(battle, "winner", "winner"),
+        share_table(battle, "winner", "winner"),
         "## Languages\n",
-        _table(battle, "language", "language"),
+        share_table(battle, "language", "language"),
         "## Models (side A)\n",
-        _table(battle, "model_a", "model"),
+        share_table(battle, "model_a", "model"),
         "## How it was cleaned\n",
         "Votes were removed, each under its first reason, in this order: not anonymous, same "
         "model, a model naming itself or another, anomalous voter (sequential likelihood-ratio "
@@ -195,89 +284,10 @@ def battle_card(
         "\n".join(removed_lines),
         "",
         "## Redaction\n",
-        _REDACTION,
+        REDACTION,
         "",
-    ]
-    return header + "\n" + "\n".join(body)
-
-
-def bench_card(
-    bench: pl.DataFrame,
-    *,
-    name: str,
-    month: str,
-    license: str,
-    data_files: str = "question.jsonl",
-    answers: pl.DataFrame | None = None,
-    judgments: pl.DataFrame | None = None,
-    protocol: str = "arena-hard-v0.1",
-    redacted: dict[str, int] | None = None,
-) -> str:
-    langs = language_codes(bench)
-    header = _header(
-        pretty_name=f"Arena bench {month}",
-        license=license,
-        languages=langs,
-        rows=bench.height,
-        task_categories=["text-generation"],
-        data_files=data_files,
-        tags=["arena", "benchmark", "llm-as-a-judge"],
-    )
-    played = judgments.filter(pl.col("status") != "no_answer") if judgments is not None else None
-    body = [
-        f"# {name}\n",
-        f"Hard, diverse prompts chosen automatically from the arena's traffic of {month}, "
-        "for judging models against a baseline with an LLM judge.\n",
-        "## Layout\n",
-        f"Arena-Hard-Auto's own files, fields of `{protocol}`: `question.jsonl` (the prompts), "
-        "`model_answer/<model>.jsonl` (each candidate's answers with their token and markdown "
-        "counts) and `model_judgment/<judge>/<model>.jsonl` (one record per question and model, "
-        "two games with positions swapped; `score` is the verdict, null when unparsed). "
-        "Arena-Hard-Auto's `show_result.py` reads the folder as it is.\n",
-        "## Counts\n",
-        f"- prompts: {bench.height:,}",
-        *(
-            [f"- categories: {bench['category'].n_unique():,}"]
-            if "category" in bench.columns
-            else []
-        ),
-        *([f"- clusters: {bench['cluster'].n_unique():,}"] if "cluster" in bench.columns else []),
-        *(
-            [f"- answers: {answers.height:,} from {answers['model'].n_unique():,} models"]
-            if answers is not None
-            else []
-        ),
-        *(
-            [
-                f"- games judged: {played.height:,} ({int((~played['parsed']).sum()):,} unparsed) by "
-                f"{played['judge'].n_unique():,} judge(s)"
-            ]
-            if played is not None
-            else []
-        ),
-        "",
-        *(
-            ["## Categories\n", _table(bench, "category", "category")]
-            if "category" in bench.columns
-            else []
-        ),
-        *(
-            ["## Languages\n", _table(bench, "language", "language")]
-            if "language" in bench.columns
-            else []
-        ),
-        "## Redaction\n",
-        _REDACTION,
-        *(
-            [
-                f"\nThe answers and judge texts were written by models after cleaning, so they are redacted "
-                f"here with the same rules and refused likewise: {redacted['answers']:,} answer texts and "
-                f"{redacted['judgments']:,} judge texts had PII replaced."
-            ]
-            if redacted is not None and (answers is not None or judgments is not None)
-            else []
-        ),
-        "",
+        user_keys_section(keys, "judge"),
+        licence_section(license),
     ]
     return header + "\n" + "\n".join(body)
 
@@ -291,7 +301,7 @@ def sft_card(
     languages: list[str],
     data_files: str = "data/train.jsonl",
 ) -> str:
-    header = _header(
+    header = card_header(
         pretty_name=f"Arena chats {month}, SFT format",
         license=license,
         languages=languages,
@@ -304,7 +314,10 @@ def sft_card(
         f"\n# {name}\n\n{count:,} conversations of the month's Chat release as OpenAI chat "
         'messages, one JSON object per line: `{"messages": [{"role": ..., "content": ...}]}`. '
         "Text-only conversations that end with the assistant's answer and were not flagged by "
-        "moderation; no user identifier.\n\n## Redaction\n\n" + _REDACTION + "\n"
+        "moderation.\n\n## Redaction\n\n"
+        + REDACTION
+        + "\n\n## User keys\n\nThis dataset holds no user identifier: a line is the "
+        "conversation's messages alone.\n\n" + licence_section(license)
     )
 
 

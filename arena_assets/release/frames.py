@@ -22,6 +22,7 @@ import polars as pl
 from arena_assets.clean.pii import contains_pii, redact_expr
 from arena_assets.clean.schema import CONVERSATIONS_SCHEMA
 from arena_assets.contracts import PII_TYPES
+from arena_assets.errors import ArenaError
 from arena_assets.ingest.schema import RAW_LOGS_SCHEMA
 
 # columns of raw_logs / raw_rejects that hold original text or point back into the raw
@@ -81,7 +82,7 @@ BENCH_OPTIONAL = (
 )
 
 
-class UnsafeReleaseError(ValueError):
+class UnsafeReleaseError(ArenaError, ValueError):
     """A frame offered to a release is not the redacted table it must be."""
 
 

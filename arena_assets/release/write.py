@@ -14,14 +14,16 @@ are sorted by their id and written with fixed Parquet options: a rerun gives the
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 import fsspec
 import orjson
 import polars as pl
 
-from arena_assets.release.card import battle_card, bench_card, chat_card, language_codes, sft_card
+from arena_assets.errors import storage_errors
+from arena_assets.release.bench_card import BENCH_CONFIGS, bench_card
+from arena_assets.release.card import UserKeys, battle_card, chat_card, language_codes, sft_card
 from arena_assets.release.frames import battle_frame, bench_frame, chat_frame, redacted_texts
 
 if TYPE_CHECKING:
@@ -39,6 +41,8 @@ class ReleaseSummary:
     files: dict[str, list[str]] = field(default_factory=dict)
     battle_counts: dict = field(default_factory=dict)
     sft_skipped: dict[str, int] = field(default_factory=dict)
+    # how the chat and battle keys join (release.card.UserKeys), as the cards say it
+    user_keys: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -185,6 +189,14 @@ def write_bench_dataset(
         storage_options=storage_options,
         judge_prompts=release.judge_prompts,
     )
+    # a configuration for each kind of file the folder holds (a month without answers
+    # offers the questions alone): `load_dataset(folder, "answers")` and "judgments"
+    folders = {p.removeprefix(root.rstrip("/") + "/").split("/")[0] for p in paths}
+    configs = {
+        name: files
+        for name, files in BENCH_CONFIGS.items()
+        if name == "default" or files.split("/")[0] in folders
+    }
     card = bench_card(
         prompts,
         name=f"arena-bench-{month}",
@@ -194,6 +206,7 @@ def write_bench_dataset(
         judgments=judgments,
         protocol=release.protocol,
         redacted=redacted,
+        configs=configs,
     )
     with fs.open(f"{root}/README.md", "wb") as fh:
         fh.write(card.encode())
@@ -211,23 +224,63 @@ def write_month_release(
     license: str = "other",
     rows_per_shard: int = ROWS_PER_SHARD,
     storage_options: dict | None = None,
+    release_name: str | None = None,
 ) -> ReleaseSummary:
     """Chat, Battle (when `battles` is given), Bench (when `bench` is given: the prompts, or a
     ``BenchRelease`` with answers and judgments, written in Arena-Hard-Auto's layout) and the
-    SFT export of one month under `release_root`; every user hash re-keyed with `salt`."""
+    SFT export of one month under `release_root`; every user hash re-keyed with `salt`, the
+    salt of ``release_name`` (by default the month: what the chat and battle cards say of
+    their keys follows from it)."""
+    with storage_errors(
+        what=f"release {month}",
+        writing=True,
+        path=release_root,
+        root=release_root,
+        setting="ARENA_RELEASE_ROOT",
+    ):
+        return _write_month_release(
+            month,
+            release_root,
+            conversations=conversations,
+            battles=battles,
+            bench=bench,
+            salt=salt,
+            license=license,
+            rows_per_shard=rows_per_shard,
+            storage_options=storage_options,
+            release_name=release_name,
+        )
+
+
+def _write_month_release(
+    month: str,
+    release_root: str,
+    *,
+    conversations: pl.DataFrame,
+    battles: pl.DataFrame | None,
+    bench: pl.DataFrame | BenchRelease | None,
+    salt: bytes,
+    license: str = "other",
+    rows_per_shard: int = ROWS_PER_SHARD,
+    storage_options: dict | None = None,
+    release_name: str | None = None,
+) -> ReleaseSummary:
     root = release_root.rstrip("/")
     summary = ReleaseSummary(month)
     chat = chat_frame(conversations, salt)
+    battle, counts = battle_frame(battles, chat, salt) if battles is not None else (None, {})
+    keys = UserKeys.of(month, release_name or month, chat, battle)
+    summary.user_keys = asdict(keys)
     parts: list[tuple[str, pl.DataFrame, str]] = []
     name = f"arena-chat-{month}"
-    parts.append(("chat", chat, chat_card(chat, name=name, month=month, license=license)))
-    if battles is not None:
-        battle, counts = battle_frame(battles, chat, salt)
+    parts.append(
+        ("chat", chat, chat_card(chat, name=name, month=month, license=license, keys=keys))
+    )
+    if battle is not None:
         summary.battle_counts = counts
         name = f"arena-battle-{month}"
-        parts.append(
-            ("battle", battle, battle_card(battle, counts, name=name, month=month, license=license))
-        )
+        card = battle_card(battle, counts, name=name, month=month, license=license, keys=keys)
+        parts.append(("battle", battle, card))
     if bench is not None:
         release = bench if isinstance(bench, BenchRelease) else BenchRelease(bench)
         url = f"{root}/arena-bench-{month}"

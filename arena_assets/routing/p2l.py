@@ -27,6 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
+from arena_assets.errors import ArenaError
 from arena_assets.routing.features import FeatureConfig, FeatureSpace
 from arena_assets.routing.outcomes import bt_terms, grk_terms, score_of_a
 
@@ -34,7 +35,7 @@ LOSSES = ("bt", "grk")
 _B_RIDGE = 1e-7  # keeps b finite when a time split leaves a model unbeaten; negligible otherwise
 
 
-class P2LInputError(ValueError):
+class P2LInputError(ArenaError, ValueError):
     """Input a P2L fit cannot use (no battles, unknown loss, …): one line for the user."""
 
 

@@ -54,6 +54,7 @@ from arena_assets.simulator.labeling import (
     LABELERS,
     TASKS,
     WORLD_MODEL_LABEL_NOISE,
+    check_task,
     embed_many,
     find_task,
     label_reply,
@@ -484,6 +485,10 @@ class _Handler(
             message_text(m) for m in messages if m.get("role") in ("system", "developer")
         )
         task = find_task(system)
+        if task is None and not system:  # OR-Bench's check: one user message, no system
+            task = check_task(
+                " ".join(message_text(m) for m in messages if m.get("role") == "user")
+            )
         if labeler and task not in TASKS:
             self._error(
                 400,
@@ -504,6 +509,7 @@ class _Handler(
                     ep.labelers.get(model, WORLD_MODEL_LABEL_NOISE),
                     ep.truth_index(),
                     any(has_image(m) for m in user),
+                    names[0][1] if names else None,
                 )
                 finish = "stop"
             else:

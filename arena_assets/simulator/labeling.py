@@ -9,9 +9,17 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``prompt-tags``: ``{"criteria": [numbers 1-7 met], "if_score": 0-5, "math": "yes"|"no",
     "creative_writing": "yes"|"no"}``; ``vision-tags``: ``{"captioning": "yes"|"no", ...}``;
     ``refusal``: ``<classification>yes|no</classification>``;
+  - the vision tags split as LMArena's classifier shows them: ``vision-text-tags``
+    (``captioning``, ``entity_recognition``, ``creative_writing``: the request's text
+    alone), ``vision-image-tags`` (``ocr``, ``humor``: the text and the image),
+    ``vision-image-only-tags`` (``homework``, ``diagram``: the image alone), each a JSON
+    object of ``"yes"|"no"``;
   - one tag each (the anchor's shape): ``criteria_v0.1`` ``[1, 3, 4]`` (``[]`` for none),
     ``if_v0.1`` ``<score>N</score>``, ``math_v0.1`` / ``creative_writing_v0.1`` and the
     vision tags ``<decision>yes|no</decision>``, ``refusal_v0.1`` ``<classification>``.
+  A vision request without text (the image alone) is answered from what the image shows:
+  the truth's ``images`` table, by the image's sha256 (the ``sha256:`` reference, or the
+  bytes of a data URL); an image the truth does not hold shows none of the tags.
   A label's noise does not depend on the format it is asked in (both shapes give the same
   labels). The JSON tasks of the first contract version remain:
   - ``criteria-v1``: user message has the prompt between ``<prompt>`` and ``</prompt>``;
@@ -27,6 +35,13 @@ Contract (a real LLM can follow it too; ``arena_assets.labels`` builds these req
   - ``risk-v1`` (``evaluators.refusal``): a ``<prompt>`` block; answer ``{"sensitive": bool,
     "harmful": bool}``: sensitive = the truth's ``would_refuse``, harmful = a planted toxic
     marker in the text (what the simulated moderation flags)
+* OR-Bench's 3-class check (``evaluators.orbench_check``; the product reads its prompt
+  from the user's OR-Bench checkout, and it has no system message): a single user message
+  that quotes the question after ``QUESTION: "`` and the answer after ``RESPONSE: "``
+  and names the three classes ``direct_answer``, ``direct_refusal``, ``indirect_refusal``
+  (``check_task`` recognises it by that shape, as ``orbench-check``); answered with a
+  one-line reason and the class inside ``[[ ]]``: ``direct_refusal`` when the answer
+  refuses (``is_refusal``, with the labeller's noise), else ``direct_answer``.
 * The answer is one JSON object as the message content, nothing else.
 * The prompt is found by its text (``prompt_truth.lookup_prompt_truth``: truth table, then
   the part parser, then surface heuristics), so a prompt cut to a maximum length by the
@@ -76,16 +91,24 @@ _TAG_TASKS = {
     **{f"{v}_v0.1": v for v in VISION_LABELS if v != "creative_writing"},
     "creative_writing_vision_v0.1": "creative_writing_vision",
 }
+# the JSON vision tasks and the fields each answers
+VISION_TASKS = {
+    "vision-tags": VISION_LABELS,
+    "vision-text-tags": ("captioning", "entity_recognition", "creative_writing"),
+    "vision-image-tags": ("ocr", "humor"),
+    "vision-image-only-tags": ("homework", "diagram"),
+}
 TASKS = (
     "criteria-v1",
     "vision-v1",
     "refusal-v1",
     "cluster-name-v1",
     "prompt-tags",
-    "vision-tags",
+    *VISION_TASKS,
     "refusal",
     *_TAG_TASKS,
     "risk-v1",
+    "orbench-check",
 )
 TASK_LINE = re.compile(r"^\s*task:\s*([A-Za-z0-9_.-]+)\s*$", re.M)
 PROMPT_BLOCK = re.compile(
@@ -113,6 +136,17 @@ def find_task(system_text: str) -> str | None:
     return m.group(1) if m else None
 
 
+_CHECK_CLASSES = ("direct_answer", "direct_refusal", "indirect_refusal")
+_CHECK_RESPONSE = re.compile(r'RESPONSE:\s*"(.*)"', re.S)
+
+
+def check_task(user_text: str) -> str | None:
+    """``orbench-check`` when ``user_text`` has the shape of OR-Bench's check request (see
+    the module docstring), else None."""
+    shaped = 'QUESTION: "' in user_text and 'RESPONSE: "' in user_text
+    return "orbench-check" if shaped and all(c in user_text for c in _CHECK_CLASSES) else None
+
+
 def _flip(value: bool, p: float, *key: object) -> bool:
     u = unit_hash(*key)
     return (not value) if u < (p if value else p / 4) else value
@@ -134,10 +168,35 @@ def _yes(value: bool) -> str:
     return "yes" if value else "no"
 
 
+def vision_labels(
+    user_text: str,
+    model: str,
+    p: float,
+    index: PromptTruthIndex | None,
+    image_name: str | None = None,
+) -> dict:
+    """Every vision tag a labeller with error rate ``p`` gives: from the request's text
+    (``vision-v1``), or, for the image alone (no text), from what the image shows."""
+    if user_text.strip() or not image_name:
+        return label_answer("vision-v1", user_text, model, p, index, True)
+    shows = (index.image_labels(image_name) if index is not None else None) or {}
+    return {
+        v: _flip(bool(shows.get(f"vision_{v}")), p, model, "vision-v1", v, image_name)
+        for v in VISION_LABELS
+    }
+
+
 def label_reply(
-    task: str, user_text: str, model: str, p: float, index: PromptTruthIndex | None, image: bool
+    task: str,
+    user_text: str,
+    model: str,
+    p: float,
+    index: PromptTruthIndex | None,
+    image: bool,
+    image_name: str | None = None,
 ) -> str | None:
-    """The reply text of a labeller with error rate ``p`` (None: unknown task)."""
+    """The reply text of a labeller with error rate ``p`` (None: unknown task);
+    ``image_name``: the sha256 of the first image sent, if any."""
     if task in ("prompt-tags", "criteria_v0.1", "if_v0.1", "math_v0.1", "creative_writing_v0.1"):
         out = label_answer("criteria-v1", user_text, model, p, index, image)
         crit = [i for i, c in enumerate(CRITERIA, start=1) if out[c]]
@@ -157,12 +216,18 @@ def label_reply(
                 f"<decision>\n{_yes(out['creative_writing'])}\n</decision>"
             ),
         }[task]()
-    if task == "vision-tags" or (task in _TAG_TASKS and task != "refusal_v0.1"):
-        out = label_answer("vision-v1", user_text, model, p, index, True)
-        if task == "vision-tags":
-            return orjson.dumps({v: _yes(out[v]) for v in VISION_LABELS}).decode()
+    if task in VISION_TASKS or (task in _TAG_TASKS and task != "refusal_v0.1"):
+        out = vision_labels(user_text, model, p, index, image_name)
+        if task in VISION_TASKS:
+            return orjson.dumps({v: _yes(out[v]) for v in VISION_TASKS[task]}).decode()
         name = _TAG_TASKS[task].removesuffix("_vision")
         return f"<decision>\n{_yes(out[name])}\n</decision>"
+    if task == "orbench-check":
+        found = _CHECK_RESPONSE.search(user_text)
+        answer = found.group(1) if found else ""
+        refused = _flip(is_refusal(answer), p, model, "refusal-v1", answer)
+        reason = "It declines to answer the question." if refused else "It answers the question."
+        return f"{reason}\n\n[[{'direct_refusal' if refused else 'direct_answer'}]]"
     if task in ("refusal", "refusal_v0.1"):
         return f"<classification>{_yes(label_answer('refusal-v1', user_text, model, p, index, image)['refusal'])}</classification>"
     out = label_answer(task, user_text, model, p, index, image)

@@ -31,6 +31,7 @@ from arena_assets.simulator.topics import (
     PARTS,
     TOPIC_BY_KEY,
     TOPICS_BY_CATEGORY,
+    VISION_LABELS,
     Topic,
     prompt_labels,
 )
@@ -186,9 +187,10 @@ def heuristic_labels(text: str, image: bool = False) -> dict:
 
 
 class PromptTruthIndex:
-    """Prompt truth of a simulated raw root, looked up by (possibly truncated) text."""
+    """Prompt truth of a simulated raw root, looked up by (possibly truncated) text; and
+    what each uploaded image shows, looked up by its sha256 (``image_labels``)."""
 
-    def __init__(self, frames: list[pl.DataFrame]) -> None:
+    def __init__(self, frames: list[pl.DataFrame], image_frames: list[pl.DataFrame] = ()) -> None:
         # labels kept as tuples in LABEL_COLUMNS order: a 100k-session month takes ~60 MB
         self.by_prefix: dict[bytes, dict[str, tuple]] = {}
         self.seen: dict[str, int] = {}  # how often each text was a first prompt
@@ -199,6 +201,16 @@ class PromptTruthIndex:
             for text, *labels in frame.select(["text", *LABEL_COLUMNS]).iter_rows():
                 self.by_prefix.setdefault(self._key(text), {}).setdefault(text, tuple(labels))
                 self.seen[text] = self.seen.get(text, 0) + 1
+        self.images: dict[str, dict] = {}
+        shown = [f"vision_{v}" for v in VISION_LABELS]
+        for frame in image_frames:
+            for sha, *labels in frame.select(["sha256", *shown]).iter_rows():
+                self.images.setdefault(sha, dict(zip(shown, labels)))
+
+    def image_labels(self, sha256: str) -> dict | None:
+        """``vision_<label>`` of what the image ``sha256`` shows (None: not an image of
+        this truth)."""
+        return self.images.get(sha256)
 
     @staticmethod
     def _key(text: str) -> bytes:
@@ -207,7 +219,8 @@ class PromptTruthIndex:
     @classmethod
     def from_root(cls, root: str | os.PathLike) -> PromptTruthIndex:
         files = sorted((Path(root) / TRUTH_DIR / "prompts").glob("*.parquet"))
-        return cls([pl.read_parquet(f) for f in files])
+        images = sorted((Path(root) / TRUTH_DIR / "images").glob("*.parquet"))
+        return cls([pl.read_parquet(f) for f in files], [pl.read_parquet(f) for f in images])
 
     def __len__(self) -> int:
         return sum(len(b) for b in self.by_prefix.values())

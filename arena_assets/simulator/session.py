@@ -236,8 +236,19 @@ class SessionMaker:
                 user_msg: dict = {"role": "user", "content": prompt.text}
                 if vision:
                     n_img = 2 if rng.random() < 0.1 else 1
-                    user_msg["images"] = [self._image() for _ in range(n_img)]
+                    shows = {k: v for k, v in prompt.labels.items() if k.startswith("vision_")}
+                    own = bool(shows.get("vision_homework") or shows.get("vision_diagram"))
+                    user_msg["images"] = [self._image(meme_ok=not own) for _ in range(n_img)]
                     n_images += n_img
+                    for sha in user_msg["images"]:
+                        self.sinks["images"].add(
+                            {
+                                "sha256": sha,
+                                "month": self.month,
+                                "prompt_id": prompt.prompt_id,
+                                **shows,
+                            }
+                        )
             else:
                 found: list[tuple[str, str]] = []
                 text = self._plant(self.text.followup(lang), lang, cfg.pii_rate, found)
@@ -471,8 +482,13 @@ class SessionMaker:
     def _state(conv_id: str, model: str, messages: list[dict]) -> dict:
         return {"conv_id": conv_id, "model_name": model, "offset": 0, "messages": messages}
 
-    def _image(self) -> str:
-        # a few images are shared memes seen by many users; most are unique uploads
+    def _image(self, meme_ok: bool = True) -> str:
+        # a few images are shared memes seen by many users; most are unique uploads. A
+        # homework page or a diagram is the user's own upload, never a shared meme (the
+        # draws are the same either way: only the image picked differs)
         self.images += 1
-        n = self.rng.randrange(20) if self.rng.random() < 0.1 else 1000 + self.images
+        n = 1000 + self.images
+        if self.rng.random() < 0.1:
+            meme = self.rng.randrange(20)
+            n = meme if meme_ok else n
         return image_hash(self.month, self.seed, n)

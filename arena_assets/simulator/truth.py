@@ -137,6 +137,13 @@ MONTHLY_SCHEMAS: dict[str, pa.Schema] = {
             ("answer_sha_b", _S),
         ]
     ),
+    # what each uploaded image shows: the vision labels of the prompt it came with (a
+    # shared meme, never a homework page nor a diagram, has a row per use, all alike on
+    # those two), so a labeller shown the image alone can be answered from it
+    "images": pa.schema(
+        [("sha256", _S), ("month", _S), ("prompt_id", _S)]
+        + [(f"vision_{v}", _B) for v in VISION_LABELS]
+    ),
     "pii": pa.schema(
         [
             ("conv_id", _S),
@@ -194,6 +201,10 @@ Written by `arena_assets.simulator`; never read by the pipeline, only by tests a
 - `battle_answers/<month>.parquet`: every vote event with the sha256 of each side's first
   assistant answer (stripped), so the endpoint's judges and reward models can find the
   battle an answer they are shown belongs to.
+- `images/<month>.parquet`: every image a user sent: sha256 (its reference), prompt_id
+  and the prompt's vision_<label> values, what the image shows. A shared meme (one of a
+  few images many users send) is never a homework page or a diagram: a prompt that asks
+  about one comes with its own upload.
 - `pii/<month>.parquet`: every planted PII item: conv_id, message_index (0-based index in
   the state's messages), pii_type, text (occurs verbatim in that message).
 - `malformed/<month>.parquet`: every junk line: source_file (relative to the raw root),

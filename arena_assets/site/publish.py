@@ -30,6 +30,8 @@ from typing import Any
 
 import fsspec
 
+from arena_assets.errors import storage_errors
+
 MONTH_FOLDER = re.compile(r"^\d{4}-\d{2}$")
 ROOT_REBUILDS = 3  # times the root pages are rebuilt while other builds add months
 
@@ -74,16 +76,25 @@ class SiteRoot:
         )
 
     def write(self, relative: str, data: bytes) -> None:
+        """One file, whole or not at all; an I/O failure is one line naming the file and
+        ARENA_SITE_ROOT."""
         final = f"{self.path}/{relative}"
         folder = final.rsplit("/", 1)[0]
-        if not self.is_local:  # one PUT: the object appears whole or not at all
-            self.fs.pipe_file(final, data)
-            return
-        self.fs.makedirs(folder, exist_ok=True)
-        tmp = f"{folder}/.{final.rsplit('/', 1)[1]}.{uuid.uuid4().hex}.tmp"
-        with self.fs.open(tmp, "wb") as fh:
-            fh.write(data)
-        self.fs.mv(tmp, final)
+        with storage_errors(
+            what=f"site file {relative}",
+            writing=True,
+            path=final,
+            root=self.url,
+            setting="ARENA_SITE_ROOT",
+        ):
+            if not self.is_local:  # one PUT: the object appears whole or not at all
+                self.fs.pipe_file(final, data)
+                return
+            self.fs.makedirs(folder, exist_ok=True)
+            tmp = f"{folder}/.{final.rsplit('/', 1)[1]}.{uuid.uuid4().hex}.tmp"
+            with self.fs.open(tmp, "wb") as fh:
+                fh.write(data)
+            self.fs.mv(tmp, final)
 
     def files(self, relative: str) -> list[str]:
         """Every file under ``relative`` (paths relative to it)."""

@@ -5,6 +5,7 @@ import dagster as dg
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.battles.resources import BattleRules
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
@@ -47,6 +48,7 @@ from arena_assets.report import counts_table
         checks.drift_spec("battles"),
     ],
 )
+@one_line_failures
 def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rules: BattleRules):
     """Every vote of the month as a battle: model_a / model_b, the winner (model_a,
     model_b, tie, tie (bothbad)), language, voter hash, both conversation ids, style

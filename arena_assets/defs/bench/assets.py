@@ -12,6 +12,7 @@ import polars as pl
 
 from arena_assets.bench.relabel import StrongRelabel
 from arena_assets.defs.bench.resources import BenchSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
@@ -55,6 +56,7 @@ LLM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=LLM_MONTHS_PER
     ],
     backfill_policy=dg.BackfillPolicy.single_run(),
 )
+@one_line_failures
 def bench_prompts(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -138,6 +140,7 @@ def bench_prompts(
         )
     ],
 )
+@one_line_failures
 def model_answers(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -229,6 +232,7 @@ def model_answers(
         ),
     ],
 )
+@one_line_failures
 def judgments(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -349,6 +353,7 @@ def judgments(
         )
     ],
 )
+@one_line_failures
 def bench_leaderboard(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,

@@ -6,6 +6,7 @@ from arena_assets.clean.schema import REQUIRED_CONVERSATION_COLUMNS
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.clean.resources import Moderation
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
@@ -45,6 +46,7 @@ from arena_assets.report import counts_table
         checks.drift_spec("conversations"),
     ],
 )
+@one_line_failures
 def conversations(context: dg.AssetExecutionContext, storage: ArenaStorage, moderation: Moderation):
     """Every chat of the month as its latest snapshot: OpenAI-style messages with image
     hashes, PII replaced by typed placeholders (`<EMAIL>`, `<PHONE>`, ...), language, token

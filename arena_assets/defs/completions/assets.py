@@ -13,10 +13,12 @@ import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
 from arena_assets.defs.completions.resources import CompletionSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.ingest.forgotten import ForgetListSaltError
 from arena_assets.ingest.parse import reason_counts
 from arena_assets.pipeline.completions import (
     COMPLETION_REJECTS,
@@ -52,6 +54,7 @@ EVERY_EARLIER_MONTH = dg.TimeWindowPartitionMapping(
         ),
     ],
 )
+@one_line_failures
 def completion_battles(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -67,13 +70,16 @@ def completion_battles(
     root = completion_settings.root_for(storage.raw_root)
     lost, leaked, per_month = 0, 0, {}
     for month in months_in_window(context):
-        step = completion_battles_month(
-            lake,
-            root,
-            month,
-            salt=ingest_settings.user_salt,
-            storage_options=storage.storage_options() if root.startswith("s3://") else None,
-        )
+        try:
+            step = completion_battles_month(
+                lake,
+                root,
+                month,
+                salt=ingest_settings.user_salt,
+                storage_options=storage.storage_options() if root.startswith("s3://") else None,
+            )
+        except ForgetListSaltError as exc:  # one line, not a traceback: nothing was written
+            raise dg.Failure(description=str(exc)) from exc
         b = step.battles
         lost += 0 if step.conserved else 1
         leaked += b.filter(
@@ -89,6 +95,8 @@ def completion_battles(
                 **table_metadata(b, step.urls[0]),
                 "month": month,
                 "records_read": step.records_read,
+                # records of users on the forget list: rejected, no text kept
+                "forgotten_records": step.forgotten_records,
                 "folder": step.listing.describe(),
                 "accepted": int(b["accepted"].sum()) if b.height else 0,
                 "secrets_redacted": int(b["secrets_redacted"].sum()) if b.height else 0,
@@ -124,6 +132,7 @@ def completion_battles(
         )
     ],
 )
+@one_line_failures
 def copilot_leaderboard(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,

@@ -11,11 +11,14 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.evaluators.resources import EvaluatorSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
+from arena_assets.evaluators.agreement import TIE_RULE
+from arena_assets.evaluators.refusal import QUANTITY, TOXIC_RULE
 from arena_assets.llm import ResponseCache
 from arena_assets.pipeline import LLM_MONTHS_PER_RUN
 from arena_assets.pipeline.evaluators import (
@@ -78,6 +81,7 @@ def _rounded(frame: pl.DataFrame) -> pl.DataFrame:
         ),
     ],
 )
+@one_line_failures
 def judge_human_agreement(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -93,7 +97,10 @@ def judge_human_agreement(
     MT-Bench's agreement with and without ties, Cohen's kappa, position flips, length
     preference, and the judge's implied board against the human one (row-wise Pearson,
     separability, agreement with confidence, Spearman, Kendall, Brier), with the
-    published yardsticks beside. Per-battle verdicts in `judge_human_verdicts`."""
+    published yardsticks beside, each on the slice it was measured on (PPE's 68.59 % and
+    59.81 % on the `hard` slice, as PPE's hard-prompt subset). A judge tie on a decided
+    vote is a miss in `accuracy`: the project's rule (PPE states none), with
+    `accuracy_tie_half` beside. Per-battle verdicts in `judge_human_verdicts`."""
     lake = storage.lake()
     s = evaluator_settings
     judge_task, reward_task = s.tasks(judge, reward_model)
@@ -153,9 +160,12 @@ def judge_human_agreement(
                         max_rows=50,
                     )
                 ),
+                # each published figure beside our figure on the slice it was measured on
+                # (PPE's two: its hard-prompt subset, our `hard` slice)
                 "yardsticks": dg.MetadataValue.md(
                     markdown_table(_rounded(pl.DataFrame(step.yardsticks)), 10)
                 ),
+                "tie_rule": TIE_RULE,
                 "sample_strata": dg.MetadataValue.json(step.strata),
                 "battles_in_month": step.population,
                 "calls": dg.MetadataValue.json(step.reports),
@@ -218,6 +228,7 @@ def _out_of_range(table: pl.DataFrame) -> int:
         )
     ],
 )
+@one_line_failures
 def over_refusal(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -225,12 +236,16 @@ def over_refusal(
     llm_cache: LLMCache,
     labeler: LLMTaskResource,
 ):
-    """OR-Bench's question asked of the arena's own traffic: per model, the refusal rate
-    (Wilson interval) on benign-but-sensitive prompts (the risk labeller says sensitive,
-    nothing flags them toxic), on toxic prompts (moderation flag, else the labeller) and
-    on the rest; the over-refusal board (over-refusers: the benign-sensitive rate's lower
-    bound above the threshold), its relation to the `no_refusal` arena board, and the
-    over- vs under-refusal plot. Rates per class in `over_refusal_rates`."""
+    """OR-Bench's question asked of the arena's own traffic, as the project's own quantity
+    (not an OR-Bench figure: the month's prompts carry none of OR-Bench's labels, and the
+    classes, risk labeller, refusal label and threshold are the project's): per model, the
+    refusal rate (Wilson interval) on benign-but-sensitive prompts (the risk labeller says
+    sensitive, and the prompt is not toxic), on toxic prompts and on the rest. A prompt is
+    toxic when the moderation endpoint flags it or the risk labeller calls it harmful:
+    either suffices. Then the over-refusal board (over-refusers: the benign-sensitive
+    rate's lower bound above the threshold), its relation to the `no_refusal` arena board,
+    and the over- vs under-refusal plot. Rates per class in `over_refusal_rates`. OR-Bench's
+    own prompt sets and judge: the `or-bench` command."""
     lake = storage.lake()
     s = evaluator_settings
     task = labeler.task(max_tokens=RISK_MAX_TOKENS)
@@ -281,7 +296,10 @@ def over_refusal(
                 "over_refusers": dg.MetadataValue.json(
                     step.board.filter(pl.col("over_refuser").fill_null(False))["model"].to_list()
                 ),
+                "quantity": QUANTITY,
+                "toxic_rule": TOXIC_RULE,
                 "prompt_classes": dg.MetadataValue.json(step.classes),
+                "toxic_sources": dg.MetadataValue.json(step.toxic_sources),
                 "conversations_without_refusal_label": step.unlabelled,
                 # release battles carry no topic labels: their is_refusal (battle-level) says
                 # "neither side refused" where false (pipeline.evaluators.release_refusals)

@@ -2,11 +2,13 @@
 
 import dagster as dg
 
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
 from arena_assets.defs.metadata import table_metadata
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage
 from arena_assets.ingest import load_model_registry
+from arena_assets.ingest.forgotten import ForgetListSaltError
 from arena_assets.ingest.shrink import ShrinkError
 from arena_assets.pipeline.ingest import IngestStats, ingest_month
 from arena_assets.privacy.retention import apply_retention, current_month
@@ -58,6 +60,7 @@ from arena_assets.report import counts_table
     # the other (Dagster's own error is a multi-asset traceback)
     can_subset=True,
 )
+@one_line_failures
 def raw_logs(
     context: dg.AssetExecutionContext, storage: ArenaStorage, ingest_settings: IngestSettings
 ):
@@ -98,6 +101,8 @@ def raw_logs(
             description=str(exc),
             metadata={"previous_build": dg.MetadataValue.json(exc.comparison.as_metadata())},
         ) from None
+    except ForgetListSaltError as exc:  # one line, not a traceback: nothing was written
+        raise dg.Failure(description=str(exc)) from exc
     storage.publish("raw_logs", context.log)
     storage.publish("raw_rejects", context.log)
     listing = stats.listing
@@ -128,6 +133,8 @@ def raw_logs(
             "source_files": len(stats.files),
             "lines_read": stats.lines_read,
             "lines_rejected": stats.rejected,
+            # lines of users on the forget list: rejected, no text kept
+            "forgotten_lines": stats.forgotten_lines,
             "events_by_format": dg.MetadataValue.json(dict(stats.formats)),
             "raw_root_read": dg.MetadataValue.path(listing.root),
             "raw_month_folder": listing.describe(),
@@ -156,6 +163,7 @@ def raw_logs(
             "lines_read": stats.lines_read,
             "accepted": stats.accepted,
             "rejected": stats.rejected,
+            "forgotten_lines": stats.forgotten_lines,
         },
     )
     yield dg.AssetCheckResult(

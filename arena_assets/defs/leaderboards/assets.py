@@ -13,6 +13,7 @@ import polars as pl
 
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.metadata import png_markdown, table_metadata
 from arena_assets.defs.partitions import ALL_EARLIER, monthly_partitions, months_in_window
@@ -106,6 +107,7 @@ def _site_pages(site: SiteSettings, month: str, boards: pl.DataFrame) -> dg.Meta
         )
     ],
 )
+@one_line_failures
 def battle_cells(context: dg.AssetExecutionContext, storage: ArenaStorage):
     """The month's battles counted per (keep, removed_reason, language, model_a, model_b,
     winner): what the cumulative leaderboards read from earlier months instead of rows."""
@@ -212,6 +214,7 @@ def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.Asset
         ),
     ],
 )
+@one_line_failures
 def arena_leaderboard(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -290,6 +293,7 @@ def arena_leaderboard(
     automation_condition=follow_upstream,
     check_specs=checks.table_specs("leaderboard_history", "history"),
 )
+@one_line_failures
 def leaderboard_history(
     context: dg.AssetExecutionContext, storage: ArenaStorage, site_settings: SiteSettings
 ):

@@ -1,8 +1,10 @@
 """The right to be forgotten in Dagster: the ``forget_user`` job and the rebuild after it.
 
-``forget_user`` (launch it from the UI's Launchpad with the config below) removes one user
-from every lake table and rewrites the month releases (``arena_assets.privacy.forget``, the
-same library as ``arena-assets forget``), logs what it removed, and records the forget in
+``forget_user`` (launch it from the UI's Launchpad with the config below) puts one user on
+the lake's forget list (every later ingest keeps them out), removes them from every lake
+table, rewrites the month releases and deletes the LLM answers computed from their prompts
+alone (``arena_assets.privacy.forget``, the same library as ``arena-assets forget``), logs
+what it removed and the raw files of every month folder that hold them, and records the forget in
 the lake's journal with the partitions to rebuild (``rebuild.rebuild_plan``, from this code
 location's asset graph). When it succeeds, ``rematerialize_after_forget_sensor`` launches a
 ``rematerialize_after_forget`` run for the first month with work left; each successful run
@@ -16,7 +18,9 @@ boards behind is not done.
 import dagster as dg
 
 from arena_assets.defs.completions.resources import CompletionSettings
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.ingest.resources import IngestSettings
+from arena_assets.defs.llm_resources import LLMCache
 from arena_assets.defs.privacy.rebuild import (
     JOURNALS_TAG,
     materialized_months,
@@ -35,8 +39,9 @@ MONTH_TAG = "arena/forget_month"
 class ForgetConfig(dg.Config):
     """Who to forget: ``user`` (user id or IP as logged; hashed with ARENA_USER_SALT) or
     ``user_hash``; neither = only finish the rebuild of earlier forgets. ``purge_raw`` also
-    blanks their lines in the raw JSON-lines files (otherwise a re-ingest of those months
-    would bring them back); ``dry_run`` counts and changes nothing."""
+    blanks their lines in the raw files of every month folder (ingest keeps them out
+    anyway, through the forget list; this removes their text from the platform's copy);
+    ``dry_run`` counts and changes nothing."""
 
     user: str = ""
     user_hash: str = ""
@@ -69,6 +74,7 @@ def _asset_graph(context: dg.OpExecutionContext):
 
 
 @dg.op(tags={"kind": "privacy"})
+@one_line_failures
 def forget_user_rows(
     context: dg.OpExecutionContext,
     config: ForgetConfig,
@@ -76,9 +82,11 @@ def forget_user_rows(
     ingest_settings: IngestSettings,
     release_settings: ReleaseSettings,
     completion_settings: CompletionSettings,
+    llm_cache: LLMCache,
 ) -> list[str]:
     """Remove the user from the lake and the releases; returns the months with rebuild
     work left over every unfinished forget (also a run tag for the sensor)."""
+    from arena_assets.ingest.forgotten import ForgetListSaltError
     from arena_assets.privacy import journal
     from arena_assets.privacy.forget import forget_user, user_hash_of
     from arena_assets.privacy.releases import released_months
@@ -95,19 +103,26 @@ def forget_user_rows(
             context.instance,
             lambda: set(released_months(target, sorted(lake.months("conversations")))),
         )
-        report = forget_user(
-            lake,
-            user_hash=who,
-            raw_root=storage.raw_root,
-            salt=ingest_settings.user_salt,
-            identity=config.user or None,
-            dry_run=config.dry_run,
-            purge_raw=config.purge_raw,
-            storage_options=storage.raw_storage_options(),
-            release=target,
-            plan_rebuild=lambda months, edited: rebuild_plan(graph, months, materialized, edited),
-            completions_root=completion_settings.root_for(storage.raw_root),
-        )
+        try:
+            report = forget_user(
+                lake,
+                user_hash=who,
+                raw_root=storage.raw_root,
+                salt=ingest_settings.user_salt,
+                identity=config.user or None,
+                dry_run=config.dry_run,
+                purge_raw=config.purge_raw,
+                storage_options=storage.raw_storage_options(),
+                release=target,
+                plan_rebuild=lambda months, edited: rebuild_plan(
+                    graph, months, materialized, edited
+                ),
+                completions_root=completion_settings.root_for(storage.raw_root),
+                cache_root=llm_cache.root_for(storage),
+                cache_storage_options=llm_cache.storage_options(storage),
+            )
+        except ForgetListSaltError as exc:  # nothing was removed: one line, no traceback
+            raise dg.Failure(description=str(exc)) from exc
         # the report names the hash, tables, months and files, never the identity itself
         context.log.info("\n".join(report.lines()))
         for line in report.lines():

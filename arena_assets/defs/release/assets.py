@@ -6,6 +6,7 @@ backfill) once the month's checks are green.
 
 import dagster as dg
 
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.partitions import monthly_partitions, months_in_window
 from arena_assets.defs.release.resources import ReleaseSettings
 from arena_assets.defs.resources import ArenaStorage
@@ -20,14 +21,16 @@ from arena_assets.defs.resources import ArenaStorage
     kinds={"parquet", "huggingface"},
     backfill_policy=dg.BackfillPolicy.single_run(),
 )
+@one_line_failures
 def month_release(
     context: dg.AssetExecutionContext, storage: ArenaStorage, release_settings: ReleaseSettings
 ):
     """The month's public datasets in the Hugging Face layout, each with a dataset card:
     arena-chat-MONTH (redacted conversations), arena-battle-MONTH (votes), arena-bench-MONTH
     (when the lake has `bench_prompts` for the month) and arena-sft-MONTH (OpenAI chat JSONL).
-    User hashes are re-keyed with a per-release salt, so they join neither across releases
-    nor to the lake."""
+    User hashes are re-keyed with a per-release salt: within the month the chats' `user_id`
+    and the battles' `judge` are one key for one person, while no key joins two months or
+    the lake. The bench and SFT datasets hold no user identifier."""
     from arena_assets.release import bench_release_from_lake, release_salt, write_month_release
 
     lake = storage.lake()
@@ -45,6 +48,7 @@ def month_release(
             battles=battles,
             bench=bench,
             salt=release_salt(release_settings.secret, month),
+            release_name=month,
             license=release_settings.license,
             storage_options=options,
         )
@@ -55,6 +59,9 @@ def month_release(
                 "rows": dg.MetadataValue.json(summary.rows),
                 "battle_counts": dg.MetadataValue.json(summary.battle_counts),
                 "sft_skipped": dg.MetadataValue.json(summary.sft_skipped),
+                # the chat user_id and the battle judge are one key within the month; no
+                # key joins two months (each month's salt is its own)
+                "user_keys": dg.MetadataValue.json(summary.user_keys),
                 "bench": (
                     "released from bench_prompts"
                     if has_bench

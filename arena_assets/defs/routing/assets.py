@@ -12,6 +12,7 @@ import polars as pl
 
 from arena_assets.defs import checks
 from arena_assets.defs.automation import follow_upstream
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
@@ -73,6 +74,7 @@ def _embedder(
     automation_condition=follow_upstream,
     check_specs=checks.table_specs("prompt_embeddings", "prompt embedding"),
 )
+@one_line_failures
 def prompt_embeddings(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -165,6 +167,7 @@ def prompt_embeddings(
         ),
     ],
 )
+@one_line_failures
 def p2l_model(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -282,6 +285,7 @@ def _shape(
         ),
     ],
 )
+@one_line_failures
 def p2l_boards(
     context: dg.AssetExecutionContext, storage: ArenaStorage, routing_settings: RoutingSettings
 ):
@@ -348,6 +352,7 @@ def p2l_boards(
         ),
     ],
 )
+@one_line_failures
 def router(
     context: dg.AssetExecutionContext, storage: ArenaStorage, routing_settings: RoutingSettings
 ):
@@ -427,6 +432,7 @@ def router(
         )
     ],
 )
+@one_line_failures
 def router_eval(
     context: dg.AssetExecutionContext, storage: ArenaStorage, routing_settings: RoutingSettings
 ):
@@ -496,6 +502,7 @@ def router_eval(
         ),
     ],
 )
+@one_line_failures
 def router_training_data(context: dg.AssetExecutionContext, storage: ArenaStorage):
     """The month's kept battles as router / P2L training rows: a prompt id shared by
     near-duplicates (never in two splits), time splits (train / val / test), redacted turns,

@@ -14,6 +14,7 @@ shared instance); the next build of any month sets a lost race right anyway.
 
 import dagster as dg
 
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.leaderboards.resources import LeaderboardSettings
 from arena_assets.defs.partitions import ALL_EARLIER, monthly_partitions, months_in_window
 from arena_assets.defs.resources import ArenaStorage, SiteSettings
@@ -58,6 +59,7 @@ from arena_assets.report import counts_table
         ),
     ],
 )
+@one_line_failures
 def leaderboard_site(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,

@@ -14,6 +14,7 @@ import dagster as dg
 import polars as pl
 
 from arena_assets.defs.automation import follow_upstream
+from arena_assets.defs.failures import one_line_failures
 from arena_assets.defs.llm_plan import gate, month_settings, plan_metadata, within_budget
 from arena_assets.defs.llm_resources import LLMCache, LLMTaskResource
 from arena_assets.defs.metadata import png_markdown, table_metadata
@@ -134,6 +135,7 @@ def _labels_metadata(step: TopicLabelsMonth) -> dict:
         ),
     ],
 )
+@one_line_failures
 def topic_labels(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
@@ -146,7 +148,9 @@ def topic_labels(
     input for the 7 hard-prompt criteria (`hard` = at least 6), math and creative writing
     (yes / no) and how well the prompt tests instruction following (0-5; the `if` board
     takes >= 4); each answer classified as a refusal (yes / no / maybe); the vision
-    categories of image prompts, the image attached where LMArena's labeller looks at it;
+    categories of image prompts, each shown what LMArena's labeller shows it (captioning,
+    entity recognition, creative writing: the text; ocr, humor: text and image; homework,
+    diagram: the image alone);
     code by a heuristic. Stored in LMArena's `category_tag` structure (what the category
     boards read) and as flat columns (null unless parsed). The prompts come from
     `ARENA_LABEL_PROMPTS` (a YAML prompt set; default: the project's own), whose name and
@@ -246,6 +250,7 @@ def _endpoint_embedder(task, cache, reports: list[BatchReport]):
     # launched. Against a paid endpoint, stop the arena_automation sensor to decide by hand.
     automation_condition=follow_upstream,
 )
+@one_line_failures
 def topic_clusters(
     context: dg.AssetExecutionContext,
     storage: ArenaStorage,
