@@ -28,6 +28,7 @@ release joins the redacted conversations on ``conv_id_a`` / ``conv_id_b``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -36,6 +37,7 @@ from arena_assets.battles.anomaly import anomalous_voters
 from arena_assets.battles.cohort import cohort_weights
 from arena_assets.battles.config import BattleConfig, identity_table
 from arena_assets.battles.content import apply_aliases, identity_pattern, leaked_names
+from arena_assets.battles.newcomers import newcomer_excess
 from arena_assets.battles.reference import crowd_counts
 from arena_assets.battles.rigging import RIGGING_FLAGS, rigging_flags
 from arena_assets.battles.sampling import dedup_sampled_out, in_burst, over_daily_cap
@@ -324,6 +326,12 @@ def _weighted(
             config.cohort,
         )
         weights, meta = result.weights, result.metadata
+        if established is not None:  # the newcomer share: a signal, no weight changes
+            fresh = set(tested["voter_hash"].unique().to_list()) - established
+            z0 = meta.get("cohort_z_threshold", math.inf)
+            meta["newcomer_excess"] = newcomer_excess(
+                tested, fresh, z0, config.cohort.cohort_min_votes
+            )
     rows = rows.join(weights, on="battle_id", how="left", maintain_order="left")
     return rows.with_columns(pl.col("weight").fill_null(1.0)), meta
 
