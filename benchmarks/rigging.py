@@ -11,8 +11,8 @@
 Attacks by name (``ATTACKS``): careful_sybils (B), careful_cover (C), aged_accounts (D)
 and omnipresent by default; aged_cover (D with cover votes: an attack the population
 rules were not built around); single, sybils and linked_sybils (caught per account).
-The world's size is ``--sessions`` / ``--users`` (a world of 20,000 sessions and 5,000
-users builds in minutes).
+The world's size is ``--sessions`` / ``--users`` (the defaults: a full month; a smaller
+world builds faster, its costs not comparable).
 
 Worlds of 30 models (all on the board), 76,000 sessions and 20,000
 users a month give ~27,000 honest votes from ~11,000 voters, 80 % of them casting 1-3,
