@@ -505,6 +505,26 @@ _BEFORE_TASKS = (
         minimum=0,
         maximum=1,
     ),
+    _s(
+        "ARENA_FRESH_VOTE_WEIGHT",
+        "float",
+        "0.25",
+        "Battles",
+        "Weight on the boards of a vote by an account without history (no vote in an "
+        "earlier month of the lake); 1 turns the age weight off.",
+        minimum=0,
+        maximum=1,
+    ),
+    _s(
+        "ARENA_COHORT_ALPHA",
+        "float",
+        "0.01",
+        "Battles",
+        "Cohort tests (fresh or concentrated voters of a model against the established "
+        "ones): chance per month that any honest cohort is down-weighted.",
+        minimum=0,
+        maximum=1,
+    ),
     # Leaderboards
     _s(
         "ARENA_BOOTSTRAP_ROUNDS",

@@ -424,4 +424,12 @@ def test_empty_month_gives_empty_table_with_all_columns() -> None:
     for side in ("a", "b"):
         assert f"sum_assistant_tokens_{side}" in result.battles.columns
     assert set(result.removed_by_reason.values()) == {0}
-    assert result.battles.columns[-3:] == ["flag_reasons", "removed_reason", "keep"]
+    assert result.battles.columns[-5:] == [
+        "flag_reasons",
+        "removed_reason",
+        "keep",
+        "weight",
+        "weight_reason",
+    ]
+    assert result.battles.schema["weight"] == pl.Float64
+    assert result.battles.schema["weight_reason"] == pl.String

@@ -119,12 +119,16 @@ def test_range_figures_on_hand_written_frames():
             "keep": [True, True, False, True],
             "bold_count_a": [0, 1, -1, 2],
             "bold_count_b": [0, 0, 0, 0],
+            "weight": [1.0, 0.25, 2.0, 0.5],
+            "weight_reason": [None, "no_history", None, None],
         }
     )
     assert quality.battle_range_problems(battles) == {
         "unknown_winner": 1,
         "negative_style_count": 1,
         "kept_self_battle": 1,
+        "weight_out_of_range": 1,
+        "weight_without_reason": 1,
     }
     boards = pl.DataFrame({"rank": [1, 0], "rank_ub": [1, 1], "battles": [10, 0]})
     assert quality.board_range_problems(boards) == {"rank_below_1": 1, "no_battles": 1}

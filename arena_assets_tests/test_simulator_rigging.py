@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 
 import polars as pl
@@ -101,3 +102,56 @@ def test_identity_fields_and_shared_networks(tmp_path: Path) -> None:
     nets = pl.Series([ip.rsplit(".", 1)[0] for ip in users.ip]).value_counts()
     assert nets["count"].max() >= 10  # campus networks hold many users
     assert len(set(users.device_id)) < len(users.device_id)  # a few shared devices
+
+
+def _names(event: dict) -> list[str]:
+    if event["type"] == "served":
+        return event["models"]
+    return [s["model_name"] for s in event["states"]]
+
+
+def test_careful_attackers_look_like_newcomers_and_aged_ones_are_real_users(
+    tmp_path: Path,
+) -> None:
+    """Careful sybils keep every account's selection ratio below the published 4, cover
+    votes never have the model on screen, aged accounts voted honestly the month before;
+    the honest logs stay byte-identical."""
+    months = ["2024-01", MONTH]
+    plain, rigged = tmp_path / "plain", tmp_path / "rigged"
+    simulate_months(plain, months, 1500, seed=6, config=WorldConfig(served_events=True))
+    target = World.build(WorldConfig(), 6).model_names[2]
+    attacks = (
+        Attack(MONTH, target, 30, accounts="careful_sybils"),
+        Attack(MONTH, target, 30, accounts="careful_sybils", cover=(3, 10)),
+        Attack(MONTH, target, 30, accounts="aged"),
+    )
+    cfg = WorldConfig(served_events=True, attacks=attacks)
+    simulate_months(rigged, months, 1500, seed=6, config=cfg)
+    a, b = _files(plain), _files(rigged)
+    assert a == {k: v for k, v in b.items() if k in a}
+    accounts = pl.read_parquet(rigged / "_truth" / "rig_accounts" / f"{MONTH}.parquet")
+    assert accounts.group_by("attack").agg(pl.col("votes_cast").sum()).sort("attack")[
+        "votes_cast"
+    ].to_list() == [30, 30, 30]
+    per_user: dict[tuple[int, str], list[dict]] = {}
+    for k in range(3):
+        lines = (rigged / MONTH / f"rig-{MONTH}-{k:02d}.jsonl").read_text().splitlines()
+        for e in map(json.loads, lines):
+            if e["type"] != "chat":
+                per_user.setdefault((k, e.get("user_id") or e["ip"]), []).append(e)
+    assert per_user
+    for (k, _), mine in per_user.items():
+        anony = [e for e in mine if e["anony"]]
+        voted = [e for e in anony if e["type"] != "served"]
+        on_screen = [e for e in voted if target in _names(e)]
+        if k == 0 and voted:  # careful: only the model's battles voted, few skipped
+            assert len(on_screen) == len(voted)
+            assert math.comb(len(anony), len(voted)) < 4
+        if k == 1:  # cover: the rest of its votes never have the model on screen
+            assert all(target not in _names(e) for e in voted if e not in on_screen)
+    cover = accounts.filter(pl.col("attack") == 1)
+    assert cover["cover_cast"].is_between(0, 10).all() and cover["cover_cast"].sum() > 0
+    # aged accounts are users who voted honestly in the month before
+    before = load_truth(plain)["votes"].filter((pl.col("month") == "2024-01") & ~pl.col("abusive"))
+    aged = accounts.filter(pl.col("attack") == 2)
+    assert set(aged["user_id"]) <= set(before["user_id"])

@@ -1,10 +1,18 @@
 """Vote rigging against the battle filter: the votes one rank costs, per attack.
 
     .venv/bin/python benchmarks/rigging.py [--seeds 1 2 3] [--sessions 76000] [--users 20000]
-        [--votes 25 50 ... 20000] [--attacks all] [--ranks 5 10] [--enough 10] [--live filtered]
-        [--tag NAME]
+        [--votes 10 25 ... 20000] [--attacks careful_sybils careful_cover aged_accounts
+        omnipresent aged_cover ...] [--ranks 5 10] [--enough 10] [--max-votes 10000]
+        [--live filtered] [--tag NAME]
     .venv/bin/python benchmarks/rigging.py --summarize benchmarks/out/rigging/rigging-NAME.csv
-    .venv/bin/python benchmarks/rigging.py --alarm [--seeds ...] [--votes 500 2000]
+    .venv/bin/python benchmarks/rigging.py --alarm [--seeds ...] [--attacks A] [--votes 100 1000]
+    .venv/bin/python benchmarks/rigging.py --timing [--seeds ...]
+
+Attacks by name (``ATTACKS``): careful_sybils (B), careful_cover (C), aged_accounts (D)
+and omnipresent by default; aged_cover (D with cover votes: an attack the population
+rules were not built around); single, sybils and linked_sybils (caught per account).
+The world's size is ``--sessions`` / ``--users`` (the defaults: a full month; a smaller
+world builds faster, its costs not comparable).
 
 Worlds of 30 models (all on the board), 76,000 sessions and 20,000
 users a month give ~27,000 honest votes from ~11,000 voters, 80 % of them casting 1-3,
@@ -44,6 +52,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import polars as pl
+from rigging_report import POINTS, print_honest, read_honest, read_rows, summarize
 
 from arena_assets.battles import BattleConfig
 from arena_assets.battles.build import battle_rows, judge_battles, served_rows
@@ -64,14 +73,25 @@ from arena_assets.storage import Lake
 
 MONTHS = ("2024-01", "2024-02", "2024-03")
 SALT = "rigging-bench"
-ATTACKS = {  # name -> (accounts, strategy)
-    "single": ("single", "target_only"),
-    "sybils": ("sybils", "target_only"),
-    "linked_sybils": ("linked_sybils", "target_only"),
-    "omnipresent": ("sybils", "omnipresent"),
+ATTACKS = {  # name -> (accounts, strategy, cover votes per account)
+    "single": ("single", "target_only", (0, 0)),
+    "sybils": ("sybils", "target_only", (0, 0)),
+    "linked_sybils": ("linked_sybils", "target_only", (0, 0)),
+    "omnipresent": ("sybils", "omnipresent", (0, 0)),
+    # careful adversaries (simulator/rig_careful.py): B, C and D
+    "careful_sybils": ("careful_sybils", "target_only", (0, 0)),
+    "careful_cover": ("careful_sybils", "target_only", (3, 10)),
+    "aged_accounts": ("aged", "target_only", (0, 0)),
+    # not designed around: aged accounts that also vote like the crowd on other models
+    # between their rigged votes (no cohort is then fresh, concentrated or selective)
+    "aged_cover": ("aged", "target_only", (3, 10)),
 }
+DEFAULT_ATTACKS = ["careful_sybils", "careful_cover", "aged_accounts", "omnipresent"]
+# one plant per size (the k-th holds the first k+1 chunks' votes): a single account cannot
+# be split, and aged accounts come from one pool that chunks on their own seeds would share
+PREFIX_PLANTS = ("single", "aged_accounts", "aged_cover")
 CHUNKS = (2000, 3000, 5000, 10000)  # planted in turn: the attack's first 2k, 5k, 10k, 20k votes
-GRID = [25, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]
+GRID = [10, 25, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000]
 OLD_RULES = [r for r in REMOVAL_REASONS if r not in RIGGING_FLAGS]
 COLS = ["model_a", "model_b", "winner"]
 
@@ -98,12 +118,26 @@ def bench_config(registry: list[dict]) -> BattleConfig:
     )
 
 
-def _config_key(config: BattleConfig) -> str:
-    return hashlib.blake2b(repr(config).encode(), digest_size=6).hexdigest()
+def _config_key(config: BattleConfig, rows_only: bool = False) -> str:
+    """A key of the rules: with ``rows_only``, of what `battle_rows` reads (aliases and the
+    leak vocabulary), so the planted chunks survive a change of the judging rules."""
+    what = (
+        (
+            config.aliases,
+            config.identity_names,
+            config.derive_identity_names,
+            config.known_models,
+            config.extra_identity_words,
+        )
+        if rows_only
+        else config
+    )
+    return hashlib.blake2b(repr(what).encode(), digest_size=6).hexdigest()
 
 
 def board(frame: pl.DataFrame) -> pl.DataFrame:
-    return fit_bt(frame.select(COLS)).table
+    """Bradley-Terry over the frame's votes, honouring ``weight`` where the frame has it."""
+    return fit_bt(frame.select([*COLS, *(["weight"] if "weight" in frame.columns else [])])).table
 
 
 def honest_world(root: Path, seed: int, sessions: int, users: int) -> dict:
@@ -124,18 +158,27 @@ def honest_world(root: Path, seed: int, sessions: int, users: int) -> dict:
         build_conversations(parsed.raw_logs, month=MONTHS[2]).write_parquet(cached / "conv.parquet")
     registry = json.loads((raw / "models.json").read_text())
     config = bench_config(registry)
-    key = _config_key(config)
-    if not (cached / f"rows-{key}.parquet").exists():  # the lake's battles under these rules
+    key, judged = _config_key(config, rows_only=True), _config_key(config)
+    marker = root / f"lake-{tag}" / f"judged-{judged}"
+    if not marker.exists():  # the lake's battles of months 1-2 under these rules
+        for old in (root / f"lake-{tag}").glob("judged-*"):
+            old.unlink()
         for month in MONTHS[:2]:
             battles_month(lake, month, config)
+        marker.touch()
+    if not (cached / f"rows-{key}.parquet").exists():
         raw_logs = pl.read_parquet(cached / "raw_logs.parquet")
         battle_rows(raw_logs, pl.read_parquet(cached / "conv.parquet"), config).write_parquet(
             cached / f"rows-{key}.parquet"
         )
         served_rows(raw_logs, config).write_parquet(cached / f"served-{key}.parquet")
     earlier = lake.read_months("battles", list(MONTHS[:2]))
-    order = board(earlier.filter("keep")).sort("rank")["model"].to_list()
-    truth = load_truth(raw)["votes"].filter(pl.col("month") == MONTHS[2])
+    # the targets: ranks on the board of months 1-2's kept votes (weights aside, so that
+    # the targets stay the same whatever the population rules' settings)
+    order = board(earlier.filter("keep").select(COLS)).sort("rank")["model"].to_list()
+    # the honest month's figures (no attack) are read from the same rows as the attacks'
+    honest_truth = load_truth(raw)["votes"].filter(pl.col("month") == MONTHS[2])
+    truth = honest_truth
     return {
         "seed": seed,
         "raw": raw,
@@ -157,13 +200,13 @@ def honest_world(root: Path, seed: int, sessions: int, users: int) -> dict:
 def chunk(world: dict, name: str, model: str, k: int) -> dict:
     """The k-th chunk of an attack: its accounts (truth, with their voter hashes) and
     their prepared rows and served events; planted, parsed and cached on first use."""
-    accounts, strategy = ATTACKS[name]
+    accounts, strategy, cover = ATTACKS[name]
     out = world["root"] / f"chunk-{world['seed']}-{name}-{model}-{k}-{world['key']}"
     if not (out / "rows.parquet").exists():
         plant = out / "raw"
         # one account cannot be split into chunks: its k-th plant is an account of the
-        # first k+1 chunks' votes (the grid takes its prefix)
-        votes = sum(CHUNKS[: k + 1]) if accounts == "single" else CHUNKS[k]
+        # first k+1 chunks' votes (the grid takes its prefix); aged accounts likewise
+        votes = sum(CHUNKS[: k + 1]) if name in PREFIX_PLANTS else CHUNKS[k]
         cfg = replace(
             world["cfg"],
             attacks=(
@@ -174,10 +217,11 @@ def chunk(world: dict, name: str, model: str, k: int) -> dict:
                     accounts=accounts,
                     strategy=strategy,
                     seed=1000 * world["seed"] + k,
+                    cover=cover,
                 ),
             ),
         )
-        simulate_attacks(plant, MONTHS[2], world["seed"], cfg)
+        simulate_attacks(plant, MONTHS[2], world["seed"], cfg, truth_root=world["raw"])
         raw = parse_month(str(plant), MONTHS[2], salt=SALT, known_models=world["models"]).raw_logs
         votes = raw.filter(pl.col("type").is_in(VOTE_TYPES))
         voted = pl.concat([votes["conv_id_a"], votes["conv_id_b"]]).drop_nulls().implode()
@@ -190,17 +234,22 @@ def chunk(world: dict, name: str, model: str, k: int) -> dict:
         served_rows(raw, world["config"]).write_parquet(out / "served.parquet")
         checker = Checker(MONTHS[2], SALT, None)
         truth = pl.read_parquet(plant / "_truth" / "rig_accounts" / f"{MONTHS[2]}.parquet")
+        keys = truth["voter_key"] if "voter_key" in truth.columns else truth["user_id"]
         truth.with_columns(
-            pl.Series("voter_hash", [checker.user_hash(u) for u in truth["user_id"]])
+            pl.Series("voter_hash", [checker.user_hash(u) for u in keys])
         ).write_parquet(out / "accounts.parquet")
         (out / "rows.parquet.tmp").rename(out / "rows.parquet")
         shutil.rmtree(plant)  # ~60 MB of raw events per 1,000 rigged votes
     return {f: pl.read_parquet(out / f"{f}.parquet") for f in ("rows", "served", "accounts")}
 
 
-def attack_votes(chunks: list[dict], n: int) -> tuple[pl.DataFrame, pl.DataFrame, pl.Series]:
-    """The attack's first n rigged votes: whole accounts in creation order (chunk by
-    chunk), the last one cut after its k-th vote with what it was served until then."""
+def attack_votes(
+    chunks: list[dict], n: int, model: str
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.Series, pl.Series]:
+    """The attack's first n rigged votes (on battles with ``model`` on screen): whole
+    accounts in creation order (chunk by chunk), the last one cut after its n-th rigged
+    vote with what it was served and its cover until then. Returns its rows, its served
+    events, every battle id it cast (cover included) and the rigged ones."""
     acc = pl.concat([c["accounts"].select("voter_hash", "votes_cast") for c in chunks])
     acc = acc.filter(pl.col("votes_cast") > 0).with_columns(
         pl.col("votes_cast").cum_sum().alias("_c")
@@ -213,14 +262,26 @@ def attack_votes(chunks: list[dict], n: int) -> tuple[pl.DataFrame, pl.DataFrame
     served = pl.concat([c["served"] for c in chunks]).filter(
         pl.col("voter_hash").is_in(hashes.implode())
     )
+    on_screen = (pl.col("model_a") == model) | (pl.col("model_b") == model)
     last = chosen.tail(1).row(0, named=True)
     keep = n - (last["_c"] - last["votes_cast"])
     if keep < last["votes_cast"]:
         own = pl.col("voter_hash") == last["voter_hash"]
-        cut = rows.filter(own).sort("tstamp")["tstamp"][keep - 1]
+        cut = rows.filter(own & on_screen).sort("tstamp")["tstamp"][keep - 1]
         rows = rows.filter(~own | (pl.col("tstamp") <= cut))
         served = served.filter(~own | (pl.col("tstamp") <= cut))
-    return rows, served, hashes
+    return rows, served, rows["battle_id"], rows.filter(on_screen)["battle_id"]
+
+
+def _in(ids: pl.Series) -> pl.Expr:
+    return pl.col("battle_id").is_in(ids.implode())
+
+
+def weighted_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """Kept votes with their weights (1 where a table has none)."""
+    kept = frame.filter("keep")
+    weight = pl.col("weight") if "weight" in kept.columns else pl.lit(1.0)
+    return kept.select(*COLS, weight.alias("weight"))
 
 
 def one_build(
@@ -231,9 +292,10 @@ def one_build(
     victim: str | None = None,
     keep_battles: bool = False,
 ) -> dict:
-    rows, served, rigged_hashes = world["rows"], world["served"], pl.Series([], dtype=pl.String)
+    rows, served = world["rows"], world["served"]
+    attack_ids = rigged_ids = pl.Series([], dtype=pl.String)
     if chunks and n > 0:
-        r, s, rigged_hashes = attack_votes(chunks, n)
+        r, s, attack_ids, rigged_ids = attack_votes(chunks, n, victim or target)
         rows, served = (
             pl.concat([rows, r], how="diagonal_relaxed"),
             pl.concat([served, s], how="diagonal_relaxed"),
@@ -244,23 +306,28 @@ def one_build(
     b = result.battles
     if keep_battles:
         return {"battles": b}
-    rigged = pl.col("voter_hash").is_in(rigged_hashes.implode())
-    honest = ~rigged & ~pl.col("battle_id").is_in(world["abusive_ids"].implode())
+    rigged = _in(rigged_ids)
+    honest = ~_in(attack_ids) & ~_in(world["abusive_ids"])
+    kept = pl.col("keep")
     old_keep = ~pl.any_horizontal([pl.col(r) for r in OLD_RULES])
     earlier = world["earlier"]
     out = {
         "rigged": int(b.filter(rigged).height),
-        "rigged_removed": int(b.filter(rigged & ~pl.col("keep")).height),
+        "rigged_removed": int(b.filter(rigged & ~kept).height),
+        "rigged_downweighted": int(b.filter(rigged & kept & (pl.col("weight") < 1)).height),
+        "rigged_weight": round(float(b.filter(rigged & kept)["weight"].sum()), 2),
         "honest": int(b.filter(honest).height),
         "honest_removed_new": int(
             b.filter(honest & pl.col("removed_reason").is_in(list(RIGGING_FLAGS))).height
         ),
-        "meta": result.metadata["rigging"],
+        "honest_downweighted": int(b.filter(honest & kept & (pl.col("weight") < 1)).height),
+        "honest_weight_lost": round(float((1.0 - b.filter(honest & kept)["weight"]).sum()), 2),
+        "meta": result.metadata["rigging"] | {"cohort": result.metadata["cohort"]},
     }
     for k, frame in (
         ("none", pl.concat([earlier.select(COLS), b.select(COLS)])),
         ("old", pl.concat([earlier.filter("keep").select(COLS), b.filter(old_keep).select(COLS)])),
-        ("new", pl.concat([earlier.filter("keep").select(COLS), b.filter("keep").select(COLS)])),
+        ("new", pl.concat([weighted_rows(earlier), weighted_rows(b)])),
     ):
         table = board(frame)
         rating = dict(zip(table["model"], table["rating"]))
@@ -275,15 +342,10 @@ def live_board(world: dict, filtered: bool = True) -> list[str]:
     (``filtered``) or every vote (the unfiltered board, whose neighbours may differ)."""
     honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
     kept = pl.col("keep") if filtered else pl.lit(True)
-    return (
-        board(
-            pl.concat(
-                [world["earlier"].filter(kept).select(COLS), honest.filter(kept).select(COLS)]
-            )
-        )
-        .sort("rank")["model"]
-        .to_list()
+    frame = pl.concat(
+        [world["earlier"].filter(kept).select(COLS), honest.filter(kept).select(COLS)]
     )
+    return board(frame).sort("rank")["model"].to_list()
 
 
 def victim_of(world: dict, target: str) -> str:
@@ -292,6 +354,17 @@ def victim_of(world: dict, target: str) -> str:
     then no defeat of it can lift the target)."""
     live = world["live"]
     return live[max(live.index(target) - 1, 0)]
+
+
+def _settled(
+    found: dict, cost_none: dict, m: str, rigged: int, enough: float, max_votes: int
+) -> bool:
+    """Whether a case's grid may stop for measure ``m`` (see `run_case`)."""
+    if found[(m, "new")] and found[(m, "none")]:
+        return True
+    if cost_none[m] is None:
+        return bool(max_votes) and rigged >= max_votes
+    return bool(enough) and rigged >= enough * cost_none[m]
 
 
 def run_case(
@@ -303,17 +376,19 @@ def run_case(
     done: dict,
     emit,
     enough: float = 0,
+    max_votes: int = 0,
 ) -> None:
-    """The grid upwards for one (world, target, attack) until both costs are found, or
-    (``enough`` > 0) until the filtered cost is known to be at least ``enough`` times the
-    unfiltered one."""
+    """The grid upwards for one (world, target, attack) until both costs (one rank, and
+    ``POINTS`` rating points) are found with no filter and with every rule, or (``enough``
+    > 0) the filtered cost is known to be at least ``enough`` times the unfiltered one;
+    a cost the unfiltered board does not reach by ``max_votes`` (> 0) is given up."""
     target = world["board"][rank - 1]
     victim = victim_of(world, target) if ATTACKS[name][1] == "omnipresent" else None
     model = victim or target
     chunks: list[dict] = []
-    planted = 0  # chunks planted so far (single: the latest plant is its one account)
-    found = {"none": False, "new": False}
-    cost_none = None
+    planted = 0  # chunks planted so far (prefix plants: the latest holds them all)
+    found = {(m, k): False for m in ("gain", "lift") for k in ("none", "new")}
+    cost_none: dict[str, int | None] = {"gain": None, "lift": None}
     for i, n in enumerate(grid):
         row = done.get((world["seed"], rank, name, n))
         if row is None:
@@ -321,7 +396,7 @@ def run_case(
                 CHUNKS
             ):
                 new = chunk(world, name, model, planted)
-                chunks = [new] if name == "single" else [*chunks, new]
+                chunks = [new] if name in PREFIX_PLANTS else [*chunks, new]
                 planted += 1
             available = sum(int(c["accounts"]["votes_cast"].sum()) for c in chunks)
             if available < n and i and available <= grid[i - 1]:
@@ -352,164 +427,162 @@ def run_case(
                     f"victim_below_{k}": (r[f"victim_{k}"] < r[f"rating_{k}"]) if victim else None
                     for k in ("none", "new")
                 },
-                **{k: r[k] for k in ("rigged", "rigged_removed", "honest", "honest_removed_new")},
+                **{
+                    k: r[k]
+                    for k in (
+                        "rigged",
+                        "rigged_removed",
+                        "rigged_downweighted",
+                        "rigged_weight",
+                        "honest",
+                        "honest_removed_new",
+                        "honest_downweighted",
+                        "honest_weight_lost",
+                    )
+                },
             }
+            # the lift: the target's rating gain, or (omnipresent) its gain on the victim
+            for k in ("none", "new"):
+                row[f"lift_{k}"] = round(
+                    row[f"points_{k}"] - (row[f"victim_points_{k}"] if victim else 0.0), 2
+                )
             emit(row)
-        for k in found:
-            found[k] |= row[f"gain_{k}"] >= 1
-        if found["none"] and cost_none is None:
-            cost_none = row["rigged"]
-        if all(found.values()) or (
-            enough and not found["new"] and cost_none and row["rigged"] >= enough * cost_none
-        ):
+        for m, k in found:
+            hit = row[f"{m}_{k}"] >= (1 if m == "gain" else POINTS)
+            found[(m, k)] |= hit
+            if k == "none" and hit and cost_none[m] is None:
+                cost_none[m] = row["rigged"]
+
+        if all(_settled(found, cost_none, m, row["rigged"], enough, max_votes) for m in cost_none):
             break
 
 
-def cost(part: pl.DataFrame, col: str) -> tuple[int, bool]:
-    """(smallest rigged-vote count whose value is true, reached?); else (largest tested, False)."""
-    hit = part.filter(pl.col(col)).sort("n")
-    return (int(hit["rigged"][0]), True) if hit.height else (int(part["rigged"].max()), False)
-
-
-def _median(cases: pl.DataFrame, col: str) -> str:
-    """Median of a column of figures some of which are lower bounds (">=v"): the median of
-    the values, itself a lower bound ('>=') when any value is one."""
-    text = cases[col].cast(pl.String)
-    values = text.str.strip_prefix(">=").str.strip_suffix("x").cast(pl.Float64)
-    median = float(values.median())
-    shown = f"{median:.1f}x" if col == "ratio" else f"{median:,.0f}"
-    return (">=" if text.str.starts_with(">=").any() else "") + shown
-
-
-def summarize(table: pl.DataFrame) -> None:
-    """Per case: cost of one rank with no filter / every rule and their ratio; worst case
-    per attack; honest votes removed by the new rules."""
-    lines = []
-    for (world, rank, name), part in table.sort("world", "rank", "attack", "n").group_by(
-        "world", "rank", "attack", maintain_order=True
-    ):
-        c0, r0 = cost(part.with_columns(pl.col("gain_none") >= 1), "gain_none")
-        c1, r1 = cost(part.with_columns(pl.col("gain_new") >= 1), "gain_new")
-        ratio = None if not r0 else (c1 / c0)
-        row = {
-            "world": world,
-            "rank": rank,
-            "attack": name,
-            "cost_none": c0 if r0 else f">={c0}",
-            "cost_new": c1 if r1 else f">={c1}",
-            "ratio": "-" if ratio is None else f"{'>=' if not r1 else ''}{ratio:.1f}x",
-            "_ratio": ratio,
-            "_bound": not r1,
-            "removed_at_max_%": round(
-                100 * part["rigged_removed"][-1] / max(part["rigged"][-1], 1), 1
-            ),
-            "honest_removed_max_%": round(
-                100 * (part["honest_removed_new"] / part["honest"]).max(), 3
-            ),
-        }
-        if name == "omnipresent":
-            s0, q0 = cost(part, "victim_below_none")
-            s1, q1 = cost(part, "victim_below_new")
-            row |= {
-                "victim_below_none": s0 if q0 else f">={s0}",
-                "victim_below_new": s1 if q1 else f">={s1}",
-                "victim_points_none_at_max": part["victim_points_none"][-1],
-                "victim_points_new_at_max": part["victim_points_new"][-1],
-            }
-        lines.append(row)
-    cases = pl.DataFrame(lines, infer_schema_length=None)
-    pl.Config.set_tbl_rows(200)
-    pl.Config.set_tbl_cols(30)
-    pl.Config.set_tbl_width_chars(250)
-    print(cases.drop("_ratio", "_bound"))
-    cell = pl.format("{} -> {} ({})", "cost_none", "cost_new", "ratio")
-    print("votes for one rank, no filter -> every rule (ratio), per case:")
-    print(
-        cases.with_columns(cell.alias("cell"))
-        .pivot("attack", index=["world", "rank"], values="cell")
-        .sort("world", "rank")
+def honest_cost(world: dict) -> dict:
+    """The defence's cost on the honest month with no attack: honest votes removed by the
+    rigging rules or down-weighted by the population rules (``battles/cohort.py``), the
+    weight they lost, and how far the board moves against the same removals with every
+    weight 1, in points and in its own 95 % half-intervals."""
+    b = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
+    honest = ~_in(world["abusive_ids"])
+    kept = b.filter(honest & pl.col("keep"))
+    reason = pl.col("weight_reason").fill_null("")
+    defended = board(pl.concat([weighted_rows(world["earlier"]), weighted_rows(b)]))
+    plain = board(
+        pl.concat([world["earlier"].filter("keep").select(COLS), b.filter("keep").select(COLS)])
     )
-    print(
-        "per attack: medians over the cases, worst case (smallest ratio); '>=': a lower bound "
-        "(the filtered gain never reached 1 on the grid)"
+    both = defended.join(plain, on="model", suffix="_plain").with_columns(
+        (pl.col("rating") - pl.col("rating_plain")).abs().alias("move"),
+        ((pl.col("upper") - pl.col("lower")) / 2).alias("half"),
     )
-    for name, part in cases.group_by("attack", maintain_order=True):
-        rated = part.filter(pl.col("_ratio").is_not_null())
-        if rated.height == 0:
-            print(
-                f"  {name[0]:14s} no case moved its target a rank even with no filter "
-                f"({part.height} cases; see victim_below / victim_points)"
+    both = both.with_columns((pl.col("move") / pl.col("half")).alias("of_half"))
+    worst = both.sort("of_half", descending=True).row(0, named=True)
+    n_honest = int(b.filter(honest).height)
+    removed = int(b.filter(honest & pl.col("removed_reason").is_in(list(RIGGING_FLAGS))).height)
+    down = kept.filter(pl.col("weight") < 1)
+    return {
+        "world": world["seed"],
+        "honest": n_honest,
+        "removed_new": removed,
+        "removed_new_%": 100 * removed / max(n_honest, 1),
+        "downweighted": down.height,
+        "downweighted_%": 100 * down.height / max(kept.height, 1),
+        "no_history": int(down.filter(reason.str.contains("no_history")).height),
+        "cohort": int(down.filter(reason.str.contains("cohort:")).height),
+        "weight_lost_%": 100 * float((1.0 - kept["weight"]).sum()) / max(kept.height, 1),
+        "max_move": float(worst["move"]),
+        "max_move_of_interval": float(worst["of_half"]),
+        "max_move_model": worst["model"],
+        "rank_changes": int((both["rank"] != both["rank_plain"]).sum()),
+        "cohorts_flagged": sorted(
+            set(
+                b.filter(reason.str.contains("cohort:"))["weight_reason"]
+                .str.extract(r"(cohort:[^;]*?) z=")
+                .drop_nulls()
+                .to_list()
             )
-            continue
-        worst = rated.sort("_ratio").row(0, named=True)
-        print(
-            f"  {name[0]:14s} median cost {_median(rated, 'cost_none')} -> {_median(rated, 'cost_new')}, "
-            f"median ratio {_median(rated, 'ratio')}; worst {worst['ratio']} (world {worst['world']}, "
-            f"rank {worst['rank']}: {worst['cost_none']} -> {worst['cost_new']}); rigged votes removed "
-            f"{part['removed_at_max_%'].min()}-{part['removed_at_max_%'].max()} % at the largest N; "
-            f"{part.height - rated.height} of {part.height} cases never moved unfiltered"
-        )
-    honest = table.select(
-        ((pl.col("honest_removed_new") / pl.col("honest")).max() * 100).alias("max"),
-        (pl.col("honest_removed_new").sum() / pl.col("honest").sum() * 100).alias("all"),
-    ).row(0)
-    print(
-        f"honest votes removed by the new rules: max {honest[0]:.3f} % of a build, {honest[1]:.4f} % overall"
-    )
+        ),
+    }
 
 
-def alarm_figures(world: dict, votes: list[int]) -> dict:
-    """z of the rating moves (`ranking.alarm.rating_moves`, month 3 vs month 2): every model
-    on the honest month, and the 10th model under unlinked sybils of ``votes``."""
-    from arena_assets.ranking.alarm import rating_moves
+def alarm_figures(world: dict, votes: list[int], ranks: list[int], attack: str) -> dict:
+    """The rating-move alarm (`ranking.alarm`, month 3 vs month 2) on the board with every
+    removal rule and weights 1 (the population rules off) and on the defended board: the
+    honest month, then ``attack`` on the targets of ``ranks`` at ``votes``: the target's z,
+    whether the 4.5 alarm fires, whether the cohort warning fires, and its rank gain."""
+    from arena_assets.ranking.alarm import Z_ALARM, cohort_warnings, rating_moves
 
     def overall(frame: pl.DataFrame) -> pl.DataFrame:
         return board(frame).with_columns(pl.lit("overall").alias("board"))
 
-    kept, everything = world["earlier"].filter("keep").select(COLS), world["earlier"].select(COLS)
-    honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
-    moves = rating_moves(
-        overall(pl.concat([kept, honest.filter("keep").select(COLS)])), overall(kept)
-    )
-    out = {
-        "seed": world["seed"],
-        "models": moves.height,
-        "honest_max_abs_z": round(float(moves["z"].abs().max()), 2),
-    }
-    target = world["board"][9]
-    chunks = [
-        chunk(world, "sybils", target, k)
-        for k in range(len(CHUNKS))
-        if sum(CHUNKS[:k]) < max(votes)
-    ]
-    for n in votes:
-        b = one_build(world, chunks, n, target, keep_battles=True)["battles"]
-        unfiltered = rating_moves(
-            overall(pl.concat([everything, b.select(COLS)])), overall(everything)
-        )
-        filtered = rating_moves(
-            overall(pl.concat([kept, b.filter("keep").select(COLS)])), overall(kept)
-        )
-        z = lambda m: round(float(m.filter(pl.col("model") == target)["z"][0]), 2)
-        out[f"N{n}"] = {
-            "target_z_unfiltered": z(unfiltered),
-            "target_z_filtered": z(filtered),
-            "max_abs_z_filtered": round(float(filtered["z"].abs().max()), 2),
+    def views(b: pl.DataFrame) -> dict[str, pl.DataFrame]:
+        return {
+            "rules": pl.concat(
+                [world["earlier"].filter("keep").select(COLS), b.filter("keep").select(COLS)]
+            ),
+            "defended": pl.concat([weighted_rows(world["earlier"]), weighted_rows(b)]),
         }
+
+    before = {
+        "rules": overall(world["earlier"].filter("keep").select(COLS)),
+        "defended": overall(weighted_rows(world["earlier"])),
+    }
+    honest = one_build(world, None, 0, world["board"][0], keep_battles=True)["battles"]
+    out: dict = {"seed": world["seed"]}
+    base_rank = {}
+    for view, frame in views(honest).items():
+        now = overall(frame)
+        moves = rating_moves(now, before[view])
+        base_rank[view] = dict(zip(now["model"], now["rank"]))
+        out[f"honest_{view}"] = {
+            "max_abs_z": round(float(moves["z"].abs().max()), 2),
+            "alarms": int((moves["z"].abs() >= Z_ALARM).sum()),
+            "cohort_warnings": [w["model"] for w in cohort_warnings(moves, honest)],
+        }
+    for rank in ranks:
+        target = world["board"][rank - 1]
+        chunks = [
+            chunk(world, attack, target, k)
+            for k in range(len(CHUNKS))
+            if sum(CHUNKS[:k]) < max(votes)
+        ]
+        for n in votes:
+            b = one_build(world, chunks, n, target, keep_battles=True)["battles"]
+            row = {}
+            for view, frame in views(b).items():
+                now = overall(frame)
+                moves = rating_moves(now, before[view])
+                z = float(moves.filter(pl.col("model") == target)["z"][0])
+                warned = [w["model"] for w in cohort_warnings(moves, b)]
+                row[view] = {
+                    "z": round(z, 2),
+                    "alarm": abs(z) >= Z_ALARM,
+                    "cohort_warning": target in warned,
+                    "other_warnings": [m for m in warned if m != target],
+                    "rank_gain": int(
+                        base_rank[view][target] - dict(zip(now["model"], now["rank"]))[target]
+                    ),
+                }
+            out[f"rank{rank}_N{n}"] = row
     return out
 
 
-def read_rows(path: Path | str) -> pl.DataFrame:
-    """A run's CSV; the omnipresent-only columns keep their types in a run without it."""
-    return pl.read_csv(
-        path,
-        infer_schema_length=None,
-        schema_overrides={
-            **{f"victim_below_{k}": pl.Boolean for k in ("none", "new")},
-            **{f"victim_points_{k}": pl.Float64 for k in ("none", "new")},
-            "victim": pl.String,
-        },
-    )
+def timing(world: dict, repeats: int = 3) -> dict:
+    """CPU seconds of the month's judging (`judge_battles` on the honest month) with the
+    population rules on and off, alternating, median of ``repeats``."""
+    off = replace(world["config"], cohort=replace(world["config"].cohort, enabled=False))
+    runs: dict[str, list[float]] = {"on": [], "off": []}
+    for _ in range(repeats):
+        for key, config in (("on", world["config"]), ("off", off)):
+            t0 = time.process_time()
+            judge_battles(
+                world["rows"],
+                world["served"],
+                config,
+                crowd=world["crowd"],
+                history=world["history"],
+            )
+            runs[key].append(time.process_time() - t0)
+    return {k: round(sorted(v)[len(v) // 2], 2) for k, v in runs.items()}
 
 
 def main() -> None:
@@ -520,7 +593,15 @@ def main() -> None:
     parser.add_argument(
         "--votes", type=int, nargs="+", default=GRID, help="the grid of rigged votes"
     )
-    parser.add_argument("--attacks", nargs="+", default=list(ATTACKS))
+    parser.add_argument(
+        "--attacks",
+        nargs="+",
+        default=DEFAULT_ATTACKS,
+        choices=list(ATTACKS),
+        help="careful_sybils (B), careful_cover (C), aged_accounts (D), omnipresent; "
+        "aged_cover: D with cover votes, an attack the rules were not built around; "
+        "single, sybils and linked_sybils are the attacks the per-account rules catch",
+    )
     parser.add_argument("--ranks", type=int, nargs="+", default=[5, 10])
     parser.add_argument(
         "--enough",
@@ -528,6 +609,12 @@ def main() -> None:
         default=10.0,
         help="stop a case's grid once the filtered cost is >= this many times the "
         "unfiltered one (10: the target ratio; 0: run the grid to its end)",
+    )
+    parser.add_argument(
+        "--max-votes",
+        type=int,
+        default=10_000,
+        help="give up a cost the unfiltered board does not reach by this many rigged votes",
     )
     parser.add_argument(
         "--live",
@@ -549,7 +636,14 @@ def main() -> None:
     parser.add_argument(
         "--alarm",
         action="store_true",
-        help="print the rating-move z-scores (honest, and sybils at --votes) and stop",
+        help="print the rating-move alarm's figures (honest, and the first of --attacks "
+        "at --votes on the targets of --ranks) and stop",
+    )
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="print the CPU seconds of judging the honest month with the population "
+        "rules on and off (median of 3, alternating) and stop",
     )
     args = parser.parse_args()
     root = Path(args.out)
@@ -559,16 +653,21 @@ def main() -> None:
             pl.Config.set_tbl_formatting("MARKDOWN")
             pl.Config.set_tbl_hide_column_data_types(True)
             pl.Config.set_tbl_hide_dataframe_shape(True)
-        summarize(pl.concat([read_rows(f) for f in args.summarize], how="diagonal_relaxed"))
+        summarize(
+            pl.concat([read_rows(f) for f in args.summarize], how="diagonal_relaxed"),
+            read_honest(args.summarize),
+        )
+        return
+    if args.timing:
+        for seed in args.seeds:
+            world = honest_world(root, seed, args.sessions, args.users)
+            print(json.dumps({"seed": seed, "votes": world["rows"].height} | timing(world)))
         return
     if args.alarm:
         for seed in args.seeds:
-            print(
-                json.dumps(
-                    alarm_figures(honest_world(root, seed, args.sessions, args.users), args.votes)
-                ),
-                flush=True,
-            )
+            world = honest_world(root, seed, args.sessions, args.users)
+            figures = alarm_figures(world, args.votes, args.ranks, args.attacks[0])
+            print(json.dumps(figures), flush=True)
         return
     csv = root / f"rigging-{args.tag}.csv"
     done_rows = read_rows(csv).to_dicts() if csv.exists() else []
@@ -588,6 +687,11 @@ def main() -> None:
             f"{honest['voter_hash'].n_unique()} honest voters), {time.perf_counter() - t0:.0f} s",
             flush=True,
         )
+        honest_figures = honest_cost(world)
+        (root / f"honest-{seed}-{args.sessions}-{args.users}.json").write_text(
+            json.dumps(honest_figures, indent=1)
+        )
+        print_honest(honest_figures)
         world["live"] = live_board(world, args.live == "filtered")
         print(
             f"  board after {MONTHS[1]}: {world['board'][:11]}\n  live board: {world['live'][:11]}",
@@ -603,9 +707,19 @@ def main() -> None:
             )
             for name in args.attacks:
                 t1 = time.perf_counter()
-                run_case(world, rank, name, sorted(args.votes), before, done, emit, args.enough)
+                run_case(
+                    world,
+                    rank,
+                    name,
+                    sorted(args.votes),
+                    before,
+                    done,
+                    emit,
+                    args.enough,
+                    args.max_votes,
+                )
                 print(f"  {name} done in {time.perf_counter() - t1:.0f} s", flush=True)
-    summarize(pl.DataFrame(done_rows, infer_schema_length=None))
+    summarize(pl.DataFrame(done_rows, infer_schema_length=None), read_honest([str(csv)]))
 
 
 if __name__ == "__main__":

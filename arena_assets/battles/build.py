@@ -14,6 +14,11 @@ Order of the rules (fixed; a removed battle is counted once, under its first rea
    one model on screen, per voter and per signature group (`selective.py`);
 9. ``dedup_sampled_out`` an over-popular prompt's battle outside the seeded sample.
 
+Beside the removals, the votes that survive rules 1-8 get a ``weight`` (1 unless
+down-weighted) and a ``weight_reason``: accounts without history, and cohorts whose votes
+on a model deviate from the established voters' (`cohort.py`). A down-weighted vote is
+kept; the boards honour its weight.
+
 Rules 1-8 are evaluated on every vote (the voter rules look at behaviour, whatever else
 happened to the vote); rule 9 draws its sample among the votes that survive 1-8, so a
 popular prompt ends with exactly the threshold number of kept battles. Aliasing is not a
@@ -23,13 +28,17 @@ release joins the redacted conversations on ``conv_id_a`` / ``conv_id_b``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import polars as pl
 
 from arena_assets.battles.anomaly import anomalous_voters
+from arena_assets.battles.cohort import cohort_weights
 from arena_assets.battles.config import BattleConfig, identity_table
 from arena_assets.battles.content import apply_aliases, identity_pattern, leaked_names
+from arena_assets.battles.newcomers import newcomer_excess
+from arena_assets.battles.reference import crowd_counts
 from arena_assets.battles.rigging import RIGGING_FLAGS, rigging_flags
 from arena_assets.battles.sampling import dedup_sampled_out, in_burst, over_daily_cap
 from arena_assets.battles.schema import REMOVAL_REASONS, TAIL_COLUMNS
@@ -237,6 +246,7 @@ def judge_battles(
         )
 
     earlier = pl.any_horizontal([pl.col(r) for r in REMOVAL_REASONS[:-1]])
+    rows, cohort_meta = _weighted(rows, served, earlier, config, crowd, seen_before)
     dedup, threshold = dedup_sampled_out(
         rows, ~earlier, config.dedup_percentile, config.dedup_min_threshold, config.seed
     )
@@ -274,8 +284,56 @@ def judge_battles(
         "identity_names": table,
         "reason_order": list(REMOVAL_REASONS),
         "rigging": rig_meta,
+        "cohort": cohort_meta,
     }
     return BattleResult(rows, removed_by_reason, flag_totals, voters, metadata, groups)
+
+
+def _weighted(
+    rows: pl.DataFrame,
+    served: pl.DataFrame,
+    removed: pl.Expr,
+    config: BattleConfig,
+    crowd: pl.DataFrame | None,
+    seen_before: pl.Series | None,
+) -> tuple[pl.DataFrame, dict]:
+    """``weight`` and ``weight_reason`` of the votes no rule removed (`cohort.py`); every
+    other row weighs 1 with no reason."""
+    on = config.rigging.enabled and config.cohort.enabled
+    tested = rows.filter(
+        ~removed
+        & pl.col("anony")
+        & ~pl.col("same_model")
+        & (pl.col("model_a") != pl.col("model_b"))
+    ).select("battle_id", "voter_hash", "model_a", "model_b", "winner")
+    meta: dict = {}
+    weights = pl.DataFrame(
+        schema={"battle_id": pl.String, "weight": pl.Float64, "weight_reason": pl.String}
+    )
+    if on and tested.height:
+        established = (
+            None
+            if seen_before is None
+            else set(tested["voter_hash"].unique().to_list()) & set(seen_before.to_list())
+        )
+        shown = served.filter(pl.col("anony") & (pl.col("model_a") != pl.col("model_b")))
+        result = cohort_weights(
+            tested,
+            shown.select("voter_hash", "model_a", "model_b") if shown.height else None,
+            established,
+            crowd_counts(crowd),
+            config.anomaly,
+            config.cohort,
+        )
+        weights, meta = result.weights, result.metadata
+        if established is not None:  # the newcomer share: a signal, no weight changes
+            fresh = set(tested["voter_hash"].unique().to_list()) - established
+            z0 = meta.get("cohort_z_threshold", math.inf)
+            meta["newcomer_excess"] = newcomer_excess(
+                tested, fresh, z0, config.cohort.cohort_min_votes
+            )
+    rows = rows.join(weights, on="battle_id", how="left", maintain_order="left")
+    return rows.with_columns(pl.col("weight").fill_null(1.0)), meta
 
 
 def served_rows(raw_logs: pl.DataFrame, config: BattleConfig) -> pl.DataFrame:

@@ -98,6 +98,29 @@ class RiggingConfig:
 
 
 @dataclass(frozen=True)
+class CohortConfig:
+    """The population rules (`cohort.py`): weights by account age and per-model cohort
+    tests; ``enabled=False`` gives every vote weight 1."""
+
+    enabled: bool = True
+    # the weight of a vote by an account without history; 0.25: four newcomers' votes
+    # count as one established voter's
+    fresh_weight: float = 0.25
+    # false-alarm bound per month over every cohort test (Bonferroni)
+    cohort_alpha: float = 0.01
+    # a cohort with fewer votes on the model is not tested (the normal approximation)
+    cohort_min_votes: int = 20
+    # share of an account's votes with the model on screen that makes it "concentrated"
+    concentration: float = 0.5
+    # pseudo-votes (in the earlier months' outcome mix on the pair) added to the month's
+    # established votes on a pair, the reference of the cohort tests
+    prior_votes: float = 10.0
+    # hypergeometric tail below which an account is "selective" for a model: an honest
+    # account enters with probability at most this (its votes ignore the hidden models)
+    selection_p: float = 0.05
+
+
+@dataclass(frozen=True)
 class BattleConfig:
     """Everything `build_battles` needs besides the data. Defaults are documented inline."""
 
@@ -120,6 +143,7 @@ class BattleConfig:
     daily_vote_cap: int = 50
     anomaly: AnomalyConfig = field(default_factory=AnomalyConfig)
     rigging: RiggingConfig = field(default_factory=RiggingConfig)
+    cohort: CohortConfig = field(default_factory=CohortConfig)
     seed: int = 0
 
     def alias_rules(self) -> list[AliasRule]:

@@ -23,8 +23,9 @@ REMOVAL_REASONS = (
     "selective_cluster",
     "dedup_sampled_out",
 )
-# the last columns of every battle row: all flags raised, the first one, kept or not
-TAIL_COLUMNS = ("flag_reasons", "removed_reason", "keep")
+# the last columns of every battle row: all flags raised, the first one, kept or not, and
+# what a kept vote weighs on the boards with the reason when below 1 (cohort.py)
+TAIL_COLUMNS = ("flag_reasons", "removed_reason", "keep", "weight", "weight_reason")
 STYLE_FEATURES = (
     "sum_assistant_tokens",
     "header_count",

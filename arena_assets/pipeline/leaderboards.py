@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from arena_assets.labels.tags import CRITERIA, VISION_TAGS
-from arena_assets.ranking.battle_cells import CELL_KEYS, battle_cells, style_columns
+from arena_assets.ranking.battle_cells import CELL_COLUMNS, battle_cells, style_columns
 from arena_assets.ranking.boards import CATEGORY_ROW_COLUMNS, LABEL_COLUMNS, boards_from_cells
 from arena_assets.ranking.options import FitOptions
 from arena_assets.ranking.schema import HISTORY_SCHEMA
@@ -79,7 +79,7 @@ class CellsMonth:
 
 def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
     """The month's battles counted per cell -> the lake's ``battle_cells``."""
-    battles = lake.read("battles", month, columns=list(CELL_KEYS))
+    battles = read_present(lake, "battles", month, CELL_COLUMNS)
     cells = battle_cells(battles, month)
     return CellsMonth(month, cells, battles.height, lake.write("battle_cells", month, cells))
 
@@ -87,7 +87,13 @@ def battle_cells_month(lake: Lake, month: str) -> CellsMonth:
 def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
     """Each model's rating move against the latest earlier snapshot as a z-score, and the
     models past the alarm with the votes that moved them (`ranking/alarm.py`)."""
-    from arena_assets.ranking.alarm import alarms, max_abs_z, rating_moves
+    from arena_assets.ranking.alarm import (
+        alarms,
+        cohort_warnings,
+        downweighted_cohorts,
+        max_abs_z,
+        rating_moves,
+    )
 
     earlier = [m for m in lake.months("arena_leaderboard", upto=month) if m != month]
     previous = lake.read("arena_leaderboard", earlier[-1]) if earlier else None
@@ -106,6 +112,8 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
                 "voter_hash",
                 "link_cluster",
                 "voter_fresh",
+                "weight",
+                "weight_reason",
             ],
         )
         if lake.exists("battles", month)
@@ -115,6 +123,8 @@ def rating_alarm_info(lake: Lake, month: str, boards: pl.DataFrame) -> dict:
         "rating_moves_vs": earlier[-1] if earlier else None,
         "max_abs_z": max_abs_z(moves),
         "rating_alarms": alarms(moves, battles),
+        "cohort_warnings": cohort_warnings(moves, battles),
+        "downweighted_cohorts": downweighted_cohorts(battles),
     }
 
 
@@ -127,9 +137,10 @@ def cells_of(lake: Lake, months: list[str]) -> pl.DataFrame:
         [
             lake.read("battle_cells", m)
             if m in counted
-            else battle_cells(lake.read("battles", m, columns=list(CELL_KEYS)), m)
+            else battle_cells(read_present(lake, "battles", m, CELL_COLUMNS), m)
             for m in months
-        ]
+        ],
+        how="diagonal_relaxed",  # cells counted before weights have no ``w``
     )
 
 
@@ -166,7 +177,10 @@ def arena_leaderboard_month(
     if not months:
         raise FileNotFoundError(f"no battles up to {month} in the lake")
     cells = cells_of(lake, months)
-    style_rows = lake.read_months("battles", months, columns=style_columns(options))
+    style_rows = pl.concat(
+        [read_present(lake, "battles", m, style_columns(options)) for m in months],
+        how="diagonal_relaxed",
+    )
     # category boards: the rows' few columns joined to the topic labels of those months
     category_rows = pl.concat(
         [read_present(lake, "battles", m, CATEGORY_ROW_COLUMNS) for m in months],

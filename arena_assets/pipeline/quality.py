@@ -21,6 +21,8 @@ BATTLE_CONTRACT = {
     "voter_hash": pl.String,
     "removed_reason": pl.String,
     "keep": pl.Boolean,
+    "weight": pl.Float64,
+    "weight_reason": pl.String,
     **{
         f"{f}_{s}": pl.Int64
         for f in (
@@ -73,8 +75,8 @@ WINNERS = ("model_a", "model_b", "tie", "tie (bothbad)")
 
 
 def battle_range_problems(battles: pl.DataFrame) -> dict[str, int]:
-    """Rows with a winner outside the vocabulary, a negative style count, or a model
-    battling itself while kept."""
+    """Rows with a winner outside the vocabulary, a negative style count, a model
+    battling itself while kept, or a weight outside [0, 1] (or below 1 without a reason)."""
     counts = [
         c for c in battles.columns if c.endswith(("_a", "_b")) and battles.schema[c].is_integer()
     ]
@@ -84,6 +86,12 @@ def battle_range_problems(battles: pl.DataFrame) -> dict[str, int]:
         if counts
         else pl.lit(0),
         kept_self_battle=(pl.col("keep") & (pl.col("model_a") == pl.col("model_b"))).sum(),
+        weight_out_of_range=(~pl.col("weight").is_between(0.0, 1.0)).sum()
+        if "weight" in battles.columns
+        else pl.lit(0),
+        weight_without_reason=((pl.col("weight") < 1.0) & pl.col("weight_reason").is_null()).sum()
+        if "weight_reason" in battles.columns
+        else pl.lit(0),
     )
     return {k: int(v or 0) for k, v in figures.row(0, named=True).items()}
 

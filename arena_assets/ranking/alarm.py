@@ -14,6 +14,16 @@ whose interval barely narrowed (few new votes) does not divide by almost nothing
 honest traffic z is about standard normal; a planted attack moves its model by many of
 its own standard errors. Reference figures: max |z| 3.47 over 90 honest model-months and
 z >= 4.8 for target-only sybils at 500+ votes; ``benchmarks/rigging.py`` measures ours.
+
+A move driven by accounts without history warns earlier (``cohort_warnings``): a model
+whose rating moved beyond its 95 % interval (|z| >= ``Z_COHORT_MOVE``) while this month's
+kept votes on it from fresh accounts (``voter_fresh``) deviate from the established
+voters' votes on it in the same direction (a two-sample z >= ``Z_COHORT``, scores 1 / 1/2 /
+0 from the model's side) is named, with the fresh votes' count, share and net wins. Under
+honest traffic a fresh cohort that deviates by 3 standard errors in the direction of a
+move beyond 1.96 standard errors is rare (about 0.13 % x 5 % per model); a few hundred
+votes from new accounts make both at once. The battle filter's down-weights of the month
+(``weight_reason``) are listed beside it (``downweighted_cohorts``).
 """
 
 from __future__ import annotations
@@ -24,6 +34,8 @@ from statistics import NormalDist
 import polars as pl
 
 Z_ALARM = 4.5  # WARN above it (honest months stay below; see the README's rigging figures)
+Z_COHORT_MOVE = 1.96  # a move beyond its 95 % interval ...
+Z_COHORT = 3.0  # ... while the fresh accounts' votes on the model deviate this far
 FLOOR = 0.05
 
 
@@ -132,3 +144,83 @@ def alarms(
 
 def max_abs_z(moves: pl.DataFrame) -> float:
     return float(moves["z"].abs().max()) if moves.height else math.nan
+
+
+def _scored(battles: pl.DataFrame, model: str) -> pl.DataFrame:
+    """Kept votes on ``model`` with its score (1 won, 1/2 tie, 0 lost) and freshness."""
+    on = (pl.col("model_a") == model) | (pl.col("model_b") == model)
+    won = ((pl.col("winner") == "model_a") & (pl.col("model_a") == model)) | (
+        (pl.col("winner") == "model_b") & (pl.col("model_b") == model)
+    )
+    tie = pl.col("winner").is_in(["tie", "tie (bothbad)"])
+    fresh = (
+        pl.col("voter_fresh").fill_null(False)
+        if "voter_fresh" in battles.columns
+        else pl.lit(False)
+    )
+    return battles.filter(pl.col("keep") & on).select(
+        pl.when(won).then(1.0).when(tie).then(0.5).otherwise(0.0).alias("y"),
+        fresh.alias("fresh"),
+    )
+
+
+def fresh_deviation(battles: pl.DataFrame, model: str) -> dict:
+    """This month's kept votes on ``model`` from fresh accounts against the established
+    voters' (two-sample z of the mean score; positive: the fresh ones favour it)."""
+    scored = _scored(battles, model)
+    fresh, old = scored.filter("fresh")["y"], scored.filter(~pl.col("fresh"))["y"]
+    out = {
+        "fresh_votes": fresh.len(),
+        "fresh_share": round(fresh.len() / scored.height, 3) if scored.height else 0.0,
+        "fresh_net_wins": int((fresh == 1.0).sum() - (fresh == 0.0).sum()),
+        "fresh_z": 0.0,
+    }
+    if fresh.len() >= 2 and old.len() >= 2:
+        var = float(fresh.var()) / fresh.len() + float(old.var()) / old.len()
+        if var > 0:
+            out["fresh_z"] = round((float(fresh.mean()) - float(old.mean())) / math.sqrt(var), 2)
+    return out
+
+
+def downweighted_cohorts(battles: pl.DataFrame | None) -> list[dict]:
+    """The battle filter's cohort down-weights of the month: one row per reason, with its
+    votes and their weight (``battles/cohort.py``)."""
+    if battles is None or "weight_reason" not in battles.columns:
+        return []
+    rows = (
+        battles.filter(pl.col("keep") & pl.col("weight_reason").str.contains("cohort:"))
+        .with_columns(
+            pl.col("weight_reason").str.extract(r"(cohort:[^;]*?) z=").alias("cohort"),
+            pl.col("weight_reason").str.extract(r"z=(-?[0-9.]+)").cast(pl.Float64).alias("z"),
+        )
+        .group_by("cohort")
+        .agg(pl.len().alias("votes"), pl.col("weight").sum(), pl.col("z").first())
+        .sort("votes", "cohort", descending=[True, False])
+    )
+    return [
+        {"cohort": c, "votes": int(n), "weight": round(float(w), 2), "z": z}
+        for c, n, w, z in rows.select("cohort", "votes", "weight", "z").iter_rows()
+    ]
+
+
+def cohort_warnings(
+    moves: pl.DataFrame,
+    battles: pl.DataFrame | None,
+    z_move: float = Z_COHORT_MOVE,
+    z_cohort: float = Z_COHORT,
+) -> list[dict]:
+    """Every model whose move is beyond its interval and driven by accounts without
+    history (module docstring), with the fresh votes that drove it."""
+    if battles is None or "voter_fresh" not in battles.columns:
+        return []
+    out = []
+    for model, move, z in (
+        moves.filter(pl.col("z").abs() >= z_move).select("model", "move", "z").iter_rows()
+    ):
+        fresh = fresh_deviation(battles, model)
+        if fresh["fresh_z"] * math.copysign(1.0, z) >= z_cohort:
+            out.append(
+                {"model": model, "z": round(z, 2), "move": round(move, 1), **fresh}
+                | {"reason": "rating move beyond its interval, driven by accounts without history"}
+            )
+    return out

@@ -6,6 +6,11 @@ these counts, so a snapshot reads every earlier month's cells, never its rows: t
 a refresh grows with the number of cells (models² × outcomes × languages), not with the
 battles ever cast. Style control is the exception: its features are continuous per battle,
 so it reads rows, only the columns it needs (``style_columns``).
+
+A cell also sums its battles' ``weight`` (``w``; the battle filter down-weights some votes,
+see ``arena_assets.battles.cohort``): the fit reads ``w``, the counts stay ``n``. A battles
+table without weights gives ``w = n``, and cells whose ``w`` equals ``n`` everywhere fit
+exactly as unweighted ones.
 """
 
 from __future__ import annotations
@@ -26,14 +31,24 @@ CELLS_SCHEMA = {
     "model_b": pl.String,
     "winner": pl.String,
     "n": pl.Int64,
+    "w": pl.Float64,
 }
+# the battle row columns the cells read (``weight`` where the table has it)
+CELL_COLUMNS = (*CELL_KEYS, "weight")
 
 
 def battle_cells(battles: pl.DataFrame, month: str) -> pl.DataFrame:
     """One row per cell of ``battles`` with its count ``n``; sorted, so equal input gives
     equal bytes."""
+    weight = (
+        pl.col("weight").fill_null(1.0).cast(pl.Float64).sum()
+        if "weight" in battles.columns
+        else pl.len().cast(pl.Float64)
+    )
     cells = (
-        battles.group_by(list(CELL_KEYS)).agg(pl.len().alias("n")).with_columns(month=pl.lit(month))
+        battles.group_by(list(CELL_KEYS))
+        .agg(pl.len().alias("n"), weight.alias("w"))
+        .with_columns(month=pl.lit(month))
     )
     cells = cells.select([pl.col(c).cast(t) for c, t in CELLS_SCHEMA.items()])
     return cells.sort(list(CELL_KEYS), nulls_last=True)
@@ -45,10 +60,19 @@ def rankable_cells(cells: pl.DataFrame) -> pl.DataFrame:
 
 
 def aggregate_cells(cells: pl.DataFrame, tie_mode: str = "half") -> Aggregated:
-    """Pair cells of counted battles; equal to aggregating the rows the counts stand for."""
-    encoded = encode_battles(cells, tie_mode)
+    """Pair cells of counted battles; equal to aggregating the rows the counts stand for.
+    Cells whose summed weight ``w`` differs from ``n`` somewhere give weighted cells (cells
+    from before weights were counted have no ``w``: every battle weighs 1)."""
+    encoded = encode_battles(cells.drop("weight", strict=False), tie_mode)
     weights = cells["n"].to_numpy().astype(np.float64)[encoded.rows]
-    return aggregate_codes(encoded.models, encoded.a, encoded.b, encoded.outcome, weights)
+    fit_weights = None
+    if "w" in cells.columns:
+        summed = cells["w"].cast(pl.Float64).fill_null(cells["n"].cast(pl.Float64)).to_numpy()
+        if not np.array_equal(summed, cells["n"].to_numpy().astype(np.float64)):
+            fit_weights = summed[encoded.rows]
+    return aggregate_codes(
+        encoded.models, encoded.a, encoded.b, encoded.outcome, weights, fit_weights
+    )
 
 
 def removed_by_reason(cells: pl.DataFrame) -> dict:
@@ -65,4 +89,5 @@ def style_columns(options: FitOptions) -> list[str]:
         "model_b",
         "winner",
         *[f"{f}_{s}" for f in options.style_features for s in "ab"],
+        "weight",  # where the battles carry it (read with the columns present)
     ]

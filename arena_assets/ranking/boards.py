@@ -189,6 +189,8 @@ CATEGORY_ROW_COLUMNS = (
     # a release's own labels, where its battles carry them (read when present)
     "category_tag",
     "release_tags",
+    # the battle filter's down-weights (read when present; the fit honours them)
+    "weight",
 )
 
 
@@ -236,7 +238,7 @@ def arena_boards(
     battles are counted into cells (``battle_cells``) and passed to ``boards_from_cells``;
     ``labels`` (``topic_labels`` rows, None = none yet) feed the category boards."""
     options = options or board_options()
-    style_rows = battles.select(style_columns(options))
+    style_rows = battles.select([c for c in style_columns(options) if c in battles.columns])
     rows = battles.select([c for c in CATEGORY_ROW_COLUMNS if c in battles.columns])
     return boards_from_cells(
         battle_cells(battles, month),

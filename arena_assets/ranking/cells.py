@@ -5,6 +5,14 @@ unordered cells (pair i<j, outcome ∈ {i wins, j wins, tie}). Folding (model_a,
 and (model_b, model_a) into one unordered pair loses nothing for Bradley-Terry (the model
 has no side advantage) and multinomial resampling of the folded cells has exactly the
 distribution of resampling the ordered cells and folding afterwards.
+
+Weights: a battle row may carry ``weight`` (the battle filter down-weights the votes of
+accounts without history and of cohorts that deviate from the established voters; see
+``arena_assets.battles.cohort``). The counts stay the votes as cast (what a board reports
+as its battles); ``weighted`` holds the same cells summed by weight, and the fit reads
+``fit_counts``: the weighted cells when there are any, else the counts themselves. A
+table without a weight column, or with every weight 1, gives exactly the unweighted
+numbers.
 """
 
 from __future__ import annotations
@@ -33,13 +41,16 @@ assert tuple(TIES_KEPT) == TIE_MODES
 class Aggregated:
     """Battles aggregated to unordered pairs i<j with outcome counts.
 
-    ``counts[p] = (i wins, j wins, ties)`` for pair ``(left[p], right[p])``.
+    ``counts[p] = (i wins, j wins, ties)`` for pair ``(left[p], right[p])``: votes as
+    cast. ``weighted`` (float, same shape) is the same cells summed by the battles'
+    weights, None when the battles carry no weight.
     """
 
     models: list[str]
     left: np.ndarray  # int64 (P,)
     right: np.ndarray  # int64 (P,)
     counts: np.ndarray  # int64 (P, 3)
+    weighted: np.ndarray | None = None  # float64 (P, 3)
 
     @property
     def n_models(self) -> int:
@@ -57,6 +68,11 @@ class Aggregated:
     def pair_wins(self) -> np.ndarray:
         """Wins of ``left`` with ties counted as half a win (float)."""
         return self.counts[:, 0] + 0.5 * self.counts[:, 2]
+
+    @property
+    def fit_counts(self) -> np.ndarray:
+        """The cells the Bradley-Terry fit reads: weighted when the battles carry weights."""
+        return self.counts if self.weighted is None else self.weighted
 
     def model_battles(self) -> np.ndarray:
         n = self.pair_battles
@@ -78,9 +94,10 @@ class BattleSet:
     b: np.ndarray
     outcome: np.ndarray
     rows: np.ndarray
+    weight: np.ndarray | None = None  # float64 per battle, None: every battle counts 1
 
     def aggregate(self) -> Aggregated:
-        return aggregate_codes(self.models, self.a, self.b, self.outcome)
+        return aggregate_codes(self.models, self.a, self.b, self.outcome, fit_weights=self.weight)
 
     def among(self, models: list[str]) -> BattleSet:
         """The battles between ``models`` only, re-indexed to that list."""
@@ -89,7 +106,10 @@ class BattleSet:
         index[[pos[m] for m in models]] = np.arange(len(models))
         a, b = index[self.a], index[self.b]
         keep = (a >= 0) & (b >= 0)
-        return BattleSet(list(models), a[keep], b[keep], self.outcome[keep], self.rows[keep])
+        weight = None if self.weight is None else self.weight[keep]
+        return BattleSet(
+            list(models), a[keep], b[keep], self.outcome[keep], self.rows[keep], weight
+        )
 
 
 def _unknown_winners(battles: pl.DataFrame, codes: pl.Series) -> RankingInputError:
@@ -103,7 +123,8 @@ def _unknown_winners(battles: pl.DataFrame, codes: pl.Series) -> RankingInputErr
 
 def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
     """Encode ``model_a, model_b, winner`` once; drops self-battles and the ties that
-    ``tie_mode`` drops. Models are the sorted union of names."""
+    ``tie_mode`` drops. Models are the sorted union of names. A ``weight`` column (null:
+    1) is carried for the fit."""
     if tie_mode not in TIES_KEPT:
         raise RankingInputError(f"tie_mode must be one of {TIE_MODES}, got {tie_mode!r}")
     models = sorted(
@@ -130,7 +151,16 @@ def encode_battles(battles: pl.DataFrame, tie_mode: str = "half") -> BattleSet:
     o = codes["o"].to_numpy().astype(np.int64, copy=False)
     kept = ((o <= B_WINS) | np.isin(o, TIES_KEPT[tie_mode])) & (a != b)
     rows = np.flatnonzero(kept)
-    return BattleSet(models, a[rows], b[rows], np.where(o[rows] == BOTHBAD, TIE, o[rows]), rows)
+    weight = (
+        battles["weight"].cast(pl.Float64).fill_null(1.0).to_numpy()[rows]
+        if "weight" in battles.columns
+        else None
+    )
+    if weight is not None and (weight == 1.0).all():
+        weight = None  # every battle weighs 1: exactly the unweighted numbers
+    return BattleSet(
+        models, a[rows], b[rows], np.where(o[rows] == BOTHBAD, TIE, o[rows]), rows, weight
+    )
 
 
 def aggregate_codes(
@@ -139,9 +169,11 @@ def aggregate_codes(
     b: np.ndarray,
     outcome: np.ndarray,
     weights: np.ndarray | None = None,
+    fit_weights: np.ndarray | None = None,
 ) -> Aggregated:
     """Aggregate coded battles to unordered pair cells with np.bincount on a packed key;
-    ``weights`` (battles per row) when the rows are already counted cells."""
+    ``weights`` (battles per row) when the rows are already counted cells; ``fit_weights``
+    (the rows' summed battle weights) gives the ``weighted`` cells."""
     k = len(models)
     swap = a > b
     lo = np.where(swap, b, a)
@@ -153,11 +185,16 @@ def aggregate_codes(
     if weights is not None:  # integer counts summed as floats: exact below 2**53
         cells = np.rint(cells).astype(np.int64)
     present = np.flatnonzero(cells.sum(axis=1))
+    weighted = None
+    if fit_weights is not None:
+        summed = np.bincount(key, fit_weights, minlength=3 * k * k).reshape(k * k, 3)
+        weighted = summed[present].astype(np.float64)
     return Aggregated(
         models=list(models),
         left=present // k,
         right=present % k,
         counts=cells[present].astype(np.int64),
+        weighted=weighted,
     )
 
 

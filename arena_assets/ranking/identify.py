@@ -31,9 +31,11 @@ LEFT_OUT_REASONS = {
 
 
 def beat_or_tied_graph(agg: Aggregated) -> sp.csr_matrix:
-    """K×K adjacency: [i, j] = 1 when i beat or tied j at least once."""
-    win = agg.counts[:, 0] + agg.counts[:, 2] > 0  # left beat or tied right
-    loss = agg.counts[:, 1] + agg.counts[:, 2] > 0
+    """K×K adjacency: [i, j] = 1 when i beat or tied j at least once (with weight > 0:
+    the graph of the cells the fit reads)."""
+    cells = agg.fit_counts
+    win = cells[:, 0] + cells[:, 2] > 0  # left beat or tied right
+    loss = cells[:, 1] + cells[:, 2] > 0
     rows = np.concatenate([agg.left[win], agg.right[loss]])
     cols = np.concatenate([agg.right[win], agg.left[loss]])
     k = agg.n_models
@@ -102,6 +104,7 @@ def restrict(agg: Aggregated, keep: np.ndarray) -> Aggregated:
         left=new_index[agg.left[rows]],
         right=new_index[agg.right[rows]],
         counts=agg.counts[rows],
+        weighted=None if agg.weighted is None else agg.weighted[rows],
     )
 
 

@@ -176,16 +176,25 @@ def bootstrap_betas(
     of the full data, yet almost all stay strongly connected (fitted one by one, they make
     a 1,000-round bootstrap 2-3x slower). Every round converges to its own
     maximum-likelihood β, so batching changes nothing but the time.
+
+    Weighted cells (``agg.weighted``) are resampled as counts: the round draws the rounded
+    total weight over the cells in proportion to their weight, so a vote of weight w
+    counts as w votes in the interval too.
     """
-    counts = agg.counts.ravel()
-    total = int(counts.sum())
-    pvals = counts / total
+    cells = agg.fit_counts
+    counts = cells.ravel()
+    if agg.weighted is None:
+        total = int(counts.sum())
+        pvals = counts / total
+    else:
+        total = max(round(float(counts.sum())), 1)
+        pvals = counts / counts.sum()
     sizes = [min(BOOTSTRAP_CHUNK, rounds - s) for s in range(0, rounds, BOOTSTRAP_CHUNK)]
     seeds = np.random.SeedSequence(seed).spawn(len(sizes))
     # the full data's "beat or tied" edges; a round keeping all of them stays strongly
     # connected (the board only ranks a strongly connected set): no graph search needed
-    has_win = agg.counts[:, 0] + agg.counts[:, 2] > 0
-    has_loss = agg.counts[:, 1] + agg.counts[:, 2] > 0
+    has_win = cells[:, 0] + cells[:, 2] > 0
+    has_loss = cells[:, 1] + cells[:, 2] > 0
 
     def run(chunk: int) -> np.ndarray:
         rng = np.random.default_rng(seeds[chunk])
@@ -309,18 +318,21 @@ def _summary(left_out: dict[str, str], shown: int = 5) -> str:
 
 
 def leaderboard_from_aggregated(agg: Aggregated, options: FitOptions = FitOptions()) -> Leaderboard:
-    """The board of aggregated cells: only the models ``rank_set`` keeps are rated."""
+    """The board of aggregated cells: only the models ``rank_set`` keeps are rated. The
+    fit reads ``agg.fit_counts`` (weighted cells when the battles carry weights); the
+    ``battles`` column and ``n_battles`` count the votes as cast."""
     agg, left_out = rank_set(agg, options)
     scale = RatingScale.of(options)
     level = options.level
     k = agg.n_models
-    n, w = agg.pair_battles.astype(np.float64), agg.pair_wins
+    cells = agg.fit_counts
+    n, w = cells.sum(axis=1).astype(np.float64), cells[:, 0] + 0.5 * cells[:, 2]
     with single_threaded_blas():
         beta, iters = fit_pairs(agg.left, agg.right, n, w, k)
     rating = scale.ratings(beta, agg.models)
     contrast = scale.factor * scale.contrast(agg.models)
     with single_threaded_blas():
-        cov = contrast @ sandwich_cov(beta, agg.left, agg.right, agg.counts) @ contrast.T
+        cov = contrast @ sandwich_cov(beta, agg.left, agg.right, cells) @ contrast.T
     se = np.sqrt(np.clip(np.diag(cov), 0, None))
     boot = None
     if options.bootstrap_rounds > 0:

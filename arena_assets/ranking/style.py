@@ -100,7 +100,8 @@ def fit_style_controlled(
     caller fitting the plain and the styled board encodes once. Coefficients are in logit
     units per standard deviation of the feature (``coef_rating`` in rating points).
     Bootstrap resamples battles with replacement; a model a resample cannot rate is NaN
-    in that round.
+    in that round. A ``weight`` column (the battle filter's down-weights) weighs each
+    battle in the likelihood, the sandwich and the resamples, as in the plain fit.
     """
     from arena_assets.ranking.leaderboard import (
         RatingScale,
@@ -129,13 +130,17 @@ def fit_style_controlled(
     k = agg.n_models
     sc = RatingScale.of(options)
     pieces = style_pieces(a, b, k)
+    cw = sub.weight  # None: every battle weighs 1 (exactly the unweighted fit)
     with single_threaded_blas():
-        params = fit_style_params(pieces, x, y, None, k)
+        params = fit_style_params(pieces, x, y, cw, k)
         beta, theta = params[:k], params[k:]
         # sandwich: H⁻¹ M H⁻¹ with the per-battle scores; J handled inside style_gram
         p = expit(beta[a] - beta[b] + x @ theta)
-        h_inv = np.linalg.inv(style_gram(pieces, x, p * (1 - p), k, identify=True))
-        cov = h_inv @ style_gram(pieces, x, (y - p) ** 2, k, identify=False) @ h_inv
+        v, m = p * (1 - p), (y - p) ** 2
+        if cw is not None:
+            v, m = v * cw, m * cw
+        h_inv = np.linalg.inv(style_gram(pieces, x, v, k, identify=True))
+        cov = h_inv @ style_gram(pieces, x, m, k, identify=False) @ h_inv
     # ratings and coefficients as one linear map of the parameters
     lin = np.zeros((k + nf, k + nf))
     lin[:k, :k] = sc.factor * sc.contrast(agg.models)
@@ -147,7 +152,9 @@ def fit_style_controlled(
     if options.bootstrap_rounds > 0:
         from arena_assets.ranking.style_fit import bootstrap_style
 
-        raw = bootstrap_style(pieces, x, y, k, params, options.bootstrap_rounds, options.seed)
+        raw = bootstrap_style(
+            pieces, x, y, k, params, options.bootstrap_rounds, options.seed, weight=cw
+        )
         boot = np.column_stack([sc.resample_ratings(raw[:, :k], agg.models, point[:k]), raw[:, k:]])
     if options.ci == "bootstrap":
         lower, upper, se = bootstrap_interval(boot, options.level)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import calendar
 import random
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,7 +14,14 @@ import orjson
 import polars as pl
 
 from arena_assets.simulator.dayfile import DayFile
-from arena_assets.simulator.rigging import LINKS, RIG_TRUTH, Attack, device_id, public_ip
+from arena_assets.simulator.rigging import (
+    LINKS,
+    RIG_TRUTH,
+    Attack,
+    device_id,
+    public_ip,
+    with_accounts,
+)
 
 
 def attack_accounts(attack: Attack, rng: random.Random, seed: int) -> list[dict]:
@@ -60,38 +67,17 @@ def attack_accounts(attack: Attack, rng: random.Random, seed: int) -> list[dict]
     return accounts
 
 
-def _with_accounts(world, accounts: list[dict], attack: Attack):
-    """The world with the attack's accounts appended to its users (fresh indexes)."""
-    users = world.users
-    k = len(accounts)
-    target = world.model_names.index(attack.model)
-    devices = users.device_id or tuple(device_id(world.seed, u) for u in users.user_id)
-    return replace(
-        world,
-        users=replace(
-            users,
-            user_id=list(users.user_id) + [a["user_id"] for a in accounts],
-            ip=list(users.ip) + [a["ip"] for a in accounts],
-            logs_ip=np.concatenate([users.logs_ip, np.zeros(k, bool)]),  # accounts log user_id
-            language=np.concatenate([users.language, np.zeros(k, users.language.dtype)]),
-            english_mix=np.concatenate([users.english_mix, np.ones(k)]),
-            activity=np.concatenate([users.activity, np.ones(k)]),
-            vote_propensity=np.concatenate([users.vote_propensity, np.ones(k)]),
-            tie_propensity=np.concatenate([users.tie_propensity, np.ones(k)]),
-            kind=list(users.kind) + [attack.kind] * k,
-            target=np.concatenate([users.target, np.full(k, target)]),
-            burst_side=list(users.burst_side) + [None] * k,
-            device_id=tuple(devices) + tuple(a["device_id"] for a in accounts),
-        ),
-    )
-
-
-def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> int:
+def plant_attacks(
+    world, out: Path, month: str, sinks: dict, compress: bool, truth_root: Path | None = None
+) -> int:
     """Write every attack of ``month`` (``world.config.attacks``); returns the rigged votes
     cast. Each account serves itself battles 80-120 s apart from a random start until its
     votes are cast (about 15 battles a vote when its model is in 2 of 30 slots, 17 with
     the non-anonymous ones it cannot use); one whose votes do not fit into the month at
-    that pace (a single account of thousands) goes faster."""
+    that pace (a single account of thousands) goes faster. Careful and aged accounts
+    (`rig_careful.py`) come at honest hours instead; aged ones are read from the previous
+    month's votes truth under ``truth_root`` (default ``out``)."""
+    from arena_assets.simulator.rig_careful import plant_careful
     from arena_assets.simulator.session import SessionMaker
     from arena_assets.simulator.world import month_index
 
@@ -106,8 +92,9 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
         ss = np.random.SeedSequence([world.seed, month_index(month), 0x416B, k, attack.seed])
         state = ss.generate_state(8, np.uint64)
         rng = random.Random(int(state[0]))
-        accounts = attack_accounts(attack, rng, world.seed)
-        rigged = _with_accounts(world, accounts, attack)
+        careful = attack.accounts in ("careful_sybils", "aged")
+        accounts = [] if careful else attack_accounts(attack, rng, world.seed)
+        rigged = world if careful else with_accounts(world, accounts, attack)
         file = DayFile(
             out / month / f"rig-{month}-{k:02d}.jsonl{'.gz' if compress else ''}", compress
         )
@@ -122,6 +109,19 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
             write,
             write if world.config.served_events else None,
         )
+        fields = {
+            f"attack_{f}": v
+            for f, v in asdict(attack).items()
+            if f in ("month", "model", "votes", "accounts", "strategy")
+        }
+        if careful:
+            planted, cast = plant_careful(
+                world, attack, rng, maker, month, base, Path(truth_root or out)
+            )
+            rows += [{**fields, "attack": k, **row} for row in planted]
+            cast_total += cast
+            file.close()
+            continue
         first = len(world.users)
         # battles one rigged vote takes: its model in 2 of the pool's slots, anonymous only
         per_vote = len(world.available(month)) / 2.0 / max(world.config.anony_share, 1e-9)
@@ -145,14 +145,11 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
                 t += (rng.uniform(20.0, 60.0) + 60.0) * pace
             rows.append(
                 {
-                    **{
-                        f"attack_{f}": v
-                        for f, v in asdict(attack).items()
-                        if f in ("month", "model", "votes", "accounts", "strategy")
-                    },
+                    **fields,
                     "attack": k,
                     **account,
                     "votes_cast": cast,
+                    "cover_cast": 0,
                     "battles_served": sessions,
                 }
             )
@@ -164,10 +161,14 @@ def plant_attacks(world, out: Path, month: str, sinks: dict, compress: bool) -> 
     return cast_total
 
 
-def simulate_attacks(out: str | Path, month: str, seed: int, config) -> int:
+def simulate_attacks(
+    out: str | Path, month: str, seed: int, config, truth_root: str | Path | None = None
+) -> int:
     """Only the attacks of ``config`` for ``month`` (their ``rig-*`` files and truth) under
     ``out``: the same files `simulate_months` would add to that month, without writing its
-    honest traffic again (a benchmark plants many attacks on one honest month)."""
+    honest traffic again (a benchmark plants many attacks on one honest month).
+    ``truth_root``: where the honest months' truth is (aged accounts read the previous
+    month's voters there; default ``out``)."""
     from arena_assets.simulator.truth import MONTHLY_SCHEMAS, TruthSink, write_registry
     from arena_assets.simulator.world import World
 
@@ -176,7 +177,14 @@ def simulate_attacks(out: str | Path, month: str, seed: int, config) -> int:
     write_registry(out, world)
     (out / month).mkdir(parents=True, exist_ok=True)
     sinks = {name: TruthSink(out, name, month) for name in MONTHLY_SCHEMAS}
-    cast = plant_attacks(world, out, month, sinks, compress=False)
+    cast = plant_attacks(
+        world,
+        out,
+        month,
+        sinks,
+        compress=False,
+        truth_root=Path(truth_root) if truth_root else None,
+    )
     for sink in sinks.values():
         sink.close()
     return cast

@@ -6,8 +6,18 @@ board, and casts ordinary votes from accounts of its own:
 
 * ``accounts``: ``single`` (one account casts every vote), ``sybils`` (fresh accounts,
   1-5 votes each, each from its own address in its own /24, own device: a residential
-  proxy pool) or ``linked_sybils`` (the same, in groups of ``group_size`` accounts that
-  share one address, one /24 network or one device id: ``link``).
+  proxy pool), ``linked_sybils`` (the same, in groups of ``group_size`` accounts that
+  share one address, one /24 network or one device id: ``link``), ``careful_sybils``
+  (fresh, unlinked accounts that come at the hours honest users come, and give up an
+  account before its served-but-not-voted record could look selective: an account keeps
+  going only while a vote in its next battle would leave its selection ratio
+  C(n, k)/C(n_m, k) below ``max_selection_ratio``, the threshold the documentation
+  publishes; most accounts never see the model and cast nothing) or ``aged``
+  (compromised accounts: honest users who voted the month before, now voting for the
+  model whenever it shows, at honest hours; their owners' own sessions go on).
+* ``cover``: votes per account (uniform in the range) on anonymous battles *without* the
+  model, cast as an honest user would (the attacker reads the answers), so the account's
+  votes are not all on one model; (0, 0) = none.
 * ``strategy``: ``target_only`` (votes for ``model`` whenever it is on screen in an
   anonymous battle, leaves every other battle without a vote) or ``omnipresent`` (makes
   ``model``, the one just above the target on the board, lose whenever it appears, and
@@ -33,7 +43,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 RIG_KINDS = ("rig_target_only", "rig_omnipresent")
-ACCOUNT_KINDS = ("single", "sybils", "linked_sybils")
+ACCOUNT_KINDS = ("single", "sybils", "linked_sybils", "careful_sybils", "aged")
 LINKS = ("ip", "subnet", "device")
 RIG_TRUTH = "rig_accounts"  # _truth/rig_accounts/<month>.parquet, written when attacks exist
 
@@ -51,6 +61,8 @@ class Attack:
     link: str = "mixed"  # linked_sybils: LINKS, or "mixed" (groups take them in turn)
     votes_per_account: tuple[int, int] = (1, 5)  # sybils: uniform in this range
     seed: int = 0
+    cover: tuple[int, int] = (0, 0)  # honest-looking votes per account without the model
+    max_selection_ratio: float = 4.0  # careful_sybils: kept below this per account
 
     def __post_init__(self) -> None:
         if self.accounts not in ACCOUNT_KINDS:
@@ -119,3 +131,29 @@ def with_networks(users, config, seed: int):
 def public_ip(rng: random.Random, net: tuple[int, int, int] | None = None) -> str:
     a, b, c = net or (rng.randrange(11, 224), rng.randrange(256), rng.randrange(256))
     return f"{a}.{b}.{c}.{rng.randrange(2, 255)}"
+
+
+def with_accounts(world, accounts: list[dict], attack: Attack):
+    """The world with the attack's accounts appended to its users (fresh indexes)."""
+    users = world.users
+    k = len(accounts)
+    target = world.model_names.index(attack.model)
+    devices = users.device_id or tuple(device_id(world.seed, u) for u in users.user_id)
+    return replace(
+        world,
+        users=replace(
+            users,
+            user_id=list(users.user_id) + [a["user_id"] for a in accounts],
+            ip=list(users.ip) + [a["ip"] for a in accounts],
+            logs_ip=np.concatenate([users.logs_ip, np.zeros(k, bool)]),  # accounts log user_id
+            language=np.concatenate([users.language, np.zeros(k, users.language.dtype)]),
+            english_mix=np.concatenate([users.english_mix, np.ones(k)]),
+            activity=np.concatenate([users.activity, np.ones(k)]),
+            vote_propensity=np.concatenate([users.vote_propensity, np.ones(k)]),
+            tie_propensity=np.concatenate([users.tie_propensity, np.ones(k)]),
+            kind=list(users.kind) + [attack.kind] * k,
+            target=np.concatenate([users.target, np.full(k, target)]),
+            burst_side=list(users.burst_side) + [None] * k,
+            device_id=tuple(devices) + tuple(a["device_id"] for a in accounts),
+        ),
+    )

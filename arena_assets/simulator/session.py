@@ -90,6 +90,12 @@ class SessionMaker:
         self.text_pool = avail
         self.vision_pool = [i for i in avail if world.models[i].vision]
         self.stats = {"sessions": 0, "conversations": 0, "events": 0, "votes": 0}
+        # planted attacks (rig_plant.py, rig_careful.py): cover votes an account still owes
+        # (honest-looking votes on anonymous battles without its model), and what the
+        # last battle ended in ("rig", "cover", "served", "vote": a plain vote)
+        self.cover: dict[int, int] = {}
+        self.rig_left: dict[int, int] = {}  # rigged votes an account has left (absent: no cap)
+        self.last, self.last_anony = "", False
         self.prompt_skills = PromptSkills.of(world)  # no effect unless prompt_skill_spread > 0
 
     # ---- prompts -------------------------------------------------------------------------
@@ -364,13 +370,22 @@ class SessionMaker:
         users = world.users
         kind = users.kind[user]
         abusive = kind != "honest"
+        self.last_anony = anony
         a, b = (world.models[i] for i in sides)
         rig = kind in RIG_KINDS
-        if rig and not (anony and int(users.target[user]) in sides):
-            self._served(t, a.name, b.name, anony, who)  # not the model it rigs: no vote
-            return
+        cover = False
+        shown = int(users.target[user]) in sides
+        if rig and not (anony and shown and self.rig_left.get(user, 1) > 0):
+            if anony and not shown and self.cover.get(user, 0) > 0:  # honest-looking cover
+                self.cover[user] -= 1
+                cover = True
+            else:
+                self._served(t, a.name, b.name, anony, who)  # not the model it rigs: no vote
+                self.last = "served"
+                return
         if not abusive and rng.random() >= users.vote_propensity[user]:
             self._served(t, a.name, b.name, anony, who)
+            self.last = "served"
             return
         # shift: the prompt's skill offsets (prompt_skill.py), exactly 0.0 when off
         skill_a, skill_b = a.skill(category) + shift[0], b.skill(category) + shift[1]
@@ -383,9 +398,9 @@ class SessionMaker:
             refused[0],
             refused[1],
         )
-        if rig:
+        if rig and not cover:
             winner = rig_outcome(kind, world.models[users.target[user]].name, a.name)
-        elif abusive:
+        elif abusive and not cover:
             target = world.models[users.target[user]].name if users.target[user] >= 0 else None
             winner = abusive_outcome(rng, kind, target, users.burst_side[user], a.name, b.name)
         else:
@@ -408,6 +423,9 @@ class SessionMaker:
             }
         )
         self.stats["votes"] += 1
+        self.last = "cover" if cover else ("rig" if rig else "vote")
+        if self.last == "rig" and user in self.rig_left:
+            self.rig_left[user] -= 1
         self.sinks["battle_answers"].add(
             {
                 "event_id": event_id,
@@ -429,7 +447,7 @@ class SessionMaker:
                 "winner": winner,
                 "user_id": users.user_id[user],
                 "abusive": abusive,
-                "abuse_kind": kind if abusive else None,
+                "abuse_kind": "rig_cover" if cover else (kind if abusive else None),
                 "anony": anony,
                 "category": category,
                 "p_a": round(p, 6),

@@ -74,6 +74,8 @@ def battles(context: dg.AssetExecutionContext, storage: ArenaStorage, battle_rul
             "aliases_applied": result.metadata.get("alias_applied", 0),
             "anomalous_voters": result.metadata.get("anomalous_voters", 0),
             "rigging": dg.MetadataValue.json(result.metadata.get("rigging", {})),
+            # the population rules: down-weighted cohorts and models newcomers crowd
+            "population_rules": dg.MetadataValue.json(result.metadata.get("cohort", {})),
             "crowd_months": dg.MetadataValue.json(result.metadata["crowd_months"]),
             "winners": dg.MetadataValue.json(
                 dict(frame.filter("keep")["winner"].value_counts().iter_rows())

@@ -23,6 +23,12 @@ class BattleRules(dg.ConfigurableResource):
     # the rigging stages (linked identities, served-but-not-voted); off = the filter
     # without them, e.g. to compare in the Launchpad (battles/config.py RiggingConfig)
     rigging_filters: bool = True
+    # the population rules (battles/cohort.py): the weight of a vote by an account without
+    # history, and the cohort tests' false-alarm bound per month (strings: no float EnvVar)
+    fresh_vote_weight: str = "0.25"
+    cohort_alpha: str = "0.01"
+    # off = every vote weighs 1, e.g. to compare in the Launchpad
+    population_defences: bool = True
     seed: int = 0
 
     def config(self, registry: list[dict] | None = None):
@@ -33,7 +39,7 @@ class BattleRules(dg.ConfigurableResource):
         import json
 
         from arena_assets.battles import AnomalyConfig, BattleConfig
-        from arena_assets.battles.config import RiggingConfig
+        from arena_assets.battles.config import CohortConfig, RiggingConfig
 
         aliases: list[tuple] = []
         if self.alias_table:  # fsspec: the table may live next to the logs on S3
@@ -63,8 +69,23 @@ class BattleRules(dg.ConfigurableResource):
             daily_vote_cap=self.daily_vote_cap,
             anomaly=AnomalyConfig(alpha=float(self.anomaly_alpha)),
             rigging=RiggingConfig(enabled=self.rigging_filters),
+            cohort=CohortConfig(
+                enabled=self.population_defences,
+                fresh_weight=_fraction(self.fresh_vote_weight, "ARENA_FRESH_VOTE_WEIGHT"),
+                cohort_alpha=_fraction(self.cohort_alpha, "ARENA_COHORT_ALPHA"),
+            ),
             seed=self.seed,
         )
+
+
+def _fraction(value: str, name: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a number between 0 and 1, got {value!r}") from None
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{name} must be between 0 and 1, got {value!r}")
+    return number
 
 
 @dg.definitions
@@ -76,6 +97,8 @@ def resources() -> dg.Definitions:
                 identity_names=dg.EnvVar("ARENA_IDENTITY_NAMES"),
                 daily_vote_cap=dg.EnvVar.int("ARENA_DAILY_VOTE_CAP"),
                 anomaly_alpha=dg.EnvVar("ARENA_ANOMALY_ALPHA"),
+                fresh_vote_weight=dg.EnvVar("ARENA_FRESH_VOTE_WEIGHT"),
+                cohort_alpha=dg.EnvVar("ARENA_COHORT_ALPHA"),
             )
         }
     )

@@ -25,7 +25,7 @@ from arena_assets.pipeline.leaderboards import (
     battle_cells_month,
     leaderboard_history_month,
 )
-from arena_assets.ranking.alarm import Z_ALARM
+from arena_assets.ranking.alarm import Z_ALARM, Z_COHORT_MOVE
 from arena_assets.ranking.boards import board_options
 from arena_assets.ranking.schema import BOARD_SCHEMA, HISTORY_SCHEMA
 from arena_assets.report import counts_table, md_escape
@@ -127,12 +127,13 @@ def battle_cells(context: dg.AssetExecutionContext, storage: ArenaStorage):
 def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.AssetCheckResult]:
     problems = quality.interval_problems(boards)
     alarms = info.get("rating_alarms", [])
+    warnings = info.get("cohort_warnings", [])
     return [
         dg.AssetCheckResult(
             asset_key="arena_leaderboard",
             check_name="rating_move_alarm",
             severity=checks.WARN,
-            passed=not alarms,
+            passed=not alarms and not warnings,
             metadata={
                 "month": month,
                 "compared_with": str(info.get("rating_moves_vs")),
@@ -140,6 +141,11 @@ def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.Asset
                 "z_alarm": Z_ALARM,
                 "models": ", ".join(a["model"] for a in alarms) or "none",
                 "alarms": dg.MetadataValue.json(alarms),
+                # earlier: a move beyond its interval driven by accounts without history
+                "z_cohort_move": Z_COHORT_MOVE,
+                "cohort_models": ", ".join(w["model"] for w in warnings) or "none",
+                "cohort_warnings": dg.MetadataValue.json(warnings),
+                "downweighted_cohorts": dg.MetadataValue.json(info.get("downweighted_cohorts", [])),
             },
         ),
         *checks.table_results(
@@ -201,9 +207,10 @@ def _board_checks(month: str, boards: pl.DataFrame, info: dict) -> list[dg.Asset
             "rating_move_alarm",
             asset="arena_leaderboard",
             description="WARN when a model's overall rating moved more than "
-            f"{Z_ALARM} standard errors since the previous snapshot "
+            f"{Z_ALARM} standard errors since the previous snapshot, or beyond "
+            "its 95 % interval while accounts without history drove the move "
             "(possible vote rigging); names the model and the votes "
-            "that moved it.",
+            "that moved it, and lists the battle filter's cohort down-weights.",
         ),
     ],
 )
