@@ -233,3 +233,19 @@ def test_the_alarm_lists_the_filters_cohort_down_weights() -> None:
     listed = downweighted_cohorts(battles)
     assert {c["cohort"] for c in listed} == {"cohort:fresh:for:a", "cohort:selective:for:a"}
     assert next(c for c in listed if c["cohort"] == "cohort:fresh:for:a")["z"] == 9.1
+
+
+def test_a_month_whose_voters_all_lack_history_gets_finite_weights() -> None:
+    """The lake has an earlier month but none of this month's voters voted in it (a thin
+    first month, a sampled release): the reference pool is empty, so no cohort can be
+    tested, and every weight stays a number the boards can fit (a 0/0 would be a NaN,
+    which orders above any threshold)."""
+    month = Votes(seed=9)
+    for v in range(300):
+        month.honest(f"new-{v}", 4)
+    votes, served = month.frames()
+    result = cohort_weights(votes, served, set(), None, AnomalyConfig(), CohortConfig())
+    weighted = votes.join(result.weights, on="battle_id")
+    assert weighted.height == votes.height and weighted["weight"].is_finite().all()
+    assert weighted["weight"].unique().to_list() == [0.25]  # no history, nothing else
+    assert result.metadata["cohorts_flagged"] == []

@@ -233,7 +233,9 @@ def cohort_tests(
     p_t = (pl.col("_c_tie") + pl.col("_c_bothbad")) / n_ref
     e = p_m + 0.5 * p_t
     var = (p_m + 0.25 * p_t - e**2).clip(lower_bound=1e-6)
-    cells = cells.with_columns(
+    # an opponent with no reference vote at all (n_ref 0) says nothing: its 0/0 would be a
+    # NaN, which polars orders above every threshold, and a NaN weight breaks the fit
+    cells = cells.filter(n_ref > 0).with_columns(
         (pl.col("sum_y") - pl.col("n") * e).alias("S"),
         (pl.col("n") * var * (1.0 + pl.col("n") / n_ref)).alias("V"),
     )
