@@ -56,22 +56,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _month_settings():
-    from arena_assets.cli.plan import code_location_resources
-    from arena_assets.defs.llm_plan import month_settings
+    from arena_assets.cli.plan import code_location_resources, settings_of
 
     r, _ = code_location_resources()
-    settings = month_settings(
-        r["storage"],
-        r["llm_cache"],
-        labeler=r["labeler"],
-        embedder=r["embedder"],
-        judge=r["judge"],
-        reward_model=r["reward_model"],
-        topic_settings=r["topic_settings"],
-        bench_settings=r["bench_settings"],
-        evaluator_settings=r["evaluator_settings"],
-    )
-    return r["storage"].lake(), settings
+    return r["storage"].lake(), settings_of(r)
 
 
 def _collect(args: argparse.Namespace, responses: bytes | None):

@@ -101,6 +101,29 @@ def code_location_resources() -> tuple[dict, dict]:
             }, policies
 
 
+def settings_of(resources: dict):
+    """The LLM month settings of ``code_location_resources``' resources."""
+    from arena_assets.defs.llm_plan import month_settings
+
+    r = resources
+    return month_settings(
+        r["storage"],
+        r["llm_cache"],
+        **{
+            name: r[name]
+            for name in (
+                "labeler",
+                "embedder",
+                "judge",
+                "reward_model",
+                "topic_settings",
+                "bench_settings",
+                "evaluator_settings",
+            )
+        },
+    )
+
+
 def backfill_runs(
     months: list[str], policy: tuple[str | None, int | None], parallel: bool = False
 ) -> list[list[str]]:
@@ -122,7 +145,6 @@ def _endpoint(url: str) -> str:
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from arena_assets.defs.llm_plan import month_settings
     from arena_assets.llm.client import LLMEndpointError
     from arena_assets.llm.pilot import check_answers, run_pilots
     from arena_assets.llm.plan import BudgetExceeded, sampling_pilots
@@ -160,17 +182,7 @@ def run_plan(args: argparse.Namespace) -> int:
     try:
         r, policies = code_location_resources()
         budget = r["labeler"].budget()
-        settings = month_settings(
-            r["storage"],
-            r["llm_cache"],
-            labeler=r["labeler"],
-            embedder=r["embedder"],
-            judge=r["judge"],
-            reward_model=r["reward_model"],
-            topic_settings=r["topic_settings"],
-            bench_settings=r["bench_settings"],
-            evaluator_settings=r["evaluator_settings"],
-        )
+        settings = settings_of(r)
         lake = r["storage"].lake()
 
         def plan_all() -> dict[str, dict]:
