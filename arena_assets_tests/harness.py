@@ -51,3 +51,22 @@ def failure_lines(result: dg.ExecuteInProcessResult) -> list[str]:
             error = error.cause
         out.append((error.message or "").strip().splitlines()[0])
     return out
+
+
+def s3_bucket(endpoint: str, bucket: str) -> dict:
+    """Create ``bucket`` on the loopback S3 server at ``endpoint`` (the ``s3_endpoint``
+    fixture) and return the fsspec storage options that reach it."""
+    import boto3
+
+    boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        aws_access_key_id="test",
+        aws_secret_access_key="test",
+        region_name="us-east-1",
+    ).create_bucket(Bucket=bucket)
+    return {
+        "key": "test",
+        "secret": "test",
+        "client_kwargs": {"endpoint_url": endpoint, "region_name": "us-east-1"},
+    }

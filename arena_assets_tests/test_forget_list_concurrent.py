@@ -21,6 +21,7 @@ from arena_assets.ingest.forgotten import (
     salt_fingerprint,
 )
 from arena_assets.storage import Lake
+from arena_assets_tests.harness import s3_bucket
 
 SALT = "a-test-salt"
 THREADS = 8
@@ -61,20 +62,7 @@ def test_concurrent_forgets_keep_every_user_on_a_local_lake(tmp_path: Path) -> N
 
 
 def test_concurrent_forgets_keep_every_user_on_s3(s3_endpoint: str) -> None:
-    import boto3
-
-    boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    ).create_bucket(Bucket="forget-list")
-    options = {
-        "key": "test",
-        "secret": "test",
-        "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"},
-    }
+    options = s3_bucket(s3_endpoint, "forget-list")
     # fewer: each write is several requests to the server
     _rounds(Lake("s3://forget-list/lake", options), rounds=2, threads=4)
 

@@ -10,7 +10,7 @@ import pytest
 
 from arena_assets.simulator import simulate_months
 from arena_assets.storage import Lake, duckdb_connect
-from arena_assets_tests.harness import materialize
+from arena_assets_tests.harness import materialize, s3_bucket
 
 MONTH = "2024-03"
 
@@ -92,18 +92,7 @@ def test_filtered_reads_local_and_on_s3(s3_endpoint, tmp_path):
     fsspec file either way); an unknown operator is one clear error."""
     import polars as pl
 
-    boto3.client(
-        "s3",
-        endpoint_url=s3_endpoint,
-        aws_access_key_id="test",
-        aws_secret_access_key="test",
-        region_name="us-east-1",
-    ).create_bucket(Bucket="filters")
-    options = {
-        "key": "test",
-        "secret": "test",
-        "client_kwargs": {"endpoint_url": s3_endpoint, "region_name": "us-east-1"},
-    }
+    options = s3_bucket(s3_endpoint, "filters")
     frame = pl.DataFrame(
         {
             "conv_id": ["a", "b", None, "d", "e"],
