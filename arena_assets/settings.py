@@ -525,6 +525,16 @@ _BEFORE_TASKS = (
         minimum=0,
         maximum=1,
     ),
+    _s(
+        "ARENA_COHORT_MIN_REFERENCE",
+        "int",
+        "200",
+        "Battles",
+        "Cohort tests: established votes this month on a cohort's opponents below which "
+        "the cohort is not judged (listed as thin in the battles' metadata); a thinner "
+        "reference mistakes a strong model's honest newcomers for a deviation.",
+        minimum=0,
+    ),
     # Leaderboards
     _s(
         "ARENA_BOOTSTRAP_ROUNDS",

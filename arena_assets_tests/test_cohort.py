@@ -130,6 +130,29 @@ def test_fresh_cohort_that_favours_one_model_loses_its_weight_on_it() -> None:
     assert other["weight"].unique().to_list() == [0.25]
 
 
+def test_a_cohort_judged_against_too_few_established_votes_is_listed_not_weighed() -> None:
+    """The same sybils, in a month where only 8 voters have history: the target's
+    established reference is a few dozen votes, below ``cohort_min_reference``."""
+
+    def sybils(month: Votes) -> None:
+        for k in range(150):
+            month.for_target(f"syb-{k}", 2)
+
+    votes, served, _ = _month(sybils)
+    few = {f"old-{v}" for v in range(8)}
+    weighted, meta = _weights(votes, served, few)
+    assert meta["cohorts_flagged"] == []
+    assert not weighted["weight_reason"].fill_null("").str.contains("cohort:").any()
+    thin = {(t["cohort"], t["model"]) for t in meta["cohorts_thin_reference"]}
+    assert ("fresh", TARGET) in thin
+    assert all(t["reference_votes"] < 200 for t in meta["cohorts_thin_reference"])
+    # with the bar lowered to what this month has, the deviation is judged again
+    _, low = _weights(votes, served, few, cohort_min_reference=0)
+    assert ("fresh", TARGET, "for") in {
+        (f["cohort"], f["model"], f["direction"]) for f in low["cohorts_flagged"]
+    }
+
+
 def test_aged_accounts_that_skip_all_but_one_model_form_a_selective_cohort() -> None:
     def taken_over(month: Votes) -> None:  # established accounts, skipping 14 battles a vote
         for k in range(60):
@@ -249,3 +272,37 @@ def test_a_month_whose_voters_all_lack_history_gets_finite_weights() -> None:
     assert weighted.height == votes.height and weighted["weight"].is_finite().all()
     assert weighted["weight"].unique().to_list() == [0.25]  # no history, nothing else
     assert result.metadata["cohorts_flagged"] == []
+
+
+def test_the_fresh_deviation_counts_a_voter_once_not_once_per_vote() -> None:
+    """The same fresh votes (same count, same wins) cast by 200 voters or by 20: the
+    two-sample z of 20 voters is smaller (each is one draw of a taste), so a few keen
+    honest newcomers do not make a warning on their own."""
+    from arena_assets.ranking.alarm import cohort_z, fresh_deviation
+
+    rng = np.random.default_rng(3)
+    n_old, n_fresh = 2000, 200
+    old_wins = rng.random(n_old) < 0.5
+    fresh_wins = np.array([True] * 130 + [False] * 70)
+
+    def battles(fresh_voters: list[str]) -> pl.DataFrame:
+        wins = np.concatenate([old_wins, fresh_wins])
+        return pl.DataFrame(
+            {
+                "battle_id": [f"b{i}" for i in range(n_old + n_fresh)],
+                "model_a": "a",
+                "model_b": "b",
+                "winner": np.where(wins, "model_a", "model_b"),
+                "keep": True,
+                "voter_hash": [f"old-{i % 700}" for i in range(n_old)] + fresh_voters,
+                "voter_fresh": [False] * n_old + [True] * n_fresh,
+            }
+        )
+
+    spread = fresh_deviation(battles([f"new-{i}" for i in range(n_fresh)]), "a")
+    # twenty keen voters, 10 votes each, all one way: 13 for the model, 7 against
+    keen = [f"new-{i // 10}" for i in range(n_fresh)]
+    clustered = fresh_deviation(battles(keen), "a")
+    assert spread["fresh_votes"] == clustered["fresh_votes"] == n_fresh
+    assert spread["fresh_net_wins"] == clustered["fresh_net_wins"] == 60
+    assert spread["fresh_z"] > cohort_z(30) > clustered["fresh_z"] > 0

@@ -293,9 +293,10 @@ def one_build(
     keep_battles: bool = False,
 ) -> dict:
     rows, served = world["rows"], world["served"]
-    attack_ids = rigged_ids = pl.Series([], dtype=pl.String)
+    attack_ids = rigged_ids = attackers = pl.Series([], dtype=pl.String)
     if chunks and n > 0:
         r, s, attack_ids, rigged_ids = attack_votes(chunks, n, victim or target)
+        attackers = r["voter_hash"].unique()
         rows, served = (
             pl.concat([rows, r], how="diagonal_relaxed"),
             pl.concat([served, s], how="diagonal_relaxed"),
@@ -307,7 +308,10 @@ def one_build(
     if keep_battles:
         return {"battles": b}
     rigged = _in(rigged_ids)
-    honest = ~_in(attack_ids) & ~_in(world["abusive_ids"])
+    # a compromised account's owner keeps voting this month: those votes are the owner's,
+    # but the account is the attacker's, and a rule that holds the account holds them too
+    owners = ~_in(attack_ids) & pl.col("voter_hash").is_in(attackers.implode())
+    honest = ~_in(attack_ids) & ~_in(world["abusive_ids"]) & ~owners
     kept = pl.col("keep")
     old_keep = ~pl.any_horizontal([pl.col(r) for r in OLD_RULES])
     earlier = world["earlier"]
@@ -319,6 +323,9 @@ def one_build(
         "honest": int(b.filter(honest).height),
         "honest_removed_new": int(
             b.filter(honest & pl.col("removed_reason").is_in(list(RIGGING_FLAGS))).height
+        ),
+        "owners_removed_new": int(
+            b.filter(owners & pl.col("removed_reason").is_in(list(RIGGING_FLAGS))).height
         ),
         "honest_downweighted": int(b.filter(honest & kept & (pl.col("weight") < 1)).height),
         "honest_weight_lost": round(float((1.0 - b.filter(honest & kept)["weight"]).sum()), 2),
@@ -436,6 +443,7 @@ def run_case(
                         "rigged_weight",
                         "honest",
                         "honest_removed_new",
+                        "owners_removed_new",
                         "honest_downweighted",
                         "honest_weight_lost",
                     )

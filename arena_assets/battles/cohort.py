@@ -38,8 +38,13 @@ do not give it. Two rules act on that, both down-weights with a reason the opera
   honest cohort's z is about standard normal (measured on simulated honest months: standard
   deviations 1.0-1.3 over the models, a voter's votes not being independent); the
   threshold z₀ is Bonferroni over every
-  test of the month (3 cohorts × models × 2 directions) at ``cohort_alpha``. A cohort
-  past it, with at least ``cohort_min_votes`` votes on m, keeps ``(z₀ / z)⁴`` of its
+  test of the month (3 cohorts × models × 2 directions) at ``cohort_alpha``. A cohort is
+  judged only with at least ``cohort_min_reference`` established votes of the month on its
+  opponents (without the prior's pseudo-votes): thinner, the expectation is mostly the
+  prior mix, blind to how strong m is, and honest newcomers of a strong or weak model
+  look like a deviation (a young lake; measured on real 2023 votes, whose months share
+  almost no voter). Such cohorts are listed (``cohorts_thin_reference``), not weighed. A
+  cohort past the threshold, with at least ``cohort_min_votes`` votes on m, keeps ``(z₀ / z)⁴`` of its
   votes' weight on m: a cohort just past the threshold (an honest one, by chance) loses
   little, a planted one almost all: its pull on m, S·(z₀/z)⁴, falls as the attack grows
   (z² grows like S). Reason ``cohort:<cohort>:<for|against>:<m> z=<z>``.
@@ -57,8 +62,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 
 import polars as pl
-from scipy.stats import hypergeom
 
+from arena_assets.battles.cohort_members import members
 from arena_assets.battles.config import AnomalyConfig, CohortConfig
 from arena_assets.battles.reference import outcome_counts, pair_frame
 
@@ -102,55 +107,6 @@ def _sides(framed: pl.DataFrame) -> pl.DataFrame:
             )
         )
     return pl.concat(out)
-
-
-def members(
-    long: pl.DataFrame, fresh: set[str] | None, cfg: CohortConfig, served: pl.DataFrame | None
-) -> pl.DataFrame:
-    """(cohort, model, voter_hash) for every voter in a cohort of m (module docstring).
-    ``long``: `_sides` of the tested votes; ``served``: the month's anonymous battles
-    served without a vote (voter_hash, model_a, model_b), None without an impression log."""
-    parts = []
-    if fresh is not None:
-        parts.append(
-            long.filter(
-                pl.col("voter_hash").is_in(pl.Series(list(fresh), dtype=pl.String).implode())
-            )
-            .select(pl.lit("fresh").alias("cohort"), "model", "voter_hash")
-            .unique()
-        )
-    per_voter = long.group_by("voter_hash").agg(pl.col("battle_id").n_unique().alias("k"))
-    per_model = long.group_by("voter_hash", "model").agg(pl.len().alias("k_m"))
-    voted = per_model.join(per_voter, on="voter_hash")
-    parts.append(
-        voted.filter(pl.col("k_m") >= cfg.concentration * pl.col("k")).select(
-            pl.lit("concentrated").alias("cohort"), "model", "voter_hash"
-        )
-    )
-    if served is not None and served.height:
-        skipped = pl.concat(
-            [served.select("voter_hash", pl.col(c).alias("model")) for c in ("model_a", "model_b")]
-        )
-        n = served.group_by("voter_hash").agg(pl.len().alias("_s"))
-        n_m = skipped.group_by("voter_hash", "model").agg(pl.len().alias("_s_m"))
-        sel = (
-            voted.join(n, on="voter_hash", how="left")
-            .join(n_m, on=["voter_hash", "model"], how="left")
-            .with_columns(pl.col("_s", "_s_m").fill_null(0))
-            .filter(pl.col("_s") > 0)
-        )
-        if sel.height:
-            sel = sel.with_columns(pl.col("k", "k_m", "_s", "_s_m").cast(pl.Int64))
-            total = (sel["k"] + sel["_s"]).to_numpy()
-            with_m = (sel["k_m"] + sel["_s_m"]).to_numpy()
-            # P(X >= k_m), X ~ Hyper(total, with_m, k); signed ints (scipy misreads uint)
-            tail = hypergeom.sf(sel["k_m"].to_numpy() - 1, total, with_m, sel["k"].to_numpy())
-            parts.append(
-                sel.filter(pl.Series(tail <= cfg.selection_p)).select(
-                    pl.lit("selective").alias("cohort"), "model", "voter_hash"
-                )
-            )
-    return pl.concat(parts)
 
 
 def cohort_tests(
@@ -235,15 +191,28 @@ def cohort_tests(
     var = (p_m + 0.25 * p_t - e**2).clip(lower_bound=1e-6)
     # an opponent with no reference vote at all (n_ref 0) says nothing: its 0/0 would be a
     # NaN, which polars orders above every threshold, and a NaN weight breaks the fit
+    # the month's own reference votes on the pair, without the prior's pseudo-votes
+    real = pl.sum_horizontal(
+        [
+            (pl.col(f"_n_{o}").fill_null(0.0) - pl.col(f"_own_{o}").fill_null(0.0)).clip(
+                lower_bound=0.0
+            )
+            for o in _O
+        ]
+    )
     cells = cells.filter(n_ref > 0).with_columns(
         (pl.col("sum_y") - pl.col("n") * e).alias("S"),
         (pl.col("n") * var * (1.0 + pl.col("n") / n_ref)).alias("V"),
+        real.alias("ref"),
     )
     out = (
         cells.group_by("cohort", "model")
-        .agg(pl.col("n").sum(), pl.col("S").sum(), pl.col("V").sum())
+        .agg(pl.col("n").sum(), pl.col("S").sum(), pl.col("V").sum(), pl.col("ref").sum())
         .filter(pl.col("n") >= cfg.cohort_min_votes)
-        .with_columns((pl.col("S") / pl.col("V").sqrt()).alias("z"))
+        .with_columns(
+            (pl.col("S") / pl.col("V").sqrt()).alias("z"),
+            (pl.col("ref") >= cfg.cohort_min_reference).alias("testable"),
+        )
         .sort("cohort", "model")
     )
     return out
@@ -273,7 +242,9 @@ def explained(
         first = tests if first is None else first
         done = pl.concat([f.select("cohort", "model") for f in found]) if found else None
         open_ = tests if done is None else tests.join(done, on=["cohort", "model"], how="anti")
-        worst = open_.filter(pl.col("z").abs() >= z0).sort(pl.col("z").abs(), descending=True)
+        worst = open_.filter("testable", pl.col("z").abs() >= z0).sort(
+            pl.col("z").abs(), descending=True
+        )
         if worst.height == 0:
             break
         row = worst.head(1)
@@ -290,7 +261,7 @@ def explained(
         if found
         else pl.DataFrame(
             schema={"cohort": pl.String, "model": pl.String, "n": pl.UInt32}
-            | {"S": pl.Float64, "V": pl.Float64, "z": pl.Float64}
+            | {"S": pl.Float64, "V": pl.Float64, "ref": pl.Float64, "z": pl.Float64}
         )
     )
     flagged = flagged.with_columns(
@@ -373,6 +344,7 @@ def cohort_weights(
         )
         .select(list(schema))
     )
+    testable = tests.filter("testable") if tests.height else tests
     metadata = {
         "cohort_z_threshold": round(z0, 2),
         "fresh_weight": cfg.fresh_weight if history_given else 1.0,
@@ -390,6 +362,17 @@ def cohort_weights(
                 "cohort", "model", "way", "z", "n", "factor"
             ).iter_rows()
         ],
-        "max_abs_cohort_z": round(float(tests["z"].abs().max()), 2) if tests.height else 0.0,
+        "max_abs_cohort_z": round(float(testable["z"].abs().max()), 2) if testable.height else 0.0,
+        "cohort_min_reference": cfg.cohort_min_reference,
+        # cohorts with enough votes but too thin a reference to judge, listed for the
+        # operator: a young lake's (or a small deployment's) deviations go unjudged
+        "cohorts_thin_reference": [
+            {"cohort": c, "model": m, "votes": int(n), "reference_votes": int(r), "z": round(z, 1)}
+            for c, m, n, r, z in tests.filter(~pl.col("testable"))
+            .sort(pl.col("z").abs(), descending=True)
+            .head(20)
+            .select("cohort", "model", "n", "ref", "z")
+            .iter_rows()
+        ],
     }
     return CohortResult(weights, tests, metadata)

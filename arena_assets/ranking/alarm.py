@@ -18,12 +18,14 @@ z >= 4.8 for target-only sybils at 500+ votes; ``benchmarks/rigging.py`` measure
 A move driven by accounts without history warns earlier (``cohort_warnings``): a model
 whose rating moved beyond its 95 % interval (|z| >= ``Z_COHORT_MOVE``) while this month's
 kept votes on it from fresh accounts (``voter_fresh``) deviate from the established
-voters' votes on it in the same direction (a two-sample z >= ``Z_COHORT``, scores 1 / 1/2 /
-0 from the model's side) is named, with the fresh votes' count, share and net wins. Under
-honest traffic a fresh cohort that deviates by 3 standard errors in the direction of a
-move beyond 1.96 standard errors is rare (about 0.13 % x 5 % per model); a few hundred
-votes from new accounts make both at once. The battle filter's down-weights of the month
-(``weight_reason``) are listed beside it (``downweighted_cohorts``).
+voters' votes on it in the same direction (a two-sample z, scores 1 / 1/2 /
+0 from the model's side; the variance clustered by voter, as one voter's votes are not
+independent) past ``cohort_z``: Bonferroni over the board's models at ``COHORT_ALPHA``
+(3.40 for 30 models), so an honest month warns on some model with probability about
+``COHORT_ALPHA`` x 5 %. It is named with the fresh votes' count, share and net wins; a few
+hundred votes from new accounts make both deviations at once. The battle filter's
+down-weights of the month (``weight_reason``) are listed beside it
+(``downweighted_cohorts``).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ import polars as pl
 
 Z_ALARM = 4.5  # WARN above it (honest months stay below; see the README's rigging figures)
 Z_COHORT_MOVE = 1.96  # a move beyond its 95 % interval ...
-Z_COHORT = 3.0  # ... while the fresh accounts' votes on the model deviate this far
+COHORT_ALPHA = 0.01  # ... while the fresh accounts' votes deviate past Bonferroni at this
 FLOOR = 0.05
 
 
@@ -146,8 +148,13 @@ def max_abs_z(moves: pl.DataFrame) -> float:
     return float(moves["z"].abs().max()) if moves.height else math.nan
 
 
+def cohort_z(n_models: int, alpha: float = COHORT_ALPHA) -> float:
+    """The fresh deviation a warning needs: one-sided, Bonferroni over the models."""
+    return NormalDist().inv_cdf(1.0 - alpha / max(1, n_models))
+
+
 def _scored(battles: pl.DataFrame, model: str) -> pl.DataFrame:
-    """Kept votes on ``model`` with its score (1 won, 1/2 tie, 0 lost) and freshness."""
+    """Kept votes on ``model``: its score (1 won, 1/2 tie, 0 lost), freshness, voter."""
     on = (pl.col("model_a") == model) | (pl.col("model_b") == model)
     won = ((pl.col("winner") == "model_a") & (pl.col("model_a") == model)) | (
         (pl.col("winner") == "model_b") & (pl.col("model_b") == model)
@@ -158,27 +165,41 @@ def _scored(battles: pl.DataFrame, model: str) -> pl.DataFrame:
         if "voter_fresh" in battles.columns
         else pl.lit(False)
     )
+    # without voter ids each vote is its own cluster
+    voter = pl.col("voter_hash") if "voter_hash" in battles.columns else pl.col("battle_id")
     return battles.filter(pl.col("keep") & on).select(
         pl.when(won).then(1.0).when(tie).then(0.5).otherwise(0.0).alias("y"),
         fresh.alias("fresh"),
+        voter.cast(pl.String).alias("voter"),
     )
+
+
+def _mean_and_var(votes: pl.DataFrame) -> tuple[float, float]:
+    """The mean score and its variance clustered by voter (CR1): a voter who casts ten
+    votes the same way is one draw, not ten."""
+    mean = float(votes["y"].mean())
+    clusters = votes.group_by("voter").agg((pl.col("y") - mean).sum().alias("r"))
+    g, n = clusters.height, votes.height
+    var = float((clusters["r"] ** 2).sum()) / n**2 * (g / (g - 1) if g > 1 else 1.0)
+    return mean, var
 
 
 def fresh_deviation(battles: pl.DataFrame, model: str) -> dict:
     """This month's kept votes on ``model`` from fresh accounts against the established
-    voters' (two-sample z of the mean score; positive: the fresh ones favour it)."""
+    voters' (two-sample z of the mean score, clustered by voter; positive: the fresh ones
+    favour it)."""
     scored = _scored(battles, model)
-    fresh, old = scored.filter("fresh")["y"], scored.filter(~pl.col("fresh"))["y"]
+    fresh, old = scored.filter("fresh"), scored.filter(~pl.col("fresh"))
     out = {
-        "fresh_votes": fresh.len(),
-        "fresh_share": round(fresh.len() / scored.height, 3) if scored.height else 0.0,
-        "fresh_net_wins": int((fresh == 1.0).sum() - (fresh == 0.0).sum()),
+        "fresh_votes": fresh.height,
+        "fresh_share": round(fresh.height / scored.height, 3) if scored.height else 0.0,
+        "fresh_net_wins": int((fresh["y"] == 1.0).sum() - (fresh["y"] == 0.0).sum()),
         "fresh_z": 0.0,
     }
-    if fresh.len() >= 2 and old.len() >= 2:
-        var = float(fresh.var()) / fresh.len() + float(old.var()) / old.len()
-        if var > 0:
-            out["fresh_z"] = round((float(fresh.mean()) - float(old.mean())) / math.sqrt(var), 2)
+    if fresh["voter"].n_unique() >= 2 and old["voter"].n_unique() >= 2:
+        (mean_f, var_f), (mean_o, var_o) = _mean_and_var(fresh), _mean_and_var(old)
+        if var_f + var_o > 0:
+            out["fresh_z"] = round((mean_f - mean_o) / math.sqrt(var_f + var_o), 2)
     return out
 
 
@@ -207,12 +228,15 @@ def cohort_warnings(
     moves: pl.DataFrame,
     battles: pl.DataFrame | None,
     z_move: float = Z_COHORT_MOVE,
-    z_cohort: float = Z_COHORT,
+    z_cohort: float | None = None,
 ) -> list[dict]:
     """Every model whose move is beyond its interval and driven by accounts without
-    history (module docstring), with the fresh votes that drove it."""
+    history (module docstring), with the fresh votes that drove it. ``z_cohort``: the
+    fresh deviation needed (None: `cohort_z` over the models that moved or not)."""
     if battles is None or "voter_fresh" not in battles.columns:
         return []
+    if z_cohort is None:
+        z_cohort = cohort_z(moves.height)
     out = []
     for model, move, z in (
         moves.filter(pl.col("z").abs() >= z_move).select("model", "move", "z").iter_rows()

@@ -27,6 +27,8 @@ class BattleRules(dg.ConfigurableResource):
     # history, and the cohort tests' false-alarm bound per month (strings: no float EnvVar)
     fresh_vote_weight: str = "0.25"
     cohort_alpha: str = "0.01"
+    # a cohort is judged only against this many established votes on its opponents
+    cohort_min_reference: int = 200
     # off = every vote weighs 1, e.g. to compare in the Launchpad
     population_defences: bool = True
     seed: int = 0
@@ -73,6 +75,7 @@ class BattleRules(dg.ConfigurableResource):
                 enabled=self.population_defences,
                 fresh_weight=_fraction(self.fresh_vote_weight, "ARENA_FRESH_VOTE_WEIGHT"),
                 cohort_alpha=_fraction(self.cohort_alpha, "ARENA_COHORT_ALPHA"),
+                cohort_min_reference=self.cohort_min_reference,
             ),
             seed=self.seed,
         )
@@ -99,6 +102,7 @@ def resources() -> dg.Definitions:
                 anomaly_alpha=dg.EnvVar("ARENA_ANOMALY_ALPHA"),
                 fresh_vote_weight=dg.EnvVar("ARENA_FRESH_VOTE_WEIGHT"),
                 cohort_alpha=dg.EnvVar("ARENA_COHORT_ALPHA"),
+                cohort_min_reference=dg.EnvVar.int("ARENA_COHORT_MIN_REFERENCE"),
             )
         }
     )
