@@ -528,11 +528,12 @@ _BEFORE_TASKS = (
     _s(
         "ARENA_COHORT_MIN_REFERENCE",
         "int",
-        "200",
+        "20",
         "Battles",
-        "Cohort tests: established votes this month on a cohort's opponents below which "
-        "the cohort is not judged (listed as thin in the battles' metadata); a thinner "
-        "reference mistakes a strong model's honest newcomers for a deviation.",
+        "Cohort tests: votes per opponent pair behind the expectation (this month's "
+        "established votes and the earlier months'), averaged over the cohort's votes, "
+        "below which the cohort is not judged (listed as thin in the battles' metadata); "
+        "a thinner reference mistakes a strong model's honest newcomers for a deviation.",
         minimum=0,
     ),
     # Leaderboards

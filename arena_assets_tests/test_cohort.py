@@ -131,8 +131,8 @@ def test_fresh_cohort_that_favours_one_model_loses_its_weight_on_it() -> None:
 
 
 def test_a_cohort_judged_against_too_few_established_votes_is_listed_not_weighed() -> None:
-    """The same sybils, in a month where only 8 voters have history: the target's
-    established reference is a few dozen votes, below ``cohort_min_reference``."""
+    """The same sybils, in a young lake: only 8 voters have history and no earlier
+    outcome counts back the pairs, so each pair's expectation rests on under one vote."""
 
     def sybils(month: Votes) -> None:
         for k in range(150):
@@ -140,17 +140,36 @@ def test_a_cohort_judged_against_too_few_established_votes_is_listed_not_weighed
 
     votes, served, _ = _month(sybils)
     few = {f"old-{v}" for v in range(8)}
-    weighted, meta = _weights(votes, served, few)
+
+    def judged(**cfg) -> tuple[pl.DataFrame, dict]:
+        result = cohort_weights(votes, served, few, None, AnomalyConfig(), CohortConfig(**cfg))
+        return votes.join(result.weights, on="battle_id"), result.metadata
+
+    weighted, meta = judged()
     assert meta["cohorts_flagged"] == []
     assert not weighted["weight_reason"].fill_null("").str.contains("cohort:").any()
     thin = {(t["cohort"], t["model"]) for t in meta["cohorts_thin_reference"]}
     assert ("fresh", TARGET) in thin
-    assert all(t["reference_votes"] < 200 for t in meta["cohorts_thin_reference"])
+    assert all(t["votes"] >= 20 for t in meta["cohorts_thin_reference"])  # enough votes
     # with the bar lowered to what this month has, the deviation is judged again
-    _, low = _weights(votes, served, few, cohort_min_reference=0)
+    _, low = judged(cohort_min_reference=0)
+    assert (TARGET, "for") in {(f["model"], f["direction"]) for f in low["cohorts_flagged"]}
+
+
+def test_a_rich_history_backs_a_thin_month() -> None:
+    """8 established voters this month, but 20,000 earlier votes behind every pair: the
+    expectation is sound, the sybils' cohort is judged and down-weighted."""
+
+    def sybils(month: Votes) -> None:
+        for k in range(150):
+            month.for_target(f"syb-{k}", 2)
+
+    votes, served, _ = _month(sybils)
+    weighted, meta = _weights(votes, served, {f"old-{v}" for v in range(8)})
     assert ("fresh", TARGET, "for") in {
-        (f["cohort"], f["model"], f["direction"]) for f in low["cohorts_flagged"]
+        (f["cohort"], f["model"], f["direction"]) for f in meta["cohorts_flagged"]
     }
+    assert weighted.filter(pl.col("voter_hash").str.starts_with("syb-"))["weight"].max() < 0.25
 
 
 def test_aged_accounts_that_skip_all_but_one_model_form_a_selective_cohort() -> None:

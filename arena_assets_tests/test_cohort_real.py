@@ -62,7 +62,7 @@ def test_real_months_with_a_thin_reference_lose_no_weight_to_a_cohort(real_data:
         # every vote weighs 1 (first month, or an established voter) or the age weight
         assert set(frame["weight"].unique().to_list()) <= {1.0, 0.25}
         for entry in meta.get("cohorts_thin_reference", []):
-            assert entry["reference_votes"] < meta["cohort_min_reference"]
+            assert entry["votes"] >= 20  # a cohort big enough to test, held back
             thin += 1
     assert thin > 0  # the deviations are listed for the operator, not acted on
 

@@ -39,8 +39,9 @@ do not give it. Two rules act on that, both down-weights with a reason the opera
   deviations 1.0-1.3 over the models, a voter's votes not being independent); the
   threshold z₀ is Bonferroni over every
   test of the month (3 cohorts × models × 2 directions) at ``cohort_alpha``. A cohort is
-  judged only with at least ``cohort_min_reference`` established votes of the month on its
-  opponents (without the prior's pseudo-votes): thinner, the expectation is mostly the
+  judged only when the pairs its votes fall on hold, on average over its votes, at least
+  ``cohort_min_reference`` votes behind their expectation (the month's established votes
+  and the earlier months', not the prior's pseudo-votes): thinner, the expectation is mostly the
   prior mix, blind to how strong m is, and honest newcomers of a strong or weak model
   look like a deviation (a young lake; measured on real 2023 votes, whose months share
   almost no voter). Such cohorts are listed (``cohorts_thin_reference``), not weighed. A
@@ -145,6 +146,7 @@ def cohort_tests(
         hist = prior.with_columns(_h=pl.sum_horizontal([pl.col(f"_n_{o}") for o in _O])).select(
             "_x",
             "_y",
+            "_h",
             *[
                 (
                     (pl.col(f"_n_{o}") + anomaly.crowd_prior_votes * mix[o])
@@ -155,7 +157,8 @@ def cohort_tests(
         )
     else:
         hist = pl.DataFrame(
-            schema={"_x": pl.String, "_y": pl.String, **{f"_mix_{o}": pl.Float64 for o in _O}}
+            schema={"_x": pl.String, "_y": pl.String, "_h": pl.Float64}
+            | {f"_mix_{o}": pl.Float64 for o in _O}
         )
     votes = long.join(cohorts, on=["model", "voter_hash"])
     # the cohort's own votes in the reference pool (established members) leave it
@@ -189,10 +192,9 @@ def cohort_tests(
     p_t = (pl.col("_c_tie") + pl.col("_c_bothbad")) / n_ref
     e = p_m + 0.5 * p_t
     var = (p_m + 0.25 * p_t - e**2).clip(lower_bound=1e-6)
-    # an opponent with no reference vote at all (n_ref 0) says nothing: its 0/0 would be a
-    # NaN, which polars orders above every threshold, and a NaN weight breaks the fit
-    # the month's own reference votes on the pair, without the prior's pseudo-votes
-    real = pl.sum_horizontal(
+    # the votes behind the pair's expectation: the month's established votes and the
+    # earlier months' (not the prior's pseudo-votes, which know no pair)
+    real = pl.col("_h").fill_null(0.0) + pl.sum_horizontal(
         [
             (pl.col(f"_n_{o}").fill_null(0.0) - pl.col(f"_own_{o}").fill_null(0.0)).clip(
                 lower_bound=0.0
@@ -200,10 +202,12 @@ def cohort_tests(
             for o in _O
         ]
     )
+    # an opponent with no reference vote at all (n_ref 0) says nothing: its 0/0 would be a
+    # NaN, which polars orders above every threshold, and a NaN weight breaks the fit
     cells = cells.filter(n_ref > 0).with_columns(
         (pl.col("sum_y") - pl.col("n") * e).alias("S"),
         (pl.col("n") * var * (1.0 + pl.col("n") / n_ref)).alias("V"),
-        real.alias("ref"),
+        (pl.col("n") * real).alias("ref"),
     )
     out = (
         cells.group_by("cohort", "model")
@@ -211,8 +215,11 @@ def cohort_tests(
         .filter(pl.col("n") >= cfg.cohort_min_votes)
         .with_columns(
             (pl.col("S") / pl.col("V").sqrt()).alias("z"),
-            (pl.col("ref") >= cfg.cohort_min_reference).alias("testable"),
+            # per pair, averaged over the cohort's votes: a rich pair does not vouch for
+            # a thin one, and a model with many opponents is not favoured
+            (pl.col("ref") / pl.col("n")).alias("ref"),
         )
+        .with_columns((pl.col("ref") >= cfg.cohort_min_reference).alias("testable"))
         .sort("cohort", "model")
     )
     return out

@@ -110,11 +110,12 @@ class CohortConfig:
     cohort_alpha: float = 0.01
     # a cohort with fewer votes on the model is not tested (the normal approximation)
     cohort_min_votes: int = 20
-    # a cohort is judged only against at least this many established votes this month on
-    # its opponents: below it the expectation is mostly the prior's pseudo-votes (the
-    # earlier months' or the whole month's mix, blind to how strong the model is), and
-    # honest voters of a strong model look like a deviation (a young lake's first months)
-    cohort_min_reference: int = 200
+    # a cohort is judged only when the pairs it votes on hold, on average over its votes,
+    # this many votes behind their expectation (this month's established votes plus the
+    # earlier months'): thinner, the expectation is mostly the prior's pseudo-votes, blind
+    # to how strong the model is, and honest voters of a strong model look like a
+    # deviation (a young lake's first months)
+    cohort_min_reference: int = 20
     # share of an account's votes with the model on screen that makes it "concentrated"
     concentration: float = 0.5
     # pseudo-votes (in the earlier months' outcome mix on the pair) added to the month's

@@ -27,8 +27,8 @@ class BattleRules(dg.ConfigurableResource):
     # history, and the cohort tests' false-alarm bound per month (strings: no float EnvVar)
     fresh_vote_weight: str = "0.25"
     cohort_alpha: str = "0.01"
-    # a cohort is judged only against this many established votes on its opponents
-    cohort_min_reference: int = 200
+    # votes per pair (this month's established and earlier months') a cohort needs
+    cohort_min_reference: int = 20
     # off = every vote weighs 1, e.g. to compare in the Launchpad
     population_defences: bool = True
     seed: int = 0
