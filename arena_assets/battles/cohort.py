@@ -41,14 +41,14 @@ do not give it. Two rules act on that, both down-weights with a reason the opera
   test of the month (3 cohorts × models × 2 directions) at ``cohort_alpha``. A cohort is
   judged only when the pairs its votes fall on hold, on average over its votes, at least
   ``cohort_min_reference`` votes behind their expectation (the month's established votes
-  and the earlier months', not the prior's pseudo-votes): thinner, the expectation is mostly the
-  prior mix, blind to how strong m is, and honest newcomers of a strong or weak model
-  look like a deviation (a young lake; measured on real 2023 votes, whose months share
-  almost no voter). Such cohorts are listed (``cohorts_thin_reference``), not weighed. A
-  cohort past the threshold, with at least ``cohort_min_votes`` votes on m, keeps ``(z₀ / z)⁴`` of its
-  votes' weight on m: a cohort just past the threshold (an honest one, by chance) loses
-  little, a planted one almost all: its pull on m, S·(z₀/z)⁴, falls as the attack grows
-  (z² grows like S). Reason ``cohort:<cohort>:<for|against>:<m> z=<z>``.
+  and the earlier months', not the prior's pseudo-votes): thinner, the expectation is
+  mostly the prior mix, blind to how strong m is, and honest newcomers of a strong or
+  weak model look like a deviation (a young lake; measured on real 2023 votes, whose
+  months share almost no voter). Such cohorts are listed (``cohorts_thin_reference``),
+  not weighed. A cohort past the threshold, with at least ``cohort_min_votes`` votes on
+  m, keeps ``(z₀ / z)⁴`` of its votes' weight on m: a cohort just past the threshold (an
+  honest one, by chance) loses little, a planted one almost all: its pull on m,
+  S·(z₀/z)⁴, falls as the attack grows (z² grows like S). Reason ``cohort:<cohort>:<for|against>:<m> z=<z>``.
 
 The honest cost is the weight of honest newcomers' votes (``no_history``) and of honest
 members of a flagged cohort; ``benchmarks/rigging.py`` measures both and how far the
@@ -181,8 +181,13 @@ def cohort_tests(
                     (pl.col(f"_n_{o}").fill_null(0.0) - pl.col(f"_own_{o}").fill_null(0.0)).clip(
                         lower_bound=0.0
                     )
-                    + s * pl.col(f"_mix_{o}").fill_null(mix[o])
-                ).alias(f"_c_{o}")
+                ).alias(f"_m_{o}")
+                for o in _O
+            ]
+        )
+        .with_columns(
+            [
+                (pl.col(f"_m_{o}") + s * pl.col(f"_mix_{o}").fill_null(mix[o])).alias(f"_c_{o}")
                 for o in _O
             ]
         )
@@ -194,14 +199,7 @@ def cohort_tests(
     var = (p_m + 0.25 * p_t - e**2).clip(lower_bound=1e-6)
     # the votes behind the pair's expectation: the month's established votes and the
     # earlier months' (not the prior's pseudo-votes, which know no pair)
-    real = pl.col("_h").fill_null(0.0) + pl.sum_horizontal(
-        [
-            (pl.col(f"_n_{o}").fill_null(0.0) - pl.col(f"_own_{o}").fill_null(0.0)).clip(
-                lower_bound=0.0
-            )
-            for o in _O
-        ]
-    )
+    real = pl.col("_h").fill_null(0.0) + pl.sum_horizontal([pl.col(f"_m_{o}") for o in _O])
     # an opponent with no reference vote at all (n_ref 0) says nothing: its 0/0 would be a
     # NaN, which polars orders above every threshold, and a NaN weight breaks the fit
     cells = cells.filter(n_ref > 0).with_columns(
@@ -351,7 +349,7 @@ def cohort_weights(
         )
         .select(list(schema))
     )
-    testable = tests.filter("testable") if tests.height else tests
+    testable = tests.filter("testable")
     metadata = {
         "cohort_z_threshold": round(z0, 2),
         "fresh_weight": cfg.fresh_weight if history_given else 1.0,
@@ -374,7 +372,8 @@ def cohort_weights(
         # cohorts with enough votes but too thin a reference to judge, listed for the
         # operator: a young lake's (or a small deployment's) deviations go unjudged
         "cohorts_thin_reference": [
-            {"cohort": c, "model": m, "votes": int(n), "reference_votes": int(r), "z": round(z, 1)}
+            {"cohort": c, "model": m, "votes": int(n), "reference_per_pair": round(r, 1)}
+            | {"z": round(z, 1)}
             for c, m, n, r, z in tests.filter(~pl.col("testable"))
             .sort(pl.col("z").abs(), descending=True)
             .head(20)
